@@ -1,0 +1,109 @@
+/*
+ * check.h - a minimal test harness.
+ *
+ * A test file defines cases with TEST_CASE(name) { ... } at the start of a
+ * line; tests/CMakeLists.txt finds those lines and registers each case as
+ * its own ctest test, run as `<binary> <case>`. CHECK* macros print the
+ * failing expression with its values and exit non-zero. A case may call
+ * SKIP("why") to report ctest's skip code 77.
+ */
+#ifndef DKPERF_TEST_CHECK_H
+#define DKPERF_TEST_CHECK_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dkt_case {
+    const char *name;
+    void (*fn)(void);
+    struct dkt_case *next;
+} dkt_case;
+
+static dkt_case *dkt_cases;
+
+#define TEST_CASE(name)                                                   \
+    static void test_##name(void);                                        \
+    __attribute__((constructor)) static void register_##name(void)       \
+    {                                                                     \
+        static dkt_case c = {#name, test_##name, NULL};                   \
+        c.next = dkt_cases;                                               \
+        dkt_cases = &c;                                                   \
+    }                                                                     \
+    static void test_##name(void)
+
+#define DKT_FAIL(...)                                                     \
+    do {                                                                  \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                   \
+        fprintf(stderr, __VA_ARGS__);                                     \
+        fputc('\n', stderr);                                              \
+        exit(1);                                                          \
+    } while (0)
+
+#define CHECK(cond)                                                       \
+    do {                                                                  \
+        if (!(cond))                                                      \
+            DKT_FAIL("CHECK failed: %s", #cond);                          \
+    } while (0)
+
+#define CHECK_INT(a, op, b)                                               \
+    do {                                                                  \
+        long long a_ = (long long)(a), b_ = (long long)(b);               \
+        if (!(a_ op b_))                                                  \
+            DKT_FAIL("CHECK failed: %s %s %s (%lld vs %lld)", #a, #op, #b, a_, b_); \
+    } while (0)
+
+#define CHECK_U64(a, op, b)                                               \
+    do {                                                                  \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                  \
+        if (!(a_ op b_))                                                  \
+            DKT_FAIL("CHECK failed: %s %s %s (%" PRIu64 " vs %" PRIu64 ")", #a, #op, #b, a_, b_); \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                   \
+    do {                                                                  \
+        const char *a_ = (a), *b_ = (b);                                  \
+        if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)              \
+            DKT_FAIL("CHECK failed: %s == %s (\"%s\" vs \"%s\")", #a, #b, \
+                     a_ ? a_ : "(null)", b_ ? b_ : "(null)");             \
+    } while (0)
+
+#define CHECK_CONTAINS(hay, needle)                                       \
+    do {                                                                  \
+        const char *h_ = (hay), *n_ = (needle);                           \
+        if (h_ == NULL || strstr(h_, n_) == NULL)                         \
+            DKT_FAIL("CHECK failed: %s contains \"%s\" (got \"%s\")", #hay, n_, \
+                     h_ ? h_ : "(null)");                                 \
+    } while (0)
+
+#define SKIP(...)                                                         \
+    do {                                                                  \
+        fprintf(stderr, "skipped: ");                                     \
+        fprintf(stderr, __VA_ARGS__);                                     \
+        fputc('\n', stderr);                                              \
+        exit(77);                                                         \
+    } while (0)
+
+/* Run the case named argv[1], or every case when none is named. */
+static inline int dkt_main(int argc, char **argv)
+{
+    int ran = 0;
+    for (dkt_case *c = dkt_cases; c != NULL; c = c->next) {
+        if (argc > 1 && strcmp(argv[1], c->name) != 0)
+            continue;
+        fprintf(stderr, "== %s\n", c->name);
+        c->fn();
+        ran++;
+    }
+    if (ran == 0) {
+        fprintf(stderr, "no test case named %s\n", argc > 1 ? argv[1] : "(any)");
+        return 2;
+    }
+    return 0;
+}
+
+#define TEST_MAIN()                                                       \
+    int main(int argc, char **argv) { return dkt_main(argc, argv); }
+
+#endif /* DKPERF_TEST_CHECK_H */

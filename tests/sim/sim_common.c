@@ -1,0 +1,291 @@
+/*
+ * sim_common.c - the simulated CPUs, their databases, and the environment
+ * knobs shared by the simulated kperf and kperfdata frameworks.
+ *
+ * Each simulated framework links its own copy of this file, just as the
+ * real frameworks keep their own state.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#define SIM_MAX_CHIPS 32
+#define SIM_MAX_FAULTS 16
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static sim_chip chips[SIM_MAX_CHIPS];
+static size_t chip_count;
+static const sim_chip *current;
+
+static bool env_privileged = true;
+static bool env_busy;
+static int env_force_all;
+
+typedef struct fault {
+    char fn[64];
+    int code;
+    unsigned long nth; /* 0: every call */
+    bool and_later;
+    atomic_ulong calls;
+} fault;
+
+static fault faults[SIM_MAX_FAULTS];
+static size_t fault_count;
+
+unsigned sim_popcount(uint32_t v)
+{
+    unsigned n = 0;
+    for (; v != 0; v &= v - 1)
+        n++;
+    return n;
+}
+
+static sim_chip *new_chip(const char *db_name)
+{
+    if (chip_count == SIM_MAX_CHIPS) {
+        fprintf(stderr, "dkperf sim: too many chips\n");
+        abort();
+    }
+    sim_chip *c = &chips[chip_count++];
+    c->db_name = db_name;
+    const dk__cpu_id *id = dk__cpu_id_by_db(db_name);
+    /* The data names no CPU id for M4 Pro/Max or M5: use a placeholder. */
+    c->cpu_id = id != NULL ? id->cpu_id : "cpu_100000c_2_0";
+    return c;
+}
+
+static void add_event(sim_chip *c, const sim_event *ev)
+{
+    if (c->event_count == sizeof c->events / sizeof c->events[0]) {
+        fprintf(stderr, "dkperf sim: too many events for %s\n", c->db_name);
+        abort();
+    }
+    c->events[c->event_count++] = *ev;
+}
+
+static void add_apple(const dk__chip *chip, const char *db_name)
+{
+    sim_chip *c = new_chip(db_name);
+    const dk__cpu_id *id = dk__cpu_id_by_db(db_name);
+    if (id != NULL)
+        snprintf(c->marketing, sizeof c->marketing, "Apple %s", id->marketing);
+    else
+        snprintf(c->marketing, sizeof c->marketing, "Apple %s (%s)", chip->name, db_name);
+    c->architecture = KPEP_ARCH_ARM64;
+    c->pmu_version = KPC_PMU_ARM_APPLE;
+    c->fixed_bits = chip->fixed_mask;
+    c->config_bits = chip->config_mask;
+    c->power_bits = chip->power_mask;
+    c->fixed_config_words = 0; /* arm64 fixed counters have no config register */
+    for (size_t i = 0; i < chip->event_count; i++) {
+        const dk_event_def *d = &chip->events[i];
+        sim_event ev = {d->name, d->aliases[0], d->fallback, d->counters_mask, d->number,
+                        d->fixed_counter};
+        add_event(c, &ev);
+    }
+}
+
+/* Intel: two fixed counters (instructions, core cycles) and four
+ * programmable ones; the third fixed counter (reference cycles) is left
+ * out because the data names no event for it. */
+static void add_intel(const dk__intel_db *db)
+{
+    sim_chip *c = new_chip(db->db_name);
+    const dk__cpu_id *id = dk__cpu_id_by_db(db->db_name);
+    snprintf(c->marketing, sizeof c->marketing, "%s", id != NULL ? id->marketing : db->db_name);
+    c->architecture = KPEP_ARCH_X86_64;
+    c->pmu_version = KPC_PMU_INTEL_V3;
+    c->fixed_bits = 0x3;
+    c->config_bits = 0x3c;
+    c->power_bits = 0;
+    c->fixed_config_words = 1; /* IA32_FIXED_CTR_CTRL */
+    for (size_t i = 0; i < db->count; i++) {
+        const dk__intel_event *e = &db->events[i];
+        uint32_t mask = e->fixed_counter >= 0 ? 1u << e->fixed_counter : 0;
+        sim_event ev = {e->name, e->alias, e->fallback, mask, e->number, e->fixed_counter};
+        add_event(c, &ev);
+    }
+    /* kpep databases are sorted by name. */
+    for (size_t i = 1; i < c->event_count; i++)
+        for (size_t j = i; j > 0 && strcmp(c->events[j - 1].name, c->events[j].name) > 0; j--) {
+            sim_event t = c->events[j];
+            c->events[j] = c->events[j - 1];
+            c->events[j - 1] = t;
+        }
+}
+
+/*
+ * A CPU whose database libdkperf has no chip table for: the A13's database
+ * exists on iPhones, but its events are not in our data, so the sim gives
+ * it the two fixed events only. It exists to exercise the unknown-CPU path.
+ */
+static void add_unknown_chip(void)
+{
+    sim_chip *c = new_chip("a13");
+    snprintf(c->marketing, sizeof c->marketing, "Apple A13");
+    c->architecture = KPEP_ARCH_ARM64;
+    c->pmu_version = KPC_PMU_ARM_APPLE;
+    c->fixed_bits = 0x3;
+    c->config_bits = 0x3fc;
+    c->power_bits = 0xe0;
+    sim_event cycles = {"FIXED_CYCLES", "Cycles", NULL, 1, 0, 0};
+    sim_event insts = {"FIXED_INSTRUCTIONS", "Instructions", NULL, 2, 0, 1};
+    add_event(c, &cycles);
+    add_event(c, &insts);
+}
+
+static bool env_flag(const char *name, bool dflt)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return dflt;
+    return strcmp(v, "0") != 0 && strcmp(v, "false") != 0 && strcmp(v, "no") != 0;
+}
+
+/* Every function a fault may name: the frameworks' and libsystem's. */
+#define SIM__NAME(name) #name,
+static const char *const known_functions[] = {
+    DK_KPERF_SYMBOLS(SIM__NAME) DK_KPERFDATA_SYMBOLS(SIM__NAME) "thread_selfcounts",
+    "proc_pid_rusage",
+};
+#undef SIM__NAME
+
+static bool known_function(const char *fn)
+{
+    for (size_t i = 0; i < sizeof known_functions / sizeof known_functions[0]; i++)
+        if (strcmp(known_functions[i], fn) == 0)
+            return true;
+    return false;
+}
+
+static void parse_faults(const char *spec)
+{
+    while (spec != NULL && *spec != '\0') {
+        const char *end = strchr(spec, ',');
+        size_t len = end != NULL ? (size_t)(end - spec) : strlen(spec);
+        char item[128];
+        if (len >= sizeof item || fault_count == SIM_MAX_FAULTS) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_FAIL entry too long or too many\n");
+            abort();
+        }
+        memcpy(item, spec, len);
+        item[len] = '\0';
+        char *colon = strchr(item, ':');
+        if (colon == NULL) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_FAIL entry \"%s\" lacks :<code>\n", item);
+            abort();
+        }
+        *colon = '\0';
+        if (!known_function(item)) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_FAIL names unknown function \"%s\"\n", item);
+            abort();
+        }
+        fault *f = &faults[fault_count++];
+        snprintf(f->fn, sizeof f->fn, "%.63s", item);
+        char *rest;
+        f->code = (int)strtol(colon + 1, &rest, 0);
+        if (*rest == '@') {
+            f->nth = strtoul(rest + 1, &rest, 10);
+            if (*rest == '+') {
+                f->and_later = true;
+                rest++;
+            }
+        }
+        if (*rest != '\0') {
+            fprintf(stderr, "dkperf sim: cannot parse DKPERF_SIM_FAIL entry \"%s\"\n", item);
+            abort();
+        }
+        atomic_init(&f->calls, 0);
+        spec = end != NULL ? end + 1 : NULL;
+    }
+}
+
+static const sim_chip *find_chip(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < chip_count; i++)
+        if (strcmp(chips[i].db_name, name) == 0 || strcmp(chips[i].cpu_id, name) == 0)
+            return &chips[i];
+    return NULL;
+}
+
+static void init(void)
+{
+    size_t n;
+    const dk__chip *all = dk__chips_all(&n);
+    for (size_t i = 0; i < n; i++)
+        for (const char *const *db = all[i].db_names; *db != NULL; db++)
+            add_apple(&all[i], *db);
+    const dk__intel_db *intel = dk__intel_dbs_all(&n);
+    for (size_t i = 0; i < n; i++)
+        add_intel(&intel[i]);
+    add_unknown_chip();
+
+    const char *cpu = getenv("DKPERF_SIM_CPU");
+    current = find_chip(cpu != NULL && *cpu != '\0' ? cpu : "a14");
+    env_privileged = env_flag("DKPERF_SIM_PRIVILEGED", true);
+    env_busy = env_flag("DKPERF_SIM_BUSY", false);
+    env_force_all = env_flag("DKPERF_SIM_FORCE_ALL", false) ? 1 : 0;
+    parse_faults(getenv("DKPERF_SIM_FAIL"));
+}
+
+static void ensure_init(void) { pthread_once(&init_once, init); }
+
+const sim_chip *sim_chip_named(const char *name)
+{
+    ensure_init();
+    return find_chip(name);
+}
+
+const sim_chip *sim_current_chip(void)
+{
+    ensure_init();
+    return current;
+}
+
+const sim_event *sim_event_by_number(const sim_chip *chip, unsigned number)
+{
+    for (size_t i = 0; chip != NULL && i < chip->event_count; i++)
+        if (chip->events[i].fixed_counter < 0 && chip->events[i].number == number)
+            return &chip->events[i];
+    return NULL;
+}
+
+bool sim_privileged(void)
+{
+    ensure_init();
+    return env_privileged;
+}
+
+bool sim_busy(void)
+{
+    ensure_init();
+    return env_busy;
+}
+
+int sim_initial_force_all(void)
+{
+    ensure_init();
+    return env_force_all;
+}
+
+bool sim_fault(const char *fn, int *code)
+{
+    ensure_init();
+    for (size_t i = 0; i < fault_count; i++) {
+        fault *f = &faults[i];
+        if (strcmp(f->fn, fn) != 0)
+            continue;
+        unsigned long call = atomic_fetch_add(&f->calls, 1) + 1;
+        if (f->nth == 0 || call == f->nth || (f->and_later && call > f->nth)) {
+            *code = f->code;
+            return true;
+        }
+    }
+    return false;
+}
