@@ -51,7 +51,8 @@ static size_t unmasked_events(kpep_event **out, size_t max)
 
 TEST_CASE(unknown_event_is_not_found)
 {
-    new_config(true);
+    kpep_config *unused = new_config(true);
+    kd->kpep_config_free(unused);
     kpep_event *ev = NULL;
     CHECK_INT(kd->kpep_db_event(db, "NO_SUCH_EVENT", &ev), ==, KPEP_CONFIG_ERROR_EVENT_NOT_FOUND);
     CHECK(ev == NULL);
@@ -188,9 +189,9 @@ TEST_CASE(small_buffers_are_refused)
 
 TEST_CASE(null_arguments_are_invalid)
 {
-    kpep_config *cfg = new_config(true);
+    kpep_config *cfg = new_config(true), *none_cfg = NULL;
     size_t n;
-    CHECK_INT(kd->kpep_config_create(NULL, &cfg), ==, KPEP_CONFIG_ERROR_INVALID_ARGUMENT);
+    CHECK_INT(kd->kpep_config_create(NULL, &none_cfg), ==, KPEP_CONFIG_ERROR_INVALID_ARGUMENT);
     CHECK_INT(kd->kpep_db_create(NULL, NULL), ==, KPEP_CONFIG_ERROR_INVALID_ARGUMENT);
     CHECK_INT(kd->kpep_db_events_count(NULL, &n), ==, KPEP_CONFIG_ERROR_INVALID_ARGUMENT);
     CHECK_INT(kd->kpep_config_add_event(cfg, NULL, 0, NULL), ==,
@@ -205,7 +206,8 @@ TEST_CASE(null_arguments_are_invalid)
 
 TEST_CASE(every_database_opens_by_name_and_cpu_id)
 {
-    new_config(false);
+    kpep_config *unused = new_config(false);
+    kd->kpep_config_free(unused);
     static const char *names[] = {"a14", "a15", "a16", "as1", "as2", "as3", "as4", "as4-1",
                                   "as4-2", "as5", "as5-2", "haswell", "skylake", "a13"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

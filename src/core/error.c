@@ -52,6 +52,9 @@ int dk_last_os_error(void) { return last_os_error; }
 int dk_last_kpep_error(void) { return last_kpep_error; }
 
 static void set_detail(int os_err, int kpep_err, const char *suffix, const char *fmt, va_list ap)
+    DK__PRINTF(4, 0);
+
+static void set_detail(int os_err, int kpep_err, const char *suffix, const char *fmt, va_list ap)
 {
     int n = vsnprintf(last_detail, sizeof last_detail, fmt, ap);
     if (n < 0) {
