@@ -1,0 +1,275 @@
+/*
+ * dkperf.h - hardware performance counters around a region of code.
+ *
+ * libdkperf reads retired instructions, cycles, branches, mispredictions,
+ * cache and TLB misses of the calling thread. On a Mac it drives Apple's
+ * private kperf and kperfdata frameworks (loaded at run time).
+ *
+ *     dk_sampler *s;
+ *     dk_thread *t;
+ *     const dk_event ev[] = {DK_EVENT_FIXED_INSTRUCTIONS, DK_EVENT_FIXED_CYCLES};
+ *     uint64_t before[2], after[2];
+ *
+ *     if (dk_sampler_open(&s, NULL) != 0 || dk_thread_open(s, ev, 2, &t) != 0)
+ *         fprintf(stderr, "%s\n", dk_last_error());
+ *     dk_thread_start(t);
+ *     dk_thread_sample(t, before);
+ *     work();
+ *     dk_thread_sample(t, after);
+ *     dk_thread_close(t);
+ *     dk_sampler_close(s);
+ *     // instructions = after[0] - before[0], cycles = after[1] - before[1]
+ *
+ * Conventions. Every int-returning function returns 0 on success or a
+ * negative DK_E* code (dkperf/error.h); dk_last_error() then holds a
+ * sentence naming the event, symbol, errno or kperfdata code. Handles are
+ * opaque; functions that free accept NULL. Strings returned by the library
+ * live as long as the object they came from.
+ *
+ * Threads. A dk_sampler may be used from any thread. A dk_thread counts the
+ * thread that opened it, and only that thread may start, sample or stop it
+ * (others get DK_ETHREAD); any thread may close it.
+ */
+#ifndef DKPERF_H
+#define DKPERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dkperf/error.h"
+#include "dkperf/events.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DKPERF_VERSION_MAJOR 0
+#define DKPERF_VERSION_MINOR 1
+#define DKPERF_VERSION_PATCH 0
+
+/* "0.1.0": the version of the library actually loaded. */
+DK_EXPORT const char *dk_version(void);
+
+typedef struct dk_sampler dk_sampler;   /* a counting session; thread-safe */
+typedef struct dk_thread dk_thread;     /* counters of one thread */
+typedef struct dk_database dk_database; /* read-only event database, owned by a sampler */
+
+/* ------------------------------------------------------------------------ */
+/* Sampler                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Which backend counts. */
+typedef enum dk_backend_kind {
+    DK_BACKEND_AUTO = 0, /* probe, or $DKPERF_BACKEND when set */
+    DK_BACKEND_KPERF = 1 /* Apple kperf/kperfdata: every event; needs root */
+} dk_backend_kind;
+
+/* dk_sampler_options.flags */
+#define DK_SAMPLER_USER_ONLY 0x1u /* count user mode only */
+
+typedef struct dk_sampler_options {
+    size_t size;                /* sizeof(dk_sampler_options), for growth */
+    const char *framework_root; /* prefix for the framework paths; NULL: $DKPERF_FRAMEWORK_ROOT,
+                                   else the system's */
+    dk_backend_kind backend;    /* DK_BACKEND_AUTO to probe */
+    unsigned flags;             /* DK_SAMPLER_* */
+} dk_sampler_options;
+
+/* Defaults: every field zero but size. */
+#define DK_SAMPLER_OPTIONS_INIT {sizeof(dk_sampler_options), NULL, DK_BACKEND_AUTO, 0u}
+
+/*
+ * dk_sampler_open - load the frameworks, open this CPU's event database,
+ * recognise the chip, and take the hardware counters.
+ *
+ * Taking the counters (kpc.force_all_ctrs) is shared by every sampler of
+ * the process: the first one saves the previous state, the last one to
+ * release restores it.
+ *
+ * opts may be NULL for defaults; opts->size must be set (a smaller size
+ * from an older header is accepted).
+ * Returns 0 and sets *out, or: DK_EINVAL (NULL out, bad size or backend),
+ * DK_ELOAD (a framework or symbol is missing), DK_EKPEP (the database could
+ * not be opened), DK_ECPU (the database names a CPU with no event table),
+ * DK_EPERM (not root and no kpc entitlement), DK_EBUSY (another client such
+ * as powermetrics holds the counters), DK_EOS, DK_ENOMEM. On failure nothing
+ * is left acquired.
+ */
+DK_EXPORT int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts);
+
+/*
+ * dk_sampler_release - give the counters back before closing (e.g. when a
+ * long-lived sampler is done measuring). Idempotent. Thread samplers of
+ * this sampler cannot be opened or started afterwards (DK_ESTATE).
+ * Returns 0, DK_ESTATE when one of its thread samplers is still running,
+ * or DK_EOS when restoring the previous state failed.
+ */
+DK_EXPORT int dk_sampler_release(dk_sampler *s);
+
+/*
+ * dk_sampler_close - release the counters and free the sampler. Thread
+ * samplers still open keep what they need alive until they are closed: a
+ * running one keeps counting until it stops (the counters are released
+ * then), and none can start again (DK_ESTATE). NULL is ignored.
+ */
+DK_EXPORT void dk_sampler_close(dk_sampler *s);
+
+/* The chip the sampler recognised; DK_CPU_INTEL on an Intel Mac. */
+DK_EXPORT dk_cpu dk_sampler_cpu(const dk_sampler *s);
+
+/* "kperf": the backend counting for this sampler. */
+DK_EXPORT const char *dk_sampler_backend(const dk_sampler *s);
+
+/* The event database of this CPU; valid until the sampler is freed. */
+DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
+
+/* ------------------------------------------------------------------------ */
+/* Thread sampler                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Most events one thread sampler can hold. */
+#define DK_MAX_EVENTS 32
+
+/*
+ * dk_thread_open - configure counters for events on the calling thread.
+ *
+ * Events are placed on counters by kperfdata (never with hard-coded
+ * register words) and programmed at once. The configurable counters are
+ * shared by the whole process: a second thread sampler may use counters
+ * another one has programmed only with the same event.
+ * Returns 0 and sets *out (not running), or: DK_EINVAL (NULL arguments,
+ * n == 0 or n > DK_MAX_EVENTS, an out-of-range event), DK_EUNAVAILABLE (the
+ * chip lacks an event), DK_ECONFLICT (events need the same counter; the
+ * detail names them), DK_ETOOMANY (more events than counters), DK_ESTATE
+ * (the sampler released its counters), DK_EOS, DK_EKPEP, DK_ENOMEM.
+ */
+DK_EXPORT int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk_thread **out);
+
+/*
+ * dk_thread_open_names - as dk_thread_open, with events named by strings.
+ * A name is a portable name (see dk_portable_name), a native name
+ * ("INST_BRANCH") or an alias ("Cycles"); native names and aliases also
+ * match case-insensitively. Returns DK_ENOEVENT for a name the database does
+ * not know, DK_EUNAVAILABLE for one that exists on other chips or has no
+ * counterpart here; otherwise as dk_thread_open.
+ */
+DK_EXPORT int dk_thread_open_names(dk_sampler *s, const char *const *names, size_t n,
+                                   dk_thread **out);
+
+/* dk_thread_start - start counting. Idempotent. Returns 0, DK_ETHREAD,
+ * DK_ESTATE (the sampler was released or closed), DK_EOS. */
+DK_EXPORT int dk_thread_start(dk_thread *t);
+
+/*
+ * dk_thread_sample - store the raw running totals of the n events, in the
+ * order they were given, in values[0..n-1]. Totals only grow; subtract two
+ * samples to measure the region between them.
+ * Returns 0, DK_EINVAL (NULL), DK_ETHREAD, DK_ESTATE (not running), DK_EOS.
+ */
+DK_EXPORT int dk_thread_sample(dk_thread *t, uint64_t *values);
+
+/* dk_thread_stop - stop counting. Idempotent. Returns 0, DK_ETHREAD, DK_EOS
+ * (counting is considered stopped even then). */
+DK_EXPORT int dk_thread_stop(dk_thread *t);
+
+/* Whether the thread sampler is counting. */
+DK_EXPORT bool dk_thread_is_running(const dk_thread *t);
+
+/* Number of events of the thread sampler. */
+DK_EXPORT size_t dk_thread_event_count(const dk_thread *t);
+
+/* The native name counted for event i (after portable names and fallbacks
+ * are resolved), or NULL when i is out of range. */
+DK_EXPORT const char *dk_thread_event_name(const dk_thread *t, size_t i);
+
+/* dk_thread_close - stop counting and free. Any thread may call it. NULL is
+ * ignored. */
+DK_EXPORT void dk_thread_close(dk_thread *t);
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* "INST_BRANCH" for DK_EVENT_INST_BRANCH; NULL when out of range. */
+DK_EXPORT const char *dk_event_name(dk_event ev);
+
+/* The event called name (case-insensitive). Returns 0, DK_EINVAL (NULL) or
+ * DK_ENOEVENT. */
+DK_EXPORT int dk_event_from_name(const char *name, dk_event *out);
+
+/* The chip's definition of an event, or NULL where the chip lacks it. On
+ * DK_CPU_INTEL, and DK_CPU_UNKNOWN, every event gives NULL: their events
+ * come from the database. */
+DK_EXPORT const dk_event_def *dk_event_on(dk_event ev, dk_cpu cpu);
+
+/* "M1".."M5", "Intel", "unknown". */
+DK_EXPORT const char *dk_cpu_name(dk_cpu cpu);
+
+/*
+ * Portable event names, the same on every chip and backend: "instructions",
+ * "cycles", "branches", "branch-misses", "l1d-load-misses", "l1i-misses",
+ * "dtlb-misses", "llc-misses". dk_portable_name(i) gives the i-th (NULL past
+ * the end); dk_portable_description(i) a line about it.
+ */
+DK_EXPORT const char *dk_portable_name(size_t i);
+DK_EXPORT const char *dk_portable_description(size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Event database                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef enum dk_arch {
+    DK_ARCH_UNKNOWN = 0,
+    DK_ARCH_ARM64 = 1,
+    DK_ARCH_X86_64 = 2
+} dk_arch;
+
+/* Counter classes, for dk_database_counter_count. */
+#define DK_COUNTERS_FIXED 0x1u
+#define DK_COUNTERS_CONFIGURABLE 0x2u
+#define DK_COUNTERS_POWER 0x4u /* configurable counters shared with the power manager */
+
+/* One event of the database. */
+typedef struct dk_database_event {
+    const char *name;        /* native name, e.g. "INST_BRANCH" */
+    const char *description; /* never NULL (may be "") */
+    const char *errata;      /* NULL when none */
+    const char *alias;       /* e.g. "Cycles"; NULL when none */
+    const char *fallback;    /* configurable stand-in for a fixed event; NULL when none */
+    bool fixed;              /* counts on a fixed counter */
+    uint16_t number;         /* selector (0 for fixed events) */
+    uint32_t counters_mask;  /* bit i: may use counter i; 0: any configurable counter */
+} dk_database_event;
+
+/* Database name, e.g. "a14", "as4", "haswell". */
+DK_EXPORT const char *dk_database_name(const dk_database *db);
+/* CPU id, e.g. "cpu_100000c_2_1b588bb3". */
+DK_EXPORT const char *dk_database_cpu_id(const dk_database *db);
+/* Marketing name, e.g. "Apple A14/M1". */
+DK_EXPORT const char *dk_database_marketing_name(const dk_database *db);
+DK_EXPORT dk_arch dk_database_arch(const dk_database *db);
+/* Counters in the classes given as DK_COUNTERS_* bits. */
+DK_EXPORT size_t dk_database_counter_count(const dk_database *db, unsigned classes);
+/* Number of events, and the i-th (sorted by name; NULL past the end). */
+DK_EXPORT size_t dk_database_event_count(const dk_database *db);
+DK_EXPORT const dk_database_event *dk_database_event_at(const dk_database *db, size_t i);
+/* The fixed-counter events: count, and the one on fixed counter i (NULL if none). */
+DK_EXPORT size_t dk_database_fixed_count(const dk_database *db);
+DK_EXPORT const dk_database_event *dk_database_fixed_event(const dk_database *db, size_t i);
+/* The event with this alias or name (aliases first, exact), or NULL. */
+DK_EXPORT const dk_database_event *dk_database_find(const dk_database *db, const char *name);
+/*
+ * dk_database_match - events whose name or alias contains partial,
+ * case-insensitively (pmc.h's pmc_find_by_name; "" matches all). Up to max
+ * of them are stored in matches (which may be NULL when max is 0), in
+ * database order. Returns how many match in all.
+ */
+DK_EXPORT size_t dk_database_match(const dk_database *db, const char *partial,
+                                   const dk_database_event **matches, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DKPERF_H */

@@ -1,0 +1,779 @@
+/*
+ * kperf.c - the privileged Darwin backend: Apple's kperf and kperfdata
+ * frameworks, every event of the CPU's database.
+ *
+ * The KPC state is system-wide: force_all_ctrs, the counting classes and
+ * the configurable counters' registers. So that several samplers and
+ * thread samplers of one process never undo each other, this file keeps
+ * one arbiter per loaded kperf.framework:
+ *
+ *   - force_all_ctrs is saved by the first acquisition and restored by the
+ *     last release;
+ *   - a register word stays programmed while any thread sampler uses it,
+ *     and another thread sampler may share it only with the same word;
+ *   - counting is on for the union of the classes of running thread
+ *     samplers, and off only when the last one stops.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "dkperf/kperf.h"
+#include "events/tables.h"
+
+#define CONFIG_MAX KPC_MAX_COUNTERS /* register words of one class */
+#define FIXED_FIELDS 8              /* 4-bit fields of Intel's fixed-counter control word */
+
+typedef struct arbiter {
+    struct arbiter *next;
+    const dk_kperf_vtable *kp;
+    pthread_mutex_t lock;
+    int holders;          /* samplers holding force_all_ctrs */
+    int saved;            /* force_all_ctrs before the first holder */
+    unsigned generation;  /* bumped whenever the counters are given back */
+    kpc_config_t words[CONFIG_MAX]; /* configurable registers in use */
+    unsigned word_refs[CONFIG_MAX];
+    const char *word_owner[CONFIG_MAX]; /* event programmed there, for errors */
+    unsigned field[FIXED_FIELDS];       /* Intel fixed control fields in use */
+    unsigned field_refs[FIXED_FIELDS];
+    unsigned class_refs[4];             /* running thread samplers per class */
+} arbiter;
+
+static pthread_mutex_t arbiters_lock = PTHREAD_MUTEX_INITIALIZER;
+static arbiter *arbiters;
+
+typedef struct session {
+    const dk_kperf_vtable *kp;
+    const dk_kperfdata_vtable *kd;
+    arbiter *arb;
+    kpep_db *kdb;
+    kpep_event **handles;   /* kpep event of each database view entry */
+    uint32_t fixed_words;   /* kpc_get_config_count(FIXED) */
+    uint32_t config_words;  /* kpc_get_config_count(CONFIGURABLE) */
+    uint32_t fixed_counters;
+    uint64_t *flush;        /* buffer for an all-CPU read; see thread_start */
+    size_t flush_len;
+} session;
+
+typedef struct kthread {
+    const dk_kperf_vtable *kp;
+    kpep_config *cfg;
+    uint32_t classes;        /* the config's classes */
+    size_t index[DK_MAX_EVENTS]; /* position of each event in the thread counters */
+    kpc_config_t fixed[4];   /* fixed-class words (Intel), as kperfdata made them */
+    kpc_config_t config[CONFIG_MAX];
+    unsigned generation;     /* arbiter generation the words were programmed in */
+    bool programmed;
+    bool reprogrammed;       /* programmed since the last start */
+} kthread;
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* errno of a failed kpc call: the framework returns the sysctl's -1 and
+ * leaves errno, but tolerate a positive errno return too. */
+static int kpc_errno(int rc)
+{
+    int e = rc > 0 ? rc : errno;
+    return e != 0 ? e : EIO;
+}
+
+static int fail_kpc(const char *call, int rc)
+{
+    int e = kpc_errno(rc);
+    if (e == EPERM || e == EACCES)
+        return dk__fail_os(DK_EPERM, e,
+                           "%s was refused: hardware counters need root or the "
+                           "com.apple.private.kernel.kpc entitlement",
+                           call);
+    if (e == EBUSY)
+        return dk__fail_os(DK_EBUSY, e,
+                           "%s: the counters are held by another client (powermetrics, "
+                           "Instruments, another profiler)",
+                           call);
+    return dk__fail_os(DK_EOS, e, "%s failed", call);
+}
+
+static int fail_kpep(const char *call, int code)
+{
+    if (code == KPEP_CONFIG_ERROR_OUT_OF_MEMORY)
+        return dk__fail_kpep(DK_ENOMEM, code, "%s: out of memory", call);
+    return dk__fail_kpep(DK_EKPEP, code, "%s failed", call);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arbiter                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static arbiter *arbiter_for(const dk_kperf_vtable *kp)
+{
+    pthread_mutex_lock(&arbiters_lock);
+    arbiter *a = arbiters;
+    while (a != NULL && a->kp != kp)
+        a = a->next;
+    if (a == NULL) {
+        a = calloc(1, sizeof *a);
+        if (a != NULL) {
+            a->kp = kp;
+            pthread_mutex_init(&a->lock, NULL);
+            a->next = arbiters;
+            arbiters = a;
+        }
+    }
+    pthread_mutex_unlock(&arbiters_lock);
+    return a;
+}
+
+static uint32_t class_union(const arbiter *a)
+{
+    uint32_t classes = 0;
+    for (unsigned c = 0; c < 4; c++)
+        if (a->class_refs[c] > 0)
+            classes |= 1u << c;
+    return classes;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Session                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The framework's kpep_event must be the 56 bytes we read. */
+static int check_event_stride(session *k)
+{
+    size_t n = 0;
+    int rc = k->kd->kpep_db_events_count(k->kdb, &n);
+    if (rc != 0)
+        return fail_kpep("kpep_db_events_count", rc);
+    if (n < 2)
+        return 0;
+    kpep_event **evs = malloc(n * sizeof *evs);
+    if (evs == NULL)
+        return dk__fail(DK_ENOMEM, "checking the kpep_event layout: out of memory");
+    rc = k->kd->kpep_db_events(k->kdb, evs, n * sizeof *evs);
+    if (rc != 0) {
+        free(evs);
+        return fail_kpep("kpep_db_events", rc);
+    }
+    size_t stride = SIZE_MAX;
+    for (size_t i = 1; i < n; i++) {
+        uintptr_t a = (uintptr_t)evs[i - 1], b = (uintptr_t)evs[i];
+        size_t d = a < b ? b - a : a - b;
+        if (d != 0 && d < stride)
+            stride = d;
+    }
+    free(evs);
+    if (stride != sizeof(kpep_event))
+        return dk__fail(DK_ELOAD,
+                        "kperfdata's events are %zu bytes apart, not the %zu of the kpep_event "
+                        "layout libdkperf knows: this macOS changed the structure",
+                        stride, sizeof(kpep_event));
+    return 0;
+}
+
+static void free_session(session *k)
+{
+    if (k == NULL)
+        return;
+    if (k->kdb != NULL)
+        k->kd->kpep_db_free(k->kdb);
+    free(k->handles);
+    free(k->flush);
+    free(k);
+}
+
+static int build_database(dk_sampler *s, session *k)
+{
+    kpep_db *kdb = k->kdb;
+    dk_database *db = &s->db;
+    size_t n = kdb->event_count;
+    db->name = kdb->name != NULL ? kdb->name : "";
+    db->cpu_id = kdb->cpu_id != NULL ? kdb->cpu_id : "";
+    db->marketing_name = kdb->marketing_name != NULL ? kdb->marketing_name : db->name;
+    db->arch = kdb->architecture == KPEP_ARCH_ARM64    ? DK_ARCH_ARM64
+               : kdb->architecture == KPEP_ARCH_X86_64 ? DK_ARCH_X86_64
+                                                       : DK_ARCH_UNKNOWN;
+    db->family = s->cpu == DK_CPU_INTEL ? DK__FAMILY_INTEL : DK__FAMILY_APPLE;
+    /* Counter counts from the running kernel, not from the database. */
+    db->counters[0] = k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK);
+    db->counters[1] = k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK);
+    db->counters[2] = k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK);
+    k->fixed_counters = (uint32_t)db->counters[0];
+
+    db->events = calloc(n + 1, sizeof *db->events);
+    k->handles = calloc(n + 1, sizeof *k->handles);
+    size_t *perm = calloc(n + 1, sizeof *perm);
+    db->fixed_count = kdb->fixed_counter_count;
+    db->fixed = calloc(db->fixed_count + 1, sizeof *db->fixed);
+    if (db->events == NULL || k->handles == NULL || perm == NULL || db->fixed == NULL) {
+        free(perm);
+        return dk__fail(DK_ENOMEM, "building the event database: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const kpep_event *e = &kdb->event_arr[i];
+        dk_database_event *d = &db->events[i];
+        d->name = e->name != NULL ? e->name : "";
+        d->description = e->description != NULL ? e->description : "";
+        d->errata = e->errata;
+        d->alias = e->alias;
+        d->fallback = e->fallback;
+        d->fixed = (e->flags & KPEP_EVENT_FLAG_FIXED) != 0;
+        d->number = e->number;
+        d->counters_mask = e->mask;
+    }
+    db->event_count = n;
+    int rc = dk__database_sort(db, perm);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            k->handles[i] = &kdb->event_arr[perm[i]];
+        for (size_t f = 0; f < db->fixed_count; f++)
+            for (size_t i = 0; i < n; i++)
+                if (kdb->fixed_event_arr != NULL && k->handles[i] == kdb->fixed_event_arr[f])
+                    db->fixed[f] = &db->events[i];
+    }
+    free(perm);
+    return rc;
+}
+
+static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
+{
+    session *k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return dk__fail(DK_ENOMEM, "opening the kperf backend: out of memory");
+    int rc = dk_kperf_load(opts->framework_root, &k->kp, NULL);
+    if (rc == 0)
+        rc = dk_kperfdata_load(opts->framework_root, &k->kd, NULL);
+    if (rc != 0)
+        goto fail;
+    k->arb = arbiter_for(k->kp);
+    if (k->arb == NULL) {
+        rc = dk__fail(DK_ENOMEM, "opening the kperf backend: out of memory");
+        goto fail;
+    }
+
+    int code = k->kd->kpep_db_create(NULL, &k->kdb);
+    if (code != 0 || k->kdb == NULL) {
+        k->kdb = NULL;
+        if (code == KPEP_CONFIG_ERROR_DB_NOT_FOUND || code == KPEP_CONFIG_ERROR_CUR_SYSTEM_UNKNOWN) {
+            char cpu[128] = "";
+            if (k->kp->kpc_cpu_string(cpu, sizeof cpu) < 0)
+                cpu[0] = '\0';
+            rc = dk__fail_kpep(DK_ECPU, code, "kperfdata has no event database for this CPU%s%s",
+                               cpu[0] ? " " : "", cpu);
+        } else {
+            rc = fail_kpep("kpep_db_create", code);
+        }
+        goto fail;
+    }
+    s->cpu = dk__cpu_from_db_name(k->kdb->name);
+    if (s->cpu == DK_CPU_UNKNOWN) {
+        rc = dk__fail(DK_ECPU,
+                      "the event database \"%s\" (%s) names a CPU libdkperf has no event table "
+                      "for",
+                      k->kdb->name ? k->kdb->name : "", k->kdb->marketing_name ? k->kdb->marketing_name : "");
+        goto fail;
+    }
+    rc = check_event_stride(k);
+    if (rc != 0)
+        goto fail;
+    k->fixed_words = k->kp->kpc_get_config_count(KPC_CLASS_FIXED_MASK);
+    k->config_words = k->kp->kpc_get_config_count(KPC_CLASS_CONFIGURABLE_MASK);
+    if (k->fixed_words > 4 || k->config_words > CONFIG_MAX) {
+        rc = dk__fail(DK_EOS, "kpc reports %u fixed and %u configurable config registers",
+                      k->fixed_words, k->config_words);
+        goto fail;
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    k->flush_len = (size_t)(ncpu > 0 ? ncpu : 1) * KPC_MAX_COUNTERS;
+    k->flush = calloc(k->flush_len, sizeof *k->flush);
+    if (k->flush == NULL) {
+        rc = dk__fail(DK_ENOMEM, "opening the kperf backend: out of memory");
+        goto fail;
+    }
+    s->impl = k;
+    rc = build_database(s, k);
+    if (rc != 0) {
+        free(s->db.events);
+        free(s->db.fixed);
+        s->impl = NULL;
+        goto fail;
+    }
+    return 0;
+fail:
+    free_session(k);
+    return rc;
+}
+
+static int kperf_acquire(dk_sampler *s)
+{
+    session *k = s->impl;
+    arbiter *a = k->arb;
+    int rc = 0;
+    pthread_mutex_lock(&a->lock);
+    if (a->holders == 0) {
+        int saved = 0;
+        int r = k->kp->kpc_force_all_ctrs_get(&saved);
+        if (r != 0) {
+            rc = fail_kpc("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r);
+            goto out;
+        }
+        r = k->kp->kpc_force_all_ctrs_set(1);
+        if (r != 0) {
+            rc = fail_kpc("taking the counters (kpc_force_all_ctrs_set(1))", r);
+            goto out;
+        }
+        a->saved = saved;
+        /* What earlier holders programmed is gone with the counters. */
+        memset(a->words, 0, sizeof a->words);
+        memset(a->word_refs, 0, sizeof a->word_refs);
+        memset(a->field, 0, sizeof a->field);
+        memset(a->field_refs, 0, sizeof a->field_refs);
+        a->generation++;
+    }
+    a->holders++;
+out:
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static int kperf_release(dk_sampler *s)
+{
+    session *k = s->impl;
+    arbiter *a = k->arb;
+    int rc = 0;
+    pthread_mutex_lock(&a->lock);
+    if (a->holders > 0 && --a->holders == 0) {
+        int r = k->kp->kpc_force_all_ctrs_set(a->saved);
+        if (r != 0)
+            rc = fail_kpc("restoring kpc.force_all_ctrs", r);
+        a->generation++;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static void kperf_close(dk_sampler *s)
+{
+    free(s->db.events);
+    free(s->db.fixed);
+    free_session(s->impl);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Thread samplers                                                           */
+/* ------------------------------------------------------------------------ */
+
+static unsigned popcount(uint32_t v)
+{
+    unsigned n = 0;
+    for (; v != 0; v &= v - 1)
+        n++;
+    return n;
+}
+
+/* Fixed events first, then the events with the fewest usable counters, so
+ * that kperfdata's placement cannot paint itself into a corner. */
+static unsigned constraint(const dk_database_event *ev, uint32_t config_bits)
+{
+    if (ev->fixed)
+        return 0;
+    return 1 + popcount(ev->counters_mask != 0 ? ev->counters_mask : config_bits);
+}
+
+static int kperf_read(dk_thread *t, uint64_t *values)
+{
+    kthread *kt = t->impl;
+    uint64_t buf[KPC_MAX_COUNTERS];
+    int rc = kt->kp->kpc_get_thread_counters(0, KPC_MAX_COUNTERS, buf);
+    if (DK__UNLIKELY(rc != 0))
+        return fail_kpc("reading the thread's counters (kpc_get_thread_counters)", rc);
+    for (size_t i = 0; i < t->n; i++)
+        values[i] = buf[kt->index[i]];
+    return 0;
+}
+
+/* Describe the events of a conflict bitmap (indices in added order). */
+static void conflict_names(const dk_thread *t, const size_t *order, uint32_t bits, char *buf,
+                           size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < t->n && i < 32; i++) {
+        if (!(bits >> i & 1))
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+                         t->events[order[i]]->name);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static int add_events(dk_thread *t, session *k, kthread *kt, size_t *order)
+{
+    dk_sampler *s = t->sampler;
+    uint32_t flag = (s->flags & DK_SAMPLER_USER_ONLY) ? KPEP_CONFIG_ADD_USER_ONLY
+                                                      : KPEP_CONFIG_ADD_ALL_MODES;
+    size_t counters = s->db.counters[0] + s->db.counters[1];
+    if (t->n > counters)
+        return dk__fail(DK_ETOOMANY, "%zu events, but this CPU has %zu counters (%zu fixed, %zu "
+                                     "configurable)",
+                        t->n, counters, s->db.counters[0], s->db.counters[1]);
+
+    for (size_t i = 0; i < t->n; i++)
+        order[i] = i;
+    for (size_t i = 1; i < t->n; i++)
+        for (size_t j = i; j > 0; j--) {
+            unsigned a = constraint(t->events[order[j - 1]], k->kdb->config_counter_bits);
+            unsigned b = constraint(t->events[order[j]], k->kdb->config_counter_bits);
+            if (a <= b)
+                break;
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+
+    for (size_t i = 0; i < t->n; i++) {
+        const dk_database_event *ev = t->events[order[i]];
+        kpep_event *handle = k->handles[dk__event_index(s, ev)];
+        uint32_t conflicts = 0;
+        int code = k->kd->kpep_config_add_event(kt->cfg, &handle, flag, &conflicts);
+        if (code == 0)
+            continue;
+        if (code == KPEP_CONFIG_ERROR_CONFLICTING_EVENTS) {
+            char with[256];
+            conflict_names(t, order, conflicts, with, sizeof with);
+            if (with[0] == '\0')
+                return dk__fail_kpep(DK_ETOOMANY, code,
+                                     "event %s: no counter it may use is left", ev->name);
+            return dk__fail_kpep(DK_ECONFLICT, code,
+                                 "event %s cannot be counted together with %s: they need the "
+                                 "same counters",
+                                 ev->name, with);
+        }
+        if (code == KPEP_CONFIG_ERROR_EVENT_UNAVAILABLE)
+            return dk__fail_kpep(DK_EUNAVAILABLE, code, "event %s cannot be counted on this CPU",
+                                 ev->name);
+        return dk__fail_kpep(code == KPEP_CONFIG_ERROR_OUT_OF_MEMORY ? DK_ENOMEM : DK_EKPEP, code,
+                             "adding event %s to the configuration failed", ev->name);
+    }
+    return 0;
+}
+
+/* Where each event's count sits in kpc_get_thread_counters' buffer. Thread
+ * counting always includes the fixed class (see start), so the buffer is
+ * fixed counters, then configurable ones. */
+static int map_events(dk_thread *t, session *k, kthread *kt, const size_t *order)
+{
+    size_t map[DK_MAX_EVENTS];
+    int code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
+    if (code != 0)
+        return fail_kpep("kpep_config_kpc_map", code);
+    kpep_event *placed[DK_MAX_EVENTS];
+    code = k->kd->kpep_config_events(kt->cfg, placed, sizeof placed);
+    if (code != 0)
+        return fail_kpep("kpep_config_events", code);
+    size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->fixed_counters;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t idx = map[i] + shift;
+        if (idx >= KPC_MAX_COUNTERS)
+            return dk__fail(DK_EKPEP, "kperfdata mapped event %s to counter %zu",
+                            t->events[order[i]]->name, idx);
+        kt->index[order[i]] = idx;
+        /* A busy fixed counter makes kperfdata place the fallback event. */
+        if (placed[i] != k->handles[dk__event_index(t->sampler, t->events[order[i]])])
+            for (size_t j = 0; j < t->sampler->db.event_count; j++)
+                if (k->handles[j] == placed[i])
+                    t->events[order[i]] = &t->sampler->db.events[j];
+    }
+    return 0;
+}
+
+static int build_words(session *k, kthread *kt)
+{
+    size_t words = 0;
+    int code = k->kd->kpep_config_kpc_count(kt->cfg, &words);
+    if (code != 0)
+        return fail_kpep("kpep_config_kpc_count", code);
+    size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->fixed_words : 0;
+    size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_words : 0;
+    if (words != fixed + config)
+        return dk__fail(DK_EKPEP, "kperfdata made %zu register words; kpc expects %zu", words,
+                        fixed + config);
+    kpc_config_t regs[4 + CONFIG_MAX] = {0};
+    if (words > 0) {
+        code = k->kd->kpep_config_kpc(kt->cfg, regs, sizeof regs);
+        if (code != 0)
+            return fail_kpep("kpep_config_kpc", code);
+    }
+    memcpy(kt->fixed, regs, fixed * sizeof *regs);
+    memcpy(kt->config, regs + fixed, config * sizeof *regs);
+    return 0;
+}
+
+/* The event a thread sampler placed on configurable register w. */
+static const char *owner_of(const dk_thread *t, const kthread *kt, const session *k, size_t w)
+{
+    size_t counter = k->fixed_counters + w;
+    for (size_t i = 0; i < t->n; i++)
+        if (kt->index[i] == counter)
+            return t->events[i]->name;
+    return "another event";
+}
+
+/* Program this thread sampler's words, sharing registers with the ones
+ * already in use. a->words and a->field mirror what was last written.
+ * Caller holds the arbiter lock. */
+static int program(dk_thread *t, session *k, kthread *kt)
+{
+    arbiter *a = k->arb;
+    kpc_config_t want[CONFIG_MAX];
+    unsigned fields[FIXED_FIELDS];
+
+    /* Registers nobody uses may be rewritten; the others must stay. */
+    for (size_t w = 0; w < CONFIG_MAX; w++)
+        want[w] = a->word_refs[w] > 0 ? a->words[w] : 0;
+    for (unsigned f = 0; f < FIXED_FIELDS; f++)
+        fields[f] = a->field_refs[f] > 0 ? a->field[f] : 0;
+
+    for (size_t w = 0; w < k->config_words; w++) {
+        if (kt->config[w] == 0)
+            continue;
+        if (a->word_refs[w] > 0 && a->words[w] != kt->config[w])
+            return dk__fail(DK_ECONFLICT,
+                            "event %s needs configurable counter %u, which another thread "
+                            "sampler of this process uses for %s",
+                            owner_of(t, kt, k, w), (unsigned)(k->fixed_counters + w),
+                            a->word_owner[w]);
+        want[w] = kt->config[w];
+    }
+    for (size_t w = 0; w < k->fixed_words; w++)
+        for (unsigned f = 0; f < FIXED_FIELDS; f++) {
+            unsigned v = (unsigned)(kt->fixed[w] >> (4 * f)) & 0xf;
+            if (v == 0)
+                continue;
+            if (a->field_refs[f] > 0 && a->field[f] != v)
+                return dk__fail(DK_ECONFLICT,
+                                "fixed counter %u is counting in another mode for another thread "
+                                "sampler (user-only and all-modes samplers cannot share it)",
+                                f);
+            fields[f] = v;
+        }
+
+    bool change = memcmp(want, a->words, sizeof want) != 0 ||
+                  memcmp(fields, a->field, sizeof fields) != 0;
+    if (change) {
+        kpc_config_t merged[4 + CONFIG_MAX] = {0};
+        size_t m = 0;
+        uint32_t classes = KPC_CLASS_CONFIGURABLE_MASK;
+        if (k->fixed_words > 0) {
+            classes |= KPC_CLASS_FIXED_MASK;
+            kpc_config_t ctrl = 0;
+            for (unsigned f = 0; f < FIXED_FIELDS; f++)
+                ctrl |= (kpc_config_t)fields[f] << (4 * f);
+            merged[m++] = ctrl;
+            for (size_t w = 1; w < k->fixed_words; w++)
+                merged[m++] = 0;
+        }
+        for (size_t w = 0; w < k->config_words; w++)
+            merged[m++] = want[w];
+        int r = k->kp->kpc_set_config(classes, merged);
+        if (r != 0) {
+            int e = kpc_errno(r);
+            if (e == EINVAL)
+                return dk__fail_os(DK_EUNAVAILABLE, e,
+                                   "kpc_set_config refused the register words kperfdata made "
+                                   "(this macOS refuses selectors the CPU does not list)");
+            return fail_kpc("programming the counters (kpc_set_config)", r);
+        }
+        memcpy(a->words, want, sizeof want);
+        memcpy(a->field, fields, sizeof fields);
+    }
+    for (size_t w = 0; w < k->config_words; w++) {
+        if (kt->config[w] == 0)
+            continue;
+        a->word_owner[w] = owner_of(t, kt, k, w);
+        a->word_refs[w]++;
+    }
+    for (unsigned f = 0; f < FIXED_FIELDS; f++)
+        for (size_t w = 0; w < k->fixed_words; w++)
+            if ((kt->fixed[w] >> (4 * f)) & 0xf)
+                a->field_refs[f]++;
+    kt->generation = a->generation;
+    kt->programmed = true;
+    kt->reprogrammed = change;
+    return 0;
+}
+
+static void unprogram(session *k, kthread *kt)
+{
+    arbiter *a = k->arb;
+    pthread_mutex_lock(&a->lock);
+    if (kt->programmed && kt->generation == a->generation) {
+        for (size_t w = 0; w < k->config_words; w++)
+            if (kt->config[w] != 0 && a->word_refs[w] > 0)
+                a->word_refs[w]--;
+        for (unsigned f = 0; f < FIXED_FIELDS; f++)
+            for (size_t w = 0; w < k->fixed_words; w++)
+                if (((kt->fixed[w] >> (4 * f)) & 0xf) && a->field_refs[f] > 0)
+                    a->field_refs[f]--;
+    }
+    kt->programmed = false;
+    pthread_mutex_unlock(&a->lock);
+}
+
+static int kperf_thread_open(dk_thread *t)
+{
+    session *k = t->sampler->impl;
+    kthread *kt = calloc(1, sizeof *kt);
+    if (kt == NULL)
+        return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
+    kt->kp = k->kp;
+    size_t order[DK_MAX_EVENTS];
+    int rc;
+    int code = k->kd->kpep_config_create(k->kdb, &kt->cfg);
+    if (code != 0) {
+        kt->cfg = NULL;
+        rc = fail_kpep("kpep_config_create", code);
+        goto fail;
+    }
+    code = k->kd->kpep_config_force_counters(kt->cfg);
+    if (code != 0) {
+        rc = fail_kpep("kpep_config_force_counters", code);
+        goto fail;
+    }
+    rc = add_events(t, k, kt, order);
+    if (rc != 0)
+        goto fail;
+    code = k->kd->kpep_config_kpc_classes(kt->cfg, &kt->classes);
+    if (code != 0) {
+        rc = fail_kpep("kpep_config_kpc_classes", code);
+        goto fail;
+    }
+    rc = map_events(t, k, kt, order);
+    if (rc == 0)
+        rc = build_words(k, kt);
+    if (rc != 0)
+        goto fail;
+
+    pthread_mutex_lock(&k->arb->lock);
+    rc = program(t, k, kt);
+    pthread_mutex_unlock(&k->arb->lock);
+    if (rc != 0)
+        goto fail;
+    t->impl = kt;
+    t->read = kperf_read;
+    return 0;
+fail:
+    if (kt->cfg != NULL)
+        k->kd->kpep_config_free(kt->cfg);
+    free(kt);
+    return rc;
+}
+
+/* Set kpc.counting and kpc.thread_counting to the union of running thread
+ * samplers' classes. Caller holds the arbiter lock. */
+static int apply_counting(session *k, uint32_t before, uint32_t after, bool starting)
+{
+    if (before == after)
+        return 0;
+    int r;
+    if (starting) {
+        r = k->kp->kpc_set_counting(after);
+        if (r != 0)
+            return fail_kpc("starting counting (kpc_set_counting)", r);
+        r = k->kp->kpc_set_thread_counting(after);
+        if (r != 0) {
+            int rc = fail_kpc("starting per-thread counting (kpc_set_thread_counting)", r);
+            (void)k->kp->kpc_set_counting(before);
+            return rc;
+        }
+        return 0;
+    }
+    /* Stopping: try both even when the first fails. */
+    int r1 = k->kp->kpc_set_thread_counting(after);
+    int r2 = k->kp->kpc_set_counting(after);
+    if (r1 != 0)
+        return fail_kpc("stopping per-thread counting (kpc_set_thread_counting)", r1);
+    if (r2 != 0)
+        return fail_kpc("stopping counting (kpc_set_counting)", r2);
+    return 0;
+}
+
+static int kperf_thread_start(dk_thread *t)
+{
+    session *k = t->sampler->impl;
+    kthread *kt = t->impl;
+    arbiter *a = k->arb;
+    int rc = 0;
+    pthread_mutex_lock(&a->lock);
+    if (kt->generation != a->generation) {
+        /* The counters were given back and taken again since it was programmed. */
+        kt->programmed = false;
+        rc = program(t, k, kt);
+        if (rc != 0)
+            goto out;
+    }
+    uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
+    uint32_t before = class_union(a);
+    for (unsigned c = 0; c < 4; c++)
+        if (classes >> c & 1)
+            a->class_refs[c]++;
+    rc = apply_counting(k, before, class_union(a), true);
+    if (rc != 0) {
+        for (unsigned c = 0; c < 4; c++)
+            if (classes >> c & 1)
+                a->class_refs[c]--;
+        goto out;
+    }
+    if (kt->reprogrammed && (kt->classes & KPC_CLASS_CONFIGURABLE_MASK)) {
+        /* Configurable counters can read stale right after a reconfigure; an
+         * all-CPU read settles them. Best effort. */
+        (void)k->kp->kpc_get_cpu_counters(true, KPC_CLASS_CONFIGURABLE_MASK, NULL, k->flush);
+        kt->reprogrammed = false;
+    }
+out:
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static int kperf_thread_stop(dk_thread *t)
+{
+    session *k = t->sampler->impl;
+    kthread *kt = t->impl;
+    arbiter *a = k->arb;
+    pthread_mutex_lock(&a->lock);
+    uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
+    uint32_t before = class_union(a);
+    for (unsigned c = 0; c < 4; c++)
+        if ((classes >> c & 1) && a->class_refs[c] > 0)
+            a->class_refs[c]--;
+    int rc = apply_counting(k, before, class_union(a), false);
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+static void kperf_thread_close(dk_thread *t)
+{
+    session *k = t->sampler->impl;
+    kthread *kt = t->impl;
+    unprogram(k, kt);
+    k->kd->kpep_config_free(kt->cfg);
+    free(kt);
+}
+
+const dk__backend dk__backend_kperf = {
+    .version = DK__BACKEND_VERSION,
+    .name = "kperf",
+    .open = kperf_open,
+    .acquire = kperf_acquire,
+    .release = kperf_release,
+    .close = kperf_close,
+    .thread_open = kperf_thread_open,
+    .thread_start = kperf_thread_start,
+    .thread_stop = kperf_thread_stop,
+    .thread_close = kperf_thread_close,
+};

@@ -1,0 +1,124 @@
+/*
+ * core.h - the objects behind the public handles, and the backend method
+ * table every backend implements. Not installed.
+ */
+#ifndef DKPERF_CORE_H
+#define DKPERF_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dkperf.h"
+#include "internal.h"
+
+/* Which naming scheme a database follows (for portable names). */
+typedef enum dk__family {
+    DK__FAMILY_APPLE = 0, /* Apple Silicon kpep databases */
+    DK__FAMILY_INTEL = 1, /* Intel kpep databases */
+} dk__family;
+
+struct dk_database {
+    const char *name;
+    const char *cpu_id;
+    const char *marketing_name;
+    dk_arch arch;
+    dk__family family;
+    size_t counters[3];               /* fixed, configurable, power */
+    dk_database_event *events;        /* sorted by name */
+    size_t event_count;
+    const dk_database_event **fixed;  /* by fixed counter; entries may be NULL */
+    size_t fixed_count;
+};
+
+typedef struct dk__backend dk__backend;
+
+struct dk_sampler {
+    const dk__backend *backend;
+    void *impl;       /* the backend's session */
+    dk_database db;   /* filled by the backend's open */
+    dk_cpu cpu;
+    unsigned flags;   /* DK_SAMPLER_* */
+
+    pthread_mutex_t lock; /* guards everything below */
+    int refs;             /* 1 while open, +1 per open thread sampler */
+    int running;          /* thread samplers counting */
+    bool holding;         /* the backend holds the counters */
+    bool released;        /* no new thread samplers may open or start */
+};
+
+/* Signature of the hot read path, cached in each thread sampler. */
+typedef int (*dk__read_fn)(dk_thread *t, uint64_t *values);
+
+struct dk_thread {
+    dk_sampler *sampler;
+    pthread_t owner;
+    bool running;
+    dk__read_fn read;
+    void *impl;       /* the backend's per-thread state */
+    size_t n;
+    const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
+};
+
+#define DK__BACKEND_VERSION 1
+
+/*
+ * The backend method table (cf. sqlite3_vfs, pmc.h perf_monitor_methods_t).
+ * The core validates arguments, owns threads and reference counts, and
+ * resolves event names against the database; a backend only talks to the
+ * operating system. Every int-returning method returns 0 or a DK_E* code
+ * with the detail recorded (dk__fail*).
+ */
+struct dk__backend {
+    int version; /* DK__BACKEND_VERSION */
+    const char *name;
+
+    /* Load what the backend needs, fill s->db and s->cpu, set s->impl.
+     * Does not take the counters. On failure leaves nothing behind. */
+    int (*open)(dk_sampler *s, const dk_sampler_options *opts);
+    /* Take the counters (shared by every sampler of the process). */
+    int (*acquire)(dk_sampler *s);
+    /* Give the counters back; called once per successful acquire, never
+     * while a thread sampler of s is running. */
+    int (*release)(dk_sampler *s);
+    /* Free what open made. */
+    void (*close)(dk_sampler *s);
+
+    /* Configure t->n events (t->events) on the calling thread; set t->impl
+     * and t->read. */
+    int (*thread_open)(dk_thread *t);
+    int (*thread_start)(dk_thread *t);
+    int (*thread_stop)(dk_thread *t);
+    /* Undo thread_open (t is stopped). */
+    void (*thread_close)(dk_thread *t);
+};
+
+extern const dk__backend dk__backend_kperf;
+
+/* The database event at index i of s->db. */
+static inline size_t dk__event_index(const dk_sampler *s, const dk_database_event *ev)
+{
+    return (size_t)(ev - s->db.events);
+}
+
+/* Drop a reference to s; the last one frees it. */
+void dk__sampler_unref(dk_sampler *s);
+/* Give the counters back if s was released or closed and no thread sampler
+ * of it runs any more. Caller holds s->lock. */
+int dk__sampler_settle(dk_sampler *s);
+
+/* Sort db events by name; perm receives, for each sorted position, the
+ * event's index before sorting. Returns 0 or DK_ENOMEM. */
+int dk__database_sort(dk_database *db, size_t *perm);
+
+/* Portable names: index of name (case-insensitive) or -1, and the native
+ * candidates for a database family (NULL-terminated). */
+int dk__portable_index(const char *name);
+const char *const *dk__portable_candidates(int index, dk__family family);
+
+/* Case-insensitive ASCII comparison and substring search. */
+int dk__strcasecmp(const char *a, const char *b);
+bool dk__strcasestr(const char *hay, const char *needle);
+
+#endif /* DKPERF_CORE_H */

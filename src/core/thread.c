@@ -1,0 +1,278 @@
+/*
+ * thread.c - dk_thread: resolving events against the sampler's database,
+ * ownership by one thread, and start/sample/stop on top of the backend.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "events/tables.h"
+
+/* "M4, M5": the chips that have an event. */
+static void chips_with(dk_event ev, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int cpu = DK_CPU_M1; cpu <= DK_CPU_M5; cpu++) {
+        if (dk__event_on(ev, (dk_cpu)cpu) == NULL)
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", dk_cpu_name((dk_cpu)cpu));
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static const char *here(const dk_sampler *s)
+{
+    return s->cpu == DK_CPU_INTEL || s->cpu == DK_CPU_UNKNOWN ? s->db.name : dk_cpu_name(s->cpu);
+}
+
+/* An event enum on this sampler's chip. */
+static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **out)
+{
+    const char *name = NULL;
+    if ((unsigned)ev >= (unsigned)DK_EVENT_COUNT)
+        return dk__fail(DK_EINVAL, "%d is not a dk_event", (int)ev);
+    if (s->cpu == DK_CPU_INTEL) {
+        /* Intel databases name their fixed counters by alias. */
+        if (ev == DK_EVENT_FIXED_CYCLES)
+            name = "Cycles";
+        else if (ev == DK_EVENT_FIXED_INSTRUCTIONS)
+            name = "Instructions";
+    } else {
+        const dk_event_def *def = dk__event_on(ev, s->cpu);
+        if (def != NULL)
+            name = def->name;
+    }
+    if (name == NULL) {
+        char chips[64];
+        chips_with(ev, chips, sizeof chips);
+        return dk__fail(DK_EUNAVAILABLE, "event %s is not available on %s (it exists on %s)",
+                        dk__event_ident(ev), here(s), chips);
+    }
+    *out = dk_database_find(&s->db, name);
+    if (*out == NULL)
+        return dk__fail(DK_EUNAVAILABLE, "event %s is not in this CPU's %s database",
+                        dk__event_ident(ev), s->db.name);
+    return 0;
+}
+
+/* A portable name, native name or alias on this sampler's database. */
+static int resolve_name(dk_sampler *s, const char *name, const dk_database_event **out)
+{
+    if (name == NULL)
+        return dk__fail(DK_EINVAL, "event name must not be NULL");
+    if (*name == '\0')
+        return dk__fail(DK_EINVAL, "event name must not be empty");
+
+    int portable = dk__portable_index(name);
+    if (portable >= 0) {
+        const char *const *cand = dk__portable_candidates(portable, s->db.family);
+        char tried[256] = "";
+        size_t used = 0;
+        for (size_t i = 0; cand != NULL && cand[i] != NULL; i++) {
+            *out = dk_database_find(&s->db, cand[i]);
+            if (*out != NULL)
+                return 0;
+            int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", cand[i]);
+            if (n > 0 && (size_t)n < sizeof tried - used)
+                used += (size_t)n;
+        }
+        return dk__fail(DK_EUNAVAILABLE, "event %s has no counterpart in the %s database%s%s%s",
+                        dk_portable_name((size_t)portable), s->db.name, used ? " (tried " : "",
+                        tried, used ? ")" : "");
+    }
+
+    *out = dk_database_find(&s->db, name);
+    if (*out != NULL)
+        return 0;
+    for (size_t i = 0; i < s->db.event_count; i++) {
+        const dk_database_event *ev = &s->db.events[i];
+        if (dk__strcasecmp(ev->name, name) == 0 ||
+            (ev->alias != NULL && dk__strcasecmp(ev->alias, name) == 0)) {
+            *out = ev;
+            return 0;
+        }
+    }
+
+    dk_event known;
+    if (dk_event_from_name(name, &known) == 0) {
+        char chips[64];
+        chips_with(known, chips, sizeof chips);
+        return dk__fail(DK_EUNAVAILABLE, "event %s is not available on %s (it exists on %s)",
+                        dk__event_ident(known), here(s), chips);
+    }
+
+    /* Suggest events whose names contain what was asked for. */
+    const dk_database_event *near[3];
+    size_t found = dk_database_match(&s->db, name, near, 3);
+    if (found == 0)
+        return dk__fail(DK_ENOEVENT, "no event named %s in the %s database", name, s->db.name);
+    return dk__fail(DK_ENOEVENT, "no event named %s in the %s database; did you mean %s%s%s%s%s?",
+                    name, s->db.name, near[0]->name, found > 1 ? ", " : "",
+                    found > 1 ? near[1]->name : "", found > 2 ? ", " : "",
+                    found > 2 ? near[2]->name : "");
+}
+
+static int check_count(dk_sampler *s, size_t n, dk_thread **out)
+{
+    if (s == NULL || out == NULL)
+        return dk__fail(DK_EINVAL, "dk_thread_open: sampler and out must not be NULL");
+    *out = NULL;
+    if (n == 0)
+        return dk__fail(DK_EINVAL, "dk_thread_open: no events given");
+    if (n > DK_MAX_EVENTS)
+        return dk__fail(DK_EINVAL, "dk_thread_open: %zu events, at most %d", n, DK_MAX_EVENTS);
+    return 0;
+}
+
+static int open_resolved(dk_sampler *s, dk_thread *t, dk_thread **out)
+{
+    t->sampler = s;
+    t->owner = pthread_self();
+    pthread_mutex_lock(&s->lock);
+    if (s->released) {
+        pthread_mutex_unlock(&s->lock);
+        free(t);
+        return dk__fail(DK_ESTATE, "the sampler has given its counters back");
+    }
+    s->refs++;
+    pthread_mutex_unlock(&s->lock);
+
+    int rc = s->backend->thread_open(t);
+    if (rc != 0) {
+        dk__sampler_unref(s);
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk_thread **out)
+{
+    int rc = check_count(s, n, out);
+    if (rc != 0)
+        return rc;
+    if (events == NULL)
+        return dk__fail(DK_EINVAL, "dk_thread_open: events must not be NULL");
+    dk_thread *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
+    t->n = n;
+    for (size_t i = 0; i < n; i++) {
+        rc = resolve_event(s, events[i], &t->events[i]);
+        if (rc != 0) {
+            free(t);
+            return rc;
+        }
+    }
+    return open_resolved(s, t, out);
+}
+
+int dk_thread_open_names(dk_sampler *s, const char *const *names, size_t n, dk_thread **out)
+{
+    int rc = check_count(s, n, out);
+    if (rc != 0)
+        return rc;
+    if (names == NULL)
+        return dk__fail(DK_EINVAL, "dk_thread_open_names: names must not be NULL");
+    dk_thread *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return dk__fail(DK_ENOMEM, "dk_thread_open_names: out of memory");
+    t->n = n;
+    for (size_t i = 0; i < n; i++) {
+        rc = resolve_name(s, names[i], &t->events[i]);
+        if (rc != 0) {
+            free(t);
+            return rc;
+        }
+    }
+    return open_resolved(s, t, out);
+}
+
+static int check_owner(const dk_thread *t, const char *what)
+{
+    if (t == NULL)
+        return dk__fail(DK_EINVAL, "%s: thread sampler must not be NULL", what);
+    if (!pthread_equal(t->owner, pthread_self()))
+        return dk__fail(DK_ETHREAD,
+                        "%s: this thread sampler counts the thread that opened it; open one on "
+                        "this thread instead",
+                        what);
+    return 0;
+}
+
+int dk_thread_start(dk_thread *t)
+{
+    int rc = check_owner(t, "dk_thread_start");
+    if (rc != 0 || t->running)
+        return rc;
+    dk_sampler *s = t->sampler;
+    pthread_mutex_lock(&s->lock);
+    if (s->released) {
+        pthread_mutex_unlock(&s->lock);
+        return dk__fail(DK_ESTATE, "dk_thread_start: the sampler has given its counters back");
+    }
+    rc = s->backend->thread_start(t);
+    if (rc == 0) {
+        t->running = true;
+        s->running++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int dk_thread_sample(dk_thread *t, uint64_t *values)
+{
+    if (DK__UNLIKELY(t == NULL || values == NULL))
+        return dk__fail(DK_EINVAL, "dk_thread_sample: thread sampler and values must not be NULL");
+    if (DK__UNLIKELY(!pthread_equal(t->owner, pthread_self())))
+        return check_owner(t, "dk_thread_sample");
+    if (DK__UNLIKELY(!t->running))
+        return dk__fail(DK_ESTATE, "dk_thread_sample: the thread sampler is not running; call "
+                                   "dk_thread_start first");
+    return t->read(t, values);
+}
+
+static int stop(dk_thread *t)
+{
+    dk_sampler *s = t->sampler;
+    pthread_mutex_lock(&s->lock);
+    int rc = s->backend->thread_stop(t);
+    t->running = false;
+    s->running--;
+    int settled = dk__sampler_settle(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc != 0 ? rc : settled;
+}
+
+int dk_thread_stop(dk_thread *t)
+{
+    int rc = check_owner(t, "dk_thread_stop");
+    if (rc != 0 || !t->running)
+        return rc;
+    return stop(t);
+}
+
+bool dk_thread_is_running(const dk_thread *t) { return t != NULL && t->running; }
+
+size_t dk_thread_event_count(const dk_thread *t) { return t != NULL ? t->n : 0; }
+
+const char *dk_thread_event_name(const dk_thread *t, size_t i)
+{
+    return t != NULL && i < t->n ? t->events[i]->name : NULL;
+}
+
+void dk_thread_close(dk_thread *t)
+{
+    if (t == NULL)
+        return;
+    if (t->running)
+        (void)stop(t);
+    t->sampler->backend->thread_close(t);
+    dk__sampler_unref(t->sampler);
+    free(t);
+}

@@ -1,0 +1,196 @@
+/*
+ * test_api_errors.c - every error kind of the public API, provoked through
+ * the simulated frameworks. Each case gets its environment (privileges,
+ * busy counters, injected faults) from tests/CMakeLists.txt, and checks
+ * that no failure leaves the counters acquired.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "api.h"
+
+static void check_nothing_held(void)
+{
+    CHECK_INT(raw_force_all(), ==, 0);
+    CHECK_INT(raw_kperf()->kpc_get_counting(), ==, 0);
+}
+
+TEST_CASE(eperm_without_privileges)
+{
+    dk_sampler *s = (dk_sampler *)&s;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_EPERM);
+    CHECK(s == NULL);
+    CHECK_CONTAINS(dk_last_error(), "root");
+    CHECK_CONTAINS(dk_last_error(), "com.apple.private.kernel.kpc");
+    CHECK_INT(dk_last_os_error(), ==, EPERM);
+    CHECK_CONTAINS(dk_strerror(DK_EPERM), "root");
+}
+
+TEST_CASE(ebusy_when_another_client_holds_the_counters)
+{
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_EBUSY);
+    CHECK_CONTAINS(dk_last_error(), "powermetrics");
+    CHECK_INT(dk_last_os_error(), ==, EBUSY);
+    check_nothing_held();
+}
+
+TEST_CASE(eperm_when_taking_the_counters)
+{
+    /* kpc_force_all_ctrs_set:1@1 - the first write is refused with EPERM. */
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_EPERM);
+    CHECK_CONTAINS(dk_last_error(), "kpc_force_all_ctrs_set");
+    check_nothing_held();
+    CHECK_OK(dk_sampler_open(&s, NULL)); /* a later attempt works */
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
+TEST_CASE(ecpu_for_a_database_without_a_chip_table)
+{
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_ECPU);
+    CHECK_CONTAINS(dk_last_error(), "\"a13\"");
+    CHECK_CONTAINS(dk_last_error(), "Apple A13");
+    check_nothing_held();
+}
+
+TEST_CASE(ecpu_without_a_database)
+{
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_ECPU);
+    CHECK_CONTAINS(dk_last_error(), "no event database");
+    CHECK_INT(dk_last_kpep_error(), ==, KPEP_CONFIG_ERROR_DB_NOT_FOUND);
+}
+
+TEST_CASE(eload_for_a_missing_framework_or_symbol)
+{
+    dk_sampler *s = NULL;
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.framework_root = "/nonexistent-root";
+    CHECK_ERR(dk_sampler_open(&s, &o), DK_ELOAD);
+    CHECK_CONTAINS(dk_last_error(), "kperf.framework");
+    char root[1100];
+    snprintf(root, sizeof root, "%s/sim-root-kperfdata-nosym", dkt_build_dir());
+    o.framework_root = root;
+    CHECK_ERR(dk_sampler_open(&s, &o), DK_ELOAD);
+    CHECK_CONTAINS(dk_last_error(), "kpep_event_description");
+}
+
+TEST_CASE(ekpep_keeps_the_code)
+{
+    /* kpep_db_create:10 (database corrupt) */
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_EKPEP);
+    CHECK_INT(dk_last_kpep_error(), ==, KPEP_CONFIG_ERROR_DB_CORRUPT);
+    CHECK_CONTAINS(dk_last_error(), "KPEP_CONFIG_ERROR_DB_CORRUPT");
+    CHECK_CONTAINS(dk_last_error(), "kpep_db_create");
+}
+
+TEST_CASE(enomem_from_kperfdata)
+{
+    /* kpep_config_create:2 (out of memory) */
+    dk_sampler *s = open_sampler();
+    const dk_event ev = DK_EVENT_FIXED_CYCLES;
+    dk_thread *t = NULL;
+    CHECK_ERR(dk_thread_open(s, &ev, 1, &t), DK_ENOMEM);
+    CHECK(t == NULL);
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
+TEST_CASE(eos_when_reading_fails)
+{
+    /* kpc_get_thread_counters:5 (EIO) */
+    dk_sampler *s = open_sampler();
+    const dk_event ev = DK_EVENT_FIXED_CYCLES;
+    dk_thread *t = NULL;
+    CHECK_OK(dk_thread_open(s, &ev, 1, &t));
+    CHECK_OK(dk_thread_start(t));
+    uint64_t v;
+    CHECK_ERR(dk_thread_sample(t, &v), DK_EOS);
+    CHECK_INT(dk_last_os_error(), ==, EIO);
+    CHECK_CONTAINS(dk_last_error(), "kpc_get_thread_counters");
+    dk_thread_close(t);
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
+TEST_CASE(eos_when_starting_fails_rolls_back)
+{
+    /* kpc_set_thread_counting:5@1 - the first start fails half way. */
+    dk_sampler *s = open_sampler();
+    const dk_event ev = DK_EVENT_FIXED_CYCLES;
+    dk_thread *t = NULL;
+    CHECK_OK(dk_thread_open(s, &ev, 1, &t));
+    CHECK_ERR(dk_thread_start(t), DK_EOS);
+    CHECK(!dk_thread_is_running(t));
+    CHECK_INT(raw_kperf()->kpc_get_counting(), ==, 0); /* kpc.counting was undone */
+    CHECK_OK(dk_thread_start(t));
+    CHECK(dk_thread_is_running(t));
+    dk_thread_close(t);
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
+TEST_CASE(eos_when_stopping_fails_still_stops)
+{
+    /* kpc_set_counting:5@2 - start works, the stop's write fails. */
+    dk_sampler *s = open_sampler();
+    const dk_event ev = DK_EVENT_FIXED_CYCLES;
+    dk_thread *t = NULL;
+    CHECK_OK(dk_thread_open(s, &ev, 1, &t));
+    CHECK_OK(dk_thread_start(t));
+    CHECK_ERR(dk_thread_stop(t), DK_EOS);
+    CHECK(!dk_thread_is_running(t));
+    CHECK_INT(raw_kperf()->kpc_get_thread_counting(), ==, 0); /* the other write was tried */
+    dk_thread_close(t);
+    dk_sampler_close(s);
+    CHECK_INT(raw_force_all(), ==, 0);
+}
+
+TEST_CASE(eunavailable_when_kpc_refuses_the_words)
+{
+    /* kpc_set_config:22 (EINVAL), as macOS 26.6 does for unlisted selectors */
+    dk_sampler *s = open_sampler();
+    const char *name = "branches";
+    dk_thread *t = NULL;
+    CHECK_ERR(dk_thread_open_names(s, &name, 1, &t), DK_EUNAVAILABLE);
+    CHECK_CONTAINS(dk_last_error(), "kpc_set_config");
+    CHECK_INT(dk_last_os_error(), ==, EINVAL);
+    /* Fixed counters need no register words on Apple chips. */
+    const dk_event ev = DK_EVENT_FIXED_CYCLES;
+    CHECK_OK(dk_thread_open(s, &ev, 1, &t));
+    dk_thread_close(t);
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
+TEST_CASE(eos_when_restoring_fails)
+{
+    /* kpc_force_all_ctrs_set:5@2 - taking works, giving back fails. */
+    dk_sampler *s = open_sampler();
+    CHECK_ERR(dk_sampler_release(s), DK_EOS);
+    CHECK_CONTAINS(dk_last_error(), "restoring kpc.force_all_ctrs");
+    dk_sampler_close(s); /* already released: nothing more to do */
+}
+
+TEST_CASE(previous_force_all_state_is_restored)
+{
+    /* DKPERF_SIM_FORCE_ALL=1: another tool had set it before us. */
+    CHECK_INT(raw_force_all(), ==, 1);
+    dk_sampler *s = open_sampler();
+    dk_sampler_close(s);
+    CHECK_INT(raw_force_all(), ==, 1);
+}
+
+TEST_CASE(database_read_failure_leaves_nothing_held)
+{
+    /* kpep_db_events:3 (I/O) fails the layout check after the database opened. */
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_EKPEP);
+    check_nothing_held();
+}
+
+TEST_MAIN()
