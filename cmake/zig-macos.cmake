@@ -2,6 +2,9 @@
 # DKPERF_ZIG_WRAPPERS: directory holding cc, ar and ranlib wrappers that run
 # `zig cc -target <triple>` and friends (scripts/cross-build-macos.sh writes them).
 set(CMAKE_SYSTEM_NAME Darwin)
+# Darwin 19 = macOS 10.15, the oldest target; CMake's Darwin platform file
+# reads it (e.g. to enable rpaths).
+set(CMAKE_SYSTEM_VERSION 19.0)
 set(CMAKE_SYSTEM_PROCESSOR ${DKPERF_ZIG_ARCH})
 set(CMAKE_C_COMPILER ${DKPERF_ZIG_WRAPPERS}/cc)
 set(CMAKE_AR ${DKPERF_ZIG_WRAPPERS}/ar CACHE FILEPATH "" FORCE)

@@ -41,11 +41,12 @@ check_macho() { # file expected-cputype-hex
     [ "$cpu" = "$2" ] || die "$1 has CPU type $cpu, expected $2"
 }
 
-check_imports() { # file
+check_imports() { # file   (programs may also import dk_ functions from libdkperf)
     local bad
-    bad=$(llvm-nm -m -u "$1" | awk '{ lib = $NF; sym = $(NF-2); if (lib != "libSystem)") print sym " " lib }')
+    bad=$(llvm-nm -m -u "$1" | awk '{ lib = $NF; sym = $(NF-2);
+        if (lib != "libSystem)" && !(lib == "libdkperf)" && sym ~ /^_dk_/)) print sym " " lib }')
     [ -z "$bad" ] || die "$1 imports from outside libSystem: $bad"
-    bad=$(llvm-nm -u "$1" | grep -vxF -f <(grep -v '^#' "$allow") || true)
+    bad=$(llvm-nm -u "$1" | grep -v '^_dk_' | grep -vxF -f <(grep -v '^#' "$allow") || true)
     [ -z "$bad" ] || die "$1 imports symbols not on $(basename "$allow"): $(echo $bad)"
     bad=$(llvm-objdump --macho --dylibs-used "$1" | tail -n +2 |
           grep -v -e '/usr/lib/libSystem.B.dylib' -e '@rpath/libdkperf' || true)
@@ -90,6 +91,11 @@ build() { # zig-triple cmake-arch cputype
         [ -f "$exe" ] && [ -x "$exe" ] || continue
         check_macho "$exe" "$cputype"
         check_imports "$exe"
+        # A program using the dylib must be able to find it.
+        if llvm-objdump --macho --dylibs-used "$exe" | grep -q '@rpath/libdkperf' &&
+           ! llvm-objdump --macho --private-headers "$exe" | grep -q LC_RPATH; then
+            die "$exe links @rpath/libdkperf but has no LC_RPATH"
+        fi
         programs=$((programs + 1))
     done
     echo "$triple: libdkperf.dylib, libdkperf.a and $programs program(s) are Mach-O $arch; imports are libSystem only"

@@ -85,18 +85,21 @@ TEST_CASE(fixed_counters_grow)
     CHECK_OK(dk_thread_start(t));
     CHECK(dk_thread_is_running(t));
     uint64_t a[2], b[2];
-    CHECK_OK(dk_thread_sample(t, a));
     uint64_t t0 = dkt_thread_cpu_ns();
+    CHECK_OK(dk_thread_sample(t, a));
+    uint64_t t1 = dkt_thread_cpu_ns();
     dkt_burn_cpu_ms(20);
-    uint64_t ns = dkt_thread_cpu_ns() - t0;
+    uint64_t t2 = dkt_thread_cpu_ns();
     CHECK_OK(dk_thread_sample(t, b));
+    uint64_t t3 = dkt_thread_cpu_ns();
     CHECK_U64(b[0], >, a[0]);
     CHECK_U64(b[1], >, a[1]);
-    /* The sim runs at 3 GHz and an IPC of 2.5. */
+    /* The sim runs at 3 GHz and an IPC of 2.5, over this thread's CPU time
+     * between the two reads (at least [t1, t2], at most [t0, t3]). */
     double ipc = (double)(b[0] - a[0]) / (double)(b[1] - a[1]);
-    double ghz = (double)(b[1] - a[1]) / (double)ns;
     CHECK(ipc > 2.4 && ipc < 2.6);
-    CHECK(ghz > 2.5 && ghz < 3.5);
+    CHECK_U64(b[1] - a[1], >=, 3 * (t2 - t1) * 95 / 100);
+    CHECK_U64(b[1] - a[1], <=, 3 * (t3 - t0) * 105 / 100);
     CHECK_OK(dk_thread_stop(t));
     dk_thread_close(t);
     dk_sampler_close(s);
@@ -432,23 +435,30 @@ static void *worker(void *arg)
             return NULL;
         }
         uint64_t a[3], b[3];
-        if (dk_thread_start(t) != 0 || dk_thread_sample(t, a) != 0) {
+        if (dk_thread_start(t) != 0) {
             worker_fail("start");
             dk_thread_close(t);
             return NULL;
         }
+        /* The counts cover at least [t1, t2] and at most [t0, t3] of this
+         * thread's CPU time: the sim counts 3 cycles per ns of it. */
         uint64_t t0 = dkt_thread_cpu_ns();
+        int rc = dk_thread_sample(t, a);
+        uint64_t t1 = dkt_thread_cpu_ns();
         dkt_burn_cpu_ms(3 + (double)id);
-        uint64_t ns = dkt_thread_cpu_ns() - t0;
-        if (dk_thread_sample(t, b) != 0)
+        uint64_t t2 = dkt_thread_cpu_ns();
+        rc |= dk_thread_sample(t, b);
+        uint64_t t3 = dkt_thread_cpu_ns();
+        if (rc != 0)
             worker_fail("sample");
-        /* Each thread sees its own work only: cycles track its CPU time. */
-        double ghz = (double)(b[0] - a[0]) / (double)ns;
-        if (ghz < 2.0 || ghz > 4.0 || b[2] <= a[2]) {
+        uint64_t cycles = b[0] - a[0];
+        if (cycles < 3 * (t2 - t1) * 95 / 100 || cycles > 3 * (t3 - t0) * 105 / 100 ||
+            b[2] <= a[2]) {
             pthread_mutex_lock(&worker_lock);
             worker_failures++;
-            fprintf(stderr, "worker %zu: %.2f GHz, branches %llu\n", id, ghz,
-                    (unsigned long long)(b[2] - a[2]));
+            fprintf(stderr, "worker %zu: %llu cycles in %llu..%llu ns of CPU, branches %llu\n", id,
+                    (unsigned long long)cycles, (unsigned long long)(t2 - t1),
+                    (unsigned long long)(t3 - t0), (unsigned long long)(b[2] - a[2]));
             pthread_mutex_unlock(&worker_lock);
         }
         if (dk_thread_stop(t) != 0)

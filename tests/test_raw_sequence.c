@@ -141,8 +141,9 @@ static void close_session(session *s)
 
 static void *other_work(void *arg)
 {
-    (void)arg;
+    uint64_t t0 = dkt_thread_cpu_ns();
     dkt_burn_cpu_ms(60);
+    *(uint64_t *)arg = dkt_thread_cpu_ns() - t0;
     return NULL;
 }
 
@@ -158,27 +159,37 @@ TEST_CASE(full_sequence)
 
     /* Work on this thread makes every counter grow, each at its own rate. */
     uint64_t a[NEVENTS], b[NEVENTS], c[NEVENTS], d[NEVENTS], e[NEVENTS];
-    read_counters(&s, a);
     uint64_t t0 = dkt_thread_cpu_ns();
+    read_counters(&s, a);
+    uint64_t t1 = dkt_thread_cpu_ns();
     dkt_burn_cpu_ms(30);
-    uint64_t own_ns = dkt_thread_cpu_ns() - t0;
+    uint64_t t2 = dkt_thread_cpu_ns();
     read_counters(&s, b);
+    uint64_t t3 = dkt_thread_cpu_ns();
     for (int i = 0; i < NEVENTS; i++)
         CHECK_U64(b[i], >, a[i]);
     for (int i = 0; i < NEVENTS; i++)
         for (int j = i + 1; j < NEVENTS; j++)
             CHECK_U64(b[i] - a[i], !=, b[j] - a[j]);
-    /* Cycles track this thread's CPU time (3 GHz in the sim). */
-    double ghz = (double)(b[0] - a[0]) / (double)own_ns;
-    CHECK(ghz > 2.5 && ghz < 3.5);
+    /* Cycles track this thread's CPU time between the reads (3 GHz in the
+     * sim): at least [t1, t2] of it, at most [t0, t3]. */
+    CHECK_U64(b[0] - a[0], >=, 3 * (t2 - t1) * 95 / 100);
+    CHECK_U64(b[0] - a[0], <=, 3 * (t3 - t0) * 105 / 100);
 
-    /* Another thread's work does not show in this thread's counters. */
+    /* Another thread's work does not show in this thread's counters: they
+     * grow only with this thread's own CPU time meanwhile (in proportion to
+     * the first phase), however much the other thread burns. */
     pthread_t t;
-    CHECK_INT(pthread_create(&t, NULL, other_work, NULL), ==, 0);
+    uint64_t other_ns = 0;
+    CHECK_INT(pthread_create(&t, NULL, other_work, &other_ns), ==, 0);
     pthread_join(t, NULL);
     read_counters(&s, c);
-    for (int i = 0; i < NEVENTS; i++)
-        CHECK_U64(c[i] - b[i], <, (b[i] - a[i]) / 10 + 1);
+    uint64_t t4 = dkt_thread_cpu_ns();
+    CHECK_U64(other_ns, >=, 50000000);
+    for (int i = 0; i < NEVENTS; i++) {
+        double own = (double)(t4 - t2), first = (double)(t2 - t1);
+        CHECK_U64(c[i] - b[i], <=, (uint64_t)((double)(b[i] - a[i]) * own / first * 1.05) + 1);
+    }
 
     /* Stopping freezes them: work while stopped is not counted. With no
      * class counting per thread, a read returns no counters at all. */
