@@ -50,6 +50,7 @@ int main(void)
     volatile uint64_t sink = 0;
     for (uint64_t i = 0; i < 20000000; i++)
         sink += i ^ (i >> 3);
+    (void)sink;
     if ((rc = dk_thread_sample(t, b)) != 0)
         fail("dk_thread_sample", rc);
     printf("%s (%s):\n", dk_cpu_name(dk_sampler_cpu(s)),
