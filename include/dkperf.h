@@ -59,10 +59,18 @@ typedef struct dk_database dk_database; /* read-only event database, owned by a 
 /* Sampler                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Which backend counts. */
+/*
+ * Which backend counts. DK_BACKEND_AUTO probes, in order: on macOS (or
+ * wherever DKPERF_FRAMEWORK_ROOT names a framework root) kperf, then
+ * selfcounts; on Linux perf_event. $DKPERF_BACKEND=kperf|selfcounts|perf_event
+ * forces one, as does this option.
+ */
 typedef enum dk_backend_kind {
-    DK_BACKEND_AUTO = 0, /* probe, or $DKPERF_BACKEND when set */
-    DK_BACKEND_KPERF = 1 /* Apple kperf/kperfdata: every event; needs root */
+    DK_BACKEND_AUTO = 0,
+    DK_BACKEND_KPERF = 1,      /* Apple kperf/kperfdata: every event; needs root */
+    DK_BACKEND_SELFCOUNTS = 2, /* macOS 12.4+ thread_selfcounts: instructions and cycles,
+                                  no root */
+    DK_BACKEND_PERF_EVENT = 3  /* Linux perf_event_open(2) */
 } dk_backend_kind;
 
 /* dk_sampler_options.flags */
@@ -118,8 +126,54 @@ DK_EXPORT void dk_sampler_close(dk_sampler *s);
 /* The chip the sampler recognised; DK_CPU_INTEL on an Intel Mac. */
 DK_EXPORT dk_cpu dk_sampler_cpu(const dk_sampler *s);
 
-/* "kperf": the backend counting for this sampler. */
+/* "kperf", "selfcounts" or "perf_event": the backend counting for this sampler. */
 DK_EXPORT const char *dk_sampler_backend(const dk_sampler *s);
+
+/*
+ * dk_sampler_why - why this backend was chosen: each backend probed before
+ * it and why it could not count, and what a better-placed one would add,
+ * e.g. "kperf: ... was refused: hardware counters need root ...; using
+ * selfcounts: instructions and cycles of the calling thread only; as root
+ * kperf would count every event of the a14 database". "" when the first
+ * backend probed was taken. Never NULL for a valid sampler.
+ */
+DK_EXPORT const char *dk_sampler_why(const dk_sampler *s);
+
+/* What a backend can do. */
+typedef struct dk_backend_caps {
+    size_t size;          /* set to sizeof(dk_backend_caps) before the call */
+    const char *name;     /* dk_sampler_backend() */
+    bool per_thread;      /* counts the calling thread (dk_thread) */
+    bool per_process;     /* can give a whole process's totals (dk_process_cpi) */
+    bool system_wide;     /* can count every CPU */
+    bool all_events;      /* every event of the database; false: instructions and cycles only */
+    bool multiplexing;    /* may time-share counters and scale counts (see dk_thread_read) */
+    bool perf_levels;     /* splits counts by CPU performance level (P/E cores) */
+    size_t counters;      /* hardware counters usable at once; 0 when unknown */
+} dk_backend_caps;
+
+/*
+ * dk_sampler_caps - fill *caps (whose size field says how much of it the
+ * caller knows). Returns 0 or DK_EINVAL.
+ */
+DK_EXPORT int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps);
+
+/*
+ * dk_process_cpi - the instructions and cycles a whole process (pid; 0 for
+ * this one) has retired so far. On macOS this is proc_pid_rusage(), which
+ * needs no root and works for a child that has exited but is not yet
+ * reaped (waitid(..., WEXITED | WNOWAIT)). Returns 0, DK_ENOTSUP (not on this
+ * backend), DK_EPERM, DK_EOS (e.g. no such process).
+ */
+DK_EXPORT int dk_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles);
+
+/*
+ * CPU performance levels (P and E cores). dk_sampler_perf_levels gives how
+ * many the backend splits counts by (0 when it does not);
+ * dk_sampler_perf_level_name(s, i) a name, "P" for level 0 (the fastest).
+ */
+DK_EXPORT size_t dk_sampler_perf_levels(const dk_sampler *s);
+DK_EXPORT const char *dk_sampler_perf_level_name(const dk_sampler *s, size_t level);
 
 /* The event database of this CPU; valid until the sampler is freed. */
 DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
@@ -168,6 +222,36 @@ DK_EXPORT int dk_thread_start(dk_thread *t);
  * Returns 0, DK_EINVAL (NULL), DK_ETHREAD, DK_ESTATE (not running), DK_EOS.
  */
 DK_EXPORT int dk_thread_sample(dk_thread *t, uint64_t *values);
+
+/* What a reading knows about how the counters were scheduled. */
+typedef struct dk_reading {
+    uint64_t time_enabled; /* ns the counters have been enabled; 0: the backend does not say */
+    uint64_t time_running; /* ns they were actually on the hardware */
+    bool multiplexed;      /* time_running < time_enabled: the values were scaled */
+    bool counted;          /* false when they never ran (time_running == 0): values are 0 */
+} dk_reading;
+
+/*
+ * dk_thread_read - as dk_thread_sample, and describe the reading in *info
+ * (may be NULL). When the kernel time-shared the counters (perf_event), each
+ * value is the count scaled by time_enabled / time_running, as perf does.
+ */
+DK_EXPORT int dk_thread_read(dk_thread *t, uint64_t *values, dk_reading *info);
+
+/*
+ * dk_scale_count - count * enabled / running without overflow, the estimate
+ * of a time-shared counter; 0 when running is 0, count when running >=
+ * enabled.
+ */
+DK_EXPORT uint64_t dk_scale_count(uint64_t count, uint64_t enabled, uint64_t running);
+
+/*
+ * dk_thread_sample_perf_levels - the running totals split by CPU
+ * performance level: values[level * n + i] for event i, levels entries of
+ * n each (levels must equal dk_sampler_perf_levels()). Returns 0, DK_ENOTSUP
+ * when the backend does not split, DK_EINVAL, DK_ETHREAD, DK_ESTATE, DK_EOS.
+ */
+DK_EXPORT int dk_thread_sample_perf_levels(dk_thread *t, uint64_t *values, size_t levels);
 
 /* dk_thread_stop - stop counting. Idempotent. Returns 0, DK_ETHREAD, DK_EOS
  * (counting is considered stopped even then). */
@@ -232,7 +316,7 @@ typedef enum dk_arch {
 
 /* One event of the database. */
 typedef struct dk_database_event {
-    const char *name;        /* native name, e.g. "INST_BRANCH" */
+    const char *name;        /* native name, e.g. "INST_BRANCH", "task-clock" */
     const char *description; /* never NULL (may be "") */
     const char *errata;      /* NULL when none */
     const char *alias;       /* e.g. "Cycles"; NULL when none */
@@ -240,9 +324,14 @@ typedef struct dk_database_event {
     bool fixed;              /* counts on a fixed counter */
     uint16_t number;         /* selector (0 for fixed events) */
     uint32_t counters_mask;  /* bit i: may use counter i; 0: any configurable counter */
+    const char *unit;        /* unit of the count, e.g. "ns" for task-clock; NULL: events */
+    const char *source;      /* "kpep"; on Linux "hardware", "hw-cache", "software" or a
+                                sysfs PMU name such as "cpu" */
+    bool supported;          /* false: listed, but this machine cannot count it (e.g. a
+                                hardware event without a hardware PMU) */
 } dk_database_event;
 
-/* Database name, e.g. "a14", "as4", "haswell". */
+/* Database name, e.g. "a14", "as4", "haswell"; "linux" on Linux. */
 DK_EXPORT const char *dk_database_name(const dk_database *db);
 /* CPU id, e.g. "cpu_100000c_2_1b588bb3". */
 DK_EXPORT const char *dk_database_cpu_id(const dk_database *db);

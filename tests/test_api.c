@@ -638,6 +638,7 @@ TEST_CASE(options)
     CHECK_ERR(dk_sampler_open(&s, &o), DK_EINVAL);
     o = (dk_sampler_options)DK_SAMPLER_OPTIONS_INIT;
     o.framework_root = "/nonexistent-root";
+    o.backend = DK_BACKEND_KPERF;
     CHECK_ERR(dk_sampler_open(&s, &o), DK_ELOAD);
     CHECK_CONTAINS(dk_last_error(), "/nonexistent-root/System/Library/PrivateFrameworks");
     CHECK(s == NULL);

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
-#include "dkperf/kperf.h"
+#include "backend/kpep_common.h"
 #include "events/tables.h"
+#include "sys/libsystem.h"
 
 #define CONFIG_MAX KPC_MAX_COUNTERS /* register words of one class */
 #define FIXED_FIELDS 8              /* 4-bit fields of Intel's fixed-counter control word */
@@ -46,6 +46,7 @@ static pthread_mutex_t arbiters_lock = PTHREAD_MUTEX_INITIALIZER;
 static arbiter *arbiters;
 
 typedef struct session {
+    char root[DK_LOAD_PATH_MAX]; /* for proc_pid_rusage */
     const dk_kperf_vtable *kp;
     const dk_kperfdata_vtable *kd;
     arbiter *arb;
@@ -74,17 +75,9 @@ typedef struct kthread {
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* errno of a failed kpc call: the framework returns the sysctl's -1 and
- * leaves errno, but tolerate a positive errno return too. */
-static int kpc_errno(int rc)
-{
-    int e = rc > 0 ? rc : errno;
-    return e != 0 ? e : EIO;
-}
-
 static int fail_kpc(const char *call, int rc)
 {
-    int e = kpc_errno(rc);
+    int e = dk__kpc_errno(rc);
     if (e == EPERM || e == EACCES)
         return dk__fail_os(DK_EPERM, e,
                            "%s was refused: hardware counters need root or the "
@@ -96,13 +89,6 @@ static int fail_kpc(const char *call, int rc)
                            "Instruments, another profiler)",
                            call);
     return dk__fail_os(DK_EOS, e, "%s failed", call);
-}
-
-static int fail_kpep(const char *call, int code)
-{
-    if (code == KPEP_CONFIG_ERROR_OUT_OF_MEMORY)
-        return dk__fail_kpep(DK_ENOMEM, code, "%s: out of memory", call);
-    return dk__fail_kpep(DK_EKPEP, code, "%s failed", call);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -141,39 +127,6 @@ static uint32_t class_union(const arbiter *a)
 /* Session                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* The framework's kpep_event must be the 56 bytes we read. */
-static int check_event_stride(session *k)
-{
-    size_t n = 0;
-    int rc = k->kd->kpep_db_events_count(k->kdb, &n);
-    if (rc != 0)
-        return fail_kpep("kpep_db_events_count", rc);
-    if (n < 2)
-        return 0;
-    kpep_event **evs = malloc(n * sizeof *evs);
-    if (evs == NULL)
-        return dk__fail(DK_ENOMEM, "checking the kpep_event layout: out of memory");
-    rc = k->kd->kpep_db_events(k->kdb, evs, n * sizeof *evs);
-    if (rc != 0) {
-        free(evs);
-        return fail_kpep("kpep_db_events", rc);
-    }
-    size_t stride = SIZE_MAX;
-    for (size_t i = 1; i < n; i++) {
-        uintptr_t a = (uintptr_t)evs[i - 1], b = (uintptr_t)evs[i];
-        size_t d = a < b ? b - a : a - b;
-        if (d != 0 && d < stride)
-            stride = d;
-    }
-    free(evs);
-    if (stride != sizeof(kpep_event))
-        return dk__fail(DK_ELOAD,
-                        "kperfdata's events are %zu bytes apart, not the %zu of the kpep_event "
-                        "layout libdkperf knows: this macOS changed the structure",
-                        stride, sizeof(kpep_event));
-    return 0;
-}
-
 static void free_session(session *k)
 {
     if (k == NULL)
@@ -187,55 +140,17 @@ static void free_session(session *k)
 
 static int build_database(dk_sampler *s, session *k)
 {
-    kpep_db *kdb = k->kdb;
-    dk_database *db = &s->db;
-    size_t n = kdb->event_count;
-    db->name = kdb->name != NULL ? kdb->name : "";
-    db->cpu_id = kdb->cpu_id != NULL ? kdb->cpu_id : "";
-    db->marketing_name = kdb->marketing_name != NULL ? kdb->marketing_name : db->name;
-    db->arch = kdb->architecture == KPEP_ARCH_ARM64    ? DK_ARCH_ARM64
-               : kdb->architecture == KPEP_ARCH_X86_64 ? DK_ARCH_X86_64
-                                                       : DK_ARCH_UNKNOWN;
-    db->family = s->cpu == DK_CPU_INTEL ? DK__FAMILY_INTEL : DK__FAMILY_APPLE;
     /* Counter counts from the running kernel, not from the database. */
-    db->counters[0] = k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK);
-    db->counters[1] = k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK);
-    db->counters[2] = k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK);
-    k->fixed_counters = (uint32_t)db->counters[0];
-
-    db->events = calloc(n + 1, sizeof *db->events);
-    k->handles = calloc(n + 1, sizeof *k->handles);
-    size_t *perm = calloc(n + 1, sizeof *perm);
-    db->fixed_count = kdb->fixed_counter_count;
-    db->fixed = calloc(db->fixed_count + 1, sizeof *db->fixed);
-    if (db->events == NULL || k->handles == NULL || perm == NULL || db->fixed == NULL) {
-        free(perm);
-        return dk__fail(DK_ENOMEM, "building the event database: out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
-        const kpep_event *e = &kdb->event_arr[i];
-        dk_database_event *d = &db->events[i];
-        d->name = e->name != NULL ? e->name : "";
-        d->description = e->description != NULL ? e->description : "";
-        d->errata = e->errata;
-        d->alias = e->alias;
-        d->fallback = e->fallback;
-        d->fixed = (e->flags & KPEP_EVENT_FLAG_FIXED) != 0;
-        d->number = e->number;
-        d->counters_mask = e->mask;
-    }
-    db->event_count = n;
-    int rc = dk__database_sort(db, perm);
-    if (rc == 0) {
-        for (size_t i = 0; i < n; i++)
-            k->handles[i] = &kdb->event_arr[perm[i]];
-        for (size_t f = 0; f < db->fixed_count; f++)
-            for (size_t i = 0; i < n; i++)
-                if (kdb->fixed_event_arr != NULL && k->handles[i] == kdb->fixed_event_arr[f])
-                    db->fixed[f] = &db->events[i];
-    }
-    free(perm);
-    return rc;
+    size_t counters[3] = {k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK),
+                          k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK),
+                          k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK)};
+    k->fixed_counters = (uint32_t)counters[0];
+    s->caps.per_thread = true;
+    s->caps.per_process = true; /* proc_pid_rusage needs no kpc */
+    s->caps.system_wide = true;
+    s->caps.all_events = true;
+    s->caps.counters = counters[0] + counters[1];
+    return dk__kpep_view(s, k->kdb, counters, &k->handles);
 }
 
 static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
@@ -243,6 +158,7 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     session *k = calloc(1, sizeof *k);
     if (k == NULL)
         return dk__fail(DK_ENOMEM, "opening the kperf backend: out of memory");
+    dk__strlcpy(k->root, dk_framework_root(opts->framework_root), sizeof k->root);
     int rc = dk_kperf_load(opts->framework_root, &k->kp, NULL);
     if (rc == 0)
         rc = dk_kperfdata_load(opts->framework_root, &k->kd, NULL);
@@ -264,7 +180,7 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
             rc = dk__fail_kpep(DK_ECPU, code, "kperfdata has no event database for this CPU%s%s",
                                cpu[0] ? " " : "", cpu);
         } else {
-            rc = fail_kpep("kpep_db_create", code);
+            rc = dk__fail_kpep_call("kpep_db_create", code);
         }
         goto fail;
     }
@@ -276,7 +192,7 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
                       k->kdb->name ? k->kdb->name : "", k->kdb->marketing_name ? k->kdb->marketing_name : "");
         goto fail;
     }
-    rc = check_event_stride(k);
+    rc = dk__kpep_check_stride(k->kd, k->kdb);
     if (rc != 0)
         goto fail;
     k->fixed_words = k->kp->kpc_get_config_count(KPC_CLASS_FIXED_MASK);
@@ -296,8 +212,7 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     s->impl = k;
     rc = build_database(s, k);
     if (rc != 0) {
-        free(s->db.events);
-        free(s->db.fixed);
+        dk__kpep_view_free(s);
         s->impl = NULL;
         goto fail;
     }
@@ -355,10 +270,15 @@ static int kperf_release(dk_sampler *s)
     return rc;
 }
 
+static int kperf_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles)
+{
+    session *k = s->impl;
+    return dk__proc_cpi(k->root, pid, instructions, cycles);
+}
+
 static void kperf_close(dk_sampler *s)
 {
-    free(s->db.events);
-    free(s->db.fixed);
+    dk__kpep_view_free(s);
     free_session(s->impl);
 }
 
@@ -383,8 +303,9 @@ static unsigned constraint(const dk_database_event *ev, uint32_t config_bits)
     return 1 + popcount(ev->counters_mask != 0 ? ev->counters_mask : config_bits);
 }
 
-static int kperf_read(dk_thread *t, uint64_t *values)
+static int kperf_read(dk_thread *t, uint64_t *values, dk_reading *info)
 {
+    (void)info; /* kpc never time-shares counters */
     kthread *kt = t->impl;
     uint64_t buf[KPC_MAX_COUNTERS];
     int rc = kt->kp->kpc_get_thread_counters(0, KPC_MAX_COUNTERS, buf);
@@ -471,11 +392,11 @@ static int map_events(dk_thread *t, session *k, kthread *kt, const size_t *order
     size_t map[DK_MAX_EVENTS];
     int code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
     if (code != 0)
-        return fail_kpep("kpep_config_kpc_map", code);
+        return dk__fail_kpep_call("kpep_config_kpc_map", code);
     kpep_event *placed[DK_MAX_EVENTS];
     code = k->kd->kpep_config_events(kt->cfg, placed, sizeof placed);
     if (code != 0)
-        return fail_kpep("kpep_config_events", code);
+        return dk__fail_kpep_call("kpep_config_events", code);
     size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->fixed_counters;
     for (size_t i = 0; i < t->n; i++) {
         size_t idx = map[i] + shift;
@@ -497,7 +418,7 @@ static int build_words(session *k, kthread *kt)
     size_t words = 0;
     int code = k->kd->kpep_config_kpc_count(kt->cfg, &words);
     if (code != 0)
-        return fail_kpep("kpep_config_kpc_count", code);
+        return dk__fail_kpep_call("kpep_config_kpc_count", code);
     size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->fixed_words : 0;
     size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_words : 0;
     if (words != fixed + config)
@@ -507,7 +428,7 @@ static int build_words(session *k, kthread *kt)
     if (words > 0) {
         code = k->kd->kpep_config_kpc(kt->cfg, regs, sizeof regs);
         if (code != 0)
-            return fail_kpep("kpep_config_kpc", code);
+            return dk__fail_kpep_call("kpep_config_kpc", code);
     }
     memcpy(kt->fixed, regs, fixed * sizeof *regs);
     memcpy(kt->config, regs + fixed, config * sizeof *regs);
@@ -582,7 +503,7 @@ static int program(dk_thread *t, session *k, kthread *kt)
             merged[m++] = want[w];
         int r = k->kp->kpc_set_config(classes, merged);
         if (r != 0) {
-            int e = kpc_errno(r);
+            int e = dk__kpc_errno(r);
             if (e == EINVAL)
                 return dk__fail_os(DK_EUNAVAILABLE, e,
                                    "kpc_set_config refused the register words kperfdata made "
@@ -637,12 +558,12 @@ static int kperf_thread_open(dk_thread *t)
     int code = k->kd->kpep_config_create(k->kdb, &kt->cfg);
     if (code != 0) {
         kt->cfg = NULL;
-        rc = fail_kpep("kpep_config_create", code);
+        rc = dk__fail_kpep_call("kpep_config_create", code);
         goto fail;
     }
     code = k->kd->kpep_config_force_counters(kt->cfg);
     if (code != 0) {
-        rc = fail_kpep("kpep_config_force_counters", code);
+        rc = dk__fail_kpep_call("kpep_config_force_counters", code);
         goto fail;
     }
     rc = add_events(t, k, kt, order);
@@ -650,7 +571,7 @@ static int kperf_thread_open(dk_thread *t)
         goto fail;
     code = k->kd->kpep_config_kpc_classes(kt->cfg, &kt->classes);
     if (code != 0) {
-        rc = fail_kpep("kpep_config_kpc_classes", code);
+        rc = dk__fail_kpep_call("kpep_config_kpc_classes", code);
         goto fail;
     }
     rc = map_events(t, k, kt, order);
@@ -772,6 +693,7 @@ const dk__backend dk__backend_kperf = {
     .acquire = kperf_acquire,
     .release = kperf_release,
     .close = kperf_close,
+    .process_cpi = kperf_process_cpi,
     .thread_open = kperf_thread_open,
     .thread_start = kperf_thread_start,
     .thread_stop = kperf_thread_stop,

@@ -17,6 +17,7 @@
 typedef enum dk__family {
     DK__FAMILY_APPLE = 0, /* Apple Silicon kpep databases */
     DK__FAMILY_INTEL = 1, /* Intel kpep databases */
+    DK__FAMILY_LINUX = 2, /* perf_event names (perf list) */
 } dk__family;
 
 struct dk_database {
@@ -34,12 +35,18 @@ struct dk_database {
 
 typedef struct dk__backend dk__backend;
 
+#define DK__PERF_LEVELS_MAX 4
+
 struct dk_sampler {
     const dk__backend *backend;
     void *impl;       /* the backend's session */
     dk_database db;   /* filled by the backend's open */
     dk_cpu cpu;
     unsigned flags;   /* DK_SAMPLER_* */
+    dk_backend_caps caps;  /* filled by the backend's open */
+    size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
+    char perf_level_names[DK__PERF_LEVELS_MAX][16];
+    char why[1536];        /* see dk_sampler_why */
 
     pthread_mutex_t lock; /* guards everything below */
     int refs;             /* 1 while open, +1 per open thread sampler */
@@ -48,8 +55,9 @@ struct dk_sampler {
     bool released;        /* no new thread samplers may open or start */
 };
 
-/* Signature of the hot read path, cached in each thread sampler. */
-typedef int (*dk__read_fn)(dk_thread *t, uint64_t *values);
+/* Signature of the hot read path, cached in each thread sampler. info may
+ * be NULL. */
+typedef int (*dk__read_fn)(dk_thread *t, uint64_t *values, dk_reading *info);
 
 struct dk_thread {
     dk_sampler *sampler;
@@ -85,6 +93,13 @@ struct dk__backend {
     /* Free what open made. */
     void (*close)(dk_sampler *s);
 
+    /* Optional: resolve a name the database does not list (e.g. perf's
+     * raw and pmu/.../ syntax). Returns 0 with *out valid until s is freed,
+     * DK_ENOEVENT when the name is not of this backend's syntax, or an error. */
+    int (*resolve)(dk_sampler *s, const char *name, const dk_database_event **out);
+    /* Optional: instructions and cycles of a whole process. */
+    int (*process_cpi)(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles);
+
     /* Configure t->n events (t->events) on the calling thread; set t->impl
      * and t->read. */
     int (*thread_open)(dk_thread *t);
@@ -92,9 +107,13 @@ struct dk__backend {
     int (*thread_stop)(dk_thread *t);
     /* Undo thread_open (t is stopped). */
     void (*thread_close)(dk_thread *t);
+    /* Optional: totals split by performance level, values[level * n + i]. */
+    int (*thread_perf_levels)(dk_thread *t, uint64_t *values);
 };
 
 extern const dk__backend dk__backend_kperf;
+extern const dk__backend dk__backend_selfcounts;
+extern const dk__backend dk__backend_perf_event;
 
 /* The database event at index i of s->db. */
 static inline size_t dk__event_index(const dk_sampler *s, const dk_database_event *ev)

@@ -86,33 +86,42 @@ typedef struct portable {
     const char *description;
     const char *const apple[4];
     const char *const intel[4];
+    const char *const perf[3]; /* perf_event names */
 } portable;
 
 static const portable portables[] = {
     {"instructions", "retired instructions",
      {"FIXED_INSTRUCTIONS", "INST_ALL", NULL},
-     {"INST_RETIRED.ANY", "INST_RETIRED.ANY_P", NULL}},
+     {"INST_RETIRED.ANY", "INST_RETIRED.ANY_P", NULL},
+     {"instructions", NULL}},
     {"cycles", "core clock cycles while the thread runs",
      {"FIXED_CYCLES", "CORE_ACTIVE_CYCLE", NULL},
-     {"CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED.CORE", "CPU_CLK_UNHALTED.THREAD_P", NULL}},
+     {"CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED.CORE", "CPU_CLK_UNHALTED.THREAD_P", NULL},
+     {"cpu-cycles", NULL}},
     {"branches", "retired branch instructions",
      {"INST_BRANCH", NULL},
-     {"BR_INST_RETIRED.ALL_BRANCHES", NULL}},
+     {"BR_INST_RETIRED.ALL_BRANCHES", NULL},
+     {"branch-instructions", NULL}},
     {"branch-misses", "retired mispredicted branches",
      {"BRANCH_MISPRED_NONSPEC", "BRANCH_MISPREDICT", NULL},
-     {"BR_MISP_RETIRED.ALL_BRANCHES", NULL}},
+     {"BR_MISP_RETIRED.ALL_BRANCHES", NULL},
+     {"branch-misses", NULL}},
     {"l1d-load-misses", "loads that missed the L1 data cache",
      {"L1D_CACHE_MISS_LD_NONSPEC", "L1D_CACHE_MISS_LD", NULL},
-     {"MEM_LOAD_RETIRED.L1_MISS", "MEM_LOAD_UOPS_RETIRED.L1_MISS", NULL}},
+     {"MEM_LOAD_RETIRED.L1_MISS", "MEM_LOAD_UOPS_RETIRED.L1_MISS", NULL},
+     {"L1-dcache-load-misses", NULL}},
     {"l1i-misses", "instruction fetches that missed the L1 instruction cache",
      {"L1I_CACHE_MISS_DEMAND", NULL},
-     {NULL}},
+     {NULL},
+     {"L1-icache-load-misses", NULL}},
     {"dtlb-misses", "data accesses that missed the L1 data TLB",
      {"L1D_TLB_MISS_NONSPEC", "L1D_TLB_MISS", NULL},
-     {NULL}},
+     {NULL},
+     {"dTLB-load-misses", NULL}},
     {"llc-misses", "misses of the last-level cache",
      {NULL},
-     {"LONGEST_LAT_CACHE.MISS", NULL}},
+     {"LONGEST_LAT_CACHE.MISS", NULL},
+     {"LLC-load-misses", "cache-misses", NULL}},
 };
 
 const char *dk_portable_name(size_t i)
@@ -137,5 +146,12 @@ const char *const *dk__portable_candidates(int index, dk__family family)
 {
     if (index < 0 || (size_t)index >= DK__COUNT_OF(portables))
         return NULL;
-    return family == DK__FAMILY_INTEL ? portables[index].intel : portables[index].apple;
+    switch (family) {
+    case DK__FAMILY_INTEL:
+        return portables[index].intel;
+    case DK__FAMILY_LINUX:
+        return portables[index].perf;
+    default:
+        return portables[index].apple;
+    }
 }

@@ -3,10 +3,12 @@
  * counters, and the reference count that keeps a sampler alive while
  * thread samplers use it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
+#include "dkperf/kperf.h"
 
 #define DK__BACKEND_ENV "DKPERF_BACKEND"
 
@@ -16,6 +18,8 @@ static const struct {
     const dk__backend *backend;
 } backends[] = {
     {"kperf", DK_BACKEND_KPERF, &dk__backend_kperf},
+    {"selfcounts", DK_BACKEND_SELFCOUNTS, &dk__backend_selfcounts},
+    {"perf_event", DK_BACKEND_PERF_EVENT, &dk__backend_perf_event},
 };
 
 static const dk__backend *backend_of(dk_backend_kind kind)
@@ -39,8 +43,27 @@ static int backend_from_env(dk_backend_kind *kind)
             return 0;
         }
     }
-    return dk__fail(DK_EINVAL, "%s=%s names no backend this build has (kperf)", DK__BACKEND_ENV,
-                    v);
+    return dk__fail(DK_EINVAL, "%s=%s names no backend (kperf, selfcounts, perf_event)",
+                    DK__BACKEND_ENV, v);
+}
+
+/* The order to probe: the Darwin backends on a Mac, or anywhere a framework
+ * root is given (so that the simulated Mac behaves like a Mac). */
+static size_t probe_order(const dk_sampler_options *o, const dk__backend **order)
+{
+    size_t n = 0;
+    bool darwin = dk_framework_root(o->framework_root)[0] != '\0';
+#ifdef __APPLE__
+    darwin = true;
+#endif
+    if (darwin) {
+        order[n++] = &dk__backend_kperf;
+        order[n++] = &dk__backend_selfcounts;
+    }
+#ifdef __linux__
+    order[n++] = &dk__backend_perf_event;
+#endif
+    return n;
 }
 
 static void destroy(dk_sampler *s)
@@ -65,6 +88,61 @@ int dk__sampler_settle(dk_sampler *s)
         return 0;
     s->holding = false;
     return s->backend->release(s);
+}
+
+/* Open and acquire one backend into a fresh sampler. */
+static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sampler **out)
+{
+    dk_sampler *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return dk__fail(DK_ENOMEM, "dk_sampler_open: out of memory");
+    s->backend = b;
+    s->flags = o->flags;
+    s->refs = 1;
+    s->caps.size = sizeof s->caps;
+    s->caps.name = b->name;
+    pthread_mutex_init(&s->lock, NULL);
+    int rc = b->open(s, o);
+    if (rc != 0) {
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return rc;
+    }
+    rc = b->acquire(s);
+    if (rc != 0) {
+        destroy(s);
+        return rc;
+    }
+    s->holding = true;
+    *out = s;
+    return 0;
+}
+
+static void append(char *buf, size_t size, const char *text)
+{
+    size_t used = strlen(buf);
+    if (used < size)
+        snprintf(buf + used, size - used, "%s", text);
+}
+
+/* What the chosen backend lacks compared with the ones that failed. */
+static void explain(dk_sampler *s, const char *failures)
+{
+    if (failures[0] == '\0')
+        return;
+    snprintf(s->why, sizeof s->why, "%s", failures);
+    if (strcmp(s->backend->name, "selfcounts") == 0) {
+        char more[256];
+        snprintf(more, sizeof more,
+                 "; using selfcounts: instructions and cycles of the calling thread only; as root "
+                 "(or with the com.apple.private.kernel.kpc entitlement) kperf would count every "
+                 "event of the %s database",
+                 s->db.name);
+        append(s->why, sizeof s->why, more);
+    } else {
+        append(s->why, sizeof s->why, "; using ");
+        append(s->why, sizeof s->why, s->backend->name);
+    }
 }
 
 int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
@@ -93,35 +171,34 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
         if (rc != 0)
             return rc;
     }
-    if (kind == DK_BACKEND_AUTO)
-        kind = DK_BACKEND_KPERF;
-    const dk__backend *b = backend_of(kind);
-    if (b == NULL)
-        return dk__fail(DK_EINVAL, "dk_sampler_options.backend %d is not a backend of this build",
-                        (int)kind);
-
-    dk_sampler *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return dk__fail(DK_ENOMEM, "dk_sampler_open: out of memory");
-    s->backend = b;
-    s->flags = o.flags;
-    s->refs = 1;
-    pthread_mutex_init(&s->lock, NULL);
-
-    int rc = b->open(s, &o);
-    if (rc != 0) {
-        pthread_mutex_destroy(&s->lock);
-        free(s);
-        return rc;
+    if (kind != DK_BACKEND_AUTO) {
+        const dk__backend *b = backend_of(kind);
+        if (b == NULL)
+            return dk__fail(DK_EINVAL, "dk_sampler_options.backend %d is not a backend", (int)kind);
+        return try_backend(b, &o, out);
     }
-    rc = b->acquire(s);
-    if (rc != 0) {
-        destroy(s);
-        return rc;
+
+    const dk__backend *order[4];
+    size_t n = probe_order(&o, order);
+    if (n == 0)
+        return dk__fail(DK_ENOTSUP, "no backend of libdkperf works on this operating system");
+    char failures[1024] = "";
+    int first_rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = try_backend(order[i], &o, out);
+        if (rc == 0) {
+            explain(*out, failures);
+            return 0;
+        }
+        if (first_rc == 0)
+            first_rc = rc;
+        char line[600];
+        snprintf(line, sizeof line, "%s%s: %.500s", failures[0] ? "; " : "", order[i]->name,
+                 dk_last_error());
+        append(failures, sizeof failures, line);
     }
-    s->holding = true;
-    *out = s;
-    return 0;
+    /* Report the first backend's error: it is the one that counts most. */
+    return dk__fail(first_rc, "no backend can count: %s", failures);
 }
 
 int dk_sampler_release(dk_sampler *s)
@@ -158,4 +235,37 @@ dk_cpu dk_sampler_cpu(const dk_sampler *s) { return s != NULL ? s->cpu : DK_CPU_
 
 const char *dk_sampler_backend(const dk_sampler *s) { return s != NULL ? s->backend->name : NULL; }
 
+const char *dk_sampler_why(const dk_sampler *s) { return s != NULL ? s->why : NULL; }
+
 const dk_database *dk_sampler_database(const dk_sampler *s) { return s != NULL ? &s->db : NULL; }
+
+int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps)
+{
+    if (s == NULL || caps == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampler_caps: sampler and caps must not be NULL");
+    if (caps->size < offsetof(dk_backend_caps, name) + sizeof caps->name)
+        return dk__fail(DK_EINVAL, "dk_backend_caps.size is %zu: set it to sizeof(dk_backend_caps)",
+                        caps->size);
+    size_t size = caps->size < sizeof s->caps ? caps->size : sizeof s->caps;
+    memcpy(caps, &s->caps, size);
+    caps->size = size;
+    return 0;
+}
+
+int dk_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles)
+{
+    if (s == NULL || instructions == NULL || cycles == NULL)
+        return dk__fail(DK_EINVAL, "dk_process_cpi: sampler, instructions and cycles must not be "
+                                   "NULL");
+    if (s->backend->process_cpi == NULL)
+        return dk__fail(DK_ENOTSUP, "the %s backend cannot read another process's totals",
+                        s->backend->name);
+    return s->backend->process_cpi(s, pid, instructions, cycles);
+}
+
+size_t dk_sampler_perf_levels(const dk_sampler *s) { return s != NULL ? s->perf_levels : 0; }
+
+const char *dk_sampler_perf_level_name(const dk_sampler *s, size_t level)
+{
+    return s != NULL && level < s->perf_levels ? s->perf_level_names[level] : NULL;
+}

@@ -35,7 +35,18 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
     const char *name = NULL;
     if ((unsigned)ev >= (unsigned)DK_EVENT_COUNT)
         return dk__fail(DK_EINVAL, "%d is not a dk_event", (int)ev);
-    if (s->cpu == DK_CPU_INTEL) {
+    if (s->db.family == DK__FAMILY_LINUX) {
+        /* Apple's fixed counters have a generic counterpart everywhere. */
+        if (ev == DK_EVENT_FIXED_CYCLES)
+            name = "cpu-cycles";
+        else if (ev == DK_EVENT_FIXED_INSTRUCTIONS)
+            name = "instructions";
+        if (name == NULL)
+            return dk__fail(DK_EUNAVAILABLE,
+                            "event %s is an Apple PMU event; the %s backend counts perf_event "
+                            "events (use a portable or perf name)",
+                            dk__event_ident(ev), s->backend->name);
+    } else if (s->cpu == DK_CPU_INTEL) {
         /* Intel databases name their fixed counters by alias. */
         if (ev == DK_EVENT_FIXED_CYCLES)
             name = "Cycles";
@@ -97,8 +108,14 @@ static int resolve_name(dk_sampler *s, const char *name, const dk_database_event
         }
     }
 
+    if (s->backend->resolve != NULL) {
+        int rc = s->backend->resolve(s, name, out);
+        if (rc != DK_ENOEVENT)
+            return rc;
+    }
+
     dk_event known;
-    if (dk_event_from_name(name, &known) == 0) {
+    if (s->db.family != DK__FAMILY_LINUX && dk_event_from_name(name, &known) == 0) {
         char chips[64];
         chips_with(known, chips, sizeof chips);
         return dk__fail(DK_EUNAVAILABLE, "event %s is not available on %s (it exists on %s)",
@@ -234,7 +251,59 @@ int dk_thread_sample(dk_thread *t, uint64_t *values)
     if (DK__UNLIKELY(!t->running))
         return dk__fail(DK_ESTATE, "dk_thread_sample: the thread sampler is not running; call "
                                    "dk_thread_start first");
-    return t->read(t, values);
+    return t->read(t, values, NULL);
+}
+
+int dk_thread_read(dk_thread *t, uint64_t *values, dk_reading *info)
+{
+    if (t == NULL || values == NULL)
+        return dk__fail(DK_EINVAL, "dk_thread_read: thread sampler and values must not be NULL");
+    int rc = check_owner(t, "dk_thread_read");
+    if (rc != 0)
+        return rc;
+    if (!t->running)
+        return dk__fail(DK_ESTATE, "dk_thread_read: the thread sampler is not running; call "
+                                   "dk_thread_start first");
+    if (info != NULL)
+        memset(info, 0, sizeof *info);
+    rc = t->read(t, values, info);
+    if (rc == 0 && info != NULL && info->time_enabled == 0)
+        info->counted = true; /* the backend does not time-share */
+    return rc;
+}
+
+uint64_t dk_scale_count(uint64_t count, uint64_t enabled, uint64_t running)
+{
+    if (running == 0)
+        return 0;
+    if (running >= enabled)
+        return count;
+    /* count * enabled / running, without overflowing 64 bits */
+    uint64_t quot = count / running, rem = count % running;
+    return quot * enabled + (uint64_t)((unsigned __int128)rem * enabled / running);
+}
+
+int dk_thread_sample_perf_levels(dk_thread *t, uint64_t *values, size_t levels)
+{
+    if (t == NULL || values == NULL)
+        return dk__fail(DK_EINVAL, "dk_thread_sample_perf_levels: thread sampler and values must "
+                                   "not be NULL");
+    int rc = check_owner(t, "dk_thread_sample_perf_levels");
+    if (rc != 0)
+        return rc;
+    dk_sampler *s = t->sampler;
+    if (s->backend->thread_perf_levels == NULL || s->perf_levels == 0)
+        return dk__fail(DK_ENOTSUP, "the %s backend does not split counts by CPU performance "
+                                    "level",
+                        s->backend->name);
+    if (levels != s->perf_levels)
+        return dk__fail(DK_EINVAL, "dk_thread_sample_perf_levels: %zu levels asked, this CPU has "
+                                   "%zu",
+                        levels, s->perf_levels);
+    if (!t->running)
+        return dk__fail(DK_ESTATE, "dk_thread_sample_perf_levels: the thread sampler is not "
+                                   "running");
+    return s->backend->thread_perf_levels(t, values);
 }
 
 static int stop(dk_thread *t)

@@ -1,0 +1,107 @@
+/*
+ * libsystem.c - resolve thread_selfcounts, proc_pid_rusage and sysctlbyname,
+ * from libSystem on a Mac or from <root>/usr/lib/system/libsystem_kernel.dylib.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dkperf/kperf.h"
+#include "internal.h"
+#include "sys/libsystem.h"
+
+typedef struct loaded {
+    struct loaded *next;
+    char root[DK_LOAD_PATH_MAX];
+    dk__libsystem calls;
+} loaded;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static loaded *list;
+
+int dk__libsystem_load(const char *root, const dk__libsystem **out)
+{
+    root = dk_framework_root(root);
+    int rc = 0;
+    pthread_mutex_lock(&lock);
+    for (loaded *e = list; e != NULL; e = e->next) {
+        if (strcmp(e->root, root) == 0) {
+            *out = &e->calls;
+            goto done;
+        }
+    }
+    void *handle;
+    char path[DK_LOAD_PATH_MAX];
+    if (root[0] == '\0') {
+#ifdef __APPLE__
+        handle = RTLD_DEFAULT;
+        snprintf(path, sizeof path, "libSystem");
+#else
+        rc = dk__fail(DK_ELOAD, "thread_selfcounts and proc_pid_rusage exist only on macOS (or "
+                                "under a framework root)");
+        goto done;
+#endif
+    } else {
+        size_t len = strlen(root);
+        while (len > 0 && root[len - 1] == '/')
+            len--;
+        int n = snprintf(path, sizeof path, "%.*s%s", (int)len, root, DK__LIBSYSTEM_KERNEL_PATH);
+        if (n < 0 || (size_t)n >= sizeof path) {
+            rc = dk__fail(DK_ELOAD, "the framework root is too long for %s",
+                          DK__LIBSYSTEM_KERNEL_PATH);
+            goto done;
+        }
+        handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+        if (handle == NULL) {
+            const char *why = dlerror();
+            rc = dk__fail(DK_ELOAD, "cannot open %.1023s: %.400s", path,
+                          why != NULL ? why : "unknown dlopen error");
+            goto done;
+        }
+    }
+    loaded *e = calloc(1, sizeof *e);
+    if (e == NULL) {
+        rc = dk__fail(DK_ENOMEM, "loading %s: out of memory", path);
+        goto done;
+    }
+    void *p = dlsym(handle, "thread_selfcounts");
+    memcpy(&e->calls.thread_selfcounts, &p, sizeof p);
+    p = dlsym(handle, "proc_pid_rusage");
+    memcpy(&e->calls.proc_pid_rusage, &p, sizeof p);
+    p = dlsym(handle, "sysctlbyname");
+    memcpy(&e->calls.sysctlbyname, &p, sizeof p);
+    dk__strlcpy(e->root, root, sizeof e->root);
+    e->next = list;
+    list = e;
+    *out = &e->calls;
+done:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cycles)
+{
+    const dk__libsystem *ls = NULL;
+    int rc = dk__libsystem_load(root, &ls);
+    if (rc != 0)
+        return rc;
+    if (ls->proc_pid_rusage == NULL)
+        return dk__fail(DK_ENOTSUP, "proc_pid_rusage is missing from libSystem");
+    struct dk__rusage_info_v4 ri;
+    memset(&ri, 0, sizeof ri);
+    if (pid == 0)
+        pid = getpid();
+    if (ls->proc_pid_rusage(pid, DK__RUSAGE_INFO_V4, &ri) != 0) {
+        int e = errno != 0 ? errno : EIO;
+        if (e == EPERM || e == EACCES)
+            return dk__fail_os(DK_EPERM, e, "proc_pid_rusage(%d) was refused", pid);
+        return dk__fail_os(DK_EOS, e, "proc_pid_rusage(%d) failed", pid);
+    }
+    *instructions = ri.ri_instructions;
+    *cycles = ri.ri_cycles;
+    return 0;
+}

@@ -1,0 +1,99 @@
+/*
+ * libsystem.h - the unprivileged macOS counter calls: thread_selfcounts()
+ * (macOS 12.4+) and proc_pid_rusage(), looked up at run time. Not installed.
+ *
+ * On a Mac they come from libSystem (dlsym(RTLD_DEFAULT, ...)); with a
+ * framework root they come from <root>/usr/lib/system/libsystem_kernel.dylib,
+ * which the simulated root provides.
+ */
+#ifndef DKPERF_SYS_LIBSYSTEM_H
+#define DKPERF_SYS_LIBSYSTEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DK__LIBSYSTEM_KERNEL_PATH "/usr/lib/system/libsystem_kernel.dylib"
+
+/* thread_selfcounts kinds (sys/resource_private.h). */
+#define DK__THSC_CPI 1                /* struct dk__thsc_cpi of the calling thread */
+#define DK__THSC_CPI_PER_PERF_LEVEL 2 /* one per hw.nperflevels, P cores first */
+
+struct dk__thsc_cpi {
+    uint64_t tcpi_instructions;
+    uint64_t tcpi_cycles;
+};
+
+#define DK__RUSAGE_INFO_V4 4
+
+/* struct rusage_info_v4 of <sys/resource.h> (296 bytes). */
+struct dk__rusage_info_v4 {
+    uint8_t ri_uuid[16];
+    uint64_t ri_user_time;
+    uint64_t ri_system_time;
+    uint64_t ri_pkg_idle_wkups;
+    uint64_t ri_interrupt_wkups;
+    uint64_t ri_pageins;
+    uint64_t ri_wired_size;
+    uint64_t ri_resident_size;
+    uint64_t ri_phys_footprint;
+    uint64_t ri_proc_start_abstime;
+    uint64_t ri_proc_exit_abstime;
+    uint64_t ri_child_user_time;
+    uint64_t ri_child_system_time;
+    uint64_t ri_child_pkg_idle_wkups;
+    uint64_t ri_child_interrupt_wkups;
+    uint64_t ri_child_pageins;
+    uint64_t ri_child_elapsed_abstime;
+    uint64_t ri_diskio_bytesread;
+    uint64_t ri_diskio_byteswritten;
+    uint64_t ri_cpu_time_qos_default;
+    uint64_t ri_cpu_time_qos_maintenance;
+    uint64_t ri_cpu_time_qos_background;
+    uint64_t ri_cpu_time_qos_utility;
+    uint64_t ri_cpu_time_qos_legacy;
+    uint64_t ri_cpu_time_qos_user_initiated;
+    uint64_t ri_cpu_time_qos_user_interactive;
+    uint64_t ri_billed_system_time;
+    uint64_t ri_serviced_system_time;
+    uint64_t ri_logical_writes;
+    uint64_t ri_lifetime_max_phys_footprint;
+    uint64_t ri_instructions;
+    uint64_t ri_cycles;
+    uint64_t ri_billed_energy;
+    uint64_t ri_serviced_energy;
+    uint64_t ri_interval_max_phys_footprint;
+    uint64_t ri_runnable_time;
+};
+
+_Static_assert(sizeof(struct dk__rusage_info_v4) == 296, "rusage_info_v4 is 296 bytes");
+_Static_assert(offsetof(struct dk__rusage_info_v4, ri_instructions) == 248,
+               "ri_instructions at 248");
+_Static_assert(offsetof(struct dk__rusage_info_v4, ri_cycles) == 256, "ri_cycles at 256");
+
+typedef int (*dk__thread_selfcounts_fn)(int kind, void *dst, size_t size);
+typedef int (*dk__proc_pid_rusage_fn)(int pid, int flavor, void *buffer);
+typedef int (*dk__sysctlbyname_fn)(const char *name, void *oldp, size_t *oldlenp, void *newp,
+                                   size_t newlen);
+
+/* Any of the pointers may be NULL: the symbol is missing. */
+typedef struct dk__libsystem {
+    dk__thread_selfcounts_fn thread_selfcounts;
+    dk__proc_pid_rusage_fn proc_pid_rusage;
+    dk__sysctlbyname_fn sysctlbyname;
+} dk__libsystem;
+
+/*
+ * Resolve the calls for a framework root (see dk_framework_root). Cached
+ * per root, never unloaded. Returns 0 and sets *out, or DK_ELOAD with the
+ * path and dlerror() text.
+ */
+int dk__libsystem_load(const char *root, const dk__libsystem **out);
+
+/*
+ * Instructions and cycles process pid (0: this one) has retired, from
+ * proc_pid_rusage(RUSAGE_INFO_V4). Returns 0, DK_ELOAD, DK_ENOTSUP, DK_EPERM,
+ * DK_EOS.
+ */
+int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cycles);
+
+#endif /* DKPERF_SYS_LIBSYSTEM_H */

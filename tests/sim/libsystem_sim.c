@@ -1,0 +1,191 @@
+/*
+ * libsystem_sim.c - a simulated macOS libsystem_kernel.dylib for the
+ * unprivileged counters: thread_selfcounts(), proc_pid_rusage() and the
+ * sysctlbyname() nodes the library reads (hw.nperflevels,
+ * hw.perflevelN.name). Test code; see README.md.
+ *
+ * A thread's instructions and cycles follow its own CPU time, split into
+ * performance levels by the CPU it runs on (CPU number modulo the levels):
+ * level 0 ("Performance") at 3 GHz and 2.5 instructions per cycle, level 1
+ * ("Efficiency") at 2 GHz and 2 per cycle. A process's totals follow its
+ * CPU time at the level-0 rates.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "sys/libsystem.h"
+
+#define LEVELS_MAX 4
+
+static const struct {
+    uint32_t cycles_per_us;
+    uint32_t insts_per_us;
+    const char *name;
+} level_rates[LEVELS_MAX] = {
+    {3000, 7500, "Performance"},
+    {2000, 4000, "Efficiency"},
+    {1500, 2500, "Level2"},
+    {1000, 1500, "Level3"},
+};
+
+/* hw.nperflevels: DKPERF_SIM_PERFLEVELS, else 2 on Apple chips, 1 on Intel. */
+static unsigned levels(void)
+{
+    const char *v = getenv("DKPERF_SIM_PERFLEVELS");
+    if (v != NULL && *v != '\0') {
+        int n = atoi(v);
+        return n < 1 ? 1 : n > LEVELS_MAX ? LEVELS_MAX : (unsigned)n;
+    }
+    const sim_chip *c = sim_current_chip();
+    return c != NULL && c->architecture == KPEP_ARCH_X86_64 ? 1 : 2;
+}
+
+static uint64_t cpu_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#ifndef SIM_OMIT_SELFCOUNTS
+typedef struct thread_counts {
+    bool started;
+    uint64_t last_ns;
+    struct dk__thsc_cpi level[LEVELS_MAX];
+} thread_counts;
+
+static _Thread_local thread_counts self;
+
+/* Charge the CPU time since the last call to the level of this CPU. */
+static void settle(void)
+{
+    uint64_t now = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (self.started) {
+        int cpu = sched_getcpu();
+        unsigned level = (unsigned)(cpu < 0 ? 0 : cpu) % levels();
+        uint64_t delta = now - self.last_ns;
+        self.level[level].tcpi_cycles += delta * level_rates[level].cycles_per_us / 1000;
+        self.level[level].tcpi_instructions += delta * level_rates[level].insts_per_us / 1000;
+    }
+    self.started = true;
+    self.last_ns = now;
+}
+
+SIM_API int thread_selfcounts(int kind, void *dst, size_t size)
+{
+    int code;
+    if (sim_fault("thread_selfcounts", &code)) {
+        errno = code;
+        return -1;
+    }
+    if (dst == NULL) {
+        errno = EFAULT;
+        return -1;
+    }
+    settle();
+    unsigned n = levels();
+    if (kind == DK__THSC_CPI) {
+        struct dk__thsc_cpi total = {0, 0};
+        for (unsigned i = 0; i < n; i++) {
+            total.tcpi_instructions += self.level[i].tcpi_instructions;
+            total.tcpi_cycles += self.level[i].tcpi_cycles;
+        }
+        memcpy(dst, &total, size < sizeof total ? size : sizeof total);
+        return 0;
+    }
+    if (kind == DK__THSC_CPI_PER_PERF_LEVEL) {
+        size_t bytes = n * sizeof self.level[0];
+        memcpy(dst, self.level, size < bytes ? size : bytes);
+        return 0;
+    }
+    errno = EINVAL;
+    return -1;
+}
+#endif
+
+/* utime + stime of another process from /proc, in ns. */
+static int other_process_ns(int pid, uint64_t *ns)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime = 0, stime = 0;
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                            &utime, &stime) != 2)
+        return -1;
+    *ns = (utime + stime) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+    return 0;
+}
+
+SIM_API int proc_pid_rusage(int pid, int flavor, void *buffer)
+{
+    int code;
+    if (sim_fault("proc_pid_rusage", &code)) {
+        errno = code;
+        return -1;
+    }
+    if (buffer == NULL || flavor != DK__RUSAGE_INFO_V4) {
+        errno = EINVAL;
+        return -1;
+    }
+    uint64_t ns;
+    if (pid == getpid()) {
+        ns = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
+    } else if (other_process_ns(pid, &ns) != 0) {
+        errno = ESRCH;
+        return -1;
+    }
+    struct dk__rusage_info_v4 ri;
+    memset(&ri, 0, sizeof ri);
+    ri.ri_user_time = ns;
+    ri.ri_cycles = ns * level_rates[0].cycles_per_us / 1000;
+    ri.ri_instructions = ns * level_rates[0].insts_per_us / 1000;
+    memcpy(buffer, &ri, sizeof ri);
+    return 0;
+}
+
+SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+{
+    (void)newp;
+    if (name == NULL || oldlenp == NULL || newlen != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (strcmp(name, "hw.nperflevels") == 0) {
+        int32_t n = (int32_t)levels();
+        if (oldp == NULL || *oldlenp < sizeof n) {
+            *oldlenp = sizeof n;
+            return oldp == NULL ? 0 : (errno = ENOMEM, -1);
+        }
+        memcpy(oldp, &n, sizeof n);
+        *oldlenp = sizeof n;
+        return 0;
+    }
+    unsigned level;
+    char rest[32];
+    if (sscanf(name, "hw.perflevel%u.%31s", &level, rest) == 2 && strcmp(rest, "name") == 0 &&
+        level < levels()) {
+        size_t len = strlen(level_rates[level].name) + 1;
+        if (oldp == NULL || *oldlenp < len) {
+            *oldlenp = len;
+            return oldp == NULL ? 0 : (errno = ENOMEM, -1);
+        }
+        memcpy(oldp, level_rates[level].name, len);
+        *oldlenp = len;
+        return 0;
+    }
+    errno = ENOENT;
+    return -1;
+}
