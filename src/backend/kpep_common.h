@@ -5,7 +5,7 @@
 #ifndef DKPERF_BACKEND_KPEP_COMMON_H
 #define DKPERF_BACKEND_KPEP_COMMON_H
 
-#include "core.h"
+#include "core/core.h"
 #include "dkperf/kperf.h"
 
 /* errno of a failed kpc-style call: the framework returns the sysctl's -1

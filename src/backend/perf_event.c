@@ -79,6 +79,8 @@ typedef struct pe_thread {
     pe_group groups[GROUPS_MAX];
     size_t ngroups;
     const dk__pmc_ops *pmc;    /* userspace reads for a single all-hardware group */
+    bool simple;               /* one group whose counters are the events, in order */
+    size_t simple_size;        /* bytes of its read() */
     uint64_t buf[3 + 2 * INSTANCES_MAX];
 } pe_thread;
 
@@ -227,9 +229,13 @@ static bool is_core_pmu(const char *name)
            strncmp(name, "armv8", 5) == 0 || strncmp(name, "armv9", 5) == 0;
 }
 
+static bool hardware_type(const session *k, uint32_t type);
+
+/* Some PMUs (msr, for one) refuse every exclusion bit: ask only for what is
+ * needed, and leave the hypervisor out only where hardware counts it. */
 static void apply_exclusions(const session *k, struct perf_event_attr *attr, int exclude)
 {
-    attr->exclude_hv = 1;
+    attr->exclude_hv = hardware_type(k, attr->type);
     attr->exclude_kernel = k->exclude_kernel || exclude == 'u';
     attr->exclude_user = exclude == 'k';
 }
@@ -298,12 +304,12 @@ static int apply_format(pe_def *def, const char *spec, uint64_t value)
     return 0;
 }
 
-static int parse_terms(session *k, const char *pmu, char *terms, pe_def *def, const char *whole,
-                       int depth);
+static int parse_terms(const char *sysfs, const char *pmu, char *terms, pe_def *def,
+                       const char *whole, int depth);
 
 /* One term of a pmu/.../ event. */
-static int parse_term(session *k, const char *pmu, char *term, pe_def *def, const char *whole,
-                      int depth)
+static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *def,
+                      const char *whole, int depth)
 {
     char path[512], spec[256];
     char *eq = strchr(term, '=');
@@ -325,7 +331,7 @@ static int parse_term(session *k, const char *pmu, char *term, pe_def *def, cons
     else if (strcmp(term, "name") == 0)
         ; /* a label only */
     else {
-        if (pathf(path, sizeof path, "%s/%s/format/%s", k->sysfs, pmu, term) == 0 &&
+        if (pathf(path, sizeof path, "%s/%s/format/%s", sysfs, pmu, term) == 0 &&
             read_text(path, spec, sizeof spec) == 0) {
             int rc = apply_format(def, spec, value);
             if (rc == -2)
@@ -338,17 +344,17 @@ static int parse_term(session *k, const char *pmu, char *term, pe_def *def, cons
         }
         /* A named event of the PMU stands for its definition. */
         if (eq == NULL && depth == 0 &&
-            pathf(path, sizeof path, "%s/%s/events/%s", k->sysfs, pmu, term) == 0 &&
+            pathf(path, sizeof path, "%s/%s/events/%s", sysfs, pmu, term) == 0 &&
             read_text(path, spec, sizeof spec) == 0)
-            return parse_terms(k, pmu, spec, def, whole, depth + 1);
+            return parse_terms(sysfs, pmu, spec, def, whole, depth + 1);
         return dk__fail(DK_ENOEVENT, "event %s: PMU %s has no format term or event called %s",
                         whole, pmu, term);
     }
     return 0;
 }
 
-static int parse_terms(session *k, const char *pmu, char *terms, pe_def *def, const char *whole,
-                       int depth)
+static int parse_terms(const char *sysfs, const char *pmu, char *terms, pe_def *def,
+                       const char *whole, int depth)
 {
     char *save = NULL;
     for (char *term = strtok_r(terms, ",", &save); term != NULL; term = strtok_r(NULL, ",", &save)) {
@@ -356,20 +362,20 @@ static int parse_terms(session *k, const char *pmu, char *terms, pe_def *def, co
             term++;
         if (*term == '\0')
             continue;
-        int rc = parse_term(k, pmu, term, def, whole, depth);
+        int rc = parse_term(sysfs, pmu, term, def, whole, depth);
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
-/* "pmu/terms/[modifiers]" into def; DK_ENOEVENT when name is not of that form. */
-static int parse_pmu_event(session *k, const char *name, pe_def *def)
+/* "pmu/terms/[modifiers]" into def; DK__NOT_MINE when name is not of that form. */
+static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
 {
     const char *slash = strchr(name, '/');
     const char *last = strrchr(name, '/');
     if (slash == NULL || slash == name || last == slash)
-        return DK_ENOEVENT;
+        return DK__NOT_MINE;
     char pmu[64], terms[256], path[512], type[32];
     size_t plen = (size_t)(slash - name), tlen = (size_t)(last - slash - 1);
     if (plen >= sizeof pmu || tlen >= sizeof terms)
@@ -378,10 +384,10 @@ static int parse_pmu_event(session *k, const char *name, pe_def *def)
     pmu[plen] = '\0';
     memcpy(terms, slash + 1, tlen);
     terms[tlen] = '\0';
-    if (pathf(path, sizeof path, "%s/%s/type", k->sysfs, pmu) != 0 ||
+    if (pathf(path, sizeof path, "%s/%s/type", sysfs, pmu) != 0 ||
         read_text(path, type, sizeof type) != 0)
         return dk__fail(DK_ENOEVENT, "event %s: there is no PMU called %s (see %s)", name, pmu,
-                        k->sysfs);
+                        sysfs);
     memset(def, 0, sizeof *def);
     def->type = (uint32_t)strtoul(type, NULL, 10);
     for (const char *m = last + 1; *m != '\0'; m++) {
@@ -390,16 +396,16 @@ static int parse_pmu_event(session *k, const char *name, pe_def *def)
                             name, *m);
         def->exclude = *m;
     }
-    return parse_terms(k, pmu, terms, def, name, 0);
+    return parse_terms(sysfs, pmu, terms, def, name, 0);
 }
 
 static int parse_raw(const char *name, pe_def *def)
 {
     if (name[0] != 'r' || name[1] == '\0')
-        return DK_ENOEVENT;
+        return DK__NOT_MINE;
     for (const char *p = name + 1; *p != '\0'; p++)
         if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
-            return DK_ENOEVENT;
+            return DK__NOT_MINE;
     if (strlen(name + 1) > 16)
         return dk__fail(DK_EINVAL, "raw event %s has more than 64 bits", name);
     memset(def, 0, sizeof *def);
@@ -408,13 +414,19 @@ static int parse_raw(const char *name, pe_def *def)
     return 0;
 }
 
+int dk__pe_parse(const char *sysfs, const char *name, pe_def *def)
+{
+    int rc = parse_raw(name, def);
+    if (rc == DK__NOT_MINE)
+        rc = parse_pmu_event(sysfs, name, def);
+    return rc;
+}
+
 static int pe_resolve(dk_sampler *s, const char *name, const dk_database_event **out)
 {
     session *k = s->impl;
     pe_def def;
-    int rc = parse_raw(name, &def);
-    if (rc == DK_ENOEVENT)
-        rc = parse_pmu_event(k, name, &def);
+    int rc = dk__pe_parse(k->sysfs, name, &def);
     if (rc != 0)
         return rc;
     size_t len = strlen(name);
@@ -576,7 +588,7 @@ static int add_sysfs_events(session *k, builder *b)
             if (pathf(file, sizeof file, "%s/%s.unit", path, ee->d_name) == 0)
                 (void)read_text(file, unit, sizeof unit);
             pe_def def;
-            if (parse_pmu_event(k, name, &def) != 0)
+            if (parse_pmu_event(k->sysfs, name, &def) != 0)
                 continue;
             dk_database_event ev = {0};
             ev.name = own(k, name);
@@ -742,7 +754,7 @@ static bool hardware_type(const session *k, uint32_t type)
     return false;
 }
 
-static int fail_open(const session *k, const dk_database_event *ev, const pe_def *def, int e,
+int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int paranoid, int e,
                      bool sibling)
 {
     switch (e) {
@@ -751,35 +763,42 @@ static int fail_open(const session *k, const dk_database_event *ev, const pe_def
         return dk__fail_os(DK_EPERM, e,
                            "event %s was refused (kernel.perf_event_paranoid is %d): it needs "
                            "CAP_PERFMON or a lower perf_event_paranoid",
-                           ev->name, k->paranoid);
+                           event, paranoid);
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:
-        if (hardware_type(k, def->type) && k->core_count == 0)
+        if (hardware && !have_pmu)
             return dk__fail_os(DK_EUNAVAILABLE, e,
-                               "event %s is not supported here: no hardware PMU is visible (%s "
-                               "lists no cpu PMU; virtual machines often have none)",
-                               ev->name, k->sysfs);
+                               "event %s is not supported here: no hardware PMU is visible (no "
+                               "cpu PMU in " SYSFS_DEVICES "; virtual machines often have none)",
+                               event);
         return dk__fail_os(DK_EUNAVAILABLE, e, "event %s is not supported by this kernel or CPU",
-                           ev->name);
+                           event);
     case EINVAL:
         if (sibling)
             return dk__fail_os(DK_ECONFLICT, e, "event %s cannot be counted in one group with the "
                                                 "events before it",
-                               ev->name);
+                               event);
         return dk__fail_os(DK_EUNAVAILABLE, e, "the kernel refused the attributes of event %s",
-                           ev->name);
+                           event);
     case EMFILE:
     case ENFILE:
     case ENOSPC:
-        return dk__fail_os(DK_ETOOMANY, e, "event %s: too many counters open", ev->name);
+        return dk__fail_os(DK_ETOOMANY, e, "event %s: too many counters open", event);
     case EBUSY:
         return dk__fail_os(DK_EBUSY, e, "event %s: its counter is held exclusively by another "
                                         "user",
-                           ev->name);
+                           event);
     default:
-        return dk__fail_os(DK_EOS, e, "perf_event_open for event %s failed", ev->name);
+        return dk__fail_os(DK_EOS, e, "perf_event_open for event %s failed", event);
     }
+}
+
+static int fail_open(const session *k, const dk_database_event *ev, const pe_def *def, int e,
+                     bool sibling)
+{
+    return dk__pe_fail_open(ev->name, hardware_type(k, def->type), k->core_count > 0,
+                            k->paranoid, e, sibling);
 }
 
 static void close_counters(pe_thread *pt)
@@ -899,6 +918,14 @@ static bool map_pages(pe_thread *pt)
     return true;
 }
 
+static void describe(dk_reading *info, uint64_t enabled, uint64_t running)
+{
+    info->time_enabled = enabled;
+    info->time_running = running;
+    info->multiplexed = running < enabled;
+    info->counted = running > 0;
+}
+
 static int read_groups(dk_thread *t, uint64_t *values, dk_reading *info)
 {
     pe_thread *pt = t->impl;
@@ -926,18 +953,49 @@ static int read_groups(dk_thread *t, uint64_t *values, dk_reading *info)
         if (enabled > max_ena)
             max_ena = enabled;
     }
-    if (info != NULL) {
-        info->time_enabled = max_ena;
-        info->time_running = min_run == UINT64_MAX ? 0 : min_run;
-        info->multiplexed = info->time_running < info->time_enabled;
-        info->counted = info->time_running > 0;
-    }
+    if (info != NULL)
+        describe(info, max_ena, min_run == UINT64_MAX ? 0 : min_run);
     return 0;
+}
+
+/* Whether the fast path applies: one group holding exactly the events in
+ * caller order, as a first read() confirms by the ids it returns. */
+static bool check_simple(const dk_thread *t, pe_thread *pt)
+{
+    if (pt->ngroups != 1 || pt->ncounters != t->n)
+        return false;
+    for (size_t i = 0; i < pt->ncounters; i++)
+        if (pt->counters[i].event != i)
+            return false;
+    size_t want = (3 + 2 * pt->ncounters) * sizeof(uint64_t);
+    if (read(pt->groups[0].leader_fd, pt->buf, want) != (ssize_t)want || pt->buf[0] != t->n)
+        return false;
+    for (size_t i = 0; i < pt->ncounters; i++)
+        if (pt->buf[4 + 2 * i] != pt->counters[i].id)
+            return false;
+    pt->simple_size = want;
+    return true;
 }
 
 static int pe_read(dk_thread *t, uint64_t *values, dk_reading *info)
 {
     pe_thread *pt = t->impl;
+    if (DK__LIKELY(pt->simple && pt->pmc == NULL)) {
+        /* One read(), values in caller order (checked once at open). */
+        ssize_t got = read(pt->groups[0].leader_fd, pt->buf, pt->simple_size);
+        if (DK__UNLIKELY(got != (ssize_t)pt->simple_size))
+            return dk__fail_os(DK_EOS, got < 0 ? errno : EIO, "reading the counters failed");
+        uint64_t enabled = pt->buf[1], running = pt->buf[2];
+        if (DK__LIKELY(running >= enabled))
+            for (size_t i = 0; i < pt->ncounters; i++)
+                values[i] = pt->buf[3 + 2 * i];
+        else
+            for (size_t i = 0; i < pt->ncounters; i++)
+                values[i] = dk_scale_count(pt->buf[3 + 2 * i], enabled, running);
+        if (info != NULL)
+            describe(info, enabled, running);
+        return 0;
+    }
     if (pt->pmc != NULL) {
         uint64_t ena = 0, run = 0;
         size_t i = 0;
@@ -950,12 +1008,8 @@ static int pe_read(dk_thread *t, uint64_t *values, dk_reading *info)
             run = r;
         }
         if (i == pt->ncounters) {
-            if (info != NULL) {
-                info->time_enabled = ena;
-                info->time_running = run;
-                info->multiplexed = run < ena;
-                info->counted = run > 0;
-            }
+            if (info != NULL)
+                describe(info, ena, run);
             return 0;
         }
     }
@@ -1001,6 +1055,7 @@ static int pe_thread_open(dk_thread *t)
         hardware &= hardware_type(k, defs[pt->counters[i].event]->type);
     if (hardware && map_pages(pt))
         pt->pmc = dk__pmc_native();
+    pt->simple = check_simple(t, pt);
     t->impl = pt;
     t->read = pe_read;
     return 0;

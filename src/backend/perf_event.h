@@ -11,7 +11,7 @@
 
 #include <linux/perf_event.h>
 
-#include "core.h"
+#include "core/core.h"
 
 /* How to open one event. */
 typedef struct pe_def {
@@ -30,6 +30,18 @@ typedef struct pe_def {
  */
 size_t dk__pe_plan(const uint32_t *core_types, size_t core_count, const pe_def *const *defs,
                    size_t n, struct perf_event_attr *attrs, size_t *events, size_t *keys);
+
+/*
+ * Parse raw "rNNNN" or "pmu/term=value,.../[u|k]" against the event_source
+ * devices under sysfs. Returns 0, DK__NOT_MINE (not of either form),
+ * DK_ENOEVENT (no such PMU, term or event), DK_EINVAL (malformed), with the
+ * detail recorded.
+ */
+int dk__pe_parse(const char *sysfs, const char *name, pe_def *def);
+
+/* The DK_E* code and detail for a perf_event_open failure with errno e. */
+int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int paranoid, int e,
+                     bool sibling);
 
 /* The leader fd of a perf_event thread sampler's first group. */
 int dk__perf_event_group_fd(const dk_thread *t);

@@ -71,6 +71,9 @@ struct dk_thread {
 
 #define DK__BACKEND_VERSION 1
 
+/* A backend's resolve: the name is not of its syntax (not an error). */
+#define DK__NOT_MINE 1
+
 /*
  * The backend method table (cf. sqlite3_vfs, pmc.h perf_monitor_methods_t).
  * The core validates arguments, owns threads and reference counts, and
@@ -95,7 +98,8 @@ struct dk__backend {
 
     /* Optional: resolve a name the database does not list (e.g. perf's
      * raw and pmu/.../ syntax). Returns 0 with *out valid until s is freed,
-     * DK_ENOEVENT when the name is not of this backend's syntax, or an error. */
+     * DK__NOT_MINE when the name is not of this backend's syntax, or a
+     * DK_E* error that ends the lookup. */
     int (*resolve)(dk_sampler *s, const char *name, const dk_database_event **out);
     /* Optional: instructions and cycles of a whole process. */
     int (*process_cpi)(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles);

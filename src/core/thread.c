@@ -110,7 +110,7 @@ static int resolve_name(dk_sampler *s, const char *name, const dk_database_event
 
     if (s->backend->resolve != NULL) {
         int rc = s->backend->resolve(s, name, out);
-        if (rc != DK_ENOEVENT)
+        if (rc != DK__NOT_MINE)
             return rc;
     }
 

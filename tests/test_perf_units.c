@@ -1,0 +1,316 @@
+/*
+ * test_perf_units.c - parts of the perf_event backend that cannot be
+ * reached on a machine without a hardware PMU, on synthetic inputs: the
+ * rdpmc reader on a fake mmap page, the hybrid planner, the pmu/.../
+ * parser on a fake sysfs tree, the errno map, and count scaling.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/perf_event.h"
+#include "backend/perf_mmap.h"
+#include "dkperf.h"
+#include "util.h"
+
+/* ------------------------------------------------------------------------ */
+/* The mmap page reader                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct fake {
+    struct perf_event_mmap_page *page;
+    uint64_t pmc;         /* what rdpmc returns */
+    uint64_t tsc;
+    int rdpmc_calls;
+    int bump_lock_times;  /* simulate a concurrent update this many times */
+    uint32_t last_counter;
+} fake;
+
+static uint64_t fake_rdpmc(uint32_t counter, void *ctx)
+{
+    fake *f = ctx;
+    f->rdpmc_calls++;
+    f->last_counter = counter;
+    if (f->bump_lock_times > 0) {
+        f->bump_lock_times--;
+        f->page->lock++; /* the kernel rewrote the page meanwhile */
+        f->page->offset += 1000;
+    }
+    return f->pmc;
+}
+
+static uint64_t fake_rdtsc(void *ctx) { return ((fake *)ctx)->tsc; }
+
+static struct perf_event_mmap_page page;
+
+static fake setup_page(void)
+{
+    memset(&page, 0, sizeof page);
+    page.cap_user_rdpmc = 1;
+    page.index = 3;          /* hardware counter 2 */
+    page.offset = 500;
+    page.pmc_width = 48;
+    page.time_enabled = 1000;
+    page.time_running = 1000;
+    fake f = {.page = &page, .pmc = 42};
+    return f;
+}
+
+TEST_CASE(rdpmc_reads_offset_plus_counter)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    uint64_t count = 0, ena = 0, run = 0;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_U64(count, ==, 542);
+    CHECK_INT(f.last_counter, ==, 2); /* index - 1 */
+    CHECK_U64(ena, ==, 1000);
+    CHECK_U64(run, ==, 1000);
+}
+
+TEST_CASE(rdpmc_sign_extends_to_the_counter_width)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    /* A 48-bit counter at -1 reads as 0xffffffffffff. */
+    f.pmc = 0xffffffffffffull;
+    uint64_t count, ena, run;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_U64(count, ==, 499);
+    /* Bits above the width are ignored. */
+    f.pmc = 0xabcd000000000010ull;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_U64(count, ==, 516);
+}
+
+TEST_CASE(rdpmc_retries_when_the_page_changes)
+{
+    fake f = setup_page();
+    f.bump_lock_times = 2;
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    uint64_t count, ena, run;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_INT(f.rdpmc_calls, ==, 3);
+    CHECK_U64(count, ==, 2500 + 42); /* the offset the final, stable pass saw */
+}
+
+TEST_CASE(rdpmc_declines_when_the_kernel_must_read)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    uint64_t count = 7, ena = 7, run = 7;
+    page.index = 0; /* software event, or not scheduled on the PMU now */
+    CHECK(!dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_U64(count, ==, 7);
+    page.index = 3;
+    page.cap_user_rdpmc = 0; /* no userspace access */
+    CHECK(!dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_INT(f.rdpmc_calls, ==, 0);
+    CHECK(!dk__pmc_read(&page, NULL, &count, &ena, &run));
+}
+
+TEST_CASE(rdpmc_extrapolates_time_with_the_tsc)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    page.cap_user_time = 1;
+    page.time_enabled = 1000;
+    page.time_running = 600; /* it was multiplexed before */
+    page.time_shift = 10;
+    page.time_mult = 512;    /* 0.5 ns per cycle */
+    page.time_offset = 100;
+    f.tsc = 4096 + 3;        /* quot 4, rem 3 */
+    uint64_t count, ena, run;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    /* delta = offset + quot * mult + ((rem * mult) >> shift) = 100 + 2048 + 1 */
+    CHECK_U64(ena, ==, 1000 + 2149);
+    CHECK_U64(run, ==, 600 + 2149);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scaling                                                                   */
+/* ------------------------------------------------------------------------ */
+
+TEST_CASE(scaling_of_multiplexed_counts)
+{
+    CHECK_U64(dk_scale_count(1000, 2000, 1000), ==, 2000);
+    CHECK_U64(dk_scale_count(1000, 3000, 2000), ==, 1500);
+    CHECK_U64(dk_scale_count(7, 10, 3), ==, 23); /* 7 * 10 / 3 = 23.3 */
+    CHECK_U64(dk_scale_count(1000, 1000, 1000), ==, 1000);
+    CHECK_U64(dk_scale_count(1000, 500, 1000), ==, 1000); /* running >= enabled: as is */
+    CHECK_U64(dk_scale_count(1000, 1000, 0), ==, 0);      /* never ran */
+    /* No overflow where count * enabled exceeds 64 bits. */
+    CHECK_U64(dk_scale_count(UINT64_MAX / 2, 4000000000ull, 2000000000ull), ==,
+              UINT64_MAX / 2 * 2);
+    CHECK_U64(dk_scale_count(1ull << 62, 3ull << 40, 1ull << 41), ==, 3ull << 61);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hybrid planning                                                           */
+/* ------------------------------------------------------------------------ */
+
+TEST_CASE(hybrid_cpus_get_one_instance_per_core_pmu)
+{
+    const uint32_t cores[] = {4, 10}; /* e.g. cpu_core, cpu_atom */
+    pe_def insts = {.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_INSTRUCTIONS, .generic = true};
+    pe_def clock = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK};
+    pe_def atom_raw = {.type = 10, .config = 0xc0};
+    const pe_def *defs[] = {&insts, &clock, &atom_raw};
+    struct perf_event_attr attrs[8];
+    size_t events[8], keys[8];
+    size_t m = dk__pe_plan(cores, 2, defs, 3, attrs, events, keys);
+    CHECK_INT(m, ==, 4);
+    CHECK_INT(events[0], ==, 0);
+    CHECK_INT(events[1], ==, 0);
+    CHECK_U64(attrs[0].config, ==, (4ull << PERF_PMU_TYPE_SHIFT) | PERF_COUNT_HW_INSTRUCTIONS);
+    CHECK_U64(attrs[1].config, ==, (10ull << PERF_PMU_TYPE_SHIFT) | PERF_COUNT_HW_INSTRUCTIONS);
+    CHECK_INT(keys[0], ==, 0);
+    CHECK_INT(keys[1], ==, 1);
+    CHECK_INT(events[2], ==, 1); /* software: one instance, first group */
+    CHECK_INT(keys[2], ==, 0);
+    CHECK_U64(attrs[2].config, ==, PERF_COUNT_SW_TASK_CLOCK);
+    CHECK_INT(events[3], ==, 2); /* an atom PMU event joins the atom group */
+    CHECK_INT(keys[3], ==, 1);
+    CHECK_INT(attrs[3].type, ==, 10);
+
+    /* One core PMU: no copies, plain configs. */
+    m = dk__pe_plan(cores, 1, defs, 2, attrs, events, keys);
+    CHECK_INT(m, ==, 2);
+    CHECK_U64(attrs[0].config, ==, PERF_COUNT_HW_INSTRUCTIONS);
+    CHECK_INT(keys[0], ==, 0);
+    /* None at all (a VM): the same. */
+    m = dk__pe_plan(NULL, 0, defs, 2, attrs, events, keys);
+    CHECK_INT(m, ==, 2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pmu/.../ parser on a fake sysfs tree                                  */
+/* ------------------------------------------------------------------------ */
+
+static char root[256];
+
+static void write_file(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void fake_sysfs(void)
+{
+    snprintf(root, sizeof root, "/tmp/dkperf-sysfs-%d", (int)getpid());
+    mkdir(root, 0755);
+    write_file("cpu/type", "4\n");
+    write_file("cpu/format/event", "config:0-7\n");
+    write_file("cpu/format/umask", "config:8-15\n");
+    write_file("cpu/format/inv", "config:23\n");
+    write_file("cpu/format/cmask", "config:24-31\n");
+    write_file("cpu/format/split", "config:0-3,32-35\n");
+    write_file("cpu/format/ldlat", "config1:0-15\n");
+    write_file("cpu/format/bad", "configX:0-7\n");
+    write_file("cpu/events/instructions", "event=0xc0\n");
+    write_file("cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+}
+
+static void remove_tree(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    CHECK_INT(system(cmd), ==, 0);
+}
+
+TEST_CASE(pmu_syntax_fills_the_format_fields)
+{
+    fake_sysfs();
+    pe_def d;
+    CHECK_INT(dk__pe_parse(root, "cpu/event=0x3c,umask=0x01,cmask=2,inv/", &d), ==, 0);
+    CHECK_INT(d.type, ==, 4);
+    CHECK_U64(d.config, ==, 0x3c | 0x01 << 8 | 1u << 23 | 2u << 24);
+    CHECK_INT(d.exclude, ==, 0);
+    /* A value spread over two ranges. */
+    CHECK_INT(dk__pe_parse(root, "cpu/split=0xab/", &d), ==, 0);
+    CHECK_U64(d.config, ==, 0xbull | 0xaull << 32);
+    /* A named event of the PMU, with config1. */
+    CHECK_INT(dk__pe_parse(root, "cpu/mem-loads/", &d), ==, 0);
+    CHECK_U64(d.config, ==, 0xcd | 0x1 << 8);
+    CHECK_U64(d.config1, ==, 3);
+    CHECK_INT(dk__pe_parse(root, "cpu/instructions/u", &d), ==, 0);
+    CHECK_U64(d.config, ==, 0xc0);
+    CHECK_INT(d.exclude, ==, 'u');
+    CHECK_INT(dk__pe_parse(root, "cpu/config=0x1234,config2=5/k", &d), ==, 0);
+    CHECK_U64(d.config, ==, 0x1234);
+    CHECK_U64(d.config2, ==, 5);
+    CHECK_INT(d.exclude, ==, 'k');
+    remove_tree();
+}
+
+TEST_CASE(pmu_syntax_errors_name_the_problem)
+{
+    fake_sysfs();
+    pe_def d;
+    CHECK_INT(dk__pe_parse(root, "instructions", &d), ==, DK__NOT_MINE);
+    CHECK_INT(dk__pe_parse(root, "ref-cycles", &d), ==, DK__NOT_MINE);
+    CHECK_INT(dk__pe_parse(root, "gpu/event=1/", &d), ==, DK_ENOEVENT);
+    CHECK_CONTAINS(dk_last_error(), "no PMU called gpu");
+    CHECK_INT(dk__pe_parse(root, "cpu/event=0x1ff/", &d), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "does not fit");
+    CHECK_INT(dk__pe_parse(root, "cpu/bad=1/", &d), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "configX");
+    CHECK_INT(dk__pe_parse(root, "cpu/nothing/", &d), ==, DK_ENOEVENT);
+    CHECK_INT(dk__pe_parse(root, "cpu/event=/", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse(root, "cpu/event=1/z", &d), ==, DK_EINVAL);
+    remove_tree();
+}
+
+TEST_CASE(raw_events)
+{
+    pe_def d;
+    CHECK_INT(dk__pe_parse("/nonexistent", "r01c2", &d), ==, 0);
+    CHECK_INT(d.type, ==, PERF_TYPE_RAW);
+    CHECK_U64(d.config, ==, 0x1c2);
+    CHECK_INT(dk__pe_parse("/nonexistent", "rFFFF", &d), ==, 0);
+    CHECK_U64(d.config, ==, 0xffff);
+    CHECK_INT(dk__pe_parse("/nonexistent", "r", &d), ==, DK__NOT_MINE);
+    CHECK_INT(dk__pe_parse("/nonexistent", "r12g", &d), ==, DK__NOT_MINE);
+    CHECK_INT(dk__pe_parse("/nonexistent", "r11112222333344445", &d), ==, DK_EINVAL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* errno map (design guide, section 4)                                       */
+/* ------------------------------------------------------------------------ */
+
+TEST_CASE(errno_map)
+{
+    CHECK_INT(dk__pe_fail_open("instructions", true, true, 2, EACCES, false), ==, DK_EPERM);
+    CHECK_CONTAINS(dk_last_error(), "perf_event_paranoid is 2");
+    CHECK_CONTAINS(dk_last_error(), "CAP_PERFMON");
+    CHECK_INT(dk__pe_fail_open("x", true, true, 3, EPERM, false), ==, DK_EPERM);
+    CHECK_INT(dk__pe_fail_open("instructions", true, false, 2, ENOENT, false), ==,
+              DK_EUNAVAILABLE);
+    CHECK_CONTAINS(dk_last_error(), "no hardware PMU is visible");
+    CHECK_INT(dk__pe_fail_open("instructions", true, true, 2, EOPNOTSUPP, false), ==,
+              DK_EUNAVAILABLE);
+    CHECK(strstr(dk_last_error(), "no hardware PMU") == NULL);
+    CHECK_INT(dk__pe_fail_open("x", false, true, 2, ENODEV, false), ==, DK_EUNAVAILABLE);
+    CHECK_INT(dk__pe_fail_open("x", true, true, 2, EINVAL, false), ==, DK_EUNAVAILABLE);
+    CHECK_INT(dk__pe_fail_open("x", true, true, 2, EINVAL, true), ==, DK_ECONFLICT);
+    CHECK_CONTAINS(dk_last_error(), "one group");
+    CHECK_INT(dk__pe_fail_open("x", true, true, 2, EMFILE, false), ==, DK_ETOOMANY);
+    CHECK_INT(dk__pe_fail_open("x", true, true, 2, ENOSPC, false), ==, DK_ETOOMANY);
+    CHECK_INT(dk__pe_fail_open("x", true, true, 2, EBUSY, false), ==, DK_EBUSY);
+    CHECK_INT(dk__pe_fail_open("x", true, true, 2, EFAULT, false), ==, DK_EOS);
+    CHECK_INT(dk_last_os_error(), ==, EFAULT);
+}
+
+TEST_MAIN()
