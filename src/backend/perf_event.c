@@ -517,8 +517,8 @@ static void describe_cpu(session *k, dk_sampler *s)
     if (f != NULL)
         fclose(f);
     if (vendor[0] != '\0')
-        snprintf(k->cpu_id, sizeof k->cpu_id, "%s%s%s%s%s", vendor, family[0] ? "-" : "", family,
-                 model[0] ? "-" : "", model);
+        (void)pathf(k->cpu_id, sizeof k->cpu_id, "%s%s%s%s%s", vendor, family[0] ? "-" : "",
+                    family, model[0] ? "-" : "", model);
     struct utsname u;
     if (uname(&u) == 0) {
         if (strcmp(u.machine, "x86_64") == 0)
