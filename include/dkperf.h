@@ -150,6 +150,8 @@ typedef struct dk_backend_caps {
     bool multiplexing;    /* may time-share counters and scale counts (see dk_thread_read) */
     bool perf_levels;     /* splits counts by CPU performance level (P/E cores) */
     size_t counters;      /* hardware counters usable at once; 0 when unknown */
+    const char *pmu;      /* the PMU interface, e.g. "Apple ARM (kpc)", "cpu (perf_event)" */
+    const char *privileges; /* what the current privileges allow, one sentence */
 } dk_backend_caps;
 
 /*
@@ -270,6 +272,76 @@ DK_EXPORT const char *dk_thread_event_name(const dk_thread *t, size_t i);
 /* dk_thread_close - stop counting and free. Any thread may call it. NULL is
  * ignored. */
 DK_EXPORT void dk_thread_close(dk_thread *t);
+
+/* ------------------------------------------------------------------------ */
+/* Process and system scopes                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A dk_group counts events over a whole process or every CPU, where a
+ * dk_thread counts the calling thread (cf. pmc.h's task and system
+ * reservations). What each backend can do:
+ *
+ *   perf_event  process: any event, the process's threads and the children
+ *               it creates afterwards (inherit); system: any event on every
+ *               online CPU (needs CAP_PERFMON or perf_event_paranoid <= 0)
+ *   kperf       process: instructions and cycles only (proc_pid_rusage);
+ *               system: any event, from the per-CPU counters
+ *   selfcounts  process: instructions and cycles only; no system scope
+ */
+typedef enum dk_scope {
+    DK_SCOPE_PROCESS = 1, /* one process (pid) */
+    DK_SCOPE_SYSTEM = 2   /* every CPU */
+} dk_scope;
+
+/* dk_group_open flags */
+#define DK_GROUP_ENABLE_ON_EXEC 0x1u /* perf_event: start counting at the process's next exec
+                                        (dk_group_start is then not needed) */
+#define DK_GROUP_PARTIAL 0x2u        /* keep events the scope cannot count, marked unsupported,
+                                        instead of failing */
+
+typedef struct dk_group dk_group;
+
+/*
+ * dk_group_open - counters for n named events over a scope. pid is the
+ * process for DK_SCOPE_PROCESS (0: this one) and ignored for
+ * DK_SCOPE_SYSTEM. Names resolve as for dk_thread_open_names; a name no
+ * database knows is always an error, one the scope cannot count is an
+ * error unless DK_GROUP_PARTIAL.
+ * Returns 0 and sets *out (stopped unless DK_GROUP_ENABLE_ON_EXEC), or
+ * DK_EINVAL, DK_ENOEVENT, DK_EUNAVAILABLE, DK_EPERM, DK_ENOTSUP (the backend
+ * has no such scope), DK_ECONFLICT, DK_ETOOMANY, DK_ESTATE, DK_EOS, DK_ENOMEM.
+ */
+DK_EXPORT int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *names,
+                            size_t n, unsigned flags, dk_group **out);
+
+/* Events of the group, in the order given. */
+DK_EXPORT size_t dk_group_event_count(const dk_group *g);
+/* The native name counted for event i, or the name asked for when unsupported. */
+DK_EXPORT const char *dk_group_event_name(const dk_group *g, size_t i);
+/* The unit of event i's count ("ns" for task-clock), or NULL. */
+DK_EXPORT const char *dk_group_event_unit(const dk_group *g, size_t i);
+/* Whether event i is counted; dk_group_why(g, i) says why not ("" when it is). */
+DK_EXPORT bool dk_group_supported(const dk_group *g, size_t i);
+DK_EXPORT const char *dk_group_why(const dk_group *g, size_t i);
+/* "process 1234 and the children it starts", "every CPU (8)", ... */
+DK_EXPORT const char *dk_group_scope(const dk_group *g);
+
+/* dk_group_start / dk_group_stop - idempotent; any thread may call them.
+ * Return 0, DK_EINVAL, DK_ESTATE (the sampler gave its counters back), DK_EOS. */
+DK_EXPORT int dk_group_start(dk_group *g);
+DK_EXPORT int dk_group_stop(dk_group *g);
+
+/*
+ * dk_group_read - counts since the group started, one per event (0 for
+ * unsupported ones); info, when not NULL, holds n entries. On macOS a
+ * process's totals can still be read after it exits as long as it is not
+ * reaped (waitid(..., WEXITED | WNOWAIT)). Returns 0, DK_EINVAL, DK_EOS.
+ */
+DK_EXPORT int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info);
+
+/* dk_group_close - stop and free; gives back what it held. NULL is ignored. */
+DK_EXPORT void dk_group_close(dk_group *g);
 
 /* ------------------------------------------------------------------------ */
 /* Events                                                                    */

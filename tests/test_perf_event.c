@@ -49,7 +49,11 @@ TEST_CASE(backend_and_database)
     CHECK_OK(dk_sampler_caps(s, &caps));
     CHECK_STR(caps.name, "perf_event");
     CHECK(caps.per_thread && caps.multiplexing && caps.all_events && !caps.perf_levels);
-    CHECK(!caps.per_process);
+    CHECK(caps.per_process);
+    CHECK(caps.system_wide == (geteuid() == 0));
+    CHECK(caps.pmu != NULL && caps.privileges != NULL);
+    if (!have_cpu_pmu())
+        CHECK_CONTAINS(caps.pmu, "no hardware PMU");
     CHECK_INT(dk_sampler_perf_levels(s), ==, 0);
     const dk_database *db = dk_sampler_database(s);
     CHECK_STR(dk_database_name(db), "linux");

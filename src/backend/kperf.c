@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/darwin_group.h"
 #include "backend/kpep_common.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
@@ -39,7 +40,8 @@ typedef struct arbiter {
     const char *word_owner[CONFIG_MAX]; /* event programmed there, for errors */
     unsigned field[FIXED_FIELDS];       /* Intel fixed control fields in use */
     unsigned field_refs[FIXED_FIELDS];
-    unsigned class_refs[4];             /* running thread samplers per class */
+    unsigned counting_refs[4];  /* running thread samplers and system groups, per class */
+    unsigned thread_refs[4];    /* running thread samplers, per class */
 } arbiter;
 
 static pthread_mutex_t arbiters_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,6 +72,26 @@ typedef struct kthread {
     bool programmed;
     bool reprogrammed;       /* programmed since the last start */
 } kthread;
+
+/* The events of a thread sampler or system group, for configuring. */
+typedef struct request {
+    dk_sampler *s;
+    const dk_database_event **events; /* may be updated to a fallback event */
+    size_t n;
+} request;
+
+/* A system-wide group: a configuration read from the per-CPU counters. */
+typedef struct kgroup {
+    kthread cfg;
+    const dk_database_event *events[DK_MAX_EVENTS]; /* the supported ones */
+    size_t slot[DK_MAX_EVENTS];   /* group index -> position in events, or SIZE_MAX */
+    size_t n;
+    size_t ncpu;
+    size_t per_cpu;               /* counters in each CPU's block */
+    uint64_t *buf;
+    uint64_t base[DK_MAX_EVENTS]; /* totals at start */
+    uint64_t frozen[DK_MAX_EVENTS];
+} kgroup;
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -114,13 +136,20 @@ static arbiter *arbiter_for(const dk_kperf_vtable *kp)
     return a;
 }
 
-static uint32_t class_union(const arbiter *a)
+static uint32_t class_union(const unsigned refs[4])
 {
     uint32_t classes = 0;
     for (unsigned c = 0; c < 4; c++)
-        if (a->class_refs[c] > 0)
+        if (refs[c] > 0)
             classes |= 1u << c;
     return classes;
+}
+
+static void add_refs(unsigned refs[4], uint32_t classes, int delta)
+{
+    for (unsigned c = 0; c < 4; c++)
+        if ((classes >> c & 1) && (delta > 0 || refs[c] > 0))
+            refs[c] += (unsigned)delta;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -150,6 +179,24 @@ static int build_database(dk_sampler *s, session *k)
     s->caps.system_wide = true;
     s->caps.all_events = true;
     s->caps.counters = counters[0] + counters[1];
+    switch (k->kp->kpc_pmu_version()) {
+    case KPC_PMU_ARM_APPLE:
+        s->caps.pmu = "Apple ARM PMU (kpc)";
+        break;
+    case KPC_PMU_INTEL_V3:
+        s->caps.pmu = "Intel architectural PMU v3 (kpc)";
+        break;
+    case KPC_PMU_INTEL_V2:
+        s->caps.pmu = "Intel architectural PMU v2 (kpc)";
+        break;
+    case KPC_PMU_ARM_V2:
+        s->caps.pmu = "ARMv8 PMU (kpc)";
+        break;
+    default:
+        s->caps.pmu = "unknown PMU (kpc)";
+    }
+    s->caps.privileges = "root or the com.apple.private.kernel.kpc entitlement: every event, per "
+                         "thread and on every CPU";
     return dk__kpep_view(s, k->kdb, counters, &k->handles);
 }
 
@@ -317,39 +364,39 @@ static int kperf_read(dk_thread *t, uint64_t *values, dk_reading *info)
 }
 
 /* Describe the events of a conflict bitmap (indices in added order). */
-static void conflict_names(const dk_thread *t, const size_t *order, uint32_t bits, char *buf,
+static void conflict_names(const request *q, const size_t *order, uint32_t bits, char *buf,
                            size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < t->n && i < 32; i++) {
+    for (size_t i = 0; i < q->n && i < 32; i++) {
         if (!(bits >> i & 1))
             continue;
         int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
-                         t->events[order[i]]->name);
+                         q->events[order[i]]->name);
         if (n < 0 || (size_t)n >= size - used)
             break;
         used += (size_t)n;
     }
 }
 
-static int add_events(dk_thread *t, session *k, kthread *kt, size_t *order)
+static int add_events(const request *q, session *k, kthread *kt, size_t *order)
 {
-    dk_sampler *s = t->sampler;
+    dk_sampler *s = q->s;
     uint32_t flag = (s->flags & DK_SAMPLER_USER_ONLY) ? KPEP_CONFIG_ADD_USER_ONLY
                                                       : KPEP_CONFIG_ADD_ALL_MODES;
     size_t counters = s->db.counters[0] + s->db.counters[1];
-    if (t->n > counters)
+    if (q->n > counters)
         return dk__fail(DK_ETOOMANY, "%zu events, but this CPU has %zu counters (%zu fixed, %zu "
                                      "configurable)",
-                        t->n, counters, s->db.counters[0], s->db.counters[1]);
+                        q->n, counters, s->db.counters[0], s->db.counters[1]);
 
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < q->n; i++)
         order[i] = i;
-    for (size_t i = 1; i < t->n; i++)
+    for (size_t i = 1; i < q->n; i++)
         for (size_t j = i; j > 0; j--) {
-            unsigned a = constraint(t->events[order[j - 1]], k->kdb->config_counter_bits);
-            unsigned b = constraint(t->events[order[j]], k->kdb->config_counter_bits);
+            unsigned a = constraint(q->events[order[j - 1]], k->kdb->config_counter_bits);
+            unsigned b = constraint(q->events[order[j]], k->kdb->config_counter_bits);
             if (a <= b)
                 break;
             size_t tmp = order[j];
@@ -357,8 +404,8 @@ static int add_events(dk_thread *t, session *k, kthread *kt, size_t *order)
             order[j - 1] = tmp;
         }
 
-    for (size_t i = 0; i < t->n; i++) {
-        const dk_database_event *ev = t->events[order[i]];
+    for (size_t i = 0; i < q->n; i++) {
+        const dk_database_event *ev = q->events[order[i]];
         kpep_event *handle = k->handles[dk__event_index(s, ev)];
         uint32_t conflicts = 0;
         int code = k->kd->kpep_config_add_event(kt->cfg, &handle, flag, &conflicts);
@@ -366,7 +413,7 @@ static int add_events(dk_thread *t, session *k, kthread *kt, size_t *order)
             continue;
         if (code == KPEP_CONFIG_ERROR_CONFLICTING_EVENTS) {
             char with[256];
-            conflict_names(t, order, conflicts, with, sizeof with);
+            conflict_names(q, order, conflicts, with, sizeof with);
             if (with[0] == '\0')
                 return dk__fail_kpep(DK_ETOOMANY, code,
                                      "event %s: no counter it may use is left", ev->name);
@@ -384,10 +431,10 @@ static int add_events(dk_thread *t, session *k, kthread *kt, size_t *order)
     return 0;
 }
 
-/* Where each event's count sits in kpc_get_thread_counters' buffer. Thread
- * counting always includes the fixed class (see start), so the buffer is
- * fixed counters, then configurable ones. */
-static int map_events(dk_thread *t, session *k, kthread *kt, const size_t *order)
+/* Where each event's count sits in a counter buffer. Counting always
+ * includes the fixed class (see start), so buffers are fixed counters, then
+ * configurable ones. */
+static int map_events(const request *q, session *k, kthread *kt, const size_t *order)
 {
     size_t map[DK_MAX_EVENTS];
     int code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
@@ -398,17 +445,17 @@ static int map_events(dk_thread *t, session *k, kthread *kt, const size_t *order
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_events", code);
     size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->fixed_counters;
-    for (size_t i = 0; i < t->n; i++) {
+    for (size_t i = 0; i < q->n; i++) {
         size_t idx = map[i] + shift;
         if (idx >= KPC_MAX_COUNTERS)
             return dk__fail(DK_EKPEP, "kperfdata mapped event %s to counter %zu",
-                            t->events[order[i]]->name, idx);
+                            q->events[order[i]]->name, idx);
         kt->index[order[i]] = idx;
         /* A busy fixed counter makes kperfdata place the fallback event. */
-        if (placed[i] != k->handles[dk__event_index(t->sampler, t->events[order[i]])])
-            for (size_t j = 0; j < t->sampler->db.event_count; j++)
+        if (placed[i] != k->handles[dk__event_index(q->s, q->events[order[i]])])
+            for (size_t j = 0; j < q->s->db.event_count; j++)
                 if (k->handles[j] == placed[i])
-                    t->events[order[i]] = &t->sampler->db.events[j];
+                    q->events[order[i]] = &q->s->db.events[j];
     }
     return 0;
 }
@@ -435,20 +482,43 @@ static int build_words(session *k, kthread *kt)
     return 0;
 }
 
-/* The event a thread sampler placed on configurable register w. */
-static const char *owner_of(const dk_thread *t, const kthread *kt, const session *k, size_t w)
+/* Build kt's configuration for q's events: placement, map, register words. */
+static int configure(const request *q, session *k, kthread *kt)
+{
+    size_t order[DK_MAX_EVENTS];
+    kt->kp = k->kp;
+    int code = k->kd->kpep_config_create(k->kdb, &kt->cfg);
+    if (code != 0) {
+        kt->cfg = NULL;
+        return dk__fail_kpep_call("kpep_config_create", code);
+    }
+    code = k->kd->kpep_config_force_counters(kt->cfg);
+    if (code != 0)
+        return dk__fail_kpep_call("kpep_config_force_counters", code);
+    int rc = add_events(q, k, kt, order);
+    if (rc != 0)
+        return rc;
+    code = k->kd->kpep_config_kpc_classes(kt->cfg, &kt->classes);
+    if (code != 0)
+        return dk__fail_kpep_call("kpep_config_kpc_classes", code);
+    rc = map_events(q, k, kt, order);
+    return rc == 0 ? build_words(k, kt) : rc;
+}
+
+/* The event q placed on configurable register w. */
+static const char *owner_of(const request *q, const kthread *kt, const session *k, size_t w)
 {
     size_t counter = k->fixed_counters + w;
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < q->n; i++)
         if (kt->index[i] == counter)
-            return t->events[i]->name;
+            return q->events[i]->name;
     return "another event";
 }
 
-/* Program this thread sampler's words, sharing registers with the ones
- * already in use. a->words and a->field mirror what was last written.
- * Caller holds the arbiter lock. */
-static int program(dk_thread *t, session *k, kthread *kt)
+/* Program kt's words, sharing registers with the ones already in use.
+ * a->words and a->field mirror what was last written. Caller holds the
+ * arbiter lock. */
+static int program(const request *q, session *k, kthread *kt)
 {
     arbiter *a = k->arb;
     kpc_config_t want[CONFIG_MAX];
@@ -466,8 +536,8 @@ static int program(dk_thread *t, session *k, kthread *kt)
         if (a->word_refs[w] > 0 && a->words[w] != kt->config[w])
             return dk__fail(DK_ECONFLICT,
                             "event %s needs configurable counter %u, which another thread "
-                            "sampler of this process uses for %s",
-                            owner_of(t, kt, k, w), (unsigned)(k->fixed_counters + w),
+                            "sampler or group of this process uses for %s",
+                            owner_of(q, kt, k, w), (unsigned)(k->fixed_counters + w),
                             a->word_owner[w]);
         want[w] = kt->config[w];
     }
@@ -516,7 +586,7 @@ static int program(dk_thread *t, session *k, kthread *kt)
     for (size_t w = 0; w < k->config_words; w++) {
         if (kt->config[w] == 0)
             continue;
-        a->word_owner[w] = owner_of(t, kt, k, w);
+        a->word_owner[w] = owner_of(q, kt, k, w);
         a->word_refs[w]++;
     }
     for (unsigned f = 0; f < FIXED_FIELDS; f++)
@@ -546,77 +616,61 @@ static void unprogram(session *k, kthread *kt)
     pthread_mutex_unlock(&a->lock);
 }
 
+/* Configure and program; on failure leaves nothing programmed. */
+static int setup(const request *q, session *k, kthread *kt)
+{
+    int rc = configure(q, k, kt);
+    if (rc == 0) {
+        pthread_mutex_lock(&k->arb->lock);
+        rc = program(q, k, kt);
+        pthread_mutex_unlock(&k->arb->lock);
+    }
+    if (rc != 0 && kt->cfg != NULL) {
+        k->kd->kpep_config_free(kt->cfg);
+        kt->cfg = NULL;
+    }
+    return rc;
+}
+
 static int kperf_thread_open(dk_thread *t)
 {
     session *k = t->sampler->impl;
     kthread *kt = calloc(1, sizeof *kt);
     if (kt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
-    kt->kp = k->kp;
-    size_t order[DK_MAX_EVENTS];
-    int rc;
-    int code = k->kd->kpep_config_create(k->kdb, &kt->cfg);
-    if (code != 0) {
-        kt->cfg = NULL;
-        rc = dk__fail_kpep_call("kpep_config_create", code);
-        goto fail;
+    request q = {t->sampler, t->events, t->n};
+    int rc = setup(&q, k, kt);
+    if (rc != 0) {
+        free(kt);
+        return rc;
     }
-    code = k->kd->kpep_config_force_counters(kt->cfg);
-    if (code != 0) {
-        rc = dk__fail_kpep_call("kpep_config_force_counters", code);
-        goto fail;
-    }
-    rc = add_events(t, k, kt, order);
-    if (rc != 0)
-        goto fail;
-    code = k->kd->kpep_config_kpc_classes(kt->cfg, &kt->classes);
-    if (code != 0) {
-        rc = dk__fail_kpep_call("kpep_config_kpc_classes", code);
-        goto fail;
-    }
-    rc = map_events(t, k, kt, order);
-    if (rc == 0)
-        rc = build_words(k, kt);
-    if (rc != 0)
-        goto fail;
-
-    pthread_mutex_lock(&k->arb->lock);
-    rc = program(t, k, kt);
-    pthread_mutex_unlock(&k->arb->lock);
-    if (rc != 0)
-        goto fail;
     t->impl = kt;
     t->read = kperf_read;
     return 0;
-fail:
-    if (kt->cfg != NULL)
-        k->kd->kpep_config_free(kt->cfg);
-    free(kt);
-    return rc;
 }
 
-/* Set kpc.counting and kpc.thread_counting to the union of running thread
- * samplers' classes. Caller holds the arbiter lock. */
-static int apply_counting(session *k, uint32_t before, uint32_t after, bool starting)
+/* Set kpc.counting and kpc.thread_counting to the unions of what runs.
+ * Caller holds the arbiter lock; on failure the refs are as before. */
+static int apply_counting(session *k, uint32_t counting_before, uint32_t thread_before,
+                          bool starting)
 {
-    if (before == after)
-        return 0;
+    arbiter *a = k->arb;
+    uint32_t counting = class_union(a->counting_refs), thread = class_union(a->thread_refs);
     int r;
     if (starting) {
-        r = k->kp->kpc_set_counting(after);
-        if (r != 0)
+        if (counting != counting_before && (r = k->kp->kpc_set_counting(counting)) != 0)
             return fail_kpc("starting counting (kpc_set_counting)", r);
-        r = k->kp->kpc_set_thread_counting(after);
-        if (r != 0) {
+        if (thread != thread_before && (r = k->kp->kpc_set_thread_counting(thread)) != 0) {
             int rc = fail_kpc("starting per-thread counting (kpc_set_thread_counting)", r);
-            (void)k->kp->kpc_set_counting(before);
+            if (counting != counting_before)
+                (void)k->kp->kpc_set_counting(counting_before);
             return rc;
         }
         return 0;
     }
     /* Stopping: try both even when the first fails. */
-    int r1 = k->kp->kpc_set_thread_counting(after);
-    int r2 = k->kp->kpc_set_counting(after);
+    int r1 = thread != thread_before ? k->kp->kpc_set_thread_counting(thread) : 0;
+    int r2 = counting != counting_before ? k->kp->kpc_set_counting(counting) : 0;
     if (r1 != 0)
         return fail_kpc("stopping per-thread counting (kpc_set_thread_counting)", r1);
     if (r2 != 0)
@@ -624,31 +678,29 @@ static int apply_counting(session *k, uint32_t before, uint32_t after, bool star
     return 0;
 }
 
-static int kperf_thread_start(dk_thread *t)
+/* Count kt's classes (and per thread when per_thread). Caller holds the lock. */
+static int start_counting(const request *q, session *k, kthread *kt, bool per_thread)
 {
-    session *k = t->sampler->impl;
-    kthread *kt = t->impl;
     arbiter *a = k->arb;
-    int rc = 0;
-    pthread_mutex_lock(&a->lock);
     if (kt->generation != a->generation) {
         /* The counters were given back and taken again since it was programmed. */
         kt->programmed = false;
-        rc = program(t, k, kt);
+        int rc = program(q, k, kt);
         if (rc != 0)
-            goto out;
+            return rc;
     }
     uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
-    uint32_t before = class_union(a);
-    for (unsigned c = 0; c < 4; c++)
-        if (classes >> c & 1)
-            a->class_refs[c]++;
-    rc = apply_counting(k, before, class_union(a), true);
+    uint32_t counting_before = class_union(a->counting_refs);
+    uint32_t thread_before = class_union(a->thread_refs);
+    add_refs(a->counting_refs, classes, +1);
+    if (per_thread)
+        add_refs(a->thread_refs, classes, +1);
+    int rc = apply_counting(k, counting_before, thread_before, true);
     if (rc != 0) {
-        for (unsigned c = 0; c < 4; c++)
-            if (classes >> c & 1)
-                a->class_refs[c]--;
-        goto out;
+        add_refs(a->counting_refs, classes, -1);
+        if (per_thread)
+            add_refs(a->thread_refs, classes, -1);
+        return rc;
     }
     if (kt->reprogrammed && (kt->classes & KPC_CLASS_CONFIGURABLE_MASK)) {
         /* Configurable counters can read stale right after a reconfigure; an
@@ -656,24 +708,37 @@ static int kperf_thread_start(dk_thread *t)
         (void)k->kp->kpc_get_cpu_counters(true, KPC_CLASS_CONFIGURABLE_MASK, NULL, k->flush);
         kt->reprogrammed = false;
     }
-out:
-    pthread_mutex_unlock(&a->lock);
+    return 0;
+}
+
+static int stop_counting(session *k, kthread *kt, bool per_thread)
+{
+    arbiter *a = k->arb;
+    uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
+    uint32_t counting_before = class_union(a->counting_refs);
+    uint32_t thread_before = class_union(a->thread_refs);
+    add_refs(a->counting_refs, classes, -1);
+    if (per_thread)
+        add_refs(a->thread_refs, classes, -1);
+    return apply_counting(k, counting_before, thread_before, false);
+}
+
+static int kperf_thread_start(dk_thread *t)
+{
+    session *k = t->sampler->impl;
+    request q = {t->sampler, t->events, t->n};
+    pthread_mutex_lock(&k->arb->lock);
+    int rc = start_counting(&q, k, t->impl, true);
+    pthread_mutex_unlock(&k->arb->lock);
     return rc;
 }
 
 static int kperf_thread_stop(dk_thread *t)
 {
     session *k = t->sampler->impl;
-    kthread *kt = t->impl;
-    arbiter *a = k->arb;
-    pthread_mutex_lock(&a->lock);
-    uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
-    uint32_t before = class_union(a);
-    for (unsigned c = 0; c < 4; c++)
-        if ((classes >> c & 1) && a->class_refs[c] > 0)
-            a->class_refs[c]--;
-    int rc = apply_counting(k, before, class_union(a), false);
-    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_lock(&k->arb->lock);
+    int rc = stop_counting(k, t->impl, true);
+    pthread_mutex_unlock(&k->arb->lock);
     return rc;
 }
 
@@ -684,6 +749,146 @@ static void kperf_thread_close(dk_thread *t)
     unprogram(k, kt);
     k->kd->kpep_config_free(kt->cfg);
     free(kt);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Groups: a process (proc_pid_rusage) or every CPU (per-CPU counters)       */
+/* ------------------------------------------------------------------------ */
+
+/* Sum each event over every CPU's block of counters. */
+static int read_cpus(session *k, kgroup *kg, uint64_t *sums)
+{
+    uint32_t classes = kg->cfg.classes | KPC_CLASS_FIXED_MASK;
+    int r = k->kp->kpc_get_cpu_counters(true, classes, NULL, kg->buf);
+    if (r != 0)
+        return fail_kpc("reading the per-CPU counters (kpc_get_cpu_counters)", r);
+    for (size_t i = 0; i < kg->n; i++) {
+        uint64_t sum = 0;
+        for (size_t c = 0; c < kg->ncpu; c++)
+            sum += kg->buf[c * kg->per_cpu + kg->cfg.index[i]];
+        sums[i] = sum;
+    }
+    return 0;
+}
+
+static int kperf_group_open(dk_group *g)
+{
+    session *k = g->sampler->impl;
+    if (g->scope == DK_SCOPE_PROCESS)
+        return dk__rusage_group_open(
+            g, k->root,
+            "cannot be counted for another process: macOS gives another process's instructions "
+            "and cycles only; count every CPU instead (system scope, dkperf stat -a)");
+
+    kgroup *kg = calloc(1, sizeof *kg);
+    if (kg == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    for (size_t i = 0; i < g->n; i++) {
+        kg->slot[i] = SIZE_MAX;
+        if (g->supported[i]) {
+            kg->slot[i] = kg->n;
+            kg->events[kg->n++] = g->events[i];
+        }
+    }
+    request q = {g->sampler, kg->events, kg->n};
+    int rc = kg->n > 0 ? setup(&q, k, &kg->cfg) : 0;
+    if (rc != 0) {
+        free(kg);
+        return rc;
+    }
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    kg->ncpu = (size_t)(ncpu > 0 ? ncpu : 1);
+    uint32_t classes = kg->cfg.classes | KPC_CLASS_FIXED_MASK;
+    kg->per_cpu = k->kp->kpc_get_counter_count(classes & (KPC_CLASS_FIXED_MASK |
+                                                          KPC_CLASS_CONFIGURABLE_MASK));
+    kg->buf = calloc(kg->ncpu * (kg->per_cpu ? kg->per_cpu : 1), sizeof *kg->buf);
+    if (kg->buf == NULL) {
+        unprogram(k, &kg->cfg);
+        k->kd->kpep_config_free(kg->cfg.cfg);
+        free(kg);
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    }
+    /* Events mapped to a fallback keep the group's view in step. */
+    for (size_t i = 0; i < g->n; i++)
+        if (kg->slot[i] != SIZE_MAX)
+            g->events[i] = kg->events[kg->slot[i]];
+    snprintf(g->scope_text, sizeof g->scope_text, "every CPU (%zu)", kg->ncpu);
+    g->impl = kg;
+    return 0;
+}
+
+static int kperf_group_start(dk_group *g)
+{
+    if (g->scope == DK_SCOPE_PROCESS)
+        return dk__rusage_group_start(g);
+    session *k = g->sampler->impl;
+    kgroup *kg = g->impl;
+    if (kg->n == 0)
+        return 0;
+    request q = {g->sampler, kg->events, kg->n};
+    pthread_mutex_lock(&k->arb->lock);
+    int rc = start_counting(&q, k, &kg->cfg, false);
+    pthread_mutex_unlock(&k->arb->lock);
+    uint64_t now[DK_MAX_EVENTS];
+    if (rc == 0 && (rc = read_cpus(k, kg, now)) == 0)
+        for (size_t i = 0; i < kg->n; i++)
+            kg->base[i] = now[i] - kg->frozen[i];
+    return rc;
+}
+
+static int kperf_group_stop(dk_group *g)
+{
+    if (g->scope == DK_SCOPE_PROCESS)
+        return dk__rusage_group_stop(g);
+    session *k = g->sampler->impl;
+    kgroup *kg = g->impl;
+    if (kg->n == 0)
+        return 0;
+    uint64_t now[DK_MAX_EVENTS];
+    int rc = read_cpus(k, kg, now);
+    if (rc == 0)
+        for (size_t i = 0; i < kg->n; i++)
+            kg->frozen[i] = now[i] - kg->base[i];
+    pthread_mutex_lock(&k->arb->lock);
+    int rc2 = stop_counting(k, &kg->cfg, false);
+    pthread_mutex_unlock(&k->arb->lock);
+    return rc != 0 ? rc : rc2;
+}
+
+static int kperf_group_read(dk_group *g, uint64_t *values, dk_reading *info)
+{
+    if (g->scope == DK_SCOPE_PROCESS)
+        return dk__rusage_group_read(g, values, info);
+    session *k = g->sampler->impl;
+    kgroup *kg = g->impl;
+    uint64_t counts[DK_MAX_EVENTS];
+    memcpy(counts, kg->frozen, sizeof counts);
+    if (g->running && kg->n > 0) {
+        int rc = read_cpus(k, kg, counts);
+        if (rc != 0)
+            return rc;
+        for (size_t i = 0; i < kg->n; i++)
+            counts[i] -= kg->base[i];
+    }
+    for (size_t i = 0; i < g->n; i++)
+        values[i] = kg->slot[i] != SIZE_MAX ? counts[kg->slot[i]] : 0;
+    return 0;
+}
+
+static void kperf_group_close(dk_group *g)
+{
+    if (g->scope == DK_SCOPE_PROCESS) {
+        dk__rusage_group_close(g);
+        return;
+    }
+    session *k = g->sampler->impl;
+    kgroup *kg = g->impl;
+    if (kg->n > 0) {
+        unprogram(k, &kg->cfg);
+        k->kd->kpep_config_free(kg->cfg.cfg);
+    }
+    free(kg->buf);
+    free(kg);
 }
 
 const dk__backend dk__backend_kperf = {
@@ -698,4 +903,9 @@ const dk__backend dk__backend_kperf = {
     .thread_start = kperf_thread_start,
     .thread_stop = kperf_thread_stop,
     .thread_close = kperf_thread_close,
+    .group_open = kperf_group_open,
+    .group_start = kperf_group_start,
+    .group_stop = kperf_group_stop,
+    .group_read = kperf_group_read,
+    .group_close = kperf_group_close,
 };

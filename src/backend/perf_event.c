@@ -57,6 +57,8 @@ typedef struct session {
     char sysfs[256];
     char cpu_id[64];
     char marketing[128];
+    char pmu_text[160];
+    char privilege_text[256];
 } session;
 
 /* One opened counter. */
@@ -623,6 +625,28 @@ static void free_session(session *k)
     free(k);
 }
 
+/* The PMU and privilege sentences of the capabilities. */
+static void describe_pmus(session *k)
+{
+    if (k->core_count == 0)
+        snprintf(k->pmu_text, sizeof k->pmu_text,
+                 "no hardware PMU visible (software events only)");
+    else
+        snprintf(k->pmu_text, sizeof k->pmu_text, "%zu core PMU%s (perf_event)", k->core_count,
+                 k->core_count > 1 ? "s, hybrid" : "");
+    if (geteuid() == 0)
+        snprintf(k->privilege_text, sizeof k->privilege_text,
+                 "root: every event, user and kernel mode, per thread, per process and on every "
+                 "CPU");
+    else
+        snprintf(k->privilege_text, sizeof k->privilege_text,
+                 "not root, kernel.perf_event_paranoid %d: %s", k->paranoid,
+                 k->paranoid >= 3   ? "no counting at all for unprivileged users"
+                 : k->paranoid == 2 ? "user mode of own threads and processes only"
+                 : k->paranoid == 1 ? "own threads and processes, user and kernel mode"
+                                    : "own threads and processes, and every CPU");
+}
+
 static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
 {
     (void)opts;
@@ -717,8 +741,13 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->db.family = DK__FAMILY_LINUX;
     s->cpu = DK_CPU_UNKNOWN;
     s->caps.per_thread = true;
+    s->caps.per_process = true;
+    s->caps.system_wide = k->paranoid <= 0 || geteuid() == 0;
     s->caps.all_events = true;
     s->caps.multiplexing = true;
+    describe_pmus(k);
+    s->caps.pmu = k->pmu_text;
+    s->caps.privileges = k->privilege_text;
     return 0;
 }
 
@@ -1088,6 +1117,200 @@ static void pe_thread_close(dk_thread *t)
     free(pt);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Groups: a process and what it starts (inherit), or every CPU              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct pe_fd {
+    int fd;
+    size_t event;
+} pe_fd;
+
+typedef struct pe_pgroup {
+    pe_fd *fds;
+    size_t nfds, cap;
+} pe_pgroup;
+
+/* The online CPUs, from /sys/devices/system/cpu/online ("0-3,6"). */
+static size_t online_cpus(int *cpus, size_t max)
+{
+    char text[512];
+    size_t n = 0;
+    if (read_text("/sys/devices/system/cpu/online", text, sizeof text) == 0) {
+        for (char *p = text; *p != '\0' && n < max;) {
+            char *end;
+            long lo = strtol(p, &end, 10), hi = lo;
+            if (end == p)
+                break;
+            if (*end == '-')
+                hi = strtol(end + 1, &end, 10);
+            for (long c = lo; c <= hi && n < max; c++)
+                cpus[n++] = (int)c;
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    if (n == 0) {
+        long count = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < count && n < max; c++)
+            cpus[n++] = (int)c;
+    }
+    return n;
+}
+
+static void close_pgroup(pe_pgroup *pg)
+{
+    for (size_t i = 0; i < pg->nfds; i++)
+        close(pg->fds[i].fd);
+    free(pg->fds);
+    free(pg);
+}
+
+static int add_fd(pe_pgroup *pg, int fd, size_t event)
+{
+    if (pg->nfds == pg->cap) {
+        size_t cap = pg->cap ? pg->cap * 2 : 16;
+        pe_fd *grown = realloc(pg->fds, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        pg->fds = grown;
+        pg->cap = cap;
+    }
+    pg->fds[pg->nfds].fd = fd;
+    pg->fds[pg->nfds].event = event;
+    pg->nfds++;
+    return 0;
+}
+
+#define MAX_CPUS 1024
+
+static int pe_group_open(dk_group *g)
+{
+    dk_sampler *s = g->sampler;
+    session *k = s->impl;
+    bool system = g->scope == DK_SCOPE_SYSTEM;
+    int cpus[MAX_CPUS];
+    size_t ncpus = system ? online_cpus(cpus, MAX_CPUS) : 1;
+    if (!system) {
+        cpus[0] = -1;
+        if (g->pid == 0)
+            g->pid = getpid();
+    }
+    pe_pgroup *pg = calloc(1, sizeof *pg);
+    struct perf_event_attr *attrs = calloc(CORE_PMUS_MAX, sizeof *attrs);
+    if (pg == NULL || attrs == NULL) {
+        free(pg);
+        free(attrs);
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < g->n && rc == 0; i++) {
+        if (!g->supported[i])
+            continue;
+        const pe_def *def = def_of(s, g->events[i]);
+        size_t events[CORE_PMUS_MAX], keys[CORE_PMUS_MAX];
+        size_t m = dk__pe_plan(k->core_types, k->core_count, &def, 1, attrs, events, keys);
+        size_t first = pg->nfds;
+        int failed = 0;
+        for (size_t j = 0; j < m && !failed; j++) {
+            struct perf_event_attr *a = &attrs[j];
+            a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+            a->disabled = 1;
+            a->inherit = !system;
+            a->enable_on_exec = !system && (g->flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
+            apply_exclusions(k, a, def->exclude);
+            for (size_t c = 0; c < ncpus && !failed; c++) {
+                int fd = (int)syscall(SYS_perf_event_open, a, system ? -1 : g->pid, cpus[c], -1,
+                                      PERF_FLAG_FD_CLOEXEC);
+                if (fd < 0) {
+                    failed = errno;
+                    break;
+                }
+                if (add_fd(pg, fd, i) != 0) {
+                    close(fd);
+                    rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+                    break;
+                }
+            }
+        }
+        if (failed == 0 || rc != 0)
+            continue;
+        /* Undo this event's counters, then decide what the failure means. */
+        while (pg->nfds > first)
+            close(pg->fds[--pg->nfds].fd);
+        if (system && (failed == EACCES || failed == EPERM))
+            rc = dk__fail_os(DK_EPERM, failed,
+                             "counting every CPU needs CAP_PERFMON or kernel.perf_event_paranoid "
+                             "at 0 or below (it is %d)",
+                             k->paranoid);
+        else if (failed == ESRCH)
+            rc = dk__fail_os(DK_EOS, failed, "there is no process %d", g->pid);
+        else
+            rc = fail_open(k, g->events[i], def, failed, false);
+        if (rc == DK_EUNAVAILABLE && (g->flags & DK_GROUP_PARTIAL)) {
+            dk__group_unsupported(g, i);
+            rc = 0;
+        }
+    }
+    free(attrs);
+    if (rc != 0) {
+        close_pgroup(pg);
+        return rc;
+    }
+    if (system)
+        snprintf(g->scope_text, sizeof g->scope_text, "every CPU (%zu online)", ncpus);
+    else
+        snprintf(g->scope_text, sizeof g->scope_text,
+                 "process %d and the threads and processes it starts", g->pid);
+    g->impl = pg;
+    return 0;
+}
+
+static int pe_group_ioctl(dk_group *g, unsigned long request, const char *what)
+{
+    pe_pgroup *pg = g->impl;
+    int rc = 0;
+    for (size_t i = 0; i < pg->nfds; i++)
+        if (ioctl(pg->fds[i].fd, request, 0) != 0 && rc == 0)
+            rc = dk__fail_os(DK_EOS, errno, "%s the counters failed", what);
+    return rc;
+}
+
+static int pe_group_start(dk_group *g)
+{
+    int rc = pe_group_ioctl(g, PERF_EVENT_IOC_ENABLE, "enabling");
+    if (rc != 0)
+        (void)pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling");
+    return rc;
+}
+
+static int pe_group_stop(dk_group *g) { return pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling"); }
+
+static int pe_group_read(dk_group *g, uint64_t *values, dk_reading *info)
+{
+    pe_pgroup *pg = g->impl;
+    uint64_t enabled[DK_MAX_EVENTS] = {0}, running[DK_MAX_EVENTS] = {0};
+    for (size_t i = 0; i < g->n; i++)
+        values[i] = 0;
+    for (size_t i = 0; i < pg->nfds; i++) {
+        uint64_t buf[3];
+        ssize_t got = read(pg->fds[i].fd, buf, sizeof buf);
+        if (got != (ssize_t)sizeof buf)
+            return dk__fail_os(DK_EOS, got < 0 ? errno : EIO, "reading event %s failed",
+                               g->events[pg->fds[i].event]->name);
+        size_t e = pg->fds[i].event;
+        values[e] += dk_scale_count(buf[0], buf[1], buf[2]);
+        enabled[e] += buf[1];
+        running[e] += buf[2];
+    }
+    if (info != NULL)
+        for (size_t i = 0; i < g->n; i++)
+            if (g->supported[i])
+                describe(&info[i], enabled[i], running[i]);
+    return 0;
+}
+
+static void pe_group_close(dk_group *g) { close_pgroup(g->impl); }
+
 int dk__perf_event_group_fd(const dk_thread *t)
 {
     const pe_thread *pt = t->impl;
@@ -1106,6 +1329,11 @@ const dk__backend dk__backend_perf_event = {
     .thread_start = pe_thread_start,
     .thread_stop = pe_thread_stop,
     .thread_close = pe_thread_close,
+    .group_open = pe_group_open,
+    .group_start = pe_group_start,
+    .group_stop = pe_group_stop,
+    .group_read = pe_group_read,
+    .group_close = pe_group_close,
 };
 
 #else /* !__linux__ */

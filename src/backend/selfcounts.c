@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/darwin_group.h"
 #include "backend/kpep_common.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
@@ -162,6 +163,10 @@ static int sc_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.per_process = k->ls->proc_pid_rusage != NULL;
     s->caps.perf_levels = s->perf_levels > 1;
     s->caps.counters = 2;
+    s->caps.pmu = "thread_selfcounts (fixed counters, no PMU programming)";
+    s->caps.privileges = "not root: instructions and cycles of a thread (thread_selfcounts) or a "
+                         "process (proc_pid_rusage); root would add every event and system-wide "
+                         "counting";
     return 0;
 fail:
     free_session(k);
@@ -240,18 +245,6 @@ static int sc_perf_levels(dk_thread *t, uint64_t *values)
     return 0;
 }
 
-/* Which count an event is, or -1. */
-static int slot_of(const dk_database_event *ev)
-{
-    if (!ev->fixed || ev->alias == NULL)
-        return -1;
-    if (strcmp(ev->alias, "Instructions") == 0)
-        return SLOT_INSTRUCTIONS;
-    if (strcmp(ev->alias, "Cycles") == 0)
-        return SLOT_CYCLES;
-    return -1;
-}
-
 static int sc_thread_open(dk_thread *t)
 {
     session *k = t->sampler->impl;
@@ -261,7 +254,7 @@ static int sc_thread_open(dk_thread *t)
     st->selfcounts = k->ls->thread_selfcounts;
     st->levels = t->sampler->perf_levels;
     for (size_t i = 0; i < t->n; i++) {
-        st->slot[i] = slot_of(t->events[i]);
+        st->slot[i] = dk__fixed_slot(t->events[i]);
         if (st->slot[i] < 0) {
             free(st);
             return dk__fail(DK_EPERM,
@@ -304,6 +297,17 @@ static int sc_thread_stop(dk_thread *t)
 
 static void sc_thread_close(dk_thread *t) { free(t->impl); }
 
+static int sc_group_open(dk_group *g)
+{
+    session *k = g->sampler->impl;
+    if (g->scope == DK_SCOPE_SYSTEM)
+        return dk__fail(DK_ENOTSUP, "counting every CPU needs the kperf backend, which needs root "
+                                    "or the com.apple.private.kernel.kpc entitlement");
+    return dk__rusage_group_open(g, k->root,
+                                 "needs root (the kperf backend) and a system-wide count; without "
+                                 "them only a process's instructions and cycles are counted");
+}
+
 const dk__backend dk__backend_selfcounts = {
     .version = DK__BACKEND_VERSION,
     .name = "selfcounts",
@@ -317,4 +321,9 @@ const dk__backend dk__backend_selfcounts = {
     .thread_stop = sc_thread_stop,
     .thread_close = sc_thread_close,
     .thread_perf_levels = sc_perf_levels,
+    .group_open = sc_group_open,
+    .group_start = dk__rusage_group_start,
+    .group_stop = dk__rusage_group_stop,
+    .group_read = dk__rusage_group_read,
+    .group_close = dk__rusage_group_close,
 };

@@ -69,6 +69,22 @@ struct dk_thread {
     const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
 };
 
+/* A process or system scope (dk_group). */
+struct dk_group {
+    dk_sampler *sampler;
+    dk_scope scope;
+    int pid;
+    unsigned flags;
+    bool running;
+    void *impl;       /* the backend's state */
+    size_t n;
+    const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for an unsupported name */
+    const char *asked[DK_MAX_EVENTS];               /* the names given (copies) */
+    bool supported[DK_MAX_EVENTS];
+    char why[DK_MAX_EVENTS][256];
+    char scope_text[96];
+};
+
 #define DK__BACKEND_VERSION 1
 
 /* A backend's resolve: the name is not of its syntax (not an error). */
@@ -113,6 +129,16 @@ struct dk__backend {
     void (*thread_close)(dk_thread *t);
     /* Optional: totals split by performance level, values[level * n + i]. */
     int (*thread_perf_levels)(dk_thread *t, uint64_t *values);
+
+    /* Optional scopes. group_open configures g->n events (g->events; the
+     * NULL ones are already unsupported), marks those the scope cannot count
+     * (g->supported, g->why) when DK_GROUP_PARTIAL, and fills g->scope_text.
+     * Reads give counts since start (0 for unsupported events). */
+    int (*group_open)(dk_group *g);
+    int (*group_start)(dk_group *g);
+    int (*group_stop)(dk_group *g);
+    int (*group_read)(dk_group *g, uint64_t *values, dk_reading *info);
+    void (*group_close)(dk_group *g);
 };
 
 extern const dk__backend dk__backend_kperf;
@@ -124,6 +150,14 @@ static inline size_t dk__event_index(const dk_sampler *s, const dk_database_even
 {
     return (size_t)(ev - s->db.events);
 }
+
+/* Resolve an event name against s's database (portable names, native
+ * names, aliases, the backend's own syntax). */
+int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **out);
+
+/* Mark event i of g unsupported, with the calling thread's last error as
+ * the reason. */
+void dk__group_unsupported(dk_group *g, size_t i);
 
 /* Drop a reference to s; the last one frees it. */
 void dk__sampler_unref(dk_sampler *s);

@@ -71,7 +71,7 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
 }
 
 /* A portable name, native name or alias on this sampler's database. */
-static int resolve_name(dk_sampler *s, const char *name, const dk_database_event **out)
+int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **out)
 {
     if (name == NULL)
         return dk__fail(DK_EINVAL, "event name must not be NULL");
@@ -201,7 +201,7 @@ int dk_thread_open_names(dk_sampler *s, const char *const *names, size_t n, dk_t
         return dk__fail(DK_ENOMEM, "dk_thread_open_names: out of memory");
     t->n = n;
     for (size_t i = 0; i < n; i++) {
-        rc = resolve_name(s, names[i], &t->events[i]);
+        rc = dk__resolve_name(s, names[i], &t->events[i]);
         if (rc != 0) {
             free(t);
             return rc;

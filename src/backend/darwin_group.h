@@ -1,0 +1,22 @@
+/*
+ * darwin_group.h - the process scope of the Darwin backends: a process's
+ * instructions and cycles from proc_pid_rusage(). Not installed.
+ */
+#ifndef DKPERF_BACKEND_DARWIN_GROUP_H
+#define DKPERF_BACKEND_DARWIN_GROUP_H
+
+#include "core/core.h"
+
+/* Configure g over proc_pid_rusage under a framework root; events other
+ * than instructions and cycles are refused (or marked, with
+ * DK_GROUP_PARTIAL) with "<event> " + why_others. */
+int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others);
+int dk__rusage_group_start(dk_group *g);
+int dk__rusage_group_stop(dk_group *g);
+int dk__rusage_group_read(dk_group *g, uint64_t *values, dk_reading *info);
+void dk__rusage_group_close(dk_group *g);
+
+/* 0 for the instructions event, 1 for cycles, -1 for any other. */
+int dk__fixed_slot(const dk_database_event *ev);
+
+#endif /* DKPERF_BACKEND_DARWIN_GROUP_H */

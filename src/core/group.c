@@ -1,0 +1,190 @@
+/*
+ * group.c - dk_group: counting a whole process or every CPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+void dk__group_unsupported(dk_group *g, size_t i)
+{
+    g->supported[i] = false;
+    dk__strlcpy(g->why[i], dk_last_error(), sizeof g->why[i]);
+}
+
+static void free_group(dk_group *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free((char *)g->asked[i]);
+    free(g);
+}
+
+int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *names, size_t n,
+                  unsigned flags, dk_group **out)
+{
+    if (s == NULL || names == NULL || out == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_open: sampler, names and out must not be NULL");
+    *out = NULL;
+    if (scope != DK_SCOPE_PROCESS && scope != DK_SCOPE_SYSTEM)
+        return dk__fail(DK_EINVAL, "dk_group_open: %d is not a scope", (int)scope);
+    if (n == 0 || n > DK_MAX_EVENTS)
+        return dk__fail(DK_EINVAL, "dk_group_open: %zu events; give 1 to %d", n, DK_MAX_EVENTS);
+    if (flags & ~(DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL))
+        return dk__fail(DK_EINVAL, "dk_group_open: unknown flags 0x%x",
+                        flags & ~(DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL));
+    if (pid < 0)
+        return dk__fail(DK_EINVAL, "dk_group_open: pid %d", pid);
+    if (s->backend->group_open == NULL)
+        return dk__fail(DK_ENOTSUP, "the %s backend cannot count a process or the whole system",
+                        s->backend->name);
+
+    dk_group *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    g->sampler = s;
+    g->scope = scope;
+    g->pid = pid;
+    g->flags = flags;
+    g->n = n;
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        g->asked[i] = names[i] != NULL ? strdup(names[i]) : NULL;
+        if (names[i] != NULL && g->asked[i] == NULL) {
+            g->n = i;
+            free_group(g);
+            return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+        }
+        g->supported[i] = true;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = dk__resolve_name(s, names[i], &g->events[i]);
+        if (rc == DK_EUNAVAILABLE && (flags & DK_GROUP_PARTIAL)) {
+            g->events[i] = NULL;
+            dk__group_unsupported(g, i);
+            rc = 0;
+        }
+    }
+    if (rc != 0) {
+        free_group(g);
+        return rc;
+    }
+
+    pthread_mutex_lock(&s->lock);
+    if (s->released) {
+        pthread_mutex_unlock(&s->lock);
+        free_group(g);
+        return dk__fail(DK_ESTATE, "the sampler has given its counters back");
+    }
+    s->refs++;
+    pthread_mutex_unlock(&s->lock);
+
+    rc = s->backend->group_open(g);
+    if (rc != 0) {
+        dk__sampler_unref(s);
+        free_group(g);
+        return rc;
+    }
+    g->running = (flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
+    if (g->running) {
+        pthread_mutex_lock(&s->lock);
+        s->running++;
+        pthread_mutex_unlock(&s->lock);
+    }
+    *out = g;
+    return 0;
+}
+
+size_t dk_group_event_count(const dk_group *g) { return g != NULL ? g->n : 0; }
+
+const char *dk_group_event_name(const dk_group *g, size_t i)
+{
+    if (g == NULL || i >= g->n)
+        return NULL;
+    return g->events[i] != NULL ? g->events[i]->name : g->asked[i];
+}
+
+const char *dk_group_event_unit(const dk_group *g, size_t i)
+{
+    if (g == NULL || i >= g->n || g->events[i] == NULL)
+        return NULL;
+    return g->events[i]->unit;
+}
+
+bool dk_group_supported(const dk_group *g, size_t i) { return g != NULL && i < g->n && g->supported[i]; }
+
+const char *dk_group_why(const dk_group *g, size_t i)
+{
+    if (g == NULL || i >= g->n)
+        return NULL;
+    return g->supported[i] ? "" : g->why[i];
+}
+
+const char *dk_group_scope(const dk_group *g) { return g != NULL ? g->scope_text : NULL; }
+
+int dk_group_start(dk_group *g)
+{
+    if (g == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_start: group must not be NULL");
+    if (g->running)
+        return 0;
+    dk_sampler *s = g->sampler;
+    pthread_mutex_lock(&s->lock);
+    if (s->released) {
+        pthread_mutex_unlock(&s->lock);
+        return dk__fail(DK_ESTATE, "dk_group_start: the sampler has given its counters back");
+    }
+    int rc = s->backend->group_start(g);
+    if (rc == 0) {
+        g->running = true;
+        s->running++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int stop(dk_group *g)
+{
+    dk_sampler *s = g->sampler;
+    pthread_mutex_lock(&s->lock);
+    int rc = s->backend->group_stop(g);
+    g->running = false;
+    s->running--;
+    int settled = dk__sampler_settle(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc != 0 ? rc : settled;
+}
+
+int dk_group_stop(dk_group *g)
+{
+    if (g == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_stop: group must not be NULL");
+    return g->running ? stop(g) : 0;
+}
+
+int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info)
+{
+    if (g == NULL || values == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_read: group and values must not be NULL");
+    if (info != NULL)
+        memset(info, 0, g->n * sizeof *info);
+    int rc = g->sampler->backend->group_read(g, values, info);
+    for (size_t i = 0; rc == 0 && i < g->n; i++) {
+        if (!g->supported[i])
+            values[i] = 0;
+        if (info != NULL && info[i].time_enabled == 0)
+            info[i].counted = g->supported[i]; /* the backend does not time-share */
+    }
+    return rc;
+}
+
+void dk_group_close(dk_group *g)
+{
+    if (g == NULL)
+        return;
+    if (g->running)
+        (void)stop(g);
+    g->sampler->backend->group_close(g);
+    dk__sampler_unref(g->sampler);
+    free_group(g);
+}
