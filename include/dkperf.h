@@ -177,8 +177,13 @@ DK_EXPORT int dk_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uin
 DK_EXPORT size_t dk_sampler_perf_levels(const dk_sampler *s);
 DK_EXPORT const char *dk_sampler_perf_level_name(const dk_sampler *s, size_t level);
 
+/* The framework root the Darwin backends loaded from ("" for the system's),
+ * or NULL for other backends. */
+DK_EXPORT const char *dk_sampler_framework_root(const dk_sampler *s);
+
 /* The event database of this CPU; valid until the sampler is freed. */
 DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
+
 
 /* ------------------------------------------------------------------------ */
 /* Thread sampler                                                            */
@@ -295,8 +300,8 @@ typedef enum dk_scope {
 } dk_scope;
 
 /* dk_group_open flags */
-#define DK_GROUP_ENABLE_ON_EXEC 0x1u /* perf_event: start counting at the process's next exec
-                                        (dk_group_start is then not needed) */
+#define DK_GROUP_ENABLE_ON_EXEC 0x1u /* start counting now, or with perf_event at the
+                                        process's next exec; the group opens running */
 #define DK_GROUP_PARTIAL 0x2u        /* keep events the scope cannot count, marked unsupported,
                                         instead of failing */
 
@@ -428,6 +433,15 @@ DK_EXPORT const dk_database_event *dk_database_find(const dk_database *db, const
  */
 DK_EXPORT size_t dk_database_match(const dk_database *db, const char *partial,
                                    const dk_database_event **matches, size_t max);
+
+/*
+ * dk_sampler_resolve - what a name stands for on this sampler, as
+ * dk_thread_open_names would resolve it (portable names, native names,
+ * aliases, the backend's own syntax), without opening counters.
+ * Returns 0 and sets *out (valid while s lives), DK_EINVAL, DK_ENOEVENT or
+ * DK_EUNAVAILABLE, with the detail in dk_last_error().
+ */
+DK_EXPORT int dk_sampler_resolve(dk_sampler *s, const char *name, const dk_database_event **out);
 
 #ifdef __cplusplus
 }

@@ -1277,6 +1277,8 @@ static int pe_group_ioctl(dk_group *g, unsigned long request, const char *what)
 
 static int pe_group_start(dk_group *g)
 {
+    if (g->scope == DK_SCOPE_PROCESS && (g->flags & DK_GROUP_ENABLE_ON_EXEC))
+        return 0; /* the kernel enables the counters at the process's exec */
     int rc = pe_group_ioctl(g, PERF_EVENT_IOC_ENABLE, "enabling");
     if (rc != 0)
         (void)pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling");

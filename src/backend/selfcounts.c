@@ -151,6 +151,9 @@ static int sc_open(dk_sampler *s, const dk_sampler_options *opts)
             dk__kpep_view_free(s);
             goto fail;
         }
+        /* Listed, but only instructions and cycles can be counted without root. */
+        for (size_t i = 0; i < s->db.event_count; i++)
+            s->db.events[i].supported = dk__fixed_slot(&s->db.events[i]) >= 0;
     } else {
         if (k->kdb != NULL)
             k->kd->kpep_db_free(k->kdb);

@@ -47,6 +47,8 @@ struct dk_sampler {
     size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
     char perf_level_names[DK__PERF_LEVELS_MAX][16];
     char why[1536];        /* see dk_sampler_why */
+    char root[1024];       /* framework root of the Darwin backends */
+    bool darwin;           /* root is meaningful */
 
     pthread_mutex_t lock; /* guards everything below */
     int refs;             /* 1 while open, +1 per open thread sampler */

@@ -85,14 +85,16 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
         free_group(g);
         return rc;
     }
-    g->running = (flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
-    if (g->running) {
-        pthread_mutex_lock(&s->lock);
-        s->running++;
-        pthread_mutex_unlock(&s->lock);
-    }
     *out = g;
-    return 0;
+    /* Counting that the kernel starts at exec is running from now on. */
+    if (flags & DK_GROUP_ENABLE_ON_EXEC) {
+        rc = dk_group_start(g);
+        if (rc != 0) {
+            dk_group_close(g);
+            *out = NULL;
+        }
+    }
+    return rc;
 }
 
 size_t dk_group_event_count(const dk_group *g) { return g != NULL ? g->n : 0; }

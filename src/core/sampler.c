@@ -101,6 +101,8 @@ static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sam
     s->refs = 1;
     s->caps.size = sizeof s->caps;
     s->caps.name = b->name;
+    s->darwin = b != &dk__backend_perf_event;
+    dk__strlcpy(s->root, dk_framework_root(o->framework_root), sizeof s->root);
     pthread_mutex_init(&s->lock, NULL);
     int rc = b->open(s, o);
     if (rc != 0) {
@@ -238,6 +240,11 @@ const char *dk_sampler_backend(const dk_sampler *s) { return s != NULL ? s->back
 const char *dk_sampler_why(const dk_sampler *s) { return s != NULL ? s->why : NULL; }
 
 const dk_database *dk_sampler_database(const dk_sampler *s) { return s != NULL ? &s->db : NULL; }
+
+const char *dk_sampler_framework_root(const dk_sampler *s)
+{
+    return s != NULL && s->darwin ? s->root : NULL;
+}
 
 int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps)
 {

@@ -133,6 +133,14 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
                     found > 2 ? near[2]->name : "");
 }
 
+int dk_sampler_resolve(dk_sampler *s, const char *name, const dk_database_event **out)
+{
+    if (s == NULL || out == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampler_resolve: sampler and out must not be NULL");
+    *out = NULL;
+    return dk__resolve_name(s, name, out);
+}
+
 static int check_count(dk_sampler *s, size_t n, dk_thread **out)
 {
     if (s == NULL || out == NULL)

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Run dkperf with --json and check the output parses and carries its fields.
+
+usage: check_json.py DKPERF WORK_COMMAND...   (DKPERF_FRAMEWORK_ROOT etc. from the environment)
+"""
+import json
+import subprocess
+import sys
+
+dkperf, work = sys.argv[1], sys.argv[2:]
+
+
+def run(args, stream="stdout"):
+    p = subprocess.run([dkperf] + args, capture_output=True, text=True)
+    text = p.stdout if stream == "stdout" else p.stderr
+    try:
+        return json.loads(text), p.returncode
+    except json.JSONDecodeError as e:
+        sys.exit(f"dkperf {' '.join(args)}: not JSON ({e}):\n{text}\n{p.stderr}")
+
+
+def need(obj, key, kinds, where):
+    if key not in obj:
+        sys.exit(f"{where}: no field {key!r} in {obj}")
+    if not isinstance(obj[key], kinds):
+        sys.exit(f"{where}: {key!r} is {type(obj[key]).__name__}, want {kinds}")
+    return obj[key]
+
+
+info, rc = run(["info", "--json"])
+assert rc == 0, rc
+for key, kinds in [("version", str), ("backend", str), ("why", str), ("cpu", str),
+                   ("marketing_name", str), ("database", str), ("cpu_id", str), ("arch", str),
+                   ("pmu", str), ("counters", dict), ("privileges", str), ("capabilities", dict),
+                   ("perf_levels", list), ("os", dict)]:
+    need(info, key, kinds, "info")
+for key in ("fixed", "configurable", "power"):
+    need(info["counters"], key, int, "info.counters")
+
+listing, rc = run(["list", "--json"])
+assert rc == 0, rc
+need(listing, "backend", str, "list")
+need(listing, "database", str, "list")
+portable = need(listing, "portable", list, "list")
+names = [p["name"] for p in portable]
+assert names[:4] == ["instructions", "cycles", "branches", "branch-misses"], names
+events = need(listing, "events", list, "list")
+assert events, "list: no events"
+for ev in events:
+    for key, kinds in [("name", str), ("kind", str), ("fixed", bool), ("counters", list),
+                       ("description", str), ("supported", bool)]:
+        need(ev, key, kinds, f"list event {ev.get('name')}")
+    need(ev, "alias", (str, type(None)), "list event")
+filtered, rc = run(["list", "--json", "CYCLE"])
+assert all("cycle" in (e["name"] + (e["alias"] or "")).lower() for e in filtered["events"]), filtered
+assert len(filtered["events"]) < len(events)
+
+for args in (["stat", "--json"], ["stat", "--json", "-r", "2"]):
+    stat, rc = run(args + ["--"] + work, "stderr")
+    assert rc == 0, rc
+    for key, kinds in [("command", list), ("exit_status", int), ("runs", int), ("backend", str),
+                       ("scope", str), ("elapsed_ns", (int, float)), ("events", list)]:
+        need(stat, key, kinds, "stat")
+    assert stat["command"] == work, stat["command"]
+    assert stat["runs"] == (2 if "-r" in args else 1)
+    counted = 0
+    for ev in stat["events"]:
+        for key, kinds in [("name", str), ("supported", bool), ("counted", bool),
+                           ("running_fraction", (int, float)), ("relative_stddev", (int, float))]:
+            need(ev, key, kinds, f"stat event {ev.get('name')}")
+        need(ev, "value", (int, float, type(None)), "stat event")
+        need(ev, "unit", (str, type(None)), "stat event")
+        if ev["counted"]:
+            counted += 1
+            assert ev["value"] is not None and ev["value"] >= 0, ev
+            assert 0 < ev["running_fraction"] <= 1, ev
+        else:
+            assert ev["value"] is None, ev
+            if not ev["supported"]:
+                assert ev["reason"], ev
+    assert counted > 0, f"stat counted nothing: {stat}"
+print("info, list and stat JSON parse and carry their fields")

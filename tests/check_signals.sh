@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Ctrl-C during dkperf stat reaches the command; dkperf still reports the
+# counts and exits as the command did (130 for SIGINT).
+# usage: check_signals.sh DKPERF
+set -u
+dkperf=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+"$dkperf" stat -e task-clock -- sleep 30 2>"$err" &
+pid=$!
+sleep 0.5
+kill -INT $pid
+start=$(date +%s)
+wait $pid
+status=$?
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "the command did not stop on SIGINT"
+cat "$err"
+[ $status -eq 130 ] || fail "exit status $status, expected 130 (the command's, killed by SIGINT)"
+grep -q "Performance counter stats for 'sleep 30'" "$err" || fail "no report after SIGINT"
+grep -q "task-clock" "$err" || fail "no task-clock row after SIGINT"
+pgrep -x sleep -P $pid >/dev/null 2>&1 && fail "the command is still running"
+echo "SIGINT passed to the command; counts reported; exit 130"

@@ -1,0 +1,281 @@
+/*
+ * test_groups.c - dk_group: a whole process or every CPU. Cases named sim_*
+ * run against the simulated frameworks, linux_* against perf_event.
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api.h"
+
+/* A child held on a pipe until released; then it burns ms of CPU. */
+typedef struct child {
+    pid_t pid;
+    int go;
+} child;
+
+static child hold_child(double ms)
+{
+    int p[2];
+    CHECK_INT(pipe(p), ==, 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(p[1]);
+        char c;
+        if (read(p[0], &c, 1) != 1)
+            _exit(1);
+        dkt_burn_cpu_ms(ms);
+        _exit(0);
+    }
+    close(p[0]);
+    return (child){pid, p[1]};
+}
+
+static void release_and_wait(child *c)
+{
+    CHECK_INT(write(c->go, "g", 1), ==, 1);
+    close(c->go);
+    siginfo_t si;
+    CHECK_INT(waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOWAIT), ==, 0);
+}
+
+static void reap(child *c) { CHECK_INT(waitpid(c->pid, NULL, 0), ==, c->pid); }
+
+TEST_CASE(sim_process_scope_counts_instructions_and_cycles_of_a_child)
+{
+    dk_sampler *s = open_sampler();
+    child c = hold_child(80);
+    const char *names[] = {"instructions", "cycles", "branches"};
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, c.pid, names, 3, 0, &g), DK_EUNAVAILABLE);
+    CHECK_CONTAINS(dk_last_error(), "INST_BRANCH");
+    CHECK_CONTAINS(dk_last_error(), "every CPU");
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, c.pid, names, 3, DK_GROUP_PARTIAL, &g));
+    CHECK_INT(dk_group_event_count(g), ==, 3);
+    CHECK(dk_group_supported(g, 0) && dk_group_supported(g, 1) && !dk_group_supported(g, 2));
+    CHECK_STR(dk_group_why(g, 0), "");
+    CHECK_CONTAINS(dk_group_why(g, 2), "another process");
+    CHECK_STR(dk_group_event_name(g, 0), "FIXED_INSTRUCTIONS");
+    CHECK_STR(dk_group_event_name(g, 2), "INST_BRANCH");
+    CHECK_CONTAINS(dk_group_scope(g), "process");
+    CHECK_OK(dk_group_start(g));
+    release_and_wait(&c);
+    uint64_t v[3];
+    dk_reading info[3];
+    CHECK_OK(dk_group_read(g, v, info));
+    CHECK_U64(v[1], >=, 3000u * 1000 * 60); /* 10 ms ticks of the child's 80 ms */
+    CHECK(v[0] > v[1] * 2 && v[0] < v[1] * 3);
+    CHECK_U64(v[2], ==, 0);
+    CHECK(info[0].counted && !info[2].counted);
+    dk_group_close(g);
+    reap(&c);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(sim_system_scope_reads_every_cpu)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"instructions", "branches", "branch-misses"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 3, 0, &g));
+    CHECK_CONTAINS(dk_group_scope(g), "every CPU");
+    CHECK_OK(dk_group_start(g));
+    CHECK_OK(dk_group_start(g)); /* idempotent */
+    CHECK_INT(raw_kperf()->kpc_get_counting(), !=, 0);
+    CHECK_INT(raw_kperf()->kpc_get_thread_counting(), ==, 0); /* no per-thread counting */
+    uint64_t a[3], b[3], c[3];
+    CHECK_OK(dk_group_read(g, a, NULL));
+    dkt_burn_cpu_ms(120); /* /proc/stat counts 10 ms ticks */
+    CHECK_OK(dk_group_read(g, b, NULL));
+    for (int i = 0; i < 3; i++)
+        CHECK_U64(b[i], >, a[i]);
+    CHECK_OK(dk_group_stop(g));
+    CHECK_INT(raw_kperf()->kpc_get_counting(), ==, 0);
+    dkt_burn_cpu_ms(30);
+    CHECK_OK(dk_group_read(g, c, NULL));
+    CHECK_U64(c[0], >=, b[0]);
+    CHECK_OK(dk_group_read(g, a, NULL));
+    CHECK_U64(a[0], ==, c[0]); /* stopped: frozen */
+    dk_group_close(g);
+    CHECK_INT(raw_force_all(), ==, 1); /* the sampler still holds the counters */
+    dk_sampler_close(s);
+    CHECK_INT(raw_force_all(), ==, 0);
+}
+
+TEST_CASE(sim_system_scope_shares_counters_with_thread_samplers)
+{
+    dk_sampler *s = open_sampler();
+    const char *one[] = {"INST_INT_ST"}, *other[] = {"INST_INT_ALU"};
+    dk_thread *t = open_names(s, one, 1);
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, other, 1, 0, &g), DK_ECONFLICT);
+    CHECK_CONTAINS(dk_last_error(), "INST_INT_ST");
+    CHECK_OK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, one, 1, 0, &g));
+    /* Both count; stopping the group leaves the thread sampler counting. */
+    CHECK_OK(dk_thread_start(t));
+    CHECK_OK(dk_group_start(g));
+    CHECK_OK(dk_group_stop(g));
+    CHECK_INT(raw_kperf()->kpc_get_thread_counting(), !=, 0);
+    uint64_t a, b;
+    CHECK_OK(dk_thread_sample(t, &a));
+    dkt_burn_cpu_ms(2);
+    CHECK_OK(dk_thread_sample(t, &b));
+    CHECK_U64(b, >, a);
+    dk_group_close(g);
+    dk_thread_close(t);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(sim_release_waits_for_running_groups)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"cycles"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g));
+    CHECK_OK(dk_group_start(g));
+    CHECK_ERR(dk_sampler_release(s), DK_ESTATE);
+    dk_sampler_close(s); /* deferred until the group stops */
+    CHECK_INT(raw_force_all(), ==, 1);
+    CHECK_OK(dk_group_stop(g));
+    CHECK_INT(raw_force_all(), ==, 0);
+    CHECK_ERR(dk_group_start(g), DK_ESTATE);
+    dk_group_close(g);
+}
+
+TEST_CASE(sim_unprivileged_has_no_system_scope)
+{
+    dk_sampler *s = open_sampler();
+    CHECK_STR(dk_sampler_backend(s), "selfcounts");
+    const char *names[] = {"instructions"};
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g), DK_ENOTSUP);
+    CHECK_CONTAINS(dk_last_error(), "root");
+    /* This process's totals work without root. */
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1, DK_GROUP_ENABLE_ON_EXEC, &g));
+    uint64_t a, b;
+    CHECK_OK(dk_group_read(g, &a, NULL));
+    dkt_burn_cpu_ms(40);
+    CHECK_OK(dk_group_read(g, &b, NULL));
+    CHECK_U64(b, >, a);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(invalid_group_arguments)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"cycles"}, *none[] = {"NO_SUCH_EVENT"};
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(NULL, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, (dk_scope)7, 0, names, 1, 0, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 0, 0, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0x80, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, -5, names, 1, 0, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, none, 1, DK_GROUP_PARTIAL, &g), DK_ENOEVENT);
+    CHECK(g == NULL);
+    CHECK_ERR(dk_group_start(NULL), DK_EINVAL);
+    CHECK_ERR(dk_group_stop(NULL), DK_EINVAL);
+    uint64_t v;
+    CHECK_ERR(dk_group_read(NULL, &v, NULL), DK_EINVAL);
+    CHECK(dk_group_event_name(NULL, 0) == NULL);
+    CHECK(!dk_group_supported(NULL, 0));
+    dk_group_close(NULL);
+    CHECK_OK(dk_sampler_release(s));
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g), DK_ESTATE);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(sim_a_reaped_process_is_gone)
+{
+    dk_sampler *s = open_sampler();
+    child c = hold_child(1);
+    const char *names[] = {"instructions"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, c.pid, names, 1, 0, &g));
+    CHECK_OK(dk_group_start(g));
+    release_and_wait(&c);
+    reap(&c);
+    uint64_t v;
+    CHECK_ERR(dk_group_read(g, &v, NULL), DK_EOS);
+    CHECK_CONTAINS(dk_last_error(), "proc_pid_rusage");
+    dk_group_close(g);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, c.pid, names, 1, 0, &g), DK_EOS);
+    dk_sampler_close(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Linux                                                                     */
+/* ------------------------------------------------------------------------ */
+
+TEST_CASE(linux_process_scope_follows_children_from_exec)
+{
+    dk_sampler *s = open_sampler();
+    CHECK_STR(dk_sampler_backend(s), "perf_event");
+    int p[2];
+    CHECK_INT(pipe(p), ==, 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(p[1]);
+        char c;
+        if (read(p[0], &c, 1) != 1)
+            _exit(1);
+        /* A shell whose own child touches 3000 pages. */
+        execl("/bin/sh", "sh", "-c", "\"$0\" --work-only --pages 3000 --burn-ms 20",
+              getenv("DKPERF_REGION_PROGRAM"), (char *)NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    const char *names[] = {"page-faults", "task-clock", "instructions"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, pid, names, 3,
+                           DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL, &g));
+    CHECK_CONTAINS(dk_group_scope(g), "processes it starts");
+    CHECK_STR(dk_group_event_unit(g, 1), "ns");
+    uint64_t v[3];
+    CHECK_OK(dk_group_read(g, v, NULL));
+    CHECK_U64(v[0], ==, 0); /* nothing before the exec */
+    CHECK_INT(write(p[1], "g", 1), ==, 1);
+    close(p[1]);
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    dk_reading info[3];
+    CHECK_OK(dk_group_read(g, v, info));
+    CHECK_U64(v[0], >=, 3000); /* the grandchild's faults are counted */
+    CHECK_U64(v[1], >=, 20000000);
+    CHECK(info[0].counted && info[1].counted);
+    if (!dk_group_supported(g, 2))
+        CHECK_CONTAINS(dk_group_why(g, 2), "no hardware PMU");
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(linux_system_scope)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"cpu-clock"};
+    dk_group *g = NULL;
+    int rc = dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g);
+    if (geteuid() != 0 && rc == DK_EPERM) {
+        CHECK_CONTAINS(dk_last_error(), "CAP_PERFMON");
+        dk_sampler_close(s);
+        SKIP("not root: system-wide counting was refused, with the reason");
+    }
+    CHECK_OK(rc);
+    CHECK_CONTAINS(dk_group_scope(g), "every CPU");
+    CHECK_OK(dk_group_start(g));
+    uint64_t a, b;
+    CHECK_OK(dk_group_read(g, &a, NULL));
+    dkt_sleep_ms(50);
+    CHECK_OK(dk_group_read(g, &b, NULL));
+    /* cpu-clock on every online CPU: at least the 50 ms, once per CPU. */
+    CHECK_U64(b - a, >=, 45000000);
+    CHECK_OK(dk_group_stop(g));
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+TEST_MAIN()

@@ -1,0 +1,44 @@
+/*
+ * cli.h - what the dkperf commands share. The tool uses only dkperf.h.
+ */
+#ifndef DKPERF_CLI_H
+#define DKPERF_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <dkperf.h>
+
+#define CLI_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+/* Exit statuses of dkperf's own failures (stat otherwise exits as CMD did). */
+#define EXIT_USAGE 2
+#define EXIT_SETUP 1
+
+/* Print "dkperf <command>: <message>" to stderr. */
+void cli_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Open a sampler from --backend (NULL: automatic); on failure print the
+ * library's sentence and return NULL. */
+dk_sampler *cli_open_sampler(const char *command, const char *backend);
+
+/* Parse a backend name for --backend; -1 when unknown. */
+int cli_backend_kind(const char *name);
+
+/* A JSON string (with quotes), or null for NULL. */
+void json_string(FILE *out, const char *s);
+
+/* 1234567 -> "1,234,567" into buf. */
+const char *fmt_count(uint64_t v, char *buf, size_t size);
+/* 1234.5678 -> "1,234.57" (decimals digits) into buf. */
+const char *fmt_fixed(double v, int decimals, char *buf, size_t size);
+
+int cmd_info(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+void help_info(FILE *out);
+void help_list(FILE *out);
+void help_stat(FILE *out);
+
+#endif /* DKPERF_CLI_H */

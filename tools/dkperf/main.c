@@ -1,0 +1,71 @@
+/*
+ * dkperf - hardware performance counters from the command line:
+ * info, list and stat.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define DKPERF_TOOL_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+    fputs("usage: dkperf <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  info                 the backend in use and why, the CPU, its PMU and counters\n"
+          "  list [PATTERN]       the events this machine can count\n"
+          "  stat [-e EV,...] -- CMD [ARGS...]\n"
+          "                       run CMD and report its counts\n"
+          "  help [COMMAND]       this text, or a command's options\n"
+          "\n"
+          "  --version            print the version\n"
+          "\n"
+          "environment: DKPERF_BACKEND=kperf|selfcounts|perf_event forces a backend;\n"
+          "DKPERF_FRAMEWORK_ROOT prefixes the macOS framework paths. See dkperf(1).\n",
+          out);
+}
+
+static int help(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "info") == 0)
+        help_info(stdout);
+    else if (strcmp(argv[1], "list") == 0)
+        help_list(stdout);
+    else if (strcmp(argv[1], "stat") == 0)
+        help_stat(stdout);
+    else {
+        cli_error("help", "no command called %s (info, list, stat)", argv[1]);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "list") == 0)
+        return cmd_list(argc - 1, argv + 1);
+    if (strcmp(cmd, "stat") == 0)
+        return cmd_stat(argc - 1, argv + 1);
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return help(argc - 1, argv + 1);
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("dkperf %s (libdkperf %s)\n", DKPERF_TOOL_VERSION, dk_version());
+        return 0;
+    }
+    fprintf(stderr, "dkperf: no command called %s\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,776 @@
+/*
+ * stat.c - dkperf stat: run a command and report its counts, in the manner
+ * of perf stat.
+ *
+ * The child is forked and held on a pipe until its counters are open, then
+ * released to exec the command. On Linux the counters follow the child and
+ * everything it starts (inherit) and begin at the exec; on a Mac they are
+ * the child's instructions and cycles (proc_pid_rusage), or with -a every
+ * CPU's counters. Signals that would stop dkperf are passed to the child;
+ * the counts are still reported and the counters always released.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_RUNS 100000
+
+void help_stat(FILE *out)
+{
+    fputs("usage: dkperf stat [-e EV[,EV...]] [-r N] [-x SEP | --json] [-o FILE] [-a]\n"
+          "                   [--backend NAME] [--] CMD [ARGS...]\n"
+          "\n"
+          "Run CMD and report its counts, then exit as CMD did.\n"
+          "\n"
+          "  -e, --events EV,...  events to count: portable names (instructions, cycles,\n"
+          "                       branches, branch-misses, ...), native names or aliases;\n"
+          "                       default: instructions, cycles, branches, branch-misses\n"
+          "                       (and task-clock, context-switches, page-faults on Linux)\n"
+          "  -r, --repeat N       run CMD N times; report the means and their spread\n"
+          "  -x, --field-separator SEP\n"
+          "                       one line per event, fields separated by SEP (CSV)\n"
+          "      --json           one JSON object\n"
+          "  -o, --output FILE    write the report to FILE instead of standard error\n"
+          "  -a, --all-cpus       count every CPU, not only CMD (macOS: needed for events\n"
+          "                       other than instructions and cycles)\n"
+          "      --backend NAME   auto, kperf, selfcounts or perf_event\n",
+          out);
+}
+
+typedef struct options {
+    const char *events;
+    long repeat;
+    const char *sep;
+    bool json;
+    const char *output;
+    bool all_cpus;
+    const char *backend;
+    char **cmd;
+} options;
+
+typedef struct run {
+    uint64_t values[DK_MAX_EVENTS];
+    dk_reading info[DK_MAX_EVENTS];
+    uint64_t elapsed_ns, user_ns, system_ns;
+} run;
+
+/* The roles derived metrics need. */
+enum { ROLE_NONE, ROLE_INSTRUCTIONS, ROLE_CYCLES, ROLE_BRANCHES, ROLE_MISSES, ROLE_CLOCK };
+
+typedef struct report {
+    size_t n;
+    const char *names[DK_MAX_EVENTS];  /* as asked */
+    const char *native[DK_MAX_EVENTS];
+    const char *unit[DK_MAX_EVENTS];
+    bool supported[DK_MAX_EVENTS];
+    char why[DK_MAX_EVENTS][256];
+    int role[DK_MAX_EVENTS];
+    run *runs;
+    size_t nruns;
+    int exit_status;
+    char scope[128];
+} report;
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
+}
+
+static bool is_number(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+/*
+ * Whether argv[*i] is the option; its value is attached ("-x,",
+ * "--events=a,b") or the next argument. *value is NULL for a missing one
+ * (after an error line).
+ */
+static bool takes(int argc, char **argv, int *i, const char *short_name, const char *long_name,
+                  const char **value)
+{
+    const char *a = argv[*i];
+    size_t slen = short_name != NULL ? strlen(short_name) : 0, llen = strlen(long_name);
+    *value = NULL;
+    if (short_name != NULL && strncmp(a, short_name, slen) == 0 && a[slen] != '\0') {
+        *value = a + slen;
+        return true;
+    }
+    if (strncmp(a, long_name, llen) == 0 && a[llen] == '=') {
+        *value = a + llen + 1;
+        return true;
+    }
+    if ((short_name == NULL || strcmp(a, short_name) != 0) && strcmp(a, long_name) != 0)
+        return false;
+    if (*i + 1 >= argc)
+        cli_error("stat", "%s needs a value (see dkperf help stat)", a);
+    else
+        *value = argv[++*i];
+    return true;
+}
+
+static bool is_opt(const char *a, const char *short_name, const char *long_name)
+{
+    return (short_name != NULL && strcmp(a, short_name) == 0) || strcmp(a, long_name) == 0;
+}
+
+/* Returns 0, -1 after --help, or an exit status. */
+static int parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->repeat = 1;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break;
+        if (takes(argc, argv, &i, "-e", "--events", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            if (o->events != NULL) { /* -e may be repeated: join the lists */
+                size_t len = strlen(o->events) + strlen(v) + 2;
+                char *joined = malloc(len);
+                if (joined == NULL)
+                    return EXIT_SETUP;
+                snprintf(joined, len, "%s,%s", o->events, v);
+                o->events = joined; /* lives until exit */
+            } else {
+                o->events = v;
+            }
+        } else if (takes(argc, argv, &i, "-r", "--repeat", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            if (!is_number(v, &o->repeat) || o->repeat < 1 || o->repeat > MAX_RUNS) {
+                cli_error("stat", "-r %s: give a number of runs from 1 to %d", v, MAX_RUNS);
+                return EXIT_USAGE;
+            }
+        } else if (takes(argc, argv, &i, "-x", "--field-separator", &v)) {
+            if ((o->sep = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, "-o", "--output", &v)) {
+            if ((o->output = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--backend", &v)) {
+            if ((o->backend = v) == NULL)
+                return EXIT_USAGE;
+        } else if (is_opt(a, NULL, "--json")) {
+            o->json = true;
+        } else if (is_opt(a, "-a", "--all-cpus")) {
+            o->all_cpus = true;
+        } else if (is_opt(a, "-h", "--help")) {
+            help_stat(stdout);
+            return -1;
+        } else {
+            cli_error("stat", "unknown option %s (see dkperf help stat)", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (i >= argc) {
+        cli_error("stat", "no command to run (usage: dkperf stat [options] [--] CMD [ARGS...])");
+        return EXIT_USAGE;
+    }
+    o->cmd = argv + i;
+    if (o->sep != NULL) {
+        if (o->sep[0] == '\0' || strpbrk(o->sep, "0123456789.\n\"") != NULL) {
+            cli_error("stat", "-x '%s': the separator must be non-empty and hold no digit, '.', "
+                              "quote or newline",
+                      o->sep);
+            return EXIT_USAGE;
+        }
+        if (o->json) {
+            cli_error("stat", "-x and --json cannot be used together");
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* Split "a,b,,c" into names; an empty name is an error. */
+static int split_events(const char *list, char **names, size_t *n)
+{
+    *n = 0;
+    const char *p = list;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (len == 0) {
+            cli_error("stat", "-e '%s': an empty event name (give names separated by commas)",
+                      list);
+            return EXIT_USAGE;
+        }
+        if (*n == DK_MAX_EVENTS) {
+            cli_error("stat", "-e: more than %d events", DK_MAX_EVENTS);
+            return EXIT_USAGE;
+        }
+        names[*n] = malloc(len + 1);
+        if (names[*n] == NULL)
+            return EXIT_SETUP;
+        memcpy(names[*n], p, len);
+        names[*n][len] = '\0';
+        (*n)++;
+        if (comma == NULL)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/* Which metric role an event plays, by what the portable names resolve to. */
+static int role_of(dk_sampler *s, const char *asked, const char *native)
+{
+    static const struct {
+        const char *portable;
+        int role;
+    } roles[] = {{"instructions", ROLE_INSTRUCTIONS},
+                 {"cycles", ROLE_CYCLES},
+                 {"branches", ROLE_BRANCHES},
+                 {"branch-misses", ROLE_MISSES}};
+    if (strcmp(native, "task-clock") == 0)
+        return ROLE_CLOCK;
+    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
+        const dk_database_event *ev = NULL;
+        if (strcmp(asked, roles[r].portable) == 0 ||
+            (dk_sampler_resolve(s, roles[r].portable, &ev) == 0 && strcmp(ev->name, native) == 0))
+            return roles[r].role;
+    }
+    return ROLE_NONE;
+}
+
+static int set_cloexec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+/*
+ * One run: fork CMD held on a pipe, open the counters on it (or every CPU),
+ * let it exec, wait, read, reap. Returns 0, or the exit status dkperf must
+ * end with on a setup failure; *exec_failed is set when CMD could not run.
+ */
+static int run_once(dk_sampler *s, const options *o, char **names, size_t n, report *rep,
+                    run *out, int *exec_failed)
+{
+    int go[2], err[2];
+    *exec_failed = 0;
+    if (pipe(go) != 0 || pipe(err) != 0 || set_cloexec(err[1]) != 0) {
+        cli_error("stat", "pipe: %s", strerror(errno));
+        return EXIT_SETUP;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        cli_error("stat", "fork: %s", strerror(errno));
+        return EXIT_SETUP;
+    }
+    if (pid == 0) {
+        close(go[1]);
+        close(err[0]);
+        char c;
+        if (read(go[0], &c, 1) != 1)
+            _exit(127); /* dkperf gave up before the command could run */
+        close(go[0]);
+        execvp(o->cmd[0], o->cmd);
+        int e = errno;
+        if (write(err[1], &e, sizeof e) != (ssize_t)sizeof e)
+            _exit(127);
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    close(go[0]);
+    close(err[1]);
+    child_pid = pid;
+
+    dk_group *g = NULL;
+    unsigned flags = DK_GROUP_PARTIAL | (o->all_cpus ? 0 : DK_GROUP_ENABLE_ON_EXEC);
+    int rc = dk_group_open(s, o->all_cpus ? DK_SCOPE_SYSTEM : DK_SCOPE_PROCESS,
+                           o->all_cpus ? 0 : (int)pid, (const char *const *)names, n, flags, &g);
+    if (rc == 0)
+        rc = dk_group_start(g); /* a no-op where the kernel starts it at exec */
+    if (rc != 0) {
+        cli_error("stat", "%s", dk_last_error());
+        close(go[1]);
+        close(err[0]);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        child_pid = 0;
+        dk_group_close(g);
+        return EXIT_SETUP;
+    }
+    if (rep->nruns == 0) {
+        snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
+        for (size_t i = 0; i < n; i++) {
+            rep->native[i] = dk_group_event_name(g, i);
+            rep->unit[i] = dk_group_event_unit(g, i);
+            rep->supported[i] = dk_group_supported(g, i);
+            snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
+            rep->role[i] = role_of(s, names[i], rep->native[i]);
+        }
+    }
+
+    uint64_t t0 = now_ns();
+    if (write(go[1], "g", 1) != 1) {
+        cli_error("stat", "cannot start the command: %s", strerror(errno));
+        close(go[1]);
+        close(err[0]);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        child_pid = 0;
+        dk_group_close(g);
+        return EXIT_SETUP;
+    }
+    close(go[1]);
+    int e = 0;
+    ssize_t got;
+    while ((got = read(err[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(err[0]);
+    if (got == (ssize_t)sizeof e) {
+        cli_error("stat", "cannot run '%s': %s", o->cmd[0], strerror(e));
+        *exec_failed = e == ENOENT ? 127 : 126;
+    }
+
+    /* Wait without reaping: a Mac can only read an unreaped process's totals. */
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR)
+        ;
+    out->elapsed_ns = now_ns() - t0;
+    rc = dk_group_read(g, out->values, out->info);
+    if (rc != 0)
+        cli_error("stat", "reading the counters failed: %s", dk_last_error());
+
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+        ;
+    child_pid = 0;
+    dk_group_close(g);
+    out->user_ns = tv_ns(ru.ru_utime);
+    out->system_ns = tv_ns(ru.ru_stime);
+    if (WIFEXITED(status))
+        rep->exit_status = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        rep->exit_status = 128 + WTERMSIG(status);
+    return rc != 0 ? EXIT_SETUP : 0;
+}
+
+/* Mean and relative standard deviation of the mean, in percent. */
+static void stats(const report *rep, size_t i, int which, double *mean, double *rel)
+{
+    double sum = 0, sq = 0;
+    size_t k = rep->nruns;
+    for (size_t r = 0; r < k; r++) {
+        const run *x = &rep->runs[r];
+        double v = which == 0   ? (double)x->values[i]
+                   : which == 1 ? (double)x->elapsed_ns
+                   : which == 2 ? (double)x->user_ns
+                                : (double)x->system_ns;
+        sum += v;
+        sq += v * v;
+    }
+    *mean = k ? sum / (double)k : 0;
+    *rel = 0;
+    if (k > 1 && *mean > 0) {
+        double var = (sq - sum * sum / (double)k) / (double)(k - 1);
+        *rel = var > 0 ? sqrt(var / (double)k) / *mean * 100 : 0;
+    }
+}
+
+static double running_fraction(const report *rep, size_t i)
+{
+    double sum = 0;
+    size_t k = 0;
+    for (size_t r = 0; r < rep->nruns; r++) {
+        const dk_reading *info = &rep->runs[r].info[i];
+        if (info->time_enabled > 0) {
+            sum += (double)info->time_running / (double)info->time_enabled;
+            k++;
+        }
+    }
+    return k ? sum / (double)k : 1.0;
+}
+
+static bool counted(const report *rep, size_t i)
+{
+    for (size_t r = 0; r < rep->nruns; r++)
+        if (rep->runs[r].info[i].counted)
+            return true;
+    return false;
+}
+
+static int find_role(const report *rep, int role)
+{
+    for (size_t i = 0; i < rep->n; i++)
+        if (rep->role[i] == role && rep->supported[i] && counted(rep, i))
+            return (int)i;
+    return -1;
+}
+
+/* A derived metric for event i: value and unit, or false when none. */
+static bool metric(const report *rep, size_t i, double elapsed, double *value, const char **unit)
+{
+    double v, rel, other;
+    stats(rep, i, 0, &v, &rel);
+    int clock = find_role(rep, ROLE_CLOCK);
+    switch (rep->role[i]) {
+    case ROLE_CLOCK:
+        if (elapsed <= 0)
+            return false;
+        *value = v / elapsed;
+        *unit = "CPUs utilized";
+        return true;
+    case ROLE_INSTRUCTIONS: {
+        int c = find_role(rep, ROLE_CYCLES);
+        if (c < 0)
+            break;
+        stats(rep, (size_t)c, 0, &other, &rel);
+        if (other <= 0)
+            return false;
+        *value = v / other;
+        *unit = "insn per cycle";
+        return true;
+    }
+    case ROLE_MISSES: {
+        int b = find_role(rep, ROLE_BRANCHES);
+        if (b < 0)
+            break;
+        stats(rep, (size_t)b, 0, &other, &rel);
+        if (other <= 0)
+            return false;
+        *value = v / other * 100;
+        *unit = "% of all branches";
+        return true;
+    }
+    case ROLE_CYCLES:
+        if (clock < 0)
+            break;
+        stats(rep, (size_t)clock, 0, &other, &rel);
+        if (other <= 0)
+            return false;
+        *value = v / other;
+        *unit = "GHz";
+        return true;
+    default:
+        break;
+    }
+    if (clock < 0 || (size_t)clock == i)
+        return false;
+    stats(rep, (size_t)clock, 0, &other, &rel);
+    if (other <= 0)
+        return false;
+    double rate = v / (other / 1e9);
+    *unit = rate >= 1e9 ? "G/sec" : rate >= 1e6 ? "M/sec" : rate >= 1e3 ? "K/sec" : "/sec";
+    *value = rate >= 1e9 ? rate / 1e9 : rate >= 1e6 ? rate / 1e6 : rate >= 1e3 ? rate / 1e3 : rate;
+    return true;
+}
+
+static bool in_ns(const report *rep, size_t i)
+{
+    return rep->unit[i] != NULL && strcmp(rep->unit[i], "ns") == 0;
+}
+
+static void print_command(FILE *out, char **cmd)
+{
+    for (char **a = cmd; *a != NULL; a++)
+        fprintf(out, "%s%s", a == cmd ? "" : " ", *a);
+}
+
+/* The reason without its "event NAME " lead, so that shared reasons group. */
+static const char *reason_tail(const report *rep, size_t i)
+{
+    const char *why = rep->why[i];
+    size_t len = strlen(rep->native[i]);
+    if (strncmp(why, "event ", 6) == 0 && strncmp(why + 6, rep->native[i], len) == 0 &&
+        why[6 + len] == ' ') {
+        why += 7 + len;
+        if (strncmp(why, "is ", 3) == 0)
+            why += 3;
+    }
+    return why;
+}
+
+/* Print a line without trailing blanks. */
+static void put_line(FILE *out, char *line)
+{
+    size_t len = strlen(line);
+    while (len > 0 && line[len - 1] == ' ')
+        line[--len] = '\0';
+    fputs(line, out);
+    fputc('\n', out);
+}
+
+static void print_human(FILE *out, const report *rep, const options *o, dk_sampler *s)
+{
+    double elapsed, erel;
+    stats(rep, 0, 1, &elapsed, &erel);
+    fputs("\n Performance counter stats for '", out);
+    print_command(out, o->cmd);
+    fputc('\'', out);
+    if (rep->nruns > 1)
+        fprintf(out, " (%zu runs)", rep->nruns);
+    fputs(":\n", out);
+    fprintf(out, " scope: %s (%s backend)\n\n", rep->scope, dk_sampler_backend(s));
+    for (size_t i = 0; i < rep->n; i++) {
+        char num[48], line[256];
+        size_t used;
+        if (!rep->supported[i] || !counted(rep, i)) {
+            snprintf(line, sizeof line, "%18s      %s",
+                     rep->supported[i] ? "<not counted>" : "<not supported>", rep->names[i]);
+            put_line(out, line);
+            continue;
+        }
+        double v, rel;
+        stats(rep, i, 0, &v, &rel);
+        if (in_ns(rep, i))
+            snprintf(line, sizeof line, "%18s msec %-33s", fmt_fixed(v / 1e6, 2, num, sizeof num),
+                     rep->names[i]);
+        else
+            snprintf(line, sizeof line, "%18s      %-33s",
+                     fmt_count((uint64_t)(v + 0.5), num, sizeof num), rep->names[i]);
+        used = strlen(line);
+        double mv;
+        const char *mu;
+        if (metric(rep, i, elapsed, &mv, &mu))
+            used += (size_t)snprintf(line + used, sizeof line - used, " # %8.3f %-16s", mv, mu);
+        double frac = running_fraction(rep, i);
+        if (rep->nruns > 1 && used < sizeof line)
+            used += (size_t)snprintf(line + used, sizeof line - used, "  ( +- %5.2f%% )", rel);
+        if (frac < 0.9999 && used < sizeof line)
+            snprintf(line + used, sizeof line - used, "  (%.2f%%)", frac * 100);
+        put_line(out, line);
+    }
+    fprintf(out, "\n%18.9f seconds time elapsed", elapsed / 1e9);
+    if (rep->nruns > 1)
+        fprintf(out, "  ( +- %5.2f%% )", erel);
+    fputc('\n', out);
+    if (rep->nruns == 1) {
+        fprintf(out, "\n%18.9f seconds user\n", (double)rep->runs[0].user_ns / 1e9);
+        fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
+    }
+    fputc('\n', out);
+    /* Why events were not supported, each reason once. */
+    bool done[DK_MAX_EVENTS] = {false};
+    for (size_t i = 0; i < rep->n; i++) {
+        if (rep->supported[i] || done[i] || rep->why[i][0] == '\0')
+            continue;
+        const char *tail = reason_tail(rep, i);
+        fprintf(out, " %s", rep->names[i]);
+        for (size_t j = i + 1; j < rep->n; j++)
+            if (!rep->supported[j] && !done[j] && strcmp(reason_tail(rep, j), tail) == 0) {
+                fprintf(out, ", %s", rep->names[j]);
+                done[j] = true;
+            }
+        fprintf(out, ": %s\n", tail);
+    }
+}
+
+/* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */
+static void print_csv(FILE *out, const report *rep, const options *o)
+{
+    const char *x = o->sep;
+    double elapsed, erel;
+    stats(rep, 0, 1, &elapsed, &erel);
+    for (size_t i = 0; i < rep->n; i++) {
+        if (!rep->supported[i] || !counted(rep, i)) {
+            /* value, unit, event, run time, percent, metric, metric unit, spread */
+            const char *value = rep->supported[i] ? "<not counted>" : "<not supported>";
+            fprintf(out, "%s%s%s%s%s0%s0.00%s%s%s\n", value, x, x, rep->names[i], x, x, x, x, x);
+            continue;
+        }
+        double v, rel, mv = 0;
+        const char *mu = "";
+        stats(rep, i, 0, &v, &rel);
+        bool has_metric = metric(rep, i, elapsed, &mv, &mu);
+        uint64_t run_ns = 0;
+        for (size_t r = 0; r < rep->nruns; r++)
+            run_ns += rep->runs[r].info[i].time_running;
+        run_ns = rep->nruns ? run_ns / rep->nruns : 0;
+        if (in_ns(rep, i))
+            fprintf(out, "%.2f%smsec", v / 1e6, x);
+        else
+            fprintf(out, "%.0f%s", v, x);
+        fprintf(out, "%s%s%s%llu%s%.2f%s", x, rep->names[i], x, (unsigned long long)run_ns, x,
+                running_fraction(rep, i) * 100, x);
+        if (has_metric)
+            fprintf(out, "%.3f%s%s", mv, x, mu);
+        else
+            fprintf(out, "%s", x);
+        fprintf(out, "%s", x);
+        if (rep->nruns > 1)
+            fprintf(out, "%.2f%%", rel);
+        fputc('\n', out);
+    }
+}
+
+static void print_json(FILE *out, const report *rep, const options *o, dk_sampler *s)
+{
+    double elapsed, erel, user, urel, sys, srel;
+    stats(rep, 0, 1, &elapsed, &erel);
+    stats(rep, 0, 2, &user, &urel);
+    stats(rep, 0, 3, &sys, &srel);
+    fputs("{\"command\": [", out);
+    for (char **a = o->cmd; *a != NULL; a++) {
+        fputs(a == o->cmd ? "" : ", ", out);
+        json_string(out, *a);
+    }
+    fprintf(out, "], \"exit_status\": %d, \"runs\": %zu, \"backend\": ", rep->exit_status,
+            rep->nruns);
+    json_string(out, dk_sampler_backend(s));
+    fputs(", \"scope\": ", out);
+    json_string(out, rep->scope);
+    fprintf(out, ", \"all_cpus\": %s, \"elapsed_ns\": %.0f, \"elapsed_relative_stddev\": %.4f",
+            o->all_cpus ? "true" : "false", elapsed, erel);
+    fprintf(out, ", \"user_ns\": %.0f, \"system_ns\": %.0f, \"events\": [", user, sys);
+    for (size_t i = 0; i < rep->n; i++) {
+        double v = 0, rel = 0, mv = 0;
+        const char *mu = NULL;
+        bool ok = rep->supported[i] && counted(rep, i);
+        if (ok)
+            stats(rep, i, 0, &v, &rel);
+        bool has_metric = ok && metric(rep, i, elapsed, &mv, &mu);
+        fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+        json_string(out, rep->names[i]);
+        fputs(", \"event\": ", out);
+        json_string(out, rep->native[i]);
+        if (ok)
+            fprintf(out, rep->nruns > 1 ? ", \"value\": %.2f" : ", \"value\": %.0f", v);
+        else
+            fputs(", \"value\": null", out);
+        fputs(", \"unit\": ", out);
+        json_string(out, rep->unit[i]);
+        fprintf(out, ", \"supported\": %s, \"counted\": %s, \"running_fraction\": %.4f",
+                rep->supported[i] ? "true" : "false", ok ? "true" : "false",
+                ok ? running_fraction(rep, i) : 0.0);
+        fprintf(out, ", \"relative_stddev\": %.4f", rel);
+        if (has_metric) {
+            fprintf(out, ", \"metric\": {\"value\": %.6f, \"unit\": ", mv);
+            json_string(out, mu);
+            fputc('}', out);
+        } else {
+            fputs(", \"metric\": null", out);
+        }
+        fputs(", \"reason\": ", out);
+        json_string(out, rep->supported[i] ? NULL : rep->why[i]);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
+}
+
+int cmd_stat(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (o.backend != NULL && cli_backend_kind(o.backend) < 0) {
+        cli_error("stat", "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
+                  o.backend);
+        return EXIT_USAGE;
+    }
+
+    dk_sampler *s = cli_open_sampler("stat", o.backend);
+    if (s == NULL)
+        return EXIT_SETUP;
+    bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
+    const char *defaults = linux_backend ? "task-clock,context-switches,page-faults,instructions,"
+                                           "cycles,branches,branch-misses"
+                                         : "instructions,cycles,branches,branch-misses";
+    char *names[DK_MAX_EVENTS];
+    size_t n = 0;
+    rc = split_events(o.events != NULL ? o.events : defaults, names, &n);
+    /* Names no database knows are mistakes: refuse them before running anything. */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const dk_database_event *ev;
+        int r = dk_sampler_resolve(s, names[i], &ev);
+        if (r != 0 && r != DK_EUNAVAILABLE) {
+            cli_error("stat", "event '%s': %s", names[i], dk_last_error());
+            rc = EXIT_SETUP;
+        }
+    }
+
+    FILE *out = stderr;
+    if (rc == 0 && o.output != NULL && (out = fopen(o.output, "w")) == NULL) {
+        cli_error("stat", "-o %s: %s", o.output, strerror(errno));
+        rc = EXIT_SETUP;
+    }
+
+    report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.n = n;
+    for (size_t i = 0; i < n; i++)
+        rep.names[i] = names[i];
+    rep.runs = rc == 0 ? calloc((size_t)o.repeat, sizeof *rep.runs) : NULL;
+    if (rc == 0 && rep.runs == NULL) {
+        cli_error("stat", "out of memory for %ld runs", o.repeat);
+        rc = EXIT_SETUP;
+    }
+
+    struct sigaction sa, old[4];
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < 4; k++)
+        sigaction(sigs[k], &sa, &old[k]);
+
+    int exec_failed = 0;
+    for (long r = 0; rc == 0 && r < o.repeat; r++) {
+        rc = run_once(s, &o, names, n, &rep, &rep.runs[rep.nruns], &exec_failed);
+        if (rc != 0 || exec_failed)
+            break;
+        rep.nruns++;
+        /* A command stopped by a signal (Ctrl-C) ends the repeats. */
+        if (rep.exit_status > 128)
+            break;
+    }
+    for (int k = 0; k < 4; k++)
+        sigaction(sigs[k], &old[k], NULL);
+
+    if (rc == 0 && !exec_failed && rep.nruns > 0) {
+        if (o.json)
+            print_json(out, &rep, &o, s);
+        else if (o.sep != NULL)
+            print_csv(out, &rep, &o);
+        else
+            print_human(out, &rep, &o, s);
+    }
+    if (out != NULL && out != stderr)
+        fclose(out);
+    free(rep.runs);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    dk_sampler_close(s);
+    if (exec_failed)
+        return exec_failed;
+    return rc != 0 ? rc : rep.exit_status;
+}

@@ -1,0 +1,120 @@
+/*
+ * util.c - errors, sampler setup, JSON strings and number formatting for
+ * the dkperf commands.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "dkperf %s: ", command);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_backend_kind(const char *name)
+{
+    if (strcmp(name, "auto") == 0)
+        return DK_BACKEND_AUTO;
+    if (strcmp(name, "kperf") == 0)
+        return DK_BACKEND_KPERF;
+    if (strcmp(name, "selfcounts") == 0)
+        return DK_BACKEND_SELFCOUNTS;
+    if (strcmp(name, "perf_event") == 0)
+        return DK_BACKEND_PERF_EVENT;
+    return -1;
+}
+
+dk_sampler *cli_open_sampler(const char *command, const char *backend)
+{
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    if (backend != NULL) {
+        int kind = cli_backend_kind(backend);
+        if (kind < 0) {
+            cli_error(command, "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
+                      backend);
+            return NULL;
+        }
+        o.backend = (dk_backend_kind)kind;
+    }
+    dk_sampler *s = NULL;
+    int rc = dk_sampler_open(&s, &o);
+    if (rc != 0) {
+        cli_error(command, "%s", dk_last_error());
+        return NULL;
+    }
+    return s;
+}
+
+void json_string(FILE *out, const char *s)
+{
+    if (s == NULL) {
+        fputs("null", out);
+        return;
+    }
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+/* Insert thousands separators into the digits before any '.'. */
+static const char *group_digits(const char *digits, char *buf, size_t size)
+{
+    const char *dot = strchr(digits, '.');
+    size_t whole = dot != NULL ? (size_t)(dot - digits) : strlen(digits);
+    size_t out = 0;
+    for (size_t i = 0; i < whole && out + 2 < size; i++) {
+        if (i > 0 && (whole - i) % 3 == 0)
+            buf[out++] = ',';
+        buf[out++] = digits[i];
+    }
+    if (dot != NULL)
+        out += (size_t)snprintf(buf + out, out < size ? size - out : 0, "%s", dot);
+    if (out >= size)
+        out = size - 1;
+    buf[out] = '\0';
+    return buf;
+}
+
+const char *fmt_count(uint64_t v, char *buf, size_t size)
+{
+    char digits[32];
+    snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    return group_digits(digits, buf, size);
+}
+
+const char *fmt_fixed(double v, int decimals, char *buf, size_t size)
+{
+    char digits[64];
+    snprintf(digits, sizeof digits, "%.*f", decimals, v < 0 ? 0 : v);
+    return group_digits(digits, buf, size);
+}
