@@ -72,8 +72,8 @@ enum { ROLE_NONE, ROLE_INSTRUCTIONS, ROLE_CYCLES, ROLE_BRANCHES, ROLE_MISSES, RO
 typedef struct report {
     size_t n;
     const char *names[DK_MAX_EVENTS];  /* as asked */
-    const char *native[DK_MAX_EVENTS];
-    const char *unit[DK_MAX_EVENTS];
+    char native[DK_MAX_EVENTS][128]; /* copies: the group is closed after each run */
+    const char *unit[DK_MAX_EVENTS];  /* owned by the sampler's database */
     bool supported[DK_MAX_EVENTS];
     char why[DK_MAX_EVENTS][256];
     int role[DK_MAX_EVENTS];
@@ -329,7 +329,7 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
     if (rep->nruns == 0) {
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
         for (size_t i = 0; i < n; i++) {
-            rep->native[i] = dk_group_event_name(g, i);
+            snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
             rep->unit[i] = dk_group_event_unit(g, i);
             rep->supported[i] = dk_group_supported(g, i);
             snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
@@ -505,11 +505,12 @@ static void print_command(FILE *out, char **cmd)
         fprintf(out, "%s%s", a == cmd ? "" : " ", *a);
 }
 
-/* The reason without its "event NAME " lead, so that shared reasons group. */
+/* The reason without its "event NAME is " lead, so that shared reasons group. */
 static const char *reason_tail(const report *rep, size_t i)
 {
     const char *why = rep->why[i];
     size_t len = strlen(rep->native[i]);
+    /* "event X needs ..." reads "X: needs ...", "event X is not ..." "X: not ...". */
     if (strncmp(why, "event ", 6) == 0 && strncmp(why + 6, rep->native[i], len) == 0 &&
         why[6 + len] == ' ') {
         why += 7 + len;
