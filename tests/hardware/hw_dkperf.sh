@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# dkperf on a real Mac. Run it twice: as a normal user, then with sudo.
+#   tests/hardware/hw_dkperf.sh build/tools/dkperf/dkperf
+#   sudo tests/hardware/hw_dkperf.sh build/tools/dkperf/dkperf
+set -u
+dkperf=${1:-build/tools/dkperf/dkperf}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(uname)" = Darwin ] || fail "this is for a Mac"
+
+"$dkperf" info || fail "dkperf info"
+"$dkperf" list --json | python3 -m json.tool >/dev/null || fail "dkperf list --json"
+out=$("$dkperf" stat --json -- /bin/sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done' 2>&1 >/dev/null)
+echo "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+ev = {e["name"]: e for e in s["events"]}
+assert ev["instructions"]["counted"] and ev["instructions"]["value"] > 10**7, ev["instructions"]
+assert ev["cycles"]["counted"] and ev["cycles"]["value"] > 10**6, ev["cycles"]
+print("stat:", s["backend"], s["scope"], "instructions", ev["instructions"]["value"])
+' || fail "dkperf stat --json: $out"
+if [ "$(id -u)" = 0 ]; then
+    "$dkperf" stat -a -e instructions,cycles,branches,branch-misses -- sleep 0.2 ||
+        fail "dkperf stat -a as root"
+    "$dkperf" stat -a -e instructions,cycles,branches,branch-misses -x, -- sleep 0.2 2>&1 |
+        grep -q '^<not supported>' && fail "an event was not supported as root"
+else
+    "$dkperf" stat -a -- true 2>&1 | grep -q "needs the kperf backend" ||
+        fail "stat -a without root should say it needs root"
+fi
+echo ok
