@@ -20,21 +20,19 @@
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)),
                "dlsym results must fit a function pointer");
 
-typedef struct loaded_kperf {
-    struct loaded_kperf *next;
+/* One framework loaded under one root; the vtable lives as long as the process. */
+typedef struct loaded {
+    struct loaded *next;
+    const char *path; /* which framework (DK_KPERF_PATH or DK_KPERFDATA_PATH) */
     char root[DK_LOAD_PATH_MAX];
-    dk_kperf_vtable vt;
-} loaded_kperf;
-
-typedef struct loaded_kperfdata {
-    struct loaded_kperfdata *next;
-    char root[DK_LOAD_PATH_MAX];
-    dk_kperfdata_vtable vt;
-} loaded_kperfdata;
+    union {
+        dk_kperf_vtable kperf;
+        dk_kperfdata_vtable kperfdata;
+    } vt;
+} loaded;
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
-static loaded_kperf *kperf_list;
-static loaded_kperfdata *kperfdata_list;
+static loaded *loaded_list;
 
 const char *dk_framework_root(const char *root)
 {
@@ -114,113 +112,107 @@ static int missing_symbol(void *handle, const char *framework, const char *path,
     return load_failed(err, DK_LOAD_SYMBOL, path, symbol, message);
 }
 
-/* Resolve one symbol into a vtable field; remember the first one missing. */
-#define DK__RESOLVE(name)                                \
-    if (missing == NULL) {                               \
+/* Resolve every symbol of one framework into its vtable; *missing names the
+ * first one absent. */
+typedef void (*fill_fn)(loaded *e, void *handle, const char **missing);
+
+#define DK__RESOLVE_INTO(field, name)                    \
+    if (*missing == NULL) {                              \
         void *sym = dlsym(handle, #name);                \
         if (sym == NULL)                                 \
-            missing = #name;                             \
+            *missing = #name;                            \
         else                                             \
-            memcpy(&entry->vt.name, &sym, sizeof sym);   \
+            memcpy(&e->vt.field.name, &sym, sizeof sym); \
     }
+#define DK__RESOLVE_KPERF(name) DK__RESOLVE_INTO(kperf, name)
+#define DK__RESOLVE_KPERFDATA(name) DK__RESOLVE_INTO(kperfdata, name)
 
-int dk_kperf_load(const char *root, const dk_kperf_vtable **out, dk_load_error *err)
+static void fill_kperf(loaded *e, void *handle, const char **missing)
+{
+    DK_KPERF_SYMBOLS(DK__RESOLVE_KPERF)
+}
+
+static void fill_kperfdata(loaded *e, void *handle, const char **missing)
+{
+    DK_KPERFDATA_SYMBOLS(DK__RESOLVE_KPERFDATA)
+}
+
+#undef DK__RESOLVE_KPERF
+#undef DK__RESOLVE_KPERFDATA
+#undef DK__RESOLVE_INTO
+
+/* Load framework (at <root><path>) once per root, all or nothing. */
+static int load(const char *root, const char *framework, const char *path, fill_fn fill,
+                loaded **out, dk_load_error *err)
 {
     clear_error(err);
-    if (out == NULL) {
-        if (err != NULL)
-            err->kind = DK_LOAD_ARGUMENT;
-        return dk__fail(DK_EINVAL, "dk_kperf_load: out must not be NULL");
-    }
-    *out = NULL;
     root = dk_framework_root(root);
-
     int rc = 0;
     pthread_mutex_lock(&load_lock);
-    for (loaded_kperf *e = kperf_list; e != NULL; e = e->next) {
-        if (strcmp(e->root, root) == 0) {
-            *out = &e->vt;
+    for (loaded *e = loaded_list; e != NULL; e = e->next) {
+        if (e->path == path && strcmp(e->root, root) == 0) {
+            *out = e;
             goto done;
         }
     }
-
-    char path[DK_LOAD_PATH_MAX];
-    void *handle = open_framework("kperf.framework", root, DK_KPERF_PATH, path, sizeof path,
-                                  err, &rc);
+    char full[DK_LOAD_PATH_MAX];
+    void *handle = open_framework(framework, root, path, full, sizeof full, err, &rc);
     if (handle == NULL)
         goto done;
-
-    loaded_kperf *entry = calloc(1, sizeof *entry);
-    if (entry == NULL) {
+    loaded *e = calloc(1, sizeof *e);
+    if (e == NULL) {
         dlclose(handle);
-        rc = dk__fail(DK_ENOMEM, "loading kperf.framework: out of memory");
+        rc = dk__fail(DK_ENOMEM, "loading %s: out of memory", framework);
         goto done;
     }
     const char *missing = NULL;
-    DK_KPERF_SYMBOLS(DK__RESOLVE)
+    fill(e, handle, &missing);
     if (missing != NULL) {
-        free(entry);
-        rc = missing_symbol(handle, "kperf.framework", path, missing, err);
+        free(e);
+        rc = missing_symbol(handle, framework, full, missing, err);
         goto done;
     }
-    dk__strlcpy(entry->root, root, sizeof entry->root);
-    entry->next = kperf_list;
-    kperf_list = entry;
-    *out = &entry->vt;
+    e->path = path;
+    dk__strlcpy(e->root, root, sizeof e->root);
+    e->next = loaded_list;
+    loaded_list = e;
+    *out = e;
 done:
     pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+static int no_output(const char *who, dk_load_error *err)
+{
+    clear_error(err);
+    if (err != NULL)
+        err->kind = DK_LOAD_ARGUMENT;
+    return dk__fail(DK_EINVAL, "%s: out must not be NULL", who);
+}
+
+int dk_kperf_load(const char *root, const dk_kperf_vtable **out, dk_load_error *err)
+{
+    if (out == NULL)
+        return no_output("dk_kperf_load", err);
+    *out = NULL;
+    loaded *e = NULL;
+    int rc = load(root, "kperf.framework", DK_KPERF_PATH, fill_kperf, &e, err);
+    if (rc == 0)
+        *out = &e->vt.kperf;
     return rc;
 }
 
 int dk_kperfdata_load(const char *root, const dk_kperfdata_vtable **out, dk_load_error *err)
 {
-    clear_error(err);
-    if (out == NULL) {
-        if (err != NULL)
-            err->kind = DK_LOAD_ARGUMENT;
-        return dk__fail(DK_EINVAL, "dk_kperfdata_load: out must not be NULL");
-    }
+    if (out == NULL)
+        return no_output("dk_kperfdata_load", err);
     *out = NULL;
-    root = dk_framework_root(root);
-
-    int rc = 0;
-    pthread_mutex_lock(&load_lock);
-    for (loaded_kperfdata *e = kperfdata_list; e != NULL; e = e->next) {
-        if (strcmp(e->root, root) == 0) {
-            *out = &e->vt;
-            goto done;
-        }
-    }
-
-    char path[DK_LOAD_PATH_MAX];
-    void *handle = open_framework("kperfdata.framework", root, DK_KPERFDATA_PATH, path,
-                                  sizeof path, err, &rc);
-    if (handle == NULL)
-        goto done;
-
-    loaded_kperfdata *entry = calloc(1, sizeof *entry);
-    if (entry == NULL) {
-        dlclose(handle);
-        rc = dk__fail(DK_ENOMEM, "loading kperfdata.framework: out of memory");
-        goto done;
-    }
-    const char *missing = NULL;
-    DK_KPERFDATA_SYMBOLS(DK__RESOLVE)
-    if (missing != NULL) {
-        free(entry);
-        rc = missing_symbol(handle, "kperfdata.framework", path, missing, err);
-        goto done;
-    }
-    dk__strlcpy(entry->root, root, sizeof entry->root);
-    entry->next = kperfdata_list;
-    kperfdata_list = entry;
-    *out = &entry->vt;
-done:
-    pthread_mutex_unlock(&load_lock);
+    loaded *e = NULL;
+    int rc = load(root, "kperfdata.framework", DK_KPERFDATA_PATH, fill_kperfdata, &e, err);
+    if (rc == 0)
+        *out = &e->vt.kperfdata;
     return rc;
 }
-
-#undef DK__RESOLVE
 
 /* ------------------------------------------------------------------------ */
 /* KPEP error codes                                                          */
