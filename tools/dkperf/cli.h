@@ -26,6 +26,15 @@ dk_sampler *cli_open_sampler(const char *command, const char *backend);
 /* Parse a backend name for --backend; -1 when unknown. */
 int cli_backend_kind(const char *name);
 
+/*
+ * The options info and list share: --json, --backend NAME, --help, and up
+ * to one positional argument (*positional, NULL when none; only when
+ * positional is not NULL). Returns 0, -1 after printing help, or an exit
+ * status after an error line.
+ */
+int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *),
+                       bool *json, const char **backend, const char **positional);
+
 /* A JSON string (with quotes), or null for NULL. */
 void json_string(FILE *out, const char *s);
 

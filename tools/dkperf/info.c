@@ -48,26 +48,11 @@ static void capabilities(const dk_backend_caps *c, char *buf, size_t size)
 
 int cmd_info(int argc, char **argv)
 {
-    bool json = false;
-    const char *backend = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
-            backend = argv[++i];
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            help_info(stdout);
-            return 0;
-        } else {
-            cli_error("info", "unknown option %s (see dkperf help info)", argv[i]);
-            return EXIT_USAGE;
-        }
-    }
-    if (backend != NULL && cli_backend_kind(backend) < 0) {
-        cli_error("info", "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
-                  backend);
-        return EXIT_USAGE;
-    }
+    bool json;
+    const char *backend;
+    int rc = cli_simple_options("info", argc, argv, help_info, &json, &backend, NULL);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     dk_sampler *s = cli_open_sampler("info", backend);
     if (s == NULL)
         return EXIT_SETUP;

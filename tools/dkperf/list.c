@@ -53,61 +53,32 @@ static const char *kind_of(const dk_database_event *ev)
     return ev->fixed ? "fixed" : "configurable";
 }
 
-static bool portable_matches(const char *portable, const dk_database_event *ev, const char *pattern)
+static bool contains_ci(const char *hay, const char *needle)
 {
-    if (pattern == NULL)
-        return true;
-    size_t n = 1;
-    const dk_database_event *one;
-    (void)n;
-    (void)one;
-    /* A case-insensitive substring test, as the database match does. */
-    for (const char *h = portable; *h; h++) {
+    for (; *hay != '\0'; hay++) {
         size_t i = 0;
-        while (pattern[i] && h[i] && (h[i] | 32) == (pattern[i] | 32))
+        while (needle[i] != '\0' && hay[i] != '\0' && (hay[i] | 32) == (needle[i] | 32))
             i++;
-        if (pattern[i] == '\0')
+        if (needle[i] == '\0')
             return true;
     }
-    if (ev != NULL) {
-        for (const char *h = ev->name; *h; h++) {
-            size_t i = 0;
-            while (pattern[i] && h[i] && (h[i] | 32) == (pattern[i] | 32))
-                i++;
-            if (pattern[i] == '\0')
-                return true;
-        }
-    }
-    return false;
+    return needle[0] == '\0';
+}
+
+/* A portable name matches when it or the event it stands for contains the pattern. */
+static bool portable_matches(const char *portable, const dk_database_event *ev, const char *pattern)
+{
+    return pattern == NULL || contains_ci(portable, pattern) ||
+           (ev != NULL && contains_ci(ev->name, pattern));
 }
 
 int cmd_list(int argc, char **argv)
 {
-    bool json = false;
-    const char *backend = NULL, *pattern = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
-            backend = argv[++i];
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            help_list(stdout);
-            return 0;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            cli_error("list", "unknown option %s (see dkperf help list)", argv[i]);
-            return EXIT_USAGE;
-        } else if (pattern == NULL) {
-            pattern = argv[i];
-        } else {
-            cli_error("list", "one PATTERN at most (got %s and %s)", pattern, argv[i]);
-            return EXIT_USAGE;
-        }
-    }
-    if (backend != NULL && cli_backend_kind(backend) < 0) {
-        cli_error("list", "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
-                  backend);
-        return EXIT_USAGE;
-    }
+    bool json;
+    const char *backend, *pattern;
+    int rc = cli_simple_options("list", argc, argv, help_list, &json, &backend, &pattern);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     dk_sampler *s = cli_open_sampler("list", backend);
     if (s == NULL)
         return EXIT_SETUP;

@@ -436,12 +436,27 @@ static int find_role(const report *rep, int role)
     return -1;
 }
 
+/* v divided by the mean of the counted event playing role, times scale:
+ * 1 with *out set, 0 when that mean is 0, -1 when no event plays it. */
+static int per(const report *rep, int role, double v, double scale, double *out)
+{
+    int j = find_role(rep, role);
+    if (j < 0)
+        return -1;
+    double other, rel;
+    stats(rep, (size_t)j, 0, &other, &rel);
+    if (other <= 0)
+        return 0;
+    *out = v / other * scale;
+    return 1;
+}
+
 /* A derived metric for event i: value and unit, or false when none. */
 static bool metric(const report *rep, size_t i, double elapsed, double *value, const char **unit)
 {
-    double v, rel, other;
+    double v, rel;
     stats(rep, i, 0, &v, &rel);
-    int clock = find_role(rep, ROLE_CLOCK);
+    int r = -1;
     switch (rep->role[i]) {
     case ROLE_CLOCK:
         if (elapsed <= 0)
@@ -449,46 +464,27 @@ static bool metric(const report *rep, size_t i, double elapsed, double *value, c
         *value = v / elapsed;
         *unit = "CPUs utilized";
         return true;
-    case ROLE_INSTRUCTIONS: {
-        int c = find_role(rep, ROLE_CYCLES);
-        if (c < 0)
-            break;
-        stats(rep, (size_t)c, 0, &other, &rel);
-        if (other <= 0)
-            return false;
-        *value = v / other;
+    case ROLE_INSTRUCTIONS:
+        r = per(rep, ROLE_CYCLES, v, 1, value);
         *unit = "insn per cycle";
-        return true;
-    }
-    case ROLE_MISSES: {
-        int b = find_role(rep, ROLE_BRANCHES);
-        if (b < 0)
-            break;
-        stats(rep, (size_t)b, 0, &other, &rel);
-        if (other <= 0)
-            return false;
-        *value = v / other * 100;
+        break;
+    case ROLE_MISSES:
+        r = per(rep, ROLE_BRANCHES, v, 100, value);
         *unit = "% of all branches";
-        return true;
-    }
+        break;
     case ROLE_CYCLES:
-        if (clock < 0)
-            break;
-        stats(rep, (size_t)clock, 0, &other, &rel);
-        if (other <= 0)
-            return false;
-        *value = v / other;
+        r = per(rep, ROLE_CLOCK, v, 1, value);
         *unit = "GHz";
-        return true;
+        break;
     default:
         break;
     }
-    if (clock < 0 || (size_t)clock == i)
+    if (r >= 0)
+        return r == 1;
+    /* Otherwise a rate per second of CPU time, when task-clock is counted. */
+    double rate;
+    if (find_role(rep, ROLE_CLOCK) == (int)i || per(rep, ROLE_CLOCK, v, 1e9, &rate) != 1)
         return false;
-    stats(rep, (size_t)clock, 0, &other, &rel);
-    if (other <= 0)
-        return false;
-    double rate = v / (other / 1e9);
     *unit = rate >= 1e9 ? "G/sec" : rate >= 1e6 ? "M/sec" : rate >= 1e3 ? "K/sec" : "/sec";
     *value = rate >= 1e9 ? rate / 1e9 : rate >= 1e6 ? rate / 1e6 : rate >= 1e3 ? rate / 1e3 : rate;
     return true;

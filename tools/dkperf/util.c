@@ -31,6 +31,41 @@ int cli_backend_kind(const char *name)
     return -1;
 }
 
+int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *),
+                       bool *json, const char **backend, const char **positional)
+{
+    *json = false;
+    *backend = NULL;
+    if (positional != NULL)
+        *positional = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            *json = true;
+        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            *backend = argv[++i];
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help(stdout);
+            return -1;
+        } else if ((a[0] == '-' && a[1] != '\0') || positional == NULL) {
+            cli_error(command, "unknown %s %s (see dkperf help %s)",
+                      a[0] == '-' ? "option" : "argument", a, command);
+            return EXIT_USAGE;
+        } else if (*positional == NULL) {
+            *positional = a;
+        } else {
+            cli_error(command, "one PATTERN at most (got %s and %s)", *positional, a);
+            return EXIT_USAGE;
+        }
+    }
+    if (*backend != NULL && cli_backend_kind(*backend) < 0) {
+        cli_error(command, "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
+                  *backend);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
 dk_sampler *cli_open_sampler(const char *command, const char *backend)
 {
     dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
