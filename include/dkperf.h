@@ -74,7 +74,10 @@ typedef enum dk_backend_kind {
 } dk_backend_kind;
 
 /* dk_sampler_options.flags */
-#define DK_SAMPLER_USER_ONLY 0x1u /* count user mode only */
+/* Count user mode only. Honoured by perf_event and by kperf thread samplers;
+ * thread_selfcounts and proc_pid_rusage (the selfcounts backend, process
+ * groups on macOS) have no such switch and count both modes regardless. */
+#define DK_SAMPLER_USER_ONLY 0x1u
 
 typedef struct dk_sampler_options {
     size_t size;                /* sizeof(dk_sampler_options), for growth */
@@ -203,7 +206,9 @@ DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
  * n == 0 or n > DK_MAX_EVENTS, an out-of-range event), DK_EUNAVAILABLE (the
  * chip lacks an event), DK_ECONFLICT (events need the same counter; the
  * detail names them), DK_ETOOMANY (more events than counters), DK_ESTATE
- * (the sampler released its counters), DK_EOS, DK_EKPEP, DK_ENOMEM.
+ * (the sampler released its counters), DK_EPERM (selfcounts backend: an event
+ * other than instructions and cycles needs kperf, hence root), DK_EOS,
+ * DK_EKPEP, DK_ENOMEM.
  */
 DK_EXPORT int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk_thread **out);
 
@@ -333,7 +338,9 @@ DK_EXPORT const char *dk_group_why(const dk_group *g, size_t i);
 DK_EXPORT const char *dk_group_scope(const dk_group *g);
 
 /* dk_group_start / dk_group_stop - idempotent; any thread may call them.
- * Return 0, DK_EINVAL, DK_ESTATE (the sampler gave its counters back), DK_EOS. */
+ * Return 0, DK_EINVAL, DK_ESTATE (the sampler gave its counters back), DK_EOS,
+ * or on macOS process groups DK_EPERM (proc_pid_rusage refused) and
+ * DK_ENOTSUP (libSystem lacks proc_pid_rusage). */
 DK_EXPORT int dk_group_start(dk_group *g);
 DK_EXPORT int dk_group_stop(dk_group *g);
 
@@ -341,7 +348,8 @@ DK_EXPORT int dk_group_stop(dk_group *g);
  * dk_group_read - counts since the group started, one per event (0 for
  * unsupported ones); info, when not NULL, holds n entries. On macOS a
  * process's totals can still be read after it exits as long as it is not
- * reaped (waitid(..., WEXITED | WNOWAIT)). Returns 0, DK_EINVAL, DK_EOS.
+ * reaped (waitid(..., WEXITED | WNOWAIT)). Returns 0, DK_EINVAL, DK_EOS, or
+ * on macOS process groups DK_EPERM and DK_ENOTSUP as dk_group_start.
  */
 DK_EXPORT int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 

@@ -2,7 +2,7 @@
 # Ctrl-C during dkperf stat reaches the command; dkperf still reports the
 # counts and exits as the command did (130 for SIGINT).
 # usage: check_signals.sh DKPERF
-set -u
+set -u -m  # -m: background jobs keep SIGINT (not ignored as without job control)
 dkperf=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 err=$(mktemp)

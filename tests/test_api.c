@@ -355,6 +355,34 @@ TEST_CASE(several_samplers_share_the_counters)
     CHECK_INT(raw_force_all(), ==, 0);
 }
 
+/* "R" and "R/" name the same frameworks: one set of counters, one owner. */
+TEST_CASE(one_arbiter_for_two_spellings_of_a_root)
+{
+    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
+    CHECK(root != NULL && *root != '\0');
+    char slashed[4096];
+    snprintf(slashed, sizeof slashed, "%s//", root);
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.backend = DK_BACKEND_KPERF;
+    dk_sampler *a = NULL, *b = NULL;
+    o.framework_root = root;
+    CHECK_OK(dk_sampler_open(&a, &o));
+    o.framework_root = slashed;
+    CHECK_OK(dk_sampler_open(&b, &o));
+    CHECK_INT(raw_force_all(), ==, 1);
+    if (!is_intel(a)) {
+        /* Counters programmed through one are seen by the other. */
+        const char *one = "INST_INT_ST", *other = "INST_INT_ALU";
+        dk_thread *t = open_names(a, &one, 1), *u = NULL;
+        CHECK_ERR(dk_thread_open_names(b, &other, 1, &u), DK_ECONFLICT);
+        dk_thread_close(t);
+    }
+    dk_sampler_close(b);
+    CHECK_INT(raw_force_all(), ==, 1); /* a still holds them */
+    dk_sampler_close(a);
+    CHECK_INT(raw_force_all(), ==, 0);
+}
+
 TEST_CASE(closing_the_sampler_first_is_safe)
 {
     dk_sampler *s = open_sampler();

@@ -2,6 +2,7 @@
  * test_groups.c - dk_group: a whole process or every CPU. Cases named sim_*
  * run against the simulated frameworks, linux_* against perf_event.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -205,6 +206,63 @@ TEST_CASE(sim_a_reaped_process_is_gone)
     dk_sampler_close(s);
 }
 
+/* A start that fails half-way (the first per-CPU read) leaves nothing counting. */
+TEST_CASE(sim_a_failed_start_leaves_nothing_counting)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"cycles", "branches"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 2, 0, &g));
+    CHECK_ERR(dk_group_start(g), DK_EOS); /* DKPERF_SIM_FAIL=kpc_get_cpu_counters:5 */
+    CHECK_CONTAINS(dk_last_error(), "kpc_get_cpu_counters");
+    CHECK_INT(raw_kperf()->kpc_get_counting(), ==, 0);
+    CHECK_OK(dk_group_stop(g)); /* not running: nothing to do */
+    CHECK_OK(dk_sampler_release(s)); /* no running group holds the counters */
+    CHECK_INT(raw_force_all(), ==, 0);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+/* Any thread may start or stop a group; the sampler's count of running
+ * groups stays exact (TSan checks the locking). */
+typedef struct toggler {
+    dk_group *g;
+    int errors;
+} toggler;
+
+static void *toggle(void *arg)
+{
+    toggler *t = arg;
+    for (int i = 0; i < 300; i++)
+        if (dk_group_start(t->g) != 0 || dk_group_stop(t->g) != 0)
+            t->errors++;
+    return NULL;
+}
+
+TEST_CASE(sim_groups_start_and_stop_from_many_threads)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"instructions", "branches"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 2, 0, &g));
+    toggler t[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (toggler){g, 0};
+        CHECK_INT(pthread_create(&th[i], NULL, toggle, &t[i]), ==, 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        CHECK_INT(pthread_join(th[i], NULL), ==, 0);
+        CHECK_INT(t[i].errors, ==, 0);
+    }
+    /* Every start was matched by a stop: nothing counts, release succeeds. */
+    CHECK_INT(raw_kperf()->kpc_get_counting(), ==, 0);
+    CHECK_OK(dk_sampler_release(s));
+    CHECK_INT(raw_force_all(), ==, 0);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Linux                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -250,6 +308,59 @@ TEST_CASE(linux_process_scope_follows_children_from_exec)
     if (!dk_group_supported(g, 2))
         CHECK_CONTAINS(dk_group_why(g, 2), "no hardware PMU");
     dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+/* Counting the kernel started at exec stops and starts again like any other. */
+TEST_CASE(linux_enable_on_exec_group_resumes_after_stop)
+{
+    dk_sampler *s = open_sampler();
+    int go[2], more[2];
+    CHECK_INT(pipe(go), ==, 0);
+    CHECK_INT(pipe(more), ==, 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(go[1]);
+        close(more[1]);
+        char c;
+        if (read(go[0], &c, 1) != 1 || dup2(more[0], 0) != 0)
+            _exit(1);
+        /* 2000 page faults, wait for a line, 2000 more. */
+        execl("/bin/sh", "sh", "-c",
+              "\"$0\" --work-only --pages 2000 --burn-ms 1 && read x && "
+              "\"$0\" --work-only --pages 2000 --burn-ms 1",
+              getenv("DKPERF_REGION_PROGRAM"), (char *)NULL);
+        _exit(127);
+    }
+    close(go[0]);
+    close(more[0]);
+    const char *names[] = {"page-faults"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, pid, names, 1, DK_GROUP_ENABLE_ON_EXEC, &g));
+    CHECK_INT(write(go[1], "g", 1), ==, 1);
+    close(go[1]);
+    /* The first half is done when its faults are in (the shell then waits). */
+    uint64_t a = 0;
+    for (int i = 0; i < 1000 && a < 2000; i++) {
+        dkt_sleep_ms(10);
+        CHECK_OK(dk_group_read(g, &a, NULL));
+    }
+    CHECK_U64(a, >=, 2000);
+    CHECK_OK(dk_group_stop(g));
+    CHECK_OK(dk_group_read(g, &a, NULL));
+    CHECK_OK(dk_group_start(g));
+    CHECK_INT(write(more[1], "\n", 1), ==, 1);
+    close(more[1]);
+    siginfo_t si;
+    CHECK_INT(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), ==, 0);
+    CHECK_INT(si.si_code, ==, CLD_EXITED);
+    CHECK_INT(si.si_status, ==, 0);
+    uint64_t b;
+    CHECK_OK(dk_group_read(g, &b, NULL));
+    CHECK_U64(b - a, >=, 2000); /* the second half counted */
+    dk_group_close(g);
+    CHECK_INT(waitpid(pid, NULL, 0), ==, pid);
     dk_sampler_close(s);
 }
 

@@ -30,7 +30,7 @@
 
 typedef struct arbiter {
     struct arbiter *next;
-    const dk_kperf_vtable *kp;
+    const void *image; /* identifies the loaded framework: one kernel state per image */
     pthread_mutex_t lock;
     int holders;          /* samplers holding force_all_ctrs */
     int saved;            /* force_all_ctrs before the first holder */
@@ -117,16 +117,21 @@ static int fail_kpc(const char *call, int rc)
 /* Arbiter                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The arbiter of the framework image kp came from. Two vtables (say, loaded
+ * under roots "R" and "R/") may point into one image, which is one set of
+ * kernel state: key by a function's address, not by the vtable. */
 static arbiter *arbiter_for(const dk_kperf_vtable *kp)
 {
+    const void *image;
+    memcpy(&image, &kp->kpc_force_all_ctrs_set, sizeof image);
     pthread_mutex_lock(&arbiters_lock);
     arbiter *a = arbiters;
-    while (a != NULL && a->kp != kp)
+    while (a != NULL && a->image != image)
         a = a->next;
     if (a == NULL) {
         a = calloc(1, sizeof *a);
         if (a != NULL) {
-            a->kp = kp;
+            a->image = image;
             pthread_mutex_init(&a->lock, NULL);
             a->next = arbiters;
             arbiters = a;
@@ -828,9 +833,11 @@ static int kperf_group_start(dk_group *g)
     request q = {g->sampler, kg->events, kg->n};
     pthread_mutex_lock(&k->arb->lock);
     int rc = start_counting(&q, k, &kg->cfg, false);
-    pthread_mutex_unlock(&k->arb->lock);
     uint64_t now[DK_MAX_EVENTS];
-    if (rc == 0 && (rc = read_cpus(k, kg, now)) == 0)
+    if (rc == 0 && (rc = read_cpus(k, kg, now)) != 0)
+        (void)stop_counting(k, &kg->cfg, false); /* not started after all */
+    pthread_mutex_unlock(&k->arb->lock);
+    if (rc == 0)
         for (size_t i = 0; i < kg->n; i++)
             kg->base[i] = now[i] - kg->frozen[i];
     return rc;

@@ -33,8 +33,8 @@
 
 #define SYSFS_DEVICES "/sys/bus/event_source/devices"
 #define CORE_PMUS_MAX 4
-#define GROUPS_MAX (CORE_PMUS_MAX + DK_MAX_EVENTS)
 #define INSTANCES_MAX (DK_MAX_EVENTS * CORE_PMUS_MAX)
+#define GROUPS_MAX INSTANCES_MAX /* a group per counter when the kernel will not group them */
 
 /* Events resolved from raw or pmu/.../ syntax, kept until the sampler goes. */
 typedef struct pe_dynamic {
@@ -675,13 +675,13 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     attr.exclude_hv = 1;
     int fd = perf_open(&attr, -1);
     if (fd < 0) {
-        int e = errno;
+        int e = errno, paranoid = k->paranoid;
         free_session(k);
         if (e == EACCES || e == EPERM)
             return dk__fail_os(DK_EPERM, e,
                                "perf_event_open is refused (kernel.perf_event_paranoid is %d): "
                                "counting needs CAP_PERFMON or a lower perf_event_paranoid",
-                               k->paranoid);
+                               paranoid);
         return dk__fail_os(e == ENOSYS ? DK_ENOTSUP : DK_EOS, e, "perf_event_open is unavailable");
     }
     close(fd);
@@ -879,6 +879,8 @@ static int open_counter(pe_thread *pt, const session *k, const dk_database_event
     attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                         PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
     apply_exclusions(k, attr, def->exclude);
+    if (pt->ncounters == INSTANCES_MAX || pt->ngroups == GROUPS_MAX)
+        return dk__fail(DK_ETOOMANY, "event %s: more than %d counters", ev->name, INSTANCES_MAX);
     pe_counter *c = &pt->counters[pt->ncounters];
     c->fd = -1;
     c->event = event;
@@ -1129,6 +1131,7 @@ typedef struct pe_fd {
 typedef struct pe_pgroup {
     pe_fd *fds;
     size_t nfds, cap;
+    bool exec_pending; /* enabled by the kernel at exec: the first start is a no-op */
 } pe_pgroup;
 
 /* The online CPUs, from /sys/devices/system/cpu/online ("0-3,6"). */
@@ -1256,6 +1259,7 @@ static int pe_group_open(dk_group *g)
         close_pgroup(pg);
         return rc;
     }
+    pg->exec_pending = !system && (g->flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
     if (system)
         snprintf(g->scope_text, sizeof g->scope_text, "every CPU (%zu online)", ncpus);
     else
@@ -1277,8 +1281,11 @@ static int pe_group_ioctl(dk_group *g, unsigned long request, const char *what)
 
 static int pe_group_start(dk_group *g)
 {
-    if (g->scope == DK_SCOPE_PROCESS && (g->flags & DK_GROUP_ENABLE_ON_EXEC))
-        return 0; /* the kernel enables the counters at the process's exec */
+    pe_pgroup *pg = g->impl;
+    if (pg->exec_pending) {
+        pg->exec_pending = false; /* the kernel enables the counters at the exec */
+        return 0;
+    }
     int rc = pe_group_ioctl(g, PERF_EVENT_IOC_ENABLE, "enabling");
     if (rc != 0)
         (void)pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling");

@@ -70,18 +70,19 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
         return rc;
     }
 
+    /* Under the lock, so that a release cannot hand the counters back while
+     * the backend programs them. */
     pthread_mutex_lock(&s->lock);
     if (s->released) {
         pthread_mutex_unlock(&s->lock);
         free_group(g);
         return dk__fail(DK_ESTATE, "the sampler has given its counters back");
     }
-    s->refs++;
-    pthread_mutex_unlock(&s->lock);
-
     rc = s->backend->group_open(g);
+    if (rc == 0)
+        s->refs++;
+    pthread_mutex_unlock(&s->lock);
     if (rc != 0) {
-        dk__sampler_unref(s);
         free_group(g);
         return rc;
     }
@@ -128,10 +129,12 @@ int dk_group_start(dk_group *g)
 {
     if (g == NULL)
         return dk__fail(DK_EINVAL, "dk_group_start: group must not be NULL");
-    if (g->running)
-        return 0;
     dk_sampler *s = g->sampler;
-    pthread_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->lock); /* any thread may start or stop a group */
+    if (g->running) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
     if (s->released) {
         pthread_mutex_unlock(&s->lock);
         return dk__fail(DK_ESTATE, "dk_group_start: the sampler has given its counters back");
@@ -149,6 +152,10 @@ static int stop(dk_group *g)
 {
     dk_sampler *s = g->sampler;
     pthread_mutex_lock(&s->lock);
+    if (!g->running) { /* another thread stopped it first */
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
     int rc = s->backend->group_stop(g);
     g->running = false;
     s->running--;
@@ -161,7 +168,7 @@ int dk_group_stop(dk_group *g)
 {
     if (g == NULL)
         return dk__fail(DK_EINVAL, "dk_group_stop: group must not be NULL");
-    return g->running ? stop(g) : 0;
+    return stop(g);
 }
 
 int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info)
@@ -184,8 +191,7 @@ void dk_group_close(dk_group *g)
 {
     if (g == NULL)
         return;
-    if (g->running)
-        (void)stop(g);
+    (void)stop(g);
     g->sampler->backend->group_close(g);
     dk__sampler_unref(g->sampler);
     free_group(g);

@@ -157,18 +157,19 @@ static int open_resolved(dk_sampler *s, dk_thread *t, dk_thread **out)
 {
     t->sampler = s;
     t->owner = pthread_self();
+    /* Under the lock, so that a release cannot hand the counters back while
+     * the backend programs them. */
     pthread_mutex_lock(&s->lock);
     if (s->released) {
         pthread_mutex_unlock(&s->lock);
         free(t);
         return dk__fail(DK_ESTATE, "the sampler has given its counters back");
     }
-    s->refs++;
-    pthread_mutex_unlock(&s->lock);
-
     int rc = s->backend->thread_open(t);
+    if (rc == 0)
+        s->refs++;
+    pthread_mutex_unlock(&s->lock);
     if (rc != 0) {
-        dk__sampler_unref(s);
         free(t);
         return rc;
     }

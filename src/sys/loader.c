@@ -146,7 +146,12 @@ static int load(const char *root, const char *framework, const char *path, fill_
                 loaded **out, dk_load_error *err)
 {
     clear_error(err);
-    root = dk_framework_root(root);
+    /* "R" and "R/" name the same files: one cache entry. */
+    char key[DK_LOAD_PATH_MAX];
+    dk__strlcpy(key, dk_framework_root(root), sizeof key);
+    for (size_t len = strlen(key); len > 0 && key[len - 1] == '/'; len--)
+        key[len - 1] = '\0';
+    root = key;
     int rc = 0;
     pthread_mutex_lock(&load_lock);
     for (loaded *e = loaded_list; e != NULL; e = e->next) {

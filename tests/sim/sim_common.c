@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim.h"
 
@@ -35,6 +36,15 @@ typedef struct fault {
 
 static fault faults[SIM_MAX_FAULTS];
 static size_t fault_count;
+
+/* DKPERF_SIM_SLOW: a function that takes this long (to race signals against). */
+typedef struct slow {
+    char fn[64];
+    long ms;
+} slow;
+
+static slow slows[SIM_MAX_FAULTS];
+static size_t slow_count;
 
 unsigned sim_popcount(uint32_t v)
 {
@@ -204,6 +214,33 @@ static void parse_faults(const char *spec)
     }
 }
 
+static void parse_slows(const char *spec)
+{
+    while (spec != NULL && *spec != '\0') {
+        const char *end = strchr(spec, ',');
+        size_t len = end != NULL ? (size_t)(end - spec) : strlen(spec);
+        char item[128], *rest = NULL;
+        if (len >= sizeof item || slow_count == SIM_MAX_FAULTS) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_SLOW entry too long or too many\n");
+            abort();
+        }
+        memcpy(item, spec, len);
+        item[len] = '\0';
+        char *colon = strchr(item, ':');
+        if (colon != NULL) {
+            *colon = '\0';
+            slows[slow_count].ms = strtol(colon + 1, &rest, 10);
+        }
+        if (colon == NULL || !known_function(item) || *rest != '\0' || rest == colon + 1) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_SLOW entry \"%.*s\" is not fn:ms\n", (int)len,
+                    spec);
+            abort();
+        }
+        snprintf(slows[slow_count++].fn, sizeof slows[0].fn, "%.63s", item);
+        spec = end != NULL ? end + 1 : NULL;
+    }
+}
+
 static const sim_chip *find_chip(const char *name)
 {
     if (name == NULL)
@@ -232,6 +269,7 @@ static void init(void)
     env_busy = env_flag("DKPERF_SIM_BUSY", false);
     env_force_all = env_flag("DKPERF_SIM_FORCE_ALL", false) ? 1 : 0;
     parse_faults(getenv("DKPERF_SIM_FAIL"));
+    parse_slows(getenv("DKPERF_SIM_SLOW"));
 }
 
 static void ensure_init(void) { pthread_once(&init_once, init); }
@@ -277,6 +315,13 @@ int sim_initial_force_all(void)
 bool sim_fault(const char *fn, int *code)
 {
     ensure_init();
+    for (size_t i = 0; i < slow_count; i++) {
+        if (strcmp(slows[i].fn, fn) != 0)
+            continue;
+        struct timespec ts = {slows[i].ms / 1000, (slows[i].ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
     for (size_t i = 0; i < fault_count; i++) {
         fault *f = &faults[i];
         if (strcmp(f->fn, fn) != 0)

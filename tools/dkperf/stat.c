@@ -80,15 +80,54 @@ typedef struct report {
     run *runs;
     size_t nruns;
     int exit_status;
+    bool signaled; /* the last run's command was killed by a signal */
     char scope[128];
 } report;
 
+/*
+ * Signals dkperf passes on to the command while it runs, and the
+ * dispositions dkperf was started with: the command gets those back before
+ * exec, so it sees what it would have seen without dkperf.
+ */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+static struct sigaction saved[NFORWARDED], saved_pipe;
+
 static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t got_signal; /* the last signal passed on, or 0 */
 
 static void forward_signal(int sig)
 {
+    got_signal = sig;
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa, ign;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < NFORWARDED; k++) {
+        /* A signal dkperf was told to ignore (nohup) stays ignored, for both. */
+        sigaction(forwarded[k], NULL, &saved[k]);
+        if (saved[k].sa_handler != SIG_IGN)
+            sigaction(forwarded[k], &sa, NULL);
+    }
+    /* A command that dies before it is let go must not take dkperf with it. */
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &saved_pipe);
+}
+
+static void restore_signals(void)
+{
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaction(forwarded[k], &saved[k], NULL);
+    sigaction(SIGPIPE, &saved_pipe, NULL);
 }
 
 static uint64_t now_ns(void)
@@ -274,6 +313,23 @@ static int role_of(dk_sampler *s, const char *asked, const char *native)
 
 static int set_cloexec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
+static void close_pair(int p[2])
+{
+    for (int k = 0; k < 2; k++)
+        if (p[k] >= 0)
+            close(p[k]);
+}
+
+/* Gives up on a command that was never let go; its pipes are closed. */
+static void abandon(pid_t pid, dk_group *g)
+{
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    child_pid = 0;
+    dk_group_close(g);
+}
+
 /*
  * One run: fork CMD held on a pipe, open the counters on it (or every CPU),
  * let it exec, wait, read, reap. Returns 0, or the exit status dkperf must
@@ -282,18 +338,25 @@ static int set_cloexec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC); }
 static int run_once(dk_sampler *s, const options *o, char **names, size_t n, report *rep,
                     run *out, int *exec_failed)
 {
-    int go[2], err[2];
+    int go[2] = {-1, -1}, err[2] = {-1, -1};
     *exec_failed = 0;
-    if (pipe(go) != 0 || pipe(err) != 0 || set_cloexec(err[1]) != 0) {
+    if (pipe(go) != 0 || pipe(err) != 0 || set_cloexec(go[1]) != 0 ||
+        set_cloexec(err[0]) != 0 || set_cloexec(err[1]) != 0) {
         cli_error("stat", "pipe: %s", strerror(errno));
+        close_pair(go);
+        close_pair(err);
         return EXIT_SETUP;
     }
     pid_t pid = fork();
     if (pid < 0) {
         cli_error("stat", "fork: %s", strerror(errno));
+        close_pair(go);
+        close_pair(err);
         return EXIT_SETUP;
     }
     if (pid == 0) {
+        /* The command's signals are its own again (a Ctrl-C before exec kills it). */
+        restore_signals();
         close(go[1]);
         close(err[0]);
         char c;
@@ -317,13 +380,15 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
     if (rc == 0)
         rc = dk_group_start(g); /* a no-op where the kernel starts it at exec */
     if (rc != 0) {
-        cli_error("stat", "%s", dk_last_error());
+        char why[2048];
+        snprintf(why, sizeof why, "%s", dk_last_error()); /* before closing the group */
         close(go[1]);
         close(err[0]);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        child_pid = 0;
-        dk_group_close(g);
+        abandon(pid, g);
+        /* Interrupted before the command ran: end as it would have, quietly. */
+        if (got_signal != 0)
+            return 128 + got_signal;
+        cli_error("stat", "%s", why);
         return EXIT_SETUP;
     }
     if (rep->nruns == 0) {
@@ -338,14 +403,17 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
     }
 
     uint64_t t0 = now_ns();
-    if (write(go[1], "g", 1) != 1) {
-        cli_error("stat", "cannot start the command: %s", strerror(errno));
+    ssize_t wrote;
+    while ((wrote = write(go[1], "g", 1)) < 0 && errno == EINTR)
+        ;
+    if (wrote != 1) {
+        int why = errno;
         close(go[1]);
         close(err[0]);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        child_pid = 0;
-        dk_group_close(g);
+        abandon(pid, g);
+        if (got_signal != 0) /* EPIPE: the command was killed before exec */
+            return 128 + got_signal;
+        cli_error("stat", "cannot start the command: %s", strerror(why));
         return EXIT_SETUP;
     }
     close(go[1]);
@@ -377,6 +445,7 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);
     out->system_ns = tv_ns(ru.ru_stime);
+    rep->signaled = WIFSIGNALED(status);
     if (WIFEXITED(status))
         rep->exit_status = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
@@ -715,10 +784,17 @@ int cmd_stat(int argc, char **argv)
         }
     }
 
+    /* The report file is dkperf's, not the command's: close it on exec. */
     FILE *out = stderr;
-    if (rc == 0 && o.output != NULL && (out = fopen(o.output, "w")) == NULL) {
-        cli_error("stat", "-o %s: %s", o.output, strerror(errno));
-        rc = EXIT_SETUP;
+    if (rc == 0 && o.output != NULL) {
+        int fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        out = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (out == NULL) {
+            cli_error("stat", "-o %s: %s", o.output, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            rc = EXIT_SETUP;
+        }
     }
 
     report rep;
@@ -732,26 +808,23 @@ int cmd_stat(int argc, char **argv)
         rc = EXIT_SETUP;
     }
 
-    struct sigaction sa, old[4];
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int k = 0; k < 4; k++)
-        sigaction(sigs[k], &sa, &old[k]);
-
-    int exec_failed = 0;
+    catch_signals();
+    int exec_failed = 0, interrupted = 0;
     for (long r = 0; rc == 0 && r < o.repeat; r++) {
         rc = run_once(s, &o, names, n, &rep, &rep.runs[rep.nruns], &exec_failed);
         if (rc != 0 || exec_failed)
             break;
         rep.nruns++;
-        /* A command stopped by a signal (Ctrl-C) ends the repeats. */
-        if (rep.exit_status > 128)
+        /* A command killed by a signal, or a Ctrl-C sent to dkperf, ends the repeats. */
+        if (rep.signaled || got_signal != 0)
             break;
     }
-    for (int k = 0; k < 4; k++)
-        sigaction(sigs[k], &old[k], NULL);
+    restore_signals();
+    /* A run interrupted before its command ran ended quietly with 128 + signal. */
+    if (rc > 128) {
+        interrupted = rc;
+        rc = 0;
+    }
 
     if (rc == 0 && !exec_failed && rep.nruns > 0) {
         if (o.json)
@@ -761,13 +834,25 @@ int cmd_stat(int argc, char **argv)
         else
             print_human(out, &rep, &o, s);
     }
-    if (out != NULL && out != stderr)
-        fclose(out);
+    if (out != NULL && out != stderr) {
+        bool bad = ferror(out) != 0;
+        errno = 0;
+        if (fclose(out) != 0 || bad) {
+            cli_error("stat", "-o %s: cannot write the report: %s", o.output,
+                      errno != 0 ? strerror(errno) : "write error");
+            if (rc == 0)
+                rc = EXIT_SETUP;
+        }
+    }
     free(rep.runs);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     dk_sampler_close(s);
+    if (rc != 0)
+        return rc;
     if (exec_failed)
         return exec_failed;
-    return rc != 0 ? rc : rep.exit_status;
+    if (interrupted)
+        return interrupted;
+    return rep.exit_status;
 }
