@@ -172,32 +172,43 @@ static bool known_function(const char *fn)
     return false;
 }
 
+/*
+ * The next "fn:value" entry of a comma-separated variable: copies fn into
+ * item, checks that it names a known function, advances *spec and returns
+ * the value text. A malformed entry aborts, so a typo cannot pass silently.
+ */
+static const char *next_entry(const char **spec, const char *var, size_t count, char item[128])
+{
+    const char *end = strchr(*spec, ',');
+    size_t len = end != NULL ? (size_t)(end - *spec) : strlen(*spec);
+    if (len >= 128 || count == SIM_MAX_FAULTS) {
+        fprintf(stderr, "dkperf sim: %s entry too long or too many\n", var);
+        abort();
+    }
+    memcpy(item, *spec, len);
+    item[len] = '\0';
+    *spec = end != NULL ? end + 1 : NULL;
+    char *colon = strchr(item, ':');
+    if (colon == NULL) {
+        fprintf(stderr, "dkperf sim: %s entry \"%s\" lacks :<value>\n", var, item);
+        abort();
+    }
+    *colon = '\0';
+    if (!known_function(item)) {
+        fprintf(stderr, "dkperf sim: %s names unknown function \"%s\"\n", var, item);
+        abort();
+    }
+    return colon + 1;
+}
+
 static void parse_faults(const char *spec)
 {
     while (spec != NULL && *spec != '\0') {
-        const char *end = strchr(spec, ',');
-        size_t len = end != NULL ? (size_t)(end - spec) : strlen(spec);
-        char item[128];
-        if (len >= sizeof item || fault_count == SIM_MAX_FAULTS) {
-            fprintf(stderr, "dkperf sim: DKPERF_SIM_FAIL entry too long or too many\n");
-            abort();
-        }
-        memcpy(item, spec, len);
-        item[len] = '\0';
-        char *colon = strchr(item, ':');
-        if (colon == NULL) {
-            fprintf(stderr, "dkperf sim: DKPERF_SIM_FAIL entry \"%s\" lacks :<code>\n", item);
-            abort();
-        }
-        *colon = '\0';
-        if (!known_function(item)) {
-            fprintf(stderr, "dkperf sim: DKPERF_SIM_FAIL names unknown function \"%s\"\n", item);
-            abort();
-        }
+        char item[128], *rest;
+        const char *value = next_entry(&spec, "DKPERF_SIM_FAIL", fault_count, item);
         fault *f = &faults[fault_count++];
         snprintf(f->fn, sizeof f->fn, "%.63s", item);
-        char *rest;
-        f->code = (int)strtol(colon + 1, &rest, 0);
+        f->code = (int)strtol(value, &rest, 0);
         if (*rest == '@') {
             f->nth = strtoul(rest + 1, &rest, 10);
             if (*rest == '+') {
@@ -205,39 +216,26 @@ static void parse_faults(const char *spec)
                 rest++;
             }
         }
-        if (*rest != '\0') {
-            fprintf(stderr, "dkperf sim: cannot parse DKPERF_SIM_FAIL entry \"%s\"\n", item);
+        if (*rest != '\0' || rest == value) {
+            fprintf(stderr, "dkperf sim: cannot parse DKPERF_SIM_FAIL entry for %s\n", item);
             abort();
         }
         atomic_init(&f->calls, 0);
-        spec = end != NULL ? end + 1 : NULL;
     }
 }
 
 static void parse_slows(const char *spec)
 {
     while (spec != NULL && *spec != '\0') {
-        const char *end = strchr(spec, ',');
-        size_t len = end != NULL ? (size_t)(end - spec) : strlen(spec);
-        char item[128], *rest = NULL;
-        if (len >= sizeof item || slow_count == SIM_MAX_FAULTS) {
-            fprintf(stderr, "dkperf sim: DKPERF_SIM_SLOW entry too long or too many\n");
+        char item[128], *rest;
+        const char *value = next_entry(&spec, "DKPERF_SIM_SLOW", slow_count, item);
+        slow *w = &slows[slow_count++];
+        snprintf(w->fn, sizeof w->fn, "%.63s", item);
+        w->ms = strtol(value, &rest, 10);
+        if (*rest != '\0' || rest == value || w->ms < 0) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_SLOW entry for %s is not fn:ms\n", item);
             abort();
         }
-        memcpy(item, spec, len);
-        item[len] = '\0';
-        char *colon = strchr(item, ':');
-        if (colon != NULL) {
-            *colon = '\0';
-            slows[slow_count].ms = strtol(colon + 1, &rest, 10);
-        }
-        if (colon == NULL || !known_function(item) || *rest != '\0' || rest == colon + 1) {
-            fprintf(stderr, "dkperf sim: DKPERF_SIM_SLOW entry \"%.*s\" is not fn:ms\n", (int)len,
-                    spec);
-            abort();
-        }
-        snprintf(slows[slow_count++].fn, sizeof slows[0].fn, "%.63s", item);
-        spec = end != NULL ? end + 1 : NULL;
     }
 }
 
