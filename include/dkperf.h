@@ -346,7 +346,8 @@ DK_EXPORT int dk_group_stop(dk_group *g);
 
 /*
  * dk_group_read - counts since the group started, one per event (0 for
- * unsupported ones); info, when not NULL, holds n entries. On macOS a
+ * unsupported ones); info, when not NULL, holds n entries. Any thread may
+ * read, also while another starts or stops the group. On macOS a
  * process's totals can still be read after it exits as long as it is not
  * reaped (waitid(..., WEXITED | WNOWAIT)). Returns 0, DK_EINVAL, DK_EOS, or
  * on macOS process groups DK_EPERM and DK_ENOTSUP as dk_group_start.

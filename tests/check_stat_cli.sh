@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # dkperf stat's process handling: repeats, exit statuses, the -o file,
 # and a Ctrl-C that lands before the command has started.
-# usage: check_stat_cli.sh DKPERF SIM_ROOT
+# usage: check_stat_cli.sh DKPERF SIM_ROOT FORK_DELAY_SO|-
 set -u -m  # -m: background jobs keep SIGINT (not ignored as without job control)
-dkperf=$1 sim_root=$2
+dkperf=$1 sim_root=$2 fork_delay=$3
+here=$(cd "$(dirname "$0")" && pwd)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -35,25 +36,29 @@ grep -q "$tmp/report" "$tmp/fds" && { cat "$tmp/fds"; fail "the command inherite
 
 # Ctrl-C while the counters are being set up (simulated: proc_pid_rusage
 # takes 1.5 s) stops the command before it runs; dkperf ends as it would
-# have, 130, with no report and no error.
-DKPERF_FRAMEWORK_ROOT=$sim_root DKPERF_SIM_SLOW=proc_pid_rusage:1500 \
-    "$dkperf" stat -- sh -c "touch $tmp/ran" 2>"$tmp/e" &
-pid=$!
-sleep 0.5
-kill -INT $pid
-wait $pid
-status=$?
-[ $status -eq 130 ] || { cat "$tmp/e"; fail "SIGINT before exec gave status $status, expected 130"; }
-[ -e "$tmp/ran" ] && fail "the command ran after SIGINT"
-[ -s "$tmp/e" ] && { cat "$tmp/e"; fail "output after SIGINT before exec"; }
-pgrep -P $pid >/dev/null 2>&1 && fail "a child of dkperf is left"
+# have, exiting (not killed) with 130, with no report and no error.
+python3 "$here/send_signal.py" 0.5 INT 130 --quiet -- env DKPERF_FRAMEWORK_ROOT="$sim_root" \
+    DKPERF_SIM_SLOW=proc_pid_rusage:1500 "$dkperf" stat -- sh -c "touch $tmp/ran" ||
+    fail "SIGINT during the setup"
+[ -e "$tmp/ran" ] && fail "the command ran after SIGINT during the setup"
+
+# The same when the signal lands right after fork, before dkperf knows the
+# command's pid (fork made slow by a preloaded shim).
+if [ "$fork_delay" != - ]; then
+    python3 "$here/send_signal.py" 0.3 INT 130 --quiet -- env LD_PRELOAD="$fork_delay" \
+        DKPERF_TEST_FORK_DELAY_MS=1000 "$dkperf" stat -e task-clock -- sh -c "touch $tmp/ran" ||
+        fail "SIGINT right after fork"
+    [ -e "$tmp/ran" ] && fail "the command ran after SIGINT right after fork"
+fi
+
 # A SIGINT dkperf was started ignoring (nohup) stays ignored by it and the command.
-( trap '' INT; exec "$dkperf" stat -e task-clock -- sleep 1 ) 2>"$tmp/e" &
+# Two runs: a SIGINT dkperf caught would end the repeats after the first.
+( trap '' INT; exec "$dkperf" stat -r 2 --json -e task-clock -- sleep 0.6 ) 2>"$tmp/j" &
 pid=$!
 sleep 0.3
 kill -INT $pid
 wait $pid
 status=$?
-[ $status -eq 0 ] || { cat "$tmp/e"; fail "an ignored SIGINT gave status $status"; }
-grep -q "task-clock" "$tmp/e" || fail "no report when SIGINT is ignored"
+[ $status -eq 0 ] || { cat "$tmp/j"; fail "an ignored SIGINT gave status $status"; }
+[ "$(runs "$tmp/j")" = 2 ] || { cat "$tmp/j"; fail "an ignored SIGINT ended the repeats"; }
 echo "repeats, exit statuses, -o, early and ignored SIGINT behave"

@@ -223,19 +223,28 @@ TEST_CASE(sim_a_failed_start_leaves_nothing_counting)
     dk_sampler_close(s);
 }
 
-/* Any thread may start or stop a group; the sampler's count of running
- * groups stays exact (TSan checks the locking). */
+/* Any thread may start, stop or read a group; the sampler's count of running
+ * groups stays exact and counts never go back (TSan checks the locking). */
 typedef struct toggler {
     dk_group *g;
     int errors;
+    bool reader;
 } toggler;
 
 static void *toggle(void *arg)
 {
     toggler *t = arg;
-    for (int i = 0; i < 300; i++)
-        if (dk_group_start(t->g) != 0 || dk_group_stop(t->g) != 0)
+    uint64_t last[2] = {0, 0}, v[2];
+    for (int i = 0; i < 300; i++) {
+        if (t->reader) {
+            /* Counts never go back, whatever the other threads do. */
+            if (dk_group_read(t->g, v, NULL) != 0 || v[0] < last[0] || v[1] < last[1])
+                t->errors++;
+            memcpy(last, v, sizeof last);
+        } else if (dk_group_start(t->g) != 0 || dk_group_stop(t->g) != 0) {
             t->errors++;
+        }
+    }
     return NULL;
 }
 
@@ -248,7 +257,7 @@ TEST_CASE(sim_groups_start_and_stop_from_many_threads)
     toggler t[4];
     pthread_t th[4];
     for (int i = 0; i < 4; i++) {
-        t[i] = (toggler){g, 0};
+        t[i] = (toggler){g, 0, i == 3};
         CHECK_INT(pthread_create(&th[i], NULL, toggle, &t[i]), ==, 0);
     }
     for (int i = 0; i < 4; i++) {

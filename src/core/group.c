@@ -177,7 +177,10 @@ int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info)
         return dk__fail(DK_EINVAL, "dk_group_read: group and values must not be NULL");
     if (info != NULL)
         memset(info, 0, g->n * sizeof *info);
+    /* Not the hot path (that is dk_thread_sample): a read waits for a start or stop. */
+    pthread_mutex_lock(&g->sampler->lock);
     int rc = g->sampler->backend->group_read(g, values, info);
+    pthread_mutex_unlock(&g->sampler->lock);
     for (size_t i = 0; rc == 0 && i < g->n; i++) {
         if (!g->supported[i])
             values[i] = 0;

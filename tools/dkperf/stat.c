@@ -323,10 +323,10 @@ static void close_pair(int p[2])
 /* Gives up on a command that was never let go; its pipes are closed. */
 static void abandon(pid_t pid, dk_group *g)
 {
+    child_pid = 0; /* nothing is passed on to a pid that may be reused */
     kill(pid, SIGKILL);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
-    child_pid = 0;
     dk_group_close(g);
 }
 
@@ -347,9 +347,17 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
         close_pair(err);
         return EXIT_SETUP;
     }
+    /* No signal may fall between fork and child_pid: hold them until it is set. */
+    sigset_t hold, mask;
+    sigemptyset(&hold);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaddset(&hold, forwarded[k]);
+    sigprocmask(SIG_BLOCK, &hold, &mask);
     pid_t pid = fork();
     if (pid < 0) {
-        cli_error("stat", "fork: %s", strerror(errno));
+        int why = errno;
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        cli_error("stat", "fork: %s", strerror(why));
         close_pair(go);
         close_pair(err);
         return EXIT_SETUP;
@@ -357,6 +365,7 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
     if (pid == 0) {
         /* The command's signals are its own again (a Ctrl-C before exec kills it). */
         restore_signals();
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         close(go[1]);
         close(err[0]);
         char c;
@@ -369,9 +378,10 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
             _exit(127);
         _exit(e == ENOENT ? 127 : 126);
     }
+    child_pid = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now goes to CMD */
     close(go[0]);
     close(err[1]);
-    child_pid = pid;
 
     dk_group *g = NULL;
     unsigned flags = DK_GROUP_PARTIAL | (o->all_cpus ? 0 : DK_GROUP_ENABLE_ON_EXEC);
@@ -402,6 +412,12 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
         }
     }
 
+    if (got_signal != 0) { /* Ctrl-C during the setup, or between runs */
+        close(go[1]);
+        close(err[0]);
+        abandon(pid, g);
+        return 128 + got_signal;
+    }
     uint64_t t0 = now_ns();
     ssize_t wrote;
     while ((wrote = write(go[1], "g", 1)) < 0 && errno == EINTR)
@@ -439,9 +455,9 @@ static int run_once(dk_sampler *s, const options *o, char **names, size_t n, rep
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
+    child_pid = 0; /* it has exited: once reaped, its pid may be reused */
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
-    child_pid = 0;
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);
     out->system_ns = tv_ns(ru.ru_stime);
