@@ -34,4 +34,9 @@ int dk__fail_kpep(int code, int kpep_err, const char *fmt, ...) DK__PRINTF(3, 4)
 /* Copy src into dst (size bytes), always terminated; returns strlen(src). */
 size_t dk__strlcpy(char *dst, const char *src, size_t size);
 
+/* The root a load with root uses (dk_framework_root), without trailing
+ * slashes, into key (size bytes): "R" and "R/" name the same files, so
+ * they share one cache entry. */
+void dk__root_key(const char *root, char *key, size_t size);
+
 #endif /* DKPERF_INTERNAL_H */

@@ -25,7 +25,9 @@ static loaded *list;
 
 int dk__libsystem_load(const char *root, const dk__libsystem **out)
 {
-    root = dk_framework_root(root);
+    char key[DK_LOAD_PATH_MAX];
+    dk__root_key(root, key, sizeof key);
+    root = key;
     int rc = 0;
     pthread_mutex_lock(&lock);
     for (loaded *e = list; e != NULL; e = e->next) {
@@ -46,10 +48,7 @@ int dk__libsystem_load(const char *root, const dk__libsystem **out)
         goto done;
 #endif
     } else {
-        size_t len = strlen(root);
-        while (len > 0 && root[len - 1] == '/')
-            len--;
-        int n = snprintf(path, sizeof path, "%.*s%s", (int)len, root, DK__LIBSYSTEM_KERNEL_PATH);
+        int n = snprintf(path, sizeof path, "%s%s", root, DK__LIBSYSTEM_KERNEL_PATH);
         if (n < 0 || (size_t)n >= sizeof path) {
             rc = dk__fail(DK_ELOAD, "the framework root is too long for %s",
                           DK__LIBSYSTEM_KERNEL_PATH);

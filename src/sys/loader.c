@@ -68,12 +68,17 @@ static int load_failed(dk_load_error *err, dk_load_failure kind, const char *pat
  * Build <root><framework path> without a doubled slash. Returns 0, or -1
  * when it does not fit.
  */
+void dk__root_key(const char *root, char *key, size_t size)
+{
+    dk__strlcpy(key, dk_framework_root(root), size);
+    for (size_t len = strlen(key); len > 0 && key[len - 1] == '/'; len--)
+        key[len - 1] = '\0';
+}
+
+/* <root><path>, root being a dk__root_key; -1 when it does not fit. */
 static int join_root(char *out, size_t size, const char *root, const char *path)
 {
-    size_t len = strlen(root);
-    while (len > 0 && root[len - 1] == '/')
-        len--;
-    int n = snprintf(out, size, "%.*s%s", (int)len, root, path);
+    int n = snprintf(out, size, "%s%s", root, path);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -146,11 +151,8 @@ static int load(const char *root, const char *framework, const char *path, fill_
                 loaded **out, dk_load_error *err)
 {
     clear_error(err);
-    /* "R" and "R/" name the same files: one cache entry. */
     char key[DK_LOAD_PATH_MAX];
-    dk__strlcpy(key, dk_framework_root(root), sizeof key);
-    for (size_t len = strlen(key); len > 0 && key[len - 1] == '/'; len--)
-        key[len - 1] = '\0';
+    dk__root_key(root, key, sizeof key);
     root = key;
     int rc = 0;
     pthread_mutex_lock(&load_lock);
