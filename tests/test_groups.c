@@ -2,6 +2,7 @@
  * test_groups.c - dk_group: a whole process or every CPU. Cases named sim_*
  * run against the simulated frameworks, linux_* against perf_event.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -10,13 +11,17 @@
 
 #include "api.h"
 
-/* A child held on a pipe until released; then it burns ms of CPU. */
+/* A child held on a pipe until released. */
 typedef struct child {
     pid_t pid;
     int go;
 } child;
 
-static child hold_child(double ms)
+/*
+ * Once released the child runs script with sh, $0 being the region program
+ * and stdin in_fd (-1: left as is), or, without a script, burns ms of CPU.
+ */
+static child hold(const char *script, double ms, int in_fd)
 {
     int p[2];
     CHECK_INT(pipe(p), ==, 0);
@@ -25,19 +30,30 @@ static child hold_child(double ms)
     if (pid == 0) {
         close(p[1]);
         char c;
-        if (read(p[0], &c, 1) != 1)
+        if (read(p[0], &c, 1) != 1 || (in_fd >= 0 && dup2(in_fd, 0) != 0))
             _exit(1);
-        dkt_burn_cpu_ms(ms);
-        _exit(0);
+        if (script == NULL) {
+            dkt_burn_cpu_ms(ms);
+            _exit(0);
+        }
+        execl("/bin/sh", "sh", "-c", script, getenv("DKPERF_REGION_PROGRAM"), (char *)NULL);
+        _exit(127);
     }
     close(p[0]);
     return (child){pid, p[1]};
 }
 
-static void release_and_wait(child *c)
+static child hold_child(double ms) { return hold(NULL, ms, -1); }
+
+static void release(child *c)
 {
     CHECK_INT(write(c->go, "g", 1), ==, 1);
     close(c->go);
+}
+
+static void release_and_wait(child *c)
+{
+    release(c);
     siginfo_t si;
     CHECK_INT(waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOWAIT), ==, 0);
 }
@@ -280,21 +296,9 @@ TEST_CASE(linux_process_scope_follows_children_from_exec)
 {
     dk_sampler *s = open_sampler();
     CHECK_STR(dk_sampler_backend(s), "perf_event");
-    int p[2];
-    CHECK_INT(pipe(p), ==, 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(p[1]);
-        char c;
-        if (read(p[0], &c, 1) != 1)
-            _exit(1);
-        /* A shell whose own child touches 3000 pages. */
-        execl("/bin/sh", "sh", "-c", "\"$0\" --work-only --pages 3000 --burn-ms 20",
-              getenv("DKPERF_REGION_PROGRAM"), (char *)NULL);
-        _exit(127);
-    }
-    close(p[0]);
+    /* A shell whose own child touches 3000 pages. */
+    child c = hold("\"$0\" --work-only --pages 3000 --burn-ms 20", 0, -1);
+    pid_t pid = c.pid;
     const char *names[] = {"page-faults", "task-clock", "instructions"};
     dk_group *g = NULL;
     CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, pid, names, 3,
@@ -304,8 +308,7 @@ TEST_CASE(linux_process_scope_follows_children_from_exec)
     uint64_t v[3];
     CHECK_OK(dk_group_read(g, v, NULL));
     CHECK_U64(v[0], ==, 0); /* nothing before the exec */
-    CHECK_INT(write(p[1], "g", 1), ==, 1);
-    close(p[1]);
+    release(&c);
     int status;
     CHECK_INT(waitpid(pid, &status, 0), ==, pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -324,31 +327,19 @@ TEST_CASE(linux_process_scope_follows_children_from_exec)
 TEST_CASE(linux_enable_on_exec_group_resumes_after_stop)
 {
     dk_sampler *s = open_sampler();
-    int go[2], more[2];
-    CHECK_INT(pipe(go), ==, 0);
+    int more[2];
     CHECK_INT(pipe(more), ==, 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(go[1]);
-        close(more[1]);
-        char c;
-        if (read(go[0], &c, 1) != 1 || dup2(more[0], 0) != 0)
-            _exit(1);
-        /* 2000 page faults, wait for a line, 2000 more. */
-        execl("/bin/sh", "sh", "-c",
-              "\"$0\" --work-only --pages 2000 --burn-ms 1 && read x && "
-              "\"$0\" --work-only --pages 2000 --burn-ms 1",
-              getenv("DKPERF_REGION_PROGRAM"), (char *)NULL);
-        _exit(127);
-    }
-    close(go[0]);
+    CHECK_INT(fcntl(more[1], F_SETFD, FD_CLOEXEC), ==, 0); /* the shell gets the read end only */
+    /* 2000 page faults, wait for a line, 2000 more. */
+    child c = hold("\"$0\" --work-only --pages 2000 --burn-ms 1 && read x && "
+                   "\"$0\" --work-only --pages 2000 --burn-ms 1",
+                   0, more[0]);
     close(more[0]);
+    pid_t pid = c.pid;
     const char *names[] = {"page-faults"};
     dk_group *g = NULL;
     CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, pid, names, 1, DK_GROUP_ENABLE_ON_EXEC, &g));
-    CHECK_INT(write(go[1], "g", 1), ==, 1);
-    close(go[1]);
+    release(&c);
     /* The first half is done when its faults are in (the shell then waits). */
     uint64_t a = 0;
     for (int i = 0; i < 1000 && a < 2000; i++) {
