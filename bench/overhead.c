@@ -28,6 +28,7 @@
 #include "dkperf/kperf.h"
 #ifdef __linux__
 #include "backend/perf_event.h"
+#include "median.h"
 #endif
 
 #ifndef DKPERF_BENCH_SIM_ROOT
@@ -133,18 +134,6 @@ static void teardown(bench *b)
 {
     dk_thread_close(b->thread);
     dk_sampler_close(b->sampler);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Instructions per call of one loop, measured by callgrind; -1 if unavailable. */

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "median.h"
+
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
 #endif
@@ -46,18 +48,6 @@ static double cpu_us(char *const argv[])
         return -1;
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
