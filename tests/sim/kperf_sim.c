@@ -87,9 +87,14 @@ static _Thread_local thread_state self;
             FAIL_ERRNO(EPERM);          \
     } while (0)
 
+static void publish_state(void);
+static void adopt_state(void);
+
 static void init_state(void)
 {
     force_all = sim_initial_force_all();
+    adopt_state();
+    publish_state();
     long n = sysconf(_SC_NPROCESSORS_CONF);
     cpu_count = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
 }
@@ -238,7 +243,49 @@ static void sync_cpus(const sim_chip *c)
     }
 }
 
-static void changed(void) { atomic_fetch_add_explicit(&generation, 1, memory_order_release); }
+/*
+ * On a Mac, force_all_ctrs and the counting classes are machine state that
+ * outlives the process that set them. DKPERF_SIM_STATE names a file that
+ * shows them from outside the process: rewritten (through a rename, so a
+ * reader never sees half of it) on every change, under state_lock.
+ */
+static void publish_state(void)
+{
+    const char *path = getenv("DKPERF_SIM_STATE");
+    if (path == NULL || *path == '\0')
+        return;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return;
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return;
+    fprintf(f, "force_all_ctrs %d\ncounting 0x%x\nthread_counting 0x%x\n", force_all,
+            (unsigned)counting, (unsigned)thread_counting);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* A state file left by an earlier process is the machine's state now. */
+static void adopt_state(void)
+{
+    const char *path = getenv("DKPERF_SIM_STATE");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    int v;
+    if (fscanf(f, "force_all_ctrs %d", &v) == 1)
+        force_all = v ? 1 : 0;
+    fclose(f);
+}
+
+static void changed(void)
+{
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+    publish_state();
+}
 
 /* ------------------------------------------------------------------------ */
 /* KPC                                                                       */
