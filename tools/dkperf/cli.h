@@ -23,6 +23,22 @@ void cli_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
  * library's sentence and return NULL. */
 dk_sampler *cli_open_sampler(const char *command, const char *backend);
 
+/*
+ * Give the sampler's counters back (dk_sampler_release) before closing it.
+ * Returns 0, or EXIT_SETUP with why set to one line that says what is left
+ * behind and how to restore it.
+ */
+int cli_release_sampler(dk_sampler *s, char *why, size_t size);
+
+/* cli_release_sampler, then dk_sampler_close; prints the line on failure.
+ * Returns rc, or EXIT_SETUP when rc is 0 and the release failed. */
+int cli_close_sampler(const char *command, dk_sampler *s, int rc);
+
+/* Check that standard output was written in full (as coreutils'
+ * close_stdout); on failure print "dkperf: write error on standard output:
+ * ..." and return rc, or EXIT_SETUP when rc is 0. */
+int cli_close_stdout(int rc);
+
 /* Parse a backend name for --backend; -1 when unknown. */
 int cli_backend_kind(const char *name);
 

@@ -158,6 +158,5 @@ int cmd_info(int argc, char **argv)
         }
         fprintf(out, "%-14s %s %s %s\n", "os", u.sysname, u.release, u.machine);
     }
-    dk_sampler_close(s);
-    return 0;
+    return cli_close_sampler("info", s, 0);
 }

@@ -86,9 +86,8 @@ int cmd_list(int argc, char **argv)
     size_t total = dk_database_event_count(db);
     const dk_database_event **events = calloc(total + 1, sizeof *events);
     if (events == NULL) {
-        cli_error("list", "out of memory");
-        dk_sampler_close(s);
-        return EXIT_SETUP;
+        cli_error("list", "out of memory while listing %zu events", total);
+        return cli_close_sampler("list", s, EXIT_SETUP);
     }
     size_t n = dk_database_match(db, pattern != NULL ? pattern : "", events, total);
     FILE *out = stdout;
@@ -174,6 +173,5 @@ int cmd_list(int argc, char **argv)
         }
     }
     free(events);
-    dk_sampler_close(s);
-    return 0;
+    return cli_close_sampler("list", s, 0);
 }

@@ -46,7 +46,7 @@ static int help(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
@@ -69,3 +69,5 @@ int main(int argc, char **argv)
     usage(stderr);
     return EXIT_USAGE;
 }
+
+int main(int argc, char **argv) { return cli_close_stdout(run(argc, argv)); }

@@ -24,41 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-#define MAX_RUNS 100000
-
-void help_stat(FILE *out)
-{
-    fputs("usage: dkperf stat [-e EV[,EV...]] [-r N] [-x SEP | --json] [-o FILE] [-a]\n"
-          "                   [--backend NAME] [--] CMD [ARGS...]\n"
-          "\n"
-          "Run CMD and report its counts, then exit as CMD did.\n"
-          "\n"
-          "  -e, --events EV,...  events to count: portable names (instructions, cycles,\n"
-          "                       branches, branch-misses, ...), native names or aliases;\n"
-          "                       default: instructions, cycles, branches, branch-misses\n"
-          "                       (and task-clock, context-switches, page-faults on Linux)\n"
-          "  -r, --repeat N       run CMD N times; report the means and their spread\n"
-          "  -x, --field-separator SEP\n"
-          "                       one line per event, fields separated by SEP (CSV)\n"
-          "      --json           one JSON object\n"
-          "  -o, --output FILE    write the report to FILE instead of standard error\n"
-          "  -a, --all-cpus       count every CPU, not only CMD (macOS: needed for events\n"
-          "                       other than instructions and cycles)\n"
-          "      --backend NAME   auto, kperf, selfcounts or perf_event\n",
-          out);
-}
-
-typedef struct options {
-    const char *events;
-    long repeat;
-    const char *sep;
-    bool json;
-    const char *output;
-    bool all_cpus;
-    const char *backend;
-    char **cmd;
-} options;
+#include "stat_options.h"
 
 typedef struct run {
     uint64_t values[DK_MAX_EVENTS];
@@ -94,13 +60,16 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static struct sigaction saved[NFORWARDED], saved_pipe;
 
 static volatile sig_atomic_t child_pid;
-static volatile sig_atomic_t got_signal; /* the last signal passed on, or 0 */
+static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
+static volatile sig_atomic_t pending_signal; /* the last one caught while no command ran */
 
 static void forward_signal(int sig)
 {
     got_signal = sig;
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
+    else
+        pending_signal = sig;
 }
 
 static void catch_signals(void)
@@ -140,154 +109,6 @@ static uint64_t now_ns(void)
 static uint64_t tv_ns(struct timeval tv)
 {
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
-}
-
-static bool is_number(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
-
-/*
- * Whether argv[*i] is the option; its value is attached ("-x,",
- * "--events=a,b") or the next argument. *value is NULL for a missing one
- * (after an error line).
- */
-static bool takes(int argc, char **argv, int *i, const char *short_name, const char *long_name,
-                  const char **value)
-{
-    const char *a = argv[*i];
-    size_t slen = short_name != NULL ? strlen(short_name) : 0, llen = strlen(long_name);
-    *value = NULL;
-    if (short_name != NULL && strncmp(a, short_name, slen) == 0 && a[slen] != '\0') {
-        *value = a + slen;
-        return true;
-    }
-    if (strncmp(a, long_name, llen) == 0 && a[llen] == '=') {
-        *value = a + llen + 1;
-        return true;
-    }
-    if ((short_name == NULL || strcmp(a, short_name) != 0) && strcmp(a, long_name) != 0)
-        return false;
-    if (*i + 1 >= argc)
-        cli_error("stat", "%s needs a value (see dkperf help stat)", a);
-    else
-        *value = argv[++*i];
-    return true;
-}
-
-static bool is_opt(const char *a, const char *short_name, const char *long_name)
-{
-    return (short_name != NULL && strcmp(a, short_name) == 0) || strcmp(a, long_name) == 0;
-}
-
-/* Returns 0, -1 after --help, or an exit status. */
-static int parse_options(int argc, char **argv, options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->repeat = 1;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break;
-        if (takes(argc, argv, &i, "-e", "--events", &v)) {
-            if (v == NULL)
-                return EXIT_USAGE;
-            if (o->events != NULL) { /* -e may be repeated: join the lists */
-                size_t len = strlen(o->events) + strlen(v) + 2;
-                char *joined = malloc(len);
-                if (joined == NULL)
-                    return EXIT_SETUP;
-                snprintf(joined, len, "%s,%s", o->events, v);
-                o->events = joined; /* lives until exit */
-            } else {
-                o->events = v;
-            }
-        } else if (takes(argc, argv, &i, "-r", "--repeat", &v)) {
-            if (v == NULL)
-                return EXIT_USAGE;
-            if (!is_number(v, &o->repeat) || o->repeat < 1 || o->repeat > MAX_RUNS) {
-                cli_error("stat", "-r %s: give a number of runs from 1 to %d", v, MAX_RUNS);
-                return EXIT_USAGE;
-            }
-        } else if (takes(argc, argv, &i, "-x", "--field-separator", &v)) {
-            if ((o->sep = v) == NULL)
-                return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, "-o", "--output", &v)) {
-            if ((o->output = v) == NULL)
-                return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--backend", &v)) {
-            if ((o->backend = v) == NULL)
-                return EXIT_USAGE;
-        } else if (is_opt(a, NULL, "--json")) {
-            o->json = true;
-        } else if (is_opt(a, "-a", "--all-cpus")) {
-            o->all_cpus = true;
-        } else if (is_opt(a, "-h", "--help")) {
-            help_stat(stdout);
-            return -1;
-        } else {
-            cli_error("stat", "unknown option %s (see dkperf help stat)", a);
-            return EXIT_USAGE;
-        }
-    }
-    if (i >= argc) {
-        cli_error("stat", "no command to run (usage: dkperf stat [options] [--] CMD [ARGS...])");
-        return EXIT_USAGE;
-    }
-    o->cmd = argv + i;
-    if (o->sep != NULL) {
-        if (o->sep[0] == '\0' || strpbrk(o->sep, "0123456789.\n\"") != NULL) {
-            cli_error("stat", "-x '%s': the separator must be non-empty and hold no digit, '.', "
-                              "quote or newline",
-                      o->sep);
-            return EXIT_USAGE;
-        }
-        if (o->json) {
-            cli_error("stat", "-x and --json cannot be used together");
-            return EXIT_USAGE;
-        }
-    }
-    return 0;
-}
-
-/* Split "a,b,,c" into names; an empty name is an error. */
-static int split_events(const char *list, char **names, size_t *n)
-{
-    *n = 0;
-    const char *p = list;
-    for (;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-        if (len == 0) {
-            cli_error("stat", "-e '%s': an empty event name (give names separated by commas)",
-                      list);
-            return EXIT_USAGE;
-        }
-        if (*n == DK_MAX_EVENTS) {
-            cli_error("stat", "-e: more than %d events", DK_MAX_EVENTS);
-            return EXIT_USAGE;
-        }
-        names[*n] = malloc(len + 1);
-        if (names[*n] == NULL)
-            return EXIT_SETUP;
-        memcpy(names[*n], p, len);
-        names[*n][len] = '\0';
-        (*n)++;
-        if (comma == NULL)
-            return 0;
-        p = comma + 1;
-    }
 }
 
 /* Which metric role an event plays, by what the portable names resolve to. */
@@ -335,7 +156,7 @@ static void abandon(pid_t pid, dk_group *g)
  * let it exec, wait, read, reap. Returns 0, or the exit status dkperf must
  * end with on a setup failure; *exec_failed is set when CMD could not run.
  */
-static int run_once(dk_sampler *s, const options *o, char **names, size_t n, report *rep,
+static int run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
                     run *out, int *exec_failed)
 {
     int go[2] = {-1, -1}, err[2] = {-1, -1};
@@ -611,7 +432,7 @@ static void put_line(FILE *out, char *line)
     fputc('\n', out);
 }
 
-static void print_human(FILE *out, const report *rep, const options *o, dk_sampler *s)
+static void print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
 {
     double elapsed, erel;
     stats(rep, 0, 1, &elapsed, &erel);
@@ -677,7 +498,7 @@ static void print_human(FILE *out, const report *rep, const options *o, dk_sampl
 }
 
 /* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */
-static void print_csv(FILE *out, const report *rep, const options *o)
+static void print_csv(FILE *out, const report *rep, const stat_options *o)
 {
     const char *x = o->sep;
     double elapsed, erel;
@@ -714,7 +535,7 @@ static void print_csv(FILE *out, const report *rep, const options *o)
     }
 }
 
-static void print_json(FILE *out, const report *rep, const options *o, dk_sampler *s)
+static void print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
 {
     double elapsed, erel, user, urel, sys, srel;
     stats(rep, 0, 1, &elapsed, &erel);
@@ -768,79 +589,107 @@ static void print_json(FILE *out, const report *rep, const options *o, dk_sample
     fputs("]}\n", out);
 }
 
+/*
+ * The -o file, opened before the counters are taken: open() of a FIFO
+ * blocks until a reader comes, and a Ctrl-C then must find nothing held.
+ * The report file is dkperf's, not the command's: it is closed on exec.
+ */
+static FILE *open_report(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (out == NULL) {
+        int why = errno;
+        if (fd >= 0)
+            close(fd);
+        cli_error("stat", "-o %s: %s", path,
+                  why == ENOMEM ? "out of memory while opening the report file" : strerror(why));
+    }
+    return out;
+}
+
 int cmd_stat(int argc, char **argv)
 {
-    options o;
-    int rc = parse_options(argc, argv, &o);
-    if (rc != 0)
+    stat_options o;
+    int rc = stat_parse_args(argc, argv, &o);
+    if (rc != 0) {
+        stat_options_free(&o);
         return rc < 0 ? 0 : rc;
-    if (o.backend != NULL && cli_backend_kind(o.backend) < 0) {
-        cli_error("stat", "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
-                  o.backend);
-        return EXIT_USAGE;
     }
 
-    dk_sampler *s = cli_open_sampler("stat", o.backend);
-    if (s == NULL)
+    FILE *out = stderr;
+    if (o.output != NULL && (out = open_report(o.output)) == NULL) {
+        stat_options_free(&o);
         return EXIT_SETUP;
-    bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-    const char *defaults = linux_backend ? "task-clock,context-switches,page-faults,instructions,"
-                                           "cycles,branches,branch-misses"
-                                         : "instructions,cycles,branches,branch-misses";
-    char *names[DK_MAX_EVENTS];
-    size_t n = 0;
-    rc = split_events(o.events != NULL ? o.events : defaults, names, &n);
+    }
+
+    /*
+     * From before the counters are taken until they are given back, the
+     * signals that would stop dkperf are caught: passed to the command while
+     * it runs, remembered otherwise, and acted on once nothing is held.
+     */
+    catch_signals();
+    dk_sampler *s = cli_open_sampler("stat", o.backend);
+    report rep;
+    memset(&rep, 0, sizeof rep);
+    char **names = o.events;
+    size_t n = o.nevents;
+    char **defaults = NULL;
+    size_t ndefaults = 0;
+    if (s == NULL) {
+        rc = EXIT_SETUP;
+    } else if (n == 0) {
+        bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
+        rc = split_event_list(linux_backend ? "task-clock,context-switches,page-faults,"
+                                              "instructions,cycles,branches,branch-misses"
+                                            : "instructions,cycles,branches,branch-misses",
+                              &defaults, &ndefaults);
+        names = defaults;
+        n = ndefaults;
+    }
     /* Names no database knows are mistakes: refuse them before running anything. */
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const dk_database_event *ev;
         int r = dk_sampler_resolve(s, names[i], &ev);
-        if (r != 0 && r != DK_EUNAVAILABLE) {
+        if (r == DK_ENOMEM) {
+            cli_error("stat", "out of memory while looking up event '%s'", names[i]);
+            rc = EXIT_SETUP;
+        } else if (r != 0 && r != DK_EUNAVAILABLE) {
             cli_error("stat", "event '%s': %s", names[i], dk_last_error());
             rc = EXIT_SETUP;
         }
     }
-
-    /* The report file is dkperf's, not the command's: close it on exec. */
-    FILE *out = stderr;
-    if (rc == 0 && o.output != NULL) {
-        int fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        out = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (out == NULL) {
-            cli_error("stat", "-o %s: %s", o.output, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            rc = EXIT_SETUP;
-        }
-    }
-
-    report rep;
-    memset(&rep, 0, sizeof rep);
     rep.n = n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; rc == 0 && i < n; i++)
         rep.names[i] = names[i];
     rep.runs = rc == 0 ? calloc((size_t)o.repeat, sizeof *rep.runs) : NULL;
     if (rc == 0 && rep.runs == NULL) {
-        cli_error("stat", "out of memory for %ld runs", o.repeat);
+        cli_error("stat", "out of memory while allocating %ld runs", o.repeat);
         rc = EXIT_SETUP;
     }
 
-    catch_signals();
     int exec_failed = 0, interrupted = 0;
-    for (long r = 0; rc == 0 && r < o.repeat; r++) {
+    for (long r = 0; rc == 0 && got_signal == 0 && r < o.repeat; r++) {
         rc = run_once(s, &o, names, n, &rep, &rep.runs[rep.nruns], &exec_failed);
         if (rc != 0 || exec_failed)
             break;
         rep.nruns++;
         /* A command killed by a signal, or a Ctrl-C sent to dkperf, ends the repeats. */
-        if (rep.signaled || got_signal != 0)
+        if (rep.signaled)
             break;
     }
+    /* Give the counters back while the signals are still held. */
+    char release_error[1024];
+    int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
     restore_signals();
     /* A run interrupted before its command ran ended quietly with 128 + signal. */
     if (rc > 128) {
         interrupted = rc;
         rc = 0;
     }
+    /* A signal that reached dkperf while no command ran to take it. */
+    if (interrupted == 0 && pending_signal != 0)
+        interrupted = 128 + pending_signal;
 
     if (rc == 0 && !exec_failed && rep.nruns > 0) {
         if (o.json)
@@ -850,7 +699,9 @@ int cmd_stat(int argc, char **argv)
         else
             print_human(out, &rep, &o, s);
     }
-    if (out != NULL && out != stderr) {
+    if (released != 0) /* below the report, where it is seen */
+        cli_error("stat", "%s", release_error);
+    if (out != stderr) {
         bool bad = ferror(out) != 0;
         errno = 0;
         if (fclose(out) != 0 || bad) {
@@ -859,13 +710,17 @@ int cmd_stat(int argc, char **argv)
             if (rc == 0)
                 rc = EXIT_SETUP;
         }
+    } else if (fflush(stderr) != 0 || ferror(stderr)) {
+        rc = rc != 0 ? rc : EXIT_SETUP; /* the report is lost, and so would be a message */
     }
     free(rep.runs);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
+    free_event_list(defaults, ndefaults);
+    stat_options_free(&o);
     dk_sampler_close(s);
     if (rc != 0)
         return rc;
+    if (released != 0)
+        return EXIT_SETUP;
     if (exec_failed)
         return exec_failed;
     if (interrupted)

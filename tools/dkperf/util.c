@@ -2,6 +2,7 @@
  * util.c - errors, sampler setup, JSON strings and number formatting for
  * the dkperf commands.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +86,49 @@ dk_sampler *cli_open_sampler(const char *command, const char *backend)
         return NULL;
     }
     return s;
+}
+
+int cli_release_sampler(dk_sampler *s, char *why, size_t size)
+{
+    if (dk_sampler_release(s) == 0)
+        return 0;
+    if (strcmp(dk_sampler_backend(s), "kperf") == 0)
+        snprintf(why, size,
+                 "the counters were not given back (%s): kpc.force_all_ctrs is left set and "
+                 "other programs cannot use the counters; restore it with 'sudo sysctl "
+                 "kpc.force_all_ctrs=0'",
+                 dk_last_error());
+    else
+        snprintf(why, size, "the counters were not given back: %s", dk_last_error());
+    return EXIT_SETUP;
+}
+
+int cli_close_sampler(const char *command, dk_sampler *s, int rc)
+{
+    char why[1024];
+    if (s != NULL && cli_release_sampler(s, why, sizeof why) != 0) {
+        cli_error(command, "%s", why);
+        if (rc == 0)
+            rc = EXIT_SETUP;
+    }
+    dk_sampler_close(s);
+    return rc;
+}
+
+int cli_close_stdout(int rc)
+{
+    errno = 0;
+    bool bad = fflush(stdout) != 0;
+    int why = errno;
+    if (ferror(stdout))
+        bad = true;
+    if (!bad)
+        return rc;
+    if (why != 0)
+        fprintf(stderr, "dkperf: write error on standard output: %s\n", strerror(why));
+    else
+        fputs("dkperf: write error on standard output\n", stderr);
+    return rc != 0 ? rc : EXIT_SETUP;
 }
 
 void json_string(FILE *out, const char *s)

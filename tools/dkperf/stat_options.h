@@ -1,0 +1,57 @@
+/*
+ * stat_options.h - dkperf stat's command line, parsed without running
+ * anything: the options and the -e event lists. Nothing here exits, forks
+ * or opens a sampler, so the parser can be called on any input (the fuzz
+ * targets in tests/fuzz do).
+ */
+#ifndef DKPERF_STAT_OPTIONS_H
+#define DKPERF_STAT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define STAT_MAX_RUNS 100000
+
+typedef struct stat_options {
+    char **events;       /* owned: every -e list, split, in order; NULL when none */
+    size_t nevents;
+    long repeat;         /* -r, 1 by default */
+    const char *sep;     /* -x, or NULL */
+    bool json;           /* --json */
+    const char *output;  /* -o, or NULL */
+    bool all_cpus;       /* -a */
+    const char *backend; /* --backend, checked against the known names, or NULL */
+    char **cmd;          /* CMD [ARGS...]: points into argv, NULL-terminated as argv is */
+} stat_options;
+
+/*
+ * Parse argv[1..argc-1] (argv[0] is "stat"; argv[argc] must be NULL).
+ * Returns 0; -1 after printing the help to standard output (--help); or
+ * an exit status (EXIT_USAGE, EXIT_SETUP when out of memory) after one
+ * "dkperf stat: ..." line on standard error. Whatever it returns, *o is
+ * set and stat_options_free releases it.
+ */
+int stat_parse_args(int argc, char **argv, stat_options *o);
+
+/* Free what stat_parse_args allocated; *o is zeroed. NULL is ignored. */
+void stat_options_free(stat_options *o);
+
+/*
+ * Append the events of one -e list to *names (a malloc'd array of *n
+ * malloc'd strings, NULL and 0 at first). Names are separated by commas,
+ * except inside a pmu/term=value,.../ event: a comma between two '/' is
+ * part of the name, as perf reads it. Returns 0, or after one line on
+ * standard error EXIT_USAGE (an empty name, an unbalanced '/', more than
+ * DK_MAX_EVENTS events in all) or EXIT_SETUP (out of memory). On failure
+ * the names appended so far stay in *names, for the caller to free.
+ */
+int split_event_list(const char *list, char ***names, size_t *n);
+
+/* Free an array split_event_list built. */
+void free_event_list(char **names, size_t n);
+
+/* dkperf help stat. */
+void help_stat(FILE *out);
+
+#endif /* DKPERF_STAT_OPTIONS_H */
