@@ -11,12 +11,18 @@ dkperf, work = sys.argv[1], sys.argv[2:]
 
 
 def run(args, stream="stdout"):
-    p = subprocess.run([dkperf] + args, capture_output=True, text=True)
-    text = p.stdout if stream == "stdout" else p.stderr
+    """Run dkperf; its JSON must be strict UTF-8 and strict JSON (no raw control characters)."""
+    p = subprocess.run([dkperf] + args, capture_output=True)
+    data = p.stdout if stream == "stdout" else p.stderr
+    shown = " ".join(a.decode(errors="backslashreplace") if isinstance(a, bytes) else a for a in args)
     try:
-        return json.loads(text), p.returncode
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as e:
+        sys.exit(f"dkperf {shown}: not UTF-8 ({e}):\n{data!r}")
+    try:
+        return json.loads(text, strict=True), p.returncode
     except json.JSONDecodeError as e:
-        sys.exit(f"dkperf {' '.join(args)}: not JSON ({e}):\n{text}\n{p.stderr}")
+        sys.exit(f"dkperf {shown}: not JSON ({e}):\n{text}\n{p.stderr!r}")
 
 
 def need(obj, key, kinds, where):
@@ -79,4 +85,24 @@ for args in (["stat", "--json"], ["stat", "--json", "-r", "2"]):
             if not ev["supported"]:
                 assert ev["reason"], ev
     assert counted > 0, f"stat counted nothing: {stat}"
-print("info, list and stat JSON parse and carry their fields")
+# Arguments that are not UTF-8, or hold control characters: the JSON stays
+# UTF-8, each byte that is not well-formed becomes U+FFFD, text survives.
+R = "\ufffd"
+odd = [
+    (b"\xff", R),                                   # never valid
+    (b"a\x80b", f"a{R}b"),                          # stray continuation byte
+    (b"\xc0\xaf", R + R),                           # overlong '/'
+    (b"\xe0\x80\xaf", R * 3),                       # overlong, 3 bytes
+    (b"\xed\xa0\x80", R * 3),                       # a surrogate (U+D800)
+    (b"\xf4\x90\x80\x80", R * 4),                   # above U+10FFFF
+    (b"\xe2\x82", R * 2),                           # cut short
+    (b"\xf0\x9f\x98", R * 3),                       # cut short, 4 bytes
+    (b"\x01\x1f\x7f\t\n\"\\", "\x01\x1f\x7f\t\n\"\\"),  # control characters
+    ("é€😀".encode(), "é€😀"),                      # well-formed, kept as is
+    (b"\xe2\x82\xac\xff\xe2\x82\xac", f"€{R}€"),     # valid around invalid
+]
+stat, rc = run(["stat", "--json", "-e", "instructions", "--", "true"] + [b for b, _ in odd], "stderr")
+assert rc == 0, rc
+want = ["true"] + [w for _, w in odd]
+assert stat["command"] == want, f"command {stat['command']!r}, want {want!r}"
+print("info, list and stat JSON parse and carry their fields; odd bytes stay valid JSON")
