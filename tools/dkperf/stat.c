@@ -6,8 +6,10 @@
  * released to exec the command. On Linux the counters follow the child and
  * everything it starts (inherit) and begin at the exec; on a Mac they are
  * the child's instructions and cycles (proc_pid_rusage), or with -a every
- * CPU's counters. Signals that would stop dkperf are passed to the child;
- * the counts are still reported and the counters always released.
+ * CPU's counters. Signals that would stop dkperf are held from before the
+ * counters are taken until they are given back: passed to the child while
+ * it runs, acted on once nothing is held otherwise. The counts are still
+ * reported and the counters always released.
  */
 #include <errno.h>
 #include <fcntl.h>
