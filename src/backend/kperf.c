@@ -56,7 +56,8 @@ typedef struct session {
     kpep_event **handles;   /* kpep event of each database view entry */
     uint32_t fixed_words;   /* kpc_get_config_count(FIXED) */
     uint32_t config_words;  /* kpc_get_config_count(CONFIGURABLE) */
-    uint32_t fixed_counters;
+    uint32_t fixed_counters;  /* kpc_get_counter_count(FIXED), checked */
+    uint32_t config_counters; /* kpc_get_counter_count(CONFIGURABLE), checked */
     uint64_t *flush;        /* buffer for an all-CPU read; see thread_start */
     size_t flush_len;
 } session;
@@ -172,13 +173,41 @@ static void free_session(session *k)
     free(k);
 }
 
+/* A count kpc answered is input: 0 is how its calls fail, and every buffer
+ * sized from it must cover what is read into it. */
+static int check_count(const char *call, uint32_t classes, uint32_t n, uint32_t min, uint32_t max)
+{
+    if (n >= min && n <= max)
+        return 0;
+    if (n == 0)
+        return dk__fail(DK_EOS,
+                        "%s(0x%x) returned 0: kpc could not tell how many counters or config "
+                        "registers this CPU has (the call failed, or its sysctl is missing)",
+                        call, classes);
+    return dk__fail(DK_EOS, "%s(0x%x) returned %u, outside the %u..%u libdkperf can use", call,
+                    classes, n, min, max);
+}
+
 static int build_database(dk_sampler *s, session *k)
 {
     /* Counter counts from the running kernel, not from the database. */
-    size_t counters[3] = {k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK),
-                          k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK),
-                          k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK)};
-    k->fixed_counters = (uint32_t)counters[0];
+    uint32_t answers[3] = {k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK),
+                           k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK),
+                           k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK)};
+    int rc = check_count("kpc_get_counter_count", KPC_CLASS_FIXED_MASK, answers[0], 1,
+                         KPC_MAX_COUNTERS - 1);
+    if (rc == 0)
+        rc = check_count("kpc_get_counter_count", KPC_CLASS_CONFIGURABLE_MASK, answers[1], 1,
+                         KPC_MAX_COUNTERS - answers[0]);
+    /* Power counters may be none; they are never read through buffers. */
+    if (rc == 0 && answers[2] > KPC_MAX_COUNTERS)
+        rc = check_count("kpc_get_counter_count", KPC_CLASS_POWER_MASK, answers[2], 0,
+                         KPC_MAX_COUNTERS);
+    if (rc != 0)
+        return rc;
+    size_t counters[3] = {answers[0], answers[1], answers[2]};
+    k->fixed_counters = answers[0];
+    k->config_counters = answers[1];
     s->caps.per_thread = true;
     s->caps.per_process = true; /* proc_pid_rusage needs no kpc */
     s->caps.system_wide = true;
@@ -247,13 +276,15 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     rc = dk__kpep_check_stride(k->kd, k->kdb);
     if (rc != 0)
         goto fail;
+    /* Apple chips have no fixed-counter config words, Intel one. */
     k->fixed_words = k->kp->kpc_get_config_count(KPC_CLASS_FIXED_MASK);
     k->config_words = k->kp->kpc_get_config_count(KPC_CLASS_CONFIGURABLE_MASK);
-    if (k->fixed_words > 4 || k->config_words > CONFIG_MAX) {
-        rc = dk__fail(DK_EOS, "kpc reports %u fixed and %u configurable config registers",
-                      k->fixed_words, k->config_words);
+    rc = check_count("kpc_get_config_count", KPC_CLASS_FIXED_MASK, k->fixed_words, 0, 4);
+    if (rc == 0)
+        rc = check_count("kpc_get_config_count", KPC_CLASS_CONFIGURABLE_MASK, k->config_words, 1,
+                         CONFIG_MAX);
+    if (rc != 0)
         goto fail;
-    }
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     k->flush_len = (size_t)(ncpu > 0 ? ncpu : 1) * KPC_MAX_COUNTERS;
     k->flush = calloc(k->flush_len, sizeof *k->flush);
@@ -442,19 +473,36 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
 static int map_events(const request *q, session *k, kthread *kt, const size_t *order)
 {
     size_t map[DK_MAX_EVENTS];
-    int code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
+    kpep_event *placed[DK_MAX_EVENTS];
+    size_t placed_count = 0;
+    /* A call that claims success without writing leaves these recognisable. */
+    memset(map, 0xff, sizeof map);
+    memset(placed, 0, sizeof placed);
+    int code = k->kd->kpep_config_events_count(kt->cfg, &placed_count);
+    if (code != 0)
+        return dk__fail_kpep_call("kpep_config_events_count", code);
+    /* The map and event buffers below hold q->n entries, one per event added. */
+    if (placed_count != q->n)
+        return dk__fail(DK_EKPEP,
+                        "kpep_config_events_count returned %zu for a configuration of %zu "
+                        "events",
+                        placed_count, q->n);
+    code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_kpc_map", code);
-    kpep_event *placed[DK_MAX_EVENTS];
     code = k->kd->kpep_config_events(kt->cfg, placed, sizeof placed);
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_events", code);
     size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->fixed_counters;
+    /* Reads return the fixed counters, then the configurable ones. */
+    size_t counters = (size_t)k->fixed_counters + k->config_counters;
     for (size_t i = 0; i < q->n; i++) {
         size_t idx = map[i] + shift;
-        if (idx >= KPC_MAX_COUNTERS)
-            return dk__fail(DK_EKPEP, "kperfdata mapped event %s to counter %zu",
-                            q->events[order[i]]->name, idx);
+        if (map[i] >= counters || idx >= counters)
+            return dk__fail(DK_EKPEP,
+                            "kpep_config_kpc_map placed event %s at index %zu, but kpc reads "
+                            "give %zu counters",
+                            q->events[order[i]]->name, map[i], counters);
         kt->index[order[i]] = idx;
         /* A busy fixed counter makes kperfdata place the fallback event. */
         if (placed[i] != k->handles[dk__event_index(q->s, q->events[order[i]])])
@@ -474,7 +522,7 @@ static int build_words(session *k, kthread *kt)
     size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->fixed_words : 0;
     size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_words : 0;
     if (words != fixed + config)
-        return dk__fail(DK_EKPEP, "kperfdata made %zu register words; kpc expects %zu", words,
+        return dk__fail(DK_EKPEP, "kpep_config_kpc_count returned %zu register words; kpc expects %zu", words,
                         fixed + config);
     kpc_config_t regs[4 + CONFIG_MAX] = {0};
     if (words > 0) {
@@ -803,15 +851,37 @@ static int kperf_group_open(dk_group *g)
     }
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     kg->ncpu = (size_t)(ncpu > 0 ? ncpu : 1);
-    uint32_t classes = kg->cfg.classes | KPC_CLASS_FIXED_MASK;
-    kg->per_cpu = k->kp->kpc_get_counter_count(classes & (KPC_CLASS_FIXED_MASK |
-                                                          KPC_CLASS_CONFIGURABLE_MASK));
-    kg->buf = calloc(kg->ncpu * (kg->per_cpu ? kg->per_cpu : 1), sizeof *kg->buf);
-    if (kg->buf == NULL) {
-        unprogram(k, &kg->cfg);
-        k->kd->kpep_config_free(kg->cfg.cfg);
+    uint32_t classes = (kg->cfg.classes | KPC_CLASS_FIXED_MASK) &
+                       (KPC_CLASS_FIXED_MASK | KPC_CLASS_CONFIGURABLE_MASK);
+    uint32_t per_cpu = k->kp->kpc_get_counter_count(classes);
+    /* kpc_get_cpu_counters writes per_cpu values per CPU into kg->buf, and
+     * every event's index must fall inside one CPU's block. */
+    size_t needed = 1;
+    for (size_t i = 0; i < kg->n; i++)
+        if (kg->cfg.index[i] + 1 > needed)
+            needed = kg->cfg.index[i] + 1;
+    uint32_t expected = k->fixed_counters +
+                        ((classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_counters : 0);
+    rc = check_count("kpc_get_counter_count", classes, per_cpu, (uint32_t)needed,
+                     KPC_MAX_COUNTERS);
+    if (rc == 0 && per_cpu != expected)
+        rc = dk__fail(DK_EOS,
+                      "kpc_get_counter_count(0x%x) returned %u, but the counts kpc gave when the "
+                      "sampler opened add up to %u",
+                      classes, per_cpu, expected);
+    if (rc == 0) {
+        kg->per_cpu = per_cpu;
+        kg->buf = calloc(kg->ncpu * kg->per_cpu, sizeof *kg->buf);
+        if (kg->buf == NULL)
+            rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    }
+    if (rc != 0) {
+        if (kg->n > 0) {
+            unprogram(k, &kg->cfg);
+            k->kd->kpep_config_free(kg->cfg.cfg);
+        }
         free(kg);
-        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+        return rc;
     }
     /* Events mapped to a fallback keep the group's view in step. */
     for (size_t i = 0; i < g->n; i++)
