@@ -78,6 +78,15 @@ typedef enum dk_backend_kind {
  * thread_selfcounts and proc_pid_rusage (the selfcounts backend, process
  * groups on macOS) have no such switch and count both modes regardless. */
 #define DK_SAMPLER_USER_ONLY 0x1u
+/* Open the sampler to read only: the event database, the backend name, its
+ * caps and the privileges. The counters are never taken (on kperf,
+ * kpc_force_all_ctrs_set is never called; the privileges are read with
+ * kpc_force_all_ctrs_get), so no machine state changes. Backends are probed
+ * as usual: one that would be refused for privileges is passed over.
+ * dk_thread_open, dk_thread_open_names and dk_group_open on such a sampler
+ * fail with DK_EINVAL; dk_sampler_release is a successful no-op. For
+ * commands such as "dkperf info" and "dkperf list". */
+#define DK_SAMPLER_QUERY_ONLY 0x2u
 
 typedef struct dk_sampler_options {
     size_t size;                /* sizeof(dk_sampler_options), for growth */
@@ -114,7 +123,10 @@ DK_EXPORT int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts);
  * long-lived sampler is done measuring). Idempotent. Thread samplers of
  * this sampler cannot be opened or started afterwards (DK_ESTATE).
  * Returns 0, DK_ESTATE when one of its thread samplers is still running,
- * or DK_EOS when restoring the previous state failed.
+ * or DK_EOS (DK_EPERM, DK_EBUSY) when restoring the previous state failed:
+ * kpc.force_all_ctrs is then left at 1, and dk_last_error() says so and how
+ * to restore it by hand. The sampler counts as released either way, and
+ * dk_sampler_close frees it without trying again.
  */
 DK_EXPORT int dk_sampler_release(dk_sampler *s);
 

@@ -337,6 +337,15 @@ out:
     return rc;
 }
 
+/* Reading force_all_ctrs needs the privileges taking it does. */
+static int kperf_check(dk_sampler *s)
+{
+    session *k = s->impl;
+    int now = 0;
+    int r = k->kp->kpc_force_all_ctrs_get(&now);
+    return r != 0 ? fail_kpc("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r) : 0;
+}
+
 static int kperf_release(dk_sampler *s)
 {
     session *k = s->impl;
@@ -345,8 +354,16 @@ static int kperf_release(dk_sampler *s)
     pthread_mutex_lock(&a->lock);
     if (a->holders > 0 && --a->holders == 0) {
         int r = k->kp->kpc_force_all_ctrs_set(a->saved);
-        if (r != 0)
-            rc = fail_kpc("restoring kpc.force_all_ctrs", r);
+        if (r != 0) {
+            int e = dk__kpc_errno(r);
+            rc = dk__fail_os(e == EPERM || e == EACCES ? DK_EPERM : e == EBUSY ? DK_EBUSY : DK_EOS,
+                             e,
+                             "restoring kpc.force_all_ctrs to %d (kpc_force_all_ctrs_set) "
+                             "failed, so force_all_ctrs was left at 1 and the power manager "
+                             "cannot use its counters; restore it with `sudo sysctl "
+                             "kpc.force_all_ctrs=%d`",
+                             a->saved, a->saved);
+        }
         a->generation++;
     }
     pthread_mutex_unlock(&a->lock);
@@ -973,6 +990,7 @@ const dk__backend dk__backend_kperf = {
     .name = "kperf",
     .open = kperf_open,
     .acquire = kperf_acquire,
+    .check = kperf_check,
     .release = kperf_release,
     .close = kperf_close,
     .process_cpi = kperf_process_cpi,

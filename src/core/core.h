@@ -108,6 +108,9 @@ struct dk__backend {
     int (*open)(dk_sampler *s, const dk_sampler_options *opts);
     /* Take the counters (shared by every sampler of the process). */
     int (*acquire)(dk_sampler *s);
+    /* Optional, for DK_SAMPLER_QUERY_ONLY: fail as acquire would for want
+     * of privileges, without taking or changing anything. */
+    int (*check)(dk_sampler *s);
     /* Give the counters back; called once per successful acquire, never
      * while a thread sampler of s is running. */
     int (*release)(dk_sampler *s);
@@ -160,6 +163,10 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
 /* Mark event i of g unsupported, with the calling thread's last error as
  * the reason. */
 void dk__group_unsupported(dk_group *g, size_t i);
+
+/* DK_EINVAL with the reason when s was opened with DK_SAMPLER_QUERY_ONLY
+ * (what names the refused call); 0 otherwise. */
+int dk__sampler_counts(const dk_sampler *s, const char *what);
 
 /* Drop a reference to s; the last one frees it. */
 void dk__sampler_unref(dk_sampler *s);

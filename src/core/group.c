@@ -26,6 +26,9 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
     if (s == NULL || names == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_group_open: sampler, names and out must not be NULL");
     *out = NULL;
+    int rc = dk__sampler_counts(s, "dk_group_open");
+    if (rc != 0)
+        return rc;
     if (scope != DK_SCOPE_PROCESS && scope != DK_SCOPE_SYSTEM)
         return dk__fail(DK_EINVAL, "dk_group_open: %d is not a scope", (int)scope);
     if (n == 0 || n > DK_MAX_EVENTS)
@@ -47,7 +50,6 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
     g->pid = pid;
     g->flags = flags;
     g->n = n;
-    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         g->asked[i] = names[i] != NULL ? strdup(names[i]) : NULL;
         if (names[i] != NULL && g->asked[i] == NULL) {

@@ -82,6 +82,17 @@ void dk__sampler_unref(dk_sampler *s)
         destroy(s);
 }
 
+int dk__sampler_counts(const dk_sampler *s, const char *what)
+{
+    if (!(s->flags & DK_SAMPLER_QUERY_ONLY))
+        return 0;
+    return dk__fail(DK_EINVAL,
+                    "%s: the sampler was opened with DK_SAMPLER_QUERY_ONLY, which reads the event "
+                    "database but never takes the counters; open another sampler without that "
+                    "flag to count",
+                    what);
+}
+
 int dk__sampler_settle(dk_sampler *s)
 {
     if (!s->released || !s->holding || s->running > 0)
@@ -110,12 +121,16 @@ static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sam
         free(s);
         return rc;
     }
-    rc = b->acquire(s);
+    /* A query-only sampler only checks that it could take the counters. */
+    if (o->flags & DK_SAMPLER_QUERY_ONLY)
+        rc = b->check != NULL ? b->check(s) : 0;
+    else
+        rc = b->acquire(s);
     if (rc != 0) {
         destroy(s);
         return rc;
     }
-    s->holding = true;
+    s->holding = !(o->flags & DK_SAMPLER_QUERY_ONLY);
     *out = s;
     return 0;
 }
@@ -163,9 +178,10 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
         memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
         o.size = sizeof o;
     }
-    if (o.flags & ~DK_SAMPLER_USER_ONLY)
+    const unsigned known_flags = DK_SAMPLER_USER_ONLY | DK_SAMPLER_QUERY_ONLY;
+    if (o.flags & ~known_flags)
         return dk__fail(DK_EINVAL, "dk_sampler_options.flags has unknown bits 0x%x",
-                        o.flags & ~DK_SAMPLER_USER_ONLY);
+                        o.flags & ~known_flags);
 
     dk_backend_kind kind = o.backend;
     if (kind == DK_BACKEND_AUTO) {

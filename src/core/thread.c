@@ -146,6 +146,9 @@ static int check_count(dk_sampler *s, size_t n, dk_thread **out)
     if (s == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_thread_open: sampler and out must not be NULL");
     *out = NULL;
+    int rc = dk__sampler_counts(s, "dk_thread_open");
+    if (rc != 0)
+        return rc;
     if (n == 0)
         return dk__fail(DK_EINVAL, "dk_thread_open: no events given");
     if (n > DK_MAX_EVENTS)
