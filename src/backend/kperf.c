@@ -108,8 +108,8 @@ static int fail_kpc(const char *call, int rc)
                            call);
     if (e == EBUSY)
         return dk__fail_os(DK_EBUSY, e,
-                           "%s: the counters are held by another client (powermetrics, "
-                           "Instruments, another profiler)",
+                           "%s: the counters are held by another client (usually powermetrics, "
+                           "Instruments or another kperf client); stop it, then try again",
                            call);
     return dk__fail_os(DK_EOS, e, "%s failed", call);
 }
@@ -258,7 +258,10 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
             char cpu[128] = "";
             if (k->kp->kpc_cpu_string(cpu, sizeof cpu) < 0)
                 cpu[0] = '\0';
-            rc = dk__fail_kpep(DK_ECPU, code, "kperfdata has no event database for this CPU%s%s",
+            rc = dk__fail_kpep(DK_ECPU, code,
+                               "kperfdata has no event database for this CPU%s%s (it looks for "
+                               "cpu_<cputype>_<cpusubtype>_<cpufamily>.plist in $KPEP_DB_PATH, "
+                               "/usr/local/share/kpep/ and /usr/share/kpep/)",
                                cpu[0] ? " " : "", cpu);
         } else {
             rc = dk__fail_kpep_call("kpep_db_create", code);
@@ -268,9 +271,12 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     s->cpu = dk__cpu_from_db_name(k->kdb->name);
     if (s->cpu == DK_CPU_UNKNOWN) {
         rc = dk__fail(DK_ECPU,
-                      "the event database \"%s\" (%s) names a CPU libdkperf has no event table "
-                      "for",
-                      k->kdb->name ? k->kdb->name : "", k->kdb->marketing_name ? k->kdb->marketing_name : "");
+                      "the event database \"%s\" (%s, %s) that kperfdata found for this CPU in "
+                      "$KPEP_DB_PATH, /usr/local/share/kpep/ or /usr/share/kpep/ names a CPU "
+                      "libdkperf has no event table for",
+                      k->kdb->name ? k->kdb->name : "",
+                      k->kdb->marketing_name ? k->kdb->marketing_name : "",
+                      k->kdb->cpu_id ? k->kdb->cpu_id : "no cpu id");
         goto fail;
     }
     rc = dk__kpep_check_stride(k->kd, k->kdb);

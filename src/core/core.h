@@ -47,6 +47,8 @@ struct dk_sampler {
     size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
     char perf_level_names[DK__PERF_LEVELS_MAX][16];
     char why[1536];        /* see dk_sampler_why */
+    int passed_rc;         /* why the first backend probed could not count (0: none) */
+    char passed[640];      /* ... its error, for the messages of the fallback */
     char root[1024];       /* framework root of the Darwin backends */
     bool darwin;           /* root is meaningful */
 
@@ -163,6 +165,16 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
 /* Mark event i of g unsupported, with the calling thread's last error as
  * the reason. */
 void dk__group_unsupported(dk_group *g, size_t i);
+
+/*
+ * Record that what (e.g. "counting every CPU", "event INST_BRANCH") needs
+ * the kperf backend, saying why it is not in use: for want of privileges
+ * (or when that is unknown) with privileged_code, root named and
+ * privileged_tail appended, otherwise
+ * with the reason kperf was passed over and a code that fits it.
+ */
+int dk__fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
+                         const char *privileged_tail);
 
 /* DK_EINVAL with the reason when s was opened with DK_SAMPLER_QUERY_ONLY
  * (what names the refused call); 0 otherwise. */
