@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "backend/perf_event.h"
 
 static bool have_cpu_pmu(void) { return access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0; }
 
@@ -417,6 +418,39 @@ TEST_CASE(no_process_totals_on_linux)
     uint64_t v[2];
     CHECK_ERR(dk_thread_sample_perf_levels(t, v, 2), DK_ENOTSUP);
     dk_thread_close(t);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(resolving_raw_events_again_keeps_memory_flat)
+{
+    /* 32 raw and pmu/.../ specs opened, read and closed many times on one
+     * sampler: each distinct spec is kept once. */
+    dk_sampler *s = open_linux();
+    char specs[DK_MAX_EVENTS][32];
+    const char *names[DK_MAX_EVENTS];
+    for (int i = 0; i < DK_MAX_EVENTS; i++) {
+        if (i % 2 == 0)
+            snprintf(specs[i], sizeof specs[i], "r%04x", 0x3c + i);
+        else
+            snprintf(specs[i], sizeof specs[i], "software/config=%d/", i % 10);
+        names[i] = specs[i];
+    }
+    const char *sw[] = {"software/config=0/", "software/config=1/", "r00c0"};
+    for (int round = 0; round < 200; round++) {
+        dk_thread *t = NULL;
+        /* Raw events need a PMU; the resolution happens either way. */
+        if (dk_thread_open_names(s, names, DK_MAX_EVENTS, &t) == 0)
+            dk_thread_close(t);
+        dk_group *g = NULL;
+        if (dk_group_open(s, DK_SCOPE_PROCESS, 0, names, DK_MAX_EVENTS, DK_GROUP_PARTIAL, &g) == 0)
+            dk_group_close(g);
+        if (dk_thread_open_names(s, sw, 2, &t) == 0)
+            dk_thread_close(t);
+        const dk_database_event *ev = NULL;
+        CHECK_OK(dk_sampler_resolve(s, sw[2], &ev));
+    }
+    /* 16 raw specs, software/config=N/ for N = 0, 1, 3, 5, 7, 9, and r00c0. */
+    CHECK_INT(dk__pe_dynamic_count(s), ==, 16 + 6 + 1);
     dk_sampler_close(s);
 }
 

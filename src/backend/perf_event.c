@@ -36,7 +36,9 @@
 #define INSTANCES_MAX (DK_MAX_EVENTS * CORE_PMUS_MAX)
 #define GROUPS_MAX INSTANCES_MAX /* a group per counter when the kernel will not group them */
 
-/* Events resolved from raw or pmu/.../ syntax, kept until the sampler goes. */
+/* Events resolved from raw or pmu/.../ syntax, kept until the sampler goes:
+ * one per distinct spec, so that resolving the same names again and again
+ * (a thread sampler opened per measurement) keeps memory flat. */
 typedef struct pe_dynamic {
     struct pe_dynamic *next;
     dk_database_event pub;
@@ -49,7 +51,8 @@ typedef struct session {
     char **owned;               /* strings the database view points into */
     size_t owned_count, owned_cap;
     pe_dynamic *dynamic;
-    pthread_mutex_t lock;       /* guards dynamic */
+    size_t dynamic_count;
+    pthread_mutex_t lock;       /* guards dynamic and dynamic_count */
     bool exclude_kernel;
     int paranoid;
     uint32_t core_types[CORE_PMUS_MAX];
@@ -431,6 +434,14 @@ static int pe_resolve(dk_sampler *s, const char *name, const dk_database_event *
     int rc = dk__pe_parse(k->sysfs, name, &def);
     if (rc != 0)
         return rc;
+    pthread_mutex_lock(&k->lock);
+    for (pe_dynamic *d = k->dynamic; d != NULL; d = d->next)
+        if (strcmp(d->text, name) == 0) {
+            pthread_mutex_unlock(&k->lock);
+            *out = &d->pub;
+            return 0;
+        }
+    pthread_mutex_unlock(&k->lock);
     size_t len = strlen(name);
     pe_dynamic *d = calloc(1, sizeof *d + 2 * len + 32);
     if (d == NULL)
@@ -444,11 +455,29 @@ static int pe_resolve(dk_sampler *s, const char *name, const dk_database_event *
     d->pub.source = def.type == PERF_TYPE_RAW ? "raw" : "sysfs";
     d->pub.supported = true;
     pthread_mutex_lock(&k->lock);
+    /* Another thread may have added the same spec meanwhile. */
+    for (pe_dynamic *o = k->dynamic; o != NULL; o = o->next)
+        if (strcmp(o->text, name) == 0) {
+            pthread_mutex_unlock(&k->lock);
+            free(d);
+            *out = &o->pub;
+            return 0;
+        }
     d->next = k->dynamic;
     k->dynamic = d;
+    k->dynamic_count++;
     pthread_mutex_unlock(&k->lock);
     *out = &d->pub;
     return 0;
+}
+
+size_t dk__pe_dynamic_count(const dk_sampler *s)
+{
+    session *k = s->impl;
+    pthread_mutex_lock(&k->lock);
+    size_t n = k->dynamic_count;
+    pthread_mutex_unlock(&k->lock);
+    return n;
 }
 
 /* How to open an event of the thread sampler. */

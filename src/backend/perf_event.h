@@ -43,6 +43,10 @@ int dk__pe_parse(const char *sysfs, const char *name, pe_def *def);
 int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int paranoid, int e,
                      bool sibling);
 
+/* How many raw and pmu/.../ events a perf_event sampler keeps resolved
+ * (one per distinct spec). */
+size_t dk__pe_dynamic_count(const dk_sampler *s);
+
 /* The leader fd of a perf_event thread sampler's first group. */
 int dk__perf_event_group_fd(const dk_thread *t);
 
