@@ -454,4 +454,57 @@ TEST_CASE(resolving_raw_events_again_keeps_memory_flat)
     dk_sampler_close(s);
 }
 
+TEST_CASE(privilege_mode_modifiers)
+{
+    /* page-faults of user-mode touches are taken in user mode: :u counts
+     * them, :k leaves them out. */
+    dk_sampler *s = open_linux();
+    const char *names[] = {"page-faults:u", "page-faults:k", "faults:uk", "software/config=2/:u"};
+    dk_thread *t = open_names(s, names, 4);
+    CHECK_STR(dk_thread_event_name(t, 0), "page-faults:u");
+    CHECK_STR(dk_thread_event_name(t, 1), "page-faults:k");
+    CHECK_STR(dk_thread_event_name(t, 2), "page-faults:uk");
+    CHECK_STR(dk_thread_event_name(t, 3), "software/config=2/:u");
+    CHECK_OK(dk_thread_start(t));
+    uint64_t a[4], b[4];
+    const size_t pages = 2000;
+    CHECK_OK(dk_thread_sample(t, a));
+    void *p = touch_pages(pages);
+    CHECK_OK(dk_thread_sample(t, b));
+    CHECK_U64(b[0] - a[0], >=, pages * 95 / 100);
+    CHECK_U64(b[1] - a[1], <, pages / 10);
+    CHECK_U64(b[2] - a[2], >=, pages * 95 / 100);
+    CHECK_U64(b[3] - a[3], >=, pages * 95 / 100);
+    munmap(p, pages * (size_t)sysconf(_SC_PAGESIZE));
+    dk_thread_close(t);
+
+    const char *group[] = {"task-clock:u", "page-faults:k"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, group, 2, 0, &g));
+    CHECK_STR(dk_group_event_name(g, 0), "task-clock:u");
+    CHECK_STR(dk_group_event_name(g, 1), "page-faults:k");
+    dk_group_close(g);
+
+    const char *unknown = "task-clock:ux";
+    CHECK_ERR(dk_thread_open_names(s, &unknown, 1, &t), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "task-clock:ux");
+    CHECK_CONTAINS(dk_last_error(), "'x'");
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 0, &unknown, 1, 0, &g), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "'x'");
+    const char *empty = "task-clock:";
+    CHECK_ERR(dk_thread_open_names(s, &empty, 1, &t), DK_EINVAL);
+    const char *none = ":u";
+    CHECK_ERR(dk_thread_open_names(s, &none, 1, &t), DK_EINVAL);
+    dk_sampler_close(s);
+
+    /* A user-only sampler cannot count kernel mode. */
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.flags = DK_SAMPLER_USER_ONLY;
+    CHECK_OK(dk_sampler_open(&s, &o));
+    const char *kernel = "task-clock:k";
+    CHECK_ERR(dk_thread_open_names(s, &kernel, 1, &t), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "DK_SAMPLER_USER_ONLY");
+    dk_sampler_close(s);
+}
+
 TEST_MAIN()

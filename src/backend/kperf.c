@@ -79,12 +79,16 @@ typedef struct request {
     dk_sampler *s;
     const dk_database_event **events; /* may be updated to a fallback event */
     size_t n;
+    const unsigned char *mode;        /* DK__MODE_* of each event */
+    const char *const *label;         /* names with modifiers, NULL entries without */
 } request;
 
 /* A system-wide group: a configuration read from the per-CPU counters. */
 typedef struct kgroup {
     kthread cfg;
     const dk_database_event *events[DK_MAX_EVENTS]; /* the supported ones */
+    unsigned char mode[DK_MAX_EVENTS];
+    char *label[DK_MAX_EVENTS];   /* borrowed from the group */
     size_t slot[DK_MAX_EVENTS];   /* group index -> position in events, or SIZE_MAX */
     size_t n;
     size_t ncpu;
@@ -444,6 +448,15 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
     dk_sampler *s = q->s;
     uint32_t flag = (s->flags & DK_SAMPLER_USER_ONLY) ? KPEP_CONFIG_ADD_USER_ONLY
                                                       : KPEP_CONFIG_ADD_ALL_MODES;
+    /* kpep adds an event for user mode or for every mode, nothing else. */
+    for (size_t i = 0; q->mode != NULL && i < q->n; i++)
+        if (q->mode[i] == DK__MODE_KERNEL)
+            return dk__fail(DK_ENOTSUP,
+                            "event %s: kperf cannot count kernel mode alone (kpep adds an event "
+                            "for user mode, :u, or for every mode); drop the :%s",
+                            q->label != NULL && q->label[i] != NULL ? q->label[i]
+                                                                    : q->events[i]->name,
+                            q->label != NULL ? dk__label_modifiers(q->label[i]) : "k");
     size_t counters = s->db.counters[0] + s->db.counters[1];
     if (q->n > counters)
         return dk__fail(DK_ETOOMANY, "%zu events, but this CPU has %zu counters (%zu fixed, %zu "
@@ -467,7 +480,13 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
         const dk_database_event *ev = q->events[order[i]];
         kpep_event *handle = k->handles[dk__event_index(s, ev)];
         uint32_t conflicts = 0;
-        int code = k->kd->kpep_config_add_event(kt->cfg, &handle, flag, &conflicts);
+        uint32_t event_flag = flag;
+        unsigned mode = q->mode != NULL ? q->mode[order[i]] : 0;
+        if (mode == DK__MODE_USER)
+            event_flag = KPEP_CONFIG_ADD_USER_ONLY;
+        else if (mode == (DK__MODE_USER | DK__MODE_KERNEL))
+            event_flag = KPEP_CONFIG_ADD_ALL_MODES;
+        int code = k->kd->kpep_config_add_event(kt->cfg, &handle, event_flag, &conflicts);
         if (code == 0)
             continue;
         if (code == KPEP_CONFIG_ERROR_CONFLICTING_EVENTS) {
@@ -714,7 +733,7 @@ static int kperf_thread_open(dk_thread *t)
     kthread *kt = calloc(1, sizeof *kt);
     if (kt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
-    request q = {t->sampler, t->events, t->n};
+    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label};
     int rc = setup(&q, k, kt);
     if (rc != 0) {
         free(kt);
@@ -802,7 +821,7 @@ static int stop_counting(session *k, kthread *kt, bool per_thread)
 static int kperf_thread_start(dk_thread *t)
 {
     session *k = t->sampler->impl;
-    request q = {t->sampler, t->events, t->n};
+    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label};
     pthread_mutex_lock(&k->arb->lock);
     int rc = start_counting(&q, k, t->impl, true);
     pthread_mutex_unlock(&k->arb->lock);
@@ -863,10 +882,12 @@ static int kperf_group_open(dk_group *g)
         kg->slot[i] = SIZE_MAX;
         if (g->supported[i]) {
             kg->slot[i] = kg->n;
+            kg->mode[kg->n] = g->mode[i];
+            kg->label[kg->n] = g->label[i];
             kg->events[kg->n++] = g->events[i];
         }
     }
-    request q = {g->sampler, kg->events, kg->n};
+    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label};
     int rc = kg->n > 0 ? setup(&q, k, &kg->cfg) : 0;
     if (rc != 0) {
         free(kg);
@@ -923,7 +944,7 @@ static int kperf_group_start(dk_group *g)
     kgroup *kg = g->impl;
     if (kg->n == 0)
         return 0;
-    request q = {g->sampler, kg->events, kg->n};
+    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label};
     pthread_mutex_lock(&k->arb->lock);
     int rc = start_counting(&q, k, &kg->cfg, false);
     uint64_t now[DK_MAX_EVENTS];

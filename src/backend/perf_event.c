@@ -592,6 +592,24 @@ static const pe_def *def_of(const dk_sampler *s, const dk_database_event *ev)
     return &d->def;
 }
 
+/* How to open an event with the modifiers it was given (DK__MODE_*): they
+ * override a pmu/.../u or /k suffix. */
+static int def_with_mode(const dk_sampler *s, const dk_database_event *ev, unsigned mode,
+                         const char *label, pe_def *out)
+{
+    const session *k = s->impl;
+    *out = *def_of(s, ev);
+    if (mode == 0)
+        return 0;
+    if ((mode & DK__MODE_KERNEL) && k->exclude_kernel)
+        return dk__fail(DK_EPERM,
+                        "event %s counts kernel mode, which kernel.perf_event_paranoid %d allows "
+                        "only with CAP_PERFMON (or a paranoid level of 1 or below); drop the :k",
+                        label, k->paranoid);
+    out->exclude = mode == DK__MODE_USER ? 'u' : mode == DK__MODE_KERNEL ? 'k' : 0;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Session                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -1187,8 +1205,15 @@ static int pe_thread_open(dk_thread *t)
     if (pt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
     const pe_def *defs[DK_MAX_EVENTS];
-    for (size_t i = 0; i < t->n; i++)
-        defs[i] = def_of(s, t->events[i]);
+    pe_def moded[DK_MAX_EVENTS];
+    for (size_t i = 0; i < t->n; i++) {
+        int rc = def_with_mode(s, t->events[i], t->mode[i], dk__thread_label(t, i), &moded[i]);
+        if (rc != 0) {
+            free(pt);
+            return rc;
+        }
+        defs[i] = &moded[i];
+    }
     struct perf_event_attr *attrs = calloc(INSTANCES_MAX, sizeof *attrs);
     if (attrs == NULL) {
         free(pt);
@@ -1348,7 +1373,11 @@ static int pe_group_open(dk_group *g)
     for (size_t i = 0; i < g->n && rc == 0; i++) {
         if (!g->supported[i])
             continue;
-        const pe_def *def = def_of(s, g->events[i]);
+        pe_def moded;
+        rc = def_with_mode(s, g->events[i], g->mode[i], dk__group_label(g, i), &moded);
+        if (rc != 0)
+            break;
+        const pe_def *def = &moded;
         size_t events[CORE_PMUS_MAX], keys[CORE_PMUS_MAX];
         size_t m = dk__pe_plan(k->core_types, k->core_count, &def, 1, attrs, events, keys);
         size_t first = pg->nfds;

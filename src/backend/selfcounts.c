@@ -257,6 +257,10 @@ static int sc_thread_open(dk_thread *t)
     st->selfcounts = k->ls->thread_selfcounts;
     st->levels = t->sampler->perf_levels;
     for (size_t i = 0; i < t->n; i++) {
+        if (dk__mode_restricts(t->mode[i])) {
+            free(st);
+            return dk__fail_mode(dk__thread_label(t, i), "thread_selfcounts");
+        }
         st->slot[i] = dk__fixed_slot(t->events[i]);
         if (st->slot[i] < 0) {
             free(st);

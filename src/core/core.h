@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dkperf.h"
 #include "internal.h"
@@ -63,6 +64,11 @@ struct dk_sampler {
  * be NULL. */
 typedef int (*dk__read_fn)(dk_thread *t, uint64_t *values, dk_reading *info);
 
+/* Privilege modes a perf-style modifier asks for ("instructions:u"); 0:
+ * none given, the sampler's default. */
+#define DK__MODE_USER 0x1u
+#define DK__MODE_KERNEL 0x2u
+
 struct dk_thread {
     dk_sampler *sampler;
     pthread_t owner;
@@ -71,6 +77,8 @@ struct dk_thread {
     void *impl;       /* the backend's per-thread state */
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
+    unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
+    char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
 };
 
 /* A process or system scope (dk_group). */
@@ -84,6 +92,8 @@ struct dk_group {
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for an unsupported name */
     const char *asked[DK_MAX_EVENTS];               /* the names given (copies) */
+    unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
+    char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
     bool supported[DK_MAX_EVENTS];
     char why[DK_MAX_EVENTS][256];
     char scope_text[96];
@@ -161,6 +171,31 @@ static inline size_t dk__event_index(const dk_sampler *s, const dk_database_even
 /* Resolve an event name against s's database (portable names, native
  * names, aliases, the backend's own syntax). */
 int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **out);
+
+/* As dk__resolve_name, for a name that may end in perf's privilege
+ * modifiers (":u", ":k", ":uk"): *mode receives DK__MODE_* (0 without), and
+ * *label, when label is not NULL and modifiers were given, a malloc'd
+ * "<native name>:<modifiers>" for the caller to free. */
+int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **out,
+                     unsigned char *mode, char **label);
+
+/* The name to show for event i: with its modifiers when given. */
+static inline const char *dk__thread_label(const dk_thread *t, size_t i)
+{
+    return t->label[i] != NULL ? t->label[i] : t->events[i]->name;
+}
+static inline const char *dk__group_label(const dk_group *g, size_t i)
+{
+    return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
+                                                                      : g->asked[i];
+}
+
+/* The modifier suffix of a label ("u" of "cycles:u"), "" without one. */
+static inline const char *dk__label_modifiers(const char *label)
+{
+    const char *colon = label != NULL ? strrchr(label, ':') : NULL;
+    return colon != NULL ? colon + 1 : "";
+}
 
 /* Mark event i of g unsupported, with the calling thread's last error as
  * the reason. */

@@ -15,8 +15,10 @@ void dk__group_unsupported(dk_group *g, size_t i)
 
 static void free_group(dk_group *g)
 {
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = 0; i < g->n; i++) {
         free((char *)g->asked[i]);
+        free(g->label[i]);
+    }
     free(g);
 }
 
@@ -60,7 +62,7 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
         g->supported[i] = true;
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = dk__resolve_name(s, names[i], &g->events[i]);
+        rc = dk__resolve_spec(s, names[i], &g->events[i], &g->mode[i], &g->label[i]);
         if (rc == DK_EUNAVAILABLE && (flags & DK_GROUP_PARTIAL)) {
             g->events[i] = NULL;
             dk__group_unsupported(g, i);
@@ -106,7 +108,7 @@ const char *dk_group_event_name(const dk_group *g, size_t i)
 {
     if (g == NULL || i >= g->n)
         return NULL;
-    return g->events[i] != NULL ? g->events[i]->name : g->asked[i];
+    return dk__group_label(g, i);
 }
 
 const char *dk_group_event_unit(const dk_group *g, size_t i)
