@@ -219,8 +219,9 @@ DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
  * chip lacks an event), DK_ECONFLICT (events need the same counter; the
  * detail names them), DK_ETOOMANY (more events than counters), DK_ESTATE
  * (the sampler released its counters), DK_EPERM (selfcounts backend: an event
- * other than instructions and cycles needs kperf, hence root), DK_EOS,
- * DK_EKPEP, DK_ENOMEM.
+ * other than instructions and cycles needs kperf, hence root; DK_EBUSY or
+ * DK_EUNAVAILABLE instead when kperf was passed over for another reason,
+ * which the detail names), DK_EOS, DK_EKPEP, DK_ENOMEM.
  */
 DK_EXPORT int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk_thread **out);
 
@@ -228,7 +229,14 @@ DK_EXPORT int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk
  * dk_thread_open_names - as dk_thread_open, with events named by strings.
  * A name is a portable name (see dk_portable_name), a native name
  * ("INST_BRANCH") or an alias ("Cycles"); native names and aliases also
- * match case-insensitively. Returns DK_ENOEVENT for a name the database does
+ * match case-insensitively. A name may end in perf's privilege modifiers:
+ * ":u" (user mode only), ":k" (kernel mode only), ":uk" (both); the name
+ * reported back (dk_thread_event_name) keeps them. perf_event honours all
+ * three; kperf counts ":u" with kpep's user-only flag and refuses ":k"
+ * (DK_ENOTSUP); selfcounts and process totals on macOS cannot restrict modes
+ * and refuse ":u" and ":k" (DK_ENOTSUP); other letters are DK_EINVAL, as is
+ * ":k" or ":uk" on a DK_SAMPLER_USER_ONLY sampler.
+ * Returns DK_ENOEVENT for a name the database does
  * not know, DK_EUNAVAILABLE for one that exists on other chips or has no
  * counterpart here; otherwise as dk_thread_open.
  */
@@ -288,7 +296,8 @@ DK_EXPORT bool dk_thread_is_running(const dk_thread *t);
 DK_EXPORT size_t dk_thread_event_count(const dk_thread *t);
 
 /* The native name counted for event i (after portable names and fallbacks
- * are resolved), or NULL when i is out of range. */
+ * are resolved, with its ":u"/":k" modifiers when given), or NULL when i is
+ * out of range. */
 DK_EXPORT const char *dk_thread_event_name(const dk_thread *t, size_t i);
 
 /* dk_thread_close - stop counting and free. Any thread may call it. NULL is
