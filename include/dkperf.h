@@ -78,6 +78,15 @@ typedef enum dk_backend_kind {
  * thread_selfcounts and proc_pid_rusage (the selfcounts backend, process
  * groups on macOS) have no such switch and count both modes regardless. */
 #define DK_SAMPLER_USER_ONLY 0x1u
+/* Open the sampler to read only: the event database, the backend name, its
+ * caps and the privileges. The counters are never taken (on kperf,
+ * kpc_force_all_ctrs_set is never called; the privileges are read with
+ * kpc_force_all_ctrs_get), so no machine state changes. Backends are probed
+ * as usual: one that would be refused for privileges is passed over.
+ * dk_thread_open, dk_thread_open_names and dk_group_open on such a sampler
+ * fail with DK_EINVAL; dk_sampler_release is a successful no-op. For
+ * commands such as "dkperf info" and "dkperf list". */
+#define DK_SAMPLER_QUERY_ONLY 0x2u
 
 typedef struct dk_sampler_options {
     size_t size;                /* sizeof(dk_sampler_options), for growth */
@@ -114,7 +123,10 @@ DK_EXPORT int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts);
  * long-lived sampler is done measuring). Idempotent. Thread samplers of
  * this sampler cannot be opened or started afterwards (DK_ESTATE).
  * Returns 0, DK_ESTATE when one of its thread samplers is still running,
- * or DK_EOS when restoring the previous state failed.
+ * or DK_EOS (DK_EPERM, DK_EBUSY) when restoring the previous state failed:
+ * kpc.force_all_ctrs is then left at 1, and dk_last_error() says so and how
+ * to restore it by hand. The sampler counts as released either way, and
+ * dk_sampler_close frees it without trying again.
  */
 DK_EXPORT int dk_sampler_release(dk_sampler *s);
 
@@ -207,8 +219,9 @@ DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
  * chip lacks an event), DK_ECONFLICT (events need the same counter; the
  * detail names them), DK_ETOOMANY (more events than counters), DK_ESTATE
  * (the sampler released its counters), DK_EPERM (selfcounts backend: an event
- * other than instructions and cycles needs kperf, hence root), DK_EOS,
- * DK_EKPEP, DK_ENOMEM.
+ * other than instructions and cycles needs kperf, hence root; DK_EBUSY or
+ * DK_EUNAVAILABLE instead when kperf was passed over for another reason,
+ * which the detail names), DK_EOS, DK_EKPEP, DK_ENOMEM.
  */
 DK_EXPORT int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk_thread **out);
 
@@ -216,7 +229,14 @@ DK_EXPORT int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk
  * dk_thread_open_names - as dk_thread_open, with events named by strings.
  * A name is a portable name (see dk_portable_name), a native name
  * ("INST_BRANCH") or an alias ("Cycles"); native names and aliases also
- * match case-insensitively. Returns DK_ENOEVENT for a name the database does
+ * match case-insensitively. A name may end in perf's privilege modifiers:
+ * ":u" (user mode only), ":k" (kernel mode only), ":uk" (both); the name
+ * reported back (dk_thread_event_name) keeps them. perf_event honours all
+ * three; kperf counts ":u" with kpep's user-only flag and refuses ":k"
+ * (DK_ENOTSUP); selfcounts and process totals on macOS cannot restrict modes
+ * and refuse ":u" and ":k" (DK_ENOTSUP); other letters are DK_EINVAL, as is
+ * ":k" or ":uk" on a DK_SAMPLER_USER_ONLY sampler.
+ * Returns DK_ENOEVENT for a name the database does
  * not know, DK_EUNAVAILABLE for one that exists on other chips or has no
  * counterpart here; otherwise as dk_thread_open.
  */
@@ -276,7 +296,8 @@ DK_EXPORT bool dk_thread_is_running(const dk_thread *t);
 DK_EXPORT size_t dk_thread_event_count(const dk_thread *t);
 
 /* The native name counted for event i (after portable names and fallbacks
- * are resolved), or NULL when i is out of range. */
+ * are resolved, with its ":u"/":k" modifiers when given), or NULL when i is
+ * out of range. */
 DK_EXPORT const char *dk_thread_event_name(const dk_thread *t, size_t i);
 
 /* dk_thread_close - stop counting and free. Any thread may call it. NULL is

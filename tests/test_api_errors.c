@@ -173,7 +173,64 @@ TEST_CASE(eos_when_restoring_fails)
     dk_sampler *s = open_sampler();
     CHECK_ERR(dk_sampler_release(s), DK_EOS);
     CHECK_CONTAINS(dk_last_error(), "restoring kpc.force_all_ctrs");
+    CHECK_CONTAINS(dk_last_error(), "kpc_force_all_ctrs_set");
+    CHECK_CONTAINS(dk_last_error(), "left at 1");
+    CHECK_CONTAINS(dk_last_error(), "sudo sysctl kpc.force_all_ctrs=0");
+    CHECK_INT(dk_last_os_error(), ==, 5);
+    CHECK_INT(raw_force_all(), ==, 1); /* what the message says */
+    CHECK_OK(dk_sampler_release(s));   /* idempotent: no second attempt */
     dk_sampler_close(s); /* already released: nothing more to do */
+}
+
+TEST_CASE(query_only_never_takes_the_counters)
+{
+    /* kpc_force_all_ctrs_set:5 - every attempt to take the counters fails. */
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.flags = DK_SAMPLER_QUERY_ONLY;
+    dk_sampler *s = NULL;
+    CHECK_OK(dk_sampler_open(&s, &o));
+    CHECK_STR(dk_sampler_backend(s), "kperf");
+    CHECK_STR(dk_sampler_why(s), "");
+    CHECK_INT(dk_sampler_cpu(s), !=, DK_CPU_UNKNOWN);
+    CHECK_INT(dk_database_event_count(dk_sampler_database(s)), >, 10);
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_OK(dk_sampler_caps(s, &caps));
+    CHECK(caps.all_events);
+    CHECK_CONTAINS(caps.privileges, "root");
+    const dk_database_event *ev = NULL;
+    CHECK_OK(dk_sampler_resolve(s, "branches", &ev));
+    CHECK_INT(raw_force_all(), ==, 0);
+
+    const dk_event evs[] = {DK_EVENT_FIXED_CYCLES};
+    const char *names[] = {"instructions"};
+    dk_thread *t = (dk_thread *)&t;
+    CHECK_ERR(dk_thread_open(s, evs, 1, &t), DK_EINVAL);
+    CHECK(t == NULL);
+    CHECK_CONTAINS(dk_last_error(), "DK_SAMPLER_QUERY_ONLY");
+    CHECK_ERR(dk_thread_open_names(s, names, 1, &t), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "DK_SAMPLER_QUERY_ONLY");
+    dk_group *g = (dk_group *)&g;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g), DK_EINVAL);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(dk_last_error(), "DK_SAMPLER_QUERY_ONLY");
+    CHECK_OK(dk_sampler_release(s));
+    dk_sampler_close(s);
+    check_nothing_held();
+
+    /* Without the flag the same machine refuses. */
+    CHECK_ERR(dk_sampler_open(&s, NULL), DK_EOS);
+    CHECK_CONTAINS(dk_last_error(), "kpc_force_all_ctrs_set");
+}
+
+TEST_CASE(query_only_without_privileges_is_refused)
+{
+    /* DKPERF_SIM_PRIVILEGED=0: kperf is forced, and reading force_all_ctrs
+     * tells that it could not count. */
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.flags = DK_SAMPLER_QUERY_ONLY;
+    dk_sampler *s = NULL;
+    CHECK_ERR(dk_sampler_open(&s, &o), DK_EPERM);
+    CHECK_CONTAINS(dk_last_error(), "kpc_force_all_ctrs_get");
 }
 
 TEST_CASE(previous_force_all_state_is_restored)

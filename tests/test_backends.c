@@ -316,4 +316,74 @@ TEST_CASE(each_failed_backend_is_named)
 #endif
 }
 
+#define CHECK_LACKS(hay, needle)                                                  \
+    do {                                                                          \
+        const char *h_ = (hay);                                                   \
+        if (h_ == NULL || strstr(h_, (needle)) != NULL)                           \
+            DKT_FAIL("CHECK failed: %s lacks \"%s\" (got \"%s\")", #hay, (needle), \
+                     h_ ? h_ : "(null)");                                         \
+    } while (0)
+
+/* The messages of a selfcounts fallback for a reason other than
+ * privileges: the cause named, root never blamed. */
+static void check_fallback_says(const char *cause, const char *cause2, bool database)
+{
+    dk_sampler *s = open_sampler();
+    CHECK_STR(dk_sampler_backend(s), "selfcounts");
+    const char *why = dk_sampler_why(s);
+    CHECK_CONTAINS(why, cause);
+    CHECK_CONTAINS(why, cause2);
+    CHECK_CONTAINS(why, "using selfcounts");
+    CHECK_LACKS(why, "root");
+    CHECK_LACKS(why, "selfcounts database");
+    /* The cause comes before what the fallback does. */
+    CHECK(strstr(why, cause) < strstr(why, "using selfcounts"));
+
+    const char *all[] = {"instructions"};
+    dk_group *g = (dk_group *)&g;
+    CHECK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, all, 1, 0, &g) != 0);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(dk_last_error(), "counting every CPU");
+    CHECK_CONTAINS(dk_last_error(), cause);
+    CHECK_LACKS(dk_last_error(), "root");
+
+    const char *names[] = {"cycles", "INST_BRANCH"};
+    dk_thread *t = NULL;
+    CHECK(dk_thread_open_names(s, names, 2, &t) != 0);
+    CHECK_CONTAINS(dk_last_error(), "INST_BRANCH");
+    if (database) /* else no chip table names it at all */
+        CHECK_CONTAINS(dk_last_error(), cause);
+    CHECK_LACKS(dk_last_error(), "root");
+    if (!database) {
+        dk_sampler_close(s);
+        return;
+    }
+
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 2, DK_GROUP_PARTIAL, &g));
+    CHECK(dk_group_supported(g, 0));
+    CHECK(!dk_group_supported(g, 1));
+    CHECK_CONTAINS(dk_group_why(g, 1), cause);
+    CHECK_LACKS(dk_group_why(g, 1), "root");
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(busy_counters_are_named_not_privileges)
+{
+    /* DKPERF_SIM_BUSY=1: another tool holds the counters; we are root. */
+    check_fallback_says("powermetrics", "stop it", true);
+}
+
+TEST_CASE(unknown_cpu_names_the_database_not_privileges)
+{
+    /* DKPERF_SIM_CPU=a13: a database libdkperf has no chip table for. */
+    check_fallback_says("\"a13\"", "/usr/share/kpep/", false);
+}
+
+TEST_CASE(database_failure_names_the_kpep_error_not_privileges)
+{
+    /* DKPERF_SIM_FAIL=kpep_db_create:3: kperfdata cannot read the database. */
+    check_fallback_says("kpep_db_create", "I/O error", false);
+}
+
 TEST_MAIN()

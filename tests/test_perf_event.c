@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "backend/perf_event.h"
 
 static bool have_cpu_pmu(void) { return access("/sys/bus/event_source/devices/cpu/type", F_OK) == 0; }
 
@@ -417,6 +418,92 @@ TEST_CASE(no_process_totals_on_linux)
     uint64_t v[2];
     CHECK_ERR(dk_thread_sample_perf_levels(t, v, 2), DK_ENOTSUP);
     dk_thread_close(t);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(resolving_raw_events_again_keeps_memory_flat)
+{
+    /* 32 raw and pmu/.../ specs opened, read and closed many times on one
+     * sampler: each distinct spec is kept once. */
+    dk_sampler *s = open_linux();
+    char specs[DK_MAX_EVENTS][32];
+    const char *names[DK_MAX_EVENTS];
+    for (int i = 0; i < DK_MAX_EVENTS; i++) {
+        if (i % 2 == 0)
+            snprintf(specs[i], sizeof specs[i], "r%04x", 0x3c + i);
+        else
+            snprintf(specs[i], sizeof specs[i], "software/config=%d/", i % 10);
+        names[i] = specs[i];
+    }
+    const char *sw[] = {"software/config=0/", "software/config=1/", "r00c0"};
+    for (int round = 0; round < 200; round++) {
+        dk_thread *t = NULL;
+        /* Raw events need a PMU; the resolution happens either way. */
+        if (dk_thread_open_names(s, names, DK_MAX_EVENTS, &t) == 0)
+            dk_thread_close(t);
+        dk_group *g = NULL;
+        if (dk_group_open(s, DK_SCOPE_PROCESS, 0, names, DK_MAX_EVENTS, DK_GROUP_PARTIAL, &g) == 0)
+            dk_group_close(g);
+        if (dk_thread_open_names(s, sw, 2, &t) == 0)
+            dk_thread_close(t);
+        const dk_database_event *ev = NULL;
+        CHECK_OK(dk_sampler_resolve(s, sw[2], &ev));
+    }
+    /* 16 raw specs, software/config=N/ for N = 0, 1, 3, 5, 7, 9, and r00c0. */
+    CHECK_INT(dk__pe_dynamic_count(s), ==, 16 + 6 + 1);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(privilege_mode_modifiers)
+{
+    /* page-faults of user-mode touches are taken in user mode: :u counts
+     * them, :k leaves them out. */
+    dk_sampler *s = open_linux();
+    const char *names[] = {"page-faults:u", "page-faults:k", "faults:uk", "software/config=2/:u"};
+    dk_thread *t = open_names(s, names, 4);
+    CHECK_STR(dk_thread_event_name(t, 0), "page-faults:u");
+    CHECK_STR(dk_thread_event_name(t, 1), "page-faults:k");
+    CHECK_STR(dk_thread_event_name(t, 2), "page-faults:uk");
+    CHECK_STR(dk_thread_event_name(t, 3), "software/config=2/:u");
+    CHECK_OK(dk_thread_start(t));
+    uint64_t a[4], b[4];
+    const size_t pages = 2000;
+    CHECK_OK(dk_thread_sample(t, a));
+    void *p = touch_pages(pages);
+    CHECK_OK(dk_thread_sample(t, b));
+    CHECK_U64(b[0] - a[0], >=, pages * 95 / 100);
+    CHECK_U64(b[1] - a[1], <, pages / 10);
+    CHECK_U64(b[2] - a[2], >=, pages * 95 / 100);
+    CHECK_U64(b[3] - a[3], >=, pages * 95 / 100);
+    munmap(p, pages * (size_t)sysconf(_SC_PAGESIZE));
+    dk_thread_close(t);
+
+    const char *group[] = {"task-clock:u", "page-faults:k"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, group, 2, 0, &g));
+    CHECK_STR(dk_group_event_name(g, 0), "task-clock:u");
+    CHECK_STR(dk_group_event_name(g, 1), "page-faults:k");
+    dk_group_close(g);
+
+    const char *unknown = "task-clock:ux";
+    CHECK_ERR(dk_thread_open_names(s, &unknown, 1, &t), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "task-clock:ux");
+    CHECK_CONTAINS(dk_last_error(), "'x'");
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 0, &unknown, 1, 0, &g), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "'x'");
+    const char *empty = "task-clock:";
+    CHECK_ERR(dk_thread_open_names(s, &empty, 1, &t), DK_EINVAL);
+    const char *none = ":u";
+    CHECK_ERR(dk_thread_open_names(s, &none, 1, &t), DK_EINVAL);
+    dk_sampler_close(s);
+
+    /* A user-only sampler cannot count kernel mode. */
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.flags = DK_SAMPLER_USER_ONLY;
+    CHECK_OK(dk_sampler_open(&s, &o));
+    const char *kernel = "task-clock:k";
+    CHECK_ERR(dk_thread_open_names(s, &kernel, 1, &t), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "DK_SAMPLER_USER_ONLY");
     dk_sampler_close(s);
 }
 

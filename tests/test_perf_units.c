@@ -286,6 +286,78 @@ TEST_CASE(raw_events)
     CHECK_INT(dk__pe_parse("/nonexistent", "r11112222333344445", &d), ==, DK_EINVAL);
 }
 
+TEST_CASE(cpu_lists_are_parsed_strictly)
+{
+    int cpus[16];
+    size_t n = 99;
+    CHECK_INT(dk__perf_parse_cpu_list("0-3,6\n", cpus, 16, &n), ==, 0);
+    CHECK_INT(n, ==, 5);
+    CHECK_INT(cpus[3], ==, 3);
+    CHECK_INT(cpus[4], ==, 6);
+    CHECK_INT(dk__perf_parse_cpu_list("  7 \n", cpus, 16, &n), ==, 0);
+    CHECK_INT(n, ==, 1);
+    CHECK_INT(cpus[0], ==, 7);
+    CHECK_INT(dk__perf_parse_cpu_list("1048570-1048575", cpus, 16, &n), ==, 0);
+    CHECK_INT(cpus[5], ==, 1048575);
+    /* Each is refused with a message, never overflowing or truncating. */
+    const char *bad[] = {"", "\n", "x", "-1", "0-", "0--3", "3-1", "0,,1", "0,", "0-3,2",
+                         "1,1", "0 1", "+1", "0x3", "1048576", "0-1048576",
+                         "0-9223372036854775807", "9223372036854775807-9223372036854775807",
+                         "4294967296", "2147483648", "99999999999999999999999", "0-16",
+                         "0-7,8-15,16"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        n = 99;
+        if (dk__perf_parse_cpu_list(bad[i], cpus, 16, &n) != DK_EINVAL)
+            DKT_FAIL("CPU list \"%s\" was accepted", bad[i]);
+        CHECK_INT(n, ==, 0);
+        CHECK_CONTAINS(dk_last_error(), "CPU list");
+    }
+    CHECK_INT(dk__perf_parse_cpu_list("0-15", cpus, 16, &n), ==, 0);
+    CHECK_INT(n, ==, 16);
+}
+
+TEST_CASE(sysfs_format_and_event_text_is_untrusted)
+{
+    pe_def d;
+    memset(&d, 0, sizeof d);
+    CHECK_INT(dk__pe_apply_format(&d, "config:0-7", 0x3c), ==, 0);
+    CHECK_U64(d.config, ==, 0x3c);
+    const char *bad[] = {"config:", "config", ":0-7", "config:7-0", "config:0-64", "config:64",
+                         "config:-1", "config:+1", "config: 1", "config:0-7,", "config:0,,1",
+                         "config:18446744073709551615", "config:0-18446744073709551616",
+                         "config3:0-7", "config:0-7x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&d, 0, sizeof d);
+        if (dk__pe_apply_format(&d, bad[i], 1) != -1)
+            DKT_FAIL("format \"%s\" was accepted", bad[i]);
+    }
+    memset(&d, 0, sizeof d);
+    CHECK_INT(dk__pe_apply_format(&d, "config:0-3", 0x10), ==, -2);
+
+    fake_sysfs();
+    write_file("cpu/events/neg", "event=-1\n");
+    write_file("weird/type", "4x\n");
+    write_file("huge/type", "4294967296\n");
+    memset(&d, 0, sizeof d);
+    CHECK_INT(dk__pe_parse_terms(root, "cpu", "event=0x3c,umask=1", "e", &d), ==, 0);
+    CHECK_U64(d.config, ==, 0x13c);
+    CHECK_INT(dk__pe_parse_terms(root, "cpu", "event=-1", "e", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse(root, "cpu/neg/", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse(root, "weird/event=1/", &d), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "not a PMU type number");
+    CHECK_INT(dk__pe_parse(root, "huge/event=1/", &d), ==, DK_EINVAL);
+    /* Terms and PMU names cannot walk out of the PMU's directory. */
+    CHECK_INT(dk__pe_parse(root, "cpu/../type/", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse(root, "../devices/cpu/event=1/", &d), !=, 0);
+    CHECK_INT(dk__pe_parse(root, "../x/", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse_terms(root, "..", "event=1", "e", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse_terms(root, "cpu", "format/../../cpu/type", "e", &d), ==, DK_EINVAL);
+    CHECK_INT(dk__pe_parse_raw("r", &d), ==, DK__NOT_MINE);
+    CHECK_INT(dk__pe_parse_raw("rffffffffffffffff", &d), ==, 0);
+    CHECK_U64(d.config, ==, UINT64_MAX);
+    remove_tree();
+}
+
 /* ------------------------------------------------------------------------ */
 /* errno map (design guide, section 4)                                       */
 /* ------------------------------------------------------------------------ */

@@ -20,6 +20,14 @@ typedef struct rgroup {
     uint64_t frozen[2]; /* counts at the last stop */
 } rgroup;
 
+int dk__fail_mode(const char *label, const char *source)
+{
+    return dk__fail(DK_ENOTSUP,
+                    "event %s: %s counts user and kernel mode together and cannot count one "
+                    "alone; drop the :%s modifier",
+                    label, source, dk__label_modifiers(label));
+}
+
 int dk__fixed_slot(const dk_database_event *ev)
 {
     if (ev == NULL || !ev->fixed || ev->alias == NULL)
@@ -40,6 +48,10 @@ int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
     if (g->pid == 0)
         g->pid = getpid();
     for (size_t i = 0; i < g->n; i++) {
+        if (g->supported[i] && dk__mode_restricts(g->mode[i])) {
+            free(r);
+            return dk__fail_mode(dk__group_label(g, i), "proc_pid_rusage");
+        }
         r->slot[i] = g->supported[i] ? dk__fixed_slot(g->events[i]) : -1;
         if (g->supported[i] && r->slot[i] < 0) {
             int rc = dk__fail(DK_EUNAVAILABLE, "event %s %s", g->events[i]->name, why_others);

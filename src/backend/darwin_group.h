@@ -16,6 +16,16 @@ int dk__rusage_group_stop(dk_group *g);
 int dk__rusage_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 void dk__rusage_group_close(dk_group *g);
 
+/* Whether a DK__MODE_* asks for one privilege mode alone. */
+static inline bool dk__mode_restricts(unsigned mode)
+{
+    return mode == DK__MODE_USER || mode == DK__MODE_KERNEL;
+}
+
+/* DK_ENOTSUP for an event (label, with its modifiers) whose mode source
+ * (the call that counts, e.g. "thread_selfcounts") cannot restrict. */
+int dk__fail_mode(const char *label, const char *source);
+
 /* 0 for the instructions event, 1 for cycles, -1 for any other. */
 int dk__fixed_slot(const dk_database_event *ev);
 

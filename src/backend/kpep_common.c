@@ -27,6 +27,21 @@ int dk__kpep_check_stride(const dk_kperfdata_vtable *kd, kpep_db *kdb)
     int rc = kd->kpep_db_events_count(kdb, &n);
     if (rc != 0)
         return dk__fail_kpep_call("kpep_db_events_count", rc);
+    /* The view is built from kdb->event_count entries of kdb->event_arr:
+     * the count kperfdata answers must agree with it. */
+    if (n == 0 || n > DK__KPEP_EVENTS_MAX || n != kdb->event_count)
+        return dk__fail(DK_EKPEP,
+                        "kpep_db_events_count returned %zu, but the %s database holds %zu events "
+                        "(at most %d are accepted): the database is unreadable",
+                        n, kdb->name != NULL ? kdb->name : "CPU's", kdb->event_count,
+                        DK__KPEP_EVENTS_MAX);
+    if (kdb->event_arr == NULL)
+        return dk__fail(DK_EKPEP, "the %s database has no event array",
+                        kdb->name != NULL ? kdb->name : "CPU's");
+    if (kdb->fixed_counter_count > KPC_MAX_COUNTERS)
+        return dk__fail(DK_EKPEP, "the %s database says it has %zu fixed counters (at most %d)",
+                        kdb->name != NULL ? kdb->name : "CPU's", kdb->fixed_counter_count,
+                        KPC_MAX_COUNTERS);
     if (n < 2)
         return 0;
     kpep_event **evs = malloc(n * sizeof *evs);

@@ -15,7 +15,12 @@ int dk__kpc_errno(int rc);
 /* Record a failed kperfdata call; returns DK_ENOMEM or DK_EKPEP. */
 int dk__fail_kpep_call(const char *call, int code);
 
-/* Check that kperfdata's events are 56 bytes apart, as kpep_event says. */
+/* Most events a database may hold (the largest real one has about 500). */
+#define DK__KPEP_EVENTS_MAX 65536
+
+/* Check that kpep_db_events_count agrees with the database's own counts
+ * (every count from kperfdata is input) and that the events are 56 bytes
+ * apart, as kpep_event says. Returns 0, DK_EKPEP, DK_ELOAD, DK_ENOMEM. */
 int dk__kpep_check_stride(const dk_kperfdata_vtable *kd, kpep_db *kdb);
 
 /*

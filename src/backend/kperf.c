@@ -56,7 +56,8 @@ typedef struct session {
     kpep_event **handles;   /* kpep event of each database view entry */
     uint32_t fixed_words;   /* kpc_get_config_count(FIXED) */
     uint32_t config_words;  /* kpc_get_config_count(CONFIGURABLE) */
-    uint32_t fixed_counters;
+    uint32_t fixed_counters;  /* kpc_get_counter_count(FIXED), checked */
+    uint32_t config_counters; /* kpc_get_counter_count(CONFIGURABLE), checked */
     uint64_t *flush;        /* buffer for an all-CPU read; see thread_start */
     size_t flush_len;
 } session;
@@ -78,12 +79,16 @@ typedef struct request {
     dk_sampler *s;
     const dk_database_event **events; /* may be updated to a fallback event */
     size_t n;
+    const unsigned char *mode;        /* DK__MODE_* of each event */
+    const char *const *label;         /* names with modifiers, NULL entries without */
 } request;
 
 /* A system-wide group: a configuration read from the per-CPU counters. */
 typedef struct kgroup {
     kthread cfg;
     const dk_database_event *events[DK_MAX_EVENTS]; /* the supported ones */
+    unsigned char mode[DK_MAX_EVENTS];
+    char *label[DK_MAX_EVENTS];   /* borrowed from the group */
     size_t slot[DK_MAX_EVENTS];   /* group index -> position in events, or SIZE_MAX */
     size_t n;
     size_t ncpu;
@@ -107,8 +112,8 @@ static int fail_kpc(const char *call, int rc)
                            call);
     if (e == EBUSY)
         return dk__fail_os(DK_EBUSY, e,
-                           "%s: the counters are held by another client (powermetrics, "
-                           "Instruments, another profiler)",
+                           "%s: the counters are held by another client (usually powermetrics, "
+                           "Instruments or another kperf client); stop it, then try again",
                            call);
     return dk__fail_os(DK_EOS, e, "%s failed", call);
 }
@@ -172,13 +177,41 @@ static void free_session(session *k)
     free(k);
 }
 
+/* A count kpc answered is input: 0 is how its calls fail, and every buffer
+ * sized from it must cover what is read into it. */
+static int check_count(const char *call, uint32_t classes, uint32_t n, uint32_t min, uint32_t max)
+{
+    if (n >= min && n <= max)
+        return 0;
+    if (n == 0)
+        return dk__fail(DK_EOS,
+                        "%s(0x%x) returned 0: kpc could not tell how many counters or config "
+                        "registers this CPU has (the call failed, or its sysctl is missing)",
+                        call, classes);
+    return dk__fail(DK_EOS, "%s(0x%x) returned %u, outside the %u..%u libdkperf can use", call,
+                    classes, n, min, max);
+}
+
 static int build_database(dk_sampler *s, session *k)
 {
     /* Counter counts from the running kernel, not from the database. */
-    size_t counters[3] = {k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK),
-                          k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK),
-                          k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK)};
-    k->fixed_counters = (uint32_t)counters[0];
+    uint32_t answers[3] = {k->kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK),
+                           k->kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK),
+                           k->kp->kpc_get_counter_count(KPC_CLASS_POWER_MASK)};
+    int rc = check_count("kpc_get_counter_count", KPC_CLASS_FIXED_MASK, answers[0], 1,
+                         KPC_MAX_COUNTERS - 1);
+    if (rc == 0)
+        rc = check_count("kpc_get_counter_count", KPC_CLASS_CONFIGURABLE_MASK, answers[1], 1,
+                         KPC_MAX_COUNTERS - answers[0]);
+    /* Power counters may be none; they are never read through buffers. */
+    if (rc == 0 && answers[2] > KPC_MAX_COUNTERS)
+        rc = check_count("kpc_get_counter_count", KPC_CLASS_POWER_MASK, answers[2], 0,
+                         KPC_MAX_COUNTERS);
+    if (rc != 0)
+        return rc;
+    size_t counters[3] = {answers[0], answers[1], answers[2]};
+    k->fixed_counters = answers[0];
+    k->config_counters = answers[1];
     s->caps.per_thread = true;
     s->caps.per_process = true; /* proc_pid_rusage needs no kpc */
     s->caps.system_wide = true;
@@ -229,7 +262,10 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
             char cpu[128] = "";
             if (k->kp->kpc_cpu_string(cpu, sizeof cpu) < 0)
                 cpu[0] = '\0';
-            rc = dk__fail_kpep(DK_ECPU, code, "kperfdata has no event database for this CPU%s%s",
+            rc = dk__fail_kpep(DK_ECPU, code,
+                               "kperfdata has no event database for this CPU%s%s (it looks for "
+                               "cpu_<cputype>_<cpusubtype>_<cpufamily>.plist in $KPEP_DB_PATH, "
+                               "/usr/local/share/kpep/ and /usr/share/kpep/)",
                                cpu[0] ? " " : "", cpu);
         } else {
             rc = dk__fail_kpep_call("kpep_db_create", code);
@@ -239,21 +275,26 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     s->cpu = dk__cpu_from_db_name(k->kdb->name);
     if (s->cpu == DK_CPU_UNKNOWN) {
         rc = dk__fail(DK_ECPU,
-                      "the event database \"%s\" (%s) names a CPU libdkperf has no event table "
-                      "for",
-                      k->kdb->name ? k->kdb->name : "", k->kdb->marketing_name ? k->kdb->marketing_name : "");
+                      "the event database \"%s\" (%s, %s) that kperfdata found for this CPU in "
+                      "$KPEP_DB_PATH, /usr/local/share/kpep/ or /usr/share/kpep/ names a CPU "
+                      "libdkperf has no event table for",
+                      k->kdb->name ? k->kdb->name : "",
+                      k->kdb->marketing_name ? k->kdb->marketing_name : "",
+                      k->kdb->cpu_id ? k->kdb->cpu_id : "no cpu id");
         goto fail;
     }
     rc = dk__kpep_check_stride(k->kd, k->kdb);
     if (rc != 0)
         goto fail;
+    /* Apple chips have no fixed-counter config words, Intel one. */
     k->fixed_words = k->kp->kpc_get_config_count(KPC_CLASS_FIXED_MASK);
     k->config_words = k->kp->kpc_get_config_count(KPC_CLASS_CONFIGURABLE_MASK);
-    if (k->fixed_words > 4 || k->config_words > CONFIG_MAX) {
-        rc = dk__fail(DK_EOS, "kpc reports %u fixed and %u configurable config registers",
-                      k->fixed_words, k->config_words);
+    rc = check_count("kpc_get_config_count", KPC_CLASS_FIXED_MASK, k->fixed_words, 0, 4);
+    if (rc == 0)
+        rc = check_count("kpc_get_config_count", KPC_CLASS_CONFIGURABLE_MASK, k->config_words, 1,
+                         CONFIG_MAX);
+    if (rc != 0)
         goto fail;
-    }
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     k->flush_len = (size_t)(ncpu > 0 ? ncpu : 1) * KPC_MAX_COUNTERS;
     k->flush = calloc(k->flush_len, sizeof *k->flush);
@@ -306,6 +347,15 @@ out:
     return rc;
 }
 
+/* Reading force_all_ctrs needs the privileges taking it does. */
+static int kperf_check(dk_sampler *s)
+{
+    session *k = s->impl;
+    int now = 0;
+    int r = k->kp->kpc_force_all_ctrs_get(&now);
+    return r != 0 ? fail_kpc("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r) : 0;
+}
+
 static int kperf_release(dk_sampler *s)
 {
     session *k = s->impl;
@@ -314,8 +364,16 @@ static int kperf_release(dk_sampler *s)
     pthread_mutex_lock(&a->lock);
     if (a->holders > 0 && --a->holders == 0) {
         int r = k->kp->kpc_force_all_ctrs_set(a->saved);
-        if (r != 0)
-            rc = fail_kpc("restoring kpc.force_all_ctrs", r);
+        if (r != 0) {
+            int e = dk__kpc_errno(r);
+            rc = dk__fail_os(e == EPERM || e == EACCES ? DK_EPERM : e == EBUSY ? DK_EBUSY : DK_EOS,
+                             e,
+                             "restoring kpc.force_all_ctrs to %d (kpc_force_all_ctrs_set) "
+                             "failed, so force_all_ctrs was left at 1 and the power manager "
+                             "cannot use its counters; restore it with `sudo sysctl "
+                             "kpc.force_all_ctrs=%d`",
+                             a->saved, a->saved);
+        }
         a->generation++;
     }
     pthread_mutex_unlock(&a->lock);
@@ -390,6 +448,15 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
     dk_sampler *s = q->s;
     uint32_t flag = (s->flags & DK_SAMPLER_USER_ONLY) ? KPEP_CONFIG_ADD_USER_ONLY
                                                       : KPEP_CONFIG_ADD_ALL_MODES;
+    /* kpep adds an event for user mode or for every mode, nothing else. */
+    for (size_t i = 0; q->mode != NULL && i < q->n; i++)
+        if (q->mode[i] == DK__MODE_KERNEL)
+            return dk__fail(DK_ENOTSUP,
+                            "event %s: kperf cannot count kernel mode alone (kpep adds an event "
+                            "for user mode, :u, or for every mode); drop the :%s",
+                            q->label != NULL && q->label[i] != NULL ? q->label[i]
+                                                                    : q->events[i]->name,
+                            q->label != NULL ? dk__label_modifiers(q->label[i]) : "k");
     size_t counters = s->db.counters[0] + s->db.counters[1];
     if (q->n > counters)
         return dk__fail(DK_ETOOMANY, "%zu events, but this CPU has %zu counters (%zu fixed, %zu "
@@ -413,7 +480,13 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
         const dk_database_event *ev = q->events[order[i]];
         kpep_event *handle = k->handles[dk__event_index(s, ev)];
         uint32_t conflicts = 0;
-        int code = k->kd->kpep_config_add_event(kt->cfg, &handle, flag, &conflicts);
+        uint32_t event_flag = flag;
+        unsigned mode = q->mode != NULL ? q->mode[order[i]] : 0;
+        if (mode == DK__MODE_USER)
+            event_flag = KPEP_CONFIG_ADD_USER_ONLY;
+        else if (mode == (DK__MODE_USER | DK__MODE_KERNEL))
+            event_flag = KPEP_CONFIG_ADD_ALL_MODES;
+        int code = k->kd->kpep_config_add_event(kt->cfg, &handle, event_flag, &conflicts);
         if (code == 0)
             continue;
         if (code == KPEP_CONFIG_ERROR_CONFLICTING_EVENTS) {
@@ -442,19 +515,36 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
 static int map_events(const request *q, session *k, kthread *kt, const size_t *order)
 {
     size_t map[DK_MAX_EVENTS];
-    int code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
+    kpep_event *placed[DK_MAX_EVENTS];
+    size_t placed_count = 0;
+    /* A call that claims success without writing leaves these recognisable. */
+    memset(map, 0xff, sizeof map);
+    memset(placed, 0, sizeof placed);
+    int code = k->kd->kpep_config_events_count(kt->cfg, &placed_count);
+    if (code != 0)
+        return dk__fail_kpep_call("kpep_config_events_count", code);
+    /* The map and event buffers below hold q->n entries, one per event added. */
+    if (placed_count != q->n)
+        return dk__fail(DK_EKPEP,
+                        "kpep_config_events_count returned %zu for a configuration of %zu "
+                        "events",
+                        placed_count, q->n);
+    code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_kpc_map", code);
-    kpep_event *placed[DK_MAX_EVENTS];
     code = k->kd->kpep_config_events(kt->cfg, placed, sizeof placed);
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_events", code);
     size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->fixed_counters;
+    /* Reads return the fixed counters, then the configurable ones. */
+    size_t counters = (size_t)k->fixed_counters + k->config_counters;
     for (size_t i = 0; i < q->n; i++) {
         size_t idx = map[i] + shift;
-        if (idx >= KPC_MAX_COUNTERS)
-            return dk__fail(DK_EKPEP, "kperfdata mapped event %s to counter %zu",
-                            q->events[order[i]]->name, idx);
+        if (map[i] >= counters || idx >= counters)
+            return dk__fail(DK_EKPEP,
+                            "kpep_config_kpc_map placed event %s at index %zu, but kpc reads "
+                            "give %zu counters",
+                            q->events[order[i]]->name, map[i], counters);
         kt->index[order[i]] = idx;
         /* A busy fixed counter makes kperfdata place the fallback event. */
         if (placed[i] != k->handles[dk__event_index(q->s, q->events[order[i]])])
@@ -474,7 +564,7 @@ static int build_words(session *k, kthread *kt)
     size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->fixed_words : 0;
     size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_words : 0;
     if (words != fixed + config)
-        return dk__fail(DK_EKPEP, "kperfdata made %zu register words; kpc expects %zu", words,
+        return dk__fail(DK_EKPEP, "kpep_config_kpc_count returned %zu register words; kpc expects %zu", words,
                         fixed + config);
     kpc_config_t regs[4 + CONFIG_MAX] = {0};
     if (words > 0) {
@@ -643,7 +733,7 @@ static int kperf_thread_open(dk_thread *t)
     kthread *kt = calloc(1, sizeof *kt);
     if (kt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
-    request q = {t->sampler, t->events, t->n};
+    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label};
     int rc = setup(&q, k, kt);
     if (rc != 0) {
         free(kt);
@@ -731,7 +821,7 @@ static int stop_counting(session *k, kthread *kt, bool per_thread)
 static int kperf_thread_start(dk_thread *t)
 {
     session *k = t->sampler->impl;
-    request q = {t->sampler, t->events, t->n};
+    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label};
     pthread_mutex_lock(&k->arb->lock);
     int rc = start_counting(&q, k, t->impl, true);
     pthread_mutex_unlock(&k->arb->lock);
@@ -792,10 +882,12 @@ static int kperf_group_open(dk_group *g)
         kg->slot[i] = SIZE_MAX;
         if (g->supported[i]) {
             kg->slot[i] = kg->n;
+            kg->mode[kg->n] = g->mode[i];
+            kg->label[kg->n] = g->label[i];
             kg->events[kg->n++] = g->events[i];
         }
     }
-    request q = {g->sampler, kg->events, kg->n};
+    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label};
     int rc = kg->n > 0 ? setup(&q, k, &kg->cfg) : 0;
     if (rc != 0) {
         free(kg);
@@ -803,15 +895,37 @@ static int kperf_group_open(dk_group *g)
     }
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
     kg->ncpu = (size_t)(ncpu > 0 ? ncpu : 1);
-    uint32_t classes = kg->cfg.classes | KPC_CLASS_FIXED_MASK;
-    kg->per_cpu = k->kp->kpc_get_counter_count(classes & (KPC_CLASS_FIXED_MASK |
-                                                          KPC_CLASS_CONFIGURABLE_MASK));
-    kg->buf = calloc(kg->ncpu * (kg->per_cpu ? kg->per_cpu : 1), sizeof *kg->buf);
-    if (kg->buf == NULL) {
-        unprogram(k, &kg->cfg);
-        k->kd->kpep_config_free(kg->cfg.cfg);
+    uint32_t classes = (kg->cfg.classes | KPC_CLASS_FIXED_MASK) &
+                       (KPC_CLASS_FIXED_MASK | KPC_CLASS_CONFIGURABLE_MASK);
+    uint32_t per_cpu = k->kp->kpc_get_counter_count(classes);
+    /* kpc_get_cpu_counters writes per_cpu values per CPU into kg->buf, and
+     * every event's index must fall inside one CPU's block. */
+    size_t needed = 1;
+    for (size_t i = 0; i < kg->n; i++)
+        if (kg->cfg.index[i] + 1 > needed)
+            needed = kg->cfg.index[i] + 1;
+    uint32_t expected = k->fixed_counters +
+                        ((classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_counters : 0);
+    rc = check_count("kpc_get_counter_count", classes, per_cpu, (uint32_t)needed,
+                     KPC_MAX_COUNTERS);
+    if (rc == 0 && per_cpu != expected)
+        rc = dk__fail(DK_EOS,
+                      "kpc_get_counter_count(0x%x) returned %u, but the counts kpc gave when the "
+                      "sampler opened add up to %u",
+                      classes, per_cpu, expected);
+    if (rc == 0) {
+        kg->per_cpu = per_cpu;
+        kg->buf = calloc(kg->ncpu * kg->per_cpu, sizeof *kg->buf);
+        if (kg->buf == NULL)
+            rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    }
+    if (rc != 0) {
+        if (kg->n > 0) {
+            unprogram(k, &kg->cfg);
+            k->kd->kpep_config_free(kg->cfg.cfg);
+        }
         free(kg);
-        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+        return rc;
     }
     /* Events mapped to a fallback keep the group's view in step. */
     for (size_t i = 0; i < g->n; i++)
@@ -830,7 +944,7 @@ static int kperf_group_start(dk_group *g)
     kgroup *kg = g->impl;
     if (kg->n == 0)
         return 0;
-    request q = {g->sampler, kg->events, kg->n};
+    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label};
     pthread_mutex_lock(&k->arb->lock);
     int rc = start_counting(&q, k, &kg->cfg, false);
     uint64_t now[DK_MAX_EVENTS];
@@ -903,6 +1017,7 @@ const dk__backend dk__backend_kperf = {
     .name = "kperf",
     .open = kperf_open,
     .acquire = kperf_acquire,
+    .check = kperf_check,
     .release = kperf_release,
     .close = kperf_close,
     .process_cpi = kperf_process_cpi,

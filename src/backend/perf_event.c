@@ -36,7 +36,9 @@
 #define INSTANCES_MAX (DK_MAX_EVENTS * CORE_PMUS_MAX)
 #define GROUPS_MAX INSTANCES_MAX /* a group per counter when the kernel will not group them */
 
-/* Events resolved from raw or pmu/.../ syntax, kept until the sampler goes. */
+/* Events resolved from raw or pmu/.../ syntax, kept until the sampler goes:
+ * one per distinct spec, so that resolving the same names again and again
+ * (a thread sampler opened per measurement) keeps memory flat. */
 typedef struct pe_dynamic {
     struct pe_dynamic *next;
     dk_database_event pub;
@@ -49,7 +51,8 @@ typedef struct session {
     char **owned;               /* strings the database view points into */
     size_t owned_count, owned_cap;
     pe_dynamic *dynamic;
-    pthread_mutex_t lock;       /* guards dynamic */
+    size_t dynamic_count;
+    pthread_mutex_t lock;       /* guards dynamic and dynamic_count */
     bool exclude_kernel;
     int paranoid;
     uint32_t core_types[CORE_PMUS_MAX];
@@ -225,6 +228,84 @@ static int pathf(char *buf, size_t size, const char *fmt, ...)
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* A decimal number of at most max from *p, digits only (no sign, no
+ * space); *p moves past it. Kernel files are input like any other. */
+static bool parse_decimal(const char **p, uint64_t max, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (max - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *p = s;
+    *out = v;
+    return true;
+}
+
+/* A PMU's type file: one decimal number that fits perf_event_attr.type. */
+static bool parse_type(const char *text, uint32_t *type)
+{
+    uint64_t v;
+    if (!parse_decimal(&text, UINT32_MAX, &v) || *text != '\0')
+        return false;
+    *type = (uint32_t)v;
+    return true;
+}
+
+int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *count)
+{
+    const char *p = text;
+    size_t n = 0;
+    uint64_t next = 0; /* lists are ascending: no CPU twice */
+    *count = 0;
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+        p++;
+    if (*p == '\0')
+        return dk__fail(DK_EINVAL, "the CPU list is empty");
+    for (;;) {
+        uint64_t lo, hi;
+        const char *at = p;
+        if (!parse_decimal(&p, DK__PE_CPU_MAX, &lo))
+            return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" where a CPU number (0 to %d) "
+                                       "belongs",
+                            at, DK__PE_CPU_MAX);
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            at = p;
+            if (!parse_decimal(&p, DK__PE_CPU_MAX, &hi))
+                return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" where the end of a range "
+                                           "(0 to %d) belongs",
+                                at, DK__PE_CPU_MAX);
+        }
+        if (hi < lo || lo < next)
+            return dk__fail(DK_EINVAL, "the CPU list is not ascending at %llu-%llu",
+                            (unsigned long long)lo, (unsigned long long)hi);
+        if (hi - lo + 1 > max - n)
+            return dk__fail(DK_EINVAL, "the CPU list names more than %zu CPUs", max);
+        for (uint64_t c = lo; c <= hi; c++)
+            cpus[n++] = (int)c;
+        next = hi + 1;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (*p != '\0')
+            return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" after %llu", p,
+                            (unsigned long long)hi);
+        break;
+    }
+    *count = n;
+    return 0;
+}
+
 static bool is_core_pmu(const char *name)
 {
     return strcmp(name, "cpu") == 0 || strncmp(name, "cpu_", 4) == 0 ||
@@ -268,7 +349,7 @@ static bool probe(const session *k, const pe_def *def)
 /* ------------------------------------------------------------------------ */
 
 /* Put value into the bits a sysfs format spec ("config:0-7,32-35") names. */
-static int apply_format(pe_def *def, const char *spec, uint64_t value)
+int dk__pe_apply_format(pe_def *def, const char *spec, uint64_t value)
 {
     const char *colon = strchr(spec, ':');
     if (colon == NULL)
@@ -285,20 +366,23 @@ static int apply_format(pe_def *def, const char *spec, uint64_t value)
         return -1;
     const char *p = colon + 1;
     unsigned used = 0; /* bits of value placed so far */
+    if (*p == '\0')
+        return -1;
     while (*p != '\0') {
-        char *end;
-        unsigned long lo = strtoul(p, &end, 10), hi = lo;
-        if (end == p)
+        uint64_t lo, hi;
+        if (!parse_decimal(&p, 63, &lo))
             return -1;
-        if (*end == '-')
-            hi = strtoul(end + 1, &end, 10);
-        if (hi < lo || hi > 63)
+        hi = lo;
+        if (*p == '-' && (p++, !parse_decimal(&p, 63, &hi)))
             return -1;
-        for (unsigned long b = lo; b <= hi; b++, used++)
+        if (hi < lo)
+            return -1;
+        for (uint64_t b = lo; b <= hi; b++, used++)
             if (used < 64 && (value >> used & 1))
                 *field |= (uint64_t)1 << b;
-        p = *end == ',' ? end + 1 : end;
-        if (*end != ',' && *end != '\0')
+        if (*p == ',' && p[1] != '\0')
+            p++;
+        else if (*p != '\0')
             return -1;
     }
     if (used < 64 && (value >> used) != 0)
@@ -321,9 +405,11 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
         char *end;
         errno = 0;
         value = strtoull(eq + 1, &end, 0);
-        if (errno != 0 || end == eq + 1 || *end != '\0')
+        if (errno != 0 || end == eq + 1 || *end != '\0' || eq[1] < '0' || eq[1] > '9')
             return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a number", whole, eq + 1);
     }
+    if (term[0] == '\0' || term[0] == '.' || strchr(term, '/') != NULL)
+        return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a term name", whole, term);
     if (strcmp(term, "config") == 0)
         def->config = value;
     else if (strcmp(term, "config1") == 0)
@@ -335,7 +421,7 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
     else {
         if (pathf(path, sizeof path, "%s/%s/format/%s", sysfs, pmu, term) == 0 &&
             read_text(path, spec, sizeof spec) == 0) {
-            int rc = apply_format(def, spec, value);
+            int rc = dk__pe_apply_format(def, spec, value);
             if (rc == -2)
                 return dk__fail(DK_EINVAL, "event %s: %s=0x%llx does not fit %s", whole, term,
                                 (unsigned long long)value, spec);
@@ -384,6 +470,8 @@ static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
         return dk__fail(DK_EINVAL, "event %s is too long", name);
     memcpy(pmu, name, plen);
     pmu[plen] = '\0';
+    if (pmu[0] == '.')
+        return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a PMU name", name, pmu);
     memcpy(terms, slash + 1, tlen);
     terms[tlen] = '\0';
     if (pathf(path, sizeof path, "%s/%s/type", sysfs, pmu) != 0 ||
@@ -391,7 +479,9 @@ static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
         return dk__fail(DK_ENOEVENT, "event %s: there is no PMU called %s (see %s)", name, pmu,
                         sysfs);
     memset(def, 0, sizeof *def);
-    def->type = (uint32_t)strtoul(type, NULL, 10);
+    if (!parse_type(type, &def->type))
+        return dk__fail(DK_EINVAL, "event %s: %s holds \"%.32s\", not a PMU type number", name,
+                        path, type);
     for (const char *m = last + 1; *m != '\0'; m++) {
         if (*m != 'u' && *m != 'k')
             return dk__fail(DK_EINVAL, "event %s: unknown modifier '%c' (u: user, k: kernel)",
@@ -401,7 +491,20 @@ static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
     return parse_terms(sysfs, pmu, terms, def, name, 0);
 }
 
-static int parse_raw(const char *name, pe_def *def)
+int dk__pe_parse_terms(const char *sysfs, const char *pmu, const char *terms, const char *whole,
+                       pe_def *def)
+{
+    char buf[256];
+    if (strlen(terms) >= sizeof buf)
+        return dk__fail(DK_EINVAL, "event %s: its terms are longer than %zu bytes", whole,
+                        sizeof buf - 1);
+    if (pmu[0] == '\0' || pmu[0] == '.' || strchr(pmu, '/') != NULL)
+        return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a PMU name", whole, pmu);
+    memcpy(buf, terms, strlen(terms) + 1);
+    return parse_terms(sysfs, pmu, buf, def, whole, 0);
+}
+
+int dk__pe_parse_raw(const char *name, pe_def *def)
 {
     if (name[0] != 'r' || name[1] == '\0')
         return DK__NOT_MINE;
@@ -412,13 +515,15 @@ static int parse_raw(const char *name, pe_def *def)
         return dk__fail(DK_EINVAL, "raw event %s has more than 64 bits", name);
     memset(def, 0, sizeof *def);
     def->type = PERF_TYPE_RAW;
-    def->config = strtoull(name + 1, NULL, 16);
+    for (const char *p = name + 1; *p != '\0'; p++)
+        def->config = def->config << 4 |
+                      (uint64_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
     return 0;
 }
 
 int dk__pe_parse(const char *sysfs, const char *name, pe_def *def)
 {
-    int rc = parse_raw(name, def);
+    int rc = dk__pe_parse_raw(name, def);
     if (rc == DK__NOT_MINE)
         rc = parse_pmu_event(sysfs, name, def);
     return rc;
@@ -431,6 +536,14 @@ static int pe_resolve(dk_sampler *s, const char *name, const dk_database_event *
     int rc = dk__pe_parse(k->sysfs, name, &def);
     if (rc != 0)
         return rc;
+    pthread_mutex_lock(&k->lock);
+    for (pe_dynamic *d = k->dynamic; d != NULL; d = d->next)
+        if (strcmp(d->text, name) == 0) {
+            pthread_mutex_unlock(&k->lock);
+            *out = &d->pub;
+            return 0;
+        }
+    pthread_mutex_unlock(&k->lock);
     size_t len = strlen(name);
     pe_dynamic *d = calloc(1, sizeof *d + 2 * len + 32);
     if (d == NULL)
@@ -444,11 +557,29 @@ static int pe_resolve(dk_sampler *s, const char *name, const dk_database_event *
     d->pub.source = def.type == PERF_TYPE_RAW ? "raw" : "sysfs";
     d->pub.supported = true;
     pthread_mutex_lock(&k->lock);
+    /* Another thread may have added the same spec meanwhile. */
+    for (pe_dynamic *o = k->dynamic; o != NULL; o = o->next)
+        if (strcmp(o->text, name) == 0) {
+            pthread_mutex_unlock(&k->lock);
+            free(d);
+            *out = &o->pub;
+            return 0;
+        }
     d->next = k->dynamic;
     k->dynamic = d;
+    k->dynamic_count++;
     pthread_mutex_unlock(&k->lock);
     *out = &d->pub;
     return 0;
+}
+
+size_t dk__pe_dynamic_count(const dk_sampler *s)
+{
+    session *k = s->impl;
+    pthread_mutex_lock(&k->lock);
+    size_t n = k->dynamic_count;
+    pthread_mutex_unlock(&k->lock);
+    return n;
 }
 
 /* How to open an event of the thread sampler. */
@@ -459,6 +590,24 @@ static const pe_def *def_of(const dk_sampler *s, const dk_database_event *ev)
         return &k->defs[ev - s->db.events];
     const pe_dynamic *d = (const pe_dynamic *)((const char *)ev - offsetof(pe_dynamic, pub));
     return &d->def;
+}
+
+/* How to open an event with the modifiers it was given (DK__MODE_*): they
+ * override a pmu/.../u or /k suffix. */
+static int def_with_mode(const dk_sampler *s, const dk_database_event *ev, unsigned mode,
+                         const char *label, pe_def *out)
+{
+    const session *k = s->impl;
+    *out = *def_of(s, ev);
+    if (mode == 0)
+        return 0;
+    if ((mode & DK__MODE_KERNEL) && k->exclude_kernel)
+        return dk__fail(DK_EPERM,
+                        "event %s counts kernel mode, which kernel.perf_event_paranoid %d allows "
+                        "only with CAP_PERFMON (or a paranoid level of 1 or below); drop the :k",
+                        label, k->paranoid);
+    out->exclude = mode == DK__MODE_USER ? 'u' : mode == DK__MODE_KERNEL ? 'k' : 0;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -478,7 +627,8 @@ static void find_core_pmus(session *k)
         if (pathf(path, sizeof path, "%s/%s/type", k->sysfs, de->d_name) != 0 ||
             read_text(path, type, sizeof type) != 0)
             continue;
-        k->core_types[k->core_count++] = (uint32_t)strtoul(type, NULL, 10);
+        if (parse_type(type, &k->core_types[k->core_count]))
+            k->core_count++;
     }
     closedir(dir);
     /* A stable order: by PMU type. */
@@ -1055,8 +1205,15 @@ static int pe_thread_open(dk_thread *t)
     if (pt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
     const pe_def *defs[DK_MAX_EVENTS];
-    for (size_t i = 0; i < t->n; i++)
-        defs[i] = def_of(s, t->events[i]);
+    pe_def moded[DK_MAX_EVENTS];
+    for (size_t i = 0; i < t->n; i++) {
+        int rc = def_with_mode(s, t->events[i], t->mode[i], dk__thread_label(t, i), &moded[i]);
+        if (rc != 0) {
+            free(pt);
+            return rc;
+        }
+        defs[i] = &moded[i];
+    }
     struct perf_event_attr *attrs = calloc(INSTANCES_MAX, sizeof *attrs);
     if (attrs == NULL) {
         free(pt);
@@ -1134,30 +1291,28 @@ typedef struct pe_pgroup {
     bool exec_pending; /* enabled by the kernel at exec: the first start is a no-op */
 } pe_pgroup;
 
-/* The online CPUs, from /sys/devices/system/cpu/online ("0-3,6"). */
-static size_t online_cpus(int *cpus, size_t max)
+#define CPU_ONLINE "/sys/devices/system/cpu/online"
+
+/* The online CPUs, from CPU_ONLINE ("0-3,6"); without that file, the first
+ * sysconf(_SC_NPROCESSORS_ONLN). Returns 0 or DK_EINVAL for a file that
+ * cannot be read as a CPU list. */
+static int online_cpus(int *cpus, size_t max, size_t *n)
 {
-    char text[512];
-    size_t n = 0;
-    if (read_text("/sys/devices/system/cpu/online", text, sizeof text) == 0) {
-        for (char *p = text; *p != '\0' && n < max;) {
-            char *end;
-            long lo = strtol(p, &end, 10), hi = lo;
-            if (end == p)
-                break;
-            if (*end == '-')
-                hi = strtol(end + 1, &end, 10);
-            for (long c = lo; c <= hi && n < max; c++)
-                cpus[n++] = (int)c;
-            p = *end == ',' ? end + 1 : end;
-        }
+    char text[4096];
+    *n = 0;
+    if (read_text(CPU_ONLINE, text, sizeof text) == 0) {
+        int rc = dk__perf_parse_cpu_list(text, cpus, max, n);
+        if (rc != 0)
+            return dk__fail(rc, "counting every CPU: " CPU_ONLINE ": %s", dk_last_error());
+        return 0;
     }
-    if (n == 0) {
-        long count = sysconf(_SC_NPROCESSORS_ONLN);
-        for (long c = 0; c < count && n < max; c++)
-            cpus[n++] = (int)c;
-    }
-    return n;
+    long count = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < count && *n < max; c++)
+        cpus[(*n)++] = (int)c;
+    if (*n == 0)
+        return dk__fail(DK_EOS, "counting every CPU: neither " CPU_ONLINE " nor sysconf tells "
+                                "which CPUs are online");
+    return 0;
 }
 
 static void close_pgroup(pe_pgroup *pg)
@@ -1184,16 +1339,24 @@ static int add_fd(pe_pgroup *pg, int fd, size_t event)
     return 0;
 }
 
-#define MAX_CPUS 1024
+#define MAX_CPUS 8192 /* Linux's largest NR_CPUS */
 
 static int pe_group_open(dk_group *g)
 {
     dk_sampler *s = g->sampler;
     session *k = s->impl;
     bool system = g->scope == DK_SCOPE_SYSTEM;
-    int cpus[MAX_CPUS];
-    size_t ncpus = system ? online_cpus(cpus, MAX_CPUS) : 1;
-    if (!system) {
+    int *cpus = calloc(system ? MAX_CPUS : 1, sizeof *cpus);
+    if (cpus == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    size_t ncpus = 1;
+    if (system) {
+        int rc = online_cpus(cpus, MAX_CPUS, &ncpus);
+        if (rc != 0) {
+            free(cpus);
+            return rc;
+        }
+    } else {
         cpus[0] = -1;
         if (g->pid == 0)
             g->pid = getpid();
@@ -1203,13 +1366,18 @@ static int pe_group_open(dk_group *g)
     if (pg == NULL || attrs == NULL) {
         free(pg);
         free(attrs);
+        free(cpus);
         return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
     }
     int rc = 0;
     for (size_t i = 0; i < g->n && rc == 0; i++) {
         if (!g->supported[i])
             continue;
-        const pe_def *def = def_of(s, g->events[i]);
+        pe_def moded;
+        rc = def_with_mode(s, g->events[i], g->mode[i], dk__group_label(g, i), &moded);
+        if (rc != 0)
+            break;
+        const pe_def *def = &moded;
         size_t events[CORE_PMUS_MAX], keys[CORE_PMUS_MAX];
         size_t m = dk__pe_plan(k->core_types, k->core_count, &def, 1, attrs, events, keys);
         size_t first = pg->nfds;
@@ -1255,6 +1423,7 @@ static int pe_group_open(dk_group *g)
         }
     }
     free(attrs);
+    free(cpus);
     if (rc != 0) {
         close_pgroup(pg);
         return rc;

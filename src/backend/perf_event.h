@@ -32,6 +32,48 @@ size_t dk__pe_plan(const uint32_t *core_types, size_t core_count, const pe_def *
                    size_t n, struct perf_event_attr *attrs, size_t *events, size_t *keys);
 
 /*
+ * Parsers of untrusted text (event specs from users, files from sysfs and
+ * procfs), callable by fuzz targets on arbitrary NUL-terminated bytes. Each
+ * returns 0 or a DK_E* code with the detail recorded, never reads or writes
+ * outside its arguments, and has no undefined behaviour on any input.
+ */
+
+/* Largest CPU number a CPU list may name. */
+#define DK__PE_CPU_MAX 1048575
+
+/*
+ * A kernel CPU list such as /sys/devices/system/cpu/online ("0-3,6\n"):
+ * ascending decimal CPUs and ranges, comma-separated, surrounding white
+ * space allowed. Stores at most max CPUs in cpus and their number in
+ * *count. Returns 0 or DK_EINVAL (empty, garbage, a number above
+ * DK__PE_CPU_MAX, a range ending before it starts, CPUs out of order or
+ * twice, more than max CPUs), with *count 0.
+ */
+int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *count);
+
+/*
+ * Put value into the bits a sysfs format file's text names, e.g.
+ * "config:0-7,21" or "config1:0-63". Returns 0, -1 when spec is malformed
+ * (unknown field, bits out of 0..63, a bad range), -2 when value has bits
+ * beyond those the spec gives.
+ */
+int dk__pe_apply_format(pe_def *def, const char *spec, uint64_t value);
+
+/* Raw "rNNNN" (1 to 16 hex digits). Returns 0, DK__NOT_MINE (not of that
+ * form), DK_EINVAL (more than 64 bits). */
+int dk__pe_parse_raw(const char *name, pe_def *def);
+
+/*
+ * The terms of a pmu/.../ event, or the text of a sysfs event file
+ * (<sysfs>/<pmu>/events/<name>, e.g. "event=0x3c,umask=0x1"), into def
+ * (whose type the caller sets; other fields are or-ed into). Format terms
+ * are read from <sysfs>/<pmu>/format/<term>; whole names the event in
+ * messages. Returns 0, DK_ENOEVENT (no such term), DK_EINVAL (malformed).
+ */
+int dk__pe_parse_terms(const char *sysfs, const char *pmu, const char *terms, const char *whole,
+                       pe_def *def);
+
+/*
  * Parse raw "rNNNN" or "pmu/term=value,.../[u|k]" against the event_source
  * devices under sysfs. Returns 0, DK__NOT_MINE (not of either form),
  * DK_ENOEVENT (no such PMU, term or event), DK_EINVAL (malformed), with the
@@ -42,6 +84,10 @@ int dk__pe_parse(const char *sysfs, const char *name, pe_def *def);
 /* The DK_E* code and detail for a perf_event_open failure with errno e. */
 int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int paranoid, int e,
                      bool sibling);
+
+/* How many raw and pmu/.../ events a perf_event sampler keeps resolved
+ * (one per distinct spec). */
+size_t dk__pe_dynamic_count(const dk_sampler *s);
 
 /* The leader fd of a perf_event thread sampler's first group. */
 int dk__perf_event_group_fd(const dk_thread *t);

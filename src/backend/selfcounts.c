@@ -257,14 +257,18 @@ static int sc_thread_open(dk_thread *t)
     st->selfcounts = k->ls->thread_selfcounts;
     st->levels = t->sampler->perf_levels;
     for (size_t i = 0; i < t->n; i++) {
+        if (dk__mode_restricts(t->mode[i])) {
+            free(st);
+            return dk__fail_mode(dk__thread_label(t, i), "thread_selfcounts");
+        }
         st->slot[i] = dk__fixed_slot(t->events[i]);
         if (st->slot[i] < 0) {
             free(st);
-            return dk__fail(DK_EPERM,
-                            "event %s needs the kperf backend, which needs root or the "
-                            "com.apple.private.kernel.kpc entitlement; without them only "
-                            "instructions and cycles are counted",
-                            t->events[i]->name);
+            char what[160];
+            snprintf(what, sizeof what, "event %s", t->events[i]->name);
+            return dk__fail_needs_kperf(t->sampler, DK_EPERM, what,
+                                        "; without them only instructions and cycles are "
+                                        "counted");
         }
     }
     /* Nothing before the first start counts. */
@@ -303,12 +307,21 @@ static void sc_thread_close(dk_thread *t) { free(t->impl); }
 static int sc_group_open(dk_group *g)
 {
     session *k = g->sampler->impl;
-    if (g->scope == DK_SCOPE_SYSTEM)
-        return dk__fail(DK_ENOTSUP, "counting every CPU needs the kperf backend, which needs root "
-                                    "or the com.apple.private.kernel.kpc entitlement");
-    return dk__rusage_group_open(g, k->root,
-                                 "needs root (the kperf backend) and a system-wide count; without "
-                                 "them only a process's instructions and cycles are counted");
+    if (g->scope == DK_SCOPE_SYSTEM) {
+        int rc = dk__fail_needs_kperf(g->sampler, DK_ENOTSUP, "counting every CPU", "");
+        return rc == DK_EUNAVAILABLE ? DK_ENOTSUP : rc;
+    }
+    const dk_sampler *s = g->sampler;
+    char why[800];
+    if (s->passed_rc == 0 || s->passed_rc == DK_EPERM)
+        snprintf(why, sizeof why, "needs root (the kperf backend) and a system-wide count; without "
+                                  "them only a process's instructions and cycles are counted");
+    else
+        snprintf(why, sizeof why,
+                 "needs the kperf backend and a system-wide count, and kperf could not be used: "
+                 "%s; only a process's instructions and cycles are counted",
+                 s->passed);
+    return dk__rusage_group_open(g, k->root, why);
 }
 
 const dk__backend dk__backend_selfcounts = {

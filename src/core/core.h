@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dkperf.h"
 #include "internal.h"
@@ -47,6 +48,8 @@ struct dk_sampler {
     size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
     char perf_level_names[DK__PERF_LEVELS_MAX][16];
     char why[1536];        /* see dk_sampler_why */
+    int passed_rc;         /* why the first backend probed could not count (0: none) */
+    char passed[640];      /* ... its error, for the messages of the fallback */
     char root[1024];       /* framework root of the Darwin backends */
     bool darwin;           /* root is meaningful */
 
@@ -61,6 +64,11 @@ struct dk_sampler {
  * be NULL. */
 typedef int (*dk__read_fn)(dk_thread *t, uint64_t *values, dk_reading *info);
 
+/* Privilege modes a perf-style modifier asks for ("instructions:u"); 0:
+ * none given, the sampler's default. */
+#define DK__MODE_USER 0x1u
+#define DK__MODE_KERNEL 0x2u
+
 struct dk_thread {
     dk_sampler *sampler;
     pthread_t owner;
@@ -69,6 +77,8 @@ struct dk_thread {
     void *impl;       /* the backend's per-thread state */
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
+    unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
+    char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
 };
 
 /* A process or system scope (dk_group). */
@@ -82,6 +92,8 @@ struct dk_group {
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for an unsupported name */
     const char *asked[DK_MAX_EVENTS];               /* the names given (copies) */
+    unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
+    char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
     bool supported[DK_MAX_EVENTS];
     char why[DK_MAX_EVENTS][256];
     char scope_text[96];
@@ -108,6 +120,9 @@ struct dk__backend {
     int (*open)(dk_sampler *s, const dk_sampler_options *opts);
     /* Take the counters (shared by every sampler of the process). */
     int (*acquire)(dk_sampler *s);
+    /* Optional, for DK_SAMPLER_QUERY_ONLY: fail as acquire would for want
+     * of privileges, without taking or changing anything. */
+    int (*check)(dk_sampler *s);
     /* Give the counters back; called once per successful acquire, never
      * while a thread sampler of s is running. */
     int (*release)(dk_sampler *s);
@@ -157,9 +172,48 @@ static inline size_t dk__event_index(const dk_sampler *s, const dk_database_even
  * names, aliases, the backend's own syntax). */
 int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **out);
 
+/* As dk__resolve_name, for a name that may end in perf's privilege
+ * modifiers (":u", ":k", ":uk"): *mode receives DK__MODE_* (0 without), and
+ * *label, when label is not NULL and modifiers were given, a malloc'd
+ * "<native name>:<modifiers>" for the caller to free. */
+int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **out,
+                     unsigned char *mode, char **label);
+
+/* The name to show for event i: with its modifiers when given. */
+static inline const char *dk__thread_label(const dk_thread *t, size_t i)
+{
+    return t->label[i] != NULL ? t->label[i] : t->events[i]->name;
+}
+static inline const char *dk__group_label(const dk_group *g, size_t i)
+{
+    return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
+                                                                      : g->asked[i];
+}
+
+/* The modifier suffix of a label ("u" of "cycles:u"), "" without one. */
+static inline const char *dk__label_modifiers(const char *label)
+{
+    const char *colon = label != NULL ? strrchr(label, ':') : NULL;
+    return colon != NULL ? colon + 1 : "";
+}
+
 /* Mark event i of g unsupported, with the calling thread's last error as
  * the reason. */
 void dk__group_unsupported(dk_group *g, size_t i);
+
+/*
+ * Record that what (e.g. "counting every CPU", "event INST_BRANCH") needs
+ * the kperf backend, saying why it is not in use: for want of privileges
+ * (or when that is unknown) with privileged_code, root named and
+ * privileged_tail appended, otherwise
+ * with the reason kperf was passed over and a code that fits it.
+ */
+int dk__fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
+                         const char *privileged_tail);
+
+/* DK_EINVAL with the reason when s was opened with DK_SAMPLER_QUERY_ONLY
+ * (what names the refused call); 0 otherwise. */
+int dk__sampler_counts(const dk_sampler *s, const char *what);
 
 /* Drop a reference to s; the last one frees it. */
 void dk__sampler_unref(dk_sampler *s);

@@ -15,8 +15,10 @@ void dk__group_unsupported(dk_group *g, size_t i)
 
 static void free_group(dk_group *g)
 {
-    for (size_t i = 0; i < g->n; i++)
+    for (size_t i = 0; i < g->n; i++) {
         free((char *)g->asked[i]);
+        free(g->label[i]);
+    }
     free(g);
 }
 
@@ -26,6 +28,9 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
     if (s == NULL || names == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_group_open: sampler, names and out must not be NULL");
     *out = NULL;
+    int rc = dk__sampler_counts(s, "dk_group_open");
+    if (rc != 0)
+        return rc;
     if (scope != DK_SCOPE_PROCESS && scope != DK_SCOPE_SYSTEM)
         return dk__fail(DK_EINVAL, "dk_group_open: %d is not a scope", (int)scope);
     if (n == 0 || n > DK_MAX_EVENTS)
@@ -47,7 +52,6 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
     g->pid = pid;
     g->flags = flags;
     g->n = n;
-    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         g->asked[i] = names[i] != NULL ? strdup(names[i]) : NULL;
         if (names[i] != NULL && g->asked[i] == NULL) {
@@ -58,7 +62,7 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
         g->supported[i] = true;
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        rc = dk__resolve_name(s, names[i], &g->events[i]);
+        rc = dk__resolve_spec(s, names[i], &g->events[i], &g->mode[i], &g->label[i]);
         if (rc == DK_EUNAVAILABLE && (flags & DK_GROUP_PARTIAL)) {
             g->events[i] = NULL;
             dk__group_unsupported(g, i);
@@ -104,7 +108,7 @@ const char *dk_group_event_name(const dk_group *g, size_t i)
 {
     if (g == NULL || i >= g->n)
         return NULL;
-    return g->events[i] != NULL ? g->events[i]->name : g->asked[i];
+    return dk__group_label(g, i);
 }
 
 const char *dk_group_event_unit(const dk_group *g, size_t i)

@@ -82,6 +82,17 @@ void dk__sampler_unref(dk_sampler *s)
         destroy(s);
 }
 
+int dk__sampler_counts(const dk_sampler *s, const char *what)
+{
+    if (!(s->flags & DK_SAMPLER_QUERY_ONLY))
+        return 0;
+    return dk__fail(DK_EINVAL,
+                    "%s: the sampler was opened with DK_SAMPLER_QUERY_ONLY, which reads the event "
+                    "database but never takes the counters; open another sampler without that "
+                    "flag to count",
+                    what);
+}
+
 int dk__sampler_settle(dk_sampler *s)
 {
     if (!s->released || !s->holding || s->running > 0)
@@ -110,12 +121,16 @@ static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sam
         free(s);
         return rc;
     }
-    rc = b->acquire(s);
+    /* A query-only sampler only checks that it could take the counters. */
+    if (o->flags & DK_SAMPLER_QUERY_ONLY)
+        rc = b->check != NULL ? b->check(s) : 0;
+    else
+        rc = b->acquire(s);
     if (rc != 0) {
         destroy(s);
         return rc;
     }
-    s->holding = true;
+    s->holding = !(o->flags & DK_SAMPLER_QUERY_ONLY);
     *out = s;
     return 0;
 }
@@ -127,19 +142,54 @@ static void append(char *buf, size_t size, const char *text)
         snprintf(buf + used, size - used, "%s", text);
 }
 
-/* What the chosen backend lacks compared with the ones that failed. */
+int dk__fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
+                         const char *privileged_tail)
+{
+    if (s->passed_rc == 0 || s->passed_rc == DK_EPERM)
+        return dk__fail(privileged_code,
+                        "%s needs the kperf backend, which needs root or the "
+                        "com.apple.private.kernel.kpc entitlement%s",
+                        what, privileged_tail);
+    return dk__fail(s->passed_rc == DK_EBUSY ? DK_EBUSY : DK_EUNAVAILABLE,
+                    "%s needs the kperf backend, which could not be used: %s; selfcounts counts "
+                    "only instructions and cycles",
+                    what, s->passed);
+}
+
+/* What the chosen backend lacks compared with the ones that failed: the
+ * real cause first, then what the fallback still does. */
 static void explain(dk_sampler *s, const char *failures)
 {
     if (failures[0] == '\0')
         return;
     snprintf(s->why, sizeof s->why, "%s", failures);
     if (strcmp(s->backend->name, "selfcounts") == 0) {
-        char more[256];
-        snprintf(more, sizeof more,
-                 "; using selfcounts: instructions and cycles of the calling thread only; as root "
-                 "(or with the com.apple.private.kernel.kpc entitlement) kperf would count every "
-                 "event of the %s database",
-                 s->db.name);
+        char more[400];
+        const char *fallback = "; using selfcounts: instructions and cycles of the calling "
+                               "thread only";
+        if (s->passed_rc == DK_EPERM)
+            snprintf(more, sizeof more,
+                     "%s; as root (or with the com.apple.private.kernel.kpc entitlement) kperf "
+                     "would count every event of the %s database",
+                     fallback, s->db.name);
+        else if (s->passed_rc == DK_EBUSY)
+            snprintf(more, sizeof more,
+                     "; another client holds the hardware counters, usually powermetrics, "
+                     "Instruments or another kperf client: stop it and kperf will count every "
+                     "event of the %s database%s until then",
+                     s->db.name, fallback);
+        else if (s->passed_rc == DK_ECPU)
+            snprintf(more, sizeof more,
+                     "; kperf needs an event table for this CPU (libdkperf has them for Apple "
+                     "M1 to M5 and Intel)%s",
+                     fallback);
+        else if (strcmp(s->db.name, "selfcounts") == 0)
+            snprintf(more, sizeof more,
+                     "%s; without kperfdata's event database only these two fixed counters are "
+                     "listed",
+                     fallback);
+        else
+            snprintf(more, sizeof more, "%s", fallback);
         append(s->why, sizeof s->why, more);
     } else {
         append(s->why, sizeof s->why, "; using ");
@@ -163,9 +213,10 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
         memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
         o.size = sizeof o;
     }
-    if (o.flags & ~DK_SAMPLER_USER_ONLY)
+    const unsigned known_flags = DK_SAMPLER_USER_ONLY | DK_SAMPLER_QUERY_ONLY;
+    if (o.flags & ~known_flags)
         return dk__fail(DK_EINVAL, "dk_sampler_options.flags has unknown bits 0x%x",
-                        o.flags & ~DK_SAMPLER_USER_ONLY);
+                        o.flags & ~known_flags);
 
     dk_backend_kind kind = o.backend;
     if (kind == DK_BACKEND_AUTO) {
@@ -186,14 +237,19 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
         return dk__fail(DK_ENOTSUP, "no backend of libdkperf works on this operating system");
     char failures[1024] = "";
     int first_rc = 0;
+    char first[640] = "";
     for (size_t i = 0; i < n; i++) {
         int rc = try_backend(order[i], &o, out);
         if (rc == 0) {
+            (*out)->passed_rc = first_rc;
+            dk__strlcpy((*out)->passed, first, sizeof (*out)->passed);
             explain(*out, failures);
             return 0;
         }
-        if (first_rc == 0)
+        if (first_rc == 0) {
             first_rc = rc;
+            dk__strlcpy(first, dk_last_error(), sizeof first);
+        }
         char line[600];
         snprintf(line, sizeof line, "%s%s: %.500s", failures[0] ? "; " : "", order[i]->name,
                  dk_last_error());

@@ -133,12 +133,79 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
                     found > 2 ? near[2]->name : "");
 }
 
+int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **out,
+                     unsigned char *mode, char **label)
+{
+    *mode = 0;
+    if (label != NULL)
+        *label = NULL;
+    if (name == NULL)
+        return dk__resolve_name(s, name, out);
+    const char *colon = strrchr(name, ':');
+    const char *slash = strrchr(name, '/');
+    if (colon == NULL || (slash != NULL && colon < slash))
+        return dk__resolve_name(s, name, out);
+    const char *mods = colon + 1;
+    for (const char *m = mods; *m != '\0'; m++)
+        if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
+            return dk__resolve_name(s, name, out); /* not a modifier list */
+    if (*mods == '\0')
+        return dk__fail(DK_EINVAL, "event %s: nothing follows the ':' (modifiers: u for user "
+                                   "mode, k for kernel mode)",
+                        name);
+    unsigned char m = 0;
+    for (const char *p = mods; *p != '\0'; p++) {
+        if (*p == 'u')
+            m |= DK__MODE_USER;
+        else if (*p == 'k')
+            m |= DK__MODE_KERNEL;
+        else
+            return dk__fail(DK_EINVAL,
+                            "event %s: unknown modifier '%c' (libdkperf knows perf's u for user "
+                            "mode and k for kernel mode)",
+                            name, *p);
+    }
+    char base[512];
+    size_t len = (size_t)(colon - name);
+    if (len == 0)
+        return dk__fail(DK_EINVAL, "event %s: no event name before the modifiers", name);
+    if (len >= sizeof base)
+        return dk__fail(DK_EINVAL, "event %s: the name is too long", name);
+    memcpy(base, name, len);
+    base[len] = '\0';
+    int rc = dk__resolve_name(s, base, out);
+    if (rc != 0)
+        return rc;
+    if ((m & DK__MODE_KERNEL) && (s->flags & DK_SAMPLER_USER_ONLY))
+        return dk__fail(DK_EINVAL,
+                        "event %s asks for kernel mode, but the sampler was opened with "
+                        "DK_SAMPLER_USER_ONLY",
+                        name);
+    *mode = m;
+    if (label != NULL) {
+        size_t n = strlen((*out)->name) + strlen(mods) + 2;
+        *label = malloc(n);
+        if (*label == NULL)
+            return dk__fail(DK_ENOMEM, "event %s: out of memory", name);
+        snprintf(*label, n, "%s:%s", (*out)->name, mods);
+    }
+    return 0;
+}
+
 int dk_sampler_resolve(dk_sampler *s, const char *name, const dk_database_event **out)
 {
     if (s == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_sampler_resolve: sampler and out must not be NULL");
     *out = NULL;
-    return dk__resolve_name(s, name, out);
+    unsigned char mode;
+    return dk__resolve_spec(s, name, out, &mode, NULL);
+}
+
+static void free_thread(dk_thread *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->label[i]);
+    free(t);
 }
 
 static int check_count(dk_sampler *s, size_t n, dk_thread **out)
@@ -146,6 +213,9 @@ static int check_count(dk_sampler *s, size_t n, dk_thread **out)
     if (s == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_thread_open: sampler and out must not be NULL");
     *out = NULL;
+    int rc = dk__sampler_counts(s, "dk_thread_open");
+    if (rc != 0)
+        return rc;
     if (n == 0)
         return dk__fail(DK_EINVAL, "dk_thread_open: no events given");
     if (n > DK_MAX_EVENTS)
@@ -162,7 +232,7 @@ static int open_resolved(dk_sampler *s, dk_thread *t, dk_thread **out)
     pthread_mutex_lock(&s->lock);
     if (s->released) {
         pthread_mutex_unlock(&s->lock);
-        free(t);
+        free_thread(t);
         return dk__fail(DK_ESTATE, "the sampler has given its counters back");
     }
     int rc = s->backend->thread_open(t);
@@ -170,7 +240,7 @@ static int open_resolved(dk_sampler *s, dk_thread *t, dk_thread **out)
         s->refs++;
     pthread_mutex_unlock(&s->lock);
     if (rc != 0) {
-        free(t);
+        free_thread(t);
         return rc;
     }
     *out = t;
@@ -191,7 +261,7 @@ int dk_thread_open(dk_sampler *s, const dk_event *events, size_t n, dk_thread **
     for (size_t i = 0; i < n; i++) {
         rc = resolve_event(s, events[i], &t->events[i]);
         if (rc != 0) {
-            free(t);
+            free_thread(t);
             return rc;
         }
     }
@@ -210,9 +280,9 @@ int dk_thread_open_names(dk_sampler *s, const char *const *names, size_t n, dk_t
         return dk__fail(DK_ENOMEM, "dk_thread_open_names: out of memory");
     t->n = n;
     for (size_t i = 0; i < n; i++) {
-        rc = dk__resolve_name(s, names[i], &t->events[i]);
+        rc = dk__resolve_spec(s, names[i], &t->events[i], &t->mode[i], &t->label[i]);
         if (rc != 0) {
-            free(t);
+            free_thread(t);
             return rc;
         }
     }
@@ -341,7 +411,7 @@ size_t dk_thread_event_count(const dk_thread *t) { return t != NULL ? t->n : 0; 
 
 const char *dk_thread_event_name(const dk_thread *t, size_t i)
 {
-    return t != NULL && i < t->n ? t->events[i]->name : NULL;
+    return t != NULL && i < t->n ? dk__thread_label(t, i) : NULL;
 }
 
 void dk_thread_close(dk_thread *t)
@@ -352,5 +422,5 @@ void dk_thread_close(dk_thread *t)
         (void)stop(t);
     t->sampler->backend->thread_close(t);
     dk__sampler_unref(t->sampler);
-    free(t);
+    free_thread(t);
 }

@@ -22,6 +22,8 @@ void cli_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Open a sampler from --backend (NULL: automatic); on failure print the
  * library's sentence and return NULL. */
 dk_sampler *cli_open_sampler(const char *command, const char *backend);
+/* As cli_open_sampler, with dk_sampler_options.flags (DK_SAMPLER_*). */
+dk_sampler *cli_open_sampler_flags(const char *command, const char *backend, unsigned flags);
 
 /*
  * Give the sampler's counters back (dk_sampler_release) before closing it.

@@ -53,7 +53,7 @@ int cmd_info(int argc, char **argv)
     int rc = cli_simple_options("info", argc, argv, help_info, &json, &backend, NULL);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    dk_sampler *s = cli_open_sampler("info", backend);
+    dk_sampler *s = cli_open_sampler_flags("info", backend, DK_SAMPLER_QUERY_ONLY);
     if (s == NULL)
         return EXIT_SETUP;
     const dk_database *db = dk_sampler_database(s);

@@ -79,7 +79,7 @@ int cmd_list(int argc, char **argv)
     int rc = cli_simple_options("list", argc, argv, help_list, &json, &backend, &pattern);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    dk_sampler *s = cli_open_sampler("list", backend);
+    dk_sampler *s = cli_open_sampler_flags("list", backend, DK_SAMPLER_QUERY_ONLY);
     if (s == NULL)
         return EXIT_SETUP;
     const dk_database *db = dk_sampler_database(s);

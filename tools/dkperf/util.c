@@ -69,7 +69,13 @@ int cli_simple_options(const char *command, int argc, char **argv, void (*help)(
 
 dk_sampler *cli_open_sampler(const char *command, const char *backend)
 {
+    return cli_open_sampler_flags(command, backend, 0);
+}
+
+dk_sampler *cli_open_sampler_flags(const char *command, const char *backend, unsigned flags)
+{
     dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.flags = flags;
     if (backend != NULL) {
         int kind = cli_backend_kind(backend);
         if (kind < 0) {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# dkperf info and dkperf list read and never change machine state: with
+# every kpc_force_all_ctrs_set failing they still print the privileged
+# kperf output, and the simulated machine state (DKPERF_SIM_STATE) still
+# says force_all_ctrs 0 afterwards.
+#   check_query_only.sh DKPERF SIM_ROOT
+set -u
+dkperf=$1 root=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+export DKPERF_FRAMEWORK_ROOT=$root DKPERF_SIM_CPU=as4
+for cmd in info list; do
+    state=$work/state-$cmd
+    rm -f "$state"
+    DKPERF_SIM_STATE=$state DKPERF_SIM_FORCE_ALL=0 "$dkperf" $cmd >"$work/plain" 2>&1 ||
+        fail "dkperf $cmd failed: $(cat "$work/plain")"
+    [ -f "$state" ] || fail "dkperf $cmd: the simulation wrote no state file"
+    grep -qx 'force_all_ctrs 0' "$state" || fail "dkperf $cmd changed force_all_ctrs: $(cat "$state")"
+    grep -qx 'counting 0x0' "$state" || fail "dkperf $cmd left counting on: $(cat "$state")"
+
+    # Every set fails: a command that called it would fall back or fail.
+    DKPERF_SIM_STATE=$state DKPERF_SIM_FAIL=kpc_force_all_ctrs_set:5 "$dkperf" $cmd \
+        >"$work/refused" 2>&1 || fail "dkperf $cmd failed when kpc_force_all_ctrs_set fails: $(cat "$work/refused")"
+    cmp -s "$work/plain" "$work/refused" ||
+        fail "dkperf $cmd prints something else when kpc_force_all_ctrs_set fails: $(diff "$work/plain" "$work/refused")"
+    grep -qx 'force_all_ctrs 0' "$state" || fail "dkperf $cmd changed force_all_ctrs: $(cat "$state")"
+done
+"$dkperf" info 2>&1 | grep -q 'kperf' || fail "dkperf info does not name the kperf backend"
+echo ok
