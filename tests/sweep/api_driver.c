@@ -2,9 +2,10 @@
  * api_driver.c - the main API sequence for the fault and malloc
  * sweeps: sampler open; thread open, start, sample, stop, close; group
  * open, start, read, stop, close (process scope, then every CPU unless
- * --process-only); release; close. Event names may be given as arguments. On the first failure it prints one line naming the call and the
- * library's detail, closes what it holds as a careful program does, and
- * exits 1; exit 3 when a failure came without any detail.
+ * --process-only); release; close. Event names may be given as arguments.
+ * On the first failure it prints one line naming the call and the library's
+ * detail, closes what it holds as a careful program does, and exits 1;
+ * exit 3 when a failure came without any detail.
  */
 #include <stdbool.h>
 #include <stdio.h>
