@@ -13,15 +13,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-LD_PRELOAD=$shim DKPERF_MALLOC_FAIL_LOG=$tmp/log "$dkperf" "$@" >/dev/null 2>"$tmp/err"
-k=$(sed -n 's/^calls \([0-9]*\).*/\1/p' "$tmp/log")
+LD_PRELOAD=$shim DKPERF_MALLOC_COUNT=$tmp/log "$dkperf" "$@" >/dev/null 2>"$tmp/err"
+k=$(sed -n 's/^allocations \([0-9]*\).*/\1/p' "$tmp/log")
 [ -n "$k" ] && [ "$k" -gt 0 ] || fail "the shim counted no allocation (is it preloaded?)"
 bad=0 failed_runs=0 skipped=0
 export DKPERF_SIM_STATE=$tmp/state
 for n in $(seq 1 "$k"); do
     rm -f "$tmp/log"
     printf 'force_all_ctrs 0\n' >"$tmp/state"
-    LD_PRELOAD=$shim DKPERF_MALLOC_FAIL_AT=$n DKPERF_MALLOC_FAIL_LOG=$tmp/log \
+    LD_PRELOAD=$shim DKPERF_MALLOC_FAIL_AT=$n DKPERF_MALLOC_COUNT=$tmp/log \
         "$dkperf" "$@" >/dev/null 2>"$tmp/err"
     status=$?
     if [ $status = 127 ] && grep -q "cannot allocate memory for thread-local data" "$tmp/err"; then

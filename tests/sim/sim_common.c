@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "sim.h"
 
@@ -164,12 +166,59 @@ static const char *const known_functions[] = {
 };
 #undef SIM__NAME
 
+#define SIM_KNOWN_COUNT (sizeof known_functions / sizeof known_functions[0])
+
 static bool known_function(const char *fn)
 {
-    for (size_t i = 0; i < sizeof known_functions / sizeof known_functions[0]; i++)
+    for (size_t i = 0; i < SIM_KNOWN_COUNT; i++)
         if (strcmp(known_functions[i], fn) == 0)
             return true;
     return false;
+}
+
+/*
+ * DKPERF_SIM_CALLS=FILE: how often each function was called, appended to
+ * FILE as "name count" lines when the process exits, so a fault sweep
+ * knows how many call indices a sequence has. Only the process that
+ * loaded the framework writes (not a forked child that exits).
+ */
+static char calls_path[4096];
+static pid_t calls_pid;
+static atomic_ulong call_counts[SIM_KNOWN_COUNT];
+
+static void write_calls(void)
+{
+    if (calls_path[0] == '\0' || getpid() != calls_pid)
+        return;
+    char buf[8192];
+    size_t len = 0;
+    for (size_t i = 0; i < SIM_KNOWN_COUNT; i++) {
+        unsigned long n = atomic_load(&call_counts[i]);
+        if (n == 0)
+            continue;
+        int w = snprintf(buf + len, sizeof buf - len, "%s %lu\n", known_functions[i], n);
+        if (w < 0 || (size_t)w >= sizeof buf - len)
+            break;
+        len += (size_t)w;
+    }
+    if (len == 0)
+        return;
+    /* One write with O_APPEND: several frameworks share the file. */
+    int fd = open(calls_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    ssize_t unused = write(fd, buf, len);
+    (void)unused;
+    close(fd);
+}
+
+static void count_call(const char *fn)
+{
+    for (size_t i = 0; i < SIM_KNOWN_COUNT; i++)
+        if (strcmp(known_functions[i], fn) == 0) {
+            atomic_fetch_add(&call_counts[i], 1);
+            return;
+        }
 }
 
 /*
@@ -268,6 +317,12 @@ static void init(void)
     env_force_all = env_flag("DKPERF_SIM_FORCE_ALL", false) ? 1 : 0;
     parse_faults(getenv("DKPERF_SIM_FAIL"));
     parse_slows(getenv("DKPERF_SIM_SLOW"));
+    const char *calls = getenv("DKPERF_SIM_CALLS");
+    if (calls != NULL && *calls != '\0' && strlen(calls) < sizeof calls_path) {
+        memcpy(calls_path, calls, strlen(calls) + 1);
+        calls_pid = getpid();
+        atexit(write_calls);
+    }
 }
 
 static void ensure_init(void) { pthread_once(&init_once, init); }
@@ -313,6 +368,8 @@ int sim_initial_force_all(void)
 bool sim_fault(const char *fn, int *code)
 {
     ensure_init();
+    if (calls_path[0] != '\0')
+        count_call(fn);
     for (size_t i = 0; i < slow_count; i++) {
         if (strcmp(slows[i].fn, fn) != 0)
             continue;

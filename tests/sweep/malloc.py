@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Malloc-failure sweep: each command runs once clean under the
+tests/malloc_fail.c shim to count its allocations, then once for every N
+up to that count with the N-th allocation failing. Every run must succeed,
+or exit non-zero with an error line on stderr; never crash, hang or stay
+silent; on the simulated frameworks force_all_ctrs must be back at 0 and
+nothing left counting. Commands: dkperf info, list, stat, stat -a,
+stat -r 3 on the sim and on perf_event (software events), and the API
+driver on the sim.
+
+usage: malloc.py --dkperf BIN --driver BIN --shim SO --sim-root DIR [--jobs N] [--light]
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sweeplib  # noqa: E402
+
+SIM_EV = ["-e", "instructions,cycles,branches", "--", "true"]
+SW_EV = ["-e", "task-clock,context-switches,page-faults", "--", "true"]
+
+
+def commands(a):
+    d = [a.dkperf]
+    return {
+        "sim info": (d + ["info"], True),
+        "sim list": (d + ["list"], True),
+        "sim stat": (d + ["stat"] + SIM_EV, True),
+        "sim stat-a": (d + ["stat", "-a"] + SIM_EV, True),
+        "sim stat-r3": (d + ["stat", "-r", "3"] + SIM_EV, True),
+        "sim api": ([a.driver], True),
+        "linux info": (d + ["info"], False),
+        "linux list": (d + ["list"], False),
+        "linux stat": (d + ["stat"] + SW_EV, False),
+        "linux stat-a": (d + ["stat", "-a"] + SW_EV, False),
+        "linux stat-r3": (d + ["stat", "-r", "3"] + SW_EV, False),
+    }
+
+
+def run(args, argv, sim, fail_at=None):
+    w = sweeplib.Workdir("dkperf-malloc-")
+    try:
+        env = sweeplib.base_env(args.sim_root if sim else None)
+        env["LD_PRELOAD"] = args.shim
+        env["DKPERF_MALLOC_COUNT"] = w.file("count")
+        env["DKPERF_SIM_STATE"] = w.file("state")
+        if fail_at is not None:
+            env["DKPERF_MALLOC_FAIL_AT"] = str(fail_at)
+        r = sweeplib.run(argv, env, timeout=args.timeout, cwd=w.path)
+        count = 0
+        try:
+            with open(w.file("count")) as f:
+                count = sum(int(l.split()[1]) for l in f if l.startswith("allocations"))
+        except FileNotFoundError:
+            pass
+        return r, count, sweeplib.read_state(w.file("state"))
+    finally:
+        w.close()
+
+
+# glibc's dynamic loader aborts when it cannot allocate a dlopened
+# library's thread-local storage: no program can handle that, so it is
+# counted apart, not as a failure.
+LDSO_ABORT = "cannot allocate memory for thread-local data"
+
+
+def judge(r, state):
+    if LDSO_ABORT in r.err:
+        return []
+    problems = sweeplib.judge_exit(r)
+    if state.get("force_all_ctrs", 0) != 0:
+        problems.append("force_all_ctrs left at %d (exit %s)" % (state["force_all_ctrs"], r.rc))
+    for k in ("counting", "thread_counting"):
+        if state.get(k, 0) != 0:
+            problems.append("%s left at 0x%x" % (k, state[k]))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dkperf", required=True)
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--sim-root", required=True)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=30)
+    ap.add_argument("--light", action="store_true", help="the stat commands only")
+    ap.add_argument("--only", help="comma-separated command names")
+    args = ap.parse_args()
+    for k in ("dkperf", "driver", "shim", "sim_root"):
+        setattr(args, k, os.path.abspath(getattr(args, k)))
+    cmds = commands(args)
+    names = list(cmds)
+    if args.light:
+        names = ["sim stat", "linux stat"]
+    if args.only:
+        names = args.only.split(",")
+    cases, clean = [], []
+    for name in names:
+        argv, sim = cmds[name]
+        r, count, state = run(args, argv, sim)
+        p = judge(r, state)
+        if r.rc != 0:
+            p.append("clean run exits %s: %s" % (r.rc, r.err.strip()[-200:]))
+        if count == 0:
+            p.append("clean run counted no allocation (is the shim loaded?)")
+        clean.append(("%s clean (%d allocations)" % (name, count), p))
+        cases += [(name, n) for n in range(1, count + 1)]
+
+    ldso = []
+
+    def one_noted(case):
+        argv, sim = cmds[case[0]]
+        r, _, state = run(args, argv, sim, case[1])
+        if LDSO_ABORT in r.err:
+            ldso.append(case)
+        return judge(r, state)
+
+    results = sweeplib.run_pool(cases, one_noted, args.jobs)
+    if ldso:
+        print("malloc sweep: %d cases ended in ld.so's own abort inside dlopen (%s), not counted "
+              "as failures: %s" % (len(ldso), LDSO_ABORT,
+                                   ", ".join("%s #%d" % c for c in sorted(ldso))))
+    labelled = [("%s, allocation %d fails" % c, p) for c, p in results]
+    return sweeplib.report("malloc sweep", clean + labelled)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Signal sweep: SIGINT, SIGTERM and SIGKILL sent at random (seeded) delays
+to `dkperf stat -- <busy command>` and `dkperf stat -a -- <busy command>`
+on the simulated frameworks, some runs with DKPERF_SIM_SLOW on framework
+calls so that the signal lands inside opening, starting, reading or
+releasing the counters. For each run:
+
+- SIGINT/SIGTERM: dkperf exits 128 + the signal number or dies by that
+  signal (exit 0 only when the command had already finished and the report
+  is complete); SIGKILL: killed.
+- No process of the run is left: nothing running (after a SIGKILL of
+  dkperf, its command must still end by itself within its own run time
+  plus a grace period) and no zombie.
+- Unless dkperf itself was SIGKILLed, force_all_ctrs is back at 0 and
+  nothing is left counting (DKPERF_SIM_STATE).
+
+usage: signals.py --dkperf BIN --busy BIN --sim-root DIR [--seconds S] [--seed N] [--jobs N]
+(--busy: tests/region_program, run as `--work-only --burn-ms MS`).
+"""
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sweeplib  # noqa: E402
+
+SLOW = {
+    "none": "",
+    "open": "kpep_db_create:150,kpc_force_all_ctrs_get:100",
+    "start": "kpc_set_config:100,kpc_set_counting:150",
+    "read": "kpc_get_cpu_counters:150,proc_pid_rusage:100",
+    "release": "kpc_force_all_ctrs_set:200",
+}
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+
+
+def session_procs(sid):
+    """(pid, state) of every process whose session is sid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[3]) == sid:  # state ppid pgrp session
+            out.append((int(d), fields[0]))
+    return out
+
+
+def one(args, case):
+    mode, slow, sig, delay, burn = case
+    w = sweeplib.Workdir("dkperf-signal-")
+    try:
+        env = sweeplib.base_env(args.sim_root)
+        env["DKPERF_SIM_STATE"] = w.file("state")
+        if SLOW[slow]:
+            env["DKPERF_SIM_SLOW"] = SLOW[slow]
+        argv = [args.dkperf, "stat"] + (["-a"] if mode == "stat-a" else []) + [
+            "-e", "instructions,cycles", "--", args.busy, "--work-only", "--burn-ms", str(burn)]
+        p = subprocess.Popen(argv, env=env, cwd=w.path, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+        time.sleep(delay)
+        sent = p.poll() is None
+        if sent:
+            os.kill(p.pid, sig)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            return ["dkperf hung after the signal"]
+        err = err.decode(errors="replace")
+        rc = p.returncode
+        problems = []
+        r = sweeplib.Result(rc, "", err, 0, False)
+        if sweeplib.SANITIZER.search(err) or rc == 86:
+            problems.append("sanitizer report: " + next(
+                (l for l in err.splitlines() if sweeplib.SANITIZER.search(l)), "exit 86")[:160])
+        complete = "time elapsed" in err
+        if not sent:
+            if rc != 0:
+                problems.append("finished before the signal with exit %d" % rc)
+        elif sig == signal.SIGKILL:
+            if rc != -signal.SIGKILL:
+                problems.append("SIGKILL: exit %s, not killed" % rc)
+        elif rc not in (128 + sig, -sig) and not (rc == 0 and complete):
+            problems.append("%s: exit %s (want %d or death by the signal)%s" % (
+                signal.Signals(sig).name, rc, 128 + sig,
+                ": " + err.strip().splitlines()[-1][:120] if err.strip() else ", stderr empty"))
+        # Nothing of the run may stay: wait for the command's own run time
+        # after a SIGKILL of dkperf (it is orphaned then), briefly otherwise.
+        grace = burn / 1000.0 + 2.0 if rc == -signal.SIGKILL else 1.0
+        deadline = time.monotonic() + grace
+        left = session_procs(p.pid)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = session_procs(p.pid)
+        if left:
+            problems.append("left behind: " + ", ".join(
+                "%d (%s)" % (pid, "zombie" if st == "Z" else "state " + st) for pid, st in left))
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if rc != -signal.SIGKILL:
+            state = sweeplib.read_state(w.file("state"))
+            if state.get("force_all_ctrs", 0) != 0:
+                problems.append("force_all_ctrs left at %d" % state["force_all_ctrs"])
+            for k in ("counting", "thread_counting"):
+                if state.get(k, 0) != 0:
+                    problems.append("%s left at 0x%x" % (k, state[k]))
+        del r
+        return problems
+    finally:
+        w.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dkperf", required=True)
+    ap.add_argument("--busy", required=True)
+    ap.add_argument("--sim-root", required=True)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--quick", action="store_true",
+                    help="random cases only, without first covering every combination")
+    args = ap.parse_args()
+    args.dkperf, args.busy = os.path.abspath(args.dkperf), os.path.abspath(args.busy)
+    args.sim_root = os.path.abspath(args.sim_root)
+    rng = random.Random(args.seed)
+    # Every mode x slow call x signal once, then random ones, in batches,
+    # until the time is up.
+    first = [] if args.quick else [
+        (m, s, g) for m in ("stat", "stat-a") for s in SLOW for g in SIGNALS]
+    results = []
+    end = time.monotonic() + args.seconds
+    batch_no = 0
+    while time.monotonic() < end or batch_no == 0:
+        batch = []
+        for i in range(args.jobs * 4):
+            if first:
+                m, s, g = first.pop(0)
+            else:
+                m, s, g = rng.choice(("stat", "stat-a")), rng.choice(list(SLOW)), rng.choice(SIGNALS)
+            delay = round(rng.uniform(0.0, 0.6), 3)
+            burn = rng.choice((50, 300, 800))
+            batch.append((m, s, int(g), delay, burn))
+        results += sweeplib.run_pool(batch, lambda c: one(args, c), args.jobs)
+        batch_no += 1
+        if first:
+            end = max(end, time.monotonic() + 1)
+    labelled = [("%s slow=%s %s at %.3fs (command %d ms)" % (
+        m, s, signal.Signals(g).name, d, b), p) for (m, s, g, d, b), p in results]
+    print("signal sweep: seed %d" % args.seed)
+    return sweeplib.report("signal sweep", labelled)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
