@@ -21,12 +21,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     int cpus[MAX + 1];
     cpus[MAX] = -12345; /* guard: the parser must stop at max */
-    size_t n = dk__perf_parse_cpu_list(text, cpus, MAX);
-    if (n > MAX || cpus[MAX] != -12345)
-        abort();
+    size_t n = 99999;
+    int rc = dk__perf_parse_cpu_list(text, cpus, MAX, &n);
+    if (n > MAX || cpus[MAX] != -12345 || (rc != 0 && n != 0))
+        abort(); /* past max, or a failure that still reports CPUs */
     for (size_t i = 0; i < n; i++)
-        if (cpus[i] < 0)
-            abort(); /* a CPU number is never negative */
+        if (cpus[i] < 0 || (i > 0 && cpus[i] <= cpus[i - 1]))
+            abort(); /* CPU numbers are never negative, and ascend */
     free(text);
     return 0;
 }

@@ -15,6 +15,7 @@
  * and set errno.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -251,18 +252,21 @@ static void sync_cpus(const sim_chip *c)
  */
 static void publish_state(void)
 {
+    /* open/write, not stdio: the state must be written even when the
+     * process under test cannot allocate (the malloc-failure sweep). */
     const char *path = getenv("DKPERF_SIM_STATE");
     if (path == NULL || *path == '\0')
         return;
-    char tmp[4096];
+    char tmp[4096], text[128];
     if (snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return;
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL)
+    int len = snprintf(text, sizeof text, "force_all_ctrs %d\ncounting 0x%x\nthread_counting 0x%x\n",
+                       force_all, (unsigned)counting, (unsigned)thread_counting);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
         return;
-    fprintf(f, "force_all_ctrs %d\ncounting 0x%x\nthread_counting 0x%x\n", force_all,
-            (unsigned)counting, (unsigned)thread_counting);
-    if (fclose(f) != 0 || rename(tmp, path) != 0)
+    bool ok = write(fd, text, (size_t)len) == len;
+    if (close(fd) != 0 || !ok || rename(tmp, path) != 0)
         unlink(tmp);
 }
 
