@@ -766,10 +766,22 @@ static int apply_counting(session *k, uint32_t counting_before, uint32_t thread_
     /* Stopping: try both even when the first fails. */
     int r1 = thread != thread_before ? k->kp->kpc_set_thread_counting(thread) : 0;
     int r2 = counting != counting_before ? k->kp->kpc_set_counting(counting) : 0;
-    if (r1 != 0)
-        return fail_kpc("stopping per-thread counting (kpc_set_thread_counting)", r1);
-    if (r2 != 0)
-        return fail_kpc("stopping counting (kpc_set_counting)", r2);
+    /* What is left on is machine state: say what and how to turn it off. */
+    char what[160];
+    if (r1 != 0) {
+        snprintf(what, sizeof what,
+                 "stopping per-thread counting (kpc_set_thread_counting) left kpc.thread_counting "
+                 "at 0x%x (turn it off with 'sudo sysctl kpc.thread_counting=0')",
+                 (unsigned)thread_before);
+        return fail_kpc(what, r1);
+    }
+    if (r2 != 0) {
+        snprintf(what, sizeof what,
+                 "stopping counting (kpc_set_counting) left kpc.counting at 0x%x (turn it off "
+                 "with 'sudo sysctl kpc.counting=0')",
+                 (unsigned)counting_before);
+        return fail_kpc(what, r2);
+    }
     return 0;
 }
 

@@ -274,6 +274,12 @@ static int run_once(dk_sampler *s, const stat_options *o, char **names, size_t n
     rc = dk_group_read(g, out->values, out->info);
     if (rc != 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
+    /* Stop explicitly: a stop that fails leaves counting on, machine-wide
+     * on a Mac, and the user must hear of it. */
+    if (dk_group_stop(g) != 0) {
+        cli_error("stat", "the counters were not stopped: %s", dk_last_error());
+        rc = -1;
+    }
 
     int status = 0;
     struct rusage ru;
