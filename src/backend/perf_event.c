@@ -1045,9 +1045,17 @@ static int open_counter(pe_thread *pt, const session *k, const dk_database_event
     }
     if (c->fd < 0) {
         /* A new group: the first of this key, or one the kernel would not
-         * take into the group it belongs with. */
+         * take into the group it belongs with. The arm64 driver leaves a
+         * disabled leader out when it checks that a group fits the counters,
+         * unless the leader is to be enabled at exec, and so would accept
+         * one sibling too many for a group it can then never schedule (every
+         * count 0). Marked so, the leader is counted, the extra sibling
+         * fails with EINVAL and starts a group of its own. (The counters are
+         * close-on-exec: an exec ends them before they could start.) */
         attr->disabled = 1;
+        attr->enable_on_exec = 1;
         c->fd = perf_open(attr, -1);
+        attr->enable_on_exec = 0;
         if (c->fd < 0)
             return fail_open(k, ev, def, errno, g != SIZE_MAX && e == EINVAL);
         g = pt->ngroups++;
