@@ -61,6 +61,11 @@ def one(args, case):
     w = sweeplib.Workdir("dkperf-signal-")
     try:
         env = sweeplib.base_env(args.sim_root)
+        # LeakSanitizer checks at exit from a tracer it clones: a signal that
+        # ends the process during that check orphans the tracer, which is
+        # then a zombie wherever PID 1 does not reap. Leaks are the fault and
+        # malloc sweeps' to find; here only the exit and the leftovers count.
+        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"].replace("detect_leaks=1", "detect_leaks=0")
         env["DKPERF_SIM_STATE"] = w.file("state")
         if SLOW[slow]:
             env["DKPERF_SIM_SLOW"] = SLOW[slow]
