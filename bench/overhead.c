@@ -112,7 +112,7 @@ static int setup(bench *b, const char *which)
             rc = dk_thread_open_names(b->sampler, names, 3, &b->thread);
         if (rc == 0) {
             b->fd = dk__perf_event_group_fd(b->thread);
-            b->read_size = (3 + 2 * b->n) * sizeof(uint64_t);
+            b->read_size = dk__pe_read_size(b->n);
         }
 #else
         (void)o;

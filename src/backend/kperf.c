@@ -3,16 +3,10 @@
  * frameworks, every event of the CPU's database.
  *
  * The KPC state is system-wide: force_all_ctrs, the counting classes and
- * the configurable counters' registers. So that several samplers and
- * thread samplers of one process never undo each other, this file keeps
- * one arbiter per loaded kperf.framework:
- *
- *   - force_all_ctrs is saved by the first acquisition and restored by the
- *     last release;
- *   - a register word stays programmed while any thread sampler uses it,
- *     and another thread sampler may share it only with the same word;
- *   - counting is on for the union of the classes of running thread
- *     samplers, and off only when the last one stops.
+ * the configurable counters' registers. Samplers, thread samplers and
+ * system groups take and share it through the arbiter of their framework
+ * image (kperf_arbiter.h); this file configures events with kperfdata and
+ * reads the counters.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,41 +16,18 @@
 
 #include "backend/darwin_group.h"
 #include "backend/kpep_common.h"
+#include "backend/kperf_arbiter.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
-
-#define CONFIG_MAX KPC_MAX_COUNTERS /* register words of one class */
-#define FIXED_FIELDS 8              /* 4-bit fields of Intel's fixed-counter control word */
-
-typedef struct arbiter {
-    struct arbiter *next;
-    const void *image; /* identifies the loaded framework: one kernel state per image */
-    pthread_mutex_t lock;
-    int holders;          /* samplers holding force_all_ctrs */
-    int saved;            /* force_all_ctrs before the first holder */
-    unsigned generation;  /* bumped whenever the counters are given back */
-    kpc_config_t words[CONFIG_MAX]; /* configurable registers in use */
-    unsigned word_refs[CONFIG_MAX];
-    const char *word_owner[CONFIG_MAX]; /* event programmed there, for errors */
-    unsigned field[FIXED_FIELDS];       /* Intel fixed control fields in use */
-    unsigned field_refs[FIXED_FIELDS];
-    unsigned counting_refs[4];  /* running thread samplers and system groups, per class */
-    unsigned thread_refs[4];    /* running thread samplers, per class */
-} arbiter;
-
-static pthread_mutex_t arbiters_lock = PTHREAD_MUTEX_INITIALIZER;
-static arbiter *arbiters;
 
 typedef struct session {
     char root[DK_LOAD_PATH_MAX]; /* for proc_pid_rusage */
     const dk_kperf_vtable *kp;
     const dk_kperfdata_vtable *kd;
-    arbiter *arb;
+    dk__arbiter *arb;
     kpep_db *kdb;
     kpep_event **handles;   /* kpep event of each database view entry */
-    uint32_t fixed_words;   /* kpc_get_config_count(FIXED) */
-    uint32_t config_words;  /* kpc_get_config_count(CONFIGURABLE) */
-    uint32_t fixed_counters;  /* kpc_get_counter_count(FIXED), checked */
+    dk__kpc_shape shape;    /* register and fixed counter counts, checked */
     uint32_t config_counters; /* kpc_get_counter_count(CONFIGURABLE), checked */
     uint64_t *flush;        /* buffer for an all-CPU read; see thread_start */
     size_t flush_len;
@@ -67,11 +38,7 @@ typedef struct kthread {
     kpep_config *cfg;
     uint32_t classes;        /* the config's classes */
     size_t index[DK_MAX_EVENTS]; /* position of each event in the thread counters */
-    kpc_config_t fixed[4];   /* fixed-class words (Intel), as kperfdata made them */
-    kpc_config_t config[CONFIG_MAX];
-    unsigned generation;     /* arbiter generation the words were programmed in */
-    bool programmed;
-    bool reprogrammed;       /* programmed since the last start */
+    dk__kpc_claim claim;     /* its register words, as the arbiter shares them */
 } kthread;
 
 /* The events of a thread sampler or system group, for configuring. */
@@ -97,70 +64,6 @@ typedef struct kgroup {
     uint64_t base[DK_MAX_EVENTS]; /* totals at start */
     uint64_t frozen[DK_MAX_EVENTS];
 } kgroup;
-
-/* ------------------------------------------------------------------------ */
-/* Errors                                                                    */
-/* ------------------------------------------------------------------------ */
-
-static int fail_kpc(const char *call, int rc)
-{
-    int e = dk__kpc_errno(rc);
-    if (e == EPERM || e == EACCES)
-        return dk__fail_os(DK_EPERM, e,
-                           "%s was refused: hardware counters need root or the "
-                           "com.apple.private.kernel.kpc entitlement",
-                           call);
-    if (e == EBUSY)
-        return dk__fail_os(DK_EBUSY, e,
-                           "%s: the counters are held by another client (usually powermetrics, "
-                           "Instruments or another kperf client); stop it, then try again",
-                           call);
-    return dk__fail_os(DK_EOS, e, "%s failed", call);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Arbiter                                                                   */
-/* ------------------------------------------------------------------------ */
-
-/* The arbiter of the framework image kp came from. Two vtables (say, loaded
- * under roots "R" and "R/") may point into one image, which is one set of
- * kernel state: key by a function's address, not by the vtable. */
-static arbiter *arbiter_for(const dk_kperf_vtable *kp)
-{
-    const void *image;
-    memcpy(&image, &kp->kpc_force_all_ctrs_set, sizeof image);
-    pthread_mutex_lock(&arbiters_lock);
-    arbiter *a = arbiters;
-    while (a != NULL && a->image != image)
-        a = a->next;
-    if (a == NULL) {
-        a = calloc(1, sizeof *a);
-        if (a != NULL) {
-            a->image = image;
-            pthread_mutex_init(&a->lock, NULL);
-            a->next = arbiters;
-            arbiters = a;
-        }
-    }
-    pthread_mutex_unlock(&arbiters_lock);
-    return a;
-}
-
-static uint32_t class_union(const unsigned refs[4])
-{
-    uint32_t classes = 0;
-    for (unsigned c = 0; c < 4; c++)
-        if (refs[c] > 0)
-            classes |= 1u << c;
-    return classes;
-}
-
-static void add_refs(unsigned refs[4], uint32_t classes, int delta)
-{
-    for (unsigned c = 0; c < 4; c++)
-        if ((classes >> c & 1) && (delta > 0 || refs[c] > 0))
-            refs[c] += (unsigned)delta;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Session                                                                   */
@@ -210,7 +113,7 @@ static int build_database(dk_sampler *s, session *k)
     if (rc != 0)
         return rc;
     size_t counters[3] = {answers[0], answers[1], answers[2]};
-    k->fixed_counters = answers[0];
+    k->shape.fixed_counters = answers[0];
     k->config_counters = answers[1];
     s->caps.per_thread = true;
     s->caps.per_process = true; /* proc_pid_rusage needs no kpc */
@@ -249,7 +152,7 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
         rc = dk_kperfdata_load(opts->framework_root, &k->kd, NULL);
     if (rc != 0)
         goto fail;
-    k->arb = arbiter_for(k->kp);
+    k->arb = dk__arbiter_for(k->kp);
     if (k->arb == NULL) {
         rc = dk__fail(DK_ENOMEM, "opening the kperf backend: out of memory");
         goto fail;
@@ -287,12 +190,12 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     if (rc != 0)
         goto fail;
     /* Apple chips have no fixed-counter config words, Intel one. */
-    k->fixed_words = k->kp->kpc_get_config_count(KPC_CLASS_FIXED_MASK);
-    k->config_words = k->kp->kpc_get_config_count(KPC_CLASS_CONFIGURABLE_MASK);
-    rc = check_count("kpc_get_config_count", KPC_CLASS_FIXED_MASK, k->fixed_words, 0, 4);
+    k->shape.fixed_words = k->kp->kpc_get_config_count(KPC_CLASS_FIXED_MASK);
+    k->shape.config_words = k->kp->kpc_get_config_count(KPC_CLASS_CONFIGURABLE_MASK);
+    rc = check_count("kpc_get_config_count", KPC_CLASS_FIXED_MASK, k->shape.fixed_words, 0, 4);
     if (rc == 0)
-        rc = check_count("kpc_get_config_count", KPC_CLASS_CONFIGURABLE_MASK, k->config_words, 1,
-                         CONFIG_MAX);
+        rc = check_count("kpc_get_config_count", KPC_CLASS_CONFIGURABLE_MASK, k->shape.config_words, 1,
+                         DK__KPC_CONFIG_MAX);
     if (rc != 0)
         goto fail;
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -318,33 +221,7 @@ fail:
 static int kperf_acquire(dk_sampler *s)
 {
     session *k = s->impl;
-    arbiter *a = k->arb;
-    int rc = 0;
-    pthread_mutex_lock(&a->lock);
-    if (a->holders == 0) {
-        int saved = 0;
-        int r = k->kp->kpc_force_all_ctrs_get(&saved);
-        if (r != 0) {
-            rc = fail_kpc("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r);
-            goto out;
-        }
-        r = k->kp->kpc_force_all_ctrs_set(1);
-        if (r != 0) {
-            rc = fail_kpc("taking the counters (kpc_force_all_ctrs_set(1))", r);
-            goto out;
-        }
-        a->saved = saved;
-        /* What earlier holders programmed is gone with the counters. */
-        memset(a->words, 0, sizeof a->words);
-        memset(a->word_refs, 0, sizeof a->word_refs);
-        memset(a->field, 0, sizeof a->field);
-        memset(a->field_refs, 0, sizeof a->field_refs);
-        a->generation++;
-    }
-    a->holders++;
-out:
-    pthread_mutex_unlock(&a->lock);
-    return rc;
+    return dk__arbiter_acquire(k->arb, k->kp);
 }
 
 /* Reading force_all_ctrs needs the privileges taking it does. */
@@ -353,31 +230,13 @@ static int kperf_check(dk_sampler *s)
     session *k = s->impl;
     int now = 0;
     int r = k->kp->kpc_force_all_ctrs_get(&now);
-    return r != 0 ? fail_kpc("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r) : 0;
+    return r != 0 ? dk__kpc_fail("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r) : 0;
 }
 
 static int kperf_release(dk_sampler *s)
 {
     session *k = s->impl;
-    arbiter *a = k->arb;
-    int rc = 0;
-    pthread_mutex_lock(&a->lock);
-    if (a->holders > 0 && --a->holders == 0) {
-        int r = k->kp->kpc_force_all_ctrs_set(a->saved);
-        if (r != 0) {
-            int e = dk__kpc_errno(r);
-            rc = dk__fail_os(e == EPERM || e == EACCES ? DK_EPERM : e == EBUSY ? DK_EBUSY : DK_EOS,
-                             e,
-                             "restoring kpc.force_all_ctrs to %d (kpc_force_all_ctrs_set) "
-                             "failed, so force_all_ctrs was left at 1 and the power manager "
-                             "cannot use its counters; restore it with `sudo sysctl "
-                             "kpc.force_all_ctrs=%d`",
-                             a->saved, a->saved);
-        }
-        a->generation++;
-    }
-    pthread_mutex_unlock(&a->lock);
-    return rc;
+    return dk__arbiter_release(k->arb, k->kp);
 }
 
 static int kperf_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles)
@@ -420,7 +279,7 @@ static int kperf_read(dk_thread *t, uint64_t *values, dk_reading *info)
     uint64_t buf[KPC_MAX_COUNTERS];
     int rc = kt->kp->kpc_get_thread_counters(0, KPC_MAX_COUNTERS, buf);
     if (DK__UNLIKELY(rc != 0))
-        return fail_kpc("reading the thread's counters (kpc_get_thread_counters)", rc);
+        return dk__kpc_fail("reading the thread's counters (kpc_get_thread_counters)", rc);
     for (size_t i = 0; i < t->n; i++)
         values[i] = buf[kt->index[i]];
     return 0;
@@ -535,9 +394,9 @@ static int map_events(const request *q, session *k, kthread *kt, const size_t *o
     code = k->kd->kpep_config_events(kt->cfg, placed, sizeof placed);
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_events", code);
-    size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->fixed_counters;
+    size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->shape.fixed_counters;
     /* Reads return the fixed counters, then the configurable ones. */
-    size_t counters = (size_t)k->fixed_counters + k->config_counters;
+    size_t counters = (size_t)k->shape.fixed_counters + k->config_counters;
     for (size_t i = 0; i < q->n; i++) {
         size_t idx = map[i] + shift;
         if (map[i] >= counters || idx >= counters)
@@ -561,19 +420,19 @@ static int build_words(session *k, kthread *kt)
     int code = k->kd->kpep_config_kpc_count(kt->cfg, &words);
     if (code != 0)
         return dk__fail_kpep_call("kpep_config_kpc_count", code);
-    size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->fixed_words : 0;
-    size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_words : 0;
+    size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->shape.fixed_words : 0;
+    size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->shape.config_words : 0;
     if (words != fixed + config)
         return dk__fail(DK_EKPEP, "kpep_config_kpc_count returned %zu register words; kpc expects %zu", words,
                         fixed + config);
-    kpc_config_t regs[4 + CONFIG_MAX] = {0};
+    kpc_config_t regs[4 + DK__KPC_CONFIG_MAX] = {0};
     if (words > 0) {
         code = k->kd->kpep_config_kpc(kt->cfg, regs, sizeof regs);
         if (code != 0)
             return dk__fail_kpep_call("kpep_config_kpc", code);
     }
-    memcpy(kt->fixed, regs, fixed * sizeof *regs);
-    memcpy(kt->config, regs + fixed, config * sizeof *regs);
+    memcpy(kt->claim.fixed, regs, fixed * sizeof *regs);
+    memcpy(kt->claim.config, regs + fixed, config * sizeof *regs);
     return 0;
 }
 
@@ -603,112 +462,16 @@ static int configure(const request *q, session *k, kthread *kt)
 /* The event q placed on configurable register w. */
 static const char *owner_of(const request *q, const kthread *kt, const session *k, size_t w)
 {
-    size_t counter = k->fixed_counters + w;
+    size_t counter = k->shape.fixed_counters + w;
     for (size_t i = 0; i < q->n; i++)
         if (kt->index[i] == counter)
             return q->events[i]->name;
     return "another event";
 }
 
-/* Program kt's words, sharing registers with the ones already in use.
- * a->words and a->field mirror what was last written. Caller holds the
- * arbiter lock. */
-static int program(const request *q, session *k, kthread *kt)
-{
-    arbiter *a = k->arb;
-    kpc_config_t want[CONFIG_MAX];
-    unsigned fields[FIXED_FIELDS];
-
-    /* Registers nobody uses may be rewritten; the others must stay. */
-    for (size_t w = 0; w < CONFIG_MAX; w++)
-        want[w] = a->word_refs[w] > 0 ? a->words[w] : 0;
-    for (unsigned f = 0; f < FIXED_FIELDS; f++)
-        fields[f] = a->field_refs[f] > 0 ? a->field[f] : 0;
-
-    for (size_t w = 0; w < k->config_words; w++) {
-        if (kt->config[w] == 0)
-            continue;
-        if (a->word_refs[w] > 0 && a->words[w] != kt->config[w])
-            return dk__fail(DK_ECONFLICT,
-                            "event %s needs configurable counter %u, which another thread "
-                            "sampler or group of this process uses for %s",
-                            owner_of(q, kt, k, w), (unsigned)(k->fixed_counters + w),
-                            a->word_owner[w]);
-        want[w] = kt->config[w];
-    }
-    for (size_t w = 0; w < k->fixed_words; w++)
-        for (unsigned f = 0; f < FIXED_FIELDS; f++) {
-            unsigned v = (unsigned)(kt->fixed[w] >> (4 * f)) & 0xf;
-            if (v == 0)
-                continue;
-            if (a->field_refs[f] > 0 && a->field[f] != v)
-                return dk__fail(DK_ECONFLICT,
-                                "fixed counter %u is counting in another mode for another thread "
-                                "sampler (user-only and all-modes samplers cannot share it)",
-                                f);
-            fields[f] = v;
-        }
-
-    bool change = memcmp(want, a->words, sizeof want) != 0 ||
-                  memcmp(fields, a->field, sizeof fields) != 0;
-    if (change) {
-        kpc_config_t merged[4 + CONFIG_MAX] = {0};
-        size_t m = 0;
-        uint32_t classes = KPC_CLASS_CONFIGURABLE_MASK;
-        if (k->fixed_words > 0) {
-            classes |= KPC_CLASS_FIXED_MASK;
-            kpc_config_t ctrl = 0;
-            for (unsigned f = 0; f < FIXED_FIELDS; f++)
-                ctrl |= (kpc_config_t)fields[f] << (4 * f);
-            merged[m++] = ctrl;
-            for (size_t w = 1; w < k->fixed_words; w++)
-                merged[m++] = 0;
-        }
-        for (size_t w = 0; w < k->config_words; w++)
-            merged[m++] = want[w];
-        int r = k->kp->kpc_set_config(classes, merged);
-        if (r != 0) {
-            int e = dk__kpc_errno(r);
-            if (e == EINVAL)
-                return dk__fail_os(DK_EUNAVAILABLE, e,
-                                   "kpc_set_config refused the register words kperfdata made "
-                                   "(this macOS refuses selectors the CPU does not list)");
-            return fail_kpc("programming the counters (kpc_set_config)", r);
-        }
-        memcpy(a->words, want, sizeof want);
-        memcpy(a->field, fields, sizeof fields);
-    }
-    for (size_t w = 0; w < k->config_words; w++) {
-        if (kt->config[w] == 0)
-            continue;
-        a->word_owner[w] = owner_of(q, kt, k, w);
-        a->word_refs[w]++;
-    }
-    for (unsigned f = 0; f < FIXED_FIELDS; f++)
-        for (size_t w = 0; w < k->fixed_words; w++)
-            if ((kt->fixed[w] >> (4 * f)) & 0xf)
-                a->field_refs[f]++;
-    kt->generation = a->generation;
-    kt->programmed = true;
-    kt->reprogrammed = change;
-    return 0;
-}
-
 static void unprogram(session *k, kthread *kt)
 {
-    arbiter *a = k->arb;
-    pthread_mutex_lock(&a->lock);
-    if (kt->programmed && kt->generation == a->generation) {
-        for (size_t w = 0; w < k->config_words; w++)
-            if (kt->config[w] != 0 && a->word_refs[w] > 0)
-                a->word_refs[w]--;
-        for (unsigned f = 0; f < FIXED_FIELDS; f++)
-            for (size_t w = 0; w < k->fixed_words; w++)
-                if (((kt->fixed[w] >> (4 * f)) & 0xf) && a->field_refs[f] > 0)
-                    a->field_refs[f]--;
-    }
-    kt->programmed = false;
-    pthread_mutex_unlock(&a->lock);
+    dk__arbiter_unprogram(k->arb, &k->shape, &kt->claim);
 }
 
 /* Configure and program; on failure leaves nothing programmed. */
@@ -716,9 +479,11 @@ static int setup(const request *q, session *k, kthread *kt)
 {
     int rc = configure(q, k, kt);
     if (rc == 0) {
-        pthread_mutex_lock(&k->arb->lock);
-        rc = program(q, k, kt);
-        pthread_mutex_unlock(&k->arb->lock);
+        for (size_t w = 0; w < k->shape.config_words; w++)
+            kt->claim.owner[w] = owner_of(q, kt, k, w);
+        dk__arbiter_lock(k->arb);
+        rc = dk__arbiter_program(k->arb, k->kp, &k->shape, &kt->claim);
+        dk__arbiter_unlock(k->arb);
     }
     if (rc != 0 && kt->cfg != NULL) {
         k->kd->kpep_config_free(kt->cfg);
@@ -744,108 +509,41 @@ static int kperf_thread_open(dk_thread *t)
     return 0;
 }
 
-/* Set kpc.counting and kpc.thread_counting to the unions of what runs.
- * Caller holds the arbiter lock; on failure the refs are as before. */
-static int apply_counting(session *k, uint32_t counting_before, uint32_t thread_before,
-                          bool starting)
+/* Count kt's classes (and per thread when per_thread). Caller holds the
+ * arbiter lock. */
+static int start_counting(session *k, kthread *kt, bool per_thread)
 {
-    arbiter *a = k->arb;
-    uint32_t counting = class_union(a->counting_refs), thread = class_union(a->thread_refs);
-    int r;
-    if (starting) {
-        if (counting != counting_before && (r = k->kp->kpc_set_counting(counting)) != 0)
-            return fail_kpc("starting counting (kpc_set_counting)", r);
-        if (thread != thread_before && (r = k->kp->kpc_set_thread_counting(thread)) != 0) {
-            int rc = fail_kpc("starting per-thread counting (kpc_set_thread_counting)", r);
-            if (counting != counting_before)
-                (void)k->kp->kpc_set_counting(counting_before);
-            return rc;
-        }
-        return 0;
-    }
-    /* Stopping: try both even when the first fails. */
-    int r1 = thread != thread_before ? k->kp->kpc_set_thread_counting(thread) : 0;
-    int r2 = counting != counting_before ? k->kp->kpc_set_counting(counting) : 0;
-    /* What is left on is machine state: say what and how to turn it off. */
-    char what[160];
-    if (r1 != 0) {
-        snprintf(what, sizeof what,
-                 "stopping per-thread counting (kpc_set_thread_counting) left kpc.thread_counting "
-                 "at 0x%x (turn it off with 'sudo sysctl kpc.thread_counting=0')",
-                 (unsigned)thread_before);
-        return fail_kpc(what, r1);
-    }
-    if (r2 != 0) {
-        snprintf(what, sizeof what,
-                 "stopping counting (kpc_set_counting) left kpc.counting at 0x%x (turn it off "
-                 "with 'sudo sysctl kpc.counting=0')",
-                 (unsigned)counting_before);
-        return fail_kpc(what, r2);
-    }
-    return 0;
-}
-
-/* Count kt's classes (and per thread when per_thread). Caller holds the lock. */
-static int start_counting(const request *q, session *k, kthread *kt, bool per_thread)
-{
-    arbiter *a = k->arb;
-    if (kt->generation != a->generation) {
-        /* The counters were given back and taken again since it was programmed. */
-        kt->programmed = false;
-        int rc = program(q, k, kt);
-        if (rc != 0)
-            return rc;
-    }
-    uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
-    uint32_t counting_before = class_union(a->counting_refs);
-    uint32_t thread_before = class_union(a->thread_refs);
-    add_refs(a->counting_refs, classes, +1);
-    if (per_thread)
-        add_refs(a->thread_refs, classes, +1);
-    int rc = apply_counting(k, counting_before, thread_before, true);
-    if (rc != 0) {
-        add_refs(a->counting_refs, classes, -1);
-        if (per_thread)
-            add_refs(a->thread_refs, classes, -1);
-        return rc;
-    }
-    if (kt->reprogrammed && (kt->classes & KPC_CLASS_CONFIGURABLE_MASK)) {
+    int rc = dk__arbiter_start(k->arb, k->kp, &k->shape, &kt->claim,
+                               kt->classes | KPC_CLASS_FIXED_MASK, per_thread);
+    if (rc == 0 && kt->claim.reprogrammed && (kt->classes & KPC_CLASS_CONFIGURABLE_MASK)) {
         /* Configurable counters can read stale right after a reconfigure; an
          * all-CPU read settles them. Best effort. */
         (void)k->kp->kpc_get_cpu_counters(true, KPC_CLASS_CONFIGURABLE_MASK, NULL, k->flush);
-        kt->reprogrammed = false;
+        kt->claim.reprogrammed = false;
     }
-    return 0;
+    return rc;
 }
 
 static int stop_counting(session *k, kthread *kt, bool per_thread)
 {
-    arbiter *a = k->arb;
-    uint32_t classes = kt->classes | KPC_CLASS_FIXED_MASK;
-    uint32_t counting_before = class_union(a->counting_refs);
-    uint32_t thread_before = class_union(a->thread_refs);
-    add_refs(a->counting_refs, classes, -1);
-    if (per_thread)
-        add_refs(a->thread_refs, classes, -1);
-    return apply_counting(k, counting_before, thread_before, false);
+    return dk__arbiter_stop(k->arb, k->kp, kt->classes | KPC_CLASS_FIXED_MASK, per_thread);
 }
 
 static int kperf_thread_start(dk_thread *t)
 {
     session *k = t->sampler->impl;
-    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label};
-    pthread_mutex_lock(&k->arb->lock);
-    int rc = start_counting(&q, k, t->impl, true);
-    pthread_mutex_unlock(&k->arb->lock);
+    dk__arbiter_lock(k->arb);
+    int rc = start_counting(k, t->impl, true);
+    dk__arbiter_unlock(k->arb);
     return rc;
 }
 
 static int kperf_thread_stop(dk_thread *t)
 {
     session *k = t->sampler->impl;
-    pthread_mutex_lock(&k->arb->lock);
+    dk__arbiter_lock(k->arb);
     int rc = stop_counting(k, t->impl, true);
-    pthread_mutex_unlock(&k->arb->lock);
+    dk__arbiter_unlock(k->arb);
     return rc;
 }
 
@@ -868,7 +566,7 @@ static int read_cpus(session *k, kgroup *kg, uint64_t *sums)
     uint32_t classes = kg->cfg.classes | KPC_CLASS_FIXED_MASK;
     int r = k->kp->kpc_get_cpu_counters(true, classes, NULL, kg->buf);
     if (r != 0)
-        return fail_kpc("reading the per-CPU counters (kpc_get_cpu_counters)", r);
+        return dk__kpc_fail("reading the per-CPU counters (kpc_get_cpu_counters)", r);
     for (size_t i = 0; i < kg->n; i++) {
         uint64_t sum = 0;
         for (size_t c = 0; c < kg->ncpu; c++)
@@ -916,7 +614,7 @@ static int kperf_group_open(dk_group *g)
     for (size_t i = 0; i < kg->n; i++)
         if (kg->cfg.index[i] + 1 > needed)
             needed = kg->cfg.index[i] + 1;
-    uint32_t expected = k->fixed_counters +
+    uint32_t expected = k->shape.fixed_counters +
                         ((classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_counters : 0);
     rc = check_count("kpc_get_counter_count", classes, per_cpu, (uint32_t)needed,
                      KPC_MAX_COUNTERS);
@@ -956,13 +654,12 @@ static int kperf_group_start(dk_group *g)
     kgroup *kg = g->impl;
     if (kg->n == 0)
         return 0;
-    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label};
-    pthread_mutex_lock(&k->arb->lock);
-    int rc = start_counting(&q, k, &kg->cfg, false);
+    dk__arbiter_lock(k->arb);
+    int rc = start_counting(k, &kg->cfg, false);
     uint64_t now[DK_MAX_EVENTS];
     if (rc == 0 && (rc = read_cpus(k, kg, now)) != 0)
         (void)stop_counting(k, &kg->cfg, false); /* not started after all */
-    pthread_mutex_unlock(&k->arb->lock);
+    dk__arbiter_unlock(k->arb);
     if (rc == 0)
         for (size_t i = 0; i < kg->n; i++)
             kg->base[i] = now[i] - kg->frozen[i];
@@ -982,9 +679,9 @@ static int kperf_group_stop(dk_group *g)
     if (rc == 0)
         for (size_t i = 0; i < kg->n; i++)
             kg->frozen[i] = now[i] - kg->base[i];
-    pthread_mutex_lock(&k->arb->lock);
+    dk__arbiter_lock(k->arb);
     int rc2 = stop_counting(k, &kg->cfg, false);
-    pthread_mutex_unlock(&k->arb->lock);
+    dk__arbiter_unlock(k->arb);
     return rc != 0 ? rc : rc2;
 }
 

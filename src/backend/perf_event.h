@@ -1,6 +1,8 @@
 /*
  * perf_event.h - internals of the Linux backend that tests and benchmarks
- * reach. Not installed; Linux only.
+ * reach: the group read layout, event definitions, the parsers of untrusted
+ * text, the errno map of perf_event_open. Not installed; Linux only (the
+ * backend's own shared declarations are in pe_internal.h).
  */
 #ifndef DKPERF_BACKEND_PERF_EVENT_H
 #define DKPERF_BACKEND_PERF_EVENT_H
@@ -12,6 +14,27 @@
 #include <linux/perf_event.h>
 
 #include "core/core.h"
+
+/*
+ * The read() layout of a thread sampler's group, opened with
+ * DK__PE_READ_FORMAT: nr, time_enabled, time_running, then {value, id} for
+ * each of the nr counters in group order. Every reader goes through these.
+ */
+#define DK__PE_READ_FORMAT                                                     \
+    (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |                      \
+     PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID)
+#define DK__PE_READ_WORDS(n) (3 + 2 * (n)) /* for array sizes */
+
+/* Words and bytes of a group read of n counters. */
+static inline size_t dk__pe_read_words(size_t n) { return DK__PE_READ_WORDS(n); }
+static inline size_t dk__pe_read_size(size_t n) { return dk__pe_read_words(n) * sizeof(uint64_t); }
+
+static inline uint64_t dk__pe_read_nr(const uint64_t *buf) { return buf[0]; }
+static inline uint64_t dk__pe_read_enabled(const uint64_t *buf) { return buf[1]; }
+static inline uint64_t dk__pe_read_running(const uint64_t *buf) { return buf[2]; }
+/* Count and kernel id of the i-th counter of the group. */
+static inline uint64_t dk__pe_read_value(const uint64_t *buf, size_t i) { return buf[3 + 2 * i]; }
+static inline uint64_t dk__pe_read_id(const uint64_t *buf, size_t i) { return buf[4 + 2 * i]; }
 
 /* How to open one event. */
 typedef struct pe_def {

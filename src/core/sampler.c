@@ -7,27 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backends.h"
 #include "core.h"
 #include "dkperf/kperf.h"
 
 #define DK__BACKEND_ENV "DKPERF_BACKEND"
 
-static const struct {
-    const char *name;
-    dk_backend_kind kind;
-    const dk__backend *backend;
-} backends[] = {
-    {"kperf", DK_BACKEND_KPERF, &dk__backend_kperf},
-    {"selfcounts", DK_BACKEND_SELFCOUNTS, &dk__backend_selfcounts},
-    {"perf_event", DK_BACKEND_PERF_EVENT, &dk__backend_perf_event},
-};
-
-static const dk__backend *backend_of(dk_backend_kind kind)
+/* The backend of a kind; DK_ENOTSUP for one this build lacks. */
+static int backend_of(dk_backend_kind kind, const dk__backend **out)
 {
-    for (size_t i = 0; i < DK__COUNT_OF(backends); i++)
-        if (backends[i].kind == kind)
-            return backends[i].backend;
-    return NULL;
+    for (size_t i = 0; i < dk__backend_count; i++) {
+        const dk__backend_entry *e = &dk__backends[i];
+        if (e->kind != kind)
+            continue;
+        *out = e->backend;
+        if (e->backend == NULL)
+            return dk__fail(DK_ENOTSUP, "the %s backend exists only on %s", e->name, e->os);
+        return 0;
+    }
+    return dk__fail(DK_EINVAL, "dk_sampler_options.backend %d is not a backend", (int)kind);
 }
 
 /* The backend DKPERF_BACKEND names; DK_BACKEND_AUTO when unset. */
@@ -37,9 +35,9 @@ static int backend_from_env(dk_backend_kind *kind)
     *kind = DK_BACKEND_AUTO;
     if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
         return 0;
-    for (size_t i = 0; i < DK__COUNT_OF(backends); i++) {
-        if (strcmp(backends[i].name, v) == 0) {
-            *kind = backends[i].kind;
+    for (size_t i = 0; i < dk__backend_count; i++) {
+        if (strcmp(dk__backends[i].name, v) == 0) {
+            *kind = dk__backends[i].kind;
             return 0;
         }
     }
@@ -47,23 +45,11 @@ static int backend_from_env(dk_backend_kind *kind)
                     DK__BACKEND_ENV, v);
 }
 
-/* The order to probe: the Darwin backends on a Mac, or anywhere a framework
- * root is given (so that the simulated Mac behaves like a Mac). */
+/* The order to probe: backends_<os>.c decides, the Darwin backends first
+ * on a Mac or wherever a framework root is given. */
 static size_t probe_order(const dk_sampler_options *o, const dk__backend **order)
 {
-    size_t n = 0;
-    bool darwin = dk_framework_root(o->framework_root)[0] != '\0';
-#ifdef __APPLE__
-    darwin = true;
-#endif
-    if (darwin) {
-        order[n++] = &dk__backend_kperf;
-        order[n++] = &dk__backend_selfcounts;
-    }
-#ifdef __linux__
-    order[n++] = &dk__backend_perf_event;
-#endif
-    return n;
+    return dk__backend_probe_order(dk_framework_root(o->framework_root)[0] != '\0', order);
 }
 
 static void destroy(dk_sampler *s)
@@ -112,7 +98,7 @@ static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sam
     s->refs = 1;
     s->caps.size = sizeof s->caps;
     s->caps.name = b->name;
-    s->darwin = b != &dk__backend_perf_event;
+    s->darwin = b == &dk__backend_kperf || b == &dk__backend_selfcounts;
     dk__strlcpy(s->root, dk_framework_root(o->framework_root), sizeof s->root);
     pthread_mutex_init(&s->lock, NULL);
     int rc = b->open(s, o);
@@ -225,13 +211,12 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
             return rc;
     }
     if (kind != DK_BACKEND_AUTO) {
-        const dk__backend *b = backend_of(kind);
-        if (b == NULL)
-            return dk__fail(DK_EINVAL, "dk_sampler_options.backend %d is not a backend", (int)kind);
-        return try_backend(b, &o, out);
+        const dk__backend *b = NULL;
+        int rc = backend_of(kind, &b);
+        return rc != 0 ? rc : try_backend(b, &o, out);
     }
 
-    const dk__backend *order[4];
+    const dk__backend *order[DK__PROBE_MAX];
     size_t n = probe_order(&o, order);
     if (n == 0)
         return dk__fail(DK_ENOTSUP, "no backend of libdkperf works on this operating system");

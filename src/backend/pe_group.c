@@ -1,0 +1,266 @@
+/*
+ * pe_group.c - perf_event groups beyond one thread: a process and the
+ * threads and processes it starts (inherit, optionally enabled at its
+ * exec), or every online CPU, one counter per event and CPU, each read on
+ * its own ({value, time_enabled, time_running}). Also the kernel's CPU
+ * lists, which say which CPUs are online.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "backend/pe_internal.h"
+
+int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *count)
+{
+    const char *p = text;
+    size_t n = 0;
+    uint64_t next = 0; /* lists are ascending: no CPU twice */
+    *count = 0;
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+        p++;
+    if (*p == '\0')
+        return dk__fail(DK_EINVAL, "the CPU list is empty");
+    for (;;) {
+        uint64_t lo, hi;
+        const char *at = p;
+        if (!dk__pe_parse_decimal(&p, DK__PE_CPU_MAX, &lo))
+            return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" where a CPU number (0 to %d) "
+                                       "belongs",
+                            at, DK__PE_CPU_MAX);
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            at = p;
+            if (!dk__pe_parse_decimal(&p, DK__PE_CPU_MAX, &hi))
+                return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" where the end of a range "
+                                           "(0 to %d) belongs",
+                                at, DK__PE_CPU_MAX);
+        }
+        if (hi < lo || lo < next)
+            return dk__fail(DK_EINVAL, "the CPU list is not ascending at %llu-%llu",
+                            (unsigned long long)lo, (unsigned long long)hi);
+        if (hi - lo + 1 > max - n)
+            return dk__fail(DK_EINVAL, "the CPU list names more than %zu CPUs", max);
+        for (uint64_t c = lo; c <= hi; c++)
+            cpus[n++] = (int)c;
+        next = hi + 1;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (*p != '\0')
+            return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" after %llu", p,
+                            (unsigned long long)hi);
+        break;
+    }
+    *count = n;
+    return 0;
+}
+
+typedef struct pe_fd {
+    int fd;
+    size_t event;
+} pe_fd;
+
+typedef struct pe_pgroup {
+    pe_fd *fds;
+    size_t nfds, cap;
+    bool exec_pending; /* enabled by the kernel at exec: the first start is a no-op */
+} pe_pgroup;
+
+#define CPU_ONLINE "/sys/devices/system/cpu/online"
+
+/* The online CPUs, from CPU_ONLINE ("0-3,6"); without that file, the first
+ * sysconf(_SC_NPROCESSORS_ONLN). Returns 0 or DK_EINVAL for a file that
+ * cannot be read as a CPU list. */
+static int online_cpus(int *cpus, size_t max, size_t *n)
+{
+    char text[4096];
+    *n = 0;
+    if (dk__pe_read_text(CPU_ONLINE, text, sizeof text) == 0) {
+        int rc = dk__perf_parse_cpu_list(text, cpus, max, n);
+        if (rc != 0)
+            return dk__fail(rc, "counting every CPU: " CPU_ONLINE ": %s", dk_last_error());
+        return 0;
+    }
+    long count = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < count && *n < max; c++)
+        cpus[(*n)++] = (int)c;
+    if (*n == 0)
+        return dk__fail(DK_EOS, "counting every CPU: neither " CPU_ONLINE " nor sysconf tells "
+                                "which CPUs are online");
+    return 0;
+}
+
+static void close_pgroup(pe_pgroup *pg)
+{
+    for (size_t i = 0; i < pg->nfds; i++)
+        close(pg->fds[i].fd);
+    free(pg->fds);
+    free(pg);
+}
+
+static int add_fd(pe_pgroup *pg, int fd, size_t event)
+{
+    if (pg->nfds == pg->cap) {
+        size_t cap = pg->cap ? pg->cap * 2 : 16;
+        pe_fd *grown = realloc(pg->fds, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        pg->fds = grown;
+        pg->cap = cap;
+    }
+    pg->fds[pg->nfds].fd = fd;
+    pg->fds[pg->nfds].event = event;
+    pg->nfds++;
+    return 0;
+}
+
+#define MAX_CPUS 8192 /* Linux's largest NR_CPUS */
+
+int dk__pe_group_open(dk_group *g)
+{
+    dk_sampler *s = g->sampler;
+    pe_session *k = s->impl;
+    bool system = g->scope == DK_SCOPE_SYSTEM;
+    int *cpus = calloc(system ? MAX_CPUS : 1, sizeof *cpus);
+    if (cpus == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    size_t ncpus = 1;
+    if (system) {
+        int rc = online_cpus(cpus, MAX_CPUS, &ncpus);
+        if (rc != 0) {
+            free(cpus);
+            return rc;
+        }
+    } else {
+        cpus[0] = -1;
+        if (g->pid == 0)
+            g->pid = getpid();
+    }
+    pe_pgroup *pg = calloc(1, sizeof *pg);
+    struct perf_event_attr *attrs = calloc(DK__PE_CORE_PMUS_MAX, sizeof *attrs);
+    if (pg == NULL || attrs == NULL) {
+        free(pg);
+        free(attrs);
+        free(cpus);
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    }
+    int rc = 0;
+    for (size_t i = 0; i < g->n && rc == 0; i++) {
+        if (!g->supported[i])
+            continue;
+        pe_def moded;
+        rc = dk__pe_def_with_mode(s, g->events[i], g->mode[i], dk__group_label(g, i), &moded);
+        if (rc != 0)
+            break;
+        const pe_def *def = &moded;
+        size_t events[DK__PE_CORE_PMUS_MAX], keys[DK__PE_CORE_PMUS_MAX];
+        size_t m = dk__pe_plan(k->core_types, k->core_count, &def, 1, attrs, events, keys);
+        size_t first = pg->nfds;
+        int failed = 0; /* the DK_E* code of the open that failed */
+        pe_target where = {.event = g->events[i]->name, .def = def, .pid = system ? -1 : g->pid};
+        for (size_t j = 0; j < m && !failed; j++) {
+            struct perf_event_attr *a = &attrs[j];
+            a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+            a->disabled = 1;
+            a->inherit = !system;
+            a->enable_on_exec = !system && (g->flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
+            dk__pe_apply_exclusions(k, a, def->exclude);
+            for (size_t c = 0; c < ncpus && !failed; c++) {
+                where.cpu = cpus[c];
+                int fd = dk__pe_open_fd(k, a, &where, -1);
+                if (fd < 0) {
+                    failed = fd;
+                    break;
+                }
+                if (add_fd(pg, fd, i) != 0) {
+                    close(fd);
+                    rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+                    break;
+                }
+            }
+        }
+        if (failed == 0 || rc != 0)
+            continue;
+        /* Undo this event's counters; the open recorded what its failure means. */
+        while (pg->nfds > first)
+            close(pg->fds[--pg->nfds].fd);
+        rc = failed;
+        if (rc == DK_EUNAVAILABLE && (g->flags & DK_GROUP_PARTIAL)) {
+            dk__group_unsupported(g, i);
+            rc = 0;
+        }
+    }
+    free(attrs);
+    free(cpus);
+    if (rc != 0) {
+        close_pgroup(pg);
+        return rc;
+    }
+    pg->exec_pending = !system && (g->flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
+    if (system)
+        snprintf(g->scope_text, sizeof g->scope_text, "every CPU (%zu online)", ncpus);
+    else
+        snprintf(g->scope_text, sizeof g->scope_text,
+                 "process %d and the threads and processes it starts", g->pid);
+    g->impl = pg;
+    return 0;
+}
+
+static int pe_group_ioctl(dk_group *g, unsigned long request, const char *what)
+{
+    pe_pgroup *pg = g->impl;
+    int rc = 0;
+    for (size_t i = 0; i < pg->nfds; i++)
+        if (ioctl(pg->fds[i].fd, request, 0) != 0 && rc == 0)
+            rc = dk__fail_os(DK_EOS, errno, "%s the counters failed", what);
+    return rc;
+}
+
+int dk__pe_group_start(dk_group *g)
+{
+    pe_pgroup *pg = g->impl;
+    if (pg->exec_pending) {
+        pg->exec_pending = false; /* the kernel enables the counters at the exec */
+        return 0;
+    }
+    int rc = pe_group_ioctl(g, PERF_EVENT_IOC_ENABLE, "enabling");
+    if (rc != 0)
+        (void)pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling");
+    return rc;
+}
+
+int dk__pe_group_stop(dk_group *g) { return pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling"); }
+
+int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info)
+{
+    pe_pgroup *pg = g->impl;
+    uint64_t enabled[DK_MAX_EVENTS] = {0}, running[DK_MAX_EVENTS] = {0};
+    for (size_t i = 0; i < g->n; i++)
+        values[i] = 0;
+    for (size_t i = 0; i < pg->nfds; i++) {
+        uint64_t buf[3];
+        ssize_t got = read(pg->fds[i].fd, buf, sizeof buf);
+        if (got != (ssize_t)sizeof buf)
+            return dk__fail_os(DK_EOS, got < 0 ? errno : EIO, "reading event %s failed",
+                               g->events[pg->fds[i].event]->name);
+        size_t e = pg->fds[i].event;
+        values[e] += dk_scale_count(buf[0], buf[1], buf[2]);
+        enabled[e] += buf[1];
+        running[e] += buf[2];
+    }
+    if (info != NULL)
+        for (size_t i = 0; i < g->n; i++)
+            if (g->supported[i])
+                dk__pe_describe_reading(&info[i], enabled[i], running[i]);
+    return 0;
+}
+
+void dk__pe_group_close(dk_group *g) { close_pgroup(g->impl); }
