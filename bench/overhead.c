@@ -21,14 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
+#include "stats.h"
 #ifdef __linux__
 #include "backend/perf_event.h"
-#include "median.h"
 #endif
 
 #ifndef DKPERF_BENCH_SIM_ROOT
@@ -44,13 +44,6 @@ typedef struct bench {
     int fd;                    /* perf_event group */
     size_t read_size;
 } bench;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The loops callgrind measures (by name, see --toggle-collect). */
 __attribute__((noinline)) int bench_loop_raw(bench *b, long calls)
@@ -178,11 +171,11 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
     bench_loop_dk(&b, calls / 10 + 1);
     for (int r = 0; r < rounds; r++) {
         /* Alternate which goes first, so drift does not favour one. */
-        uint64_t t0 = now_ns();
+        uint64_t t0 = monotonic_ns();
         int bad = r % 2 ? bench_loop_dk(&b, calls) : bench_loop_raw(&b, calls);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = monotonic_ns();
         bad |= r % 2 ? bench_loop_raw(&b, calls) : bench_loop_dk(&b, calls);
-        uint64_t t2 = now_ns();
+        uint64_t t2 = monotonic_ns();
         if (bad) {
             fprintf(stderr, "overhead: a call failed: %s\n", dk_last_error());
             teardown(&b);
@@ -201,8 +194,8 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
            b.n, rounds, calls);
     teardown(&b);
 
-    double raw_ns = median(raw, rounds), dk_ns = median(dk, rounds);
-    double time_ratio = median(ratio, rounds);
+    double raw_ns = stats_median(raw, (size_t)rounds), dk_ns = stats_median(dk, (size_t)rounds);
+    double time_ratio = stats_median(ratio, (size_t)rounds);
     free(raw);
     free(dk);
     free(ratio);

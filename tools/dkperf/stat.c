@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +21,13 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
+#include "spawn.h"
 #include "stat_options.h"
+#include "stats.h"
 
 typedef struct run {
     uint64_t values[DK_MAX_EVENTS];
@@ -101,13 +102,6 @@ static void restore_signals(void)
     sigaction(SIGPIPE, &saved_pipe, NULL);
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t tv_ns(struct timeval tv)
 {
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
@@ -134,22 +128,11 @@ static int role_of(dk_sampler *s, const char *asked, const char *native)
     return ROLE_NONE;
 }
 
-static int set_cloexec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC); }
-
-static void close_pair(int p[2])
-{
-    for (int k = 0; k < 2; k++)
-        if (p[k] >= 0)
-            close(p[k]);
-}
-
-/* Gives up on a command that was never let go; its pipes are closed. */
-static void abandon(pid_t pid, dk_group *g)
+/* Gives up on a command that was never let go. */
+static void abandon(spawn_child *c, dk_group *g)
 {
     child_pid = 0; /* nothing is passed on to a pid that may be reused */
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    spawn_abandon(c);
     dk_group_close(g);
 }
 
@@ -161,63 +144,36 @@ static void abandon(pid_t pid, dk_group *g)
 static int run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
                     run *out, int *exec_failed)
 {
-    int go[2] = {-1, -1}, err[2] = {-1, -1};
     *exec_failed = 0;
-    if (pipe(go) != 0 || pipe(err) != 0 || set_cloexec(go[1]) != 0 ||
-        set_cloexec(err[0]) != 0 || set_cloexec(err[1]) != 0) {
-        cli_error("stat", "pipe: %s", strerror(errno));
-        close_pair(go);
-        close_pair(err);
-        return EXIT_SETUP;
-    }
-    /* No signal may fall between fork and child_pid: hold them until it is set. */
-    sigset_t hold, mask;
+    /* No signal may fall between fork and child_pid: they are held until it
+     * is set; the command's signals are its own again (a Ctrl-C before exec
+     * kills it). */
+    sigset_t hold;
     sigemptyset(&hold);
     for (size_t k = 0; k < NFORWARDED; k++)
         sigaddset(&hold, forwarded[k]);
-    sigprocmask(SIG_BLOCK, &hold, &mask);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int why = errno;
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        cli_error("stat", "fork: %s", strerror(why));
-        close_pair(go);
-        close_pair(err);
+    spawn_options so = SPAWN_OPTIONS_INIT;
+    so.hold = &hold;
+    so.pid_out = &child_pid;
+    so.in_child = restore_signals;
+    spawn_child c;
+    int rc = spawn_prepare(&c, o->cmd, &so);
+    if (rc != 0) {
+        cli_error("stat", "%s: %s", c.failed, strerror(-rc));
         return EXIT_SETUP;
     }
-    if (pid == 0) {
-        /* The command's signals are its own again (a Ctrl-C before exec kills it). */
-        restore_signals();
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        close(go[1]);
-        close(err[0]);
-        char c;
-        if (read(go[0], &c, 1) != 1)
-            _exit(127); /* dkperf gave up before the command could run */
-        close(go[0]);
-        execvp(o->cmd[0], o->cmd);
-        int e = errno;
-        if (write(err[1], &e, sizeof e) != (ssize_t)sizeof e)
-            _exit(127);
-        _exit(e == ENOENT ? 127 : 126);
-    }
-    child_pid = pid;
-    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now goes to CMD */
-    close(go[0]);
-    close(err[1]);
+    pid_t pid = c.pid;
 
     dk_group *g = NULL;
     unsigned flags = DK_GROUP_PARTIAL | (o->all_cpus ? 0 : DK_GROUP_ENABLE_ON_EXEC);
-    int rc = dk_group_open(s, o->all_cpus ? DK_SCOPE_SYSTEM : DK_SCOPE_PROCESS,
-                           o->all_cpus ? 0 : (int)pid, (const char *const *)names, n, flags, &g);
+    rc = dk_group_open(s, o->all_cpus ? DK_SCOPE_SYSTEM : DK_SCOPE_PROCESS,
+                       o->all_cpus ? 0 : (int)pid, (const char *const *)names, n, flags, &g);
     if (rc == 0)
         rc = dk_group_start(g); /* a no-op where the kernel starts it at exec */
     if (rc != 0) {
         char why[2048];
         snprintf(why, sizeof why, "%s", dk_last_error()); /* before closing the group */
-        close(go[1]);
-        close(err[0]);
-        abandon(pid, g);
+        abandon(&c, g);
         /* Interrupted before the command ran: end as it would have, quietly. */
         if (got_signal != 0)
             return 128 + got_signal;
@@ -236,41 +192,28 @@ static int run_once(dk_sampler *s, const stat_options *o, char **names, size_t n
     }
 
     if (got_signal != 0) { /* Ctrl-C during the setup, or between runs */
-        close(go[1]);
-        close(err[0]);
-        abandon(pid, g);
+        abandon(&c, g);
         return 128 + got_signal;
     }
-    uint64_t t0 = now_ns();
-    ssize_t wrote;
-    while ((wrote = write(go[1], "g", 1)) < 0 && errno == EINTR)
-        ;
-    if (wrote != 1) {
-        int why = errno;
-        close(go[1]);
-        close(err[0]);
-        abandon(pid, g);
+    uint64_t t0 = monotonic_ns();
+    rc = spawn_release(&c);
+    if (rc != 0) {
+        abandon(&c, g);
         if (got_signal != 0) /* EPIPE: the command was killed before exec */
             return 128 + got_signal;
-        cli_error("stat", "cannot start the command: %s", strerror(why));
+        cli_error("stat", "cannot start the command: %s", strerror(-rc));
         return EXIT_SETUP;
     }
-    close(go[1]);
     int e = 0;
-    ssize_t got;
-    while ((got = read(err[0], &e, sizeof e)) < 0 && errno == EINTR)
-        ;
-    close(err[0]);
-    if (got == (ssize_t)sizeof e) {
+    spawn_exec_result(&c, &e);
+    if (e != 0) {
         cli_error("stat", "cannot run '%s': %s", o->cmd[0], strerror(e));
-        *exec_failed = e == ENOENT ? 127 : 126;
+        *exec_failed = spawn_exec_status(e);
     }
 
     /* Wait without reaping: a Mac can only read an unreaped process's totals. */
-    siginfo_t si;
-    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR)
-        ;
-    out->elapsed_ns = now_ns() - t0;
+    spawn_wait_exit(&c, NULL);
+    out->elapsed_ns = monotonic_ns() - t0;
     rc = dk_group_read(g, out->values, out->info);
     if (rc != 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
@@ -285,8 +228,7 @@ static int run_once(dk_sampler *s, const stat_options *o, char **names, size_t n
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
     child_pid = 0; /* it has exited: once reaped, its pid may be reused */
-    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-        ;
+    spawn_reap(&c, &status, &ru);
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);
     out->system_ns = tv_ns(ru.ru_stime);
@@ -298,26 +240,34 @@ static int run_once(dk_sampler *s, const stat_options *o, char **names, size_t n
     return rc != 0 ? EXIT_SETUP : 0;
 }
 
-/* Mean and relative standard deviation of the mean, in percent. */
-static void stats(const report *rep, size_t i, int which, double *mean, double *rel)
+/* The measured quantities of a run. */
+typedef enum quantity { Q_COUNT, Q_ELAPSED, Q_USER, Q_SYSTEM } quantity;
+
+static double quantity_of(const run *x, size_t i, quantity q)
 {
-    double sum = 0, sq = 0;
-    size_t k = rep->nruns;
-    for (size_t r = 0; r < k; r++) {
-        const run *x = &rep->runs[r];
-        double v = which == 0   ? (double)x->values[i]
-                   : which == 1 ? (double)x->elapsed_ns
-                   : which == 2 ? (double)x->user_ns
-                                : (double)x->system_ns;
-        sum += v;
-        sq += v * v;
+    switch (q) {
+    case Q_COUNT:
+        return (double)x->values[i];
+    case Q_ELAPSED:
+        return (double)x->elapsed_ns;
+    case Q_USER:
+        return (double)x->user_ns;
+    case Q_SYSTEM:
+        return (double)x->system_ns;
     }
-    *mean = k ? sum / (double)k : 0;
-    *rel = 0;
-    if (k > 1 && *mean > 0) {
-        double var = (sq - sum * sum / (double)k) / (double)(k - 1);
-        *rel = var > 0 ? sqrt(var / (double)k) / *mean * 100 : 0;
-    }
+    return 0;
+}
+
+/* Mean and relative standard deviation of the mean, in percent, of
+ * quantity q (of event i for Q_COUNT) over the runs. */
+static void summarize(const report *rep, size_t i, quantity q, double *mean, double *rel)
+{
+    stats acc;
+    stats_init(&acc);
+    for (size_t r = 0; r < rep->nruns; r++)
+        stats_add(&acc, quantity_of(&rep->runs[r], i, q));
+    *mean = stats_get(&acc, STATS_MEAN);
+    *rel = stats_get(&acc, STATS_REL_STDDEV_MEAN);
 }
 
 static double running_fraction(const report *rep, size_t i)
@@ -358,7 +308,7 @@ static int per(const report *rep, int role, double v, double scale, double *out)
     if (j < 0)
         return -1;
     double other, rel;
-    stats(rep, (size_t)j, 0, &other, &rel);
+    summarize(rep, (size_t)j, Q_COUNT, &other, &rel);
     if (other <= 0)
         return 0;
     *out = v / other * scale;
@@ -369,7 +319,7 @@ static int per(const report *rep, int role, double v, double scale, double *out)
 static bool metric(const report *rep, size_t i, double elapsed, double *value, const char **unit)
 {
     double v, rel;
-    stats(rep, i, 0, &v, &rel);
+    summarize(rep, i, Q_COUNT, &v, &rel);
     int r = -1;
     switch (rep->role[i]) {
     case ROLE_CLOCK:
@@ -443,7 +393,7 @@ static void put_line(FILE *out, char *line)
 static void print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
 {
     double elapsed, erel;
-    stats(rep, 0, 1, &elapsed, &erel);
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
     fputs("\n Performance counter stats for '", out);
     print_command(out, o->cmd);
     fputc('\'', out);
@@ -461,7 +411,7 @@ static void print_human(FILE *out, const report *rep, const stat_options *o, dk_
             continue;
         }
         double v, rel;
-        stats(rep, i, 0, &v, &rel);
+        summarize(rep, i, Q_COUNT, &v, &rel);
         if (in_ns(rep, i))
             snprintf(line, sizeof line, "%18s msec %-33s", fmt_fixed(v / 1e6, 2, num, sizeof num),
                      rep->names[i]);
@@ -510,7 +460,7 @@ static void print_csv(FILE *out, const report *rep, const stat_options *o)
 {
     const char *x = o->sep;
     double elapsed, erel;
-    stats(rep, 0, 1, &elapsed, &erel);
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
     for (size_t i = 0; i < rep->n; i++) {
         if (!rep->supported[i] || !counted(rep, i)) {
             /* value, unit, event, run time, percent, metric, metric unit, spread */
@@ -520,7 +470,7 @@ static void print_csv(FILE *out, const report *rep, const stat_options *o)
         }
         double v, rel, mv = 0;
         const char *mu = "";
-        stats(rep, i, 0, &v, &rel);
+        summarize(rep, i, Q_COUNT, &v, &rel);
         bool has_metric = metric(rep, i, elapsed, &mv, &mu);
         uint64_t run_ns = 0;
         for (size_t r = 0; r < rep->nruns; r++)
@@ -546,9 +496,9 @@ static void print_csv(FILE *out, const report *rep, const stat_options *o)
 static void print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
 {
     double elapsed, erel, user, urel, sys, srel;
-    stats(rep, 0, 1, &elapsed, &erel);
-    stats(rep, 0, 2, &user, &urel);
-    stats(rep, 0, 3, &sys, &srel);
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
+    summarize(rep, 0, Q_USER, &user, &urel);
+    summarize(rep, 0, Q_SYSTEM, &sys, &srel);
     fputs("{\"command\": [", out);
     for (char **a = o->cmd; *a != NULL; a++) {
         fputs(a == o->cmd ? "" : ", ", out);
@@ -567,7 +517,7 @@ static void print_json(FILE *out, const report *rep, const stat_options *o, dk_s
         const char *mu = NULL;
         bool ok = rep->supported[i] && counted(rep, i);
         if (ok)
-            stats(rep, i, 0, &v, &rel);
+            summarize(rep, i, Q_COUNT, &v, &rel);
         bool has_metric = ok && metric(rep, i, elapsed, &mv, &mu);
         fputs(i ? ", {\"name\": " : "{\"name\": ", out);
         json_string(out, rep->names[i]);
