@@ -80,6 +80,13 @@ int main(int argc, char **argv)
         return 2;
     }
     double *dk = calloc((size_t)runs, sizeof *dk), *pf = calloc((size_t)runs, sizeof *pf);
+    if (dk == NULL || pf == NULL) {
+        fprintf(stderr, "stat-overhead: out of memory for the times of %d runs (try fewer --runs)\n",
+                runs);
+        free(dk);
+        free(pf);
+        return 2;
+    }
     for (int r = 0; r < runs; r++) {
         /* Alternate the order so that drift favours neither. */
         if (r % 2) {
@@ -90,7 +97,9 @@ int main(int argc, char **argv)
             dk[r] = cpu_us(dk_argv);
         }
         if (dk[r] < 0 || pf[r] < 0) {
-            fprintf(stderr, "stat-overhead: a run failed\n");
+            fprintf(stderr, "stat-overhead: a run of %s stat failed\n", dk[r] < 0 ? dkperf : perf);
+            free(dk);
+            free(pf);
             return 2;
         }
     }
