@@ -21,14 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
+#include "stats.h"
 #ifdef __linux__
 #include "backend/perf_event.h"
-#include "median.h"
 #endif
 
 #ifndef DKPERF_BENCH_SIM_ROOT
@@ -44,13 +44,6 @@ typedef struct bench {
     int fd;                    /* perf_event group */
     size_t read_size;
 } bench;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The loops callgrind measures (by name, see --toggle-collect). */
 __attribute__((noinline)) int bench_loop_raw(bench *b, long calls)
@@ -165,6 +158,30 @@ static double callgrind(const char *self, const char *which, const char *loop, l
     return per_call;
 }
 
+/* Interleaved rounds of the two loops: ns per call of each, and their ratio. */
+static int measure(bench *b, long calls, int rounds, double *raw, double *dk, double *ratio)
+{
+    bench_loop_raw(b, calls / 10 + 1); /* warm up */
+    bench_loop_dk(b, calls / 10 + 1);
+    for (int r = 0; r < rounds; r++) {
+        /* Alternate which goes first, so drift does not favour one. */
+        uint64_t t0 = monotonic_ns();
+        int bad = r % 2 ? bench_loop_dk(b, calls) : bench_loop_raw(b, calls);
+        uint64_t t1 = monotonic_ns();
+        bad |= r % 2 ? bench_loop_raw(b, calls) : bench_loop_dk(b, calls);
+        uint64_t t2 = monotonic_ns();
+        if (bad) {
+            fprintf(stderr, "overhead: a call failed: %s\n", dk_last_error());
+            return 2;
+        }
+        raw[r] = (double)(r % 2 ? t2 - t1 : t1 - t0) / (double)calls;
+        dk[r] = (double)(r % 2 ? t1 - t0 : t2 - t1) / (double)calls;
+        /* Each round's pair ran back to back: their ratio cancels drift. */
+        ratio[r] = dk[r] / raw[r];
+    }
+    return 0;
+}
+
 /* Run one case; returns 0 met, 1 missed, 2 error. */
 static int run_case(const char *self, const char *which, long calls, int rounds, bool cg)
 {
@@ -174,38 +191,32 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
         return rc;
     double *raw = calloc((size_t)rounds, sizeof *raw), *dk = calloc((size_t)rounds, sizeof *dk);
     double *ratio = calloc((size_t)rounds, sizeof *ratio);
-    bench_loop_raw(&b, calls / 10 + 1); /* warm up */
-    bench_loop_dk(&b, calls / 10 + 1);
-    for (int r = 0; r < rounds; r++) {
-        /* Alternate which goes first, so drift does not favour one. */
-        uint64_t t0 = now_ns();
-        int bad = r % 2 ? bench_loop_dk(&b, calls) : bench_loop_raw(&b, calls);
-        uint64_t t1 = now_ns();
-        bad |= r % 2 ? bench_loop_raw(&b, calls) : bench_loop_dk(&b, calls);
-        uint64_t t2 = now_ns();
-        if (bad) {
-            fprintf(stderr, "overhead: a call failed: %s\n", dk_last_error());
-            teardown(&b);
-            return 2;
-        }
-        raw[r] = (double)(r % 2 ? t2 - t1 : t1 - t0) / (double)calls;
-        dk[r] = (double)(r % 2 ? t1 - t0 : t2 - t1) / (double)calls;
-        /* Each round's pair ran back to back: their ratio cancels drift. */
-        ratio[r] = dk[r] / raw[r];
+    if (raw == NULL || dk == NULL || ratio == NULL) {
+        fprintf(stderr, "overhead: out of memory for the timings of %d rounds (try fewer --rounds)\n",
+                rounds);
+        rc = 2;
     }
+    if (rc == 0)
+        rc = measure(&b, calls, rounds, raw, dk, ratio);
     const char *root = dk_framework_root(NULL);
     bool kperf = strcmp(which, "kperf") == 0;
-    printf("\n%s backend on %s%s, %zu events, %d interleaved rounds of %ld calls\n", which,
-           kperf ? dk_cpu_name(dk_sampler_cpu(b.sampler)) : dk_database_marketing_name(dk_sampler_database(b.sampler)),
-           kperf && (root[0] != '\0' || DKPERF_BENCH_SIM_ROOT[0] != '\0') ? " (simulated frameworks)" : "",
-           b.n, rounds, calls);
+    if (rc == 0)
+        printf("\n%s backend on %s%s, %zu events, %d interleaved rounds of %ld calls\n", which,
+               kperf ? dk_cpu_name(dk_sampler_cpu(b.sampler)) : dk_database_marketing_name(dk_sampler_database(b.sampler)),
+               kperf && (root[0] != '\0' || DKPERF_BENCH_SIM_ROOT[0] != '\0') ? " (simulated frameworks)" : "",
+               b.n, rounds, calls);
     teardown(&b);
-
-    double raw_ns = median(raw, rounds), dk_ns = median(dk, rounds);
-    double time_ratio = median(ratio, rounds);
+    double raw_ns = 0, dk_ns = 0, time_ratio = 0;
+    if (rc == 0) {
+        raw_ns = stats_median(raw, (size_t)rounds);
+        dk_ns = stats_median(dk, (size_t)rounds);
+        time_ratio = stats_median(ratio, (size_t)rounds);
+    }
     free(raw);
     free(dk);
     free(ratio);
+    if (rc != 0)
+        return rc;
     double raw_ir = -1, dk_ir = -1;
     if (cg && system("valgrind --version >/dev/null 2>&1") == 0) {
         long cg_calls = calls < 5000 ? calls : 5000;

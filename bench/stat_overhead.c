@@ -8,7 +8,6 @@
  * Exit status 0 when the target is met, 1 when not, 2 when it cannot run
  * (77 when perf is not installed).
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,7 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "median.h"
+#include "spawn.h"
+#include "stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -27,24 +27,22 @@
 /* CPU time in µs of one run of argv, its output discarded; -1 on failure. */
 static double cpu_us(char *const argv[])
 {
-    pid_t pid = fork();
-    if (pid < 0)
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    spawn_options o = SPAWN_OPTIONS_INIT;
+    o.stdout_fd = o.stderr_fd = null;
+    spawn_child c;
+    int rc = spawn_prepare(&c, argv, &o);
+    if (null >= 0)
+        close(null);
+    if (rc != 0)
         return -1;
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) {
-            dup2(null, 1);
-            dup2(null, 2);
-        }
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status;
+    int status = 0, exec_errno = 0;
     struct rusage ru;
-    while (wait4(pid, &status, 0, &ru) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (spawn_release(&c) != 0 || spawn_exec_result(&c, &exec_errno) != 0 || exec_errno != 0) {
+        spawn_abandon(&c);
+        return -1;
+    }
+    if (spawn_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
@@ -82,6 +80,13 @@ int main(int argc, char **argv)
         return 2;
     }
     double *dk = calloc((size_t)runs, sizeof *dk), *pf = calloc((size_t)runs, sizeof *pf);
+    if (dk == NULL || pf == NULL) {
+        fprintf(stderr, "stat-overhead: out of memory for the times of %d runs (try fewer --runs)\n",
+                runs);
+        free(dk);
+        free(pf);
+        return 2;
+    }
     for (int r = 0; r < runs; r++) {
         /* Alternate the order so that drift favours neither. */
         if (r % 2) {
@@ -92,11 +97,13 @@ int main(int argc, char **argv)
             dk[r] = cpu_us(dk_argv);
         }
         if (dk[r] < 0 || pf[r] < 0) {
-            fprintf(stderr, "stat-overhead: a run failed\n");
+            fprintf(stderr, "stat-overhead: a run of %s stat failed\n", dk[r] < 0 ? dkperf : perf);
+            free(dk);
+            free(pf);
             return 2;
         }
     }
-    double d = median(dk, runs), p = median(pf, runs);
+    double d = stats_median(dk, (size_t)runs), p = stats_median(pf, (size_t)runs);
     printf("bench/stat-overhead: stat -e task-clock -- /bin/true, %d alternating runs each\n", runs);
     printf("  whole-process CPU time (user + sys, median): dkperf %.0f us, perf %.0f us\n", d, p);
     printf("  ratio dkperf/perf: %.3f\n", p > 0 ? d / p : 0.0);

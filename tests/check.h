@@ -3,9 +3,12 @@
  *
  * A test file defines cases with TEST_CASE(name) { ... } at the start of a
  * line; tests/CMakeLists.txt finds those lines and registers each case as
- * its own ctest test, run as `<binary> <case>`. CHECK* macros print the
- * failing expression with its values and exit non-zero. A case may call
- * SKIP("why") to report ctest's skip code 77.
+ * its own ctest test, run as `<binary> <case>`. `<binary> --list` prints
+ * the cases compiled in, one a line, and tests/check_cases.cmake fails when
+ * they differ from those registered (an indented or macro-made case would
+ * otherwise never run). CHECK* macros print the failing expression with
+ * its values and exit non-zero. A case may call SKIP("why") to report
+ * ctest's skip code 77.
  */
 #ifndef DKPERF_TEST_CHECK_H
 #define DKPERF_TEST_CHECK_H
@@ -85,9 +88,23 @@ static dkt_case *dkt_cases;
         exit(77);                                                         \
     } while (0)
 
-/* Run the case named argv[1], or every case when none is named. */
+/* The cases in the order they were defined (each constructor prepends). */
+static inline void dkt_list(const dkt_case *c)
+{
+    if (c == NULL)
+        return;
+    dkt_list(c->next);
+    printf("%s\n", c->name);
+}
+
+/* Run the case named argv[1], or every case when none is named; --list
+ * prints their names. */
 static inline int dkt_main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        dkt_list(dkt_cases);
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+    }
     int ran = 0;
     for (dkt_case *c = dkt_cases; c != NULL; c = c->next) {
         if (argc > 1 && strcmp(argv[1], c->name) != 0)

@@ -10,55 +10,60 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "spawn.h"
 
-/* A child held on a pipe until released. */
-typedef struct child {
-    pid_t pid;
-    int go;
-} child;
+/* A child held before its exec until released. */
+typedef spawn_child child;
+
+static const char *region_program(void)
+{
+    const char *p = getenv("DKPERF_REGION_PROGRAM");
+    if (p == NULL)
+        DKT_FAIL("DKPERF_REGION_PROGRAM is not set: run this test through ctest");
+    return p;
+}
 
 /*
  * Once released the child runs script with sh, $0 being the region program
- * and stdin in_fd (-1: left as is), or, without a script, burns ms of CPU.
+ * and stdin in_fd (-1: left as is), or, without a script, the region
+ * program burning ms of CPU.
  */
 static child hold(const char *script, double ms, int in_fd)
 {
-    int p[2];
-    CHECK_INT(pipe(p), ==, 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(p[1]);
-        char c;
-        if (read(p[0], &c, 1) != 1 || (in_fd >= 0 && dup2(in_fd, 0) != 0))
-            _exit(1);
-        if (script == NULL) {
-            dkt_burn_cpu_ms(ms);
-            _exit(0);
-        }
-        execl("/bin/sh", "sh", "-c", script, getenv("DKPERF_REGION_PROGRAM"), (char *)NULL);
-        _exit(127);
-    }
-    close(p[0]);
-    return (child){pid, p[1]};
+    char burn[32];
+    snprintf(burn, sizeof burn, "%g", ms);
+    char *prog = (char *)region_program();
+    char *sh[] = {"/bin/sh", "-c", (char *)script, prog, NULL};
+    char *work[] = {prog, "--work-only", "--pages", "1", "--burn-ms", burn, NULL};
+    spawn_options o = SPAWN_OPTIONS_INIT;
+    o.stdin_fd = in_fd;
+    child c;
+    CHECK_INT(spawn_prepare(&c, script != NULL ? sh : work, &o), ==, 0);
+    return c;
 }
 
 static child hold_child(double ms) { return hold(NULL, ms, -1); }
 
 static void release(child *c)
 {
-    CHECK_INT(write(c->go, "g", 1), ==, 1);
-    close(c->go);
+    int exec_errno;
+    CHECK_INT(spawn_release(c), ==, 0);
+    CHECK_INT(spawn_exec_result(c, &exec_errno), ==, 0);
+    CHECK_INT(exec_errno, ==, 0);
 }
 
 static void release_and_wait(child *c)
 {
     release(c);
-    siginfo_t si;
-    CHECK_INT(waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOWAIT), ==, 0);
+    CHECK_INT(spawn_wait_exit(c, NULL), ==, 0);
 }
 
-static void reap(child *c) { CHECK_INT(waitpid(c->pid, NULL, 0), ==, c->pid); }
+static void reap(child *c)
+{
+    int status;
+    CHECK_INT(spawn_reap(c, &status, NULL), ==, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
 
 TEST_CASE(sim_process_scope_counts_instructions_and_cycles_of_a_child)
 {
@@ -208,6 +213,7 @@ TEST_CASE(sim_a_reaped_process_is_gone)
 {
     dk_sampler *s = open_sampler();
     child c = hold_child(1);
+    pid_t pid = c.pid;
     const char *names[] = {"instructions"};
     dk_group *g = NULL;
     CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, c.pid, names, 1, 0, &g));
@@ -218,7 +224,7 @@ TEST_CASE(sim_a_reaped_process_is_gone)
     CHECK_ERR(dk_group_read(g, &v, NULL), DK_EOS);
     CHECK_CONTAINS(dk_last_error(), "proc_pid_rusage");
     dk_group_close(g);
-    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, c.pid, names, 1, 0, &g), DK_EOS);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, pid, names, 1, 0, &g), DK_EOS);
     dk_sampler_close(s);
 }
 

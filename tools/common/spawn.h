@@ -1,0 +1,75 @@
+/*
+ * spawn.h - a command forked and held before its exec.
+ *
+ * spawn_prepare forks a child that waits on a pipe before it execs the
+ * command: the caller learns its pid and can open counters on it first.
+ * spawn_release lets it go; spawn_exec_result then tells whether the exec
+ * happened (the error pipe is closed on exec) or failed (the child writes
+ * its errno and exits 127 or 126, as a shell would). spawn_wait_exit waits
+ * without reaping, so that the exited process can still be read;
+ * spawn_reap reaps it with its resource usage. spawn_abandon kills a child
+ * that is not to run after all.
+ *
+ * Every function returns 0 or a negative errno and prints nothing. A child
+ * that dies before its release makes spawn_release fail with -EPIPE, and
+ * raise SIGPIPE: a caller that must survive this ignores SIGPIPE.
+ */
+#ifndef DKPERF_TOOLS_SPAWN_H
+#define DKPERF_TOOLS_SPAWN_H
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+typedef struct spawn_options {
+    /* Descriptors the child puts on its stdin, stdout, stderr once
+     * released; -1 leaves the inherited one. */
+    int stdin_fd, stdout_fd, stderr_fd;
+    /* Signals blocked from before the fork until *pid_out holds the pid,
+     * so that a handler passing them on never misses the child; the child
+     * takes back the caller's mask. NULL: nothing held. */
+    const sigset_t *hold;
+    volatile sig_atomic_t *pid_out; /* NULL: nobody to tell */
+    /* Runs in the child right after the fork (async-signal-safe calls
+     * only), e.g. to give back signal dispositions. NULL: none. */
+    void (*in_child)(void);
+} spawn_options;
+
+#define SPAWN_OPTIONS_INIT {-1, -1, -1, NULL, NULL, NULL}
+
+typedef struct spawn_child {
+    pid_t pid;  /* the child, or -1 */
+    int go_fd;  /* write end of the release pipe, -1 once released */
+    int err_fd; /* read end of the exec-error pipe, -1 once read */
+    const char *failed; /* the call spawn_prepare failed in ("pipe", "fork"), for messages */
+} spawn_child;
+
+/* Forks the child of argv[0] (searched in PATH) and holds it. o may be
+ * NULL. On failure nothing is left: no child, no descriptor. */
+int spawn_prepare(spawn_child *c, char *const argv[], const spawn_options *o);
+
+/* Lets the child exec. -EPIPE: it died before (killed, or the caller
+ * closed its pipe). */
+int spawn_release(spawn_child *c);
+
+/* After the release, waits until the child has exec'd (*exec_errno = 0) or
+ * failed to (*exec_errno = the exec's errno). */
+int spawn_exec_result(spawn_child *c, int *exec_errno);
+
+/* The exit status of a child whose exec failed with exec_errno: 127 when
+ * the command was not found, 126 when it could not run. */
+int spawn_exec_status(int exec_errno);
+
+/* Waits for the child to exit without reaping it (its pid stays valid and
+ * its totals readable); si may be NULL. Retries on EINTR. */
+int spawn_wait_exit(const spawn_child *c, siginfo_t *si);
+
+/* Reaps the child (waiting when it runs); status and ru may be NULL.
+ * Retries on EINTR. Closes what is left open; c->pid becomes -1. */
+int spawn_reap(spawn_child *c, int *status, struct rusage *ru);
+
+/* Gives up on a child: closes its pipes, kills it and reaps it. */
+void spawn_abandon(spawn_child *c);
+
+#endif /* DKPERF_TOOLS_SPAWN_H */

@@ -1,0 +1,68 @@
+/*
+ * stat.h - what the parts of dkperf stat share: the runs and the report
+ * (stat.c drives them, stat_run.c runs the command, stat_print.c prints).
+ */
+#ifndef DKPERF_STAT_H
+#define DKPERF_STAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "stat_options.h"
+
+/* One run's counts and times. */
+typedef struct run {
+    uint64_t values[DK_MAX_EVENTS];
+    dk_reading info[DK_MAX_EVENTS];
+    uint64_t elapsed_ns, user_ns, system_ns;
+} run;
+
+/* The roles derived metrics need. */
+enum { ROLE_NONE, ROLE_INSTRUCTIONS, ROLE_CYCLES, ROLE_BRANCHES, ROLE_MISSES, ROLE_CLOCK };
+
+typedef struct report {
+    size_t n;
+    const char *names[DK_MAX_EVENTS];  /* as asked */
+    char native[DK_MAX_EVENTS][128]; /* copies: the group is closed after each run */
+    const char *unit[DK_MAX_EVENTS];  /* owned by the sampler's database */
+    bool supported[DK_MAX_EVENTS];
+    char why[DK_MAX_EVENTS][256];
+    int role[DK_MAX_EVENTS];
+    run *runs;
+    size_t nruns;
+    int exit_status;
+    bool signaled; /* the last run's command was killed by a signal */
+    char scope[128];
+} report;
+
+/*
+ * Signals that would stop dkperf, caught from before the counters are
+ * taken until they are given back: passed to the command while it runs,
+ * remembered otherwise. stat_restore_signals gives back the dispositions
+ * dkperf was started with.
+ */
+void stat_catch_signals(void);
+void stat_restore_signals(void);
+/* The last signal caught, or 0. */
+int stat_got_signal(void);
+/* The last signal caught while no command ran to take it, or 0. */
+int stat_pending_signal(void);
+
+/*
+ * One run: fork the command held before exec, open the counters on it (or
+ * every CPU), let it exec, wait, read, reap; the first run fills the
+ * report's event facts. Returns 0, or the exit status dkperf must end with
+ * on a setup failure (128 + signal when interrupted before the command
+ * ran); *exec_failed is set (127, 126) when the command could not run.
+ */
+int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
+                  run *out, int *exec_failed);
+
+/* The report as perf stat prints it, as -x CSV, and as --json. */
+void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
+void stat_print_csv(FILE *out, const report *rep, const stat_options *o);
+void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
+
+#endif /* DKPERF_STAT_H */

@@ -1,0 +1,316 @@
+/*
+ * stat_print.c - dkperf stat's report: derived metrics, and the human,
+ * CSV and JSON forms, in the manner of perf stat.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "stat.h"
+#include "stats.h"
+
+/* The measured quantities of a run. */
+typedef enum quantity { Q_COUNT, Q_ELAPSED, Q_USER, Q_SYSTEM } quantity;
+
+static double quantity_of(const run *x, size_t i, quantity q)
+{
+    switch (q) {
+    case Q_COUNT:
+        return (double)x->values[i];
+    case Q_ELAPSED:
+        return (double)x->elapsed_ns;
+    case Q_USER:
+        return (double)x->user_ns;
+    case Q_SYSTEM:
+        return (double)x->system_ns;
+    }
+    return 0;
+}
+
+/* Mean and relative standard deviation of the mean, in percent, of
+ * quantity q (of event i for Q_COUNT) over the runs. */
+static void summarize(const report *rep, size_t i, quantity q, double *mean, double *rel)
+{
+    stats acc;
+    stats_init(&acc);
+    for (size_t r = 0; r < rep->nruns; r++)
+        stats_add(&acc, quantity_of(&rep->runs[r], i, q));
+    *mean = stats_get(&acc, STATS_MEAN);
+    *rel = stats_get(&acc, STATS_REL_STDDEV_MEAN);
+}
+
+static double running_fraction(const report *rep, size_t i)
+{
+    double sum = 0;
+    size_t k = 0;
+    for (size_t r = 0; r < rep->nruns; r++) {
+        const dk_reading *info = &rep->runs[r].info[i];
+        if (info->time_enabled > 0) {
+            sum += (double)info->time_running / (double)info->time_enabled;
+            k++;
+        }
+    }
+    return k ? sum / (double)k : 1.0;
+}
+
+static bool counted(const report *rep, size_t i)
+{
+    for (size_t r = 0; r < rep->nruns; r++)
+        if (rep->runs[r].info[i].counted)
+            return true;
+    return false;
+}
+
+static int find_role(const report *rep, int role)
+{
+    for (size_t i = 0; i < rep->n; i++)
+        if (rep->role[i] == role && rep->supported[i] && counted(rep, i))
+            return (int)i;
+    return -1;
+}
+
+/* v divided by the mean of the counted event playing role, times scale:
+ * 1 with *out set, 0 when that mean is 0, -1 when no event plays it. */
+static int per(const report *rep, int role, double v, double scale, double *out)
+{
+    int j = find_role(rep, role);
+    if (j < 0)
+        return -1;
+    double other, rel;
+    summarize(rep, (size_t)j, Q_COUNT, &other, &rel);
+    if (other <= 0)
+        return 0;
+    *out = v / other * scale;
+    return 1;
+}
+
+/* A derived metric for event i: value and unit, or false when none. */
+static bool metric(const report *rep, size_t i, double elapsed, double *value, const char **unit)
+{
+    double v, rel;
+    summarize(rep, i, Q_COUNT, &v, &rel);
+    int r = -1;
+    switch (rep->role[i]) {
+    case ROLE_CLOCK:
+        if (elapsed <= 0)
+            return false;
+        *value = v / elapsed;
+        *unit = "CPUs utilized";
+        return true;
+    case ROLE_INSTRUCTIONS:
+        r = per(rep, ROLE_CYCLES, v, 1, value);
+        *unit = "insn per cycle";
+        break;
+    case ROLE_MISSES:
+        r = per(rep, ROLE_BRANCHES, v, 100, value);
+        *unit = "% of all branches";
+        break;
+    case ROLE_CYCLES:
+        r = per(rep, ROLE_CLOCK, v, 1, value);
+        *unit = "GHz";
+        break;
+    default:
+        break;
+    }
+    if (r >= 0)
+        return r == 1;
+    /* Otherwise a rate per second of CPU time, when task-clock is counted. */
+    double rate;
+    if (find_role(rep, ROLE_CLOCK) == (int)i || per(rep, ROLE_CLOCK, v, 1e9, &rate) != 1)
+        return false;
+    *unit = rate >= 1e9 ? "G/sec" : rate >= 1e6 ? "M/sec" : rate >= 1e3 ? "K/sec" : "/sec";
+    *value = rate >= 1e9 ? rate / 1e9 : rate >= 1e6 ? rate / 1e6 : rate >= 1e3 ? rate / 1e3 : rate;
+    return true;
+}
+
+static bool in_ns(const report *rep, size_t i)
+{
+    return rep->unit[i] != NULL && strcmp(rep->unit[i], "ns") == 0;
+}
+
+static void print_command(FILE *out, char **cmd)
+{
+    for (char **a = cmd; *a != NULL; a++)
+        fprintf(out, "%s%s", a == cmd ? "" : " ", *a);
+}
+
+/* The reason without its "event NAME is " lead, so that shared reasons group. */
+static const char *reason_tail(const report *rep, size_t i)
+{
+    const char *why = rep->why[i];
+    size_t len = strlen(rep->native[i]);
+    /* "event X needs ..." reads "X: needs ...", "event X is not ..." "X: not ...". */
+    if (strncmp(why, "event ", 6) == 0 && strncmp(why + 6, rep->native[i], len) == 0 &&
+        why[6 + len] == ' ') {
+        why += 7 + len;
+        if (strncmp(why, "is ", 3) == 0)
+            why += 3;
+    }
+    return why;
+}
+
+/* Print a line without trailing blanks. */
+static void put_line(FILE *out, char *line)
+{
+    size_t len = strlen(line);
+    while (len > 0 && line[len - 1] == ' ')
+        line[--len] = '\0';
+    fputs(line, out);
+    fputc('\n', out);
+}
+
+void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
+{
+    double elapsed, erel;
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
+    fputs("\n Performance counter stats for '", out);
+    print_command(out, o->cmd);
+    fputc('\'', out);
+    if (rep->nruns > 1)
+        fprintf(out, " (%zu runs)", rep->nruns);
+    fputs(":\n", out);
+    fprintf(out, " scope: %s (%s backend)\n\n", rep->scope, dk_sampler_backend(s));
+    for (size_t i = 0; i < rep->n; i++) {
+        char num[48], line[256];
+        size_t used;
+        if (!rep->supported[i] || !counted(rep, i)) {
+            snprintf(line, sizeof line, "%18s      %s",
+                     rep->supported[i] ? "<not counted>" : "<not supported>", rep->names[i]);
+            put_line(out, line);
+            continue;
+        }
+        double v, rel;
+        summarize(rep, i, Q_COUNT, &v, &rel);
+        if (in_ns(rep, i))
+            snprintf(line, sizeof line, "%18s msec %-33s", fmt_fixed(v / 1e6, 2, num, sizeof num),
+                     rep->names[i]);
+        else
+            snprintf(line, sizeof line, "%18s      %-33s",
+                     fmt_count((uint64_t)(v + 0.5), num, sizeof num), rep->names[i]);
+        used = strlen(line);
+        double mv;
+        const char *mu;
+        if (metric(rep, i, elapsed, &mv, &mu))
+            used += (size_t)snprintf(line + used, sizeof line - used, " # %8.3f %-16s", mv, mu);
+        double frac = running_fraction(rep, i);
+        if (rep->nruns > 1 && used < sizeof line)
+            used += (size_t)snprintf(line + used, sizeof line - used, "  ( +- %5.2f%% )", rel);
+        if (frac < 0.9999 && used < sizeof line)
+            snprintf(line + used, sizeof line - used, "  (%.2f%%)", frac * 100);
+        put_line(out, line);
+    }
+    fprintf(out, "\n%18.9f seconds time elapsed", elapsed / 1e9);
+    if (rep->nruns > 1)
+        fprintf(out, "  ( +- %5.2f%% )", erel);
+    fputc('\n', out);
+    if (rep->nruns == 1) {
+        fprintf(out, "\n%18.9f seconds user\n", (double)rep->runs[0].user_ns / 1e9);
+        fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
+    }
+    fputc('\n', out);
+    /* Why events were not supported, each reason once. */
+    bool done[DK_MAX_EVENTS] = {false};
+    for (size_t i = 0; i < rep->n; i++) {
+        if (rep->supported[i] || done[i] || rep->why[i][0] == '\0')
+            continue;
+        const char *tail = reason_tail(rep, i);
+        fprintf(out, " %s", rep->names[i]);
+        for (size_t j = i + 1; j < rep->n; j++)
+            if (!rep->supported[j] && !done[j] && strcmp(reason_tail(rep, j), tail) == 0) {
+                fprintf(out, ", %s", rep->names[j]);
+                done[j] = true;
+            }
+        fprintf(out, ": %s\n", tail);
+    }
+}
+
+/* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */
+void stat_print_csv(FILE *out, const report *rep, const stat_options *o)
+{
+    const char *x = o->sep;
+    double elapsed, erel;
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
+    for (size_t i = 0; i < rep->n; i++) {
+        if (!rep->supported[i] || !counted(rep, i)) {
+            /* value, unit, event, run time, percent, metric, metric unit, spread */
+            const char *value = rep->supported[i] ? "<not counted>" : "<not supported>";
+            fprintf(out, "%s%s%s%s%s0%s0.00%s%s%s\n", value, x, x, rep->names[i], x, x, x, x, x);
+            continue;
+        }
+        double v, rel, mv = 0;
+        const char *mu = "";
+        summarize(rep, i, Q_COUNT, &v, &rel);
+        bool has_metric = metric(rep, i, elapsed, &mv, &mu);
+        uint64_t run_ns = 0;
+        for (size_t r = 0; r < rep->nruns; r++)
+            run_ns += rep->runs[r].info[i].time_running;
+        run_ns = rep->nruns ? run_ns / rep->nruns : 0;
+        if (in_ns(rep, i))
+            fprintf(out, "%.2f%smsec", v / 1e6, x);
+        else
+            fprintf(out, "%.0f%s", v, x);
+        fprintf(out, "%s%s%s%llu%s%.2f%s", x, rep->names[i], x, (unsigned long long)run_ns, x,
+                running_fraction(rep, i) * 100, x);
+        if (has_metric)
+            fprintf(out, "%.3f%s%s", mv, x, mu);
+        else
+            fprintf(out, "%s", x);
+        fprintf(out, "%s", x);
+        if (rep->nruns > 1)
+            fprintf(out, "%.2f%%", rel);
+        fputc('\n', out);
+    }
+}
+
+void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
+{
+    double elapsed, erel, user, urel, sys, srel;
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
+    summarize(rep, 0, Q_USER, &user, &urel);
+    summarize(rep, 0, Q_SYSTEM, &sys, &srel);
+    fputs("{\"command\": [", out);
+    for (char **a = o->cmd; *a != NULL; a++) {
+        fputs(a == o->cmd ? "" : ", ", out);
+        json_string(out, *a);
+    }
+    fprintf(out, "], \"exit_status\": %d, \"runs\": %zu, \"backend\": ", rep->exit_status,
+            rep->nruns);
+    json_string(out, dk_sampler_backend(s));
+    fputs(", \"scope\": ", out);
+    json_string(out, rep->scope);
+    fprintf(out, ", \"all_cpus\": %s, \"elapsed_ns\": %.0f, \"elapsed_relative_stddev\": %.4f",
+            o->all_cpus ? "true" : "false", elapsed, erel);
+    fprintf(out, ", \"user_ns\": %.0f, \"system_ns\": %.0f, \"events\": [", user, sys);
+    for (size_t i = 0; i < rep->n; i++) {
+        double v = 0, rel = 0, mv = 0;
+        const char *mu = NULL;
+        bool ok = rep->supported[i] && counted(rep, i);
+        if (ok)
+            summarize(rep, i, Q_COUNT, &v, &rel);
+        bool has_metric = ok && metric(rep, i, elapsed, &mv, &mu);
+        fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+        json_string(out, rep->names[i]);
+        fputs(", \"event\": ", out);
+        json_string(out, rep->native[i]);
+        if (ok)
+            fprintf(out, rep->nruns > 1 ? ", \"value\": %.2f" : ", \"value\": %.0f", v);
+        else
+            fputs(", \"value\": null", out);
+        fputs(", \"unit\": ", out);
+        json_string(out, rep->unit[i]);
+        fprintf(out, ", \"supported\": %s, \"counted\": %s, \"running_fraction\": %.4f",
+                rep->supported[i] ? "true" : "false", ok ? "true" : "false",
+                ok ? running_fraction(rep, i) : 0.0);
+        fprintf(out, ", \"relative_stddev\": %.4f", rel);
+        if (has_metric) {
+            fprintf(out, ", \"metric\": {\"value\": %.6f, \"unit\": ", mv);
+            json_string(out, mu);
+            fputc('}', out);
+        } else {
+            fputs(", \"metric\": null", out);
+        }
+        fputs(", \"reason\": ", out);
+        json_string(out, rep->supported[i] ? NULL : rep->why[i]);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
+}

@@ -1,0 +1,209 @@
+/*
+ * stat_run.c - dkperf stat's runs of the command, and its signals.
+ *
+ * The child is forked and held before its exec until its counters are open
+ * (tools/common/spawn.c), then released. On Linux the counters follow the
+ * child and everything it starts (inherit) and begin at the exec; on a Mac
+ * they are the child's instructions and cycles (proc_pid_rusage), or with
+ * -a every CPU's counters. Signals that would stop dkperf are held from
+ * before the counters are taken until they are given back: passed to the
+ * child while it runs, acted on once nothing is held otherwise.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "clock.h"
+#include "spawn.h"
+#include "stat.h"
+
+/*
+ * Signals dkperf passes on to the command while it runs, and the
+ * dispositions dkperf was started with: the command gets those back before
+ * exec, so it sees what it would have seen without dkperf.
+ */
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+static struct sigaction saved[NFORWARDED], saved_pipe;
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
+static volatile sig_atomic_t pending_signal; /* the last one caught while no command ran */
+
+static void forward_signal(int sig)
+{
+    got_signal = sig;
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+    else
+        pending_signal = sig;
+}
+
+void stat_catch_signals(void)
+{
+    struct sigaction sa, ign;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < NFORWARDED; k++) {
+        /* A signal dkperf was told to ignore (nohup) stays ignored, for both. */
+        sigaction(forwarded[k], NULL, &saved[k]);
+        if (saved[k].sa_handler != SIG_IGN)
+            sigaction(forwarded[k], &sa, NULL);
+    }
+    /* A command that dies before it is let go must not take dkperf with it. */
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &saved_pipe);
+}
+
+void stat_restore_signals(void)
+{
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaction(forwarded[k], &saved[k], NULL);
+    sigaction(SIGPIPE, &saved_pipe, NULL);
+}
+
+int stat_got_signal(void) { return got_signal; }
+
+int stat_pending_signal(void) { return pending_signal; }
+
+static uint64_t tv_ns(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
+}
+
+/* Which metric role an event plays, by what the portable names resolve to. */
+static int role_of(dk_sampler *s, const char *asked, const char *native)
+{
+    static const struct {
+        const char *portable;
+        int role;
+    } roles[] = {{"instructions", ROLE_INSTRUCTIONS},
+                 {"cycles", ROLE_CYCLES},
+                 {"branches", ROLE_BRANCHES},
+                 {"branch-misses", ROLE_MISSES}};
+    if (strcmp(native, "task-clock") == 0)
+        return ROLE_CLOCK;
+    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
+        const dk_database_event *ev = NULL;
+        if (strcmp(asked, roles[r].portable) == 0 ||
+            (dk_sampler_resolve(s, roles[r].portable, &ev) == 0 && strcmp(ev->name, native) == 0))
+            return roles[r].role;
+    }
+    return ROLE_NONE;
+}
+
+/* Gives up on a command that was never let go. */
+static void abandon(spawn_child *c, dk_group *g)
+{
+    child_pid = 0; /* nothing is passed on to a pid that may be reused */
+    spawn_abandon(c);
+    dk_group_close(g);
+}
+
+int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
+                  run *out, int *exec_failed)
+{
+    *exec_failed = 0;
+    /* No signal may fall between fork and child_pid: they are held until it
+     * is set; the command's signals are its own again (a Ctrl-C before exec
+     * kills it). */
+    sigset_t hold;
+    sigemptyset(&hold);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaddset(&hold, forwarded[k]);
+    spawn_options so = SPAWN_OPTIONS_INIT;
+    so.hold = &hold;
+    so.pid_out = &child_pid;
+    so.in_child = stat_restore_signals;
+    spawn_child c;
+    int rc = spawn_prepare(&c, o->cmd, &so);
+    if (rc != 0) {
+        cli_error("stat", "%s: %s", c.failed, strerror(-rc));
+        return EXIT_SETUP;
+    }
+    pid_t pid = c.pid;
+
+    dk_group *g = NULL;
+    unsigned flags = DK_GROUP_PARTIAL | (o->all_cpus ? 0 : DK_GROUP_ENABLE_ON_EXEC);
+    rc = dk_group_open(s, o->all_cpus ? DK_SCOPE_SYSTEM : DK_SCOPE_PROCESS,
+                       o->all_cpus ? 0 : (int)pid, (const char *const *)names, n, flags, &g);
+    if (rc == 0)
+        rc = dk_group_start(g); /* a no-op where the kernel starts it at exec */
+    if (rc != 0) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", dk_last_error()); /* before closing the group */
+        abandon(&c, g);
+        /* Interrupted before the command ran: end as it would have, quietly. */
+        if (got_signal != 0)
+            return 128 + got_signal;
+        cli_error("stat", "%s", why);
+        return EXIT_SETUP;
+    }
+    if (rep->nruns == 0) {
+        snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
+        for (size_t i = 0; i < n; i++) {
+            snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
+            rep->unit[i] = dk_group_event_unit(g, i);
+            rep->supported[i] = dk_group_supported(g, i);
+            snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
+            rep->role[i] = role_of(s, names[i], rep->native[i]);
+        }
+    }
+
+    if (got_signal != 0) { /* Ctrl-C during the setup, or between runs */
+        abandon(&c, g);
+        return 128 + got_signal;
+    }
+    uint64_t t0 = monotonic_ns();
+    rc = spawn_release(&c);
+    if (rc != 0) {
+        abandon(&c, g);
+        if (got_signal != 0) /* EPIPE: the command was killed before exec */
+            return 128 + got_signal;
+        cli_error("stat", "cannot start the command: %s", strerror(-rc));
+        return EXIT_SETUP;
+    }
+    int e = 0;
+    spawn_exec_result(&c, &e);
+    if (e != 0) {
+        cli_error("stat", "cannot run '%s': %s", o->cmd[0], strerror(e));
+        *exec_failed = spawn_exec_status(e);
+    }
+
+    /* Wait without reaping: a Mac can only read an unreaped process's totals. */
+    spawn_wait_exit(&c, NULL);
+    out->elapsed_ns = monotonic_ns() - t0;
+    rc = dk_group_read(g, out->values, out->info);
+    if (rc != 0)
+        cli_error("stat", "reading the counters failed: %s", dk_last_error());
+    /* Stop explicitly: a stop that fails leaves counting on, machine-wide
+     * on a Mac, and the user must hear of it. */
+    if (dk_group_stop(g) != 0) {
+        cli_error("stat", "the counters were not stopped: %s", dk_last_error());
+        rc = -1;
+    }
+
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    child_pid = 0; /* it has exited: once reaped, its pid may be reused */
+    spawn_reap(&c, &status, &ru);
+    dk_group_close(g);
+    out->user_ns = tv_ns(ru.ru_utime);
+    out->system_ns = tv_ns(ru.ru_stime);
+    rep->signaled = WIFSIGNALED(status);
+    if (WIFEXITED(status))
+        rep->exit_status = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        rep->exit_status = 128 + WTERMSIG(status);
+    return rc != 0 ? EXIT_SETUP : 0;
+}
