@@ -11,7 +11,7 @@
  * Events: perf's generic hardware, cache and software names, the events
  * sysfs lists for per-task PMUs, raw "rNNNN", and "pmu/term=value,.../".
  */
-#include "core.h"
+#include "backend/backend.h"
 
 #ifdef __linux__
 
@@ -30,6 +30,7 @@
 
 #include "backend/perf_event.h"
 #include "backend/perf_mmap.h"
+#include "events/tables.h"
 
 #define SYSFS_DEVICES "/sys/bus/event_source/devices"
 #define CORE_PMUS_MAX 4
@@ -1503,6 +1504,22 @@ int dk__perf_event_group_fd(const dk_thread *t)
     return pt->ngroups > 0 ? pt->groups[0].leader_fd : -1;
 }
 
+/* A dk_event's perf name: Apple's fixed counters have a generic counterpart
+ * everywhere; the other dk_events are Apple PMU events. */
+static int pe_event_name(dk_sampler *s, dk_event ev, const char **name)
+{
+    if (ev == DK_EVENT_FIXED_CYCLES)
+        *name = "cpu-cycles";
+    else if (ev == DK_EVENT_FIXED_INSTRUCTIONS)
+        *name = "instructions";
+    else
+        return dk__fail(DK_EUNAVAILABLE,
+                        "event %s is an Apple PMU event; the %s backend counts perf_event "
+                        "events (use a portable or perf name)",
+                        dk__event_ident(ev), s->backend->name);
+    return 0;
+}
+
 const dk__backend dk__backend_perf_event = {
     .version = DK__BACKEND_VERSION,
     .name = "perf_event",
@@ -1520,6 +1537,8 @@ const dk__backend dk__backend_perf_event = {
     .group_stop = pe_group_stop,
     .group_read = pe_group_read,
     .group_close = pe_group_close,
+    .uses_framework_root = false,
+    .event_name = pe_event_name,
 };
 
 #else /* !__linux__ */

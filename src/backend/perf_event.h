@@ -11,7 +11,7 @@
 
 #include <linux/perf_event.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 
 /* How to open one event. */
 typedef struct pe_def {

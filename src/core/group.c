@@ -5,13 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-
-void dk__group_unsupported(dk_group *g, size_t i)
-{
-    g->supported[i] = false;
-    dk__strlcpy(g->why[i], dk_last_error(), sizeof g->why[i]);
-}
+#include "core/core.h"
 
 static void free_group(dk_group *g)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "core/core.h"
 #include "dkperf/kperf.h"
 
 #define DK__BACKEND_ENV "DKPERF_BACKEND"
@@ -112,7 +112,6 @@ static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sam
     s->refs = 1;
     s->caps.size = sizeof s->caps;
     s->caps.name = b->name;
-    s->darwin = b != &dk__backend_perf_event;
     dk__strlcpy(s->root, dk_framework_root(o->framework_root), sizeof s->root);
     pthread_mutex_init(&s->lock, NULL);
     int rc = b->open(s, o);
@@ -142,20 +141,6 @@ static void append(char *buf, size_t size, const char *text)
         snprintf(buf + used, size - used, "%s", text);
 }
 
-int dk__fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
-                         const char *privileged_tail)
-{
-    if (s->passed_rc == 0 || s->passed_rc == DK_EPERM)
-        return dk__fail(privileged_code,
-                        "%s needs the kperf backend, which needs root or the "
-                        "com.apple.private.kernel.kpc entitlement%s",
-                        what, privileged_tail);
-    return dk__fail(s->passed_rc == DK_EBUSY ? DK_EBUSY : DK_EUNAVAILABLE,
-                    "%s needs the kperf backend, which could not be used: %s; selfcounts counts "
-                    "only instructions and cycles",
-                    what, s->passed);
-}
-
 /* What the chosen backend lacks compared with the ones that failed: the
  * real cause first, then what the fallback still does. */
 static void explain(dk_sampler *s, const char *failures)
@@ -163,33 +148,9 @@ static void explain(dk_sampler *s, const char *failures)
     if (failures[0] == '\0')
         return;
     snprintf(s->why, sizeof s->why, "%s", failures);
-    if (strcmp(s->backend->name, "selfcounts") == 0) {
-        char more[400];
-        const char *fallback = "; using selfcounts: instructions and cycles of the calling "
-                               "thread only";
-        if (s->passed_rc == DK_EPERM)
-            snprintf(more, sizeof more,
-                     "%s; as root (or with the com.apple.private.kernel.kpc entitlement) kperf "
-                     "would count every event of the %s database",
-                     fallback, s->db.name);
-        else if (s->passed_rc == DK_EBUSY)
-            snprintf(more, sizeof more,
-                     "; another client holds the hardware counters, usually powermetrics, "
-                     "Instruments or another kperf client: stop it and kperf will count every "
-                     "event of the %s database%s until then",
-                     s->db.name, fallback);
-        else if (s->passed_rc == DK_ECPU)
-            snprintf(more, sizeof more,
-                     "; kperf needs an event table for this CPU (libdkperf has them for Apple "
-                     "M1 to M5 and Intel)%s",
-                     fallback);
-        else if (strcmp(s->db.name, "selfcounts") == 0)
-            snprintf(more, sizeof more,
-                     "%s; without kperfdata's event database only these two fixed counters are "
-                     "listed",
-                     fallback);
-        else
-            snprintf(more, sizeof more, "%s", fallback);
+    if (s->backend->explain != NULL) {
+        char more[400] = "";
+        s->backend->explain(s, more, sizeof more);
         append(s->why, sizeof s->why, more);
     } else {
         append(s->why, sizeof s->why, "; using ");
@@ -299,7 +260,7 @@ const dk_database *dk_sampler_database(const dk_sampler *s) { return s != NULL ?
 
 const char *dk_sampler_framework_root(const dk_sampler *s)
 {
-    return s != NULL && s->darwin ? s->root : NULL;
+    return s != NULL && s->backend->uses_framework_root ? s->root : NULL;
 }
 
 int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps)
