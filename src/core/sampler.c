@@ -158,7 +158,7 @@ static void explain(dk_sampler *s, const char *failures)
     }
 }
 
-int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
+static int sampler_open(dk_sampler **out, const dk_sampler_options *opts)
 {
     if (out == NULL)
         return dk__fail(DK_EINVAL, "dk_sampler_open: out must not be NULL");
@@ -218,6 +218,18 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
     }
     /* Report the first backend's error: it is the one that counts most. */
     return dk__fail(first_rc, "no backend can count: %s", failures);
+}
+
+/* Success leaves dk_last_error() as the caller left it, though the way
+ * there may fail (this call falls back to another backend). */
+int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
+{
+    dk__error_state saved;
+    dk__error_save(&saved);
+    int rc = sampler_open(out, opts);
+    if (rc == 0)
+        dk__error_restore(&saved);
+    return rc;
 }
 
 int dk_sampler_release(dk_sampler *s)
