@@ -171,6 +171,17 @@ static int sampler_open(dk_sampler **out, const dk_sampler_options *opts)
             return dk__fail(DK_EINVAL,
                             "dk_sampler_options.size is %zu: set it to sizeof(dk_sampler_options)",
                             opts->size);
+        /* A newer caller's larger struct is accepted only when this library
+         * would ignore nothing it asks for (cf. libpfm4's pfmlib_check_struct). */
+        const unsigned char *tail = (const unsigned char *)opts;
+        for (size_t i = sizeof o; i < opts->size; i++)
+            if (tail[i] != 0)
+                return dk__fail(DK_EINVAL,
+                                "dk_sampler_options.size is %zu, larger than the %zu bytes this "
+                                "libdkperf knows, and byte %zu is not zero: the caller sets "
+                                "options this version cannot honour; build against this "
+                                "libdkperf's dkperf.h or use a newer libdkperf",
+                                opts->size, sizeof o, i);
         memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
         o.size = sizeof o;
     }
