@@ -108,7 +108,8 @@ typedef struct dk_sampler_options {
  * release restores it.
  *
  * opts may be NULL for defaults; opts->size must be set (a smaller size
- * from an older header is accepted).
+ * from an older header is accepted, and a larger one from a newer header
+ * when every byte this library does not know is zero).
  * Returns 0 and sets *out, or: DK_EINVAL (NULL out, bad size or backend),
  * DK_ELOAD (a framework or symbol is missing), DK_EKPEP (the database could
  * not be opened), DK_ECPU (the database names a CPU with no event table),

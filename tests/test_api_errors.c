@@ -5,6 +5,9 @@
  * that no failure leaves the counters acquired.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api.h"
@@ -24,6 +27,43 @@ TEST_CASE(eperm_without_privileges)
     CHECK_CONTAINS(dk_last_error(), "com.apple.private.kernel.kpc");
     CHECK_INT(dk_last_os_error(), ==, EPERM);
     CHECK_CONTAINS(dk_strerror(DK_EPERM), "root");
+}
+
+/* The options of a newer dkperf.h: this library's struct and more. */
+typedef struct newer_options {
+    dk_sampler_options known;
+    uint64_t added[2];
+} newer_options;
+
+TEST_CASE(larger_options_with_a_non_zero_tail_are_refused)
+{
+    newer_options o;
+    memset(&o, 0, sizeof o);
+    o.known = (dk_sampler_options)DK_SAMPLER_OPTIONS_INIT;
+    o.known.size = sizeof o;
+    ((unsigned char *)&o.added[1])[3] = 1;
+    dk_sampler *s = (dk_sampler *)&s;
+    CHECK_ERR(dk_sampler_open(&s, &o.known), DK_EINVAL);
+    CHECK(s == NULL);
+    char want[96];
+    snprintf(want, sizeof want, "dk_sampler_options.size is %zu", sizeof o);
+    CHECK_CONTAINS(dk_last_error(), want);
+    snprintf(want, sizeof want, "byte %zu is not zero", offsetof(newer_options, added) + 8 + 3);
+    CHECK_CONTAINS(dk_last_error(), want);
+    check_nothing_held();
+}
+
+TEST_CASE(larger_options_with_a_zero_tail_are_accepted)
+{
+    newer_options o;
+    memset(&o, 0, sizeof o);
+    o.known = (dk_sampler_options)DK_SAMPLER_OPTIONS_INIT;
+    o.known.size = sizeof o;
+    dk_sampler *s = NULL;
+    CHECK_OK(dk_sampler_open(&s, &o.known));
+    CHECK_STR(dk_sampler_backend(s), "kperf");
+    dk_sampler_close(s);
+    check_nothing_held();
 }
 
 TEST_CASE(ebusy_when_another_client_holds_the_counters)

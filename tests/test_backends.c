@@ -166,6 +166,60 @@ TEST_CASE(intel_has_one_level)
     dk_sampler_close(s);
 }
 
+/* A failure the caller has seen: the options struct is too small. */
+static void fail_known(char *detail, size_t size)
+{
+    dk_sampler *s = NULL;
+    dk_sampler_options bad = {.size = 1};
+    CHECK_ERR(dk_sampler_open(&s, &bad), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "dk_sampler_options.size is 1");
+    snprintf(detail, size, "%s", dk_last_error());
+}
+
+TEST_CASE(successful_fallback_keeps_the_last_error)
+{
+    /* kperf fails for want of privileges on the way to selfcounts; the open
+     * succeeds, so the caller's last error stays what it was. */
+    char detail[1024];
+    fail_known(detail, sizeof detail);
+    dk_sampler *s = NULL;
+    CHECK_OK(dk_sampler_open(&s, NULL));
+    CHECK_STR(dk_sampler_backend(s), "selfcounts");
+    CHECK_CONTAINS(dk_sampler_why(s), "need root");
+    CHECK_STR(dk_last_error(), detail);
+    CHECK_INT(dk_last_os_error(), ==, 0);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(partial_group_keeps_the_last_error)
+{
+    /* Two events the group cannot count: one the core finds unavailable on
+     * this chip, one the backend refuses. Both get their reason; the open
+     * succeeds and leaves the caller's last error alone. */
+    dk_sampler *s = open_sampler();
+    CHECK_STR(dk_sampler_backend(s), "selfcounts");
+    const char *elsewhere = NULL;
+    for (int ev = 0; ev < DK_EVENT_COUNT && elsewhere == NULL; ev++)
+        if (dk_event_on((dk_event)ev, dk_sampler_cpu(s)) == NULL)
+            elsewhere = dk_event_name((dk_event)ev);
+    CHECK(elsewhere != NULL);
+    char detail[1024];
+    fail_known(detail, sizeof detail);
+    const char *names[] = {"cycles", "INST_BRANCH", elsewhere};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 3, DK_GROUP_PARTIAL, &g));
+    CHECK(dk_group_supported(g, 0));
+    CHECK(!dk_group_supported(g, 1));
+    CHECK(!dk_group_supported(g, 2));
+    CHECK_CONTAINS(dk_group_why(g, 1), "root");
+    CHECK_CONTAINS(dk_group_why(g, 2), elsewhere);
+    CHECK_CONTAINS(dk_group_why(g, 2), "not available");
+    CHECK_STR(dk_last_error(), detail);
+    CHECK_INT(dk_last_os_error(), ==, 0);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
 TEST_CASE(process_totals)
 {
     dk_sampler *s = open_sampler();

@@ -168,7 +168,7 @@ def gen_intel(intel):
         "the event-select byte only; distinct events may share one.",
     ])]
     out.append("#ifndef DKPERF_EVENTS_INTEL_H\n#define DKPERF_EVENTS_INTEL_H\n\n")
-    out.append('#include "tables.h"\n\n')
+    out.append('#include "events/tables.h"\n\n')
     for db in dbs:
         rows = [r for r in intel if r["db_name"] == db]
         out.append(f"static const dk__intel_event dk__intel_{ident(db)}[] = {{\n")
@@ -205,9 +205,9 @@ def gen_cpus(chip_rows, cpus, intel):
         "known but ships no PMU database.",
     ])]
     out.append("#ifndef DKPERF_EVENTS_CPUS_H\n#define DKPERF_EVENTS_CPUS_H\n\n")
-    out.append('#include "tables.h"\n')
+    out.append('#include "events/tables.h"\n')
     for chip in APPLE_CHIPS:
-        out.append(f'#include "{chip.lower()}.h"\n')
+        out.append(f'#include "events/{chip.lower()}.h"\n')
     out.append("\n")
     out.append("static const dk__chip dk__chips[] = {\n")
     for chip in APPLE_CHIPS:

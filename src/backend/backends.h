@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 
 typedef struct dk__backend_entry {
     const char *name;        /* as DKPERF_BACKEND spells it */

@@ -5,7 +5,7 @@
 #ifndef DKPERF_BACKEND_DARWIN_GROUP_H
 #define DKPERF_BACKEND_DARWIN_GROUP_H
 
-#include "core/core.h"
+#include "backend/backend.h"
 
 /* Configure g over proc_pid_rusage under a framework root; events other
  * than instructions and cycles are refused (or marked, with

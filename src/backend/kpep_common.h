@@ -5,8 +5,9 @@
 #ifndef DKPERF_BACKEND_KPEP_COMMON_H
 #define DKPERF_BACKEND_KPEP_COMMON_H
 
-#include "core/core.h"
+#include "backend/backend.h"
 #include "dkperf/kperf.h"
+#include "sys/kpep_error.h"
 
 /* errno of a failed kpc-style call: the framework returns the sysctl's -1
  * and leaves errno, but a positive errno return is tolerated too. */

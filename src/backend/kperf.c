@@ -724,6 +724,7 @@ static void kperf_group_close(dk_group *g)
 const dk__backend dk__backend_kperf = {
     .version = DK__BACKEND_VERSION,
     .name = "kperf",
+    .uses_framework_root = true,
     .open = kperf_open,
     .acquire = kperf_acquire,
     .check = kperf_check,

@@ -23,6 +23,7 @@
 
 #include "backend/pe_internal.h"
 #include "backend/perf_mmap.h"
+#include "events/tables.h"
 
 #define INSTANCES_MAX (DK_MAX_EVENTS * DK__PE_CORE_PMUS_MAX)
 #define GROUPS_MAX INSTANCES_MAX /* a group per counter when the kernel will not group them */
@@ -546,6 +547,22 @@ int dk__perf_event_group_fd(const dk_thread *t)
     return pt->ngroups > 0 ? pt->groups[0].leader_fd : -1;
 }
 
+/* A dk_event's perf name: Apple's fixed counters have a generic counterpart
+ * everywhere; the other dk_events are Apple PMU events. */
+static int pe_event_name(dk_sampler *s, dk_event ev, const char **name)
+{
+    if (ev == DK_EVENT_FIXED_CYCLES)
+        *name = "cpu-cycles";
+    else if (ev == DK_EVENT_FIXED_INSTRUCTIONS)
+        *name = "instructions";
+    else
+        return dk__fail(DK_EUNAVAILABLE,
+                        "event %s is an Apple PMU event; the %s backend counts perf_event "
+                        "events (use a portable or perf name)",
+                        dk__event_ident(ev), s->backend->name);
+    return 0;
+}
+
 const dk__backend dk__backend_perf_event = {
     .version = DK__BACKEND_VERSION,
     .name = "perf_event",
@@ -563,5 +580,7 @@ const dk__backend dk__backend_perf_event = {
     .group_stop = dk__pe_group_stop,
     .group_read = dk__pe_group_read,
     .group_close = dk__pe_group_close,
+    .uses_framework_root = false,
+    .event_name = pe_event_name,
 };
 

@@ -13,7 +13,7 @@
 
 #include <linux/perf_event.h>
 
-#include "core/core.h"
+#include "backend/backend.h"
 
 /*
  * The read() layout of a thread sampler's group, opened with

@@ -22,6 +22,27 @@
 
 #define LEVELS_MAX DK__PERF_LEVELS_MAX
 
+/*
+ * Record that what (e.g. "counting every CPU", "event INST_BRANCH") needs
+ * the kperf backend, saying why it is not in use: for want of privileges
+ * (or when that is unknown) with privileged_code, root named and
+ * privileged_tail appended, otherwise with the reason kperf was passed
+ * over and a code that fits it.
+ */
+static int fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
+                            const char *privileged_tail)
+{
+    if (s->passed_rc == 0 || s->passed_rc == DK_EPERM)
+        return dk__fail(privileged_code,
+                        "%s needs the kperf backend, which needs root or the "
+                        "com.apple.private.kernel.kpc entitlement%s",
+                        what, privileged_tail);
+    return dk__fail(s->passed_rc == DK_EBUSY ? DK_EBUSY : DK_EUNAVAILABLE,
+                    "%s needs the kperf backend, which could not be used: %s; selfcounts counts "
+                    "only instructions and cycles",
+                    what, s->passed);
+}
+
 typedef struct session {
     const dk__libsystem *ls;
     char root[DK_LOAD_PATH_MAX];
@@ -266,9 +287,9 @@ static int sc_thread_open(dk_thread *t)
             free(st);
             char what[160];
             snprintf(what, sizeof what, "event %s", t->events[i]->name);
-            return dk__fail_needs_kperf(t->sampler, DK_EPERM, what,
-                                        "; without them only instructions and cycles are "
-                                        "counted");
+            return fail_needs_kperf(t->sampler, DK_EPERM, what,
+                                    "; without them only instructions and cycles are "
+                                    "counted");
         }
     }
     /* Nothing before the first start counts. */
@@ -308,7 +329,7 @@ static int sc_group_open(dk_group *g)
 {
     session *k = g->sampler->impl;
     if (g->scope == DK_SCOPE_SYSTEM) {
-        int rc = dk__fail_needs_kperf(g->sampler, DK_ENOTSUP, "counting every CPU", "");
+        int rc = fail_needs_kperf(g->sampler, DK_ENOTSUP, "counting every CPU", "");
         return rc == DK_EUNAVAILABLE ? DK_ENOTSUP : rc;
     }
     const dk_sampler *s = g->sampler;
@@ -324,9 +345,41 @@ static int sc_group_open(dk_group *g)
     return dk__rusage_group_open(g, k->root, why);
 }
 
+/* What selfcounts still counts, after the cause kperf was passed over. */
+static void sc_explain(const dk_sampler *s, char *buf, size_t size)
+{
+    const char *fallback = "; using selfcounts: instructions and cycles of the calling "
+                           "thread only";
+    if (s->passed_rc == DK_EPERM)
+        snprintf(buf, size,
+                 "%s; as root (or with the com.apple.private.kernel.kpc entitlement) kperf "
+                 "would count every event of the %s database",
+                 fallback, s->db.name);
+    else if (s->passed_rc == DK_EBUSY)
+        snprintf(buf, size,
+                 "; another client holds the hardware counters, usually powermetrics, "
+                 "Instruments or another kperf client: stop it and kperf will count every "
+                 "event of the %s database%s until then",
+                 s->db.name, fallback);
+    else if (s->passed_rc == DK_ECPU)
+        snprintf(buf, size,
+                 "; kperf needs an event table for this CPU (libdkperf has them for Apple "
+                 "M1 to M5 and Intel)%s",
+                 fallback);
+    else if (strcmp(s->db.name, "selfcounts") == 0)
+        snprintf(buf, size,
+                 "%s; without kperfdata's event database only these two fixed counters are "
+                 "listed",
+                 fallback);
+    else
+        snprintf(buf, size, "%s", fallback);
+}
+
 const dk__backend dk__backend_selfcounts = {
     .version = DK__BACKEND_VERSION,
     .name = "selfcounts",
+    .uses_framework_root = true,
+    .explain = sc_explain,
     .open = sc_open,
     .acquire = sc_acquire,
     .release = sc_release,

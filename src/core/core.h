@@ -1,172 +1,12 @@
 /*
- * core.h - the objects behind the public handles, and the backend method
- * table every backend implements. Not installed.
+ * core.h - what the core API's files share beyond the backend contract
+ * (backend/backend.h): name resolution, the sampler's reference count,
+ * portable names. Not installed.
  */
 #ifndef DKPERF_CORE_H
 #define DKPERF_CORE_H
 
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-
-#include "dkperf.h"
-#include "internal.h"
-
-/* Which naming scheme a database follows (for portable names). */
-typedef enum dk__family {
-    DK__FAMILY_APPLE = 0, /* Apple Silicon kpep databases */
-    DK__FAMILY_INTEL = 1, /* Intel kpep databases */
-    DK__FAMILY_LINUX = 2, /* perf_event names (perf list) */
-} dk__family;
-
-struct dk_database {
-    const char *name;
-    const char *cpu_id;
-    const char *marketing_name;
-    dk_arch arch;
-    dk__family family;
-    size_t counters[3];               /* fixed, configurable, power */
-    dk_database_event *events;        /* sorted by name */
-    size_t event_count;
-    const dk_database_event **fixed;  /* by fixed counter; entries may be NULL */
-    size_t fixed_count;
-};
-
-typedef struct dk__backend dk__backend;
-
-#define DK__PERF_LEVELS_MAX 4
-
-struct dk_sampler {
-    const dk__backend *backend;
-    void *impl;       /* the backend's session */
-    dk_database db;   /* filled by the backend's open */
-    dk_cpu cpu;
-    unsigned flags;   /* DK_SAMPLER_* */
-    dk_backend_caps caps;  /* filled by the backend's open */
-    size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
-    char perf_level_names[DK__PERF_LEVELS_MAX][16];
-    char why[1536];        /* see dk_sampler_why */
-    int passed_rc;         /* why the first backend probed could not count (0: none) */
-    char passed[640];      /* ... its error, for the messages of the fallback */
-    char root[1024];       /* framework root of the Darwin backends */
-    bool darwin;           /* root is meaningful */
-
-    pthread_mutex_t lock; /* guards everything below */
-    int refs;             /* 1 while open, +1 per open thread sampler */
-    int running;          /* thread samplers counting */
-    bool holding;         /* the backend holds the counters */
-    bool released;        /* no new thread samplers may open or start */
-};
-
-/* Signature of the hot read path, cached in each thread sampler. info may
- * be NULL. */
-typedef int (*dk__read_fn)(dk_thread *t, uint64_t *values, dk_reading *info);
-
-/* Privilege modes a perf-style modifier asks for ("instructions:u"); 0:
- * none given, the sampler's default. */
-#define DK__MODE_USER 0x1u
-#define DK__MODE_KERNEL 0x2u
-
-struct dk_thread {
-    dk_sampler *sampler;
-    pthread_t owner;
-    bool running;
-    dk__read_fn read;
-    void *impl;       /* the backend's per-thread state */
-    size_t n;
-    const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
-    unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
-    char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
-};
-
-/* A process or system scope (dk_group). */
-struct dk_group {
-    dk_sampler *sampler;
-    dk_scope scope;
-    int pid;
-    unsigned flags;
-    bool running;
-    void *impl;       /* the backend's state */
-    size_t n;
-    const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for an unsupported name */
-    const char *asked[DK_MAX_EVENTS];               /* the names given (copies) */
-    unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
-    char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
-    bool supported[DK_MAX_EVENTS];
-    char why[DK_MAX_EVENTS][256];
-    char scope_text[96];
-};
-
-#define DK__BACKEND_VERSION 1
-
-/* A backend's resolve: the name is not of its syntax (not an error). */
-#define DK__NOT_MINE 1
-
-/*
- * The backend method table (cf. sqlite3_vfs, pmc.h perf_monitor_methods_t).
- * The core validates arguments, owns threads and reference counts, and
- * resolves event names against the database; a backend only talks to the
- * operating system. Every int-returning method returns 0 or a DK_E* code
- * with the detail recorded (dk__fail*).
- */
-struct dk__backend {
-    int version; /* DK__BACKEND_VERSION */
-    const char *name;
-
-    /* Load what the backend needs, fill s->db and s->cpu, set s->impl.
-     * Does not take the counters. On failure leaves nothing behind. */
-    int (*open)(dk_sampler *s, const dk_sampler_options *opts);
-    /* Take the counters (shared by every sampler of the process). */
-    int (*acquire)(dk_sampler *s);
-    /* Optional, for DK_SAMPLER_QUERY_ONLY: fail as acquire would for want
-     * of privileges, without taking or changing anything. */
-    int (*check)(dk_sampler *s);
-    /* Give the counters back; called once per successful acquire, never
-     * while a thread sampler of s is running. */
-    int (*release)(dk_sampler *s);
-    /* Free what open made. */
-    void (*close)(dk_sampler *s);
-
-    /* Optional: resolve a name the database does not list (e.g. perf's
-     * raw and pmu/.../ syntax). Returns 0 with *out valid until s is freed,
-     * DK__NOT_MINE when the name is not of this backend's syntax, or a
-     * DK_E* error that ends the lookup. */
-    int (*resolve)(dk_sampler *s, const char *name, const dk_database_event **out);
-    /* Optional: instructions and cycles of a whole process. */
-    int (*process_cpi)(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles);
-
-    /* Configure t->n events (t->events) on the calling thread; set t->impl
-     * and t->read. */
-    int (*thread_open)(dk_thread *t);
-    int (*thread_start)(dk_thread *t);
-    int (*thread_stop)(dk_thread *t);
-    /* Undo thread_open (t is stopped). */
-    void (*thread_close)(dk_thread *t);
-    /* Optional: totals split by performance level, values[level * n + i]. */
-    int (*thread_perf_levels)(dk_thread *t, uint64_t *values);
-
-    /* Optional scopes. group_open configures g->n events (g->events; the
-     * NULL ones are already unsupported), marks those the scope cannot count
-     * (g->supported, g->why) when DK_GROUP_PARTIAL, and fills g->scope_text.
-     * Reads give counts since start (0 for unsupported events). */
-    int (*group_open)(dk_group *g);
-    int (*group_start)(dk_group *g);
-    int (*group_stop)(dk_group *g);
-    int (*group_read)(dk_group *g, uint64_t *values, dk_reading *info);
-    void (*group_close)(dk_group *g);
-};
-
-extern const dk__backend dk__backend_kperf;
-extern const dk__backend dk__backend_selfcounts;
-extern const dk__backend dk__backend_perf_event;
-
-/* The database event at index i of s->db. */
-static inline size_t dk__event_index(const dk_sampler *s, const dk_database_event *ev)
-{
-    return (size_t)(ev - s->db.events);
-}
+#include "backend/backend.h"
 
 /* Resolve an event name against s's database (portable names, native
  * names, aliases, the backend's own syntax). */
@@ -179,38 +19,6 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
 int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **out,
                      unsigned char *mode, char **label);
 
-/* The name to show for event i: with its modifiers when given. */
-static inline const char *dk__thread_label(const dk_thread *t, size_t i)
-{
-    return t->label[i] != NULL ? t->label[i] : t->events[i]->name;
-}
-static inline const char *dk__group_label(const dk_group *g, size_t i)
-{
-    return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
-                                                                      : g->asked[i];
-}
-
-/* The modifier suffix of a label ("u" of "cycles:u"), "" without one. */
-static inline const char *dk__label_modifiers(const char *label)
-{
-    const char *colon = label != NULL ? strrchr(label, ':') : NULL;
-    return colon != NULL ? colon + 1 : "";
-}
-
-/* Mark event i of g unsupported, with the calling thread's last error as
- * the reason. */
-void dk__group_unsupported(dk_group *g, size_t i);
-
-/*
- * Record that what (e.g. "counting every CPU", "event INST_BRANCH") needs
- * the kperf backend, saying why it is not in use: for want of privileges
- * (or when that is unknown) with privileged_code, root named and
- * privileged_tail appended, otherwise
- * with the reason kperf was passed over and a code that fits it.
- */
-int dk__fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
-                         const char *privileged_tail);
-
 /* DK_EINVAL with the reason when s was opened with DK_SAMPLER_QUERY_ONLY
  * (what names the refused call); 0 otherwise. */
 int dk__sampler_counts(const dk_sampler *s, const char *what);
@@ -221,17 +29,9 @@ void dk__sampler_unref(dk_sampler *s);
  * of it runs any more. Caller holds s->lock. */
 int dk__sampler_settle(dk_sampler *s);
 
-/* Sort db events by name; perm receives, for each sorted position, the
- * event's index before sorting. Returns 0 or DK_ENOMEM. */
-int dk__database_sort(dk_database *db, size_t *perm);
-
 /* Portable names: index of name (case-insensitive) or -1, and the native
  * candidates for a database family (NULL-terminated). */
 int dk__portable_index(const char *name);
 const char *const *dk__portable_candidates(int index, dk__family family);
-
-/* Case-insensitive ASCII comparison and substring search. */
-int dk__strcasecmp(const char *a, const char *b);
-bool dk__strcasestr(const char *hay, const char *needle);
 
 #endif /* DKPERF_CORE_H */

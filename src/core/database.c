@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "core/core.h"
 
 const char *dk_database_name(const dk_database *db) { return db != NULL ? db->name : NULL; }
 
@@ -74,32 +74,4 @@ size_t dk_database_match(const dk_database *db, const char *partial,
         }
     }
     return n;
-}
-
-static const dk_database_event *sort_base;
-
-static int by_name(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return strcmp(sort_base[x].name, sort_base[y].name);
-}
-
-int dk__database_sort(dk_database *db, size_t *perm)
-{
-    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-    dk_database_event *sorted = malloc(db->event_count * sizeof *sorted + 1);
-    if (sorted == NULL)
-        return dk__fail(DK_ENOMEM, "sorting the event database: out of memory");
-    for (size_t i = 0; i < db->event_count; i++)
-        perm[i] = i;
-    /* qsort has no context argument in C11. */
-    pthread_mutex_lock(&sort_lock);
-    sort_base = db->events;
-    qsort(perm, db->event_count, sizeof *perm, by_name);
-    pthread_mutex_unlock(&sort_lock);
-    for (size_t i = 0; i < db->event_count; i++)
-        sorted[i] = db->events[perm[i]];
-    memcpy(db->events, sorted, db->event_count * sizeof *sorted);
-    free(sorted);
-    return 0;
 }

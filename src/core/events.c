@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "core.h"
+#include "core/core.h"
 #include "events/tables.h"
 
 #define DK__STR2(x) #x
@@ -13,30 +13,6 @@ const char *dk_version(void)
 {
     return DK__STR(DKPERF_VERSION_MAJOR) "." DK__STR(DKPERF_VERSION_MINOR) "." DK__STR(
         DKPERF_VERSION_PATCH);
-}
-
-static int lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
-
-int dk__strcasecmp(const char *a, const char *b)
-{
-    for (;; a++, b++) {
-        int x = lower((unsigned char)*a), y = lower((unsigned char)*b);
-        if (x != y || x == 0)
-            return x - y;
-    }
-}
-
-bool dk__strcasestr(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay != '\0'; hay++) {
-        size_t i = 0;
-        while (i < n && hay[i] != '\0' && lower((unsigned char)hay[i]) == lower((unsigned char)needle[i]))
-            i++;
-        if (i == n)
-            return true;
-    }
-    return n == 0;
 }
 
 const char *dk_event_name(dk_event ev) { return dk__event_ident(ev); }

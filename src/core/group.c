@@ -5,13 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-
-void dk__group_unsupported(dk_group *g, size_t i)
-{
-    g->supported[i] = false;
-    dk__strlcpy(g->why[i], dk_last_error(), sizeof g->why[i]);
-}
+#include "core/core.h"
 
 static void free_group(dk_group *g)
 {
@@ -22,8 +16,8 @@ static void free_group(dk_group *g)
     free(g);
 }
 
-int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *names, size_t n,
-                  unsigned flags, dk_group **out)
+static int group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *names, size_t n,
+                     unsigned flags, dk_group **out)
 {
     if (s == NULL || names == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_group_open: sampler, names and out must not be NULL");
@@ -99,6 +93,19 @@ int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *nam
             *out = NULL;
         }
     }
+    return rc;
+}
+
+/* Success leaves dk_last_error() as the caller left it, though the way
+ * there may fail (this call marks events unsupported with DK_GROUP_PARTIAL). */
+int dk_group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *names, size_t n,
+                  unsigned flags, dk_group **out)
+{
+    dk__error_state saved;
+    dk__error_save(&saved);
+    int rc = group_open(s, scope, pid, names, n, flags, out);
+    if (rc == 0)
+        dk__error_restore(&saved);
     return rc;
 }
 

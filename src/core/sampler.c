@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "backend/backends.h"
-#include "core.h"
+#include "core/core.h"
 #include "dkperf/kperf.h"
 
 #define DK__BACKEND_ENV "DKPERF_BACKEND"
@@ -98,7 +98,6 @@ static int try_backend(const dk__backend *b, const dk_sampler_options *o, dk_sam
     s->refs = 1;
     s->caps.size = sizeof s->caps;
     s->caps.name = b->name;
-    s->darwin = b == &dk__backend_kperf || b == &dk__backend_selfcounts;
     dk__strlcpy(s->root, dk_framework_root(o->framework_root), sizeof s->root);
     pthread_mutex_init(&s->lock, NULL);
     int rc = b->open(s, o);
@@ -128,20 +127,6 @@ static void append(char *buf, size_t size, const char *text)
         snprintf(buf + used, size - used, "%s", text);
 }
 
-int dk__fail_needs_kperf(const dk_sampler *s, int privileged_code, const char *what,
-                         const char *privileged_tail)
-{
-    if (s->passed_rc == 0 || s->passed_rc == DK_EPERM)
-        return dk__fail(privileged_code,
-                        "%s needs the kperf backend, which needs root or the "
-                        "com.apple.private.kernel.kpc entitlement%s",
-                        what, privileged_tail);
-    return dk__fail(s->passed_rc == DK_EBUSY ? DK_EBUSY : DK_EUNAVAILABLE,
-                    "%s needs the kperf backend, which could not be used: %s; selfcounts counts "
-                    "only instructions and cycles",
-                    what, s->passed);
-}
-
 /* What the chosen backend lacks compared with the ones that failed: the
  * real cause first, then what the fallback still does. */
 static void explain(dk_sampler *s, const char *failures)
@@ -149,33 +134,9 @@ static void explain(dk_sampler *s, const char *failures)
     if (failures[0] == '\0')
         return;
     snprintf(s->why, sizeof s->why, "%s", failures);
-    if (strcmp(s->backend->name, "selfcounts") == 0) {
-        char more[400];
-        const char *fallback = "; using selfcounts: instructions and cycles of the calling "
-                               "thread only";
-        if (s->passed_rc == DK_EPERM)
-            snprintf(more, sizeof more,
-                     "%s; as root (or with the com.apple.private.kernel.kpc entitlement) kperf "
-                     "would count every event of the %s database",
-                     fallback, s->db.name);
-        else if (s->passed_rc == DK_EBUSY)
-            snprintf(more, sizeof more,
-                     "; another client holds the hardware counters, usually powermetrics, "
-                     "Instruments or another kperf client: stop it and kperf will count every "
-                     "event of the %s database%s until then",
-                     s->db.name, fallback);
-        else if (s->passed_rc == DK_ECPU)
-            snprintf(more, sizeof more,
-                     "; kperf needs an event table for this CPU (libdkperf has them for Apple "
-                     "M1 to M5 and Intel)%s",
-                     fallback);
-        else if (strcmp(s->db.name, "selfcounts") == 0)
-            snprintf(more, sizeof more,
-                     "%s; without kperfdata's event database only these two fixed counters are "
-                     "listed",
-                     fallback);
-        else
-            snprintf(more, sizeof more, "%s", fallback);
+    if (s->backend->explain != NULL) {
+        char more[400] = "";
+        s->backend->explain(s, more, sizeof more);
         append(s->why, sizeof s->why, more);
     } else {
         append(s->why, sizeof s->why, "; using ");
@@ -183,7 +144,7 @@ static void explain(dk_sampler *s, const char *failures)
     }
 }
 
-int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
+static int sampler_open(dk_sampler **out, const dk_sampler_options *opts)
 {
     if (out == NULL)
         return dk__fail(DK_EINVAL, "dk_sampler_open: out must not be NULL");
@@ -196,6 +157,17 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
             return dk__fail(DK_EINVAL,
                             "dk_sampler_options.size is %zu: set it to sizeof(dk_sampler_options)",
                             opts->size);
+        /* A newer caller's larger struct is accepted only when this library
+         * would ignore nothing it asks for (cf. libpfm4's pfmlib_check_struct). */
+        const unsigned char *tail = (const unsigned char *)opts;
+        for (size_t i = sizeof o; i < opts->size; i++)
+            if (tail[i] != 0)
+                return dk__fail(DK_EINVAL,
+                                "dk_sampler_options.size is %zu, larger than the %zu bytes this "
+                                "libdkperf knows, and byte %zu is not zero: the caller sets "
+                                "options this version cannot honour; build against this "
+                                "libdkperf's dkperf.h or use a newer libdkperf",
+                                opts->size, sizeof o, i);
         memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
         o.size = sizeof o;
     }
@@ -244,6 +216,18 @@ int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
     return dk__fail(first_rc, "no backend can count: %s", failures);
 }
 
+/* Success leaves dk_last_error() as the caller left it, though the way
+ * there may fail (this call falls back to another backend). */
+int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts)
+{
+    dk__error_state saved;
+    dk__error_save(&saved);
+    int rc = sampler_open(out, opts);
+    if (rc == 0)
+        dk__error_restore(&saved);
+    return rc;
+}
+
 int dk_sampler_release(dk_sampler *s)
 {
     if (s == NULL)
@@ -284,7 +268,7 @@ const dk_database *dk_sampler_database(const dk_sampler *s) { return s != NULL ?
 
 const char *dk_sampler_framework_root(const dk_sampler *s)
 {
-    return s != NULL && s->darwin ? s->root : NULL;
+    return s != NULL && s->backend->uses_framework_root ? s->root : NULL;
 }
 
 int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps)

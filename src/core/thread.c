@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "core/core.h"
 #include "events/tables.h"
 
 /* "M4, M5": the chips that have an event. */
@@ -35,17 +35,10 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
     const char *name = NULL;
     if ((unsigned)ev >= (unsigned)DK_EVENT_COUNT)
         return dk__fail(DK_EINVAL, "%d is not a dk_event", (int)ev);
-    if (s->db.family == DK__FAMILY_LINUX) {
-        /* Apple's fixed counters have a generic counterpart everywhere. */
-        if (ev == DK_EVENT_FIXED_CYCLES)
-            name = "cpu-cycles";
-        else if (ev == DK_EVENT_FIXED_INSTRUCTIONS)
-            name = "instructions";
-        if (name == NULL)
-            return dk__fail(DK_EUNAVAILABLE,
-                            "event %s is an Apple PMU event; the %s backend counts perf_event "
-                            "events (use a portable or perf name)",
-                            dk__event_ident(ev), s->backend->name);
+    if (s->backend->event_name != NULL) {
+        int rc = s->backend->event_name(s, ev, &name);
+        if (rc != 0)
+            return rc;
     } else if (s->cpu == DK_CPU_INTEL) {
         /* Intel databases name their fixed counters by alias. */
         if (ev == DK_EVENT_FIXED_CYCLES)
@@ -115,7 +108,7 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
     }
 
     dk_event known;
-    if (s->db.family != DK__FAMILY_LINUX && dk_event_from_name(name, &known) == 0) {
+    if (s->backend->event_name == NULL && dk_event_from_name(name, &known) == 0) {
         char chips[64];
         chips_with(known, chips, sizeof chips);
         return dk__fail(DK_EUNAVAILABLE, "event %s is not available on %s (it exists on %s)",

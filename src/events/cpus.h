@@ -10,12 +10,12 @@
 #ifndef DKPERF_EVENTS_CPUS_H
 #define DKPERF_EVENTS_CPUS_H
 
-#include "tables.h"
-#include "m1.h"
-#include "m2.h"
-#include "m3.h"
-#include "m4.h"
-#include "m5.h"
+#include "events/tables.h"
+#include "events/m1.h"
+#include "events/m2.h"
+#include "events/m3.h"
+#include "events/m4.h"
+#include "events/m5.h"
 
 static const dk__chip dk__chips[] = {
     {DK_CPU_M1, "M1", (const char *const[]){"a14", NULL}, 3u, 1020u, 224u, dk__events_m1, sizeof dk__events_m1 / sizeof dk__events_m1[0]},

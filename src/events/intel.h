@@ -10,7 +10,7 @@
 #ifndef DKPERF_EVENTS_INTEL_H
 #define DKPERF_EVENTS_INTEL_H
 
-#include "tables.h"
+#include "events/tables.h"
 
 static const dk__intel_event dk__intel_haswell[] = {
     {"INST_RETIRED.ANY", 0, 0, "Instructions", "INST_RETIRED.ANY_P", "instructions"},

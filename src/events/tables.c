@@ -3,10 +3,10 @@
  */
 #include <string.h>
 
-#include "cpus.h"
-#include "intel.h"
-#include "internal.h"
-#include "tables.h"
+#include "events/cpus.h"
+#include "events/intel.h"
+#include "events/tables.h"
+#include "util/util.h"
 
 static const char *const event_idents[] = {
 #define DK__EVENT_IDENT(name) #name,

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "dkperf/kperf.h"
-#include "internal.h"
 #include "sys/libsystem.h"
+#include "util/util.h"
 
 typedef struct loaded {
     struct loaded *next;
@@ -26,7 +26,7 @@ static loaded *list;
 int dk__libsystem_load(const char *root, const dk__libsystem **out)
 {
     char key[DK_LOAD_PATH_MAX];
-    dk__root_key(root, key, sizeof key);
+    dk__root_key(dk_framework_root(root), key, sizeof key);
     root = key;
     int rc = 0;
     pthread_mutex_lock(&lock);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dkperf/kperf.h"
-#include "internal.h"
+#include "util/util.h"
 
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)),
                "dlsym results must fit a function pointer");
@@ -64,18 +64,8 @@ static int load_failed(dk_load_error *err, dk_load_failure kind, const char *pat
     return dk__fail(DK_ELOAD, "%s", message);
 }
 
-/*
- * Build <root><framework path> without a doubled slash. Returns 0, or -1
- * when it does not fit.
- */
-void dk__root_key(const char *root, char *key, size_t size)
-{
-    dk__strlcpy(key, dk_framework_root(root), size);
-    for (size_t len = strlen(key); len > 0 && key[len - 1] == '/'; len--)
-        key[len - 1] = '\0';
-}
-
-/* <root><path>, root being a dk__root_key; -1 when it does not fit. */
+/* <root><path>, root being a dk__root_key (so no slash is doubled); -1
+ * when it does not fit. */
 static int join_root(char *out, size_t size, const char *root, const char *path)
 {
     int n = snprintf(out, size, "%s%s", root, path);
@@ -152,7 +142,7 @@ static int load(const char *root, const char *framework, const char *path, fill_
 {
     clear_error(err);
     char key[DK_LOAD_PATH_MAX];
-    dk__root_key(root, key, sizeof key);
+    dk__root_key(dk_framework_root(root), key, sizeof key);
     root = key;
     int rc = 0;
     pthread_mutex_lock(&load_lock);
@@ -219,52 +209,4 @@ int dk_kperfdata_load(const char *root, const dk_kperfdata_vtable **out, dk_load
     if (rc == 0)
         *out = &e->vt.kperfdata;
     return rc;
-}
-
-/* ------------------------------------------------------------------------ */
-/* KPEP error codes                                                          */
-/* ------------------------------------------------------------------------ */
-
-#define DK__KPEP_ERRORS(X)                                                   \
-    X(NONE, "no error")                                                      \
-    X(INVALID_ARGUMENT, "invalid argument")                                  \
-    X(OUT_OF_MEMORY, "out of memory")                                        \
-    X(IO, "I/O error")                                                       \
-    X(BUFFER_TOO_SMALL, "buffer too small")                                  \
-    X(CUR_SYSTEM_UNKNOWN, "the current system is unknown")                   \
-    X(DB_PATH_INVALID, "the database path is invalid")                       \
-    X(DB_NOT_FOUND, "no database for this CPU")                              \
-    X(DB_ARCH_UNSUPPORTED, "the database architecture is unsupported")       \
-    X(DB_VERSION_UNSUPPORTED, "the database version is unsupported")         \
-    X(DB_CORRUPT, "the database is corrupt")                                 \
-    X(EVENT_NOT_FOUND, "event not found")                                    \
-    X(CONFLICTING_EVENTS, "conflicting events")                              \
-    X(COUNTERS_NOT_FORCED, "all counters must be forced")                    \
-    X(EVENT_UNAVAILABLE, "event unavailable")                                \
-    X(ERRNO, "check errno")
-
-const char *dk_kpep_error_name(int code)
-{
-    switch (code) {
-#define DK__KPEP_NAME(name, text)       \
-    case KPEP_CONFIG_ERROR_##name:      \
-        return "KPEP_CONFIG_ERROR_" #name;
-        DK__KPEP_ERRORS(DK__KPEP_NAME)
-#undef DK__KPEP_NAME
-    default:
-        return "KPEP_CONFIG_ERROR_UNKNOWN";
-    }
-}
-
-const char *dk_kpep_strerror(int code)
-{
-    switch (code) {
-#define DK__KPEP_TEXT(name, text)  \
-    case KPEP_CONFIG_ERROR_##name: \
-        return text;
-        DK__KPEP_ERRORS(DK__KPEP_TEXT)
-#undef DK__KPEP_TEXT
-    default:
-        return "unknown kperfdata error";
-    }
 }

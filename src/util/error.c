@@ -6,12 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dkperf/kperf.h"
-#include "internal.h"
+#include "util/util.h"
 
-#define DK__ERROR_MAX_DETAIL 1024
-
-static _Thread_local char last_detail[DK__ERROR_MAX_DETAIL];
+static _Thread_local char last_detail[sizeof(((dk__error_state *)0)->detail)];
 static _Thread_local int last_os_error;
 static _Thread_local int last_kpep_error;
 
@@ -67,6 +64,27 @@ static void set_detail(int os_err, int kpep_err, const char *suffix, const char 
     last_kpep_error = kpep_err;
 }
 
+int dk__vfail_with(int code, int os_err, int kpep_err, const char *suffix, const char *fmt,
+                   va_list ap)
+{
+    set_detail(os_err, kpep_err, suffix, fmt, ap);
+    return code;
+}
+
+void dk__error_save(dk__error_state *st)
+{
+    memcpy(st->detail, last_detail, sizeof st->detail);
+    st->os_error = last_os_error;
+    st->kpep_error = last_kpep_error;
+}
+
+void dk__error_restore(const dk__error_state *st)
+{
+    memcpy(last_detail, st->detail, sizeof last_detail);
+    last_os_error = st->os_error;
+    last_kpep_error = st->kpep_error;
+}
+
 int dk__fail(int code, const char *fmt, ...)
 {
     va_list ap;
@@ -98,27 +116,4 @@ int dk__fail_os(int code, int os_err, const char *fmt, ...)
     set_detail(os_err, 0, suffix, fmt, ap);
     va_end(ap);
     return code;
-}
-
-int dk__fail_kpep(int code, int kpep_err, const char *fmt, ...)
-{
-    char suffix[160];
-    va_list ap;
-    snprintf(suffix, sizeof suffix, " (kperfdata: %s, %s)", dk_kpep_strerror(kpep_err),
-             dk_kpep_error_name(kpep_err));
-    va_start(ap, fmt);
-    set_detail(0, kpep_err, suffix, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-size_t dk__strlcpy(char *dst, const char *src, size_t size)
-{
-    size_t len = strlen(src);
-    if (size > 0) {
-        size_t n = len < size - 1 ? len : size - 1;
-        memcpy(dst, src, n);
-        dst[n] = '\0';
-    }
-    return len;
 }
