@@ -4,38 +4,22 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dkperf/kperf.h"
+#include "sys/image_cache.h"
 #include "sys/libsystem.h"
 #include "util/util.h"
 
-typedef struct loaded {
-    struct loaded *next;
-    char root[DK_LOAD_PATH_MAX];
-    dk__libsystem calls;
-} loaded;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static loaded *list;
-
-int dk__libsystem_load(const char *root, const dk__libsystem **out)
+/* dk__image_fill: resolve the calls from libSystem (no root) or from
+ * <root>/usr/lib/system/libsystem_kernel.dylib. A call the image lacks
+ * stays NULL: its users say which is missing. */
+static int load_calls(const char *root, void *slot, void *ctx)
 {
-    char key[DK_LOAD_PATH_MAX];
-    dk__root_key(dk_framework_root(root), key, sizeof key);
-    root = key;
-    int rc = 0;
-    pthread_mutex_lock(&lock);
-    for (loaded *e = list; e != NULL; e = e->next) {
-        if (strcmp(e->root, root) == 0) {
-            *out = &e->calls;
-            goto done;
-        }
-    }
+    (void)ctx;
+    dk__libsystem *calls = slot;
     void *handle;
     char path[DK_LOAD_PATH_MAX];
     if (root[0] == '\0') {
@@ -43,42 +27,36 @@ int dk__libsystem_load(const char *root, const dk__libsystem **out)
         handle = RTLD_DEFAULT;
         snprintf(path, sizeof path, "libSystem");
 #else
-        rc = dk__fail(DK_ELOAD, "thread_selfcounts and proc_pid_rusage exist only on macOS (or "
-                                "under a framework root)");
-        goto done;
+        return dk__fail(DK_ELOAD, "thread_selfcounts and proc_pid_rusage exist only on macOS (or "
+                                  "under a framework root)");
 #endif
     } else {
         int n = snprintf(path, sizeof path, "%s%s", root, DK__LIBSYSTEM_KERNEL_PATH);
-        if (n < 0 || (size_t)n >= sizeof path) {
-            rc = dk__fail(DK_ELOAD, "the framework root is too long for %s",
-                          DK__LIBSYSTEM_KERNEL_PATH);
-            goto done;
-        }
+        if (n < 0 || (size_t)n >= sizeof path)
+            return dk__fail(DK_ELOAD, "the framework root is too long for %s",
+                            DK__LIBSYSTEM_KERNEL_PATH);
         handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
         if (handle == NULL) {
             const char *why = dlerror();
-            rc = dk__fail(DK_ELOAD, "cannot open %.1023s: %.400s", path,
-                          why != NULL ? why : "unknown dlopen error");
-            goto done;
+            return dk__fail(DK_ELOAD, "cannot open %.1023s: %.400s", path,
+                            why != NULL ? why : "unknown dlopen error");
         }
     }
-    loaded *e = calloc(1, sizeof *e);
-    if (e == NULL) {
-        rc = dk__fail(DK_ENOMEM, "loading %s: out of memory", path);
-        goto done;
-    }
     void *p = dlsym(handle, "thread_selfcounts");
-    memcpy(&e->calls.thread_selfcounts, &p, sizeof p);
+    memcpy(&calls->thread_selfcounts, &p, sizeof p);
     p = dlsym(handle, "proc_pid_rusage");
-    memcpy(&e->calls.proc_pid_rusage, &p, sizeof p);
+    memcpy(&calls->proc_pid_rusage, &p, sizeof p);
     p = dlsym(handle, "sysctlbyname");
-    memcpy(&e->calls.sysctlbyname, &p, sizeof p);
-    dk__strlcpy(e->root, root, sizeof e->root);
-    e->next = list;
-    list = e;
-    *out = &e->calls;
-done:
-    pthread_mutex_unlock(&lock);
+    memcpy(&calls->sysctlbyname, &p, sizeof p);
+    return 0;
+}
+
+int dk__libsystem_load(const char *root, const dk__libsystem **out)
+{
+    void *slot = NULL;
+    int rc = dk__image_once("libSystem", root, sizeof(dk__libsystem), load_calls, NULL, &slot);
+    if (rc == 0)
+        *out = slot;
     return rc;
 }
 

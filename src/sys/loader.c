@@ -3,36 +3,28 @@
  * resolve every symbol, all or nothing.
  *
  * Each framework is opened at most once per root directory and never
- * unloaded: the vtables handed out point into process-lifetime storage, so
- * no caller can ever hold a function pointer into an unmapped image. A
- * mutex makes concurrent first loads safe. A failed load leaves nothing
- * behind and may be retried.
+ * unloaded (image_cache.h): the vtables handed out point into
+ * process-lifetime storage, so no caller can ever hold a function pointer
+ * into an unmapped image. A failed load leaves nothing behind and may be
+ * retried.
  */
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dkperf/kperf.h"
+#include "sys/image_cache.h"
 #include "util/util.h"
 
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)),
                "dlsym results must fit a function pointer");
 
-/* One framework loaded under one root; the vtable lives as long as the process. */
-typedef struct loaded {
-    struct loaded *next;
-    const char *path; /* which framework (DK_KPERF_PATH or DK_KPERFDATA_PATH) */
-    char root[DK_LOAD_PATH_MAX];
-    union {
-        dk_kperf_vtable kperf;
-        dk_kperfdata_vtable kperfdata;
-    } vt;
+/* What one framework's load resolves: its vtable, kept by image_cache.c. */
+typedef union loaded {
+    dk_kperf_vtable kperf;
+    dk_kperfdata_vtable kperfdata;
 } loaded;
-
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
-static loaded *loaded_list;
 
 const char *dk_framework_root(const char *root)
 {
@@ -74,7 +66,8 @@ static int join_root(char *out, size_t size, const char *root, const char *path)
 
 /*
  * Open the framework at <root><path>. On failure fills err and returns
- * NULL; the caller holds load_lock, which also serialises dlerror().
+ * NULL; the caller holds the image cache's lock, which also serialises
+ * dlerror().
  */
 static void *open_framework(const char *framework, const char *root, const char *rel,
                             char *path, size_t path_size, dk_load_error *err, int *rc)
@@ -117,7 +110,7 @@ typedef void (*fill_fn)(loaded *e, void *handle, const char **missing);
         if (sym == NULL)                                 \
             *missing = #name;                            \
         else                                             \
-            memcpy(&e->vt.field.name, &sym, sizeof sym); \
+            memcpy(&e->field.name, &sym, sizeof sym);    \
     }
 #define DK__RESOLVE_KPERF(name) DK__RESOLVE_INTO(kperf, name)
 #define DK__RESOLVE_KPERFDATA(name) DK__RESOLVE_INTO(kperfdata, name)
@@ -136,46 +129,38 @@ static void fill_kperfdata(loaded *e, void *handle, const char **missing)
 #undef DK__RESOLVE_KPERFDATA
 #undef DK__RESOLVE_INTO
 
+typedef struct load_args {
+    const char *framework; /* "kperf.framework" */
+    const char *path;      /* DK_KPERF_PATH or DK_KPERFDATA_PATH */
+    fill_fn fill;
+    dk_load_error *err;
+} load_args;
+
+/* dk__image_fill: open one framework and resolve all its symbols, or nothing. */
+static int load_framework(const char *root, void *slot, void *ctx)
+{
+    const load_args *a = ctx;
+    int rc = 0;
+    char full[DK_LOAD_PATH_MAX];
+    void *handle = open_framework(a->framework, root, a->path, full, sizeof full, a->err, &rc);
+    if (handle == NULL)
+        return rc;
+    const char *missing = NULL;
+    a->fill(slot, handle, &missing);
+    if (missing != NULL)
+        return missing_symbol(handle, a->framework, full, missing, a->err);
+    return 0;
+}
+
 /* Load framework (at <root><path>) once per root, all or nothing. */
 static int load(const char *root, const char *framework, const char *path, fill_fn fill,
                 loaded **out, dk_load_error *err)
 {
     clear_error(err);
-    char key[DK_LOAD_PATH_MAX];
-    dk__root_key(dk_framework_root(root), key, sizeof key);
-    root = key;
-    int rc = 0;
-    pthread_mutex_lock(&load_lock);
-    for (loaded *e = loaded_list; e != NULL; e = e->next) {
-        if (e->path == path && strcmp(e->root, root) == 0) {
-            *out = e;
-            goto done;
-        }
-    }
-    char full[DK_LOAD_PATH_MAX];
-    void *handle = open_framework(framework, root, path, full, sizeof full, err, &rc);
-    if (handle == NULL)
-        goto done;
-    loaded *e = calloc(1, sizeof *e);
-    if (e == NULL) {
-        dlclose(handle);
-        rc = dk__fail(DK_ENOMEM, "loading %s: out of memory", framework);
-        goto done;
-    }
-    const char *missing = NULL;
-    fill(e, handle, &missing);
-    if (missing != NULL) {
-        free(e);
-        rc = missing_symbol(handle, framework, full, missing, err);
-        goto done;
-    }
-    e->path = path;
-    dk__strlcpy(e->root, root, sizeof e->root);
-    e->next = loaded_list;
-    loaded_list = e;
-    *out = e;
-done:
-    pthread_mutex_unlock(&load_lock);
+    load_args a = {framework, path, fill, err};
+    void *slot = NULL;
+    int rc = dk__image_once(framework, root, sizeof(loaded), load_framework, &a, &slot);
+    *out = slot;
     return rc;
 }
 
@@ -195,7 +180,7 @@ int dk_kperf_load(const char *root, const dk_kperf_vtable **out, dk_load_error *
     loaded *e = NULL;
     int rc = load(root, "kperf.framework", DK_KPERF_PATH, fill_kperf, &e, err);
     if (rc == 0)
-        *out = &e->vt.kperf;
+        *out = &e->kperf;
     return rc;
 }
 
@@ -207,6 +192,6 @@ int dk_kperfdata_load(const char *root, const dk_kperfdata_vtable **out, dk_load
     loaded *e = NULL;
     int rc = load(root, "kperfdata.framework", DK_KPERFDATA_PATH, fill_kperfdata, &e, err);
     if (rc == 0)
-        *out = &e->vt.kperfdata;
+        *out = &e->kperfdata;
     return rc;
 }
