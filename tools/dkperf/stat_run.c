@@ -181,6 +181,9 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
 
     /* Wait without reaping: a Mac can only read an unreaped process's totals. */
     spawn_wait_exit(&c, NULL);
+    /* It has exited: a signal from now on has nobody to go to, and is kept
+     * for dkperf's own exit status instead of going to a zombie. */
+    child_pid = 0;
     out->elapsed_ns = monotonic_ns() - t0;
     rc = dk_group_read(g, out->values, out->info);
     if (rc != 0)
@@ -195,7 +198,6 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    child_pid = 0; /* it has exited: once reaped, its pid may be reused */
     spawn_reap(&c, &status, &ru);
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);
