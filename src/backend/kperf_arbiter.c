@@ -150,6 +150,14 @@ int dk__arbiter_release(dk__arbiter *a, const dk_kperf_vtable *kp)
     return rc;
 }
 
+bool dk__arbiter_holding(dk__arbiter *a)
+{
+    pthread_mutex_lock(&a->lock);
+    bool held = a->holders > 0;
+    pthread_mutex_unlock(&a->lock);
+    return held;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Registers and counting                                                    */
 /* ------------------------------------------------------------------------ */
