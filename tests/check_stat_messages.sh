@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# What dkperf stat says about events it cannot count as asked: events a
+# backend cannot count at all are <not supported> whatever their
+# modifiers, and every message names its cause in full.
+# usage: check_stat_messages.sh DKPERF SIM_ROOT
+set -u
+dkperf=$1 sim_root=$2
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Unprivileged on a Mac (proc_pid_rusage): branches is not supported, with
+# or without :u; the run goes on with what can be counted.
+for ev in branches branches:u; do
+    DKPERF_FRAMEWORK_ROOT=$sim_root DKPERF_SIM_PRIVILEGED=0 \
+        "$dkperf" stat -x, -e "instructions,$ev" -- true 2>"$tmp/e"
+    status=$?
+    [ $status -eq 0 ] || { cat "$tmp/e"; fail "instructions,$ev unprivileged: exit $status"; }
+    grep -q "^<not supported>,,$ev," "$tmp/e" || { cat "$tmp/e"; fail "$ev unprivileged is not <not supported>"; }
+done
+
+echo "stat's messages name their causes"
