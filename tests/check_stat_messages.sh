@@ -19,4 +19,13 @@ for ev in branches branches:u; do
     grep -q "^<not supported>,,$ev," "$tmp/e" || { cat "$tmp/e"; fail "$ev unprivileged is not <not supported>"; }
 done
 
+# Counters held by another client: the reason an event is not supported
+# is given whole, ending with what is still counted.
+DKPERF_FRAMEWORK_ROOT=$sim_root DKPERF_SIM_BUSY=1 \
+    "$dkperf" stat -e instructions,branches -- true 2>"$tmp/e"
+status=$?
+[ $status -eq 0 ] || { cat "$tmp/e"; fail "busy counters: exit $status"; }
+grep -q "^ branches: .*held by another client.*only a process's instructions and cycles are counted\.\?$" "$tmp/e" ||
+    { cat "$tmp/e"; fail "busy counters: the reason for branches is cut short"; }
+
 echo "stat's messages name their causes"

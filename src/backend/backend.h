@@ -95,7 +95,7 @@ struct dk_group {
     unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
     bool supported[DK_MAX_EVENTS];
-    char why[DK_MAX_EVENTS][256];
+    char why[DK_MAX_EVENTS][1024]; /* as long as dk_last_error() can be */
     char scope_text[96];
 };
 
