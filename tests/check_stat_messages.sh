@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What dkperf stat says about events it cannot count as asked: events a
 # backend cannot count at all are <not supported> whatever their
-# modifiers, and every message names its cause in full.
+# modifiers, every message names its cause in full, and modifiers do not
+# change the metric an event makes.
 # usage: check_stat_messages.sh DKPERF SIM_ROOT
 set -u
 dkperf=$1 sim_root=$2
@@ -27,5 +28,13 @@ status=$?
 [ $status -eq 0 ] || { cat "$tmp/e"; fail "busy counters: exit $status"; }
 grep -q "^ branches: .*held by another client.*only a process's instructions and cycles are counted\.\?$" "$tmp/e" ||
     { cat "$tmp/e"; fail "busy counters: the reason for branches is cut short"; }
+
+# task-clock:u is the clock still: CPUs utilized, not a rate against itself.
+"$dkperf" stat -e task-clock:u,task-clock -- true 2>"$tmp/e"
+grep -q "task-clock:u .*CPUs utilized" "$tmp/e" || { cat "$tmp/e"; fail "task-clock:u is not read as the clock"; }
+grep -q "/sec" "$tmp/e" && { cat "$tmp/e"; fail "task-clock:u is given as a rate"; }
+"$dkperf" stat --json -e task-clock:u -- true 2>"$tmp/e"
+grep -q '"metric": {"value": [0-9.]*, "unit": "CPUs utilized"}' "$tmp/e" ||
+    { cat "$tmp/e"; fail "task-clock:u in JSON is not read as the clock"; }
 
 echo "stat's messages name their causes"

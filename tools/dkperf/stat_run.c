@@ -80,9 +80,28 @@ static uint64_t tv_ns(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
 }
 
-/* Which metric role an event plays, by what the portable names resolve to. */
-static int role_of(dk_sampler *s, const char *asked, const char *native)
+/* name without its modifiers ("cycles" of "cycles:u"), as the library
+ * splits them: letters after the last ':' that is not inside a pmu/.../. */
+static const char *unmodified(const char *name, char *buf, size_t size)
 {
+    const char *colon = strrchr(name, ':');
+    const char *slash = strrchr(name, '/');
+    if (colon == NULL || colon[1] == '\0' || (slash != NULL && colon < slash))
+        return name;
+    for (const char *m = colon + 1; *m != '\0'; m++)
+        if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
+            return name;
+    snprintf(buf, size, "%.*s", (int)(colon - name), name);
+    return buf;
+}
+
+/* Which metric role an event plays, by what the portable names resolve to;
+ * modifiers do not change it ("cycles:u" still makes insn per cycle). */
+static int role_of(dk_sampler *s, const char *asked_mod, const char *native_mod)
+{
+    char abuf[256], nbuf[256];
+    const char *asked = unmodified(asked_mod, abuf, sizeof abuf);
+    const char *native = unmodified(native_mod, nbuf, sizeof nbuf);
     static const struct {
         const char *portable;
         int role;
