@@ -37,4 +37,21 @@ grep -q "/sec" "$tmp/e" && { cat "$tmp/e"; fail "task-clock:u is given as a rate
 grep -q '"metric": {"value": [0-9.]*, "unit": "CPUs utilized"}' "$tmp/e" ||
     { cat "$tmp/e"; fail "task-clock:u in JSON is not read as the clock"; }
 
+# A very long name is cut short in the messages, so that the cause, which
+# comes after it, is still said.
+long=$(printf 'x%.0s' $(seq 1100))
+configs=$(printf ',config=0%.0s' $(seq 200))
+for case in "$long:u|the name is longer than 511 bytes" \
+            "$long|no event named x*\.\.\. in the linux database" \
+            "$long:q|unknown modifier 'q' .*kernel mode)" \
+            "software/config=0$configs/|is too long (a PMU name of at most 63 bytes, terms of at most 255)"; do
+    ev=${case%%|*} cause=${case#*|}
+    "$dkperf" stat --backend perf_event -e "$ev" -- true 2>"$tmp/e"
+    status=$?
+    [ $status -ne 0 ] || fail "a ${#ev}-byte event name was accepted"
+    [ "$(wc -l <"$tmp/e")" = 1 ] || { cat "$tmp/e"; fail "a ${#ev}-byte event name: more than one line"; }
+    [ "$(wc -c <"$tmp/e")" -lt 600 ] || { cat "$tmp/e"; fail "a ${#ev}-byte event name is echoed whole"; }
+    grep -q -- "$cause\$" "$tmp/e" || { cat "$tmp/e"; fail "a ${#ev}-byte event name: the message does not end with its cause ($cause)"; }
+done
+
 echo "stat's messages name their causes"
