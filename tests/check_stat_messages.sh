@@ -54,4 +54,10 @@ for case in "$long:u|the name is longer than 511 bytes" \
     grep -q -- "$cause\$" "$tmp/e" || { cat "$tmp/e"; fail "a ${#ev}-byte event name: the message does not end with its cause ($cause)"; }
 done
 
+# A term's value above 2^64-1 is out of range, not "not a number".
+"$dkperf" stat --backend perf_event -e software/config=18446744073709551616/ -- true 2>"$tmp/e" &&
+    fail "config=2^64 was accepted"
+grep -q "18446744073709551616 is out of range (at most 2^64-1" "$tmp/e" ||
+    { cat "$tmp/e"; fail "config=2^64 is not called out of range"; }
+
 echo "stat's messages name their causes"

@@ -96,7 +96,13 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
         char *end;
         errno = 0;
         value = strtoull(eq + 1, &end, 0);
-        if (errno != 0 || end == eq + 1 || *end != '\0' || eq[1] < '0' || eq[1] > '9')
+        bool digits = end != eq + 1 && *end == '\0' && eq[1] >= '0' && eq[1] <= '9';
+        if (digits && errno == ERANGE)
+            return dk__fail(DK_EINVAL,
+                            "event " DK__SHOWN_FMT ": " DK__SHOWN_FMT " is out of range (at most "
+                            "2^64-1, 18446744073709551615)",
+                            DK__SHOWN(whole), DK__SHOWN(eq + 1));
+        if (errno != 0 || !digits)
             return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a number", DK__SHOWN(whole),
                             DK__SHOWN(eq + 1));
     }
