@@ -60,4 +60,17 @@ done
 grep -q "18446744073709551616 is out of range (at most 2^64-1" "$tmp/e" ||
     { cat "$tmp/e"; fail "config=2^64 is not called out of range"; }
 
+# Unprivileged under perf_event_paranoid 2, :uk cannot count kernel mode:
+# the advice is :u (user mode alone), not to drop the modifier.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+   [ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 0)" -ge 2 ] &&
+   setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$dkperf"; then
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$dkperf" stat --backend perf_event -e task-clock:uk -- true 2>"$tmp/e" &&
+        fail "task-clock:uk unprivileged was accepted"
+    grep -q "task-clock:uk counts kernel mode.*use :u to count user mode alone$" "$tmp/e" ||
+        { cat "$tmp/e"; fail "task-clock:uk unprivileged: the advice is not :u"; }
+    grep -q "drop the :k" "$tmp/e" && { cat "$tmp/e"; fail "task-clock:uk unprivileged: told to drop the :k"; }
+fi
+
 echo "stat's messages name their causes"
