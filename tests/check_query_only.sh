@@ -48,4 +48,18 @@ grep -q "^why .*$busy" "$work/busy" || fail "DKPERF_SIM_BUSY=1 dkperf info does 
 grep -qx 'force_all_ctrs 0' "$state" || fail "dkperf info changed force_all_ctrs: $(cat "$state")"
 DKPERF_SIM_BUSY=1 "$dkperf" info --backend kperf >"$work/busy" 2>&1 && fail "dkperf info --backend kperf succeeds on held counters"
 grep -q "$busy" "$work/busy" || fail "dkperf info --backend kperf does not say the counters are held: $(cat "$work/busy")"
+
+# kperf passed over for another reason than privileges (no event table for
+# the CPU, no event database, busy counters): the privileges line does not
+# say "not root".
+for env in DKPERF_SIM_CPU=a13 DKPERF_SIM_FAIL=kpep_db_create:3 DKPERF_SIM_BUSY=1; do
+    env "$env" "$dkperf" info >"$work/info" 2>&1 || fail "$env dkperf info failed: $(cat "$work/info")"
+    grep -q '^why ' "$work/info" || fail "$env dkperf info gives no why: $(cat "$work/info")"
+    grep -q '^privileges .*not root' "$work/info" &&
+        fail "$env dkperf info blames privileges: $(cat "$work/info")"
+    grep -q '^privileges .*thread_selfcounts' "$work/info" ||
+        fail "$env dkperf info does not say what selfcounts counts: $(cat "$work/info")"
+done
+DKPERF_SIM_PRIVILEGED=0 "$dkperf" info 2>&1 | grep -q '^privileges .*not root' ||
+    fail "DKPERF_SIM_PRIVILEGED=0 dkperf info does not say not root"
 echo ok
