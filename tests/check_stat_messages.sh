@@ -37,6 +37,12 @@ grep -q "/sec" "$tmp/e" && { cat "$tmp/e"; fail "task-clock:u is given as a rate
 grep -q '"metric": {"value": [0-9.]*, "unit": "CPUs utilized"}' "$tmp/e" ||
     { cat "$tmp/e"; fail "task-clock:u in JSON is not read as the clock"; }
 
+# instructions:u and cycles:u still make insn per cycle (the simulated
+# counters count every CPU's busy time, so the command keeps one busy).
+DKPERF_FRAMEWORK_ROOT=$sim_root "$dkperf" stat -a -e instructions:u,cycles:u -- \
+    sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done' 2>"$tmp/e"
+grep -q "instructions:u .*insn per cycle" "$tmp/e" || { cat "$tmp/e"; fail "instructions:u,cycles:u give no insn per cycle"; }
+
 # A very long name is cut short in the messages, so that the cause, which
 # comes after it, is still said.
 long=$(printf 'x%.0s' $(seq 1100))
