@@ -70,6 +70,32 @@ else:
     p.kill()
     failures.append("the command never ran")
 
+# Ctrl-C after the command has exited but before it is reaped (stopping
+# the counters takes 800 ms): nobody is left to take it, so dkperf keeps
+# it, reports the runs that completed and exits 130, also with -r 3.
+for args in ([], ["-r", "3"]):
+    os.path.exists(done) and os.unlink(done)
+    p = start(["stat", "-a"] + args + ["-e", "instructions", "--", "touch", done],
+              DKPERF_SIM_SLOW="kpc_set_counting:800")
+    name = "SIGINT between the command's exit and its reaping" + (" with -r 3" if args else "")
+    if wait_for(lambda: os.path.exists(done)):
+        time.sleep(0.3)  # the command has exited; the counters are being stopped
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        err = err.decode(errors="replace")
+        if p.returncode != 130:
+            failures.append(f"{name}: exit {p.returncode}, expected 130\n{err}")
+        if "Performance counter stats" not in err:
+            failures.append(f"{name}: no report of the completed run\n{err}")
+        if args and "(3 runs)" in err:
+            failures.append(f"{name}: the repeats went on after the signal\n{err}")
+        if force_all() != 0:
+            failures.append(f"{name}: force_all_ctrs is {force_all()} afterwards")
+    else:
+        p.kill()
+        p.communicate()
+        failures.append(f"{name}: the command never ran")
+
 # SIGTERM while the counters are being taken: the command never runs.
 ran = os.path.join(tmp, "ran")
 p = start(["stat", "-a", "-e", "instructions", "--", "touch", ran],

@@ -30,6 +30,8 @@ for args in "stat -a -e instructions -- true" "stat -e instructions -- true" "in
         grep -q "not given back" <<<"$err" || { echo "$err"; fail "dkperf $args: no message"; }
         grep -q "sudo sysctl kpc.force_all_ctrs=0" <<<"$err" ||
             { echo "$err"; fail "dkperf $args: the message does not say how to restore"; }
+        [ "$(grep -o "restore it with" <<<"$err" | wc -l)" = 1 ] ||
+            { echo "$err"; fail "dkperf $args: the advice is given more than once"; }
         [ "$(grep -c "not given back" <<<"$err")" = 1 ] || { echo "$err"; fail "dkperf $args: said it more than once"; }
         case $args in stat*)
             grep -q "Performance counter stats for 'true'" <<<"$err" ||
@@ -44,5 +46,18 @@ for args in "stat -a -e instructions -- true" "stat -e instructions -- true" "in
     [ $status -eq 0 ] || { echo "$err"; fail "dkperf $args exited $status without a fault"; }
     [ "$state" = 0 ] || fail "dkperf $args left force_all_ctrs at $state without a fault"
     grep -q "not given back" <<<"$err" && fail "dkperf $args complained without a fault"
+done
+# force_all_ctrs already 1 before dkperf: giving the counters back leaves
+# it 1, as it was, so nothing is left behind and nothing is said.
+for args in "stat -a -e instructions -x, -- true" "stat -e instructions -- true"; do
+    printf 'force_all_ctrs 1\n' >"$tmp/state"
+    # shellcheck disable=SC2086
+    DKPERF_SIM_FAIL=kpc_force_all_ctrs_set:5@2 "$dkperf" $args >"$tmp/out" 2>"$tmp/err"
+    status=$?
+    err=$(cat "$tmp/err")
+    state=$(sed -n 's/^force_all_ctrs //p' "$tmp/state")
+    [ "$state" = 1 ] || fail "dkperf $args: force_all_ctrs was 1 and is now '$state'"
+    [ $status -eq 0 ] || { echo "$err"; fail "dkperf $args exited $status with force_all_ctrs as it was"; }
+    grep -Eq "not given back|sysctl" <<<"$err" && { echo "$err"; fail "dkperf $args: alarm about force_all_ctrs it left as it was"; }
 done
 echo "a failed hand-back of the counters is reported and fails dkperf"

@@ -95,7 +95,7 @@ struct dk_group {
     unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
     bool supported[DK_MAX_EVENTS];
-    char why[DK_MAX_EVENTS][256];
+    char why[DK_MAX_EVENTS][1024]; /* as long as dk_last_error() can be */
     char scope_text[96];
 };
 
@@ -144,8 +144,9 @@ struct dk__backend {
     /* Optional: write into buf (size bytes) what this backend still does
      * after the ones probed before it failed (s->passed_rc and s->passed
      * say why the first one did), as the text dk_sampler_why appends to
-     * their failures: "; using ...". NULL: "; using <name>". */
-    void (*explain)(const dk_sampler *s, char *buf, size_t size);
+     * their failures: "; using ...". NULL: "; using <name>". It may also
+     * make s->caps.privileges fit that cause. */
+    void (*explain)(dk_sampler *s, char *buf, size_t size);
     /* Optional: instructions and cycles of a whole process. */
     int (*process_cpi)(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cycles);
 

@@ -48,10 +48,8 @@ int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
     if (g->pid == 0)
         g->pid = getpid();
     for (size_t i = 0; i < g->n; i++) {
-        if (g->supported[i] && dk__mode_restricts(g->mode[i])) {
-            free(r);
-            return dk__fail_mode(dk__group_label(g, i), "proc_pid_rusage");
-        }
+        /* Support first: an event it cannot count at all is <not
+         * supported> under DK_GROUP_PARTIAL, whatever its modifier. */
         r->slot[i] = g->supported[i] ? dk__fixed_slot(g->events[i]) : -1;
         if (g->supported[i] && r->slot[i] < 0) {
             int rc = dk__fail(DK_EUNAVAILABLE, "event %s %s", g->events[i]->name, why_others);
@@ -60,6 +58,10 @@ int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
                 return rc;
             }
             dk__group_unsupported(g, i);
+        }
+        if (g->supported[i] && dk__mode_restricts(g->mode[i])) {
+            free(r);
+            return dk__fail_mode(dk__group_label(g, i), "proc_pid_rusage");
         }
     }
     /* The process must exist and be readable now. */

@@ -230,7 +230,16 @@ static int kperf_check(dk_sampler *s)
     session *k = s->impl;
     int now = 0;
     int r = k->kp->kpc_force_all_ctrs_get(&now);
-    return r != 0 ? dk__kpc_fail("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r) : 0;
+    if (r != 0)
+        return dk__kpc_fail("reading kpc.force_all_ctrs (kpc_force_all_ctrs_get)", r);
+    /* The kernel lets go of force_all_ctrs when its task ends: 1 that this
+     * process did not set means a live client has the counters. */
+    if (now != 0 && !dk__arbiter_holding(k->arb))
+        return dk__fail(DK_EBUSY,
+                        "the counters are held by another client (force_all_ctrs is 1): "
+                        "usually powermetrics, Instruments or another kperf client; stop it, "
+                        "then try again");
+    return 0;
 }
 
 static int kperf_release(dk_sampler *s)

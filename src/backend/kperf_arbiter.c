@@ -132,22 +132,31 @@ int dk__arbiter_release(dk__arbiter *a, const dk_kperf_vtable *kp)
 {
     int rc = 0;
     pthread_mutex_lock(&a->lock);
+    /* Saved as 1 (another client's, or set by hand): it is 1 now, as it
+     * was, and there is nothing to restore. */
     if (a->holders > 0 && --a->holders == 0) {
-        int r = kp->kpc_force_all_ctrs_set(a->saved);
+        int r = a->saved == 0 ? kp->kpc_force_all_ctrs_set(0) : 0;
         if (r != 0) {
             int e = dk__kpc_errno(r);
             rc = dk__fail_os(e == EPERM || e == EACCES ? DK_EPERM : e == EBUSY ? DK_EBUSY : DK_EOS,
                              e,
-                             "restoring kpc.force_all_ctrs to %d (kpc_force_all_ctrs_set) "
+                             "restoring kpc.force_all_ctrs to 0 (kpc_force_all_ctrs_set) "
                              "failed, so force_all_ctrs was left at 1 and the power manager "
                              "cannot use its counters; restore it with `sudo sysctl "
-                             "kpc.force_all_ctrs=%d`",
-                             a->saved, a->saved);
+                             "kpc.force_all_ctrs=0`");
         }
         a->generation++;
     }
     pthread_mutex_unlock(&a->lock);
     return rc;
+}
+
+bool dk__arbiter_holding(dk__arbiter *a)
+{
+    pthread_mutex_lock(&a->lock);
+    bool held = a->holders > 0;
+    pthread_mutex_unlock(&a->lock);
+    return held;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -61,6 +61,9 @@ void dk__arbiter_unlock(dk__arbiter *a);
 int dk__arbiter_acquire(dk__arbiter *a, const dk_kperf_vtable *kp);
 int dk__arbiter_release(dk__arbiter *a, const dk_kperf_vtable *kp);
 
+/* Whether a sampler of this process holds force_all_ctrs (locks). */
+bool dk__arbiter_holding(dk__arbiter *a);
+
 /* Program c's words, sharing registers already in use with the same word.
  * Caller holds the lock. Returns 0, DK_ECONFLICT (a register in use with
  * another word), DK_EUNAVAILABLE or a kpc failure. */

@@ -347,9 +347,12 @@ int dk__pe_def_with_mode(const dk_sampler *s, const dk_database_event *ev, unsig
         return 0;
     if ((mode & DK__MODE_KERNEL) && k->exclude_kernel)
         return dk__fail(DK_EPERM,
-                        "event %s counts kernel mode, which kernel.perf_event_paranoid %d allows "
-                        "only with CAP_PERFMON (or a paranoid level of 1 or below); drop the :k",
-                        label, k->paranoid);
+                        "event " DK__SHOWN_FMT " counts kernel mode, which "
+                        "kernel.perf_event_paranoid %d allows only with CAP_PERFMON (or a "
+                        "paranoid level of 1 or below); %s",
+                        DK__SHOWN(label), k->paranoid,
+                        mode & DK__MODE_USER ? "use :u to count user mode alone"
+                                             : "use :u to count user mode instead");
     out->exclude = mode == DK__MODE_USER ? 'u' : mode == DK__MODE_KERNEL ? 'k' : 0;
     return 0;
 }

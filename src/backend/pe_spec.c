@@ -96,11 +96,19 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
         char *end;
         errno = 0;
         value = strtoull(eq + 1, &end, 0);
-        if (errno != 0 || end == eq + 1 || *end != '\0' || eq[1] < '0' || eq[1] > '9')
-            return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a number", whole, eq + 1);
+        bool digits = end != eq + 1 && *end == '\0' && eq[1] >= '0' && eq[1] <= '9';
+        if (digits && errno == ERANGE)
+            return dk__fail(DK_EINVAL,
+                            "event " DK__SHOWN_FMT ": " DK__SHOWN_FMT " is out of range (at most "
+                            "2^64-1, 18446744073709551615)",
+                            DK__SHOWN(whole), DK__SHOWN(eq + 1));
+        if (errno != 0 || !digits)
+            return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a number", DK__SHOWN(whole),
+                            DK__SHOWN(eq + 1));
     }
     if (term[0] == '\0' || term[0] == '.' || strchr(term, '/') != NULL)
-        return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a term name", whole, term);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a term name", DK__SHOWN(whole),
+                        DK__SHOWN(term));
     if (strcmp(term, "config") == 0)
         def->config = value;
     else if (strcmp(term, "config1") == 0)
@@ -114,11 +122,12 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
             dk__pe_read_text(path, spec, sizeof spec) == 0) {
             int rc = dk__pe_apply_format(def, spec, value);
             if (rc == -2)
-                return dk__fail(DK_EINVAL, "event %s: %s=0x%llx does not fit %s", whole, term,
+                return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": " DK__SHOWN_FMT "=0x%llx does not fit %s",
+                                DK__SHOWN(whole), DK__SHOWN(term),
                                 (unsigned long long)value, spec);
             if (rc != 0)
-                return dk__fail(DK_EINVAL, "event %s: cannot use the format \"%s\" of %s", whole,
-                                spec, term);
+                return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": cannot use the format \"%s\" of " DK__SHOWN_FMT "",
+                                DK__SHOWN(whole), spec, DK__SHOWN(term));
             return 0;
         }
         /* A named event of the PMU stands for its definition. */
@@ -126,8 +135,8 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
             dk__pe_pathf(path, sizeof path, "%s/%s/events/%s", sysfs, pmu, term) == 0 &&
             dk__pe_read_text(path, spec, sizeof spec) == 0)
             return parse_terms(sysfs, pmu, spec, def, whole, depth + 1);
-        return dk__fail(DK_ENOEVENT, "event %s: PMU %s has no format term or event called %s",
-                        whole, pmu, term);
+        return dk__fail(DK_ENOEVENT, "event " DK__SHOWN_FMT ": PMU %s has no format term or event called " DK__SHOWN_FMT "",
+                        DK__SHOWN(whole), pmu, DK__SHOWN(term));
     }
     return 0;
 }
@@ -158,25 +167,28 @@ static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
     char pmu[64], terms[256], path[512], type[32];
     size_t plen = (size_t)(slash - name), tlen = (size_t)(last - slash - 1);
     if (plen >= sizeof pmu || tlen >= sizeof terms)
-        return dk__fail(DK_EINVAL, "event %s is too long", name);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT " is too long (a PMU name of at most %zu bytes, "
+                        "terms of at most %zu)", DK__SHOWN(name), sizeof pmu - 1, sizeof terms - 1);
     memcpy(pmu, name, plen);
     pmu[plen] = '\0';
     if (pmu[0] == '.')
-        return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a PMU name", name, pmu);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"%s\" is not a PMU name", DK__SHOWN(name), pmu);
     memcpy(terms, slash + 1, tlen);
     terms[tlen] = '\0';
     if (dk__pe_pathf(path, sizeof path, "%s/%s/type", sysfs, pmu) != 0 ||
         dk__pe_read_text(path, type, sizeof type) != 0)
-        return dk__fail(DK_ENOEVENT, "event %s: there is no PMU called %s (see %s)", name, pmu,
+        return dk__fail(DK_ENOEVENT, "event " DK__SHOWN_FMT ": there is no PMU called %s (see %s)",
+                        DK__SHOWN(name), pmu,
                         sysfs);
     memset(def, 0, sizeof *def);
     if (!dk__pe_parse_type(type, &def->type))
-        return dk__fail(DK_EINVAL, "event %s: %s holds \"%.32s\", not a PMU type number", name,
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": %s holds \"%.32s\", not a PMU type number",
+                        DK__SHOWN(name),
                         path, type);
     for (const char *m = last + 1; *m != '\0'; m++) {
         if (*m != 'u' && *m != 'k')
-            return dk__fail(DK_EINVAL, "event %s: unknown modifier '%c' (u: user, k: kernel)",
-                            name, *m);
+            return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": unknown modifier '%c' (u: user, k: kernel)",
+                            DK__SHOWN(name), *m);
         def->exclude = *m;
     }
     return parse_terms(sysfs, pmu, terms, def, name, 0);
@@ -187,10 +199,12 @@ int dk__pe_parse_terms(const char *sysfs, const char *pmu, const char *terms, co
 {
     char buf[256];
     if (strlen(terms) >= sizeof buf)
-        return dk__fail(DK_EINVAL, "event %s: its terms are longer than %zu bytes", whole,
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": its terms are longer than %zu bytes",
+                        DK__SHOWN(whole),
                         sizeof buf - 1);
     if (pmu[0] == '\0' || pmu[0] == '.' || strchr(pmu, '/') != NULL)
-        return dk__fail(DK_EINVAL, "event %s: \"%s\" is not a PMU name", whole, pmu);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a PMU name", DK__SHOWN(whole),
+                        DK__SHOWN(pmu));
     memcpy(buf, terms, strlen(terms) + 1);
     return parse_terms(sysfs, pmu, buf, def, whole, 0);
 }
@@ -203,7 +217,7 @@ int dk__pe_parse_raw(const char *name, pe_def *def)
         if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
             return DK__NOT_MINE;
     if (strlen(name + 1) > 16)
-        return dk__fail(DK_EINVAL, "raw event %s has more than 64 bits", name);
+        return dk__fail(DK_EINVAL, "raw event " DK__SHOWN_FMT " has more than 64 bits", DK__SHOWN(name));
     memset(def, 0, sizeof *def);
     def->type = PERF_TYPE_RAW;
     for (const char *p = name + 1; *p != '\0'; p++)

@@ -345,9 +345,18 @@ static int sc_group_open(dk_group *g)
     return dk__rusage_group_open(g, k->root, why);
 }
 
-/* What selfcounts still counts, after the cause kperf was passed over. */
-static void sc_explain(const dk_sampler *s, char *buf, size_t size)
+/* What selfcounts still counts, after the cause kperf was passed over;
+ * the privileges text says that cause when it was not privileges. */
+static void sc_explain(dk_sampler *s, char *buf, size_t size)
 {
+    if (s->passed_rc == DK_EBUSY)
+        s->caps.privileges = "enough for kperf, but another client holds the counters: "
+                             "instructions and cycles of a thread (thread_selfcounts) or a "
+                             "process (proc_pid_rusage) until it lets them go";
+    else if (s->passed_rc != 0 && s->passed_rc != DK_EPERM)
+        s->caps.privileges = "instructions and cycles of a thread (thread_selfcounts) or a "
+                             "process (proc_pid_rusage), which need none; kperf was passed over "
+                             "for another reason than privileges (see why)";
     const char *fallback = "; using selfcounts: instructions and cycles of the calling "
                            "thread only";
     if (s->passed_rc == DK_EPERM)

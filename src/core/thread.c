@@ -119,9 +119,9 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
     const dk_database_event *near[3];
     size_t found = dk_database_match(&s->db, name, near, 3);
     if (found == 0)
-        return dk__fail(DK_ENOEVENT, "no event named %s in the %s database", name, s->db.name);
-    return dk__fail(DK_ENOEVENT, "no event named %s in the %s database; did you mean %s%s%s%s%s?",
-                    name, s->db.name, near[0]->name, found > 1 ? ", " : "",
+        return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database", DK__SHOWN(name), s->db.name);
+    return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database; did you mean %s%s%s%s%s?",
+                    DK__SHOWN(name), s->db.name, near[0]->name, found > 1 ? ", " : "",
                     found > 1 ? near[1]->name : "", found > 2 ? ", " : "",
                     found > 2 ? near[2]->name : "");
 }
@@ -143,9 +143,9 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
         if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
             return dk__resolve_name(s, name, out); /* not a modifier list */
     if (*mods == '\0')
-        return dk__fail(DK_EINVAL, "event %s: nothing follows the ':' (modifiers: u for user "
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": nothing follows the ':' (modifiers: u for user "
                                    "mode, k for kernel mode)",
-                        name);
+                        DK__SHOWN(name));
     unsigned char m = 0;
     for (const char *p = mods; *p != '\0'; p++) {
         if (*p == 'u')
@@ -154,16 +154,17 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
             m |= DK__MODE_KERNEL;
         else
             return dk__fail(DK_EINVAL,
-                            "event %s: unknown modifier '%c' (libdkperf knows perf's u for user "
+                            "event " DK__SHOWN_FMT ": unknown modifier '%c' (libdkperf knows perf's u for user "
                             "mode and k for kernel mode)",
-                            name, *p);
+                            DK__SHOWN(name), *p);
     }
     char base[512];
     size_t len = (size_t)(colon - name);
     if (len == 0)
-        return dk__fail(DK_EINVAL, "event %s: no event name before the modifiers", name);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": no event name before the modifiers", DK__SHOWN(name));
     if (len >= sizeof base)
-        return dk__fail(DK_EINVAL, "event %s: the name is too long", name);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": the name is longer than %zu bytes",
+                        DK__SHOWN(name), sizeof base - 1);
     memcpy(base, name, len);
     base[len] = '\0';
     int rc = dk__resolve_name(s, base, out);
@@ -171,15 +172,15 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
         return rc;
     if ((m & DK__MODE_KERNEL) && (s->flags & DK_SAMPLER_USER_ONLY))
         return dk__fail(DK_EINVAL,
-                        "event %s asks for kernel mode, but the sampler was opened with "
+                        "event " DK__SHOWN_FMT " asks for kernel mode, but the sampler was opened with "
                         "DK_SAMPLER_USER_ONLY",
-                        name);
+                        DK__SHOWN(name));
     *mode = m;
     if (label != NULL) {
         size_t n = strlen((*out)->name) + strlen(mods) + 2;
         *label = malloc(n);
         if (*label == NULL)
-            return dk__fail(DK_ENOMEM, "event %s: out of memory", name);
+            return dk__fail(DK_ENOMEM, "event " DK__SHOWN_FMT ": out of memory", DK__SHOWN(name));
         snprintf(*label, n, "%s:%s", (*out)->name, mods);
     }
     return 0;

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "dkperf.h"
 
@@ -23,6 +24,12 @@
 #endif
 
 #define DK__COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Text the caller gave (an event name, a term), echoed in a message: at
+ * most 64 bytes and "..." so that what follows, the cause, is not cut off.
+ * Use as dk__fail(code, "event " DK__SHOWN_FMT ": ...", DK__SHOWN(name)). */
+#define DK__SHOWN_FMT "%.64s%s"
+#define DK__SHOWN(text) (text), (strlen(text) > 64 ? "..." : "")
 
 /*
  * Record a failure for dk_last_error() and return code. The message is a

@@ -533,7 +533,7 @@ SIM_API int kpc_force_all_ctrs_get(int *val_out)
     if (val_out == NULL)
         FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
-    *val_out = force_all;
+    *val_out = sim_busy() ? 1 : force_all; /* another client holds them */
     pthread_mutex_unlock(&state_lock);
     return 0;
 }

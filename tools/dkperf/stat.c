@@ -79,7 +79,10 @@ int cmd_stat(int argc, char **argv)
             cli_error("stat", "out of memory while looking up event '%s'", names[i]);
             rc = EXIT_SETUP;
         } else if (r != 0 && r != DK_EUNAVAILABLE) {
-            cli_error("stat", "event '%s': %s", names[i], dk_last_error());
+            /* A long name is cut short, as the library's message does, so
+             * that the cause is seen. */
+            cli_error("stat", "event '%.64s%s': %s", names[i], strlen(names[i]) > 64 ? "..." : "",
+                      dk_last_error());
             rc = EXIT_SETUP;
         }
     }

@@ -28,7 +28,7 @@ typedef struct report {
     char native[DK_MAX_EVENTS][128]; /* copies: the group is closed after each run */
     const char *unit[DK_MAX_EVENTS];  /* owned by the sampler's database */
     bool supported[DK_MAX_EVENTS];
-    char why[DK_MAX_EVENTS][256];
+    char why[DK_MAX_EVENTS][1024]; /* as long as dk_last_error() can be */
     int role[DK_MAX_EVENTS];
     run *runs;
     size_t nruns;

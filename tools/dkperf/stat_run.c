@@ -80,9 +80,28 @@ static uint64_t tv_ns(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
 }
 
-/* Which metric role an event plays, by what the portable names resolve to. */
-static int role_of(dk_sampler *s, const char *asked, const char *native)
+/* name without its modifiers ("cycles" of "cycles:u"), as the library
+ * splits them: letters after the last ':' that is not inside a pmu/.../. */
+static const char *unmodified(const char *name, char *buf, size_t size)
 {
+    const char *colon = strrchr(name, ':');
+    const char *slash = strrchr(name, '/');
+    if (colon == NULL || colon[1] == '\0' || (slash != NULL && colon < slash))
+        return name;
+    for (const char *m = colon + 1; *m != '\0'; m++)
+        if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
+            return name;
+    snprintf(buf, size, "%.*s", (int)(colon - name), name);
+    return buf;
+}
+
+/* Which metric role an event plays, by what the portable names resolve to;
+ * modifiers do not change it ("cycles:u" still makes insn per cycle). */
+static int role_of(dk_sampler *s, const char *asked_mod, const char *native_mod)
+{
+    char abuf[256], nbuf[256];
+    const char *asked = unmodified(asked_mod, abuf, sizeof abuf);
+    const char *native = unmodified(native_mod, nbuf, sizeof nbuf);
     static const struct {
         const char *portable;
         int role;
@@ -181,6 +200,9 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
 
     /* Wait without reaping: a Mac can only read an unreaped process's totals. */
     spawn_wait_exit(&c, NULL);
+    /* It has exited: a signal from now on has nobody to go to, and is kept
+     * for dkperf's own exit status instead of going to a zombie. */
+    child_pid = 0;
     out->elapsed_ns = monotonic_ns() - t0;
     rc = dk_group_read(g, out->values, out->info);
     if (rc != 0)
@@ -195,7 +217,6 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    child_pid = 0; /* it has exited: once reaped, its pid may be reused */
     spawn_reap(&c, &status, &ru);
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);

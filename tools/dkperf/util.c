@@ -98,14 +98,8 @@ int cli_release_sampler(dk_sampler *s, char *why, size_t size)
 {
     if (dk_sampler_release(s) == 0)
         return 0;
-    if (strcmp(dk_sampler_backend(s), "kperf") == 0)
-        snprintf(why, size,
-                 "the counters were not given back (%s): kpc.force_all_ctrs is left set and "
-                 "other programs cannot use the counters; restore it with 'sudo sysctl "
-                 "kpc.force_all_ctrs=0'",
-                 dk_last_error());
-    else
-        snprintf(why, size, "the counters were not given back: %s", dk_last_error());
+    /* The library's message says what is left behind and how to restore it. */
+    snprintf(why, size, "the counters were not given back: %s", dk_last_error());
     return EXIT_SETUP;
 }
 
