@@ -56,7 +56,9 @@ typedef struct session {
     bool exclude_kernel;
     int paranoid;
     uint32_t core_types[CORE_PMUS_MAX];
+    char core_names[CORE_PMUS_MAX][64];
     size_t core_count;          /* > 1: hybrid */
+    dk__pmc_probe pmc;          /* user reads, counters per group */
     char sysfs[256];
     char cpu_id[64];
     char marketing[128];
@@ -627,8 +629,10 @@ static void find_core_pmus(session *k)
         if (pathf(path, sizeof path, "%s/%s/type", k->sysfs, de->d_name) != 0 ||
             read_text(path, type, sizeof type) != 0)
             continue;
-        if (parse_type(type, &k->core_types[k->core_count]))
+        if (parse_type(type, &k->core_types[k->core_count])) {
+            snprintf(k->core_names[k->core_count], sizeof k->core_names[0], "%.63s", de->d_name);
             k->core_count++;
+        }
     }
     closedir(dir);
     /* A stable order: by PMU type. */
@@ -637,6 +641,10 @@ static void find_core_pmus(session *k)
             uint32_t t = k->core_types[j];
             k->core_types[j] = k->core_types[j - 1];
             k->core_types[j - 1] = t;
+            char name[sizeof k->core_names[0]];
+            memcpy(name, k->core_names[j], sizeof name);
+            memcpy(k->core_names[j], k->core_names[j - 1], sizeof name);
+            memcpy(k->core_names[j - 1], name, sizeof name);
         }
 }
 
@@ -781,9 +789,19 @@ static void describe_pmus(session *k)
     if (k->core_count == 0)
         snprintf(k->pmu_text, sizeof k->pmu_text,
                  "no hardware PMU visible (software events only)");
+    else if (k->core_count == 1 && k->pmc.counters > k->pmc.general)
+        snprintf(k->pmu_text, sizeof k->pmu_text,
+                 "%.63s (perf_event): %zu general counters and %zu for cycles only",
+                 k->core_names[0], k->pmc.general, k->pmc.counters - k->pmc.general);
+    else if (k->core_count == 1 && k->pmc.counters > 0)
+        snprintf(k->pmu_text, sizeof k->pmu_text, "%.63s (perf_event): %zu counters",
+                 k->core_names[0], k->pmc.counters);
+    else if (k->core_count == 1)
+        snprintf(k->pmu_text, sizeof k->pmu_text, "%.63s (perf_event): counters unknown",
+                 k->core_names[0]);
     else
-        snprintf(k->pmu_text, sizeof k->pmu_text, "%zu core PMU%s (perf_event)", k->core_count,
-                 k->core_count > 1 ? "s, hybrid" : "");
+        snprintf(k->pmu_text, sizeof k->pmu_text, "%.40s+%.40s%s (perf_event, hybrid): counters unknown",
+                 k->core_names[0], k->core_names[1], k->core_count > 2 ? "+..." : "");
     if (geteuid() == 0)
         snprintf(k->privilege_text, sizeof k->privilege_text,
                  "root: every event, user and kernel mode, per thread, per process and on every "
@@ -895,8 +913,11 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.system_wide = k->paranoid <= 0 || geteuid() == 0;
     s->caps.all_events = true;
     s->caps.multiplexing = true;
+    dk__pmc_probe_pmu(&k->pmc, k->core_count > 0);
     describe_pmus(k);
     s->caps.pmu = k->pmu_text;
+    s->caps.counters = k->core_count == 1 ? k->pmc.counters : 0; /* hybrid: per PMU */
+    s->caps.user_reads = k->pmc.user_text;
     s->caps.privileges = k->privilege_text;
     return 0;
 }
@@ -1022,6 +1043,13 @@ size_t dk__pe_plan(const uint32_t *core_types, size_t core_count, const pe_def *
     return m;
 }
 
+/* A hardware event asks for user-space reads where the kernel needs it to
+ * (arm64: attr.config1 bits, see dk__pmc_probe_pmu); 0 elsewhere. */
+static uint64_t user_read_config1(const session *k, uint32_t type)
+{
+    return k->pmc.user_reads && hardware_type(k, type) ? k->pmc.config1 : 0;
+}
+
 static int open_counter(pe_thread *pt, const session *k, const dk_database_event *ev,
                         const pe_def *def, struct perf_event_attr *attr, size_t event,
                         size_t group_key, size_t *group_of_key)
@@ -1029,6 +1057,7 @@ static int open_counter(pe_thread *pt, const session *k, const dk_database_event
     attr->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
                         PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
     apply_exclusions(k, attr, def->exclude);
+    attr->config1 |= user_read_config1(k, attr->type);
     if (pt->ncounters == INSTANCES_MAX || pt->ngroups == GROUPS_MAX)
         return dk__fail(DK_ETOOMANY, "event %s: more than %d counters", ev->name, INSTANCES_MAX);
     pe_counter *c = &pt->counters[pt->ncounters];
@@ -1249,7 +1278,7 @@ static int pe_thread_open(dk_thread *t)
     bool hardware = true;
     for (size_t i = 0; i < pt->ncounters; i++)
         hardware &= hardware_type(k, defs[pt->counters[i].event]->type);
-    if (hardware && map_pages(pt))
+    if (hardware && k->pmc.user_reads && map_pages(pt))
         pt->pmc = dk__pmc_native();
     pt->simple = check_simple(t, pt);
     t->impl = pt;
