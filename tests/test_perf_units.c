@@ -129,6 +129,37 @@ TEST_CASE(rdpmc_extrapolates_time_with_the_tsc)
     CHECK_U64(run, ==, 600 + 2149);
 }
 
+/* arm64 (and x86 with a short TSC view) publish cap_user_time_short: the
+ * clock is time_mask wide and time_cycles is its count at the page's last
+ * update, so only (now - time_cycles) & time_mask cycles have passed since. */
+TEST_CASE(rdpmc_extrapolates_time_with_a_short_clock)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    page.cap_user_time = 1;
+    page.cap_user_time_short = 1;
+    page.time_enabled = 1000;
+    page.time_running = 600;
+    page.time_shift = 10;
+    page.time_mult = 512;       /* 0.5 ns per cycle */
+    page.time_offset = 100;
+    page.time_cycles = 0xff00;  /* a 16-bit clock, about to wrap at the last update */
+    page.time_mask = 0xffff;
+    f.tsc = 0x7000000000 + 0x0100; /* high bits the clock does not have; wrapped */
+    uint64_t count, ena, run;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    /* cyc = 0xff00 + ((0x0100 - 0xff00) & 0xffff) = 0xff00 + 0x200 = 0x10100;
+     * delta = 100 + (0x10100 >> 10) * 512 + (((0x10100 & 1023) * 512) >> 10)
+     *       = 100 + 64 * 512 + 128 = 32996 */
+    CHECK_U64(ena, ==, 1000 + 32996);
+    CHECK_U64(run, ==, 600 + 32996);
+    /* Without cap_user_time_short the fields are not used. */
+    page.cap_user_time_short = 0;
+    f.tsc = 0x10100;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_U64(ena, ==, 1000 + 32996);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Scaling                                                                   */
 /* ------------------------------------------------------------------------ */

@@ -209,8 +209,11 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.system_wide = k->paranoid <= 0 || geteuid() == 0;
     s->caps.all_events = true;
     s->caps.multiplexing = true;
+    dk__pe_probe_pmu(&k->pmc, k->core_count > 0);
     dk__pe_describe_pmus(k);
     s->caps.pmu = k->pmu_text;
+    s->caps.counters = k->core_count == 1 ? k->pmc.counters : 0; /* hybrid: per PMU */
+    s->caps.user_reads = k->pmc.user_text;
     s->caps.privileges = k->privilege_text;
     return 0;
 }
@@ -279,12 +282,20 @@ size_t dk__pe_plan(const uint32_t *core_types, size_t core_count, const pe_def *
     return m;
 }
 
+/* A hardware event asks for user-space reads where the kernel needs it to
+ * (arm64: attr.config1 bits, see dk__pe_probe_pmu); 0 elsewhere. */
+static uint64_t user_read_config1(const pe_session *k, uint32_t type)
+{
+    return k->pmc.user_reads && dk__pe_hardware_type(k, type) ? k->pmc.config1 : 0;
+}
+
 static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_event *ev,
                         const pe_def *def, struct perf_event_attr *attr, size_t event,
                         size_t group_key, size_t *group_of_key)
 {
     attr->read_format = DK__PE_READ_FORMAT;
     dk__pe_apply_exclusions(k, attr, def->exclude);
+    attr->config1 |= user_read_config1(k, attr->type);
     if (pt->ncounters == INSTANCES_MAX || pt->ngroups == GROUPS_MAX)
         return dk__fail(DK_ETOOMANY, "event %s: more than %d counters", ev->name, INSTANCES_MAX);
     pe_counter *c = &pt->counters[pt->ncounters];
@@ -506,7 +517,7 @@ static int pe_thread_open(dk_thread *t)
     bool hardware = true;
     for (size_t i = 0; i < pt->ncounters; i++)
         hardware &= dk__pe_hardware_type(k, defs[pt->counters[i].event]->type);
-    if (hardware && map_pages(pt))
+    if (hardware && k->pmc.user_reads && map_pages(pt))
         pt->pmc = dk__pmc_native();
     pt->simple = check_simple(t, pt);
     t->impl = pt;

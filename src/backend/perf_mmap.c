@@ -1,6 +1,7 @@
 /*
  * perf_mmap.c - the seqlock read of a perf_event mmap page, as the kernel's
- * include/uapi/linux/perf_event.h describes it.
+ * include/uapi/linux/perf_event.h describes it and libperf's
+ * perf_mmap__read_self (tools/lib/perf/mmap.c) does it.
  */
 #ifdef __linux__
 #include "backend/perf_mmap.h"
@@ -27,9 +28,55 @@ static uint64_t native_rdtsc(void *ctx)
 static const dk__pmc_ops native = {native_rdpmc, native_rdtsc, 0};
 
 const dk__pmc_ops *dk__pmc_native(void) { return &native; }
+#elif defined(__aarch64__)
+/*
+ * The arm64 PMU driver (arch/arm64/kernel/perf_event.c, drivers/perf/
+ * arm_pmuv3.c from 6.4) publishes index = hw.idx for event counter n (hw.idx
+ * n + 1 before 6.12, index hw.idx + 1 after the renumbering) and 32 for the
+ * cycle counter ("remap the cycle counter index to 32", armv8pmu_user_event_idx),
+ * so the register is index - 1: PMEVCNTR<n>_EL0 for 0..30, PMCCNTR_EL0 for 31,
+ * as libperf's read_perf_counter() has it. The registers are read directly:
+ * PMUSERENR_EL0.ER (which the driver sets) would also allow PMSELR_EL0 +
+ * PMXEVCNTR_EL0, but a preemption between the two could leave another task's
+ * selection in PMSELR without the page's seqlock noticing.
+ */
+#define PMEV(n)                                                                \
+    case n:                                                                    \
+        __asm__ __volatile__("mrs %0, pmevcntr" #n "_el0" : "=r"(v));          \
+        break;
+
+static uint64_t native_rdpmc(uint32_t counter, void *ctx)
+{
+    (void)ctx;
+    uint64_t v = 0;
+    switch (counter) {
+        PMEV(0) PMEV(1) PMEV(2) PMEV(3) PMEV(4) PMEV(5) PMEV(6) PMEV(7) PMEV(8) PMEV(9)
+        PMEV(10) PMEV(11) PMEV(12) PMEV(13) PMEV(14) PMEV(15) PMEV(16) PMEV(17) PMEV(18)
+        PMEV(19) PMEV(20) PMEV(21) PMEV(22) PMEV(23) PMEV(24) PMEV(25) PMEV(26) PMEV(27)
+        PMEV(28) PMEV(29) PMEV(30)
+    case 31:
+        __asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
+        break;
+    default:
+        break;
+    }
+    return v;
+}
+
+/* The clock the page's time_* fields convert: arch_timer_read_counter, the
+ * virtual count at EL0. */
+static uint64_t native_rdtsc(void *ctx)
+{
+    (void)ctx;
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+}
+
+static const dk__pmc_ops native = {native_rdpmc, native_rdtsc, 0};
+
+const dk__pmc_ops *dk__pmc_native(void) { return &native; }
 #else
-/* arm64 can read counters from userspace with perf_user_access=1; not done
- * yet, so every read goes through read(). */
 const dk__pmc_ops *dk__pmc_native(void) { return 0; }
 #endif
 
@@ -40,7 +87,7 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
         return false;
     uint32_t seq, index;
     uint64_t value, ena, run, cyc = 0;
-    uint64_t time_offset = 0;
+    uint64_t time_offset = 0, time_cycles = 0, time_mask = ~(uint64_t)0;
     uint32_t time_mult = 0;
     uint16_t time_shift = 0;
     bool user_time;
@@ -55,6 +102,13 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
             time_offset = pc->time_offset;
             time_mult = pc->time_mult;
             time_shift = pc->time_shift;
+            /* The clock may be narrower than 64 bits (arm64's sched_clock
+             * is): the page then gives the count at its last update and the
+             * clock's mask. */
+            if (pc->cap_user_time_short) {
+                time_cycles = pc->time_cycles;
+                time_mask = pc->time_mask;
+            }
         }
         index = pc->index;
         value = (uint64_t)pc->offset;
@@ -73,6 +127,7 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
     if (!pc->cap_user_rdpmc || index == 0)
         return false;
     if (user_time && time_shift < 64) {
+        cyc = time_cycles + ((cyc - time_cycles) & time_mask);
         uint64_t quot = cyc >> time_shift;
         uint64_t rem = cyc & (((uint64_t)1 << time_shift) - 1);
         uint64_t delta = time_offset + quot * time_mult + ((rem * time_mult) >> time_shift);
@@ -84,4 +139,5 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
     *running = run;
     return true;
 }
+
 #endif /* __linux__ */

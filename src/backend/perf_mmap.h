@@ -1,18 +1,20 @@
 /*
  * perf_mmap.h - reading a perf_event counter from its mmap'd page without a
- * system call (x86 rdpmc). Separate from the backend so that the logic can
- * be tested on a synthetic page with a stand-in for the instructions.
- * Not installed; Linux only.
+ * system call (x86 rdpmc, arm64 mrs). Separate from the backend so that the reader can be tested on a synthetic page with a
+ * stand-in for the instructions. Not installed; Linux only.
  */
 #ifndef DKPERF_BACKEND_PERF_MMAP_H
 #define DKPERF_BACKEND_PERF_MMAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <linux/perf_event.h>
 
-/* The two instructions the reader needs; tests replace them. */
+/* The two instructions the reader needs; tests replace them. rdpmc reads
+ * hardware counter `counter` (the page's index - 1), rdtsc the clock the
+ * page's time_* fields convert (x86 TSC, arm64 CNTVCT_EL0). */
 typedef struct dk__pmc_ops {
     uint64_t (*rdpmc)(uint32_t counter, void *ctx);
     uint64_t (*rdtsc)(void *ctx);

@@ -76,7 +76,7 @@ fetch_deb libtinfo6
 step "cross-build for aarch64"
 build=$out/aarch64
 cmake -S "$src" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$src/cmake/aarch64-linux.cmake" \
-      -DDKPERF_WERROR=ON -DDKPERF_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+      -DDKPERF_WERROR=ON -DDKPERF_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 
 # The tests as ctest knows them, as lines of a shell script for the guest:
@@ -109,6 +109,13 @@ for t in tests:
         lines.append("t " + " ".join(shlex.quote(w) for w in words))
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 EOF
+# bench/overhead's pmu case: instructions per dk_thread_sample with
+# user-space reads, counted by the emulated PMU; its figures go to the log.
+if [ -z "${DKPERF_QEMU_TESTS:-}" ] || echo bench.overhead_pmu | grep -Eq "$DKPERF_QEMU_TESTS"; then
+    printf '%s\n' "echo 1 >/proc/sys/kernel/perf_user_access; t bench.overhead_pmu 2 '' '' / \
+$build/bench/overhead --case pmu --calls 1000; sed 's/^/   | /' /tmp/out; \
+echo 0 >/proc/sys/kernel/perf_user_access" >>"$out/tests.sh"
+fi
 
 # The initramfs: busybox, bash, the target's glibc, the build tree's
 # programs and libraries and the sources' test scripts at their host paths.
