@@ -43,6 +43,7 @@ typedef struct pe_group {
 } pe_group;
 
 typedef struct pe_thread {
+    dk__pmc_set set;           /* the fast path's counters (pe_read_user), first for locality */
     pe_counter counters[INSTANCES_MAX];
     size_t ncounters;
     pe_group groups[GROUPS_MAX];
@@ -472,6 +473,24 @@ static int pe_read(dk_thread *t, uint64_t *values, dk_reading *info)
     return read_groups(t, values, info);
 }
 
+/*
+ * The common case on a PMU with user reads: one group, the events in
+ * caller order, every counter readable from userspace. One seqlock pass per
+ * counter, no scaling and no clock unless the page shows time-sharing;
+ * anything else (a counter off the PMU now, multiplexing) takes pe_read.
+ */
+static int pe_read_user(dk_thread *t, uint64_t *values, dk_reading *info)
+{
+    pe_thread *pt = t->impl;
+    uint64_t enabled, running;
+    if (DK__UNLIKELY(!dk__pmc_read_set(&pt->set, values, &enabled, &running,
+                                      dk__pmc_native_counter, NULL)))
+        return pe_read(t, values, info);
+    if (info != NULL)
+        dk__pe_describe_reading(info, enabled, running);
+    return 0;
+}
+
 static int pe_thread_open(dk_thread *t)
 {
     dk_sampler *s = t->sampler;
@@ -522,6 +541,12 @@ static int pe_thread_open(dk_thread *t)
     pt->simple = check_simple(t, pt);
     t->impl = pt;
     t->read = pe_read;
+    if (DK__PMC_NATIVE && pt->simple && pt->pmc != NULL) {
+        for (size_t i = 0; i < pt->ncounters; i++)
+            (void)dk__pmc_set_add(&pt->set, pt->counters[i].page);
+        if (pt->set.n == pt->ncounters)
+            t->read = pe_read_user;
+    }
     return 0;
 }
 

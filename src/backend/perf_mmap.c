@@ -6,17 +6,15 @@
 #ifdef __linux__
 #include "backend/perf_mmap.h"
 
-#define BARRIER() __asm__ __volatile__("" ::: "memory")
+#if DK__PMC_NATIVE
+static uint64_t native_rdtsc(void *ctx);
+static const dk__pmc_ops native = {dk__pmc_native_counter, native_rdtsc, 0};
+const dk__pmc_ops *dk__pmc_native(void) { return &native; }
+#else
+const dk__pmc_ops *dk__pmc_native(void) { return 0; }
+#endif
 
 #if defined(__x86_64__)
-static uint64_t native_rdpmc(uint32_t counter, void *ctx)
-{
-    (void)ctx;
-    uint32_t lo, hi;
-    __asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
-    return (uint64_t)hi << 32 | lo;
-}
-
 static uint64_t native_rdtsc(void *ctx)
 {
     (void)ctx;
@@ -24,10 +22,6 @@ static uint64_t native_rdtsc(void *ctx)
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
     return (uint64_t)hi << 32 | lo;
 }
-
-static const dk__pmc_ops native = {native_rdpmc, native_rdtsc, 0};
-
-const dk__pmc_ops *dk__pmc_native(void) { return &native; }
 #elif defined(__aarch64__)
 /*
  * The arm64 PMU driver (arch/arm64/kernel/perf_event.c, drivers/perf/
@@ -35,36 +29,15 @@ const dk__pmc_ops *dk__pmc_native(void) { return &native; }
  * n + 1 before 6.12, index hw.idx + 1 after the renumbering) and 32 for the
  * cycle counter ("remap the cycle counter index to 32", armv8pmu_user_event_idx),
  * so the register is index - 1: PMEVCNTR<n>_EL0 for 0..30, PMCCNTR_EL0 for 31,
- * as libperf's read_perf_counter() has it. The registers are read directly:
- * PMUSERENR_EL0.ER (which the driver sets) would also allow PMSELR_EL0 +
- * PMXEVCNTR_EL0, but a preemption between the two could leave another task's
- * selection in PMSELR without the page's seqlock noticing.
+ * as libperf's read_perf_counter() has it (dk__pmc_native_counter). The
+ * registers are read directly: PMUSERENR_EL0.ER (which the driver sets) would
+ * also allow PMSELR_EL0 + PMXEVCNTR_EL0, but a preemption between the two
+ * could leave another task's selection in PMSELR without the page's seqlock
+ * noticing.
+ *
+ * The clock the page's time_* fields convert: arch_timer_read_counter, the
+ * virtual count at EL0.
  */
-#define PMEV(n)                                                                \
-    case n:                                                                    \
-        __asm__ __volatile__("mrs %0, pmevcntr" #n "_el0" : "=r"(v));          \
-        break;
-
-static uint64_t native_rdpmc(uint32_t counter, void *ctx)
-{
-    (void)ctx;
-    uint64_t v = 0;
-    switch (counter) {
-        PMEV(0) PMEV(1) PMEV(2) PMEV(3) PMEV(4) PMEV(5) PMEV(6) PMEV(7) PMEV(8) PMEV(9)
-        PMEV(10) PMEV(11) PMEV(12) PMEV(13) PMEV(14) PMEV(15) PMEV(16) PMEV(17) PMEV(18)
-        PMEV(19) PMEV(20) PMEV(21) PMEV(22) PMEV(23) PMEV(24) PMEV(25) PMEV(26) PMEV(27)
-        PMEV(28) PMEV(29) PMEV(30)
-    case 31:
-        __asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
-        break;
-    default:
-        break;
-    }
-    return v;
-}
-
-/* The clock the page's time_* fields convert: arch_timer_read_counter, the
- * virtual count at EL0. */
 static uint64_t native_rdtsc(void *ctx)
 {
     (void)ctx;
@@ -72,13 +45,18 @@ static uint64_t native_rdtsc(void *ctx)
     __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
     return v;
 }
-
-static const dk__pmc_ops native = {native_rdpmc, native_rdtsc, 0};
-
-const dk__pmc_ops *dk__pmc_native(void) { return &native; }
-#else
-const dk__pmc_ops *dk__pmc_native(void) { return 0; }
 #endif
+
+bool dk__pmc_set_add(dk__pmc_set *set, const struct perf_event_mmap_page *page)
+{
+    if (set->n == DK__PMC_SET_MAX)
+        return false;
+    uint16_t width = page->pmc_width;
+    set->page[set->n] = page;
+    set->shift[set->n] = (uint8_t)(width > 0 && width < 64 ? 64 - width : 0);
+    set->n++;
+    return true;
+}
 
 bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_ops *ops,
                   uint64_t *count, uint64_t *enabled, uint64_t *running)
@@ -93,7 +71,7 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
     bool user_time;
     do {
         seq = pc->lock;
-        BARRIER();
+        DK__PMC_BARRIER();
         ena = pc->time_enabled;
         run = pc->time_running;
         user_time = pc->cap_user_time && ena != run;
@@ -121,7 +99,7 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
             }
             value += (uint64_t)pmc;
         }
-        BARRIER();
+        DK__PMC_BARRIER();
     } while (pc->lock != seq);
 
     if (!pc->cap_user_rdpmc || index == 0)

@@ -118,7 +118,8 @@ echo 0 >/proc/sys/kernel/perf_user_access" >>"$out/tests.sh"
 fi
 
 # The initramfs: busybox, bash, the target's glibc, the build tree's
-# programs and libraries and the sources' test scripts at their host paths.
+# programs and libraries and the sources' test scripts (tests/, bench/*.sh)
+# at their host paths.
 step "initramfs"
 root=$out/rootfs
 rm -rf "$root"
@@ -144,8 +145,9 @@ ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 "$root/lib/ld-linux-aarch64.so.1"
      done)
 (cd "$build" && find . -type l ! -path '*/CMakeFiles/*' -print0 |
      while IFS= read -r -d '' f; do mkdir -p "$root$build/$(dirname "$f")"; cp -a "$f" "$root$build/$f"; done)
-mkdir -p "$root$src"
+mkdir -p "$root$src/bench"
 cp -a "$src/tests" "$root$src/"
+cp -a "$src"/bench/*.sh "$root$src/bench/"
 cp "$out/tests.sh" "$src/tests/qemu/init.sh" "$root/qemu/"
 ln -s qemu/init.sh "$root/init"
 chmod +x "$root/qemu/init.sh"
