@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "backend/perf_event.h"
 #include "pmu.h"
 #include "spin.h"
 
@@ -513,6 +514,10 @@ static void oversized(size_t nev)
         CHECK_ERR(rc, DK_ETOOMANY);
         CHECK_CONTAINS(dk_last_error(), "counters");
     } else {
+        /* As few groups as the counters allow (6 instruction counters). */
+        size_t groups = dk__perf_event_group_count(t);
+        printf("%zu groups\n", groups);
+        CHECK_U64(groups, ==, (nev + 5) / 6);
         /* The counts since the start, each one estimate over the whole
          * loop: groups take turns on the counters every few ms. */
         const unsigned long n = 20000000;

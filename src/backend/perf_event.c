@@ -337,8 +337,13 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
         pt->groups[g].leader_fd = c->fd;
         pt->groups[g].first = pt->ncounters;
         pt->groups[g].count = 0;
-        if (group_of_key[group_key] == SIZE_MAX)
-            group_of_key[group_key] = g;
+        /* The events after it join this group, not the full one: 14
+         * events on 6 counters make groups of 6, 6 and 2 that take turns
+         * a third of the time each, as perf stat's would. Retrying the full
+         * group made every further event a group of its own (6 + 8 x 1):
+         * one read() each, and rotations that left some groups a few
+         * slices, whose scaled counts strayed past 1%. */
+        group_of_key[group_key] = g;
     }
     if (ioctl(c->fd, PERF_EVENT_IOC_ID, &c->id) != 0) {
         int err = errno;
@@ -575,6 +580,12 @@ static void pe_thread_close(dk_thread *t)
     pe_thread *pt = t->impl;
     close_counters(pt);
     free(pt);
+}
+
+size_t dk__perf_event_group_count(const dk_thread *t)
+{
+    const pe_thread *pt = t->impl;
+    return pt->ngroups;
 }
 
 int dk__perf_event_group_fd(const dk_thread *t)
