@@ -96,7 +96,7 @@ for t in tests:
     tool = os.path.basename(cmd[0]) if cmd else ""
     if props.get("DISABLED"):
         lines.append(f"s {shlex.quote(name)} 'disabled on this platform'")
-    elif tool in ("cmake", "python3", "python"):
+    elif tool in ("cmake", "python3", "python", "valgrind"):
         lines.append(f"s {shlex.quote(name)} {shlex.quote('runs ' + tool + ', which the guest does not have')}")
     elif cmd[0].endswith(".sh") and "python3" in open(cmd[0]).read():
         lines.append(f"s {shlex.quote(name)} {shlex.quote(tool + ' runs python3, which the guest does not have')}")
