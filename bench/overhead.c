@@ -4,6 +4,12 @@
  *   kperf:      dk_thread_sample vs kpc_get_thread_counters through the vtable
  *               (against the simulated frameworks when the build has them)
  *   perf_event: dk_thread_sample vs read() of the same group fd (Linux)
+ *   pmu:        on a hardware PMU with user-space reads (QEMU's arm64 PMUv3 under
+ *               -icount: tests/qemu/run.sh), instructions per call counted by the
+ *               PMU itself, user and kernel: dk_thread_sample of a 1- and a
+ *               2-event thread vs the bare mrs/rdpmc + seqlock reads of as many
+ *               counters, and vs read() of the thread's group. Targets: at most
+ *               1.2x the bare reads, at least 10x fewer than read().
  *
  * Each pair runs on one thread in interleaved rounds; the median ns/call of
  * each is reported, and the median over rounds of each round's ratio, which
@@ -15,9 +21,10 @@
  *   perf_event: at most 5% more time (the kernel's work, which callgrind
  *               cannot see, is most of the cost)
  *
- * usage: overhead [--calls N] [--rounds R] [--no-callgrind] [--case kperf|perf_event]
+ * usage: overhead [--calls N] [--rounds R] [--no-callgrind] [--case kperf|perf_event|pmu]
  * Exit status 0 when every target is met, 1 when one is not, 2 on errors.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +35,12 @@
 #include "dkperf/kperf.h"
 #include "stats.h"
 #ifdef __linux__
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
 #include "backend/perf_event.h"
+#include "backend/perf_mmap.h"
 #endif
 
 #ifndef DKPERF_BENCH_SIM_ROOT
@@ -248,6 +260,176 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
     return met ? 0 : 1;
 }
 
+#ifdef __linux__
+/* A counter of this thread's instructions, user and kernel; leader < 0: its
+ * own group, else a sibling. config1: the user-read bits. */
+static int open_insn(uint64_t config, uint64_t config1, int leader, bool user_only)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = config;
+    a.config1 = config1;
+    a.exclude_kernel = user_only;
+    a.exclude_hv = 1;
+    a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+                    PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+    if (leader < 0)
+        a.read_format = 0;
+    return (int)syscall(SYS_perf_event_open, &a, 0, -1, leader, PERF_FLAG_FD_CLOEXEC);
+}
+
+static uint64_t count_of(int fd)
+{
+    uint64_t v = 0;
+    return read(fd, &v, sizeof v) == (ssize_t)sizeof v ? v : 0;
+}
+
+typedef struct pmu_bench {
+    dk_thread *thread;
+    int fd;                  /* the thread's group, for read() */
+    size_t read_size;
+    const struct perf_event_mmap_page *pages[2]; /* a group of as many, for the bare reads */
+    size_t n;
+} pmu_bench;
+
+__attribute__((noinline)) int bench_loop_bare(pmu_bench *p, long calls)
+{
+    const dk__pmc_ops *ops = dk__pmc_native();
+    int bad = 0;
+    for (long i = 0; i < calls; i++)
+        for (size_t j = 0; j < p->n; j++) {
+            uint64_t c, e, r;
+            bad |= !dk__pmc_read(p->pages[j], ops, &c, &e, &r);
+        }
+    return bad;
+}
+
+__attribute__((noinline)) int bench_loop_sample(pmu_bench *p, long calls)
+{
+    uint64_t values[DK_MAX_EVENTS];
+    int bad = 0;
+    for (long i = 0; i < calls; i++)
+        bad |= dk_thread_sample(p->thread, values);
+    return bad;
+}
+
+__attribute__((noinline)) int bench_loop_read(pmu_bench *p, long calls)
+{
+    uint64_t buf[16];
+    int bad = 0;
+    for (long i = 0; i < calls; i++)
+        bad |= read(p->fd, buf, p->read_size) != (ssize_t)p->read_size;
+    return bad;
+}
+
+/* Instructions per call of loop, less the counter's own read() (an empty loop). */
+static double per_call(int meter, int (*loop)(pmu_bench *, long), pmu_bench *p, long calls,
+                       int *bad)
+{
+    uint64_t a = count_of(meter);
+    *bad |= loop(p, calls);
+    uint64_t b = count_of(meter);
+    uint64_t c = count_of(meter);
+    *bad |= loop(p, 0);
+    uint64_t d = count_of(meter);
+    return ((double)(b - a) - (double)(d - c)) / (double)calls;
+}
+
+/* Returns 0 met, 1 missed, 2 cannot run here. */
+static int run_pmu_case(long calls)
+{
+    dk_sampler *s = NULL;
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.backend = DK_BACKEND_PERF_EVENT;
+    o.flags = DK_SAMPLER_USER_ONLY;
+    int rc = dk_sampler_open(&s, &o);
+    if (rc != 0)
+        return fail("pmu", rc);
+    dk_backend_caps caps = {.size = sizeof caps};
+    dk_sampler_caps(s, &caps);
+    if (caps.user_reads == NULL || strncmp(caps.user_reads, "on:", 3) != 0) {
+        fprintf(stderr, "overhead: pmu case: user-space reads are %s\n",
+                caps.user_reads ? caps.user_reads : "not offered by this backend");
+        dk_sampler_close(s);
+        return 2;
+    }
+    int meter = open_insn(PERF_COUNT_HW_INSTRUCTIONS, 0, -1, false);
+    if (meter < 0) {
+        fprintf(stderr, "overhead: pmu case: cannot count instructions: %s\n", strerror(errno));
+        dk_sampler_close(s);
+        return 2;
+    }
+    /* The same user-read bits the backend found (arm64 config1; x86 none). */
+    uint64_t config1 = 0;
+#if defined(__aarch64__)
+    config1 = strstr(caps.user_reads, "64-bit") ? 0x3 : 0x2;
+#endif
+    printf("\npmu case: %s\n%s; %ld calls, instructions per call (user and kernel) counted by "
+           "the PMU\n",
+           caps.pmu, caps.user_reads, calls);
+    printf("%-8s %14s %18s %14s %10s %10s\n", "events", "bare reads", "dk_thread_sample",
+           "read()", "dk/bare", "read/dk");
+    int worst = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t n = 1; n <= 2; n++) {
+        const char *names[] = {"instructions", "cycles"};
+        const uint64_t configs[] = {PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES};
+        pmu_bench p = {.n = n, .fd = -1};
+        int fds[2] = {-1, -1};
+        void *maps[2] = {MAP_FAILED, MAP_FAILED};
+        rc = dk_thread_open_names(s, names, n, &p.thread);
+        if (rc == 0)
+            rc = dk_thread_start(p.thread);
+        bool ok = rc == 0;
+        for (size_t j = 0; j < n && ok; j++) {
+            fds[j] = open_insn(configs[j], config1, j ? fds[0] : -1, true);
+            if (fds[j] >= 0)
+                maps[j] = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fds[j], 0);
+            ok = fds[j] >= 0 && maps[j] != MAP_FAILED;
+            p.pages[j] = maps[j];
+        }
+        int bad = !ok;
+        double bare = 0, dk = 0, rd = 0;
+        if (ok) {
+            p.fd = dk__perf_event_group_fd(p.thread);
+            p.read_size = (3 + 2 * n) * sizeof(uint64_t);
+            bench_loop_bare(&p, 10); /* warm up: resolve symbols, fault pages in */
+            bench_loop_sample(&p, 10);
+            bench_loop_read(&p, 10);
+            bare = per_call(meter, bench_loop_bare, &p, calls, &bad);
+            dk = per_call(meter, bench_loop_sample, &p, calls, &bad);
+            rd = per_call(meter, bench_loop_read, &p, calls, &bad);
+        }
+        for (size_t j = 0; j < n; j++) {
+            if (maps[j] != MAP_FAILED)
+                munmap(maps[j], (size_t)page);
+            if (fds[j] >= 0)
+                close(fds[j]);
+        }
+        dk_thread_close(p.thread);
+        if (bad) {
+            fprintf(stderr, "overhead: pmu case, %zu events: %s\n", n,
+                    rc != 0 ? dk_last_error() : "a bare user-space read or read() failed");
+            worst = 2;
+            break;
+        }
+        printf("%-8zu %14.1f %18.1f %14.1f %10.2f %10.1f\n", n, bare, dk, rd, dk / bare, rd / dk);
+        bool met = dk <= 1.2 * bare && rd >= 10 * dk;
+        printf("target, %zu event%s: dk_thread_sample at most 1.2x the bare reads (%s), read() at "
+               "least 10x dk_thread_sample (%s)\n",
+               n, n > 1 ? "s" : "", dk <= 1.2 * bare ? "met" : "MISSED",
+               rd >= 10 * dk ? "met" : "MISSED");
+        if (!met && worst < 1)
+            worst = 1;
+    }
+    close(meter);
+    dk_sampler_close(s);
+    return worst;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     long calls = 20000;
@@ -267,7 +449,7 @@ int main(int argc, char **argv)
             loop = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--calls N] [--rounds R] [--no-callgrind] "
-                            "[--case kperf|perf_event]\n",
+                            "[--case kperf|perf_event|pmu]\n",
                     argv[0]);
             return 2;
         }
@@ -276,9 +458,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "overhead: --calls and --rounds must be positive\n");
         return 2;
     }
-    if (only != NULL && strcmp(only, "kperf") != 0 && strcmp(only, "perf_event") != 0) {
-        fprintf(stderr, "overhead: --case is kperf or perf_event\n");
+    if (only != NULL && strcmp(only, "kperf") != 0 && strcmp(only, "perf_event") != 0 &&
+        strcmp(only, "pmu") != 0) {
+        fprintf(stderr, "overhead: --case is kperf, perf_event or pmu\n");
         return 2;
+    }
+    if (only != NULL && strcmp(only, "pmu") == 0) {
+#ifdef __linux__
+        return run_pmu_case(calls < 100000 ? calls : 100000);
+#else
+        fprintf(stderr, "overhead: the pmu case is Linux only\n");
+        return 2;
+#endif
     }
     if (loop != NULL) { /* a child under callgrind */
         bench b;

@@ -168,6 +168,8 @@ typedef struct dk_backend_caps {
     size_t counters;      /* hardware counters usable at once; 0 when unknown */
     const char *pmu;      /* the PMU interface, e.g. "Apple ARM (kpc)", "cpu (perf_event)" */
     const char *privileges; /* what the current privileges allow, one sentence */
+    const char *user_reads; /* "on: how" or "off: why" counters are read without a system
+                               call; NULL when the backend has no such path */
 } dk_backend_caps;
 
 /*

@@ -129,6 +129,142 @@ TEST_CASE(rdpmc_extrapolates_time_with_the_tsc)
     CHECK_U64(run, ==, 600 + 2149);
 }
 
+/* arm64 (and x86 with a short TSC view) publish cap_user_time_short: the
+ * clock is time_mask wide and time_cycles is its count at the page's last
+ * update, so only (now - time_cycles) & time_mask cycles have passed since. */
+TEST_CASE(rdpmc_extrapolates_time_with_a_short_clock)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    page.cap_user_time = 1;
+    page.cap_user_time_short = 1;
+    page.time_enabled = 1000;
+    page.time_running = 600;
+    page.time_shift = 10;
+    page.time_mult = 512;       /* 0.5 ns per cycle */
+    page.time_offset = 100;
+    page.time_cycles = 0xff00;  /* a 16-bit clock, about to wrap at the last update */
+    page.time_mask = 0xffff;
+    f.tsc = 0x7000000000 + 0x0100; /* high bits the clock does not have; wrapped */
+    uint64_t count, ena, run;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    /* cyc = 0xff00 + ((0x0100 - 0xff00) & 0xffff) = 0xff00 + 0x200 = 0x10100;
+     * delta = 100 + (0x10100 >> 10) * 512 + (((0x10100 & 1023) * 512) >> 10)
+     *       = 100 + 64 * 512 + 128 = 32996 */
+    CHECK_U64(ena, ==, 1000 + 32996);
+    CHECK_U64(run, ==, 600 + 32996);
+    /* Without cap_user_time_short the fields are not used. */
+    page.cap_user_time_short = 0;
+    f.tsc = 0x10100;
+    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK_U64(ena, ==, 1000 + 32996);
+}
+
+/* The fast path's set reader: several pages, one stand-in register read
+ * each, in order. */
+static struct perf_event_mmap_page pages[3];
+static uint64_t regs[32];
+static int set_reads;
+
+static uint64_t set_rdpmc(uint32_t counter, void *ctx)
+{
+    (void)ctx;
+    set_reads++;
+    return regs[counter & 31];
+}
+
+static dk__pmc_set setup_set(void)
+{
+    memset(pages, 0, sizeof pages);
+    memset(regs, 0, sizeof regs);
+    set_reads = 0;
+    dk__pmc_set set = {0};
+    for (int i = 0; i < 3; i++) {
+        pages[i].cap_user_rdpmc = 1;
+        pages[i].index = (uint32_t)(5 - i); /* registers 4, 3, 2 */
+        pages[i].offset = 1000 * (i + 1);
+        pages[i].pmc_width = i == 0 ? 64 : 32;
+        pages[i].time_enabled = pages[i].time_running = 777;
+        CHECK(dk__pmc_set_add(&set, &pages[i]));
+    }
+    return set;
+}
+
+TEST_CASE(pmc_set_reads_every_counter_in_order)
+{
+    dk__pmc_set set = setup_set();
+    regs[4] = 5;
+    regs[3] = 0xffffffffull;         /* a 32-bit counter at -1 */
+    regs[2] = 0xabcd000000000010ull; /* bits above its 32 are not the counter's */
+    pages[2].offset = -3;
+    uint64_t v[3] = {0}, ena = 0, run = 0;
+    CHECK(dk__pmc_read_set(&set, v, &ena, &run, set_rdpmc, NULL));
+    CHECK_U64(v[0], ==, 1005);
+    CHECK_U64(v[1], ==, 1999);
+    CHECK_U64(v[2], ==, 13);
+    CHECK_U64(ena, ==, 777);
+    CHECK_U64(run, ==, 777);
+    CHECK_INT(set_reads, ==, 3);
+    /* A 64-bit counter is taken whole. */
+    regs[4] = 0x8000000000000000ull;
+    CHECK(dk__pmc_read_set(&set, v, &ena, &run, set_rdpmc, NULL));
+    CHECK_U64(v[0], ==, 0x8000000000000000ull + 1000);
+}
+
+/* A register must not be read when the page forbids it (rdpmc and mrs
+ * trap), and a counter off the PMU or time-shared sends the caller to the
+ * general path. */
+TEST_CASE(pmc_set_declines_without_reading_a_forbidden_register)
+{
+    dk__pmc_set set = setup_set();
+    uint64_t v[3], ena, run;
+    pages[1].index = 0;
+    CHECK(!dk__pmc_read_set(&set, v, &ena, &run, set_rdpmc, NULL));
+    CHECK_INT(set_reads, ==, 1); /* the first counter's, not the second's */
+    pages[1].index = 4;
+    pages[1].cap_user_rdpmc = 0;
+    set_reads = 0;
+    CHECK(!dk__pmc_read_set(&set, v, &ena, &run, set_rdpmc, NULL));
+    CHECK_INT(set_reads, ==, 1);
+    pages[1].cap_user_rdpmc = 1;
+    pages[2].time_running = 700; /* multiplexed: scaling needed */
+    CHECK(!dk__pmc_read_set(&set, v, &ena, &run, set_rdpmc, NULL));
+    pages[2].time_running = 777;
+    CHECK(dk__pmc_read_set(&set, v, &ena, &run, set_rdpmc, NULL));
+}
+
+/* A page rewritten during the pass is read again. */
+static int bump_left;
+static uint64_t bumping_rdpmc(uint32_t counter, void *ctx)
+{
+    struct perf_event_mmap_page *pc = ctx;
+    if (bump_left > 0) {
+        bump_left--;
+        pc->lock += 2;
+        pc->offset += 100;
+    }
+    return regs[counter & 31];
+}
+
+TEST_CASE(pmc_set_retries_a_page_that_changed)
+{
+    dk__pmc_set set = setup_set();
+    set.n = 1;
+    bump_left = 2;
+    uint64_t v[1], ena, run;
+    CHECK(dk__pmc_read_set(&set, v, &ena, &run, bumping_rdpmc, &pages[0]));
+    CHECK_U64(v[0], ==, 1200);
+}
+
+TEST_CASE(pmc_set_holds_at_most_its_maximum)
+{
+    dk__pmc_set set = {0};
+    for (int i = 0; i < DK__PMC_SET_MAX; i++)
+        CHECK(dk__pmc_set_add(&set, &page));
+    CHECK(!dk__pmc_set_add(&set, &page));
+    CHECK_U64(set.n, ==, DK__PMC_SET_MAX);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Scaling                                                                   */
 /* ------------------------------------------------------------------------ */

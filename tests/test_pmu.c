@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "backend/perf_event.h"
 #include "pmu.h"
 #include "spin.h"
 
@@ -287,6 +289,96 @@ TEST_CASE(thread_sample_deltas_are_exact)
     dk_sampler_close(s);
 }
 
+/* Kernel-mode instructions of this thread (a raw counter beside the sampler's). */
+static int kernel_instructions_fd(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.exclude_user = 1;
+    a.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    if (fd < 0)
+        DKT_FAIL("a kernel-mode instructions counter cannot be opened: %s", strerror(errno));
+    return fd;
+}
+
+static void write_sysctl(const char *path, const char *value)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL || fputs(value, f) < 0 || fclose(f) != 0)
+        DKT_FAIL("cannot write %s to %s: %s (needs root)", value, path, strerror(errno));
+}
+
+/* With kernel.perf_user_access 1 the samples read the counters with mrs and
+ * enter the kernel not at all; with 0 they read() (the reason shows in the
+ * caps); deltas are exact either way. */
+static void user_reads_case(const char *access)
+{
+    const char *path = "/proc/sys/kernel/perf_user_access";
+    char old[16] = "";
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        SKIP("%s is missing: user-space counter reads are arm64 only (Linux 5.17+)", path);
+    if (fgets(old, sizeof old, f) == NULL)
+        old[0] = '\0';
+    fclose(f);
+    write_sysctl(path, access);
+    dk_sampler *s = user_sampler();
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_OK(dk_sampler_caps(s, &caps));
+    printf("user reads: %s\n", caps.user_reads ? caps.user_reads : "(null)");
+    CHECK(caps.user_reads != NULL);
+    bool on = access[0] == '1';
+    if (on)
+        CHECK(strncmp(caps.user_reads, "on: ", 4) == 0);
+    else
+        CHECK(strstr(caps.user_reads, "off: kernel.perf_user_access is 0") != NULL);
+    printf("pmu: %s; counters %zu\n", caps.pmu, caps.counters);
+    CHECK_U64(caps.counters, ==, 7); /* QEMU's PMUv3: 6 event counters and the cycle counter */
+
+    const char *names[] = {"instructions", "cycles"};
+    dk_thread *t = open_names(s, names, 2);
+    CHECK_OK(dk_thread_start(t));
+    (void)sample_overhead(t, 10);
+    uint64_t c = sample_overhead(t, 1000);
+    printf("sample overhead: %" PRIu64 " user instructions\n", c);
+    CHECK_U64(sample_overhead(t, 100000), ==, c);
+    CHECK_U64(sample_overhead(t, 1000000), ==, c);
+
+    int kfd = kernel_instructions_fd();
+    uint64_t k0 = 0, k1 = 0, v[2];
+    CHECK_INT(read(kfd, &k0, sizeof k0), ==, (int)sizeof k0);
+    for (int i = 0; i < 100; i++)
+        CHECK_OK(dk_thread_sample(t, v));
+    CHECK_INT(read(kfd, &k1, sizeof k1), ==, (int)sizeof k1);
+    close(kfd);
+    /* (the two read() calls of the kernel counter count their own entry and exit) */
+    printf("100 samples: %" PRIu64 " kernel instructions\n", k1 - k0);
+    if (on)
+        CHECK_U64(k1 - k0, <, 2000);
+    else
+        CHECK_U64(k1 - k0, >, 100 * 200);
+    dk_thread_close(t);
+    dk_sampler_close(s);
+    /* (the kernel checks the sysctl at every read: index 0 in the page when 0) */
+    write_sysctl(path, old);
+}
+
+TEST_CASE(user_reads_with_perf_user_access)
+{
+    need_exact_pmu();
+    user_reads_case("1");
+}
+
+TEST_CASE(read_fallback_without_perf_user_access)
+{
+    need_exact_pmu();
+    user_reads_case("0");
+}
+
 /* Starts spin_program n as a child held before its exec until *go is written. */
 static pid_t held_spin(unsigned long n, int *go)
 {
@@ -422,6 +514,10 @@ static void oversized(size_t nev)
         CHECK_ERR(rc, DK_ETOOMANY);
         CHECK_CONTAINS(dk_last_error(), "counters");
     } else {
+        /* As few groups as the counters allow (6 instruction counters). */
+        size_t groups = dk__perf_event_group_count(t);
+        printf("%zu groups\n", groups);
+        CHECK_U64(groups, ==, (nev + 5) / 6);
         /* The counts since the start, each one estimate over the whole
          * loop: groups take turns on the counters every few ms. */
         const unsigned long n = 20000000;

@@ -8,6 +8,7 @@
  *   pe_spec.c     event specs: rNNNN, pmu/term=value,.../[u|k], format files
  *   pe_sysfs.c    sysfs and procfs: reading files, core PMUs, the CPU
  *   pe_group.c    groups: a process and what it starts, or every CPU
+ *   pe_probe.c    what the core PMU offers: counters per group, user reads
  *
  * Not installed; Linux only.
  */
@@ -32,6 +33,15 @@ typedef struct pe_dynamic {
     char text[]; /* name, then description */
 } pe_dynamic;
 
+/* What the core PMU offers, found by opening counters on this thread. */
+typedef struct dk__pe_probe {
+    uint64_t config1;  /* bits a hardware event's attr.config1 needs for user reads */
+    bool user_reads;   /* a counter of this thread was read without a system call */
+    size_t counters;   /* counters one group can hold; 0 when unknown */
+    size_t general;    /* of which take instructions; counters - general: cycles only */
+    char user_text[224]; /* "on: ..." or "off: why, and what to do" */
+} dk__pe_probe;
+
 /* A perf_event sampler's state (dk_sampler.impl). */
 typedef struct pe_session {
     pe_def *defs;               /* parallel to s->db.events */
@@ -43,11 +53,13 @@ typedef struct pe_session {
     bool exclude_kernel;
     int paranoid;
     uint32_t core_types[DK__PE_CORE_PMUS_MAX];
+    char core_names[DK__PE_CORE_PMUS_MAX][64];
     size_t core_count;          /* > 1: hybrid */
+    dk__pe_probe pmc;           /* user reads, counters per group */
     char sysfs[256];
     char cpu_id[64];
     char marketing[128];
-    char pmu_text[160];
+    char pmu_text[192];
     char privilege_text[256];
 } pe_session;
 
@@ -128,7 +140,7 @@ int dk__pe_read_text(const char *path, char *buf, size_t size);
 /* snprintf for paths and names: returns -1 instead of truncating. */
 int dk__pe_pathf(char *buf, size_t size, const char *fmt, ...) DK__PRINTF(3, 4);
 
-/* k->core_types and k->core_count from the core PMUs under k->sysfs, in
+/* k->core_types, k->core_names and k->core_count from the core PMUs under k->sysfs, in
  * order of type. */
 void dk__pe_find_core_pmus(pe_session *k);
 
@@ -137,6 +149,11 @@ void dk__pe_describe_cpu(pe_session *k, dk_sampler *s);
 
 /* k->pmu_text and k->privilege_text, the sentences of the capabilities. */
 void dk__pe_describe_pmus(pe_session *k);
+
+/* ---- pe_probe.c -------------------------------------------------------- */
+
+/* Fill *p. have_pmu: the backend found a core PMU in sysfs. */
+void dk__pe_probe_pmu(dk__pe_probe *p, bool have_pmu);
 
 /* ---- pe_group.c -------------------------------------------------------- */
 

@@ -54,8 +54,10 @@ void dk__pe_find_core_pmus(pe_session *k)
         if (dk__pe_pathf(path, sizeof path, "%s/%s/type", k->sysfs, de->d_name) != 0 ||
             dk__pe_read_text(path, type, sizeof type) != 0)
             continue;
-        if (dk__pe_parse_type(type, &k->core_types[k->core_count]))
+        if (dk__pe_parse_type(type, &k->core_types[k->core_count])) {
+            snprintf(k->core_names[k->core_count], sizeof k->core_names[0], "%.63s", de->d_name);
             k->core_count++;
+        }
     }
     closedir(dir);
     /* A stable order: by PMU type. */
@@ -64,6 +66,10 @@ void dk__pe_find_core_pmus(pe_session *k)
             uint32_t t = k->core_types[j];
             k->core_types[j] = k->core_types[j - 1];
             k->core_types[j - 1] = t;
+            char name[sizeof k->core_names[0]];
+            memcpy(name, k->core_names[j], sizeof name);
+            memcpy(k->core_names[j], k->core_names[j - 1], sizeof name);
+            memcpy(k->core_names[j - 1], name, sizeof name);
         }
 }
 
@@ -114,9 +120,20 @@ void dk__pe_describe_pmus(pe_session *k)
     if (k->core_count == 0)
         snprintf(k->pmu_text, sizeof k->pmu_text,
                  "no hardware PMU visible (software events only)");
+    else if (k->core_count == 1 && k->pmc.counters > k->pmc.general)
+        snprintf(k->pmu_text, sizeof k->pmu_text,
+                 "%.63s (perf_event): %zu general counters and %zu for cycles only",
+                 k->core_names[0], k->pmc.general, k->pmc.counters - k->pmc.general);
+    else if (k->core_count == 1 && k->pmc.counters > 0)
+        snprintf(k->pmu_text, sizeof k->pmu_text, "%.63s (perf_event): %zu counters",
+                 k->core_names[0], k->pmc.counters);
+    else if (k->core_count == 1)
+        snprintf(k->pmu_text, sizeof k->pmu_text, "%.63s (perf_event): counters unknown",
+                 k->core_names[0]);
     else
-        snprintf(k->pmu_text, sizeof k->pmu_text, "%zu core PMU%s (perf_event)", k->core_count,
-                 k->core_count > 1 ? "s, hybrid" : "");
+        snprintf(k->pmu_text, sizeof k->pmu_text,
+                 "%.40s+%.40s%s (perf_event, hybrid): counters unknown", k->core_names[0],
+                 k->core_names[1], k->core_count > 2 ? "+..." : "");
     if (geteuid() == 0)
         snprintf(k->privilege_text, sizeof k->privilege_text,
                  "root: every event, user and kernel mode, per thread, per process and on every "

@@ -43,6 +43,7 @@ typedef struct pe_group {
 } pe_group;
 
 typedef struct pe_thread {
+    dk__pmc_set set;           /* the fast path's counters (pe_read_user), first for locality */
     pe_counter counters[INSTANCES_MAX];
     size_t ncounters;
     pe_group groups[GROUPS_MAX];
@@ -209,8 +210,11 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.system_wide = k->paranoid <= 0 || geteuid() == 0;
     s->caps.all_events = true;
     s->caps.multiplexing = true;
+    dk__pe_probe_pmu(&k->pmc, k->core_count > 0);
     dk__pe_describe_pmus(k);
     s->caps.pmu = k->pmu_text;
+    s->caps.counters = k->core_count == 1 ? k->pmc.counters : 0; /* hybrid: per PMU */
+    s->caps.user_reads = k->pmc.user_text;
     s->caps.privileges = k->privilege_text;
     return 0;
 }
@@ -279,12 +283,20 @@ size_t dk__pe_plan(const uint32_t *core_types, size_t core_count, const pe_def *
     return m;
 }
 
+/* A hardware event asks for user-space reads where the kernel needs it to
+ * (arm64: attr.config1 bits, see dk__pe_probe_pmu); 0 elsewhere. */
+static uint64_t user_read_config1(const pe_session *k, uint32_t type)
+{
+    return k->pmc.user_reads && dk__pe_hardware_type(k, type) ? k->pmc.config1 : 0;
+}
+
 static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_event *ev,
                         const pe_def *def, struct perf_event_attr *attr, size_t event,
                         size_t group_key, size_t *group_of_key)
 {
     attr->read_format = DK__PE_READ_FORMAT;
     dk__pe_apply_exclusions(k, attr, def->exclude);
+    attr->config1 |= user_read_config1(k, attr->type);
     if (pt->ncounters == INSTANCES_MAX || pt->ngroups == GROUPS_MAX)
         return dk__fail(DK_ETOOMANY, "event %s: more than %d counters", ev->name, INSTANCES_MAX);
     pe_counter *c = &pt->counters[pt->ncounters];
@@ -325,8 +337,13 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
         pt->groups[g].leader_fd = c->fd;
         pt->groups[g].first = pt->ncounters;
         pt->groups[g].count = 0;
-        if (group_of_key[group_key] == SIZE_MAX)
-            group_of_key[group_key] = g;
+        /* The events after it join this group, not the full one: 14
+         * events on 6 counters make groups of 6, 6 and 2 that take turns
+         * a third of the time each, as perf stat's would. Retrying the full
+         * group made every further event a group of its own (6 + 8 x 1):
+         * one read() each, and rotations that left some groups a few
+         * slices, whose scaled counts strayed past 1%. */
+        group_of_key[group_key] = g;
     }
     if (ioctl(c->fd, PERF_EVENT_IOC_ID, &c->id) != 0) {
         int err = errno;
@@ -461,6 +478,24 @@ static int pe_read(dk_thread *t, uint64_t *values, dk_reading *info)
     return read_groups(t, values, info);
 }
 
+/*
+ * The common case on a PMU with user reads: one group, the events in
+ * caller order, every counter readable from userspace. One seqlock pass per
+ * counter, no scaling and no clock unless the page shows time-sharing;
+ * anything else (a counter off the PMU now, multiplexing) takes pe_read.
+ */
+static int pe_read_user(dk_thread *t, uint64_t *values, dk_reading *info)
+{
+    pe_thread *pt = t->impl;
+    uint64_t enabled, running;
+    if (DK__UNLIKELY(!dk__pmc_read_set(&pt->set, values, &enabled, &running,
+                                      dk__pmc_native_counter, NULL)))
+        return pe_read(t, values, info);
+    if (info != NULL)
+        dk__pe_describe_reading(info, enabled, running);
+    return 0;
+}
+
 static int pe_thread_open(dk_thread *t)
 {
     dk_sampler *s = t->sampler;
@@ -506,11 +541,17 @@ static int pe_thread_open(dk_thread *t)
     bool hardware = true;
     for (size_t i = 0; i < pt->ncounters; i++)
         hardware &= dk__pe_hardware_type(k, defs[pt->counters[i].event]->type);
-    if (hardware && map_pages(pt))
+    if (hardware && k->pmc.user_reads && map_pages(pt))
         pt->pmc = dk__pmc_native();
     pt->simple = check_simple(t, pt);
     t->impl = pt;
     t->read = pe_read;
+    if (DK__PMC_NATIVE && pt->simple && pt->pmc != NULL) {
+        for (size_t i = 0; i < pt->ncounters; i++)
+            (void)dk__pmc_set_add(&pt->set, pt->counters[i].page);
+        if (pt->set.n == pt->ncounters)
+            t->read = pe_read_user;
+    }
     return 0;
 }
 
@@ -539,6 +580,12 @@ static void pe_thread_close(dk_thread *t)
     pe_thread *pt = t->impl;
     close_counters(pt);
     free(pt);
+}
+
+size_t dk__perf_event_group_count(const dk_thread *t)
+{
+    const pe_thread *pt = t->impl;
+    return pt->ngroups;
 }
 
 int dk__perf_event_group_fd(const dk_thread *t)

@@ -112,6 +112,10 @@ int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int parano
  * (one per distinct spec). */
 size_t dk__pe_dynamic_count(const dk_sampler *s);
 
+/* How many groups a perf_event thread sampler's counters form (more than
+ * one per core PMU when the kernel would not take them all in one). */
+size_t dk__perf_event_group_count(const dk_thread *t);
+
 /* The leader fd of a perf_event thread sampler's first group. */
 int dk__perf_event_group_fd(const dk_thread *t);
 

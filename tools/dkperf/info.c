@@ -92,8 +92,15 @@ int cmd_info(int argc, char **argv)
         json_string(out, arch);
         fputs(", \"pmu\": ", out);
         json_string(out, caps.pmu);
-        fprintf(out, ", \"counters\": {\"fixed\": %zu, \"configurable\": %zu, \"power\": %zu}",
+        fprintf(out, ", \"counters\": {\"fixed\": %zu, \"configurable\": %zu, \"power\": %zu",
                 fixed, config, power);
+        if (fixed + config == 0 && caps.counters > 0)
+            fprintf(out, ", \"per_group\": %zu", caps.counters);
+        fputc('}', out);
+        if (caps.user_reads != NULL) {
+            fputs(", \"user_reads\": ", out);
+            json_string(out, caps.user_reads);
+        }
         fputs(", \"privileges\": ", out);
         json_string(out, caps.privileges);
         fprintf(out,
@@ -141,9 +148,14 @@ int cmd_info(int argc, char **argv)
             if (power > 0)
                 fprintf(out, " (%zu shared with the power manager)", power);
             fputc('\n', out);
+        } else if (caps.counters > 0) {
+            fprintf(out, "%-14s %zu at once in one group (found by opening one)\n", "counters",
+                    caps.counters);
         } else {
             fprintf(out, "%-14s %s\n", "counters", "not reported (the kernel schedules them)");
         }
+        if (caps.user_reads != NULL)
+            fprintf(out, "%-14s %s\n", "user reads", caps.user_reads);
         fprintf(out, "%-14s %s\n", "privileges", caps.privileges != NULL ? caps.privileges : "");
         fprintf(out, "%-14s %s\n", "can count", can);
         if (dk_sampler_perf_levels(s) > 0) {
