@@ -1,0 +1,93 @@
+/*
+ * stats.h - the statistics of libdkbench: pure computation on arrays, no
+ * I/O, no allocation visible to the caller, deterministic for a given seed.
+ * Every formula is written out in doc/BENCH-STATISTICS.md. Not installed.
+ *
+ * Conventions: x[i] is the iteration count of sample i, y[i] the total
+ * measured over that sample (nanoseconds or an event count); a
+ * per-iteration value is y[i] / x[i]. Intervals are 95% unless a
+ * confidence is passed. Functions return false when the input cannot give
+ * an answer (too few samples, all x equal, ...), and leave *out zeroed.
+ */
+#ifndef DKPERF_BENCH_STATS_H
+#define DKPERF_BENCH_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A point estimate with its confidence interval. */
+typedef struct dkb_interval {
+    double point, lo, hi;
+} dkb_interval;
+
+/* A small, fast PRNG (xoshiro256**) seeded by splitmix64: reruns with the
+ * same seed resample the same way. */
+typedef struct dkb_rng {
+    uint64_t s[4];
+} dkb_rng;
+void dkb_rng_seed(dkb_rng *r, uint64_t seed);
+uint64_t dkb_rng_next(dkb_rng *r);
+size_t dkb_rng_below(dkb_rng *r, size_t n); /* uniform in [0, n), n > 0 */
+
+/* Ordinary least squares of y = intercept + slope * x, with R^2. */
+typedef struct dkb_fit {
+    double slope, intercept, r2;
+} dkb_fit;
+bool dkb_ols(const double *x, const double *y, size_t n, dkb_fit *out);
+
+/* The slope with a bootstrap confidence interval: resample (x, y) pairs
+ * with replacement `resamples` times, refit, take the percentile interval. */
+bool dkb_slope_ci(const double *x, const double *y, size_t n, size_t resamples, uint64_t seed,
+                  double confidence, dkb_interval *out);
+
+/* Location and spread of per-iteration values v[0..n). */
+typedef struct dkb_summary {
+    double mean, median, mad, stddev, min, max; /* mad: median absolute deviation, unscaled */
+    dkb_interval mean_ci;                      /* bootstrap of the mean */
+} dkb_summary;
+bool dkb_summarize(const double *v, size_t n, size_t resamples, uint64_t seed, double confidence,
+                   dkb_summary *out);
+
+/* Tukey's fences on v: mild outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR], severe
+ * outside [Q1 - 3 IQR, Q3 + 3 IQR]. Outliers are counted, never dropped.
+ * class_of, when not NULL, gets one of DKB_OUTLIER_* per sample. */
+enum { DKB_OUTLIER_NONE = 0, DKB_OUTLIER_LOW_MILD, DKB_OUTLIER_LOW_SEVERE,
+       DKB_OUTLIER_HIGH_MILD, DKB_OUTLIER_HIGH_SEVERE };
+typedef struct dkb_outliers {
+    size_t low_severe, low_mild, high_mild, high_severe;
+    double fence_low_severe, fence_low_mild, fence_high_mild, fence_high_severe;
+} dkb_outliers;
+bool dkb_tukey(const double *v, size_t n, dkb_outliers *out, unsigned char *class_of);
+
+/* Change of the mean per-iteration value from a baseline (old) to now
+ * (new), as a relative change new/old - 1 with a bootstrap CI (each sample
+ * resampled on its own), and a two-sided p-value of Welch's t statistic by
+ * bootstrap under the null (both samples shifted to the pooled mean), as
+ * Criterion does. Lower is better for every measure (time, counts). */
+typedef enum dkb_verdict {
+    DKB_NO_CHANGE = 0,   /* p >= significance */
+    DKB_WITHIN_NOISE,    /* significant, but the CI overlaps +-noise */
+    DKB_IMPROVED,        /* significant, CI entirely below -noise */
+    DKB_REGRESSED        /* significant, CI entirely above +noise */
+} dkb_verdict;
+typedef struct dkb_change {
+    dkb_interval rel;    /* new/old - 1 */
+    double p_value;
+    dkb_verdict verdict;
+} dkb_change;
+bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
+                     double noise, double significance, size_t resamples, uint64_t seed,
+                     dkb_change *out);
+const char *dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "improved", "regressed" */
+
+/* Interleaved comparison of alternatives run on the same iteration counts:
+ * the ratio b/a of per-iteration values, paired by sample, as the median
+ * of the per-pair log-ratios with a bootstrap CI, exponentiated. */
+bool dkb_ratio(const double *a, const double *b, size_t n, size_t resamples, uint64_t seed,
+               double confidence, dkb_interval *out);
+
+/* Quantile q in [0, 1] of sorted v (linear interpolation, R type 7). */
+double dkb_quantile_sorted(const double *sorted, size_t n, double q);
+
+#endif /* DKPERF_BENCH_STATS_H */
