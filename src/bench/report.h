@@ -1,0 +1,39 @@
+/*
+ * report.h - libdkbench's reports and baselines, one file per format.
+ * Every function returns 0 or a negative DK_E* code with dkb_last_error()
+ * naming the file or the problem (a write error included). Not installed.
+ */
+#ifndef DKPERF_BENCH_REPORT_H
+#define DKPERF_BENCH_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "bench/model.h"
+
+/* One block per benchmark, in the manner of Criterion, printed as each
+ * finishes; color: ANSI colours (the caller decides: a terminal, no
+ * NO_COLOR). verbose adds the fit, R^2, the outlier fences. */
+int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r, bool color,
+                        bool verbose);
+
+/* Files, for every result of a run. baseline[i], when not NULL, is the
+ * baseline result of results[i] (same name), for the HTML overlay. */
+int dkb_report_json(FILE *out, const dkb_run_info *run, const dkb_result *const *results, size_t n);
+int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *results, size_t n);
+int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                        size_t n);
+int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                      size_t n); /* google benchmark's --benchmark_format=json layout */
+int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                    const dkb_result *const *baseline, size_t n);
+
+/* Baselines: <dir>/<name>.json in the JSON report's schema. load gives a
+ * malloc'ed array of *n results (free each with dkb_result_free, then the
+ * array); a missing file is DK_ENOENT-like (DK_EINVAL if no better code)
+ * with a message naming the path. */
+int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,
+                      const dkb_result *const *results, size_t n);
+int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_t *n);
+
+#endif /* DKPERF_BENCH_REPORT_H */
