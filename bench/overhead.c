@@ -301,7 +301,7 @@ __attribute__((noinline)) int bench_loop_bare(pmu_bench *p, long calls)
     for (long i = 0; i < calls; i++)
         for (size_t j = 0; j < p->n; j++) {
             uint64_t c, e, r;
-            bad |= !dk__pmc_read(p->pages[j], ops, &c, &e, &r);
+            bad |= !dk__pmc_read(p->pages[j], ops, false, &c, &e, &r);
         }
     return bad;
 }

@@ -63,7 +63,7 @@ TEST_CASE(rdpmc_reads_offset_plus_counter)
     fake f = setup_page();
     dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
     uint64_t count = 0, ena = 0, run = 0;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_U64(count, ==, 542);
     CHECK_INT(f.last_counter, ==, 2); /* index - 1 */
     CHECK_U64(ena, ==, 1000);
@@ -77,11 +77,11 @@ TEST_CASE(rdpmc_sign_extends_to_the_counter_width)
     /* A 48-bit counter at -1 reads as 0xffffffffffff. */
     f.pmc = 0xffffffffffffull;
     uint64_t count, ena, run;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_U64(count, ==, 499);
     /* Bits above the width are ignored. */
     f.pmc = 0xabcd000000000010ull;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_U64(count, ==, 516);
 }
 
@@ -91,7 +91,7 @@ TEST_CASE(rdpmc_retries_when_the_page_changes)
     f.bump_lock_times = 2;
     dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
     uint64_t count, ena, run;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_INT(f.rdpmc_calls, ==, 3);
     CHECK_U64(count, ==, 2500 + 42); /* the offset the final, stable pass saw */
 }
@@ -102,13 +102,13 @@ TEST_CASE(rdpmc_declines_when_the_kernel_must_read)
     dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
     uint64_t count = 7, ena = 7, run = 7;
     page.index = 0; /* software event, or not scheduled on the PMU now */
-    CHECK(!dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(!dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_U64(count, ==, 7);
     page.index = 3;
     page.cap_user_rdpmc = 0; /* no userspace access */
-    CHECK(!dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(!dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_INT(f.rdpmc_calls, ==, 0);
-    CHECK(!dk__pmc_read(&page, NULL, &count, &ena, &run));
+    CHECK(!dk__pmc_read(&page, NULL, false, &count, &ena, &run));
 }
 
 TEST_CASE(rdpmc_extrapolates_time_with_the_tsc)
@@ -123,10 +123,36 @@ TEST_CASE(rdpmc_extrapolates_time_with_the_tsc)
     page.time_offset = 100;
     f.tsc = 4096 + 3;        /* quot 4, rem 3 */
     uint64_t count, ena, run;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     /* delta = offset + quot * mult + ((rem * mult) >> shift) = 100 + 2048 + 1 */
     CHECK_U64(ena, ==, 1000 + 2149);
     CHECK_U64(run, ==, 600 + 2149);
+}
+
+/* Times that are reported must be current: the page's are those of its
+ * last update. With want_time they are brought up to now even when the
+ * counter was never time-shared; without a clock on the page the caller
+ * is sent to read(). */
+TEST_CASE(rdpmc_reported_times_are_current)
+{
+    fake f = setup_page();
+    dk__pmc_ops ops = {fake_rdpmc, fake_rdtsc, &f};
+    page.cap_user_time = 1;
+    page.time_enabled = 1000;
+    page.time_running = 1000; /* never time-shared */
+    page.time_shift = 10;
+    page.time_mult = 512;
+    page.time_offset = 100;
+    f.tsc = 4096 + 3;
+    uint64_t count, ena, run;
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
+    CHECK_U64(ena, ==, 1000); /* for scaling alone, no clock read is needed */
+    CHECK(dk__pmc_read(&page, &ops, true, &count, &ena, &run));
+    CHECK_U64(ena, ==, 1000 + 2149);
+    CHECK_U64(run, ==, 1000 + 2149);
+    page.cap_user_time = 0;
+    CHECK(!dk__pmc_read(&page, &ops, true, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
 }
 
 /* arm64 (and x86 with a short TSC view) publish cap_user_time_short: the
@@ -147,7 +173,7 @@ TEST_CASE(rdpmc_extrapolates_time_with_a_short_clock)
     page.time_mask = 0xffff;
     f.tsc = 0x7000000000 + 0x0100; /* high bits the clock does not have; wrapped */
     uint64_t count, ena, run;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     /* cyc = 0xff00 + ((0x0100 - 0xff00) & 0xffff) = 0xff00 + 0x200 = 0x10100;
      * delta = 100 + (0x10100 >> 10) * 512 + (((0x10100 & 1023) * 512) >> 10)
      *       = 100 + 64 * 512 + 128 = 32996 */
@@ -156,7 +182,7 @@ TEST_CASE(rdpmc_extrapolates_time_with_a_short_clock)
     /* Without cap_user_time_short the fields are not used. */
     page.cap_user_time_short = 0;
     f.tsc = 0x10100;
-    CHECK(dk__pmc_read(&page, &ops, &count, &ena, &run));
+    CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     CHECK_U64(ena, ==, 1000 + 32996);
 }
 

@@ -74,7 +74,7 @@ static int try_user_read(dk__pe_probe *p, uint64_t config1)
     }
     const struct perf_event_mmap_page *pc = m;
     uint64_t count, ena, run;
-    if (dk__pmc_read(pc, dk__pmc_native(), &count, &ena, &run)) {
+    if (dk__pmc_read(pc, dk__pmc_native(), false, &count, &ena, &run)) {
         p->user_reads = true;
         p->config1 = config1;
         snprintf(p->user_text, sizeof p->user_text, "on: %s, %u-bit counters",

@@ -463,7 +463,7 @@ static int pe_read(dk_thread *t, uint64_t *values, dk_reading *info)
         size_t i = 0;
         for (; i < pt->ncounters; i++) {
             uint64_t count, e, r;
-            if (!dk__pmc_read(pt->counters[i].page, pt->pmc, &count, &e, &r))
+            if (!dk__pmc_read(pt->counters[i].page, pt->pmc, info != NULL, &count, &e, &r))
                 break; /* not on the PMU right now: ask the kernel */
             values[pt->counters[i].event] = dk_scale_count(count, e, r);
             ena = e;
@@ -482,17 +482,17 @@ static int pe_read(dk_thread *t, uint64_t *values, dk_reading *info)
  * The common case on a PMU with user reads: one group, the events in
  * caller order, every counter readable from userspace. One seqlock pass per
  * counter, no scaling and no clock unless the page shows time-sharing;
- * anything else (a counter off the PMU now, multiplexing) takes pe_read.
+ * anything else (a counter off the PMU now, multiplexing) takes pe_read,
+ * and so does a read that reports times (info), which must be current.
  */
 static int pe_read_user(dk_thread *t, uint64_t *values, dk_reading *info)
 {
     pe_thread *pt = t->impl;
     uint64_t enabled, running;
-    if (DK__UNLIKELY(!dk__pmc_read_set(&pt->set, values, &enabled, &running,
-                                      dk__pmc_native_counter, NULL)))
+    if (DK__UNLIKELY(info != NULL ||
+                     !dk__pmc_read_set(&pt->set, values, &enabled, &running,
+                                       dk__pmc_native_counter, NULL)))
         return pe_read(t, values, info);
-    if (info != NULL)
-        dk__pe_describe_reading(info, enabled, running);
     return 0;
 }
 

@@ -59,7 +59,7 @@ bool dk__pmc_set_add(dk__pmc_set *set, const struct perf_event_mmap_page *page)
 }
 
 bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_ops *ops,
-                  uint64_t *count, uint64_t *enabled, uint64_t *running)
+                  bool want_time, uint64_t *count, uint64_t *enabled, uint64_t *running)
 {
     if (ops == 0)
         return false;
@@ -68,13 +68,14 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
     uint64_t time_offset = 0, time_cycles = 0, time_mask = ~(uint64_t)0;
     uint32_t time_mult = 0;
     uint16_t time_shift = 0;
-    bool user_time;
+    bool user_time, has_clock;
     do {
         seq = pc->lock;
         DK__PMC_BARRIER();
         ena = pc->time_enabled;
         run = pc->time_running;
-        user_time = pc->cap_user_time && ena != run;
+        has_clock = pc->cap_user_time;
+        user_time = has_clock && (want_time || ena != run);
         if (user_time) {
             cyc = ops->rdtsc(ops->ctx);
             time_offset = pc->time_offset;
@@ -102,7 +103,7 @@ bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_
         DK__PMC_BARRIER();
     } while (pc->lock != seq);
 
-    if (!pc->cap_user_rdpmc || index == 0)
+    if (!pc->cap_user_rdpmc || index == 0 || (want_time && !has_clock))
         return false;
     if (user_time && time_shift < 64) {
         cyc = time_cycles + ((cyc - time_cycles) & time_mask);

@@ -27,13 +27,17 @@ const dk__pmc_ops *dk__pmc_native(void);
 
 /*
  * Read one counter from its page under the page's seqlock. Returns true and
- * sets *count, *enabled, *running (extrapolated to now when the page allows)
- * when the counter is on the PMU and cap_user_rdpmc is set; false when the
- * caller must read() instead (software event, not scheduled now, or no
- * userspace access).
+ * sets *count, *enabled, *running when the counter is on the PMU and
+ * cap_user_rdpmc is set; false when the caller must read() instead
+ * (software event, not scheduled now, or no userspace access). The times
+ * are brought up to now from the page's clock when the counter was
+ * time-shared (to scale the count) or when want_time asks for them (to
+ * report them: the page's own times are those of its last update, which
+ * may be milliseconds old); when want_time asks and the page has no clock
+ * (cap_user_time 0), false, so that read() gives current times.
  */
 bool dk__pmc_read(const volatile struct perf_event_mmap_page *pc, const dk__pmc_ops *ops,
-                  uint64_t *count, uint64_t *enabled, uint64_t *running);
+                  bool want_time, uint64_t *count, uint64_t *enabled, uint64_t *running);
 
 /* The compiler may not move page loads across it; the kernel rewrites the
  * page only on this CPU (self-monitoring), so no fence is needed. */
@@ -116,7 +120,8 @@ bool dk__pmc_set_add(dk__pmc_set *set, const struct perf_event_mmap_page *page);
 /*
  * Read every counter of the set, one seqlock pass each, into values[0 ..
  * n): offset + the sign-extended register. Returns true, with the last
- * counter's enabled and running times, when every counter was on the PMU,
+ * counter's enabled and running times as of the page's last update (not
+ * now: callers that report times take dk__pmc_read), when every counter was on the PMU,
  * readable and never time-shared (time_enabled == time_running: nothing to
  * scale, no clock to read); false, values partly written, when the caller
  * must take the general path (dk__pmc_read per counter, or read()). The
