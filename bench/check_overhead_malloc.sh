@@ -12,8 +12,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-LD_PRELOAD=$shim DKPERF_MALLOC_COUNT=$tmp/log "$bin" "${args[@]}" >/dev/null 2>"$tmp/err" ||
-    fail "overhead ${args[*]} fails without an injected failure: $(cat "$tmp/err")"
+# Exit 1 is a missed time target (a loaded machine), not a failure to run.
+LD_PRELOAD=$shim DKPERF_MALLOC_COUNT=$tmp/log "$bin" "${args[@]}" >/dev/null 2>"$tmp/err"
+status=$?
+[ $status -le 1 ] ||
+    fail "overhead ${args[*]} fails (exit $status) without an injected failure: $(cat "$tmp/err")"
 k=$(sed -n 's/^allocations \([0-9]*\).*/\1/p' "$tmp/log")
 [ -n "$k" ] && [ "$k" -gt 0 ] || fail "the shim counted no allocation (is it preloaded?)"
 timings=0

@@ -48,7 +48,10 @@ ONLY = {"bench": ("public", "bench")}
 def may_include(me):
     return ONLY.get(me, tuple(n for n, _ in LAYERS[:RANK[me] + 1]))
 SOURCE_EXT = (".c", ".h")
-INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# Quoted includes, and bracketed ones too: src/ is on the library's include
+# path, so <core/core.h> would reach a layer as surely as "core/core.h".
+# A bracketed name that resolves to no file of ours is a system header.
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<([^>]+)>)')
 
 
 def layer_of(rel):
@@ -99,8 +102,10 @@ def check(root):
                 m = INCLUDE_RE.match(line)
                 if not m:
                     continue
-                target = m.group(1)
+                target = m.group(1) or m.group(2)
                 found = resolve(root, rel, target)
+                if found is None and m.group(2) is not None:
+                    continue  # a system header
                 if found is None:
                     problems.append(f'{rel}:{lineno}: #include "{target}" names no file by its '
                                     f"path from src/ or include/")
@@ -180,6 +185,8 @@ def self_test():
         ({"src/core/a.c": '#include "a.h"\n', "src/core/a.h": ""}, "names no file"),
         ({"src/other/o.c": ""}, "in no layer"),
         ({"src/bench/h.c": '#include "core/c.c"\n'}, "reaches past the public API from bench"),
+        ({"src/util/u.c": '#include <stdio.h>\n#include <core/c.h>\n', "src/core/c.h": ""},
+         "goes up from util to core"),
         ({"src/bench/h.c": '#include "util/util.h"\n'}, "reaches past the public API from bench"),
     ]
     with tree(clean) as d:

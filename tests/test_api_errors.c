@@ -66,6 +66,34 @@ TEST_CASE(larger_options_with_a_zero_tail_are_accepted)
     check_nothing_held();
 }
 
+/* A size inside a field (17: one byte of the backend enum) is no size the
+ * struct ever had; the sizes older headers gave are taken. */
+TEST_CASE(options_sizes_inside_a_field_are_refused)
+{
+    unsigned char buf[sizeof(dk_sampler_options)];
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.backend = DK_BACKEND_PERF_EVENT;
+    const size_t inside[] = {offsetof(dk_sampler_options, backend) + 1,
+                             offsetof(dk_sampler_options, flags) + 3};
+    for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
+        memset(buf, 0, sizeof buf);
+        o.size = inside[i];
+        memcpy(buf, &o, sizeof o);
+        dk_sampler *s = (dk_sampler *)&s;
+        CHECK_ERR(dk_sampler_open(&s, (const dk_sampler_options *)buf), DK_EINVAL);
+        CHECK(s == NULL);
+        CHECK_CONTAINS(dk_last_error(), "ends inside a field");
+    }
+    /* An older header's struct, up to and with the backend: the kperf sim. */
+    o.backend = DK_BACKEND_KPERF;
+    o.size = offsetof(dk_sampler_options, backend) + sizeof o.backend;
+    dk_sampler *s = NULL;
+    CHECK_OK(dk_sampler_open(&s, &o));
+    CHECK_STR(dk_sampler_backend(s), "kperf");
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
 TEST_CASE(ebusy_when_another_client_holds_the_counters)
 {
     dk_sampler *s = NULL;

@@ -152,10 +152,18 @@ static int sampler_open(dk_sampler **out, const dk_sampler_options *opts)
 
     dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
     if (opts != NULL) {
-        size_t known = offsetof(dk_sampler_options, framework_root);
-        if (opts->size < known + sizeof o.framework_root)
+        /* Sizes an older dkperf.h gave: each ends at a field's end. A size
+         * inside a field would copy part of it (a byte of an enum, say). */
+        const size_t ends[] = {offsetof(dk_sampler_options, framework_root) + sizeof o.framework_root,
+                               offsetof(dk_sampler_options, backend) + sizeof o.backend,
+                               offsetof(dk_sampler_options, flags) + sizeof o.flags};
+        bool at_end = opts->size >= sizeof o;
+        for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+            at_end = at_end || opts->size == ends[i];
+        if (!at_end)
             return dk__fail(DK_EINVAL,
-                            "dk_sampler_options.size is %zu: set it to sizeof(dk_sampler_options)",
+                            "dk_sampler_options.size is %zu, which is no size this struct ever "
+                            "had (it ends inside a field): set it to sizeof(dk_sampler_options)",
                             opts->size);
         /* A newer caller's larger struct is accepted only when this library
          * would ignore nothing it asks for (cf. libpfm4's pfmlib_check_struct). */
