@@ -529,6 +529,15 @@ TEST_CASE(ratio_recovers_a_known_ratio)
     CHECK_NEAR(ci.point, pow(2, 1.5), 1e-12);
     CHECK_DBL(ci.lo, >=, 1 - 1e-12);
     CHECK_DBL(ci.hi, <=, 8 + 1e-12);
+
+    /* Two pairs, log-ratios 0 and ln 4: a resample's median is 0, ln 2 or
+     * ln 4 with probabilities 1/4, 1/2, 1/4, so the 20% interval (the 40th
+     * to 60th percentiles) is exactly the middle one: a ratio of 2. */
+    const double b2[] = {1, 4};
+    CHECK(dkb_ratio(one, b2, 2, 10000, 1, 0.2, &ci));
+    CHECK_NEAR(ci.point, 2, 1e-12);
+    CHECK_NEAR(ci.lo, 2, 1e-12);
+    CHECK_NEAR(ci.hi, 2, 1e-12);
 }
 
 TEST_CASE(ratio_coverage_of_the_median)
@@ -632,11 +641,14 @@ TEST_CASE(unanswerable_inputs_are_refused)
     CHECK(dkb_summarize(x, 2, 100, 1, 0.95, &s));
     CHECK(dkb_change_test(x, 2, y, 2, 0.01, 0.05, 100, 1, &c));
     CHECK(dkb_ratio(x, y, 2, 100, 1, 0.95, &ci));
-    /* Three with two iteration counts: resamples of one count are redrawn. */
-    const double x3[] = {1, 1, 2}, y3[] = {10, 12, 20};
+    /* Three with two iteration counts: resamples of one count are redrawn
+     * (1.4 three times, centered on 3.7666..., leaves 3 Sxx - Sx^2 at
+     * 7e-15, not 0: only the redraw keeps such slopes out). Every other
+     * resample has a slope between 18 / 7.1 and 20 / 7.1. */
+    const double x3[] = {1.4, 1.4, 8.5}, y3[] = {10, 12, 30};
     CHECK(dkb_slope_ci(x3, y3, 3, 1000, 1, 0.95, &ci));
-    CHECK_DBL(ci.lo, >=, 8 - 1e-12);
-    CHECK_DBL(ci.hi, <=, 10 + 1e-12);
+    CHECK_DBL(ci.lo, >=, 18 / 7.1 - 1e-9);
+    CHECK_DBL(ci.hi, <=, 20 / 7.1 + 1e-9);
 
     /* All x equal. */
     REFUSED(dkb_ols(same, y, 4, &f), f);
