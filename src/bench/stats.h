@@ -7,7 +7,11 @@
  * measured over that sample (nanoseconds or an event count); a
  * per-iteration value is y[i] / x[i]. Intervals are 95% unless a
  * confidence is passed. Functions return false when the input cannot give
- * an answer (too few samples, all x equal, ...), and leave *out zeroed.
+ * an answer (too few samples, all x equal, a NaN or an infinity, ...), and
+ * leave *out zeroed; dkb_last_error() (bench/error.h) then says why. The
+ * fewest samples: 2 for dkb_ols, dkb_summarize, dkb_ratio and each side of
+ * dkb_change_test; 3 for dkb_slope_ci (two points always fit exactly, so
+ * their interval would be a width of 0 that says nothing); 1 for dkb_tukey.
  */
 #ifndef DKPERF_BENCH_STATS_H
 #define DKPERF_BENCH_STATS_H
@@ -87,7 +91,8 @@ const char *dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "im
 bool dkb_ratio(const double *a, const double *b, size_t n, size_t resamples, uint64_t seed,
                double confidence, dkb_interval *out);
 
-/* Quantile q in [0, 1] of sorted v (linear interpolation, R type 7). */
+/* Quantile q in [0, 1] of sorted v (linear interpolation, R type 7); NaN
+ * when n is 0 or q is outside [0, 1]. */
 double dkb_quantile_sorted(const double *sorted, size_t n, double q);
 
 #endif /* DKPERF_BENCH_STATS_H */

@@ -1,0 +1,637 @@
+/*
+ * stats.c - the statistics of libdkbench (see stats.h). Every formula, and
+ * why it is this one, is in doc/BENCH-STATISTICS.md.
+ *
+ * The bootstraps allocate their buffers once, before resampling, and keep
+ * per-resample work to running sums over values centered on the full
+ * sample's mean: no allocation and no cancellation inside the loops.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/error.h"
+#include "bench/stats.h"
+
+/* Consecutive degenerate resamples (every drawn x equal, a baseline mean
+ * of zero) tolerated before giving up; each has probability <= 3/4 when
+ * the input itself is valid, so reaching this means a broken generator. */
+#define DKB_MAX_REDRAWS 1000
+
+/* The interval of dkb_change_test (the header: 95% unless passed). */
+#define DKB_CHANGE_CONFIDENCE 0.95
+
+/* ------------------------------------------------------------------ */
+/* The generator: xoshiro256** seeded by splitmix64                    */
+/* ------------------------------------------------------------------ */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+void dkb_rng_seed(dkb_rng *r, uint64_t seed)
+{
+    /* splitmix64 is a bijection of its counter, so at most one of the four
+     * words can be zero: the state is never the forbidden all-zero one. */
+    uint64_t x = seed;
+    for (size_t i = 0; i < 4; i++)
+        r->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t rng_next(dkb_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+uint64_t dkb_rng_next(dkb_rng *r) { return rng_next(r); }
+
+/* Uniform in [0, n) without modulo bias: Lemire's multiply-and-reject on
+ * the high 32 bits for n < 2^32 (every sample count), masked rejection
+ * above. 0 when n is 0. */
+static inline size_t rng_below(dkb_rng *r, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (((uint64_t)n >> 32) == 0) {
+        uint32_t n32 = (uint32_t)n;
+        uint64_t m = (rng_next(r) >> 32) * n32;
+        uint32_t low = (uint32_t)m;
+        if (low < n32) {
+            uint32_t threshold = (0u - n32) % n32; /* 2^32 mod n */
+            while (low < threshold) {
+                m = (rng_next(r) >> 32) * n32;
+                low = (uint32_t)m;
+            }
+        }
+        return (size_t)(m >> 32);
+    }
+    uint64_t limit = (uint64_t)n - 1, mask = limit;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    mask |= mask >> 32;
+    uint64_t v;
+    do
+        v = rng_next(r) & mask;
+    while (v > limit);
+    return (size_t)v;
+}
+
+size_t dkb_rng_below(dkb_rng *r, size_t n) { return rng_below(r, n); }
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+static bool all_finite(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return false;
+    return true;
+}
+
+/* The mean as v[0] plus the mean offset from it: exactly v[0] when every
+ * value is equal, and no large running sum. */
+static double mean_of(const double *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 1; i < n; i++)
+        s += v[i] - v[0];
+    return v[0] + s / (double)n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* n doubles, or NULL when the count overflows or memory is short. */
+static double *alloc_doubles(const char *fn, size_t n)
+{
+    double *p = n <= SIZE_MAX / sizeof(double) ? malloc(n * sizeof(double)) : NULL;
+    if (p == NULL)
+        dkb_fail(DK_ENOMEM, "%s: out of memory for %zu values of its bootstrap", fn, n);
+    return p;
+}
+
+/* Sort the bootstrap replicates and take the percentile interval. */
+static void percentile_ci(double *boot, size_t b, double confidence, double *lo, double *hi)
+{
+    qsort(boot, b, sizeof *boot, cmp_double);
+    *lo = dkb_quantile_sorted(boot, b, (1 - confidence) / 2);
+    *hi = dkb_quantile_sorted(boot, b, (1 + confidence) / 2);
+}
+
+/* The checks every bootstrap shares; false with the error detail set. */
+static bool bootstrap_args(const char *fn, size_t resamples, double confidence)
+{
+    if (resamples == 0) {
+        dkb_fail(DK_EINVAL, "%s: 0 resamples; the bootstrap needs at least 1 (10000 is usual)",
+                 fn);
+        return false;
+    }
+    if (!(confidence > 0 && confidence < 1)) {
+        dkb_fail(DK_EINVAL, "%s: confidence %g is not strictly between 0 and 1 (e.g. 0.95)", fn,
+                 confidence);
+        return false;
+    }
+    return true;
+}
+
+static bool values_args(const char *fn, const char *what, const double *v, size_t n,
+                        size_t at_least)
+{
+    if (n < at_least) {
+        dkb_fail(DK_EINVAL, "%s: %zu %s; at least %zu are needed", fn, n, what, at_least);
+        return false;
+    }
+    if (v == NULL) {
+        dkb_fail(DK_EINVAL, "%s: the %s array is NULL", fn, what);
+        return false;
+    }
+    if (!all_finite(v, n)) {
+        dkb_fail(DK_EINVAL, "%s: the %s include a NaN or an infinity", fn, what);
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Quantile                                                            */
+/* ------------------------------------------------------------------ */
+
+double dkb_quantile_sorted(const double *sorted, size_t n, double q)
+{
+    if (sorted == NULL || n == 0 || !(q >= 0 && q <= 1))
+        return NAN;
+    double h = (double)(n - 1) * q;
+    size_t lo = (size_t)h;
+    if (lo >= n - 1)
+        return sorted[n - 1];
+    double frac = h - (double)lo;
+    return frac == 0 ? sorted[lo] : sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Linear regression                                                   */
+/* ------------------------------------------------------------------ */
+
+static bool pairs_args(const char *fn, const double *x, const double *y, size_t n,
+                       size_t at_least)
+{
+    if (!values_args(fn, "samples", x, n, at_least) || !values_args(fn, "samples", y, n, at_least))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (x[i] != x[0])
+            return true;
+    dkb_fail(DK_EINVAL, "%s: every sample has the same iteration count (%g); a slope needs "
+                        "at least two different counts", fn, x[0]);
+    return false;
+}
+
+bool dkb_ols(const double *x, const double *y, size_t n, dkb_fit *out)
+{
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (!pairs_args("dkb_ols", x, y, n, 2))
+        return false;
+    double mx = mean_of(x, n), my = mean_of(y, n);
+    double sxx = 0, sxy = 0, syy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double dx = x[i] - mx, dy = y[i] - my;
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
+    }
+    if (!(sxx > 0) || !isfinite(sxx) || !isfinite(sxy) || !isfinite(syy)) {
+        dkb_fail(DK_EINVAL, "dkb_ols: the sums of squares are not finite and positive (values "
+                            "too large or too close together)");
+        return false;
+    }
+    double slope = sxy / sxx;
+    double r2 = syy > 0 ? sxy * sxy / (sxx * syy) : 1; /* constant y: fitted exactly */
+    out->slope = slope;
+    out->intercept = my - slope * mx;
+    out->r2 = r2 > 1 ? 1 : r2;
+    return true;
+}
+
+bool dkb_slope_ci(const double *x, const double *y, size_t n, size_t resamples, uint64_t seed,
+                  double confidence, dkb_interval *out)
+{
+    static const char fn[] = "dkb_slope_ci";
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (!pairs_args(fn, x, y, n, 3) || !bootstrap_args(fn, resamples, confidence))
+        return false;
+    dkb_fit fit;
+    if (!dkb_ols(x, y, n, &fit))
+        return false;
+    if (resamples > SIZE_MAX / sizeof(double) - 2 * n) {
+        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
+        return false;
+    }
+    double *buf = alloc_doubles(fn, 2 * n + resamples);
+    if (buf == NULL)
+        return false;
+    bool ok = false;
+    double *xc = buf, *yc = buf + n, *boot = buf + 2 * n;
+    /* The slope does not change when x and y are shifted: center them. */
+    double mx = mean_of(x, n), my = mean_of(y, n), dn = (double)n;
+    for (size_t i = 0; i < n; i++) {
+        xc[i] = x[i] - mx;
+        yc[i] = y[i] - my;
+    }
+    dkb_rng rng;
+    dkb_rng_seed(&rng, seed);
+    size_t redraws = 0;
+    for (size_t b = 0; b < resamples;) {
+        size_t j = rng_below(&rng, n);
+        double x0 = xc[j], sx = x0, sy = yc[j], sxx = x0 * x0, sxy = x0 * yc[j];
+        bool varied = false;
+        for (size_t i = 1; i < n; i++) {
+            j = rng_below(&rng, n);
+            double xi = xc[j], yi = yc[j];
+            sx += xi;
+            sy += yi;
+            sxx += xi * xi;
+            sxy += xi * yi;
+            varied |= xi != x0;
+        }
+        /* n Sxx - Sx^2 rather than Sxx - Sx^2 / n: exact for exact counts. */
+        double d = dn * sxx - sx * sx;
+        if (!varied || !(d > 0)) { /* every x drawn equal: no slope; draw again */
+            if (++redraws > DKB_MAX_REDRAWS) {
+                dkb_fail(DK_EINVAL, "%s: %d resamples in a row had a single iteration count",
+                         fn, DKB_MAX_REDRAWS);
+                goto out;
+            }
+            continue;
+        }
+        redraws = 0;
+        boot[b++] = (dn * sxy - sx * sy) / d;
+    }
+    percentile_ci(boot, resamples, confidence, &out->lo, &out->hi);
+    out->point = fit.slope;
+    ok = isfinite(out->lo) && isfinite(out->hi);
+    if (!ok) {
+        dkb_fail(DK_EINVAL, "%s: the resampled slopes are not finite (values too large)", fn);
+        memset(out, 0, sizeof *out);
+    }
+out:
+    free(buf);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Summary                                                             */
+/* ------------------------------------------------------------------ */
+
+bool dkb_summarize(const double *v, size_t n, size_t resamples, uint64_t seed, double confidence,
+                   dkb_summary *out)
+{
+    static const char fn[] = "dkb_summarize";
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (!values_args(fn, "values", v, n, 2) || !bootstrap_args(fn, resamples, confidence))
+        return false;
+    if (resamples > SIZE_MAX / sizeof(double) - 2 * n) {
+        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
+        return false;
+    }
+    double *buf = alloc_doubles(fn, 2 * n + resamples);
+    if (buf == NULL)
+        return false;
+    double *sorted = buf, *dev = buf + n, *boot = buf + 2 * n;
+    memcpy(sorted, v, n * sizeof *v);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    double mean = mean_of(v, n), median = dkb_quantile_sorted(sorted, n, 0.5);
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(v[i] - median);
+    qsort(dev, n, sizeof *dev, cmp_double);
+    double mad = dkb_quantile_sorted(dev, n, 0.5);
+
+    /* Deviations from the mean: the variance, then the bootstrap. */
+    double ss = 0;
+    for (size_t i = 0; i < n; i++) {
+        dev[i] = v[i] - mean;
+        ss += dev[i] * dev[i];
+    }
+    dkb_rng rng;
+    dkb_rng_seed(&rng, seed);
+    double inv_n = 1 / (double)n;
+    for (size_t b = 0; b < resamples; b++) {
+        double s = 0;
+        for (size_t i = 0; i < n; i++)
+            s += dev[rng_below(&rng, n)];
+        boot[b] = mean + s * inv_n;
+    }
+    percentile_ci(boot, resamples, confidence, &out->mean_ci.lo, &out->mean_ci.hi);
+    out->mean_ci.point = mean;
+    out->mean = mean;
+    out->median = median;
+    out->mad = mad;
+    out->stddev = sqrt(ss / (double)(n - 1));
+    out->min = sorted[0];
+    out->max = sorted[n - 1];
+    free(buf);
+    if (!isfinite(out->stddev) || !isfinite(out->mean_ci.lo) || !isfinite(out->mean_ci.hi)) {
+        memset(out, 0, sizeof *out);
+        dkb_fail(DK_EINVAL, "%s: the spread is not finite (values too large)", fn);
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tukey's fences                                                      */
+/* ------------------------------------------------------------------ */
+
+bool dkb_tukey(const double *v, size_t n, dkb_outliers *out, unsigned char *class_of)
+{
+    static const char fn[] = "dkb_tukey";
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (!values_args(fn, "values", v, n, 1))
+        return false;
+    double *sorted = alloc_doubles(fn, n);
+    if (sorted == NULL)
+        return false;
+    memcpy(sorted, v, n * sizeof *v);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    double q1 = dkb_quantile_sorted(sorted, n, 0.25), q3 = dkb_quantile_sorted(sorted, n, 0.75);
+    free(sorted);
+    double iqr = q3 - q1;
+    dkb_outliers o = {
+        .fence_low_severe = q1 - 3 * iqr,
+        .fence_low_mild = q1 - 1.5 * iqr,
+        .fence_high_mild = q3 + 1.5 * iqr,
+        .fence_high_severe = q3 + 3 * iqr,
+    };
+    if (!isfinite(o.fence_low_severe) || !isfinite(o.fence_high_severe)) {
+        dkb_fail(DK_EINVAL, "%s: the fences are not finite (values too large)", fn);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = DKB_OUTLIER_NONE;
+        if (v[i] < o.fence_low_severe) {
+            c = DKB_OUTLIER_LOW_SEVERE;
+            o.low_severe++;
+        } else if (v[i] < o.fence_low_mild) {
+            c = DKB_OUTLIER_LOW_MILD;
+            o.low_mild++;
+        } else if (v[i] > o.fence_high_severe) {
+            c = DKB_OUTLIER_HIGH_SEVERE;
+            o.high_severe++;
+        } else if (v[i] > o.fence_high_mild) {
+            c = DKB_OUTLIER_HIGH_MILD;
+            o.high_mild++;
+        }
+        if (class_of != NULL)
+            class_of[i] = c;
+    }
+    *out = o;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Change against a baseline                                           */
+/* ------------------------------------------------------------------ */
+
+/* Welch's t of a difference d with squared standard error se2. With no
+ * spread at all, equal means are no evidence (0) and different ones are
+ * certain (+-inf). */
+static double welch_t(double d, double se2)
+{
+    if (se2 > 0)
+        return d / sqrt(se2);
+    return d == 0 ? 0 : d > 0 ? INFINITY : -INFINITY;
+}
+
+/* One resample of c[0..n) (values centered on their mean): the sum and the
+ * sum of squares. */
+static inline void resample_sums(dkb_rng *rng, const double *c, size_t n, double *sum,
+                                 double *sq)
+{
+    double s = 0, q = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = c[rng_below(rng, n)];
+        s += x;
+        q += x * x;
+    }
+    *sum = s;
+    *sq = q;
+}
+
+static double variance_of_sums(double s, double q, size_t n)
+{
+    double v = (q - s * s / (double)n) / (double)(n - 1);
+    return v > 0 ? v : 0;
+}
+
+bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
+                     double noise, double significance, size_t resamples, uint64_t seed,
+                     dkb_change *out)
+{
+    static const char fn[] = "dkb_change_test";
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (!values_args(fn, "baseline values", old_v, n_old, 2) ||
+        !values_args(fn, "new values", new_v, n_new, 2) ||
+        !bootstrap_args(fn, resamples, DKB_CHANGE_CONFIDENCE))
+        return false;
+    if (!(noise >= 0) || !isfinite(noise)) {
+        dkb_fail(DK_EINVAL, "%s: noise threshold %g is not a finite fraction >= 0 (e.g. 0.01)",
+                 fn, noise);
+        return false;
+    }
+    if (!(significance > 0 && significance < 1)) {
+        dkb_fail(DK_EINVAL, "%s: significance %g is not strictly between 0 and 1 (e.g. 0.05)",
+                 fn, significance);
+        return false;
+    }
+    double m_old = mean_of(old_v, n_old), m_new = mean_of(new_v, n_new);
+    if (!(m_old > 0)) {
+        dkb_fail(DK_EINVAL, "%s: the baseline mean is %g; a relative change needs a positive "
+                            "baseline", fn, m_old);
+        return false;
+    }
+    if (n_old > SIZE_MAX / sizeof(double) - n_new ||
+        resamples > SIZE_MAX / sizeof(double) - n_old - n_new) {
+        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
+        return false;
+    }
+    double *buf = alloc_doubles(fn, n_old + n_new + resamples);
+    if (buf == NULL)
+        return false;
+    bool ok = false;
+    double *co = buf, *cn = buf + n_old, *rel = buf + n_old + n_new;
+    double qo = 0, qn = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        co[i] = old_v[i] - m_old;
+        qo += co[i] * co[i];
+    }
+    for (size_t i = 0; i < n_new; i++) {
+        cn[i] = new_v[i] - m_new;
+        qn += cn[i] * cn[i];
+    }
+    double t_obs = welch_t(m_new - m_old, qo / (double)(n_old - 1) / (double)n_old +
+                                              qn / (double)(n_new - 1) / (double)n_new);
+    double abs_t = fabs(t_obs);
+
+    dkb_rng rng;
+    dkb_rng_seed(&rng, seed);
+    size_t hits = 0, redraws = 0;
+    for (size_t b = 0; b < resamples;) {
+        double so, sqo, sn, sqn;
+        resample_sums(&rng, co, n_old, &so, &sqo);
+        double mo = m_old + so / (double)n_old;
+        if (!(mo > 0)) { /* a baseline resample of zeros: no relative change */
+            if (++redraws > DKB_MAX_REDRAWS) {
+                dkb_fail(DK_EINVAL, "%s: %d baseline resamples in a row had a mean of 0", fn,
+                         DKB_MAX_REDRAWS);
+                goto out;
+            }
+            continue;
+        }
+        redraws = 0;
+        resample_sums(&rng, cn, n_new, &sn, &sqn);
+        rel[b++] = (m_new + sn / (double)n_new) / mo - 1;
+        /* The same draws from both samples shifted to a common mean: the
+         * difference of the means is that of the offsets alone. */
+        double t = welch_t(sn / (double)n_new - so / (double)n_old,
+                           variance_of_sums(so, sqo, n_old) / (double)n_old +
+                               variance_of_sums(sn, sqn, n_new) / (double)n_new);
+        hits += fabs(t) >= abs_t;
+    }
+    percentile_ci(rel, resamples, DKB_CHANGE_CONFIDENCE, &out->rel.lo, &out->rel.hi);
+    out->rel.point = m_new / m_old - 1;
+    out->p_value = (double)(hits + 1) / ((double)resamples + 1);
+    if (!isfinite(out->rel.point) || !isfinite(out->rel.lo) || !isfinite(out->rel.hi)) {
+        memset(out, 0, sizeof *out);
+        dkb_fail(DK_EINVAL, "%s: the relative change is not finite (values too large)", fn);
+        goto out;
+    }
+    if (out->p_value >= significance)
+        out->verdict = DKB_NO_CHANGE;
+    else if (out->rel.hi < -noise)
+        out->verdict = DKB_IMPROVED;
+    else if (out->rel.lo > noise)
+        out->verdict = DKB_REGRESSED;
+    else
+        out->verdict = DKB_WITHIN_NOISE;
+    ok = true;
+out:
+    free(buf);
+    return ok;
+}
+
+const char *dkb_verdict_name(dkb_verdict v)
+{
+    switch (v) {
+    case DKB_NO_CHANGE:
+        return "no change";
+    case DKB_WITHIN_NOISE:
+        return "within noise";
+    case DKB_IMPROVED:
+        return "improved";
+    case DKB_REGRESSED:
+        return "regressed";
+    }
+    return "unknown verdict";
+}
+
+/* ------------------------------------------------------------------ */
+/* Interleaved ratio                                                   */
+/* ------------------------------------------------------------------ */
+
+bool dkb_ratio(const double *a, const double *b, size_t n, size_t resamples, uint64_t seed,
+               double confidence, dkb_interval *out)
+{
+    static const char fn[] = "dkb_ratio";
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (!values_args(fn, "pairs", a, n, 2) || !values_args(fn, "pairs", b, n, 2) ||
+        !bootstrap_args(fn, resamples, confidence))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!(a[i] > 0) || !(b[i] > 0)) {
+            dkb_fail(DK_EINVAL, "%s: pair %zu is (%g, %g); a ratio needs positive values", fn, i,
+                     a[i], b[i]);
+            return false;
+        }
+    }
+    if (resamples > SIZE_MAX / sizeof(double) - n) {
+        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
+        return false;
+    }
+    double *buf = alloc_doubles(fn, n + resamples);
+    size_t *count = malloc(n * sizeof *count); /* n < SIZE_MAX / 8: buf holds n doubles */
+    bool ok = false;
+    if (buf == NULL || count == NULL) {
+        dkb_fail(DK_ENOMEM, "%s: out of memory for the bootstrap of %zu pairs", fn, n);
+        goto out;
+    }
+    double *lr = buf, *boot = buf + n;
+    for (size_t i = 0; i < n; i++)
+        lr[i] = log(b[i]) - log(a[i]);
+    qsort(lr, n, sizeof *lr, cmp_double);
+    double median = dkb_quantile_sorted(lr, n, 0.5);
+
+    /* The median of a resample of sorted values is the value at the median
+     * of the drawn indices: count the draws, walk to the middle ones. */
+    size_t k1 = (n - 1) / 2, k2 = n / 2;
+    dkb_rng rng;
+    dkb_rng_seed(&rng, seed);
+    for (size_t r = 0; r < resamples; r++) {
+        memset(count, 0, n * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[rng_below(&rng, n)]++;
+        size_t cum = 0, i = 0;
+        while ((cum += count[i]) <= k1)
+            i++;
+        size_t i1 = i;
+        while (cum <= k2)
+            cum += count[++i];
+        boot[r] = i == i1 ? lr[i1] : 0.5 * (lr[i1] + lr[i]);
+    }
+    double lo, hi;
+    percentile_ci(boot, resamples, confidence, &lo, &hi);
+    out->point = exp(median);
+    out->lo = exp(lo);
+    out->hi = exp(hi);
+    ok = isfinite(out->point) && isfinite(out->lo) && isfinite(out->hi) && out->lo > 0;
+    if (!ok) {
+        memset(out, 0, sizeof *out);
+        dkb_fail(DK_EINVAL, "%s: the ratio is out of the range of a double", fn);
+    }
+out:
+    free(count);
+    free(buf);
+    return ok;
+}

@@ -1,0 +1,733 @@
+/*
+ * test_bench_stats.c - libdkbench's statistics (src/bench/stats.c) on
+ * synthetic samples whose truth is known: exact lines, Gaussian noise of a
+ * known spread, hand-computed quartiles, shifts of a known size.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <time.h>
+
+#include "bench/error.h"
+#include "bench/stats.h"
+#include "check.h"
+
+#define PI 3.14159265358979323846
+
+#define CHECK_NEAR(a, b, tol)                                                          \
+    do {                                                                               \
+        double a__ = (a), b__ = (b), t__ = (tol);                                      \
+        if (!(fabs(a__ - b__) <= t__))                                                 \
+            DKT_FAIL("CHECK failed: %s ~ %s (%.17g vs %.17g, tolerance %g)", #a, #b, a__, \
+                     b__, t__);                                                        \
+    } while (0)
+
+#define CHECK_DBL(a, op, b)                                                            \
+    do {                                                                               \
+        double a__ = (a), b__ = (b);                                                   \
+        if (!(a__ op b__))                                                             \
+            DKT_FAIL("CHECK failed: %s %s %s (%.17g vs %.17g)", #a, #op, #b, a__, b__); \
+    } while (0)
+
+/* Uniform in (0, 1], then a standard normal by Box-Muller. */
+static double uniform01(dkb_rng *r) { return ((double)(dkb_rng_next(r) >> 11) + 1) * 0x1p-53; }
+
+static double gauss(dkb_rng *r)
+{
+    double u1 = uniform01(r), u2 = uniform01(r);
+    return sqrt(-2 * log(u1)) * cos(2 * PI * u2);
+}
+
+static bool all_zero(const void *p, size_t size)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < size; i++)
+        if (c[i] != 0)
+            return false;
+    return true;
+}
+
+/* Criterion's linear sampling: iteration counts d, 2d, ..., n*d, with a
+ * per-sample constant cost (the counter reads) and Gaussian noise. */
+static void linear_samples(dkb_rng *r, size_t n, double d, double intercept, double slope,
+                           double sigma, double *x, double *y)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[i] = d * (double)(i + 1);
+        y[i] = intercept + slope * x[i] + sigma * gauss(r);
+    }
+}
+
+/* Per-iteration values around `mean` with relative noise `rel`. */
+static void noisy_values(dkb_rng *r, size_t n, double mean, double rel, double *v)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = mean * (1 + rel * gauss(r));
+}
+
+/* ------------------------------------------------------------------ */
+
+TEST_CASE(rng_is_xoshiro256ss_seeded_by_splitmix64)
+{
+    /* splitmix64's first output from 0 is a published reference value. */
+    dkb_rng r;
+    dkb_rng_seed(&r, 0);
+    CHECK_U64(r.s[0], ==, 0xe220a8397b1dcdafu);
+    /* xoshiro256**: the output is rotl(s[1] * 5, 7) * 9 of the state before the step. */
+    uint64_t s1 = r.s[1] * 5;
+    uint64_t expect = ((s1 << 7) | (s1 >> 57)) * 9;
+    CHECK_U64(dkb_rng_next(&r), ==, expect);
+
+    dkb_rng a, b;
+    dkb_rng_seed(&a, 42);
+    dkb_rng_seed(&b, 42);
+    for (int i = 0; i < 1000; i++)
+        CHECK_U64(dkb_rng_next(&a), ==, dkb_rng_next(&b));
+    dkb_rng_seed(&b, 43);
+    CHECK(dkb_rng_next(&a) != dkb_rng_next(&b));
+
+    /* dkb_rng_below: in range and even (each of 10 bins within 4% of
+     * 10000 draws: about 4 standard deviations). */
+    size_t bins[10] = {0};
+    for (int i = 0; i < 100000; i++) {
+        size_t k = dkb_rng_below(&a, 10);
+        CHECK_U64(k, <, 10);
+        bins[k]++;
+    }
+    for (int i = 0; i < 10; i++) {
+        CHECK_U64(bins[i], >, 9600);
+        CHECK_U64(bins[i], <, 10400);
+    }
+    CHECK_U64(dkb_rng_below(&a, 1), ==, 0);
+    CHECK_U64(dkb_rng_below(&a, 0), ==, 0);
+    /* Above 2^32 (the masked path), still in range and reaching the top half. */
+    size_t big = ((size_t)1 << 40) + 3, high = 0;
+    for (int i = 0; i < 1000; i++) {
+        size_t k = dkb_rng_below(&a, big);
+        CHECK_U64(k, <, big);
+        high += k >= big / 2;
+    }
+    CHECK_U64(high, >, 400);
+    CHECK_U64(high, <, 600);
+}
+
+TEST_CASE(quantile_is_r_type_7)
+{
+    const double v[] = {1, 2, 4, 8};
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 0), ==, 1);
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 1), ==, 8);
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.5), ==, 3);   /* h = 1.5 */
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.25), ==, 1.75); /* h = 0.75 */
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.75), ==, 5);   /* h = 2.25 */
+    CHECK_DBL(dkb_quantile_sorted(v, 1, 0.3), ==, 1);
+    CHECK(isnan(dkb_quantile_sorted(v, 0, 0.5)));
+    CHECK(isnan(dkb_quantile_sorted(v, 4, -0.1)));
+    CHECK(isnan(dkb_quantile_sorted(v, 4, 1.1)));
+    CHECK(isnan(dkb_quantile_sorted(v, 4, NAN)));
+    CHECK(isnan(dkb_quantile_sorted(NULL, 4, 0.5)));
+}
+
+TEST_CASE(ols_recovers_an_exact_line)
+{
+    double x[100], y[100];
+    for (int i = 0; i < 100; i++) {
+        x[i] = i + 1;
+        y[i] = 3 + 7 * x[i]; /* 7 counts per iteration, 3 for the reads */
+    }
+    dkb_fit f;
+    CHECK(dkb_ols(x, y, 100, &f));
+    CHECK_DBL(f.slope, ==, 7);
+    CHECK_DBL(f.intercept, ==, 3);
+    CHECK_DBL(f.r2, ==, 1);
+
+    /* Not representable exactly: within rounding. */
+    for (int i = 0; i < 100; i++) {
+        x[i] = 1000.0 * (i + 1);
+        y[i] = 41.3 + 2.37 * x[i];
+    }
+    CHECK(dkb_ols(x, y, 100, &f));
+    CHECK_NEAR(f.slope, 2.37, 2.37 * 1e-13);
+    CHECK_NEAR(f.intercept, 41.3, 1e-6);
+    CHECK_NEAR(f.r2, 1, 1e-12);
+
+    /* Constant y: slope 0, and the fit is perfect. */
+    const double xc[] = {1, 2, 3}, yc[] = {5, 5, 5};
+    CHECK(dkb_ols(xc, yc, 3, &f));
+    CHECK_DBL(f.slope, ==, 0);
+    CHECK_DBL(f.intercept, ==, 5);
+    CHECK_DBL(f.r2, ==, 1);
+
+    /* Two points: the line through them. */
+    const double x2[] = {10, 20}, y2[] = {15, 35};
+    CHECK(dkb_ols(x2, y2, 2, &f));
+    CHECK_DBL(f.slope, ==, 2);
+    CHECK_DBL(f.intercept, ==, -5);
+}
+
+TEST_CASE(ols_r2_of_a_hand_computed_fit)
+{
+    /* x = 1..4, y = 1, 3, 2, 4: Sxx = 5, Sxy = 4, Syy = 5, slope 0.8,
+     * intercept 2.5 - 0.8 * 2.5 = 0.5, R^2 = 16 / 25. */
+    const double x[] = {1, 2, 3, 4}, y[] = {1, 3, 2, 4};
+    dkb_fit f;
+    CHECK(dkb_ols(x, y, 4, &f));
+    CHECK_NEAR(f.slope, 0.8, 1e-15);
+    CHECK_NEAR(f.intercept, 0.5, 1e-15);
+    CHECK_NEAR(f.r2, 0.64, 1e-15);
+}
+
+TEST_CASE(slope_ci_of_exact_counts_has_no_width)
+{
+    /* Exact instruction counts: every resample fits the same line. */
+    double x[50], y[50];
+    for (int i = 0; i < 50; i++) {
+        x[i] = 4 * (i + 1);
+        y[i] = 120 + 9 * x[i];
+    }
+    dkb_interval ci;
+    CHECK(dkb_slope_ci(x, y, 50, 2000, 1, 0.95, &ci));
+    CHECK_DBL(ci.point, ==, 9);
+    CHECK_DBL(ci.lo, ==, 9);
+    CHECK_DBL(ci.hi, ==, 9);
+}
+
+TEST_CASE(slope_ci_on_noisy_data_holds_the_truth)
+{
+    dkb_rng r;
+    dkb_rng_seed(&r, 7);
+    double x[100], y[100];
+    /* 250 ns per iteration, 900 ns of reads, 1% noise on the largest sample. */
+    linear_samples(&r, 100, 10, 900, 250, 2500, x, y);
+    dkb_interval ci;
+    CHECK(dkb_slope_ci(x, y, 100, 10000, 3, 0.95, &ci));
+    CHECK_DBL(ci.lo, <, 250);
+    CHECK_DBL(ci.hi, >, 250);
+    CHECK_DBL(ci.lo, <, ci.point);
+    CHECK_DBL(ci.point, <, ci.hi);
+    /* The standard error of the slope is sigma / sqrt(Sxx) = 2500 /
+     * sqrt(100 * 833.25 * 100) ~ 0.87: a 95% interval ~ 3.4 wide. */
+    CHECK_DBL(ci.hi - ci.lo, >, 2.5);
+    CHECK_DBL(ci.hi - ci.lo, <, 4.5);
+    dkb_fit f;
+    CHECK(dkb_ols(x, y, 100, &f));
+    CHECK_DBL(f.slope, ==, ci.point);
+    CHECK_NEAR(f.intercept, 900, 4 * 2500 / sqrt(100.0) * 2);
+}
+
+/* The fraction of `trials` seeded data sets whose 95% slope interval holds
+ * the true slope. */
+static double slope_coverage(size_t n, size_t trials, size_t resamples, uint64_t seed)
+{
+    dkb_rng r;
+    dkb_rng_seed(&r, seed);
+    double x[200], y[200];
+    size_t covered = 0;
+    for (size_t t = 0; t < trials; t++) {
+        linear_samples(&r, n, 3, 500, 12.5, 40, x, y);
+        dkb_interval ci;
+        CHECK(dkb_slope_ci(x, y, n, resamples, seed + t, 0.95, &ci));
+        covered += ci.lo <= 12.5 && 12.5 <= ci.hi;
+    }
+    return (double)covered / (double)trials;
+}
+
+TEST_CASE(slope_ci_covers_the_truth_95_percent_of_the_time)
+{
+    double c = slope_coverage(100, 1000, 1000, 2024);
+    fprintf(stderr, "slope coverage: %.3f\n", c);
+    CHECK_DBL(c, >=, 0.93);
+    CHECK_DBL(c, <=, 0.97);
+}
+
+static double mean_coverage(size_t n, size_t trials, size_t resamples, uint64_t seed)
+{
+    dkb_rng r;
+    dkb_rng_seed(&r, seed);
+    double v[200];
+    size_t covered = 0;
+    for (size_t t = 0; t < trials; t++) {
+        noisy_values(&r, n, 80, 0.05, v);
+        dkb_summary s;
+        CHECK(dkb_summarize(v, n, resamples, seed + t, 0.95, &s));
+        covered += s.mean_ci.lo <= 80 && 80 <= s.mean_ci.hi;
+    }
+    return (double)covered / (double)trials;
+}
+
+TEST_CASE(mean_ci_covers_the_truth_95_percent_of_the_time)
+{
+    double c = mean_coverage(100, 1000, 1000, 99);
+    fprintf(stderr, "mean coverage: %.3f\n", c);
+    CHECK_DBL(c, >=, 0.93);
+    CHECK_DBL(c, <=, 0.97);
+}
+
+TEST_CASE(summary_of_hand_computed_values)
+{
+    const double v[] = {4, 100, 1, 3, 2};
+    dkb_summary s;
+    CHECK(dkb_summarize(v, 5, 1000, 5, 0.95, &s));
+    CHECK_DBL(s.mean, ==, 22);
+    CHECK_DBL(s.median, ==, 3);
+    CHECK_DBL(s.mad, ==, 1); /* |v - 3| = 1, 97, 2, 0, 1 */
+    CHECK_NEAR(s.stddev, sqrt(7610.0 / 4), 1e-12);
+    CHECK_DBL(s.min, ==, 1);
+    CHECK_DBL(s.max, ==, 100);
+    CHECK_DBL(s.mean_ci.point, ==, 22);
+    CHECK_DBL(s.mean_ci.lo, >=, 1);
+    CHECK_DBL(s.mean_ci.lo, <, 22);
+    CHECK_DBL(s.mean_ci.hi, >, 22);
+    CHECK_DBL(s.mean_ci.hi, <=, 100);
+
+    /* Constant values: everything is that value, exactly. */
+    const double c[] = {0.1, 0.1, 0.1};
+    CHECK(dkb_summarize(c, 3, 100, 5, 0.95, &s));
+    CHECK_DBL(s.mean, ==, 0.1);
+    CHECK_DBL(s.mean_ci.lo, ==, 0.1);
+    CHECK_DBL(s.mean_ci.hi, ==, 0.1);
+    CHECK_DBL(s.stddev, ==, 0);
+    CHECK_DBL(s.mad, ==, 0);
+}
+
+TEST_CASE(tukey_matches_hand_computed_fences)
+{
+    /* 1..8 and 30 and -20, n = 10. Sorted: -20 1 2 3 4 5 6 7 8 30.
+     * Q1: h = 2.25 -> 2 + 0.25 = 2.25; Q3: h = 6.75 -> 6 + 0.75 = 6.75;
+     * IQR 4.5: mild fences -4.5, 13.5; severe -11.25, 20.25. */
+    const double v[] = {30, 1, 2, 3, 4, 5, 6, 7, 8, -20};
+    unsigned char cls[10];
+    dkb_outliers o;
+    CHECK(dkb_tukey(v, 10, &o, cls));
+    CHECK_DBL(o.fence_low_mild, ==, -4.5);
+    CHECK_DBL(o.fence_high_mild, ==, 13.5);
+    CHECK_DBL(o.fence_low_severe, ==, -11.25);
+    CHECK_DBL(o.fence_high_severe, ==, 20.25);
+    CHECK_U64(o.high_severe, ==, 1);
+    CHECK_U64(o.low_severe, ==, 1);
+    CHECK_U64(o.high_mild, ==, 0);
+    CHECK_U64(o.low_mild, ==, 0);
+    CHECK_INT(cls[0], ==, DKB_OUTLIER_HIGH_SEVERE);
+    CHECK_INT(cls[9], ==, DKB_OUTLIER_LOW_SEVERE);
+    for (int i = 1; i < 9; i++)
+        CHECK_INT(cls[i], ==, DKB_OUTLIER_NONE);
+
+    /* Mild only: 20 lies between 13.5 and 20.25, -10 between -11.25 and -4.5. */
+    const double w[] = {20, 1, 2, 3, 4, 5, 6, 7, 8, -10};
+    CHECK(dkb_tukey(w, 10, &o, cls));
+    CHECK_U64(o.high_mild, ==, 1);
+    CHECK_U64(o.low_mild, ==, 1);
+    CHECK_U64(o.high_severe + o.low_severe, ==, 0);
+    CHECK_INT(cls[0], ==, DKB_OUTLIER_HIGH_MILD);
+    CHECK_INT(cls[9], ==, DKB_OUTLIER_LOW_MILD);
+
+    /* Without class_of. */
+    CHECK(dkb_tukey(w, 10, &o, NULL));
+    CHECK_U64(o.high_mild, ==, 1);
+}
+
+TEST_CASE(tukey_with_ties_and_few_values)
+{
+    unsigned char cls[8];
+    dkb_outliers o;
+    /* All equal: IQR 0, every fence on the value, nothing strictly outside. */
+    const double same[] = {5, 5, 5, 5, 5, 5};
+    CHECK(dkb_tukey(same, 6, &o, cls));
+    CHECK_DBL(o.fence_low_severe, ==, 5);
+    CHECK_DBL(o.fence_high_severe, ==, 5);
+    CHECK_U64(o.low_severe + o.low_mild + o.high_mild + o.high_severe, ==, 0);
+
+    /* 0 0 0 1: Q1 0, Q3 0.25, IQR 0.25; mild fence 0.625, severe 1.0:
+     * 1 sits on the severe fence, so it is mild (outside means beyond). */
+    const double t4[] = {0, 1, 0, 0};
+    CHECK(dkb_tukey(t4, 4, &o, cls));
+    CHECK_DBL(o.fence_high_mild, ==, 0.625);
+    CHECK_DBL(o.fence_high_severe, ==, 1);
+    CHECK_U64(o.high_mild, ==, 1);
+    CHECK_U64(o.high_severe, ==, 0);
+    CHECK_INT(cls[1], ==, DKB_OUTLIER_HIGH_MILD);
+
+    /* Ties in the bulk: 2 2 2 2 2 2 9 -> Q1 = Q3 = 2, IQR 0: 9 is severe. */
+    const double t7[] = {2, 2, 9, 2, 2, 2, 2};
+    CHECK(dkb_tukey(t7, 7, &o, cls));
+    CHECK_U64(o.high_severe, ==, 1);
+    CHECK_INT(cls[2], ==, DKB_OUTLIER_HIGH_SEVERE);
+
+    /* Fewer than 4 values can never fall outside type-7 fences. */
+    const double t3[] = {1, 2, 1000};
+    CHECK(dkb_tukey(t3, 3, &o, cls));
+    CHECK_DBL(o.fence_high_mild, ==, 501 + 1.5 * 499.5); /* Q1 1.5, Q3 501 */
+    CHECK_U64(o.high_mild + o.high_severe + o.low_mild + o.low_severe, ==, 0);
+    const double t2[] = {1, 1e9};
+    CHECK(dkb_tukey(t2, 2, &o, cls));
+    CHECK_U64(o.high_mild + o.high_severe + o.low_mild + o.low_severe, ==, 0);
+    const double t1[] = {3};
+    CHECK(dkb_tukey(t1, 1, &o, cls));
+    CHECK_DBL(o.fence_low_severe, ==, 3);
+    CHECK_DBL(o.fence_high_severe, ==, 3);
+    CHECK_INT(cls[0], ==, DKB_OUTLIER_NONE);
+}
+
+/* n = 50 per side, 2% relative noise, a shift of `shift`: the verdicts
+ * over 20 seeds, counted by kind. */
+static void change_verdicts(double shift, size_t counts[4])
+{
+    memset(counts, 0, 4 * sizeof *counts);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        dkb_rng r;
+        dkb_rng_seed(&r, 1000 + seed);
+        double old_v[50], new_v[50];
+        noisy_values(&r, 50, 100, 0.02, old_v);
+        noisy_values(&r, 50, 100 * (1 + shift), 0.02, new_v);
+        dkb_change c;
+        CHECK(dkb_change_test(old_v, 50, new_v, 50, 0.01, 0.05, 5000, seed, &c));
+        CHECK_DBL(c.rel.lo, <=, c.rel.point);
+        CHECK_DBL(c.rel.point, <=, c.rel.hi);
+        counts[c.verdict]++;
+    }
+}
+
+TEST_CASE(change_test_flags_a_five_percent_shift)
+{
+    size_t k[4];
+    change_verdicts(0.05, k);
+    CHECK_U64(k[DKB_REGRESSED], ==, 20);
+    change_verdicts(-0.05, k);
+    CHECK_U64(k[DKB_IMPROVED], ==, 20);
+
+    /* One in detail: the relative change and its interval hold 5%. */
+    dkb_rng r;
+    dkb_rng_seed(&r, 77);
+    double old_v[50], new_v[50];
+    noisy_values(&r, 50, 100, 0.02, old_v);
+    noisy_values(&r, 50, 105, 0.02, new_v);
+    dkb_change c;
+    CHECK(dkb_change_test(old_v, 50, new_v, 50, 0.01, 0.05, 10000, 9, &c));
+    CHECK_DBL(c.rel.lo, <, 0.05);
+    CHECK_DBL(c.rel.hi, >, 0.05);
+    CHECK_DBL(c.rel.lo, >, 0.01);
+    CHECK_DBL(c.p_value, <, 0.001);
+    CHECK_INT(c.verdict, ==, DKB_REGRESSED);
+    CHECK_STR(dkb_verdict_name(c.verdict), "regressed");
+}
+
+TEST_CASE(change_test_does_not_flag_a_half_percent_shift)
+{
+    size_t k[4];
+    change_verdicts(0.005, k);
+    CHECK_U64(k[DKB_REGRESSED] + k[DKB_IMPROVED], ==, 0);
+    CHECK_U64(k[DKB_NO_CHANGE] + k[DKB_WITHIN_NOISE], ==, 20);
+    change_verdicts(-0.005, k);
+    CHECK_U64(k[DKB_REGRESSED] + k[DKB_IMPROVED], ==, 0);
+    /* The same shift is real, and seen as such, without a noise threshold
+     * once the noise is small: 0.5% on 0.1% noise. */
+    dkb_rng r;
+    dkb_rng_seed(&r, 5);
+    double old_v[50], new_v[50];
+    noisy_values(&r, 50, 100, 0.001, old_v);
+    noisy_values(&r, 50, 100.5, 0.001, new_v);
+    dkb_change c;
+    CHECK(dkb_change_test(old_v, 50, new_v, 50, 0.01, 0.05, 5000, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_WITHIN_NOISE);
+    CHECK(dkb_change_test(old_v, 50, new_v, 50, 0.001, 0.05, 5000, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_REGRESSED);
+}
+
+/* The fraction of null trials (no shift) with p < 0.05. */
+static double null_rejections(size_t n_old, double rel_old, size_t n_new, double rel_new,
+                              uint64_t seed)
+{
+    dkb_rng r;
+    dkb_rng_seed(&r, seed);
+    double old_v[100], new_v[100];
+    size_t below = 0;
+    for (uint64_t t = 0; t < 200; t++) {
+        noisy_values(&r, n_old, 100, rel_old, old_v);
+        noisy_values(&r, n_new, 100, rel_new, new_v);
+        dkb_change c;
+        CHECK(dkb_change_test(old_v, n_old, new_v, n_new, 0.01, 0.05, 1000, seed + t, &c));
+        CHECK_DBL(c.p_value, >, 0);
+        CHECK_DBL(c.p_value, <=, 1);
+        below += c.p_value < 0.05;
+    }
+    return (double)below / 200;
+}
+
+TEST_CASE(change_test_p_value_is_uniform_under_the_null)
+{
+    double f = null_rejections(50, 0.02, 50, 0.02, 11);
+    fprintf(stderr, "null, equal sizes: %.3f below 0.05\n", f);
+    CHECK_DBL(f, >=, 0.02);
+    CHECK_DBL(f, <=, 0.09);
+    /* Welch: unequal sizes and spreads. */
+    f = null_rejections(30, 0.01, 80, 0.04, 12);
+    fprintf(stderr, "null, unequal sizes and spreads: %.3f below 0.05\n", f);
+    CHECK_DBL(f, >=, 0.02);
+    CHECK_DBL(f, <=, 0.09);
+}
+
+TEST_CASE(change_test_on_exact_counts)
+{
+    /* No spread at all: equal means are no change, different ones are a
+     * certain change, with p at its floor 1 / (resamples + 1). */
+    const double a[] = {12, 12, 12, 12}, b[] = {13, 13, 13}, z[] = {0, 0, 24, 0, 24, 0};
+    dkb_change c;
+    CHECK(dkb_change_test(a, 4, a, 4, 0.01, 0.05, 999, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_NO_CHANGE);
+    CHECK_DBL(c.p_value, ==, 1);
+    CHECK_DBL(c.rel.point, ==, 0);
+    CHECK(dkb_change_test(a, 4, b, 3, 0.01, 0.05, 999, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_REGRESSED);
+    CHECK_DBL(c.p_value, ==, 1.0 / 1000);
+    CHECK_NEAR(c.rel.lo, 1.0 / 12, 1e-15);
+    CHECK_NEAR(c.rel.hi, 1.0 / 12, 1e-15);
+    CHECK(dkb_change_test(b, 3, a, 4, 0.01, 0.05, 999, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_IMPROVED);
+    CHECK_STR(dkb_verdict_name(c.verdict), "improved");
+    /* A baseline of mostly zeros (a rare event): resamples of zeros only
+     * are drawn again, and the answer is finite. */
+    CHECK(dkb_change_test(z, 6, a, 4, 0.01, 0.05, 2000, 1, &c));
+    CHECK(isfinite(c.rel.lo) && isfinite(c.rel.hi));
+    CHECK_DBL(c.rel.point, ==, 0.5); /* 12 / 8 - 1 */
+    CHECK_STR(dkb_verdict_name(DKB_NO_CHANGE), "no change");
+    CHECK_STR(dkb_verdict_name(DKB_WITHIN_NOISE), "within noise");
+}
+
+TEST_CASE(ratio_recovers_a_known_ratio)
+{
+    /* Exact: b = 1.25 a in every pair. */
+    double a[60], b[60];
+    for (int i = 0; i < 60; i++) {
+        a[i] = 100 + i;
+        b[i] = 1.25 * a[i];
+    }
+    dkb_interval ci;
+    CHECK(dkb_ratio(a, b, 60, 2000, 1, 0.95, &ci));
+    CHECK_NEAR(ci.point, 1.25, 1e-12);
+    CHECK_NEAR(ci.lo, 1.25, 1e-12);
+    CHECK_NEAR(ci.hi, 1.25, 1e-12);
+
+    /* Paired drift (the machine slows down for both alike) and 3% noise
+     * of each alternative: the interval holds 1.25 and is narrow. */
+    dkb_rng r;
+    dkb_rng_seed(&r, 3);
+    for (int i = 0; i < 60; i++) {
+        double drift = 1 + 0.3 * sin(i / 5.0);
+        a[i] = 200 * drift * exp(0.03 * gauss(&r));
+        b[i] = 250 * drift * exp(0.03 * gauss(&r));
+    }
+    CHECK(dkb_ratio(a, b, 60, 10000, 2, 0.95, &ci));
+    CHECK_DBL(ci.lo, <, 1.25);
+    CHECK_DBL(ci.hi, >, 1.25);
+    CHECK_DBL(ci.lo, <=, ci.point);
+    CHECK_DBL(ci.point, <=, ci.hi);
+    CHECK_DBL(ci.hi / ci.lo, <, 1.05);
+
+    /* The median of an even count: log-ratios 0, ln 2, ln 4, ln 8 give
+     * exp(1.5 ln 2) = 2^1.5. */
+    const double one[] = {1, 1, 1, 1}, pow2[] = {8, 1, 4, 2};
+    CHECK(dkb_ratio(one, pow2, 4, 1000, 1, 0.95, &ci));
+    CHECK_NEAR(ci.point, pow(2, 1.5), 1e-12);
+    CHECK_DBL(ci.lo, >=, 1 - 1e-12);
+    CHECK_DBL(ci.hi, <=, 8 + 1e-12);
+
+    /* Two pairs, log-ratios 0 and ln 4: a resample's median is 0, ln 2 or
+     * ln 4 with probabilities 1/4, 1/2, 1/4, so the 20% interval (the 40th
+     * to 60th percentiles) is exactly the middle one: a ratio of 2. */
+    const double b2[] = {1, 4};
+    CHECK(dkb_ratio(one, b2, 2, 10000, 1, 0.2, &ci));
+    CHECK_NEAR(ci.point, 2, 1e-12);
+    CHECK_NEAR(ci.lo, 2, 1e-12);
+    CHECK_NEAR(ci.hi, 2, 1e-12);
+}
+
+TEST_CASE(ratio_coverage_of_the_median)
+{
+    /* The median log-ratio's percentile interval on symmetric noise (where
+     * the median equals the true ratio): near 95% over 400 trials. The
+     * median's bootstrap is coarse on small n, so the band is wider. */
+    dkb_rng r;
+    dkb_rng_seed(&r, 17);
+    double a[100], b[100];
+    size_t covered = 0;
+    for (uint64_t t = 0; t < 400; t++) {
+        for (int i = 0; i < 100; i++) {
+            a[i] = 50 * exp(0.05 * gauss(&r));
+            b[i] = 75 * exp(0.05 * gauss(&r));
+        }
+        dkb_interval ci;
+        CHECK(dkb_ratio(a, b, 100, 1000, t, 0.95, &ci));
+        covered += ci.lo <= 1.5 && 1.5 <= ci.hi;
+    }
+    fprintf(stderr, "ratio coverage: %.3f\n", covered / 400.0);
+    CHECK_U64(covered, >=, 400 * 90 / 100);
+    CHECK_U64(covered, <=, 400 * 99 / 100);
+}
+
+TEST_CASE(same_seed_same_answers)
+{
+    dkb_rng r;
+    dkb_rng_seed(&r, 8);
+    double x[40], y[40], v[40], w[40];
+    linear_samples(&r, 40, 5, 100, 3, 20, x, y);
+    noisy_values(&r, 40, 10, 0.05, v);
+    noisy_values(&r, 40, 10.3, 0.05, w);
+
+    dkb_interval s1, s2, s3;
+    CHECK(dkb_slope_ci(x, y, 40, 3000, 123, 0.95, &s1));
+    CHECK(dkb_slope_ci(x, y, 40, 3000, 123, 0.95, &s2));
+    CHECK(memcmp(&s1, &s2, sizeof s1) == 0);
+    CHECK(dkb_slope_ci(x, y, 40, 3000, 124, 0.95, &s3));
+    CHECK(s3.lo != s1.lo || s3.hi != s1.hi);
+
+    dkb_summary m1, m2, m3;
+    CHECK(dkb_summarize(v, 40, 3000, 5, 0.9, &m1));
+    CHECK(dkb_summarize(v, 40, 3000, 5, 0.9, &m2));
+    CHECK(memcmp(&m1, &m2, sizeof m1) == 0);
+    CHECK(dkb_summarize(v, 40, 3000, 6, 0.9, &m3));
+    CHECK(m3.mean_ci.lo != m1.mean_ci.lo || m3.mean_ci.hi != m1.mean_ci.hi);
+
+    dkb_change c1, c2, c3;
+    CHECK(dkb_change_test(v, 40, w, 40, 0.01, 0.05, 3000, 77, &c1));
+    CHECK(dkb_change_test(v, 40, w, 40, 0.01, 0.05, 3000, 77, &c2));
+    CHECK(memcmp(&c1, &c2, sizeof c1) == 0);
+    CHECK(dkb_change_test(v, 40, w, 40, 0.01, 0.05, 3000, 78, &c3));
+    CHECK(c3.rel.lo != c1.rel.lo || c3.p_value != c1.p_value);
+
+    dkb_interval r1, r2, r3;
+    CHECK(dkb_ratio(v, w, 40, 3000, 9, 0.95, &r1));
+    CHECK(dkb_ratio(v, w, 40, 3000, 9, 0.95, &r2));
+    CHECK(memcmp(&r1, &r2, sizeof r1) == 0);
+    CHECK(dkb_ratio(v, w, 40, 3000, 10, 0.95, &r3));
+    CHECK(r3.lo != r1.lo || r3.hi != r1.hi);
+}
+
+TEST_CASE(unanswerable_inputs_are_refused)
+{
+    const double x[] = {1, 2, 3, 4}, y[] = {2, 4, 6, 9}, same[] = {5, 5, 5, 5};
+    const double with_nan[] = {1, NAN, 3, 4}, with_inf[] = {1, 2, INFINITY, 4};
+    const double with_zero[] = {1, 0, 3, 4}, with_neg[] = {1, 2, -3, 4};
+    dkb_fit f;
+    dkb_interval ci;
+    dkb_summary s;
+    dkb_outliers o;
+    dkb_change c;
+
+    /* *out is zeroed on every refusal (it starts as garbage here). */
+#define REFUSED(call, out)                                                 \
+    do {                                                                   \
+        memset(&(out), 0xa5, sizeof(out));                                 \
+        CHECK(!(call));                                                    \
+        CHECK(all_zero(&(out), sizeof(out)));                              \
+        CHECK(dkb_last_error()[0] != '\0');                                \
+    } while (0)
+
+    /* Too few. */
+    REFUSED(dkb_ols(x, y, 0, &f), f);
+    REFUSED(dkb_ols(x, y, 1, &f), f);
+    REFUSED(dkb_slope_ci(x, y, 0, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_slope_ci(x, y, 1, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_slope_ci(x, y, 2, 100, 1, 0.95, &ci), ci);
+    CHECK_CONTAINS(dkb_last_error(), "dkb_slope_ci: 2 samples; at least 3");
+    REFUSED(dkb_summarize(x, 0, 100, 1, 0.95, &s), s);
+    REFUSED(dkb_summarize(x, 1, 100, 1, 0.95, &s), s);
+    REFUSED(dkb_tukey(x, 0, &o, NULL), o);
+    REFUSED(dkb_change_test(x, 1, y, 4, 0.01, 0.05, 100, 1, &c), c);
+    REFUSED(dkb_change_test(x, 4, y, 1, 0.01, 0.05, 100, 1, &c), c);
+    REFUSED(dkb_ratio(x, y, 1, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_ratio(x, y, 0, 100, 1, 0.95, &ci), ci);
+
+    /* Two is enough where the header says so. */
+    CHECK(dkb_ols(x, y, 2, &f));
+    CHECK(dkb_summarize(x, 2, 100, 1, 0.95, &s));
+    CHECK(dkb_change_test(x, 2, y, 2, 0.01, 0.05, 100, 1, &c));
+    CHECK(dkb_ratio(x, y, 2, 100, 1, 0.95, &ci));
+    /* Three with two iteration counts: resamples of one count are redrawn
+     * (1.4 three times, centered on 3.7666..., leaves 3 Sxx - Sx^2 at
+     * 7e-15, not 0: only the redraw keeps such slopes out). Every other
+     * resample has a slope between 18 / 7.1 and 20 / 7.1. */
+    const double x3[] = {1.4, 1.4, 8.5}, y3[] = {10, 12, 30};
+    CHECK(dkb_slope_ci(x3, y3, 3, 1000, 1, 0.95, &ci));
+    CHECK_DBL(ci.lo, >=, 18 / 7.1 - 1e-9);
+    CHECK_DBL(ci.hi, <=, 20 / 7.1 + 1e-9);
+
+    /* All x equal. */
+    REFUSED(dkb_ols(same, y, 4, &f), f);
+    CHECK_CONTAINS(dkb_last_error(), "same iteration count");
+    REFUSED(dkb_slope_ci(same, y, 4, 100, 1, 0.95, &ci), ci);
+
+    /* NaN and infinity, in any argument. */
+    REFUSED(dkb_ols(with_nan, y, 4, &f), f);
+    CHECK_CONTAINS(dkb_last_error(), "NaN");
+    REFUSED(dkb_ols(x, with_inf, 4, &f), f);
+    REFUSED(dkb_slope_ci(x, with_nan, 4, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_slope_ci(with_inf, y, 4, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_summarize(with_nan, 4, 100, 1, 0.95, &s), s);
+    REFUSED(dkb_summarize(with_inf, 4, 100, 1, 0.95, &s), s);
+    REFUSED(dkb_tukey(with_nan, 4, &o, NULL), o);
+    REFUSED(dkb_tukey(with_inf, 4, &o, NULL), o);
+    REFUSED(dkb_change_test(with_nan, 4, y, 4, 0.01, 0.05, 100, 1, &c), c);
+    REFUSED(dkb_change_test(x, 4, with_inf, 4, 0.01, 0.05, 100, 1, &c), c);
+    REFUSED(dkb_ratio(with_nan, y, 4, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_ratio(x, with_inf, 4, 100, 1, 0.95, &ci), ci);
+
+    /* Values a ratio or a relative change cannot take. */
+    REFUSED(dkb_ratio(with_zero, y, 4, 100, 1, 0.95, &ci), ci);
+    REFUSED(dkb_ratio(x, with_neg, 4, 100, 1, 0.95, &ci), ci);
+    CHECK_CONTAINS(dkb_last_error(), "positive");
+    const double zeros[] = {0, 0, 0, 0};
+    REFUSED(dkb_change_test(zeros, 4, y, 4, 0.01, 0.05, 100, 1, &c), c);
+    CHECK_CONTAINS(dkb_last_error(), "baseline mean");
+
+    /* Parameters. */
+    REFUSED(dkb_slope_ci(x, y, 4, 0, 1, 0.95, &ci), ci);
+    REFUSED(dkb_slope_ci(x, y, 4, 100, 1, 0, &ci), ci);
+    REFUSED(dkb_slope_ci(x, y, 4, 100, 1, 1, &ci), ci);
+    REFUSED(dkb_summarize(x, 4, 100, 1, NAN, &s), s);
+    REFUSED(dkb_ratio(x, y, 4, 100, 1, 1.5, &ci), ci);
+    REFUSED(dkb_change_test(x, 4, y, 4, -0.01, 0.05, 100, 1, &c), c);
+    REFUSED(dkb_change_test(x, 4, y, 4, NAN, 0.05, 100, 1, &c), c);
+    REFUSED(dkb_change_test(x, 4, y, 4, 0.01, 0, 100, 1, &c), c);
+    REFUSED(dkb_change_test(x, 4, y, 4, 0.01, 0.05, 0, 1, &c), c);
+    REFUSED(dkb_ols(NULL, y, 4, &f), f);
+    REFUSED(dkb_tukey(NULL, 4, &o, NULL), o);
+    CHECK(!dkb_ols(x, y, 4, NULL));
+    CHECK(!dkb_slope_ci(x, y, 4, 100, 1, 0.95, NULL));
+    CHECK(!dkb_summarize(x, 4, 100, 1, 0.95, NULL));
+    CHECK(!dkb_tukey(x, 4, NULL, NULL));
+    CHECK(!dkb_change_test(x, 4, y, 4, 0.01, 0.05, 100, 1, NULL));
+    CHECK(!dkb_ratio(x, y, 4, 100, 1, 0.95, NULL));
+#undef REFUSED
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+TEST_CASE(slope_ci_is_fast_enough_for_an_adaptive_stop)
+{
+    /* The harness refits after every few samples: 100 samples and 10,000
+     * resamples must take well under 50 ms. Best of 5, against the load
+     * of a shared machine; not meaningful under valgrind. */
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+        SKIP("timing under valgrind says nothing");
+    dkb_rng r;
+    dkb_rng_seed(&r, 1);
+    double x[100], y[100];
+    linear_samples(&r, 100, 100, 900, 25, 500, x, y);
+    double best = INFINITY;
+    for (int i = 0; i < 5; i++) {
+        dkb_interval ci;
+        double t0 = now_s();
+        CHECK(dkb_slope_ci(x, y, 100, 10000, (uint64_t)i, 0.95, &ci));
+        double t = now_s() - t0;
+        best = t < best ? t : best;
+    }
+    fprintf(stderr, "dkb_slope_ci, 100 samples x 10000 resamples: %.2f ms\n", best * 1e3);
+    CHECK_DBL(best, <, 0.050);
+}
+
+TEST_MAIN()
