@@ -64,8 +64,9 @@ static void measure_body(const char *const *ev, size_t n, dkb_source *src, dkb_p
     const dkb_measure *t = measure(r, "time");
     CHECK(t->available && t->slope.point > 0);
     CHECK(t->slope.lo <= t->slope.point && t->slope.point <= t->slope.hi);
+    /* Wall-clock bounds, loose: the machine may be loaded. */
     CHECK(r->measure_s < 2 * c.time_budget);
-    CHECK(r->warmup_s < 2 * c.warmup_bound);
+    CHECK(r->warmup_s < 3 * c.warmup_bound);
 }
 
 static const char *const four[] = {"instructions", "cycles", "branches", "branch-misses"};
@@ -91,10 +92,10 @@ TEST_CASE(sim_privileged_counts_four_events)
     CHECK_STR(src.backend, "kperf");
     for (size_t i = 0; i < 4; i++)
         check_counted(&r, four[i]);
-    /* 7.5 instructions per ns of CPU time: per iteration, instructions and
-     * time agree at that rate, up to the share of wall time not on CPU. */
-    double ipn = measure(&r, "instructions")->slope.point / measure(&r, "time")->slope.point;
-    CHECK(ipn > 5 && ipn < 7.6);
+    /* The simulator counts 7.5 instructions and 3 cycles per ns of the
+     * thread's CPU time: whatever the machine's load, 2.5 per cycle. */
+    double ipc = measure(&r, "instructions")->slope.point / measure(&r, "cycles")->slope.point;
+    CHECK(fabs(ipc - 2.5) < 0.01);
     dkb_result_free(&r);
     dkb_source_close_dkperf(&src);
 }
@@ -170,9 +171,11 @@ TEST_CASE(linux_hardware_unavailable_software_counted)
     CHECK(measure(&r, "instructions")->why[0] != '\0');
     const dkb_measure *tc = measure(&r, "task-clock");
     CHECK(tc->available);
-    /* task-clock is the thread's CPU ns: close to the wall time per iteration. */
-    double ratio = tc->slope.point / measure(&r, "time")->slope.point;
-    CHECK(ratio > 0.5 && ratio < 1.1);
+    /* task-clock is the thread's CPU ns: a line in the iterations, and
+     * never more than the wall time of a sample. */
+    CHECK(tc->fit.r2 > 0.95);
+    const dkb_measure *t = measure(&r, "time");
+    CHECK(tc->slope.lo <= 1.02 * t->slope.hi);
     dkb_result_free(&r);
     dkb_source_close_dkperf(&src);
 }

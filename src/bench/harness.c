@@ -219,10 +219,14 @@ static int grow_samples(dk_bench *b)
 
 static int read_source(dk_bench *b, bool end, uint64_t *ns, uint64_t *v, uint64_t *l)
 {
+    if (b->err != 0) /* once failed, the source is not read again */
+        return b->err;
     int rc = b->src->ops->sample(b->src->self, end, ns, v, b->levels ? l : NULL);
-    if (rc != 0 && b->err == 0)
-        b->err = dkb_fail(rc, "%s: reading the clock and counters failed: %s", b->e->name,
-                          dk_last_error()[0] ? dk_last_error() : dk_strerror(rc));
+    if (rc != 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", dkb_last_error()[0] ? dkb_last_error() : dk_strerror(rc));
+        b->err = dkb_fail(rc, "%s: reading the clock and counters failed: %s", b->e->name, why);
+    }
     return rc;
 }
 
@@ -312,10 +316,9 @@ static uint64_t plan_next(dk_bench *b)
                        elapsed >= c->warmup_bound / 10;
         b->wu_prev = p;
         b->per_iter = p;
-        /* Stop when settled, when the bound is spent, or when the next
-         * doubling would overshoot the bound by far. */
-        if (settled || elapsed >= c->warmup_bound ||
-            elapsed + 2.0 * (double)b->wu_next * p * 1e-9 > 2 * c->warmup_bound)
+        /* Stop when settled, or when the next doubling would end past
+         * the bound. */
+        if (settled || elapsed + 2.0 * (double)b->wu_next * p * 1e-9 > c->warmup_bound)
             return 0;
         return b->wu_next *= 2;
     }

@@ -99,7 +99,9 @@ static int src_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint
     }
     if (!end)
         *ns = clock_ns();
-    return rc;
+    if (rc != 0)
+        return dkb_fail(rc, "%s", dk_last_error());
+    return 0;
 }
 
 static const dkb_source_ops dkperf_ops = {src_open, src_sample, src_close};
