@@ -1,0 +1,765 @@
+/*
+ * harness.c - the measurement loop of libdkbench: the registry, the state
+ * machine behind dk_bench_next (warm-up, linear sampling, adaptive stop,
+ * replayed passes) and the estimates; see harness.h.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bench/error.h"
+#include "bench/harness.h"
+
+/* ------------------------------------------------------------------------ */
+/* Registry                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static dkb_entry *registry;
+static size_t registry_n, registry_cap;
+static char load_error[512];
+
+static int add_entry(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter, void *ctx)
+{
+    if (name == NULL || (loop == NULL && iter == NULL))
+        return dkb_fail(DK_EINVAL, "dk_bench_register: the name and the function must not be NULL");
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof registry[0].name)
+        return dkb_fail(DK_EINVAL, "dk_bench_register: the name \"%.40s\" must have 1 to %zu bytes",
+                        name, sizeof registry[0].name - 1);
+    for (size_t i = 0; i < registry_n; i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return dkb_fail(DK_EINVAL, "dk_bench_register: a benchmark named \"%s\" is already "
+                                       "registered; give each a distinct name", name);
+    if (registry_n == registry_cap) {
+        size_t cap = registry_cap ? 2 * registry_cap : 16;
+        dkb_entry *grown = realloc(registry, cap * sizeof *grown);
+        if (grown == NULL)
+            return dkb_fail(DK_ENOMEM, "dk_bench_register: out of memory for \"%s\"", name);
+        registry = grown;
+        registry_cap = cap;
+    }
+    dkb_entry *e = &registry[registry_n++];
+    memset(e, 0, sizeof *e);
+    memcpy(e->name, name, len + 1);
+    e->loop = loop;
+    e->iter = iter;
+    e->ctx = ctx;
+    return 0;
+}
+
+int dk_bench_register(const char *name, dk_bench_loop_fn fn, void *ctx)
+{
+    return add_entry(name, fn, NULL, ctx);
+}
+
+int dk_bench_register_fn(const char *name, dk_bench_iter_fn fn, void *ctx)
+{
+    return add_entry(name, NULL, fn, ctx);
+}
+
+void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter,
+                                void *ctx)
+{
+    int rc = add_entry(name, loop, iter, ctx);
+    if (rc != 0 && load_error[0] == '\0') /* the first failure is the one to fix */
+        snprintf(load_error, sizeof load_error, "%s", dkb_last_error());
+}
+
+size_t dkb_registry_count(void) { return registry_n; }
+const dkb_entry *dkb_registry_at(size_t i) { return i < registry_n ? &registry[i] : NULL; }
+const char *dkb_registry_load_error(void) { return load_error; }
+
+void dkb_registry_clear(void)
+{
+    free(registry);
+    registry = NULL;
+    registry_n = registry_cap = 0;
+    load_error[0] = '\0';
+}
+
+const char *dk_bench_last_error(void) { return dkb_last_error(); }
+
+/* The fallback of dk_bench_do_not_optimize: a volatile store the compiler
+ * cannot drop. */
+static volatile int sink;
+void dk_bench_sink(int used) { sink = used; }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+void dkb_config_defaults(dkb_config *c)
+{
+    memset(c, 0, sizeof *c);
+    /* 0.25 s of samples plus at most 0.1 s of warm-up keeps a benchmark
+     * under 0.35 s; most stop earlier, on precision. */
+    c->time_budget = 0.25;
+    c->warmup_bound = 0.1;
+    c->min_samples = 10;
+    c->max_samples = 100;
+    c->precision = 0.01;
+    c->seed = 1;
+    c->resamples = 10000;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The state of a benchmark being run                                        */
+/* ------------------------------------------------------------------------ */
+
+enum phase { PHASE_WARMUP, PHASE_MEASURE, PHASE_REPLAY };
+
+/* Resamples of the stop rule's interim intervals: enough to see whether a
+ * half-width is near the target, cheap enough to run after every sample. */
+#define CHECK_RESAMPLES 200
+/* Absolute floor of an event's CI half-width, per iteration: counts near
+ * zero (misses of a predictable loop) are precise enough at that. */
+#define COUNT_FLOOR 1e-3
+
+struct dk_bench {
+    const dkb_entry *e;
+    dkb_source *src;
+    const dkb_config *cfg;
+    enum phase phase;
+    int err;
+    /* The open events of this pass. */
+    size_t nev;
+    size_t cycles_at;   /* index of cycles in this pass, or SIZE_MAX */
+    bool levels;        /* split cycles by performance level */
+    /* The sample in progress. */
+    bool in_sample;
+    uint64_t cur;
+    uint64_t t0;
+    uint64_t v0[DK_MAX_EVENTS];
+    uint64_t l0[DKB_MAX_LEVELS * DK_MAX_EVENTS];
+    /* Per-sample setup and throughput, set by the benchmark. */
+    dk_bench_setup_fn setup;
+    void *setup_arg;
+    dkb_throughput_kind tkind;
+    double tput;
+    /* Samples of this pass. */
+    size_t n, cap;
+    double *x, *t, *y[DK_MAX_EVENTS];
+    double level_cycles[DKB_MAX_LEVELS];
+    /* Warm-up. */
+    uint64_t phase_start;
+    uint64_t wu_next;
+    double wu_prev;     /* per-iteration ns of the previous warm-up sample, 0 if none */
+    double per_iter;    /* the warm-up's estimate */
+    bool phase_started;
+    /* Schedule. */
+    bool flat;
+    uint64_t d;         /* linear: sample i runs i * d; flat: every sample runs d */
+    size_t limit;       /* samples this phase may take; 0: no limit */
+    size_t phase_taken;
+    const double *replay_x;
+    size_t replay_n;
+    char stop_reason[160];
+};
+
+void *dk_bench_context(const dk_bench *b) { return b ? b->e->ctx : NULL; }
+const char *dk_bench_name(const dk_bench *b) { return b ? b->e->name : ""; }
+
+void dk_bench_set_setup(dk_bench *b, dk_bench_setup_fn fn, void *arg)
+{
+    if (b == NULL)
+        return;
+    b->setup = fn;
+    b->setup_arg = arg;
+}
+
+void dk_bench_set_bytes(dk_bench *b, uint64_t bytes_per_iteration)
+{
+    if (b == NULL)
+        return;
+    b->tkind = DKB_THROUGHPUT_BYTES;
+    b->tput = (double)bytes_per_iteration;
+}
+
+void dk_bench_set_elements(dk_bench *b, uint64_t elements_per_iteration)
+{
+    if (b == NULL)
+        return;
+    b->tkind = DKB_THROUGHPUT_ELEMENTS;
+    b->tput = (double)elements_per_iteration;
+}
+
+static void free_samples(dk_bench *b)
+{
+    free(b->x);
+    free(b->t);
+    for (size_t i = 0; i < DK_MAX_EVENTS; i++)
+        free(b->y[i]);
+    b->x = b->t = NULL;
+    memset(b->y, 0, sizeof b->y);
+    b->n = b->cap = 0;
+}
+
+static int grow_samples(dk_bench *b)
+{
+    size_t cap = b->cap ? 2 * b->cap : 64;
+    double *x = realloc(b->x, cap * sizeof *x);
+    if (x == NULL)
+        return DK_ENOMEM;
+    b->x = x;
+    double *t = realloc(b->t, cap * sizeof *t);
+    if (t == NULL)
+        return DK_ENOMEM;
+    b->t = t;
+    for (size_t i = 0; i < b->nev; i++) {
+        double *y = realloc(b->y[i], cap * sizeof *y);
+        if (y == NULL)
+            return DK_ENOMEM;
+        b->y[i] = y;
+    }
+    b->cap = cap;
+    return 0;
+}
+
+static int read_source(dk_bench *b, bool end, uint64_t *ns, uint64_t *v, uint64_t *l)
+{
+    if (b->err != 0) /* once failed, the source is not read again */
+        return b->err;
+    int rc = b->src->ops->sample(b->src->self, end, ns, v, b->levels ? l : NULL);
+    if (rc != 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", dkb_last_error()[0] ? dkb_last_error() : dk_strerror(rc));
+        b->err = dkb_fail(rc, "%s: reading the clock and counters failed: %s", b->e->name, why);
+    }
+    return rc;
+}
+
+/* The clock alone, between samples (the budget and the warm-up bound). */
+static uint64_t now(dk_bench *b)
+{
+    uint64_t ns = 0, v[DK_MAX_EVENTS], l[DKB_MAX_LEVELS * DK_MAX_EVENTS];
+    if (read_source(b, true, &ns, v, l) != 0)
+        return 0;
+    return ns;
+}
+
+static void end_sample(dk_bench *b)
+{
+    uint64_t t1 = 0, v1[DK_MAX_EVENTS], l1[DKB_MAX_LEVELS * DK_MAX_EVENTS];
+    b->in_sample = false;
+    if (read_source(b, true, &t1, v1, l1) != 0)
+        return;
+    if (b->n == b->cap && grow_samples(b) != 0) {
+        b->err = dkb_fail(DK_ENOMEM, "%s: out of memory for %zu samples", b->e->name, b->n + 1);
+        return;
+    }
+    b->x[b->n] = (double)b->cur;
+    b->t[b->n] = (double)(t1 - b->t0);
+    for (size_t i = 0; i < b->nev; i++)
+        b->y[i][b->n] = (double)(v1[i] - b->v0[i]);
+    if (b->levels)
+        for (size_t l = 0; l < b->src->n_levels && l < DKB_MAX_LEVELS; l++)
+            b->level_cycles[l] +=
+                (double)(l1[l * b->nev + b->cycles_at] - b->l0[l * b->nev + b->cycles_at]);
+    b->n++;
+    b->phase_taken++;
+}
+
+/* Whether every estimate of this pass is within the target precision. */
+static bool precise(dk_bench *b, double *time_half)
+{
+    const dkb_config *c = b->cfg;
+    *time_half = INFINITY;
+    for (size_t i = 0; i <= b->nev; i++) {
+        const double *y = i == 0 ? b->t : b->y[i - 1];
+        dkb_interval ci;
+        bool ok;
+        if (b->flat) {
+            double *v = malloc(b->n * sizeof *v);
+            if (v == NULL)
+                return false;
+            for (size_t k = 0; k < b->n; k++)
+                v[k] = y[k] / b->x[k];
+            dkb_summary s;
+            ok = dkb_summarize(v, b->n, CHECK_RESAMPLES, c->seed, 0.95, &s);
+            free(v);
+            ci = s.mean_ci;
+        } else {
+            ok = dkb_slope_ci(b->x, y, b->n, CHECK_RESAMPLES, c->seed, 0.95, &ci);
+        }
+        if (!ok)
+            return false;
+        double half = (ci.hi - ci.lo) / 2;
+        double target = c->precision * fabs(ci.point);
+        if (i == 0)
+            *time_half = ci.point != 0 ? half / fabs(ci.point) : INFINITY;
+        else if (target < COUNT_FLOOR)
+            target = COUNT_FLOOR;
+        if (!(half <= target))
+            return false;
+    }
+    return true;
+}
+
+/* The iteration count of the next sample of this phase, 0 when it is over. */
+static uint64_t plan_next(dk_bench *b)
+{
+    const dkb_config *c = b->cfg;
+    if (b->limit != 0 && b->phase_taken >= b->limit)
+        return 0;
+    switch (b->phase) {
+    case PHASE_WARMUP: {
+        if (b->n == 0)
+            return b->wu_next = 1;
+        double p = b->t[b->n - 1] / b->x[b->n - 1];
+        uint64_t t = now(b);
+        if (b->err)
+            return 0;
+        double elapsed = (double)(t - b->phase_start) * 1e-9;
+        bool settled = b->wu_prev > 0 && fabs(p - b->wu_prev) <= 0.05 * b->wu_prev &&
+                       elapsed >= c->warmup_bound / 10;
+        b->wu_prev = p;
+        b->per_iter = p;
+        /* Stop when settled, or when the next doubling would end past
+         * the bound. */
+        if (settled || elapsed + 2.0 * (double)b->wu_next * p * 1e-9 > c->warmup_bound)
+            return 0;
+        return b->wu_next *= 2;
+    }
+    case PHASE_REPLAY:
+        return b->n < b->replay_n ? (uint64_t)b->replay_x[b->n] : 0;
+    case PHASE_MEASURE:
+        break;
+    }
+    size_t want = c->samples;
+    if (want != 0 && b->n >= want) {
+        snprintf(b->stop_reason, sizeof b->stop_reason, "samples: %zu as asked", b->n);
+        return 0;
+    }
+    if (want == 0 && b->n >= c->min_samples) {
+        uint64_t t = now(b);
+        if (b->err)
+            return 0;
+        double elapsed = (double)(t - b->phase_start) * 1e-9;
+        double half = INFINITY;
+        if (precise(b, &half)) {
+            snprintf(b->stop_reason, sizeof b->stop_reason,
+                     "precision reached: every CI within +-%g%% after %zu samples (%.3g s)",
+                     100 * c->precision, b->n, elapsed);
+            return 0;
+        }
+        if (elapsed >= c->time_budget || b->n >= c->max_samples) {
+            snprintf(b->stop_reason, sizeof b->stop_reason,
+                     "%s: %zu samples in %.3g s, time CI +-%.2g%% (target +-%g%%)",
+                     elapsed >= c->time_budget ? "time budget spent" : "sample limit reached",
+                     b->n, elapsed, 100 * half, 100 * c->precision);
+            return 0;
+        }
+    }
+    return b->flat ? b->d : (uint64_t)(b->n + 1) * b->d;
+}
+
+uint64_t dk_bench_next(dk_bench *b)
+{
+    if (b == NULL)
+        return 0;
+    if (!b->phase_started) {
+        b->phase_started = true;
+        if (b->phase != PHASE_REPLAY) {
+            b->phase_start = now(b);
+        }
+    }
+    if (b->in_sample)
+        end_sample(b);
+    if (b->err)
+        return 0;
+    uint64_t k = plan_next(b);
+    if (k == 0 || b->err)
+        return 0;
+    if (b->setup != NULL)
+        b->setup(b->setup_arg);
+    b->cur = k;
+    if (read_source(b, false, &b->t0, b->v0, b->l0) != 0)
+        return 0;
+    b->in_sample = true;
+    return k;
+}
+
+/* One phase: the benchmark function once (loop form), or once per sample
+ * (function form). */
+static void run_phase(dk_bench *b)
+{
+    b->phase_started = false;
+    b->phase_taken = 0;
+    if (b->e->loop != NULL) {
+        b->e->loop(b);
+        if (b->in_sample) /* the function returned without finishing its loop */
+            end_sample(b);
+    } else {
+        for (uint64_t k; (k = dk_bench_next(b)) != 0;)
+            b->e->iter(b->e->ctx, k);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Estimates                                                                 */
+/* ------------------------------------------------------------------------ */
+
+int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, dkb_measure *m)
+{
+    if (n == 0)
+        return 0;
+    double *v = malloc(n * sizeof *v);
+    m->outlier_class = calloc(n, 1);
+    if (v == NULL || m->outlier_class == NULL) {
+        free(v);
+        return dkb_fail(DK_ENOMEM, "out of memory estimating %s", m->name);
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = m->y[i] / x[i];
+    dkb_summarize(v, n, cfg->resamples, cfg->seed, 0.95, &m->per_iter);
+    dkb_tukey(v, n, &m->outliers, m->outlier_class);
+    if (flat || !dkb_ols(x, m->y, n, &m->fit)) {
+        m->slope = m->per_iter.mean_ci;
+    } else if (!dkb_slope_ci(x, m->y, n, cfg->resamples, cfg->seed, 0.95, &m->slope)) {
+        m->slope.point = m->slope.lo = m->slope.hi = m->fit.slope;
+    }
+    free(v);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Event plan                                                                */
+/* ------------------------------------------------------------------------ */
+
+int dkb_plan_events(dkb_source *src, const char *const *events, size_t n, dkb_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (n > DK_MAX_EVENTS)
+        return dkb_fail(DK_EINVAL, "%zu events asked; at most %d can be measured", n,
+                        DK_MAX_EVENTS);
+    plan->n = n;
+    plan->passes = 1;
+    const char *pass_names[DK_MAX_EVENTS];
+    size_t in_pass = 0, pass = 0;
+    for (size_t i = 0; i < n; i++) {
+        plan->name[i] = events[i];
+        /* Alone first: an event that cannot open alone is unavailable. */
+        int rc = src->ops->open(src->self, &events[i], 1);
+        if (rc != 0) {
+            const char *why = dkb_last_error()[0] ? dkb_last_error() : dk_last_error();
+            snprintf(plan->why[i], sizeof plan->why[i], "%s: %s", dk_error_name(rc),
+                     why[0] ? why : dk_strerror(rc));
+            continue;
+        }
+        src->ops->close(src->self);
+        plan->available[i] = true;
+        /* Then with the events of the current pass; a new pass when they
+         * do not fit together (never multiplexed). */
+        bool fits = src->counters == 0 || in_pass < src->counters;
+        if (fits && in_pass > 0) {
+            pass_names[in_pass] = events[i];
+            rc = src->ops->open(src->self, pass_names, in_pass + 1);
+            if (rc == 0)
+                src->ops->close(src->self);
+            fits = rc == 0;
+        }
+        if (!fits) {
+            pass++;
+            in_pass = 0;
+        }
+        pass_names[in_pass++] = events[i];
+        plan->pass_of[i] = pass;
+    }
+    plan->passes = pass + 1;
+    return 0;
+}
+
+/* The names of pass p, in request order; returns how many. */
+static size_t pass_events(const dkb_plan *plan, size_t p, const char **names, size_t *index)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->available[i] && plan->pass_of[i] == p) {
+            names[k] = plan->name[i];
+            index[k++] = i;
+        }
+    return k;
+}
+
+static bool is_cycles(const char *name)
+{
+    return strcasecmp(name, "cycles") == 0 || strcasecmp(name, "cpu-cycles") == 0 ||
+           strcasecmp(name, "FIXED_CYCLES") == 0;
+}
+
+static int open_pass(dk_bench *b, const dkb_plan *plan, size_t p, size_t *index)
+{
+    const char *names[DK_MAX_EVENTS];
+    b->nev = pass_events(plan, p, names, index);
+    b->cycles_at = SIZE_MAX;
+    for (size_t i = 0; i < b->nev; i++)
+        if (is_cycles(names[i]))
+            b->cycles_at = i;
+    b->levels = b->src->n_levels > 1 && b->cycles_at != SIZE_MAX;
+    int rc = b->src->ops->open(b->src->self, names, b->nev);
+    if (rc != 0)
+        return dkb_fail(rc, "%s: opening pass %zu of the events failed: %s", b->e->name, p + 1,
+                        dk_last_error()[0] ? dk_last_error() : dk_strerror(rc));
+    return 0;
+}
+
+static void init_result(dkb_result *r, const dkb_entry *e, const dkb_plan *plan)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", e->name);
+    const char *slash = strchr(e->name, '/');
+    if (slash != NULL)
+        snprintf(r->group, sizeof r->group, "%.*s", (int)(slash - e->name), e->name);
+    r->n_measures = 1 + plan->n;
+    snprintf(r->m[0].name, sizeof r->m[0].name, "time");
+    snprintf(r->m[0].unit, sizeof r->m[0].unit, "ns");
+    r->m[0].available = true;
+    for (size_t i = 0; i < plan->n; i++) {
+        dkb_measure *m = &r->m[1 + i];
+        snprintf(m->name, sizeof m->name, "%s", plan->name[i]);
+        m->available = plan->available[i];
+        if (!m->available)
+            snprintf(m->why, sizeof m->why, "%s", plan->why[i]);
+    }
+    r->passes = plan->passes;
+}
+
+/* Move this pass's samples of event k into measure m. */
+static void take_samples(dk_bench *b, size_t k, dkb_measure *m)
+{
+    m->y = b->y[k];
+    b->y[k] = NULL;
+}
+
+static void fill_levels(dk_bench *b, dkb_result *r)
+{
+    double total = 0;
+    size_t n = b->src->n_levels < DKB_MAX_LEVELS ? b->src->n_levels : DKB_MAX_LEVELS;
+    for (size_t l = 0; l < n; l++)
+        total += b->level_cycles[l];
+    if (total <= 0)
+        return;
+    size_t used = 0;
+    r->n_levels = n;
+    for (size_t l = 0; l < n; l++) {
+        snprintf(r->level_name[l], sizeof r->level_name[l], "%s", b->src->level_name[l]);
+        r->level_cycle_share[l] = b->level_cycles[l] / total;
+        used += b->level_cycles[l] > 0;
+    }
+    r->moved_levels = used > 1;
+}
+
+static int estimate_all(const dkb_config *cfg, dkb_result *r, bool flat)
+{
+    for (size_t i = 0; i < r->n_measures; i++) {
+        dkb_measure *m = &r->m[i];
+        if (!m->available || m->y == NULL)
+            continue;
+        int rc = dkb_estimate(cfg, r->iterations, r->n_samples, flat, m);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Pick d (or flat sampling) from the warm-up's per-iteration estimate. */
+static void schedule(dk_bench *b)
+{
+    const dkb_config *c = b->cfg;
+    double p = b->per_iter > 0 ? b->per_iter : 1;
+    double budget = c->time_budget * 1e9;
+    size_t plan_n = c->samples ? c->samples : c->max_samples;
+    double tri = (double)plan_n * (double)(plan_n + 1) / 2;
+    double d = floor(budget / (p * tri));
+    size_t min_n = c->samples ? c->samples : c->min_samples;
+    double min_tri = (double)min_n * (double)(min_n + 1) / 2;
+    b->flat = false;
+    if (d >= 1) {
+        b->d = (uint64_t)d;
+    } else if (p * min_tri <= budget) {
+        b->d = 1; /* the budget or precision stops it before plan_n */
+    } else {
+        /* One iteration is too slow for a linear series: every sample runs
+         * the same count, the estimate is the mean per iteration. */
+        b->flat = true;
+        double k = floor(budget / (p * (double)min_n));
+        b->d = k >= 1 ? (uint64_t)k : 1;
+    }
+}
+
+static int finish(dk_bench *b, int rc)
+{
+    free_samples(b);
+    return rc;
+}
+
+int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan,
+                    const dkb_entry *e, dkb_result *out)
+{
+    dk_bench b;
+    memset(&b, 0, sizeof b);
+    b.e = e;
+    b.src = src;
+    b.cfg = cfg;
+    init_result(out, e, plan);
+    size_t index[DK_MAX_EVENTS];
+
+    int rc = open_pass(&b, plan, 0, index);
+    if (rc != 0)
+        goto fail;
+    /* Warm-up: its samples only give the per-iteration estimate. */
+    b.phase = PHASE_WARMUP;
+    run_phase(&b);
+    uint64_t t_wu_end = now(&b);
+    out->warmup_s = b.err ? 0 : (double)(t_wu_end - b.phase_start) * 1e-9;
+    b.n = 0;
+    memset(b.level_cycles, 0, sizeof b.level_cycles);
+    if (b.err) {
+        src->ops->close(src->self);
+        rc = b.err;
+        goto fail;
+    }
+    schedule(&b);
+    b.phase = PHASE_MEASURE;
+    run_phase(&b);
+    uint64_t t_end = now(&b);
+    src->ops->close(src->self);
+    if (b.err) {
+        rc = b.err;
+        goto fail;
+    }
+    out->measure_s = (double)(t_end - b.phase_start) * 1e-9;
+    out->n_samples = b.n;
+    out->iterations = b.x;
+    b.x = NULL;
+    out->m[0].y = b.t;
+    b.t = NULL;
+    for (size_t k = 0; k < b.nev; k++)
+        take_samples(&b, k, &out->m[1 + index[k]]);
+    if (b.levels)
+        fill_levels(&b, out);
+    snprintf(out->stop_reason, sizeof out->stop_reason, "%s", b.stop_reason);
+    out->throughput_kind = b.tkind;
+    out->throughput_per_iter = b.tput;
+
+    /* Later passes replay the first pass's iteration counts. */
+    for (size_t p = 1; p < plan->passes; p++) {
+        free_samples(&b);
+        rc = open_pass(&b, plan, p, index);
+        if (rc != 0)
+            goto fail;
+        b.phase = PHASE_REPLAY;
+        b.replay_x = out->iterations;
+        b.replay_n = out->n_samples;
+        run_phase(&b);
+        src->ops->close(src->self);
+        if (b.err) {
+            rc = b.err;
+            goto fail;
+        }
+        if (b.n != out->n_samples) {
+            rc = dkb_fail(DK_ESTATE, "%s: pass %zu took %zu samples, not the %zu of the first: "
+                                     "the benchmark function must run DK_BENCH_LOOP to its end",
+                          e->name, p + 1, b.n, out->n_samples);
+            goto fail;
+        }
+        for (size_t k = 0; k < b.nev; k++)
+            take_samples(&b, k, &out->m[1 + index[k]]);
+        if (out->n_levels == 0 && b.levels)
+            fill_levels(&b, out);
+    }
+    rc = estimate_all(cfg, out, b.flat);
+    if (rc != 0)
+        goto fail;
+    return finish(&b, 0);
+fail:
+    dkb_result_free(out);
+    return finish(&b, rc);
+}
+
+int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan,
+                            const dkb_entry *e, size_t k, dkb_result *out)
+{
+    int rc = 0;
+    size_t index[DK_MAX_EVENTS];
+    dk_bench *b = calloc(k, sizeof *b);
+    if (b == NULL)
+        return dkb_fail(DK_ENOMEM, "out of memory for %zu interleaved benchmarks", k);
+    dkb_plan first = *plan; /* interleaved runs count the first pass only */
+    for (size_t i = 0; i < plan->n; i++)
+        if (first.available[i] && first.pass_of[i] != 0) {
+            first.available[i] = false;
+            snprintf(first.why[i], sizeof first.why[i],
+                     "not measured with --compare: it needs a pass of its own");
+        }
+    first.passes = 1;
+    for (size_t j = 0; j < k; j++) {
+        b[j].e = &e[j];
+        b[j].src = src;
+        b[j].cfg = cfg;
+        init_result(&out[j], &e[j], &first);
+    }
+    rc = open_pass(&b[0], &first, 0, index);
+    if (rc != 0)
+        goto out;
+    /* Warm each up, and take the slowest for the common schedule. */
+    double slowest = 0;
+    for (size_t j = 0; j < k; j++) {
+        b[j].nev = b[0].nev;
+        b[j].cycles_at = b[0].cycles_at;
+        b[j].phase = PHASE_WARMUP;
+        run_phase(&b[j]);
+        if (b[j].err) {
+            rc = b[j].err;
+            break;
+        }
+        b[j].n = 0;
+        if (b[j].per_iter > slowest)
+            slowest = b[j].per_iter;
+    }
+    if (rc == 0) {
+        /* Every alternative gets the budget for the same samples. */
+        dkb_config c = *cfg;
+        c.samples = cfg->samples ? cfg->samples : cfg->max_samples / 2;
+        b[0].per_iter = slowest * (double)k;
+        b[0].cfg = &c;
+        schedule(&b[0]);
+        for (size_t s = 0; s < c.samples && rc == 0; s++)
+            for (size_t j = 0; j < k && rc == 0; j++) {
+                b[j].cfg = &c;
+                b[j].flat = b[0].flat;
+                b[j].d = b[0].d;
+                b[j].phase = PHASE_MEASURE;
+                b[j].limit = 1;
+                run_phase(&b[j]);
+                rc = b[j].err;
+            }
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            b[j].cfg = cfg;
+            dkb_result *r = &out[j];
+            r->n_samples = b[j].n;
+            r->iterations = b[j].x;
+            b[j].x = NULL;
+            r->m[0].y = b[j].t;
+            b[j].t = NULL;
+            for (size_t q = 0; q < b[j].nev; q++)
+                take_samples(&b[j], q, &r->m[1 + index[q]]);
+            snprintf(r->stop_reason, sizeof r->stop_reason,
+                     "interleaved with %zu others: %zu samples each", k - 1, r->n_samples);
+            r->throughput_kind = b[j].tkind;
+            r->throughput_per_iter = b[j].tput;
+            rc = estimate_all(cfg, r, b[0].flat);
+        }
+    }
+    src->ops->close(src->self);
+out:
+    for (size_t j = 0; j < k; j++) {
+        if (rc != 0)
+            dkb_result_free(&out[j]);
+        free_samples(&b[j]);
+    }
+    free(b);
+    return rc;
+}

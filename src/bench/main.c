@@ -1,0 +1,604 @@
+/*
+ * main.c - dk_bench_main: the command line and environment of a benchmark
+ * program, the run over the registered benchmarks, baselines and reports.
+ * It is the program's own front end, so it writes to stdout and stderr.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/error.h"
+#include "bench/harness.h"
+#include "bench/report.h"
+
+typedef struct options {
+    dkb_config cfg;
+    const char *filter;
+    const char *events;
+    bool list, quiet, verbose, compare, p_cores;
+    double noise;
+    const char *save_baseline, *baseline, *results_dir;
+    const char *json, *csv, *markdown, *gbench, *html;
+} options;
+
+static const char usage[] =
+    "usage: %s [options] [REGEX]\n"
+    "Run the benchmarks whose name matches REGEX (POSIX extended; all by default).\n"
+    "  --list                print the benchmark names and exit\n"
+    "  -e, --events EV,...   events to count (default instructions,cycles,branches,branch-misses)\n"
+    "  --time S              measurement budget per benchmark in seconds (0.25)\n"
+    "  --warm-up S           warm-up bound per benchmark in seconds (0.1)\n"
+    "  --samples N           exactly N samples, no adaptive stop\n"
+    "  --precision P         stop when every CI half-width <= P x estimate (0.01)\n"
+    "  --noise P             changes within +-P count as noise (0.01)\n"
+    "  --save-baseline NAME  save the results as baseline NAME\n"
+    "  --baseline NAME       compare with baseline NAME\n"
+    "  --results-dir D       directory of the baselines (dkbench-results)\n"
+    "  --json F, --csv F, --markdown F, --gbench-json F, --html F   write reports\n"
+    "  -q, --quiet           no per-benchmark blocks\n"
+    "  -v, --verbose         the fit, R^2 and outlier fences too\n"
+    "  --seed N              bootstrap seed (1)\n"
+    "  --compare             run each group's benchmarks interleaved, with ratios\n"
+    "  --p-cores             macOS: ask for the performance cores (QoS user-interactive)\n"
+    "  -h, --help            this help\n"
+    "Environment: DKBENCH_FILTER, DKBENCH_EVENTS, DKBENCH_TIME, DKBENCH_WARM_UP,\n"
+    "DKBENCH_SAMPLES, DKBENCH_PRECISION, DKBENCH_NOISE, DKBENCH_OUTPUT_DIR, DKBENCH_SEED,\n"
+    "DKBENCH_BASELINE, DKBENCH_SAVE_BASELINE, DKBENCH_QUIET=1, NO_COLOR; options win.\n";
+
+static const char default_events[] = "instructions,cycles,branches,branch-misses";
+
+static int bad(const char *prog, const char *what, const char *value, const char *expect)
+{
+    fprintf(stderr, "%s: %s '%s': %s (see --help)\n", prog, what, value, expect);
+    return 2;
+}
+
+static int parse_double(const char *prog, const char *what, const char *v, double lo, double hi,
+                        double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(d >= lo && d <= hi)) {
+        char expect[96];
+        snprintf(expect, sizeof expect, "expected a number from %g to %g", lo, hi);
+        return bad(prog, what, v, expect);
+    }
+    *out = d;
+    return 0;
+}
+
+static int parse_u64(const char *prog, const char *what, const char *v, uint64_t lo,
+                     uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long u = strtoull(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || u < lo) {
+        char expect[64];
+        snprintf(expect, sizeof expect, "expected a whole number >= %llu", (unsigned long long)lo);
+        return bad(prog, what, v, expect);
+    }
+    *out = u;
+    return 0;
+}
+
+/* One setting, from an option or from its environment variable. */
+static int apply(options *o, const char *prog, const char *what, const char *key, const char *v)
+{
+    uint64_t u;
+    int rc = 0;
+    if (strcmp(key, "time") == 0) {
+        rc = parse_double(prog, what, v, 1e-6, 1e6, &o->cfg.time_budget);
+    } else if (strcmp(key, "warm-up") == 0) {
+        rc = parse_double(prog, what, v, 0, 1e6, &o->cfg.warmup_bound);
+    } else if (strcmp(key, "samples") == 0) {
+        if ((rc = parse_u64(prog, what, v, 2, &u)) == 0) {
+            if (u > 1000000)
+                return bad(prog, what, v, "at most 1000000 samples");
+            o->cfg.samples = (size_t)u;
+        }
+    } else if (strcmp(key, "precision") == 0) {
+        rc = parse_double(prog, what, v, 1e-6, 1, &o->cfg.precision);
+    } else if (strcmp(key, "noise") == 0) {
+        rc = parse_double(prog, what, v, 0, 1, &o->noise);
+    } else if (strcmp(key, "seed") == 0) {
+        rc = parse_u64(prog, what, v, 0, &o->cfg.seed);
+    } else if (strcmp(key, "events") == 0) {
+        o->events = v;
+    } else if (strcmp(key, "filter") == 0) {
+        o->filter = v;
+    } else if (strcmp(key, "results-dir") == 0) {
+        o->results_dir = v;
+    } else if (strcmp(key, "baseline") == 0) {
+        o->baseline = v;
+    } else if (strcmp(key, "save-baseline") == 0) {
+        o->save_baseline = v;
+    }
+    return rc;
+}
+
+static const struct {
+    const char *env, *key;
+} env_keys[] = {
+    {"DKBENCH_FILTER", "filter"},       {"DKBENCH_EVENTS", "events"},
+    {"DKBENCH_TIME", "time"},           {"DKBENCH_WARM_UP", "warm-up"},
+    {"DKBENCH_SAMPLES", "samples"},     {"DKBENCH_PRECISION", "precision"},
+    {"DKBENCH_NOISE", "noise"},         {"DKBENCH_OUTPUT_DIR", "results-dir"},
+    {"DKBENCH_SEED", "seed"},           {"DKBENCH_BASELINE", "baseline"},
+    {"DKBENCH_SAVE_BASELINE", "save-baseline"},
+};
+
+/* Options that take a value: long name, short name, key (NULL: a file). */
+static const struct {
+    const char *lng, *shrt, *key;
+} value_opts[] = {
+    {"--events", "-e", "events"},     {"--time", NULL, "time"},
+    {"--warm-up", NULL, "warm-up"},   {"--samples", NULL, "samples"},
+    {"--precision", NULL, "precision"}, {"--noise", NULL, "noise"},
+    {"--save-baseline", NULL, "save-baseline"}, {"--baseline", NULL, "baseline"},
+    {"--results-dir", NULL, "results-dir"}, {"--seed", NULL, "seed"},
+    {"--json", NULL, NULL},           {"--csv", NULL, NULL},
+    {"--markdown", NULL, NULL},       {"--gbench-json", NULL, NULL},
+    {"--html", NULL, NULL},
+};
+
+static const char **file_slot(options *o, const char *lng)
+{
+    if (strcmp(lng, "--json") == 0)
+        return &o->json;
+    if (strcmp(lng, "--csv") == 0)
+        return &o->csv;
+    if (strcmp(lng, "--markdown") == 0)
+        return &o->markdown;
+    if (strcmp(lng, "--gbench-json") == 0)
+        return &o->gbench;
+    return &o->html;
+}
+
+static int parse(options *o, int argc, char **argv)
+{
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
+    memset(o, 0, sizeof *o);
+    dkb_config_defaults(&o->cfg);
+    o->noise = 0.01;
+    o->results_dir = "dkbench-results";
+    o->events = default_events;
+    for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++) {
+        const char *v = getenv(env_keys[i].env);
+        if (v != NULL && v[0] != '\0') {
+            int rc = apply(o, prog, env_keys[i].env, env_keys[i].key, v);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    const char *q = getenv("DKBENCH_QUIET");
+    o->quiet = q != NULL && strcmp(q, "1") == 0;
+    bool filter_given = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            printf(usage, prog);
+            return -1;
+        }
+        if (strcmp(a, "--list") == 0) {
+            o->list = true;
+            continue;
+        }
+        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+            continue;
+        }
+        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            o->verbose = true;
+            continue;
+        }
+        if (strcmp(a, "--compare") == 0) {
+            o->compare = true;
+            continue;
+        }
+        if (strcmp(a, "--p-cores") == 0) {
+            o->p_cores = true;
+            continue;
+        }
+        bool matched = false;
+        for (size_t k = 0; k < sizeof value_opts / sizeof value_opts[0] && !matched; k++) {
+            const char *lng = value_opts[k].lng, *value = NULL;
+            size_t len = strlen(lng);
+            if (strcmp(a, lng) == 0 || (value_opts[k].shrt && strcmp(a, value_opts[k].shrt) == 0)) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "%s: option %s needs a value (see --help)\n", prog, a);
+                    return 2;
+                }
+                value = argv[++i];
+            } else if (strncmp(a, lng, len) == 0 && a[len] == '=') {
+                value = a + len + 1;
+            } else {
+                continue;
+            }
+            matched = true;
+            if (value_opts[k].key == NULL) {
+                *file_slot(o, lng) = value;
+            } else {
+                char what[64];
+                snprintf(what, sizeof what, "option %s", lng);
+                int rc = apply(o, prog, what, value_opts[k].key, value);
+                if (rc != 0)
+                    return rc;
+            }
+        }
+        if (matched)
+            continue;
+        if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, a);
+            return 2;
+        }
+        if (filter_given) {
+            fprintf(stderr, "%s: one name filter only, got '%s' after '%s'\n", prog, a, o->filter);
+            return 2;
+        }
+        o->filter = a;
+        filter_given = true;
+    }
+    if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
+        o->cfg.max_samples = o->cfg.samples;
+    return 0;
+}
+
+/* Split "a,b,c" into names (pointing into buf). Returns the count, or -1
+ * when there are too many or one is empty. */
+static int split_events(char *buf, const char **names)
+{
+    int n = 0;
+    if (buf[0] == '\0')
+        return 0;
+    for (char *p = buf;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0' || n == DK_MAX_EVENTS)
+            return -1;
+        names[n++] = p;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return n;
+}
+
+/* --p-cores: QoS user-interactive steers a thread to the P cores on macOS.
+ * Resolved at run time so that every platform builds the same file. */
+static void ask_p_cores(const char *prog, bool quiet)
+{
+    typedef int (*qos_fn)(unsigned, int);
+    qos_fn set_qos = NULL;
+    void *sym = dlsym(RTLD_DEFAULT, "pthread_set_qos_class_self_np");
+    memcpy(&set_qos, &sym, sizeof set_qos);
+    if (set_qos == NULL) {
+        if (!quiet)
+            fprintf(stderr, "%s: --p-cores: this system has no QoS classes "
+                            "(pthread_set_qos_class_self_np not found); the OS places the "
+                            "thread as usual\n", prog);
+        return;
+    }
+    int rc = set_qos(0x21u /* QOS_CLASS_USER_INTERACTIVE */, 0);
+    if (rc != 0)
+        fprintf(stderr, "%s: --p-cores: pthread_set_qos_class_self_np failed (%s); the OS "
+                        "places the thread as usual\n", prog, strerror(rc));
+}
+
+static const dkb_result *find_result(const dkb_result *rs, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rs[i].name, name) == 0)
+            return &rs[i];
+    return NULL;
+}
+
+static const dkb_measure *find_measure(const dkb_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_measures; i++)
+        if (r->m[i].available && strcmp(r->m[i].name, name) == 0)
+            return &r->m[i];
+    return NULL;
+}
+
+/* Per-iteration values of a measure (malloc'ed), or NULL. */
+static double *per_iteration(const dkb_result *r, const dkb_measure *m)
+{
+    if (r->n_samples == 0 || m->y == NULL)
+        return NULL;
+    double *v = malloc(r->n_samples * sizeof *v);
+    if (v != NULL)
+        for (size_t i = 0; i < r->n_samples; i++)
+            v[i] = m->y[i] / r->iterations[i];
+    return v;
+}
+
+static void compare_with(const options *o, dkb_result *r, const dkb_result *old)
+{
+    for (size_t i = 0; i < r->n_measures; i++) {
+        dkb_measure *m = &r->m[i];
+        const dkb_measure *om = m->available ? find_measure(old, m->name) : NULL;
+        if (om == NULL)
+            continue;
+        double *nv = per_iteration(r, m), *ov = per_iteration(old, om);
+        if (nv != NULL && ov != NULL &&
+            dkb_change_test(ov, old->n_samples, nv, r->n_samples, o->noise, 0.05,
+                            o->cfg.resamples, o->cfg.seed, &m->change)) {
+            m->has_change = true;
+            m->baseline_slope = om->slope.point;
+        }
+        free(nv);
+        free(ov);
+    }
+}
+
+static int write_file(const char *prog, const char *path, const char *what, const dkb_run_info *run,
+                      const dkb_result *const *rs, const dkb_result *const *base, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "%s: cannot write the %s report to %s: %s\n", prog, what, path,
+                strerror(errno));
+        return 1;
+    }
+    int rc;
+    if (strcmp(what, "JSON") == 0)
+        rc = dkb_report_json(f, run, rs, n);
+    else if (strcmp(what, "CSV") == 0)
+        rc = dkb_report_csv(f, run, rs, n);
+    else if (strcmp(what, "Markdown") == 0)
+        rc = dkb_report_markdown(f, run, rs, n);
+    else if (strcmp(what, "google benchmark JSON") == 0)
+        rc = dkb_report_gbench(f, run, rs, n);
+    else
+        rc = dkb_report_html(f, run, rs, base, n);
+    if (fclose(f) != 0 && rc == 0)
+        rc = dkb_fail(DK_EOS, "closing %s: %s", path, strerror(errno));
+    if (rc != 0) {
+        fprintf(stderr, "%s: writing the %s report to %s failed: %s\n", prog, what, path,
+                dkb_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+static void fill_run_info(dkb_run_info *run, const options *o, const dkb_source *src)
+{
+    memset(run, 0, sizeof *run);
+    snprintf(run->backend, sizeof run->backend, "%s", src->backend);
+    snprintf(run->cpu, sizeof run->cpu, "%s", src->cpu);
+    snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s", src->why_no_counters);
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm) != NULL)
+        strftime(run->date, sizeof run->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (gethostname(run->host, sizeof run->host) != 0)
+        run->host[0] = '\0';
+    run->host[sizeof run->host - 1] = '\0';
+    run->seed = o->cfg.seed;
+    run->noise_threshold = o->noise;
+    run->target_precision = o->cfg.precision;
+    snprintf(run->baseline, sizeof run->baseline, "%s", o->baseline ? o->baseline : "");
+}
+
+/* Say once which events cannot be counted here, and why. */
+static void say_unavailable(const char *prog, const dkb_plan *plan, dkb_run_info *run)
+{
+    char names[512] = "";
+    size_t k = 0, first = 0;
+    for (size_t i = 0; i < plan->n; i++)
+        if (!plan->available[i]) {
+            if (k++ == 0)
+                first = i;
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", plan->name[i]);
+        }
+    if (k == 0)
+        return;
+    fprintf(stderr, "%s: not measured here: %s (%s)\n", prog, names, plan->why[first]);
+    if (k == plan->n && run->why_no_counters[0] == '\0')
+        snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s: %s", names,
+                 plan->why[first]);
+}
+
+/* Print each --compare ratio against the group's first benchmark. */
+static void print_ratios(const options *o, const dkb_result *rs, size_t k)
+{
+    for (size_t j = 1; j < k; j++)
+        for (size_t i = 0; i < rs[j].n_measures; i++) {
+            const dkb_measure *a = &rs[0].m[i], *b = &rs[j].m[i];
+            if (!a->available || !b->available)
+                continue;
+            double *av = per_iteration(&rs[0], a), *bv = per_iteration(&rs[j], b);
+            dkb_interval ratio;
+            if (av && bv &&
+                dkb_ratio(av, bv, rs[0].n_samples < rs[j].n_samples ? rs[0].n_samples
+                                                                   : rs[j].n_samples,
+                          o->cfg.resamples, o->cfg.seed, 0.95, &ratio))
+                printf("%s / %s %s: %.4f [%.4f, %.4f]\n", rs[j].name, rs[0].name, a->name,
+                       ratio.point, ratio.lo, ratio.hi);
+            free(av);
+            free(bv);
+        }
+}
+
+int dk_bench_main(int argc, char **argv)
+{
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
+    const char *slash = strrchr(prog, '/');
+    prog = slash ? slash + 1 : prog;
+    options o;
+    int rc = parse(&o, argc, argv);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (dkb_registry_load_error()[0] != '\0') {
+        fprintf(stderr, "%s: %s\n", prog, dkb_registry_load_error());
+        return 2;
+    }
+    regex_t re;
+    bool have_re = o.filter != NULL && o.filter[0] != '\0';
+    if (have_re) {
+        int e = regcomp(&re, o.filter, REG_EXTENDED | REG_NOSUB);
+        if (e != 0) {
+            char msg[128];
+            regerror(e, &re, msg, sizeof msg);
+            fprintf(stderr, "%s: the filter '%s' is not a POSIX regular expression: %s\n", prog,
+                    o.filter, msg);
+            return 2;
+        }
+    }
+    size_t total = dkb_registry_count();
+    size_t *chosen = calloc(total ? total : 1, sizeof *chosen);
+    char *evbuf = strdup(o.events);
+    dkb_result *results = calloc(total ? total : 1, sizeof *results);
+    const dkb_result **rp = calloc(total ? total : 1, sizeof *rp);
+    const dkb_result **bp = calloc(total ? total : 1, sizeof *bp);
+    dkb_result *base = NULL;
+    size_t n_base = 0, n = 0, done = 0;
+    dkb_source src = {0};
+    int status = 0;
+    if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        status = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < total; i++)
+        if (!have_re || regexec(&re, dkb_registry_at(i)->name, 0, NULL, 0) == 0)
+            chosen[n++] = i;
+    if (o.list) {
+        for (size_t i = 0; i < n; i++)
+            printf("%s\n", dkb_registry_at(chosen[i])->name);
+        goto out;
+    }
+    const char *names[DK_MAX_EVENTS];
+    int n_events = split_events(evbuf, names);
+    if (n_events < 0) {
+        fprintf(stderr, "%s: events '%s': give 1 to %d names separated by commas\n", prog,
+                o.events, DK_MAX_EVENTS);
+        status = 2;
+        goto out;
+    }
+    if (n == 0) {
+        fprintf(stderr, "%s: no benchmark matches '%s' (--list shows them)\n", prog,
+                have_re ? o.filter : "");
+        status = 1;
+        goto out;
+    }
+    if (o.baseline != NULL) {
+        rc = dkb_baseline_load(o.results_dir, o.baseline, &base, &n_base);
+        if (rc != 0) {
+            fprintf(stderr, "%s: cannot compare with baseline '%s': %s\n", prog, o.baseline,
+                    dkb_last_error());
+            status = 1;
+            goto out;
+        }
+    }
+    if (o.p_cores)
+        ask_p_cores(prog, o.quiet);
+    if (dkb_source_open_dkperf(&src) != 0) {
+        if (src.self == NULL) {
+            fprintf(stderr, "%s: %s\n", prog, dkb_last_error());
+            status = 1;
+            goto out;
+        }
+        fprintf(stderr, "%s: %s\n", prog, src.why_no_counters);
+    }
+    dkb_plan plan;
+    if (dkb_plan_events(&src, names, (size_t)n_events, &plan) != 0) {
+        fprintf(stderr, "%s: %s\n", prog, dkb_last_error());
+        status = 2;
+        goto out;
+    }
+    dkb_run_info run;
+    fill_run_info(&run, &o, &src);
+    if (src.why_no_counters[0] == '\0')
+        say_unavailable(prog, &plan, &run);
+    bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+
+    for (size_t i = 0; i < n;) {
+        const dkb_entry *e = dkb_registry_at(chosen[i]);
+        size_t k = 1;
+        if (o.compare && strchr(e->name, '/') != NULL) {
+            size_t glen = (size_t)(strchr(e->name, '/') - e->name);
+            while (i + k < n && strncmp(dkb_registry_at(chosen[i + k])->name, e->name, glen + 1) == 0)
+                k++;
+        }
+        if (k > 1) {
+            /* Registered together: consecutive entries of the registry. */
+            dkb_entry *group = malloc(k * sizeof *group);
+            if (group == NULL) {
+                fprintf(stderr, "%s: out of memory\n", prog);
+                status = 1;
+                break;
+            }
+            for (size_t j = 0; j < k; j++)
+                group[j] = *dkb_registry_at(chosen[i + j]);
+            rc = dkb_measure_interleaved(&o.cfg, &src, &plan, group, k, &results[done]);
+            free(group);
+        } else {
+            rc = dkb_measure_one(&o.cfg, &src, &plan, e, &results[done]);
+        }
+        if (rc != 0) {
+            fprintf(stderr, "%s: %s: %s\n", prog, e->name, dkb_last_error());
+            status = 1;
+            i += k;
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            dkb_result *r = &results[done + j];
+            const dkb_result *old = base ? find_result(base, n_base, r->name) : NULL;
+            if (old != NULL)
+                compare_with(&o, r, old);
+            rp[done + j] = r;
+            bp[done + j] = old;
+            if (!o.quiet && dkb_report_terminal(stdout, &run, r, color, o.verbose) != 0) {
+                fprintf(stderr, "%s: writing to stdout failed: %s\n", prog, dkb_last_error());
+                status = 1;
+            }
+        }
+        if (k > 1)
+            print_ratios(&o, &results[done], k);
+        fflush(stdout);
+        done += k;
+        i += k;
+    }
+    if (o.json)
+        status |= write_file(prog, o.json, "JSON", &run, rp, bp, done);
+    if (o.csv)
+        status |= write_file(prog, o.csv, "CSV", &run, rp, bp, done);
+    if (o.markdown)
+        status |= write_file(prog, o.markdown, "Markdown", &run, rp, bp, done);
+    if (o.gbench)
+        status |= write_file(prog, o.gbench, "google benchmark JSON", &run, rp, bp, done);
+    if (o.html)
+        status |= write_file(prog, o.html, "HTML", &run, rp, bp, done);
+    if (o.save_baseline != NULL && done > 0) {
+        if (dkb_baseline_save(o.results_dir, o.save_baseline, &run, rp, done) != 0) {
+            fprintf(stderr, "%s: saving baseline '%s' in %s failed: %s\n", prog, o.save_baseline,
+                    o.results_dir, dkb_last_error());
+            status = 1;
+        }
+    }
+out:
+    if (have_re)
+        regfree(&re);
+    for (size_t i = 0; i < done; i++)
+        dkb_result_free(&results[i]);
+    for (size_t i = 0; i < n_base; i++)
+        dkb_result_free(&base[i]);
+    free(base);
+    dkb_source_close_dkperf(&src);
+    free(results);
+    free(rp);
+    free(bp);
+    free(chosen);
+    free(evbuf);
+    return status;
+}

@@ -1,0 +1,53 @@
+# Run examples/bench_example as a user would: list, save a baseline,
+# compare with it, and refuse a bad option and a missing baseline.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+function(run_example)
+  execute_process(COMMAND ${EXE} ${ARGN} WORKING_DIRECTORY ${WORK}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(rc ${rc} PARENT_SCOPE)
+  set(out "${out}" PARENT_SCOPE)
+  set(err "${err}" PARENT_SCOPE)
+  message(STATUS "${EXE} ${ARGN}: ${rc}\n${out}${err}")
+endfunction()
+
+run_example(--list)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "sum/forward\nsum/strided\n")
+  message(FATAL_ERROR "--list printed '${out}'")
+endif()
+
+run_example(--time 0.05 --save-baseline before)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "sum/forward" OR NOT out MATCHES "sum/strided")
+  message(FATAL_ERROR "the first run failed")
+endif()
+# Events this machine lacks are named once per run, not per benchmark.
+string(REGEX MATCHALL "not measured here" said "${err}")
+list(LENGTH said n)
+if(n GREATER 1)
+  message(FATAL_ERROR "the unavailable events were reported ${n} times")
+endif()
+file(GLOB saved ${WORK}/dkbench-results/before*)
+if(NOT saved)
+  message(FATAL_ERROR "no baseline saved under ${WORK}/dkbench-results")
+endif()
+
+run_example(--time 0.05 --baseline before sum/forward)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "sum/forward" OR out MATCHES "sum/strided")
+  message(FATAL_ERROR "the comparison run failed or ignored the filter")
+endif()
+
+run_example(--time 0.05 --baseline nosuch)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "nosuch")
+  message(FATAL_ERROR "a missing baseline must fail naming it")
+endif()
+
+run_example(--time abc)
+string(REGEX MATCHALL "\n" lines "${err}")
+list(LENGTH lines nl)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--time 'abc'" OR NOT nl EQUAL 1)
+  message(FATAL_ERROR "a bad option must give exit 2 and one line, got ${rc}: ${err}")
+endif()
+run_example(--frobnicate)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "unknown option '--frobnicate'")
+  message(FATAL_ERROR "an unknown option must give exit 2")
+endif()

@@ -1,0 +1,195 @@
+/*
+ * test_bench_e2e.c - the harness with its real source (dk_sampler,
+ * dk_thread) on this machine's backend: perf_event here, or the simulated
+ * frameworks when DKPERF_FRAMEWORK_ROOT is set (privileged or not, per
+ * chip). The body is real work, so assertions are on what the backends
+ * guarantee: exact-rate counts on the simulator, software events and time
+ * on a Linux without PMU.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/error.h"
+#include "bench/harness.h"
+#include "check.h"
+
+static volatile uint64_t acc;
+
+static void body(dk_bench *b)
+{
+    DK_BENCH_LOOP(b)
+    {
+        uint64_t x = acc;
+        for (int i = 0; i < 200; i++)
+            x = x * 6364136223846793005u + 1;
+        acc = x;
+    }
+}
+
+static const dkb_measure *measure(const dkb_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_measures; i++)
+        if (strcmp(r->m[i].name, name) == 0)
+            return &r->m[i];
+    DKT_FAIL("no measure %s", name);
+}
+
+static void measure_body(const char *const *ev, size_t n, dkb_source *src, dkb_plan *plan,
+                         dkb_result *r)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    if (dkb_source_open_dkperf(src) != 0 && src->self == NULL)
+        DKT_FAIL("dkb_source_open_dkperf: %s", dkb_last_error());
+    CHECK_INT(dkb_plan_events(src, ev, n, plan), ==, 0);
+    dkb_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.name, sizeof e.name, "lcg200");
+    e.loop = body;
+    if (dkb_measure_one(&c, src, plan, &e, r) != 0)
+        DKT_FAIL("dkb_measure_one: %s", dkb_last_error());
+    fprintf(stderr, "%s: %zu samples, %zu passes, warm-up %.3f s, measure %.3f s, %s\n",
+            src->backend, r->n_samples, r->passes, r->warmup_s, r->measure_s, r->stop_reason);
+    for (size_t i = 0; i < r->n_measures; i++) {
+        const dkb_measure *m = &r->m[i];
+        if (m->available)
+            fprintf(stderr, "  %-20s %.4g [%.4g, %.4g] +-%.2f%% R2 %.6f\n", m->name,
+                    m->slope.point, m->slope.lo, m->slope.hi,
+                    50 * (m->slope.hi - m->slope.lo) / m->slope.point, m->fit.r2);
+        else
+            fprintf(stderr, "  %-20s unavailable: %s\n", m->name, m->why);
+    }
+    /* Time always, within the budget and its warm-up. */
+    const dkb_measure *t = measure(r, "time");
+    CHECK(t->available && t->slope.point > 0);
+    CHECK(t->slope.lo <= t->slope.point && t->slope.point <= t->slope.hi);
+    /* Wall-clock bounds, loose: the machine may be loaded. */
+    CHECK(r->measure_s < 2 * c.time_budget);
+    CHECK(r->warmup_s < 3 * c.warmup_bound);
+}
+
+static const char *const four[] = {"instructions", "cycles", "branches", "branch-misses"};
+
+/* A counted event of the simulator: a fixed rate of thread CPU time, so
+ * the series is a line (R^2 near 1) with a tight interval. */
+static void check_counted(const dkb_result *r, const char *name)
+{
+    const dkb_measure *m = measure(r, name);
+    if (!m->available)
+        DKT_FAIL("%s unavailable: %s", name, m->why);
+    CHECK(m->slope.point > 0);
+    CHECK(m->y != NULL);
+    /* The simulator derives counts from the thread's CPU time, which a
+     * loaded machine disturbs too: the line and the interval are checked
+     * when the wall clock saw a quiet machine. */
+    if (measure(r, "time")->fit.r2 < 0.99) {
+        fprintf(stderr, "  (the machine was busy: %s's fit not checked)\n", name);
+        return;
+    }
+    CHECK(m->fit.r2 > 0.99);
+    CHECK((m->slope.hi - m->slope.lo) / 2 < 0.05 * m->slope.point);
+}
+
+TEST_CASE(sim_privileged_counts_four_events)
+{
+    dkb_source src;
+    dkb_plan plan;
+    dkb_result r;
+    measure_body(four, 4, &src, &plan, &r);
+    CHECK_STR(src.backend, "kperf");
+    for (size_t i = 0; i < 4; i++)
+        check_counted(&r, four[i]);
+    /* The simulator counts 7.5 instructions and 3 cycles per ns of the
+     * thread's CPU time: whatever the machine's load, 2.5 per cycle. */
+    double ipc = measure(&r, "instructions")->slope.point / measure(&r, "cycles")->slope.point;
+    CHECK(fabs(ipc - 2.5) < 0.01);
+    dkb_result_free(&r);
+    dkb_source_close_dkperf(&src);
+}
+
+TEST_CASE(sim_unprivileged_counts_instructions_and_cycles)
+{
+    dkb_source src;
+    dkb_plan plan;
+    dkb_result r;
+    measure_body(four, 4, &src, &plan, &r);
+    CHECK_STR(src.backend, "selfcounts");
+    check_counted(&r, "instructions");
+    check_counted(&r, "cycles");
+    /* Level 0 (the simulator's CPU 0 of 2, or the only level on Intel)
+     * counts 2.5 instructions a cycle, level 1 two. */
+    double ipc = measure(&r, "instructions")->slope.point / measure(&r, "cycles")->slope.point;
+    CHECK(ipc >= 1.99 && ipc <= 2.51);
+    CHECK(!measure(&r, "branches")->available);
+    CHECK_CONTAINS(measure(&r, "branches")->why, "DK_EPERM");
+    if (src.n_levels > 1) {
+        CHECK_INT(r.n_levels, ==, src.n_levels);
+        double sum = 0;
+        for (size_t l = 0; l < r.n_levels; l++)
+            sum += r.level_cycle_share[l];
+        CHECK(fabs(sum - 1) < 1e-9);
+    }
+    dkb_result_free(&r);
+    dkb_source_close_dkperf(&src);
+}
+
+TEST_CASE(sim_many_events_run_in_passes)
+{
+    dkb_source src;
+    if (dkb_source_open_dkperf(&src) != 0)
+        DKT_FAIL("%s", dkb_last_error());
+    /* Every configurable event of the database up to twice the counters. */
+    dk_sampler *s;
+    CHECK_INT(dk_sampler_open(&s, NULL), ==, 0);
+    const dk_database *db = dk_sampler_database(s);
+    size_t want = 2 * dk_database_counter_count(db, 2u) + 2, n = 0;
+    char names[DK_MAX_EVENTS][128];
+    const char *ev[DK_MAX_EVENTS];
+    for (size_t i = 0; i < dk_database_event_count(db) && n < want && n < DK_MAX_EVENTS; i++) {
+        const dk_database_event *d = dk_database_event_at(db, i);
+        const char *const one[] = {d->name};
+        dk_thread *t;
+        if (dk_thread_open_names(s, one, 1, &t) != 0)
+            continue;
+        dk_thread_close(t);
+        snprintf(names[n], sizeof names[n], "%s", d->name);
+        ev[n] = names[n];
+        n++;
+    }
+    dk_sampler_close(s);
+    dkb_source_close_dkperf(&src);
+    dkb_plan plan;
+    dkb_result r;
+    measure_body(ev, n, &src, &plan, &r);
+    CHECK_INT(r.passes, >, 1);
+    for (size_t i = 0; i < n; i++)
+        CHECK(measure(&r, ev[i])->available && measure(&r, ev[i])->y != NULL);
+    dkb_result_free(&r);
+    dkb_source_close_dkperf(&src);
+}
+
+TEST_CASE(linux_hardware_unavailable_software_counted)
+{
+    const char *const ev[] = {"instructions", "cycles", "task-clock", "context-switches"};
+    dkb_source src;
+    dkb_plan plan;
+    dkb_result r;
+    measure_body(ev, 4, &src, &plan, &r);
+    CHECK_STR(src.backend, "perf_event");
+    if (plan.available[0])
+        SKIP("this machine has a hardware PMU");
+    CHECK(!measure(&r, "instructions")->available);
+    CHECK(measure(&r, "instructions")->why[0] != '\0');
+    const dkb_measure *tc = measure(&r, "task-clock");
+    CHECK(tc->available);
+    /* task-clock is the thread's CPU ns: a line in the iterations, and
+     * never more than the wall time of a sample. */
+    CHECK(tc->fit.r2 > 0.95);
+    const dkb_measure *t = measure(&r, "time");
+    CHECK(tc->slope.lo <= 1.02 * t->slope.hi);
+    dkb_result_free(&r);
+    dkb_source_close_dkperf(&src);
+}
+
+int main(int argc, char **argv) { return dkt_main(argc, argv); }

@@ -1,0 +1,423 @@
+/*
+ * test_bench_harness.c - the measurement loop against synthetic sources
+ * whose truth is known: linear sampling, the stop rule, passes, unavailable
+ * events, flat sampling, setup, levels, interleaving, the registry.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "bench/error.h"
+#include "bench/harness.h"
+#include "check.h"
+
+/* The synthetic machine: each iteration of a body costs per_iter ns (times
+ * 1 + noise, drawn per sample), 7 instructions exactly and 3 cycles; every
+ * read of the source costs 50 ns and 20 instructions. */
+typedef struct synth {
+    double per_iter, noise;
+    size_t counters;             /* most events one open holds */
+    size_t max_open, opens;
+    const char *open_names[DK_MAX_EVENTS];
+    size_t n;
+    double clock;
+    uint64_t work, reads, rng;
+    double sample_factor;
+    uint64_t level_work[2];
+} synth;
+
+static synth S;
+static uint64_t setup_calls;
+
+static double uniform(void) /* in [-1, 1) */
+{
+    S.rng = S.rng * 6364136223846793005u + 1442695040888963407u;
+    return (double)(S.rng >> 11) / 4503599627370496.0 - 1;
+}
+
+static int s_open(void *self, const char *const *names, size_t n)
+{
+    (void)self;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], "nosuch") == 0)
+            return dkb_fail(DK_ENOEVENT, "event nosuch: not in this machine's table");
+    if (S.counters && n > S.counters)
+        return dkb_fail(DK_ETOOMANY, "%zu events for %zu counters", n, S.counters);
+    S.opens++;
+    if (n > S.max_open)
+        S.max_open = n;
+    S.n = n;
+    memcpy(S.open_names, names, n * sizeof *names);
+    return 0;
+}
+
+static uint64_t value_of(const char *name)
+{
+    if (strcmp(name, "instructions") == 0)
+        return 7 * S.work + 20 * S.reads;
+    if (strcmp(name, "cycles") == 0)
+        return 3 * S.work + 10 * S.reads;
+    if (strcmp(name, "branches") == 0)
+        return 2 * S.work;
+    return S.work / 4;
+}
+
+static int s_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint64_t *levels)
+{
+    (void)self, (void)end;
+    S.reads++;
+    S.clock += 50;
+    *ns = (uint64_t)S.clock;
+    for (size_t i = 0; i < S.n; i++)
+        values[i] = value_of(S.open_names[i]);
+    if (levels != NULL)
+        for (size_t i = 0; i < S.n; i++) {
+            uint64_t v = value_of(S.open_names[i]);
+            levels[i] = v - v / 4; /* a quarter on level 1 */
+            levels[S.n + i] = v / 4;
+        }
+    return 0;
+}
+
+static void s_close(void *self) { (void)self; S.n = 0; }
+
+static const dkb_source_ops synth_ops = {s_open, s_sample, s_close};
+
+static dkb_source make_source(double per_iter, double noise, size_t counters)
+{
+    memset(&S, 0, sizeof S);
+    S.per_iter = per_iter;
+    S.noise = noise;
+    S.counters = counters;
+    S.rng = 42;
+    S.clock = 1e9;
+    dkb_source src;
+    memset(&src, 0, sizeof src);
+    src.ops = &synth_ops;
+    src.counters = counters;
+    snprintf(src.backend, sizeof src.backend, "synthetic");
+    return src;
+}
+
+/* The body: k iterations of synthetic work, one noise draw per call. */
+static void work(uint64_t k)
+{
+    S.work += k;
+    S.clock += (double)k * S.per_iter * (1 + S.noise * uniform());
+}
+
+static void bm_loop(dk_bench *b)
+{
+    /* One draw per sample: the first iteration of each sample adds it. */
+    DK_BENCH_LOOP(b) work(1);
+}
+
+static void bm_sample_noise(dk_bench *b)
+{
+    for (uint64_t k; (k = dk_bench_next(b)) != 0;)
+        work(k);
+}
+
+static void bm_iter(void *ctx, uint64_t k)
+{
+    (void)ctx;
+    work(k);
+}
+
+static void setup(void *arg)
+{
+    (void)arg;
+    setup_calls++;
+    S.clock += 1e6; /* 1 ms of setup that must not be measured */
+    S.work += 1000;
+}
+
+static void bm_setup(dk_bench *b)
+{
+    dk_bench_set_setup(b, setup, NULL);
+    dk_bench_set_bytes(b, 64);
+    DK_BENCH_LOOP(b) work(1);
+}
+
+static dkb_entry entry(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter)
+{
+    dkb_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.name, sizeof e.name, "%s", name);
+    e.loop = loop;
+    e.iter = iter;
+    return e;
+}
+
+static const dkb_measure *measure(const dkb_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_measures; i++)
+        if (strcmp(r->m[i].name, name) == 0)
+            return &r->m[i];
+    DKT_FAIL("no measure %s", name);
+}
+
+static void run(const dkb_config *c, dkb_source *src, const char *const *ev, size_t n,
+                const dkb_entry *e, dkb_result *r, dkb_plan *plan)
+{
+    CHECK_INT(dkb_plan_events(src, ev, n, plan), ==, 0);
+    int rc = dkb_measure_one(c, src, plan, e, r);
+    if (rc != 0)
+        DKT_FAIL("dkb_measure_one: %s", dkb_last_error());
+}
+
+static const char *const four[] = {"instructions", "cycles", "branches", "branch-misses"};
+
+TEST_CASE(linear_sampling_recovers_exact_slopes)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_entry e = entry("exact", bm_loop, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, four, 4, &e, &r, &plan);
+    CHECK_INT(r.passes, ==, 1);
+    /* Noise-free: the CIs collapse and the stop rule ends at the minimum. */
+    CHECK_INT(r.n_samples, ==, c.min_samples);
+    CHECK_CONTAINS(r.stop_reason, "precision reached");
+    double d = r.iterations[0];
+    CHECK(d >= 1);
+    for (size_t i = 0; i < r.n_samples; i++)
+        CHECK(r.iterations[i] == (double)(i + 1) * d);
+    CHECK(fabs(measure(&r, "time")->slope.point - 5) < 1e-9);
+    CHECK(fabs(measure(&r, "instructions")->slope.point - 7) < 1e-9);
+    CHECK(fabs(measure(&r, "cycles")->slope.point - 3) < 1e-9);
+    CHECK(fabs(measure(&r, "branches")->slope.point - 2) < 1e-9);
+    /* The reads' cost is a constant per sample: the intercept holds it. */
+    CHECK(fabs(measure(&r, "instructions")->fit.intercept - 20) < 1e-6);
+    CHECK(measure(&r, "time")->fit.r2 > 0.999999);
+    /* d is planned so that 100 samples fill the 0.25 s budget. */
+    CHECK(fabs(d - floor(0.25e9 / (5 * 5050))) <= 0.02 * d);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(noise_stops_on_precision_or_budget)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(100, 0.02, 0);
+    dkb_entry e = entry("noisy", bm_sample_noise, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, four, 1, &e, &r, &plan);
+    const dkb_measure *t = measure(&r, "time");
+    CHECK(t->slope.lo <= 100 && 100 <= t->slope.hi);
+    CHECK_CONTAINS(r.stop_reason, "precision reached");
+    CHECK((t->slope.hi - t->slope.lo) / 2 <= 0.01 * t->slope.point);
+    dkb_result_free(&r);
+
+    /* 30% noise cannot reach 0.1% in the budget: it stops on time. */
+    c.precision = 0.001;
+    src = make_source(100, 0.3, 0);
+    run(&c, &src, four, 1, &e, &r, &plan);
+    /* The plan puts 100 samples in the budget: either ends it. */
+    CHECK(strstr(r.stop_reason, "time budget spent") != NULL ||
+          strstr(r.stop_reason, "sample limit reached: 100 samples") != NULL);
+    CHECK(r.n_samples >= c.min_samples);
+    CHECK(r.measure_s >= 0.8 * c.time_budget && r.measure_s < 1.5 * c.time_budget);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(events_that_do_not_fit_run_in_passes)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 2);
+    dkb_entry e = entry("passes", bm_loop, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, four, 4, &e, &r, &plan);
+    CHECK_INT(plan.passes, ==, 2);
+    CHECK_INT(r.passes, ==, 2);
+    CHECK_INT(S.max_open, <=, 2);
+    CHECK(fabs(measure(&r, "instructions")->slope.point - 7) < 1e-9);
+    CHECK(fabs(measure(&r, "branches")->slope.point - 2) < 1e-9);
+    CHECK(fabs(measure(&r, "branch-misses")->slope.point - 0.25) < 0.01);
+    CHECK(measure(&r, "branch-misses")->y != NULL);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(unavailable_events_say_why)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    const char *const ev[] = {"instructions", "nosuch"};
+    dkb_entry e = entry("missing", bm_loop, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, ev, 2, &e, &r, &plan);
+    CHECK(!plan.available[1]);
+    CHECK_CONTAINS(plan.why[1], "DK_ENOEVENT");
+    CHECK_CONTAINS(plan.why[1], "not in this machine's table");
+    CHECK(!measure(&r, "nosuch")->available);
+    CHECK_CONTAINS(measure(&r, "nosuch")->why, "nosuch");
+    CHECK(measure(&r, "nosuch")->y == NULL);
+    CHECK(fabs(measure(&r, "instructions")->slope.point - 7) < 1e-9);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(time_alone_without_events)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_entry e = entry("time", NULL, bm_iter);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, NULL, 0, &e, &r, &plan);
+    CHECK_INT(r.n_measures, ==, 1);
+    CHECK(fabs(r.m[0].slope.point - 5) < 1e-9);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(slow_bodies_are_sampled_flat)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(50e6, 0.01, 0); /* 50 ms an iteration */
+    dkb_entry e = entry("slow", bm_sample_noise, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, four, 1, &e, &r, &plan);
+    for (size_t i = 1; i < r.n_samples; i++)
+        CHECK(r.iterations[i] == r.iterations[0]);
+    const dkb_measure *t = measure(&r, "time");
+    fprintf(stderr, "%zu samples of %g: %g [%g, %g]\n", r.n_samples, r.iterations[0],
+            t->slope.point, t->slope.lo, t->slope.hi);
+    CHECK(r.iterations[0] == 1);
+    CHECK(fabs(t->slope.point / 50e6 - 1) < 0.005);
+    CHECK(t->slope.lo < t->slope.point && t->slope.point < t->slope.hi);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(setup_is_not_measured)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_entry e = entry("setup", bm_setup, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    setup_calls = 0;
+    run(&c, &src, four, 2, &e, &r, &plan);
+    CHECK(setup_calls >= r.n_samples);
+    /* Neither the clock nor the counters see the setup's 1 ms and 1000
+     * iterations of work. */
+    CHECK(fabs(measure(&r, "time")->fit.intercept - 50) < 1e-6);
+    CHECK(fabs(measure(&r, "instructions")->fit.intercept - 20) < 1e-6);
+    CHECK_INT(r.throughput_kind, ==, DKB_THROUGHPUT_BYTES);
+    CHECK(r.throughput_per_iter == 64);
+    dkb_result_free(&r);
+}
+
+TEST_CASE(fixed_sample_count)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 25;
+    c.max_samples = 25;
+    dkb_source src = make_source(5, 0, 0);
+    dkb_entry e = entry("fixed", bm_loop, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, four, 1, &e, &r, &plan);
+    CHECK_INT(r.n_samples, ==, 25);
+    CHECK_CONTAINS(r.stop_reason, "samples: 25");
+    dkb_result_free(&r);
+}
+
+TEST_CASE(cycle_shares_by_performance_level)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    src.n_levels = 2;
+    snprintf(src.level_name[0], sizeof src.level_name[0], "P");
+    snprintf(src.level_name[1], sizeof src.level_name[1], "E");
+    dkb_entry e = entry("levels", bm_loop, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    run(&c, &src, four, 2, &e, &r, &plan);
+    CHECK_INT(r.n_levels, ==, 2);
+    CHECK_STR(r.level_name[1], "E");
+    CHECK(fabs(r.level_cycle_share[1] - 0.25) < 0.01);
+    CHECK(fabs(r.level_cycle_share[0] + r.level_cycle_share[1] - 1) < 1e-12);
+    CHECK(r.moved_levels);
+    dkb_result_free(&r);
+}
+
+static void bm_double(dk_bench *b)
+{
+    DK_BENCH_LOOP(b) { work(1); work(1); }
+}
+
+TEST_CASE(interleaved_alternatives_share_iteration_counts)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_entry e[2] = {entry("g/one", bm_loop, NULL), entry("g/two", bm_double, NULL)};
+    dkb_result r[2];
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    CHECK_INT(dkb_measure_interleaved(&c, &src, &plan, e, 2, r), ==, 0);
+    CHECK_INT(r[0].n_samples, ==, r[1].n_samples);
+    for (size_t i = 0; i < r[0].n_samples; i++)
+        CHECK(r[0].iterations[i] == r[1].iterations[i]);
+    CHECK(fabs(measure(&r[0], "time")->slope.point - 5) < 1e-9);
+    CHECK(fabs(measure(&r[1], "time")->slope.point - 10) < 1e-9);
+    CHECK_STR(r[1].group, "g");
+    dkb_result_free(&r[0]);
+    dkb_result_free(&r[1]);
+}
+
+static int bad_reads;
+static int fail_sample(void *self, bool end, uint64_t *ns, uint64_t *v, uint64_t *l)
+{
+    if (++bad_reads > 7)
+        return dkb_fail(DK_EOS, "synthetic read failure");
+    return s_sample(self, end, ns, v, l);
+}
+
+TEST_CASE(read_failure_ends_the_benchmark_with_the_reason)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    static const dkb_source_ops ops = {s_open, fail_sample, s_close};
+    src.ops = &ops;
+    dkb_entry e = entry("fails", bm_loop, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_EOS);
+    CHECK_CONTAINS(dkb_last_error(), "fails: reading the clock and counters failed");
+    CHECK(r.iterations == NULL && r.m[0].y == NULL);
+}
+
+static void nop(dk_bench *b) { DK_BENCH_LOOP(b) {} }
+
+TEST_CASE(registry_refuses_bad_names)
+{
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("a/b", nop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("a/b", nop, NULL), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_bench_last_error(), "already registered");
+    CHECK_INT(dk_bench_register("", nop, NULL), ==, DK_EINVAL);
+    CHECK_INT(dk_bench_register_fn("x", NULL, NULL), ==, DK_EINVAL);
+    CHECK_INT(dk_bench_register_fn("x", bm_iter, NULL), ==, 0);
+    CHECK_INT(dkb_registry_count(), ==, 2);
+    CHECK_STR(dkb_registry_at(1)->name, "x");
+    dk_bench__register_at_load("a/b", nop, NULL, NULL);
+    CHECK_CONTAINS(dkb_registry_load_error(), "a/b");
+    dkb_registry_clear();
+}
+
+int main(int argc, char **argv) { return dkt_main(argc, argv); }
