@@ -63,7 +63,10 @@ if(MODE STREQUAL "library")
   if(INCLUDE)
     # Every function a public header exports leaves the library, and nothing
     # else: a DK_EXPORT function missing from src/dkperf.map fails here.
-    file(GLOB_RECURSE headers ${INCLUDE}/*.h)
+    # libdkperf's headers: dkperf.h and dkperf/*.h (dkbench.h is another
+    # library's, checked against its own map).
+    file(GLOB_RECURSE headers ${INCLUDE}/dkperf/*.h)
+    list(APPEND headers ${INCLUDE}/dkperf.h)
     set(declared "")
     foreach(h ${headers})
       file(READ ${h} text)
