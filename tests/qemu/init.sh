@@ -9,7 +9,9 @@ export DKPERF_EXACT_PMU=1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
-mount -t tmpfs tmpfs /tmp
+# The initramfs is already in RAM and writable; a tmpfs on /tmp would hide
+# a build tree packed at its host path under /tmp (a CI clone there).
+mkdir -p /tmp && chmod 1777 /tmp
 ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
