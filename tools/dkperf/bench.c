@@ -90,6 +90,10 @@ typedef struct runner {
     size_t n;
     int null_fd; /* the commands' stdin, and stdout and stderr unless --show-output */
     char **prepare;
+    /* After the first run only the events it could count are opened: an
+     * event that cannot be counted costs a failing system call per run. */
+    const char *open_names[DK_MAX_EVENTS];
+    size_t open_index[DK_MAX_EVENTS], nopen;
 } runner;
 
 /* Run the --prepare command, not measured. Returns 0 or the exit status. */
@@ -162,8 +166,11 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return EXIT_SETUP;
     }
     dk_group *g = NULL;
-    rc = dk_group_open(ru->s, DK_SCOPE_PROCESS, (int)c.pid, (const char *const *)ru->names, ru->n,
-                       DK_GROUP_PARTIAL | DK_GROUP_ENABLE_ON_EXEC, &g);
+    bool first = rep->nev == 0;
+    bool all = first || ru->nopen == 0; /* with nothing counted, the group keeps every event */
+    rc = dk_group_open(ru->s, DK_SCOPE_PROCESS, (int)c.pid,
+                       all ? (const char *const *)ru->names : ru->open_names,
+                       all ? ru->n : ru->nopen, DK_GROUP_PARTIAL | DK_GROUP_ENABLE_ON_EXEC, &g);
     if (rc == 0)
         rc = dk_group_start(g);
     if (rc != 0 || got_signal) {
@@ -191,6 +198,10 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
             e->instructions = strcmp(e->name, "instructions") == 0 ||
                               (dk_sampler_resolve(ru->s, "instructions", &dbe) == 0 &&
                                strcmp(dbe->name, e->native) == 0);
+            if (e->supported) {
+                ru->open_names[ru->nopen] = ru->names[i];
+                ru->open_index[ru->nopen++] = i;
+            }
         }
         rep->nev = ru->n;
     }
@@ -211,7 +222,8 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     child_pid = 0;
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
     dk_reading info[DK_MAX_EVENTS];
-    rc = dk_group_read(g, out->values, info);
+    uint64_t values[DK_MAX_EVENTS];
+    rc = dk_group_read(g, values, info);
     char why[2048] = "";
     if (rc != 0)
         snprintf(why, sizeof why, "reading the counters of '%s' failed: %s", cmd->text,
@@ -230,7 +242,12 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return EXIT_SETUP;
     }
     for (size_t i = 0; i < ru->n; i++)
-        out->counted[i] = rep->ev[i].supported && info[i].counted;
+        out->counted[i] = false;
+    for (size_t j = 0; j < (all ? ru->n : ru->nopen); j++) {
+        size_t i = all ? j : ru->open_index[j];
+        out->values[i] = values[j];
+        out->counted[i] = rep->ev[i].supported && info[j].counted;
+    }
     out->user = tv_s(use.ru_utime);
     out->sys = tv_s(use.ru_stime);
     out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -311,7 +328,12 @@ int cmd_bench(int argc, char **argv)
     bench_report rep;
     memset(&rep, 0, sizeof rep);
     rep.o = &o;
-    runner ru = {NULL, &o, o.events, o.nevents, -1, NULL};
+    runner ru;
+    memset(&ru, 0, sizeof ru);
+    ru.o = &o;
+    ru.names = o.events;
+    ru.n = o.nevents;
+    ru.null_fd = -1;
     char **defaults = NULL;
     size_t ndefaults = 0;
     json_value *baseline = NULL;
