@@ -1,10 +1,11 @@
 /*
  * dkperf - hardware performance counters from the command line:
- * info, list and stat.
+ * info, list, stat and bench.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cli.h"
 
 #define DKPERF_TOOL_VERSION "0.1.0"
@@ -18,6 +19,8 @@ static void usage(FILE *out)
           "  list [PATTERN]       the events this machine can count\n"
           "  stat [-e EV,...] -- CMD [ARGS...]\n"
           "                       run CMD and report its counts\n"
+          "  bench [-e EV,...] [-r N] -- CMD [CMD...]\n"
+          "                       run each CMD many times; compare times and counts\n"
           "  help [COMMAND]       this text, or a command's options\n"
           "\n"
           "  --version            print the version\n"
@@ -39,8 +42,10 @@ static int help(int argc, char **argv)
         help_list(stdout);
     else if (strcmp(argv[1], "stat") == 0)
         help_stat(stdout);
+    else if (strcmp(argv[1], "bench") == 0)
+        help_bench(stdout);
     else {
-        cli_error("help", "no command called %s (info, list, stat)", argv[1]);
+        cli_error("help", "no command called %s (info, list, stat, bench)", argv[1]);
         return EXIT_USAGE;
     }
     return 0;
@@ -59,6 +64,8 @@ static int run(int argc, char **argv)
         return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "stat") == 0)
         return cmd_stat(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
         return help(argc - 1, argv + 1);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {

@@ -1,0 +1,441 @@
+/*
+ * bench.c - dkperf bench: run commands many times, each run with
+ * process-scope counters that start at its exec, and compare them, in the
+ * manner of hyperfine -N. The sampler stays open across the runs; each run
+ * forks the command held before its exec (tools/common/spawn.c), opens the
+ * counters on it, releases it, waits without reaping, reads, and reaps, as
+ * dkperf stat does. Signals that would stop dkperf are passed to the
+ * running command and end the benchmark once nothing is held.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "clock.h"
+#include "json.h"
+#include "spawn.h"
+#include "stat_options.h"
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+static struct sigaction saved[NFORWARDED], saved_pipe;
+static volatile sig_atomic_t child_pid, got_signal;
+
+static void forward_signal(int sig)
+{
+    got_signal = sig;
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa, ign;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < NFORWARDED; k++) {
+        sigaction(forwarded[k], NULL, &saved[k]);
+        if (saved[k].sa_handler != SIG_IGN)
+            sigaction(forwarded[k], &sa, NULL);
+    }
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &saved_pipe);
+}
+
+static void restore_signals(void)
+{
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaction(forwarded[k], &saved[k], NULL);
+    sigaction(SIGPIPE, &saved_pipe, NULL);
+}
+
+static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
+
+/* The words a command runs as: split (-N), or SHELL -c CMD. */
+static char **command_words(const bench_options *o, const char *text)
+{
+    const char *why;
+    if (o->shell == NULL) {
+        char **w = bench_split_words(text, &why);
+        if (w == NULL)
+            cli_error("bench", "command '%s': %s (each command is one argument, split into "
+                               "words as a shell would; -S sh runs it through a shell)",
+                      text, why);
+        return w;
+    }
+    char **w = calloc(4, sizeof *w);
+    if (w == NULL || (w[0] = strdup(o->shell)) == NULL || (w[1] = strdup("-c")) == NULL ||
+        (w[2] = strdup(text)) == NULL) {
+        bench_free_words(w);
+        cli_error("bench", "out of memory while preparing command '%s'", text);
+        return NULL;
+    }
+    return w;
+}
+
+typedef struct runner {
+    dk_sampler *s;
+    const bench_options *o;
+    char **names;
+    size_t n;
+    int null_fd; /* the commands' stdin, and stdout and stderr unless --show-output */
+    char **prepare;
+    /* After the first run only the events it could count are opened: an
+     * event that cannot be counted costs a failing system call per run. */
+    const char *open_names[DK_MAX_EVENTS];
+    size_t open_index[DK_MAX_EVENTS], nopen;
+} runner;
+
+/* Run the --prepare command, not measured. Returns 0 or the exit status. */
+static int prepare(runner *ru)
+{
+    spawn_options so = SPAWN_OPTIONS_INIT;
+    so.stdin_fd = ru->null_fd;
+    if (!ru->o->show_output)
+        so.stdout_fd = so.stderr_fd = ru->null_fd;
+    so.pid_out = &child_pid;
+    so.in_child = restore_signals;
+    spawn_child c;
+    int rc = spawn_prepare(&c, ru->prepare, &so);
+    if (rc != 0) {
+        cli_error("bench", "--prepare: %s: %s", c.failed, strerror(-rc));
+        return EXIT_SETUP;
+    }
+    int e = 0, status = 0;
+    if (spawn_release(&c) != 0) {
+        spawn_abandon(&c);
+        child_pid = 0;
+        return got_signal ? 128 + got_signal : EXIT_SETUP;
+    }
+    spawn_exec_result(&c, &e);
+    spawn_reap(&c, &status, NULL);
+    child_pid = 0;
+    if (got_signal)
+        return 128 + got_signal;
+    if (e != 0) {
+        cli_error("bench", "--prepare '%s': cannot run '%s': %s", ru->o->prepare, ru->prepare[0],
+                  strerror(e));
+        return spawn_exec_status(e);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        cli_error("bench", "--prepare '%s' failed with %s %d", ru->o->prepare,
+                  WIFEXITED(status) ? "exit status" : "signal",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return EXIT_SETUP;
+    }
+    return 0;
+}
+
+/*
+ * One run of cmd with its counters. Returns 0, or the exit status dkperf
+ * ends with (after its line): EXIT_SETUP, 127/126 when the command cannot
+ * run, 128 + signal when interrupted.
+ */
+static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run *out)
+{
+    if (ru->prepare != NULL) {
+        int rc = prepare(ru);
+        if (rc != 0)
+            return rc;
+    }
+    sigset_t hold;
+    sigemptyset(&hold);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaddset(&hold, forwarded[k]);
+    spawn_options so = SPAWN_OPTIONS_INIT;
+    so.stdin_fd = ru->null_fd;
+    if (!ru->o->show_output)
+        so.stdout_fd = so.stderr_fd = ru->null_fd;
+    so.hold = &hold;
+    so.pid_out = &child_pid;
+    so.in_child = restore_signals;
+    spawn_child c;
+    int rc = spawn_prepare(&c, cmd->argv, &so);
+    if (rc != 0) {
+        cli_error("bench", "%s: %s", c.failed, strerror(-rc));
+        return EXIT_SETUP;
+    }
+    dk_group *g = NULL;
+    bool first = rep->nev == 0;
+    bool all = first || ru->nopen == 0; /* with nothing counted, the group keeps every event */
+    rc = dk_group_open(ru->s, DK_SCOPE_PROCESS, (int)c.pid,
+                       all ? (const char *const *)ru->names : ru->open_names,
+                       all ? ru->n : ru->nopen, DK_GROUP_PARTIAL | DK_GROUP_ENABLE_ON_EXEC, &g);
+    if (rc == 0)
+        rc = dk_group_start(g);
+    if (rc != 0 || got_signal) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", dk_last_error());
+        child_pid = 0;
+        spawn_abandon(&c);
+        dk_group_close(g);
+        if (got_signal)
+            return 128 + got_signal;
+        cli_error("bench", "%s", why);
+        return EXIT_SETUP;
+    }
+    if (rep->nev == 0) {
+        snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
+        for (size_t i = 0; i < ru->n; i++) {
+            bench_event *e = &rep->ev[i];
+            const char *unit = dk_group_event_unit(g, i);
+            e->name = ru->names[i];
+            snprintf(e->native, sizeof e->native, "%s", dk_group_event_name(g, i));
+            e->supported = dk_group_supported(g, i);
+            snprintf(e->why, sizeof e->why, "%s", dk_group_why(g, i));
+            e->time = unit != NULL && strcmp(unit, "ns") == 0;
+            const dk_database_event *dbe = NULL;
+            e->instructions = strcmp(e->name, "instructions") == 0 ||
+                              (dk_sampler_resolve(ru->s, "instructions", &dbe) == 0 &&
+                               strcmp(dbe->name, e->native) == 0);
+            if (e->supported) {
+                ru->open_names[ru->nopen] = ru->names[i];
+                ru->open_index[ru->nopen++] = i;
+            }
+        }
+        rep->nev = ru->n;
+    }
+    uint64_t t0 = monotonic_ns();
+    rc = spawn_release(&c);
+    if (rc != 0) {
+        child_pid = 0;
+        spawn_abandon(&c);
+        dk_group_close(g);
+        if (got_signal)
+            return 128 + got_signal;
+        cli_error("bench", "cannot start '%s': %s", cmd->text, strerror(-rc));
+        return EXIT_SETUP;
+    }
+    int e = 0;
+    spawn_exec_result(&c, &e);
+    spawn_wait_exit(&c, NULL);
+    child_pid = 0;
+    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    dk_reading info[DK_MAX_EVENTS];
+    uint64_t values[DK_MAX_EVENTS];
+    rc = dk_group_read(g, values, info);
+    char why[2048] = "";
+    if (rc != 0)
+        snprintf(why, sizeof why, "reading the counters of '%s' failed: %s", cmd->text,
+                 dk_last_error());
+    if (dk_group_stop(g) != 0 && rc == 0) {
+        snprintf(why, sizeof why, "the counters were not stopped: %s", dk_last_error());
+        rc = -1;
+    }
+    int status = 0;
+    struct rusage use;
+    memset(&use, 0, sizeof use);
+    spawn_reap(&c, &status, &use);
+    dk_group_close(g);
+    if (rc != 0) {
+        cli_error("bench", "%s", why);
+        return EXIT_SETUP;
+    }
+    for (size_t i = 0; i < ru->n; i++)
+        out->counted[i] = false;
+    for (size_t j = 0; j < (all ? ru->n : ru->nopen); j++) {
+        size_t i = all ? j : ru->open_index[j];
+        out->values[i] = values[j];
+        out->counted[i] = rep->ev[i].supported && info[j].counted;
+    }
+    out->user = tv_s(use.ru_utime);
+    out->sys = tv_s(use.ru_stime);
+    out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (e != 0) {
+        cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(e));
+        return spawn_exec_status(e);
+    }
+    if (got_signal)
+        return 128 + got_signal;
+    if (out->status != 0 && !ru->o->ignore_failure) {
+        if (WIFSIGNALED(status))
+            cli_error("bench", "command '%s' was killed by signal %d (use -i to ignore failures)",
+                      cmd->text, WTERMSIG(status));
+        else
+            cli_error("bench", "command '%s' exited with status %d (use -i to ignore failures)",
+                      cmd->text, out->status);
+        return EXIT_SETUP;
+    }
+    return 0;
+}
+
+static int add_run(bench_command *cmd, bench_run **slot)
+{
+    if (cmd->nruns == cmd->cap) {
+        size_t cap = cmd->cap ? 2 * cmd->cap : 16;
+        bench_run *runs = realloc(cmd->runs, cap * sizeof *runs);
+        if (runs == NULL) {
+            cli_error("bench", "out of memory for %zu runs of '%s'", cap, cmd->text);
+            return EXIT_SETUP;
+        }
+        cmd->runs = runs;
+        cmd->cap = cap;
+    }
+    *slot = &cmd->runs[cmd->nruns];
+    memset(*slot, 0, sizeof **slot);
+    return 0;
+}
+
+static int bench_command_runs(runner *ru, bench_report *rep, bench_command *cmd)
+{
+    bench_run scratch;
+    for (long w = 0; w < ru->o->warmup; w++) {
+        int rc = run_once(ru, rep, cmd, &scratch);
+        if (rc != 0)
+            return rc;
+    }
+    long want = ru->o->runs > 0 ? ru->o->runs : BENCH_MIN_RUNS;
+    for (long r = 0; r < want; r++) {
+        bench_run *slot;
+        int rc = add_run(cmd, &slot);
+        if (rc == 0)
+            rc = run_once(ru, rep, cmd, slot);
+        if (rc != 0)
+            return rc;
+        cmd->nruns++;
+        /* As hyperfine: the first run says how many fill the minimum time. */
+        if (r == 0 && ru->o->runs == 0) {
+            double fit = slot->wall > 0 ? ceil(ru->o->min_time / slot->wall) : BENCH_MAX_RUNS;
+            want = fit < BENCH_MIN_RUNS ? BENCH_MIN_RUNS
+                   : fit > BENCH_MAX_RUNS ? BENCH_MAX_RUNS
+                                          : (long)fit;
+        }
+    }
+    return 0;
+}
+
+/* Write a report file, or stdout for "-". */
+typedef int (*exporter)(const bench_report *, const char *);
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_options o;
+    int rc = bench_parse_args(argc, argv, &o);
+    if (rc != 0) {
+        bench_options_free(&o);
+        return rc < 0 ? 0 : rc;
+    }
+    bench_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.o = &o;
+    runner ru;
+    memset(&ru, 0, sizeof ru);
+    ru.o = &o;
+    ru.names = o.events;
+    ru.n = o.nevents;
+    ru.null_fd = -1;
+    char **defaults = NULL;
+    size_t ndefaults = 0;
+    json_value *baseline = NULL;
+    dk_sampler *s = NULL;
+    char release_error[1024];
+    int released = 0;
+
+    rep.cmd = calloc(o.ncommands, sizeof *rep.cmd);
+    if (rep.cmd == NULL) {
+        cli_error("bench", "out of memory");
+        rc = EXIT_SETUP;
+        goto out;
+    }
+    for (size_t k = 0; k < o.ncommands; k++) {
+        rep.cmd[k].text = o.commands[k];
+        if ((rep.cmd[k].argv = command_words(&o, o.commands[k])) == NULL) {
+            rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
+            goto out;
+        }
+        rep.ncmd++;
+    }
+    if (o.prepare != NULL && (ru.prepare = command_words(&o, o.prepare)) == NULL) {
+        rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
+        goto out;
+    }
+    if (o.baseline != NULL && (baseline = bench_load_baseline(o.results_dir, o.baseline)) == NULL) {
+        rc = EXIT_SETUP;
+        goto out;
+    }
+    ru.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (ru.null_fd < 0) {
+        cli_error("bench", "cannot open /dev/null: %s", strerror(errno));
+        rc = EXIT_SETUP;
+        goto out;
+    }
+
+    catch_signals();
+    s = cli_open_sampler("bench", o.backend);
+    if (s == NULL) {
+        rc = EXIT_SETUP;
+    } else if (ru.n == 0) {
+        bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
+        rc = split_event_list(linux_backend ? "task-clock,instructions,cycles,branches"
+                                            : "instructions,cycles,branches",
+                              &defaults, &ndefaults);
+        ru.names = defaults;
+        ru.n = ndefaults;
+    }
+    ru.s = s;
+    for (size_t i = 0; rc == 0 && i < ru.n; i++) {
+        const dk_database_event *ev;
+        int r = dk_sampler_resolve(s, ru.names[i], &ev);
+        if (r == DK_ENOMEM) {
+            cli_error("bench", "out of memory while looking up event '%s'", ru.names[i]);
+            rc = EXIT_SETUP;
+        } else if (r != 0 && r != DK_EUNAVAILABLE) {
+            cli_error("bench", "event '%.64s%s': %s", ru.names[i],
+                      strlen(ru.names[i]) > 64 ? "..." : "", dk_last_error());
+            rc = EXIT_USAGE;
+        }
+    }
+    for (size_t k = 0; rc == 0 && k < rep.ncmd && !got_signal; k++)
+        rc = bench_command_runs(&ru, &rep, &rep.cmd[k]);
+    if (rc == 0 && got_signal)
+        rc = 128 + got_signal;
+    released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
+    restore_signals();
+    if (s != NULL)
+        rep.backend = dk_sampler_backend(s);
+
+    if (rc == 0 && bench_summarize(&rep) != 0) {
+        cli_error("bench", "out of memory while summarizing the runs");
+        rc = EXIT_SETUP;
+    }
+    if (rc == 0) {
+        bench_print(stdout, &rep, baseline);
+        const char *paths[3] = {o.export_json, o.export_csv, o.export_markdown};
+        exporter fns[3] = {bench_export_json, bench_export_csv, bench_export_markdown};
+        for (int k = 0; k < 3; k++)
+            if (paths[k] != NULL && fns[k](&rep, paths[k]) != 0)
+                rc = EXIT_SETUP;
+        if (o.save_baseline != NULL &&
+            bench_save_baseline(&rep, o.results_dir, o.save_baseline) != 0)
+            rc = EXIT_SETUP;
+    }
+    if (released != 0) {
+        cli_error("bench", "%s", release_error);
+        if (rc == 0)
+            rc = EXIT_SETUP;
+    }
+out:
+    dk_sampler_close(s);
+    if (ru.null_fd >= 0)
+        close(ru.null_fd);
+    bench_free_words(ru.prepare);
+    for (size_t k = 0; k < rep.ncmd; k++) {
+        bench_free_words(rep.cmd[k].argv);
+        free(rep.cmd[k].runs);
+    }
+    free(rep.cmd);
+    json_free(baseline);
+    free_event_list(defaults, ndefaults);
+    bench_options_free(&o);
+    return rc;
+}

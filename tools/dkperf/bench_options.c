@@ -1,0 +1,304 @@
+/*
+ * bench_options.c - dkperf bench's command line (see bench.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "stat_options.h"
+
+void help_bench(FILE *out)
+{
+    fputs("usage: dkperf bench [-e EV[,EV...]] [-r N | --time S] [-w N] [--prepare CMD]\n"
+          "                    [--export-json F] [--export-csv F] [--export-markdown F]\n"
+          "                    [--save-baseline NAME | --baseline NAME] [--results-dir D]\n"
+          "                    [-N | -S SHELL] [-i] [--show-output] [--backend NAME]\n"
+          "                    -- CMD [CMD...]\n"
+          "\n"
+          "Run each CMD many times with its counters, started at its exec, and report per\n"
+          "command the wall time and each event: mean and standard deviation, median, range\n"
+          "and outliers; then how many times faster, and how many times fewer instructions,\n"
+          "the best command is than each other. Each CMD is one argument, as with\n"
+          "hyperfine: dkperf bench -- 'sort big.txt' 'sort -S 1G big.txt'.\n"
+          "\n"
+          "  -e, --events EV,...  events to count (see dkperf help stat); default:\n"
+          "                       instructions, cycles, branches (and task-clock on Linux)\n"
+          "  -r, --runs N         exactly N runs of each command\n"
+          "      --time S         without -r: at least S seconds of runs and at least 10\n"
+          "                       runs of each command (default 3)\n"
+          "  -w, --warmup N       N runs of each command first, not measured (default 0)\n"
+          "      --prepare CMD    run CMD before every run, not measured\n"
+          "  -N, --shell=none     split each CMD into words and run it directly (default)\n"
+          "  -S, --shell SHELL    run each CMD (and --prepare) as SHELL -c CMD\n"
+          "  -i, --ignore-failure keep going when a command exits non-zero\n"
+          "      --show-output    let the commands write to the terminal (default: /dev/null)\n"
+          "      --export-json F, --export-csv F, --export-markdown F\n"
+          "                       write every run and the summaries to F (- for stdout)\n"
+          "      --save-baseline NAME  write the results to D/NAME.json\n"
+          "      --baseline NAME  compare each command's means with D/NAME.json: a change\n"
+          "                       counts when it exceeds 2 standard errors and 1%\n"
+          "      --results-dir D  where baselines live (default dkperf-bench-results)\n"
+          "      --backend NAME   auto, kperf, selfcounts or perf_event\n"
+          "\n"
+          "Exit status: 0; 1 when a command failed (without -i), the counters could not be\n"
+          "set up, or a file could not be written; 2 for a usage error; 127 or 126 when a\n"
+          "command is not found or cannot run; 128+N when signal N stopped dkperf.\n",
+          out);
+}
+
+void bench_free_words(char **words)
+{
+    if (words == NULL)
+        return;
+    for (char **w = words; *w != NULL; w++)
+        free(*w);
+    free(words);
+}
+
+char **bench_split_words(const char *s, const char **why)
+{
+    size_t len = strlen(s), n = 0;
+    /* At most len / 2 + 1 words, each at most len bytes. */
+    char **words = calloc(len / 2 + 2, sizeof *words);
+    char *buf = malloc(len + 1);
+    *why = "out of memory";
+    if (words == NULL || buf == NULL)
+        goto fail;
+    const char *p = s;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (*p == '\0')
+            break;
+        size_t k = 0;
+        while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\n') {
+            if (*p == '\'') {
+                const char *end = strchr(p + 1, '\'');
+                if (end == NULL) {
+                    *why = "an unterminated ' quote";
+                    goto fail;
+                }
+                memcpy(buf + k, p + 1, (size_t)(end - p - 1));
+                k += (size_t)(end - p - 1);
+                p = end + 1;
+            } else if (*p == '"') {
+                for (p++; *p != '"'; p++) {
+                    if (*p == '\0') {
+                        *why = "an unterminated \" quote";
+                        goto fail;
+                    }
+                    if (*p == '\\' && p[1] != '\0' && strchr("\"\\$`", p[1]) != NULL)
+                        p++;
+                    buf[k++] = *p;
+                }
+                p++;
+            } else if (*p == '\\' && p[1] != '\0') {
+                buf[k++] = p[1];
+                p += 2;
+            } else {
+                buf[k++] = *p++;
+            }
+        }
+        buf[k] = '\0';
+        if ((words[n] = strdup(buf)) == NULL)
+            goto fail;
+        n++;
+    }
+    if (n == 0) {
+        *why = "no words";
+        goto fail;
+    }
+    free(buf);
+    *why = NULL;
+    return words;
+fail:
+    free(buf);
+    bench_free_words(words);
+    return NULL;
+}
+
+static bool takes(int argc, char **argv, int *i, const char *short_name, const char *long_name,
+                  const char **value)
+{
+    const char *a = argv[*i];
+    size_t slen = short_name != NULL ? strlen(short_name) : 0, llen = strlen(long_name);
+    *value = NULL;
+    if (short_name != NULL && strncmp(a, short_name, slen) == 0 && a[slen] != '\0') {
+        *value = a + slen;
+        return true;
+    }
+    if (strncmp(a, long_name, llen) == 0 && a[llen] == '=') {
+        *value = a + llen + 1;
+        return true;
+    }
+    if ((short_name == NULL || strcmp(a, short_name) != 0) && strcmp(a, long_name) != 0)
+        return false;
+    if (*i + 1 >= argc)
+        cli_error("bench", "%s needs a value (see dkperf help bench)", a);
+    else
+        *value = argv[++*i];
+    return true;
+}
+
+static bool is_opt(const char *a, const char *short_name, const char *long_name)
+{
+    return (short_name != NULL && strcmp(a, short_name) == 0) || strcmp(a, long_name) == 0;
+}
+
+static int count_arg(const char *opt, const char *v, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || x < min || x > BENCH_MAX_RUNS) {
+        cli_error("bench", "%s %s: give a whole number from %ld to %d", opt, v, min,
+                  BENCH_MAX_RUNS);
+        return EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static bool valid_name(const char *name)
+{
+    if (name[0] == '\0' || name[0] == '.')
+        return false;
+    for (const char *p = name; *p != '\0'; p++)
+        if (*p == '/')
+            return false;
+    return true;
+}
+
+int bench_parse_args(int argc, char **argv, bench_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_time = BENCH_DEFAULT_TIME;
+    o->results_dir = BENCH_DEFAULT_DIR;
+    bool dashdash = false, time_given = false;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int rc = 0;
+        if (strcmp(a, "--") == 0) {
+            dashdash = true;
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0') {
+            cli_error("bench", "'%s': the commands come after '--' (usage: dkperf bench "
+                               "[options] -- CMD [CMD...])",
+                      a);
+            return EXIT_USAGE;
+        }
+        if (takes(argc, argv, &i, "-e", "--events", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            rc = split_event_list(v, &o->events, &o->nevents);
+        } else if (takes(argc, argv, &i, "-r", "--runs", &v)) {
+            rc = v == NULL ? EXIT_USAGE : count_arg("-r", v, 1, &o->runs);
+        } else if (takes(argc, argv, &i, "-w", "--warmup", &v)) {
+            rc = v == NULL ? EXIT_USAGE : count_arg("-w", v, 0, &o->warmup);
+        } else if (takes(argc, argv, &i, NULL, "--time", &v)) {
+            char *end;
+            if (v == NULL)
+                return EXIT_USAGE;
+            errno = 0;
+            o->min_time = strtod(v, &end);
+            if (errno != 0 || end == v || *end != '\0' || !isfinite(o->min_time) ||
+                o->min_time <= 0 || o->min_time > 86400) {
+                cli_error("bench", "--time %s: give a number of seconds above 0, up to 86400", v);
+                return EXIT_USAGE;
+            }
+            time_given = true;
+        } else if (takes(argc, argv, &i, NULL, "--prepare", &v)) {
+            if ((o->prepare = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--export-json", &v)) {
+            if ((o->export_json = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--export-csv", &v)) {
+            if ((o->export_csv = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--export-markdown", &v)) {
+            if ((o->export_markdown = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--save-baseline", &v)) {
+            if ((o->save_baseline = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--baseline", &v)) {
+            if ((o->baseline = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--results-dir", &v)) {
+            if ((o->results_dir = v) == NULL)
+                return EXIT_USAGE;
+        } else if (takes(argc, argv, &i, NULL, "--backend", &v)) {
+            if ((o->backend = v) == NULL)
+                return EXIT_USAGE;
+        } else if (is_opt(a, "-N", "--shell=none")) {
+            o->shell = NULL;
+        } else if (takes(argc, argv, &i, "-S", "--shell", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            o->shell = strcmp(v, "none") == 0 ? NULL : v;
+            if (o->shell != NULL && o->shell[0] == '\0') {
+                cli_error("bench", "-S '': give a shell (sh, bash, ...) or none");
+                return EXIT_USAGE;
+            }
+        } else if (is_opt(a, "-i", "--ignore-failure")) {
+            o->ignore_failure = true;
+        } else if (is_opt(a, NULL, "--show-output")) {
+            o->show_output = true;
+        } else if (is_opt(a, "-h", "--help")) {
+            help_bench(stdout);
+            return -1;
+        } else {
+            cli_error("bench", "unknown option %s (see dkperf help bench)", a);
+            return EXIT_USAGE;
+        }
+        if (rc != 0)
+            return rc;
+    }
+    if (!dashdash) {
+        cli_error("bench", "no '--' before the commands (usage: dkperf bench [options] -- CMD "
+                           "[CMD...], each CMD one argument)");
+        return EXIT_USAGE;
+    }
+    if (i >= argc) {
+        cli_error("bench", "no command after '--' (usage: dkperf bench [options] -- CMD [CMD...])");
+        return EXIT_USAGE;
+    }
+    o->commands = argv + i;
+    o->ncommands = (size_t)(argc - i);
+    if (o->runs > 0 && time_given) {
+        cli_error("bench", "-r and --time cannot be used together (-r gives the runs exactly)");
+        return EXIT_USAGE;
+    }
+    if (o->save_baseline != NULL && o->baseline != NULL) {
+        cli_error("bench", "--save-baseline and --baseline cannot be used together");
+        return EXIT_USAGE;
+    }
+    const char *names[2] = {o->save_baseline, o->baseline};
+    for (int k = 0; k < 2; k++)
+        if (names[k] != NULL && !valid_name(names[k])) {
+            cli_error("bench", "%s '%s': a baseline name is a file name: not empty, no '/', "
+                               "not starting with '.'",
+                      k == 0 ? "--save-baseline" : "--baseline", names[k]);
+            return EXIT_USAGE;
+        }
+    if (o->backend != NULL && cli_backend_kind(o->backend) < 0) {
+        cli_error("bench", "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
+                  o->backend);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void bench_options_free(bench_options *o)
+{
+    if (o == NULL)
+        return;
+    free_event_list(o->events, o->nevents);
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,605 @@
+/*
+ * bench_report.c - dkperf bench's report, exports and baselines (see
+ * bench.h and the BENCH section of dkperf(1) for the JSON schema).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+#include "json.h"
+
+#define BENCH_SCHEMA "dkperf-bench/1"
+
+int bench_summarize(bench_report *r)
+{
+    double *v = NULL;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < r->ncmd; k++) {
+        bench_command *c = &r->cmd[k];
+        free(v);
+        v = malloc((c->nruns ? c->nruns : 1) * sizeof *v);
+        if (v == NULL)
+            return -1;
+        double *fields[3] = {&c->runs[0].wall, &c->runs[0].user, &c->runs[0].sys};
+        summary *out[3] = {&c->wall, &c->user, &c->sys};
+        for (int f = 0; rc == 0 && f < 3 && c->nruns > 0; f++) {
+            size_t off = (size_t)((char *)fields[f] - (char *)&c->runs[0]);
+            for (size_t i = 0; i < c->nruns; i++)
+                v[i] = *(double *)((char *)&c->runs[i] + off);
+            rc = summary_of(v, c->nruns, out[f]);
+        }
+        for (size_t e = 0; rc == 0 && e < r->nev; e++) {
+            size_t m = 0;
+            for (size_t i = 0; i < c->nruns; i++)
+                if (c->runs[i].counted[e])
+                    v[m++] = (double)c->runs[i].values[e];
+            rc = summary_of(v, m, &c->ev[e]);
+        }
+    }
+    free(v);
+    return rc;
+}
+
+/* ---- formatting ---- */
+
+/* The unit hyperfine would choose for a time of about t seconds. */
+static double time_scale(double t, const char **unit)
+{
+    if (t < 1e-6) {
+        *unit = "ns";
+        return 1e9;
+    }
+    if (t < 1e-3) {
+        *unit = "µs";
+        return 1e6;
+    }
+    if (t < 1) {
+        *unit = "ms";
+        return 1e3;
+    }
+    *unit = "s";
+    return 1;
+}
+
+static const char *fmt_time(double t, double scale, const char *unit, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.1f %s", t * scale, unit);
+    return buf;
+}
+
+/* A count, or for an event in ns a time in the unit of ref (ns). */
+static const char *fmt_value(const bench_event *e, double v, double ref, int decimals, char *buf,
+                             size_t size)
+{
+    if (e->time) {
+        const char *unit;
+        double scale = time_scale(ref * 1e-9, &unit);
+        return fmt_time(v * 1e-9, scale, unit, buf, size);
+    }
+    /* Counts in the thousands and above need no fraction to be read. */
+    return fmt_fixed(v, ref >= 1000 ? 0 : decimals, buf, size);
+}
+
+/* Print s padded to width columns (UTF-8: one column a code point). */
+static void cell(FILE *out, const char *s, int width)
+{
+    int cols = 0;
+    for (const char *p = s; *p != '\0'; p++)
+        if (((unsigned char)*p & 0xc0) != 0x80)
+            cols++;
+    fputs(s, out);
+    fputs(cols < width ? "" : "  ", out); /* a wide cell still has its gap */
+    for (; cols < width; cols++)
+        fputc(' ', out);
+}
+
+static void outliers_cell(FILE *out, const summary *s)
+{
+    fprintf(out, "%zu mild, %zu severe", s->mild, s->severe);
+}
+
+static void time_row(FILE *out, const char *label, const summary *s)
+{
+    const char *unit;
+    double scale = time_scale(s->mean, &unit);
+    char a[64], b[64], c[64], row[192];
+    fputs("  ", out);
+    cell(out, label, 16);
+    snprintf(row, sizeof row, "%s ± %s", fmt_time(s->mean, scale, unit, a, sizeof a),
+             fmt_time(s->stddev, scale, unit, b, sizeof b));
+    cell(out, row, 26);
+    cell(out, fmt_time(s->median, scale, unit, a, sizeof a), 14);
+    snprintf(row, sizeof row, "%s … %s", fmt_time(s->min, scale, unit, b, sizeof b),
+             fmt_time(s->max, scale, unit, c, sizeof c));
+    cell(out, row, 26);
+    outliers_cell(out, s);
+    fputc('\n', out);
+}
+
+static void event_row(FILE *out, const bench_event *e, const summary *s)
+{
+    char a[64], b[64], c[64], row[192];
+    fputs("  ", out);
+    cell(out, e->name, 16);
+    if (!e->supported) {
+        fputs("<not supported>\n", out);
+        return;
+    }
+    if (s->n == 0) {
+        fputs("<not counted>\n", out);
+        return;
+    }
+    snprintf(row, sizeof row, "%s ± %s", fmt_value(e, s->mean, s->mean, 1, a, sizeof a),
+             fmt_value(e, s->stddev, s->mean, 1, b, sizeof b));
+    cell(out, row, 26);
+    cell(out, fmt_value(e, s->median, s->mean, 1, a, sizeof a), 14);
+    snprintf(row, sizeof row, "%s … %s", fmt_value(e, s->min, s->mean, 0, b, sizeof b),
+             fmt_value(e, s->max, s->mean, 0, c, sizeof c));
+    cell(out, row, 26);
+    outliers_cell(out, s);
+    fputc('\n', out);
+}
+
+/* ---- baselines ---- */
+
+static const json_value *baseline_result(const json_value *root, const char *command)
+{
+    const json_value *results = json_get(root, "results");
+    if (results == NULL || results->kind != JSON_ARRAY)
+        return NULL;
+    for (size_t i = 0; i < results->n; i++) {
+        const json_value *c = json_get(&results->items[i], "command");
+        if (c != NULL && c->kind == JSON_STRING && strcmp(c->string, command) == 0)
+            return &results->items[i];
+    }
+    return NULL;
+}
+
+static double number_of(const json_value *obj, const char *key, bool *ok)
+{
+    const json_value *v = json_get(obj, key);
+    if (v == NULL || v->kind != JSON_NUMBER) {
+        *ok = false;
+        return 0;
+    }
+    return v->number;
+}
+
+/* The summary a baseline kept: mean, stddev, n. */
+static bool baseline_summary(const json_value *obj, const char *nkey, summary *s)
+{
+    bool ok = true;
+    memset(s, 0, sizeof *s);
+    s->mean = number_of(obj, "mean", &ok);
+    s->stddev = number_of(obj, "stddev", &ok);
+    s->n = (size_t)number_of(obj, nkey, &ok);
+    return ok;
+}
+
+static void change_row(FILE *out, const char *label, const summary *base, const summary *now)
+{
+    double pct;
+    summary_verdict v = summary_change(base, now, &pct);
+    fputs("    ", out);
+    cell(out, label, 16);
+    fprintf(out, "%+.1f%%  %s\n", pct,
+            v == SUMMARY_INCREASED   ? "regressed"
+            : v == SUMMARY_DECREASED ? "improved"
+                                     : "within noise");
+}
+
+static void print_baseline(FILE *out, const bench_report *r, const bench_command *c,
+                           const json_value *root)
+{
+    const json_value *res = baseline_result(root, c->text);
+    fprintf(out, "  Baseline '%s':", r->o->baseline);
+    summary base;
+    if (res == NULL || !baseline_summary(res, "runs", &base)) {
+        fputs(" no result for this command\n", out);
+        return;
+    }
+    fputc('\n', out);
+    change_row(out, "wall time", &base, &c->wall);
+    const json_value *ctrs = json_get(res, "counters");
+    for (size_t e = 0; e < r->nev; e++) {
+        if (!r->ev[e].supported || c->ev[e].n == 0)
+            continue;
+        const json_value *found = NULL;
+        for (size_t i = 0; ctrs != NULL && ctrs->kind == JSON_ARRAY && i < ctrs->n; i++) {
+            const json_value *name = json_get(&ctrs->items[i], "name");
+            if (name != NULL && name->kind == JSON_STRING && strcmp(name->string, r->ev[e].name) == 0)
+                found = &ctrs->items[i];
+        }
+        if (found == NULL || !baseline_summary(found, "counted_runs", &base) || base.n == 0) {
+            fputs("    ", out);
+            cell(out, r->ev[e].name, 16);
+            fputs("not in the baseline\n", out);
+            continue;
+        }
+        change_row(out, r->ev[e].name, &base, &c->ev[e]);
+    }
+}
+
+/* ---- the report ---- */
+
+static void print_comparisons(FILE *out, const bench_report *r)
+{
+    size_t best = 0;
+    for (size_t k = 1; k < r->ncmd; k++)
+        if (r->cmd[k].wall.mean < r->cmd[best].wall.mean)
+            best = k;
+    fprintf(out, "\nSummary\n  '%s' ran\n", r->cmd[best].text);
+    for (size_t k = 0; k < r->ncmd; k++) {
+        if (k == best)
+            continue;
+        double sigma, ratio = summary_ratio(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
+        fprintf(out, "    %.2f ± %.2f times faster than '%s'\n", ratio, sigma, r->cmd[k].text);
+    }
+    for (size_t e = 0; e < r->nev; e++) {
+        if (!r->ev[e].instructions || !r->ev[e].supported)
+            continue;
+        bool all = true;
+        for (size_t k = 0; k < r->ncmd; k++)
+            all = all && r->cmd[k].ev[e].n > 0 && r->cmd[k].ev[e].mean > 0;
+        if (!all)
+            continue;
+        best = 0;
+        for (size_t k = 1; k < r->ncmd; k++)
+            if (r->cmd[k].ev[e].mean < r->cmd[best].ev[e].mean)
+                best = k;
+        fprintf(out, "  '%s' retired\n", r->cmd[best].text);
+        for (size_t k = 0; k < r->ncmd; k++) {
+            if (k == best)
+                continue;
+            double sigma, ratio = summary_ratio(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
+            fprintf(out, "    %.2f ± %.2f times fewer %s than '%s'\n", ratio, sigma, r->ev[e].name,
+                    r->cmd[k].text);
+        }
+        break;
+    }
+}
+
+void bench_print(FILE *out, const bench_report *r, const json_value *baseline)
+{
+    for (size_t k = 0; k < r->ncmd; k++) {
+        const bench_command *c = &r->cmd[k];
+        if (k > 0)
+            fputc('\n', out);
+        fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
+        fputs("  ", out);
+        cell(out, "", 16);
+        cell(out, "mean ± σ", 26);
+        cell(out, "median", 14);
+        cell(out, "min … max", 26);
+        fputs("outliers\n", out);
+        time_row(out, "wall time", &c->wall);
+        for (size_t e = 0; e < r->nev; e++)
+            event_row(out, &r->ev[e], &c->ev[e]);
+        const char *unit;
+        double scale = time_scale(c->user.mean > c->sys.mean ? c->user.mean : c->sys.mean, &unit);
+        char a[64], b[64];
+        fprintf(out, "  %zu runs; user %s, system %s (means)\n", c->nruns,
+                fmt_time(c->user.mean, scale, unit, a, sizeof a),
+                fmt_time(c->sys.mean, scale, unit, b, sizeof b));
+        if (baseline != NULL)
+            print_baseline(out, r, c, baseline);
+    }
+    if (r->ncmd > 1)
+        print_comparisons(out, r);
+    fprintf(out, "\nCounted with the %s backend; the first run: %s.\n", r->backend, r->scope);
+    for (size_t e = 0; e < r->nev; e++)
+        if (!r->ev[e].supported)
+            fprintf(out, "%s: %s\n", r->ev[e].name, r->ev[e].why);
+}
+
+/* ---- exports ---- */
+
+static FILE *open_export(const char *path, bool *is_stdout)
+{
+    *is_stdout = strcmp(path, "-") == 0;
+    if (*is_stdout)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        cli_error("bench", "cannot write %s: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_export(FILE *f, bool is_stdout, const char *path)
+{
+    if (is_stdout)
+        return fflush(f) == 0 && !ferror(f) ? 0 : EXIT_SETUP;
+    bool bad = ferror(f) != 0;
+    errno = 0;
+    if (fclose(f) != 0 || bad) {
+        cli_error("bench", "cannot write %s: %s", path, errno ? strerror(errno) : "write error");
+        return EXIT_SETUP;
+    }
+    return 0;
+}
+
+static void json_num(FILE *f, double v) { fprintf(f, "%.17g", v); }
+
+static void json_summary(FILE *f, const summary *s)
+{
+    fputs("\"mean\": ", f);
+    json_num(f, s->mean);
+    fputs(", \"stddev\": ", f);
+    json_num(f, s->stddev);
+    fputs(", \"median\": ", f);
+    json_num(f, s->median);
+    fputs(", \"min\": ", f);
+    json_num(f, s->min);
+    fputs(", \"max\": ", f);
+    json_num(f, s->max);
+    fprintf(f, ", \"outliers\": {\"mild\": %zu, \"severe\": %zu}", s->mild, s->severe);
+}
+
+static void write_json(FILE *f, const bench_report *r)
+{
+    fprintf(f, "{\n  \"schema\": \"%s\",\n  \"backend\": ", BENCH_SCHEMA);
+    json_string(f, r->backend);
+    fputs(",\n  \"scope\": ", f);
+    json_string(f, r->scope);
+    fputs(",\n  \"shell\": ", f);
+    json_string(f, r->o->shell);
+    fprintf(f, ",\n  \"warmup\": %ld,\n  \"events\": [", r->o->warmup);
+    for (size_t e = 0; e < r->nev; e++) {
+        fputs(e ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+        json_string(f, r->ev[e].name);
+        fputs(", \"native\": ", f);
+        json_string(f, r->ev[e].native);
+        fprintf(f, ", \"unit\": %s, \"supported\": %s, \"why\": ", r->ev[e].time ? "\"ns\"" : "null",
+                r->ev[e].supported ? "true" : "false");
+        json_string(f, r->ev[e].why);
+        fputc('}', f);
+    }
+    fputs(r->nev ? "\n  ],\n  \"results\": [" : "],\n  \"results\": [", f);
+    for (size_t k = 0; k < r->ncmd; k++) {
+        const bench_command *c = &r->cmd[k];
+        fputs(k ? ",\n    {\n      \"command\": " : "\n    {\n      \"command\": ", f);
+        json_string(f, c->text);
+        fputs(",\n      \"argv\": [", f);
+        for (size_t i = 0; c->argv[i] != NULL; i++) {
+            if (i)
+                fputs(", ", f);
+            json_string(f, c->argv[i]);
+        }
+        fprintf(f, "],\n      \"runs\": %zu,\n      ", c->nruns);
+        json_summary(f, &c->wall);
+        fputs(",\n      \"user\": ", f);
+        json_num(f, c->user.mean);
+        fputs(", \"system\": ", f);
+        json_num(f, c->sys.mean);
+        fputs(",\n      \"times\": [", f);
+        for (size_t i = 0; i < c->nruns; i++) {
+            if (i)
+                fputs(", ", f);
+            json_num(f, c->runs[i].wall);
+        }
+        fputs("],\n      \"exit_codes\": [", f);
+        for (size_t i = 0; i < c->nruns; i++)
+            fprintf(f, i ? ", %d" : "%d", c->runs[i].status);
+        fputs("],\n      \"counters\": [", f);
+        for (size_t e = 0; e < r->nev; e++) {
+            const summary *s = &c->ev[e];
+            fputs(e ? ",\n        {\"name\": " : "\n        {\"name\": ", f);
+            json_string(f, r->ev[e].name);
+            fprintf(f, ", \"counted_runs\": %zu, ", s->n);
+            if (s->n > 0)
+                json_summary(f, s);
+            else
+                fputs("\"mean\": null, \"stddev\": null, \"median\": null, \"min\": null, "
+                      "\"max\": null, \"outliers\": null",
+                      f);
+            fputs(",\n         \"values\": [", f);
+            for (size_t i = 0; i < c->nruns; i++) {
+                if (i)
+                    fputs(", ", f);
+                if (c->runs[i].counted[e])
+                    fprintf(f, "%" PRIu64, c->runs[i].values[e]);
+                else
+                    fputs("null", f);
+            }
+            fputs("]}", f);
+        }
+        fputs(r->nev ? "\n      ]\n    }" : "]\n    }", f);
+    }
+    fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
+}
+
+int bench_export_json(const bench_report *r, const char *path)
+{
+    bool is_stdout;
+    FILE *f = open_export(path, &is_stdout);
+    if (f == NULL)
+        return EXIT_SETUP;
+    write_json(f, r);
+    return close_export(f, is_stdout, path);
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int bench_export_csv(const bench_report *r, const char *path)
+{
+    bool is_stdout;
+    FILE *f = open_export(path, &is_stdout);
+    if (f == NULL)
+        return EXIT_SETUP;
+    static const char *const cols[] = {"mean", "stddev", "median", "min", "max"};
+    fputs("command,mean,stddev,median,user,system,min,max", f);
+    for (size_t e = 0; e < r->nev; e++)
+        for (size_t j = 0; j < 5; j++) {
+            char name[192];
+            snprintf(name, sizeof name, "%s_%s", r->ev[e].name, cols[j]);
+            fputc(',', f);
+            csv_field(f, name);
+        }
+    fputc('\n', f);
+    for (size_t k = 0; k < r->ncmd; k++) {
+        const bench_command *c = &r->cmd[k];
+        csv_field(f, c->text);
+        const double w[] = {c->wall.mean, c->wall.stddev, c->wall.median, c->user.mean,
+                            c->sys.mean,  c->wall.min,    c->wall.max};
+        for (size_t j = 0; j < sizeof w / sizeof w[0]; j++)
+            fprintf(f, ",%.9g", w[j]);
+        for (size_t e = 0; e < r->nev; e++) {
+            const summary *s = &c->ev[e];
+            const double v[] = {s->mean, s->stddev, s->median, s->min, s->max};
+            for (size_t j = 0; j < 5; j++)
+                if (s->n > 0)
+                    fprintf(f, ",%.17g", v[j]);
+                else
+                    fputc(',', f);
+        }
+        fputc('\n', f);
+    }
+    return close_export(f, is_stdout, path);
+}
+
+static void md_text(FILE *f, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s == '|')
+            fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+int bench_export_markdown(const bench_report *r, const char *path)
+{
+    bool is_stdout;
+    FILE *f = open_export(path, &is_stdout);
+    if (f == NULL)
+        return EXIT_SETUP;
+    size_t best = 0;
+    for (size_t k = 1; k < r->ncmd; k++)
+        if (r->cmd[k].wall.mean < r->cmd[best].wall.mean)
+            best = k;
+    const char *unit;
+    double scale = time_scale(r->cmd[best].wall.mean, &unit);
+    fprintf(f, "| Command | Mean [%s] | Min [%s] | Max [%s] | Relative |", unit, unit, unit);
+    for (size_t e = 0; e < r->nev; e++) {
+        fputc(' ', f);
+        md_text(f, r->ev[e].name);
+        fputs(" |", f);
+    }
+    fputs("\n|:---|---:|---:|---:|---:|", f);
+    for (size_t e = 0; e < r->nev; e++)
+        fputs("---:|", f);
+    fputc('\n', f);
+    for (size_t k = 0; k < r->ncmd; k++) {
+        const bench_command *c = &r->cmd[k];
+        double sigma, ratio = summary_ratio(&r->cmd[best].wall, &c->wall, &sigma);
+        fputs("| `", f);
+        md_text(f, c->text);
+        fprintf(f, "` | %.1f ± %.1f | %.1f | %.1f | ", c->wall.mean * scale, c->wall.stddev * scale,
+                c->wall.min * scale, c->wall.max * scale);
+        if (k == best)
+            fputs("1.00 |", f);
+        else
+            fprintf(f, "%.2f ± %.2f |", ratio, sigma);
+        for (size_t e = 0; e < r->nev; e++) {
+            char a[64], b[64];
+            if (c->ev[e].n == 0)
+                fputs(" – |", f);
+            else
+                fprintf(f, " %s ± %s |", fmt_value(&r->ev[e], c->ev[e].mean, c->ev[e].mean, 1, a, sizeof a),
+                        fmt_value(&r->ev[e], c->ev[e].stddev, c->ev[e].mean, 1, b, sizeof b));
+        }
+        fputc('\n', f);
+    }
+    return close_export(f, is_stdout, path);
+}
+
+static int baseline_path(const char *dir, const char *name, char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s/%s.json", dir, name);
+    if (n < 0 || (size_t)n >= size) {
+        cli_error("bench", "the baseline path %s/%s.json is too long", dir, name);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int bench_save_baseline(const bench_report *r, const char *dir, const char *name)
+{
+    char path[4096];
+    if (baseline_path(dir, name, path, sizeof path) != 0)
+        return EXIT_SETUP;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        cli_error("bench", "--save-baseline %s: cannot create the directory %s: %s", name, dir,
+                  strerror(errno));
+        return EXIT_SETUP;
+    }
+    return bench_export_json(r, path);
+}
+
+json_value *bench_load_baseline(const char *dir, const char *name)
+{
+    char path[4096], why[256];
+    if (baseline_path(dir, name, path, sizeof path) != 0)
+        return NULL;
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        cli_error("bench", "--baseline %s: cannot read %s: %s (save one with --save-baseline %s)",
+                  name, path, strerror(errno), name);
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *grown = realloc(text, cap);
+            if (grown == NULL) {
+                free(text);
+                fclose(f);
+                cli_error("bench", "--baseline %s: out of memory while reading %s", name, path);
+                return NULL;
+            }
+            text = grown;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    json_value *root = bad ? NULL : json_parse(text, len, why, sizeof why);
+    free(text);
+    if (bad) {
+        cli_error("bench", "--baseline %s: cannot read %s", name, path);
+        return NULL;
+    }
+    if (root == NULL) {
+        cli_error("bench", "--baseline %s: %s is not JSON: %s", name, path, why);
+        return NULL;
+    }
+    const json_value *schema = json_get(root, "schema");
+    if (schema == NULL || schema->kind != JSON_STRING || strcmp(schema->string, BENCH_SCHEMA) != 0) {
+        cli_error("bench", "--baseline %s: %s is not a dkperf bench result (no \"schema\": \"%s\")",
+                  name, path, BENCH_SCHEMA);
+        json_free(root);
+        return NULL;
+    }
+    return root;
+}
