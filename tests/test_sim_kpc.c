@@ -390,6 +390,8 @@ TEST_CASE(kperf_timers_and_actions)
     CHECK_INT(kp->kperf_action_samplers_get(1, &u), ==, 0);
     CHECK_INT(u, ==, KPERF_SAMPLER_PMC_THREAD | KPERF_SAMPLER_TH_INFO);
     CHECK_ERRNO(kp->kperf_action_samplers_set(3, 1), EINVAL);
+    CHECK_ERRNO(kp->kperf_action_samplers_set(1, KPERF_SAMPLER_PMC_THREAD | KPERF_SAMPLER_PMC_CPU),
+                EINVAL);
     CHECK_ERRNO(kp->kperf_action_samplers_set(0, 1), EINVAL);
     CHECK_INT(kp->kperf_action_filter_set_by_pid(1, 1234), ==, 0);
     CHECK_INT(kp->kperf_action_filter_set_by_task(1, -1), ==, 0);

@@ -864,6 +864,9 @@ SIM_API int kperf_action_count_get(uint32_t *count)
 SIM_API int kperf_action_samplers_set(uint32_t actionid, uint32_t sample)
 {
     KPERF_PROLOGUE(kperf_action_samplers_set);
+    /* kperf_action_set_samplers: the thread's and the CPU's PMCs exclude each other. */
+    if ((sample & KPERF_SAMPLER_PMC_THREAD) && (sample & KPERF_SAMPLER_PMC_CPU))
+        FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
     CHECK_ACTION(actionid);
     action_samplers[actionid - 1] = sample;
