@@ -21,6 +21,9 @@ static void load(void)
 {
     CHECK_INT(dk_kperf_load(NULL, &kp, NULL), ==, 0);
     CHECK_INT(dk_kperfdata_load(NULL, &kd, NULL), ==, 0);
+    /* The full sim exports the optional kpc.period/kpc.actionid calls. */
+    CHECK(kp->kpc_get_period != NULL && kp->kpc_set_period != NULL);
+    CHECK(kp->kpc_get_actionid != NULL && kp->kpc_set_actionid != NULL);
 }
 
 /* Expect a kpc call to fail with -1 and errno e. */
