@@ -3,7 +3,9 @@
 #                   node VERSION (e.g. DKPERF_0.1) when given, and exactly
 #                   the DK_EXPORT functions of the headers under INCLUDE
 #                   when given
-#   MODE=kperf      LIB=<sim kperf>    exactly DK_KPERF_SYMBOLS from HEADER
+#   MODE=kperf      LIB=<sim kperf>    exactly DK_KPERF_SYMBOLS and
+#                   DK_KPERF_OPTIONAL_SYMBOLS from HEADER (OPTIONAL=0: without
+#                   the optional ones)
 #   MODE=kperfdata  LIB=<sim kperfdata> exactly DK_KPERFDATA_SYMBOLS from HEADER
 find_program(NM NAMES nm llvm-nm REQUIRED)
 execute_process(COMMAND ${NM} -D --defined-only ${LIB}
@@ -96,6 +98,11 @@ if(MODE STREQUAL "kperf")
   string(REGEX MATCH "#define DK_KPERF_SYMBOLS\\(X\\)[^#]*" block "${header}")
 else()
   string(REGEX MATCH "#define DK_KPERFDATA_SYMBOLS\\(X\\)[^#]*" block "${header}")
+endif()
+if(MODE STREQUAL "kperf" AND NOT OPTIONAL STREQUAL "0")
+  # The optional symbols too, unless the variant lacks them (OPTIONAL=0).
+  string(REGEX MATCH "#define DK_KPERF_OPTIONAL_SYMBOLS\\(X\\)[^#]*" opt "${header}")
+  string(APPEND block "${opt}")
 endif()
 string(REGEX MATCHALL "X\\(([a-z_]+)\\)" items "${block}")
 set(want "")

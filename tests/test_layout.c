@@ -98,6 +98,10 @@ TEST_CASE(fixed_events_and_aliases)
     kpep_db *db = open_db();
     for (size_t i = 0; i < db->fixed_counter_count; i++) {
         kpep_event *ev = db->fixed_event_arr[i];
+        /* Intel's third fixed counter (reference cycles): the data names no
+         * event for it. */
+        if (ev == NULL && db->architecture == KPEP_ARCH_X86_64 && i == 2)
+            continue;
         CHECK(ev != NULL);
         CHECK(ev->flags & KPEP_EVENT_FLAG_FIXED);
         CHECK_INT(ev->mask, ==, 1u << i);

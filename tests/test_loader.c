@@ -2,6 +2,7 @@
  * test_loader.c - dk_kperf_load / dk_kperfdata_load: success, caching,
  * thread safety, and each kind of failure.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,8 @@ TEST_CASE(loads_both_frameworks_from_env_root)
     fp = (const void *const *)kd;
     for (size_t i = 0; i < sizeof *kd / sizeof(void *); i++)
         CHECK(fp[i] != NULL);
-    CHECK_INT(sizeof *kp / sizeof(void *), ==, DK_KPERF_SYMBOL_COUNT);
+    CHECK_INT(sizeof *kp / sizeof(void *), ==,
+              DK_KPERF_SYMBOL_COUNT + DK_KPERF_OPTIONAL_SYMBOL_COUNT);
     CHECK_INT(sizeof *kd / sizeof(void *), ==, DK_KPERFDATA_SYMBOL_COUNT);
     CHECK_INT(kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK), >, 0);
     kpep_db *db = NULL;
@@ -138,6 +140,63 @@ TEST_CASE(missing_kperf_symbol_is_named)
     /* A failed load is not cached: it fails the same way again. */
     CHECK_INT(dk_kperf_load(root, &kp, &err), ==, DK_ELOAD);
     CHECK_INT(err.kind, ==, DK_LOAD_SYMBOL);
+}
+
+TEST_CASE(optional_symbols_load_when_present)
+{
+    const dk_kperf_vtable *kp = NULL;
+    CHECK_INT(dk_kperf_load(NULL, &kp, NULL), ==, 0);
+    CHECK(kp->kpc_get_period != NULL && kp->kpc_set_period != NULL);
+    CHECK(kp->kpc_get_actionid != NULL && kp->kpc_set_actionid != NULL);
+    uint32_t n = kp->kpc_get_counter_count(KPC_CLASS_CONFIGURABLE_MASK);
+    uint64_t period[KPC_MAX_COUNTERS] = {0};
+    period[0] = 1000000;
+    CHECK_INT(kp->kpc_set_period(KPC_CLASS_CONFIGURABLE_MASK, period), ==, 0);
+    uint64_t back[KPC_MAX_COUNTERS] = {0};
+    CHECK_INT(kp->kpc_get_period(KPC_CLASS_CONFIGURABLE_MASK, back), ==, 0);
+    CHECK_U64(back[0], ==, 1000000);
+    CHECK_U64(back[n - 1], >, 1000000); /* 0: no PMI, read back as the counter max */
+}
+
+TEST_CASE(absent_optional_symbols_do_not_fail_the_load)
+{
+    char root[1100];
+    variant_root(root, sizeof root, "sim-root-kperf-noopt");
+    const dk_kperf_vtable *kp = NULL;
+    dk_load_error err;
+    CHECK_INT(dk_kperf_load(root, &kp, &err), ==, 0);
+    CHECK_INT(err.kind, ==, DK_LOAD_OK);
+    CHECK(kp->kpc_get_period == NULL && kp->kpc_set_period == NULL);
+    CHECK(kp->kpc_get_actionid == NULL && kp->kpc_set_actionid == NULL);
+    CHECK(kp->kperf_tick_frequency != NULL);
+    CHECK_INT(kp->kpc_get_counter_count(KPC_CLASS_FIXED_MASK), >, 0);
+}
+
+TEST_CASE(bundle_paths_name_one_image)
+{
+    /* kperf.framework/kperf and Versions/A/kperf are the same file, as in a
+     * real framework bundle: a client may open either. */
+    char top[1200], versioned[1200], current[1200];
+    snprintf(top, sizeof top, "%s%s", getenv(DK_FRAMEWORK_ROOT_ENV), DK_KPERF_PATH);
+    snprintf(versioned, sizeof versioned, "%s/System/Library/PrivateFrameworks/"
+             "kperf.framework/Versions/A/kperf", getenv(DK_FRAMEWORK_ROOT_ENV));
+    snprintf(current, sizeof current, "%s/System/Library/PrivateFrameworks/"
+             "kperf.framework/Versions/Current/kperf", getenv(DK_FRAMEWORK_ROOT_ENV));
+    void *a = dlopen(top, RTLD_LAZY | RTLD_LOCAL);
+    void *b = dlopen(versioned, RTLD_LAZY | RTLD_LOCAL);
+    void *c = dlopen(current, RTLD_LAZY | RTLD_LOCAL);
+    CHECK(a != NULL && b != NULL && c != NULL);
+    CHECK(dlsym(a, "kpc_set_config") == dlsym(b, "kpc_set_config"));
+    CHECK(dlsym(c, "kpc_set_config") == dlsym(b, "kpc_set_config"));
+    char path[1200];
+    snprintf(path, sizeof path, "%s/System/Library/PrivateFrameworks/kperfdata.framework/"
+             "Versions/A/kperfdata", getenv(DK_FRAMEWORK_ROOT_ENV));
+    void *d = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    CHECK(d != NULL);
+    dlclose(a);
+    dlclose(b);
+    dlclose(c);
+    dlclose(d);
 }
 
 TEST_CASE(missing_kperfdata_symbol_is_named)

@@ -118,7 +118,18 @@ static void open_session(session *s)
     CHECK_INT(s->kp->kpc_set_config(s->classes, regs), ==, 0);
     kpc_config_t back[KPC_MAX_COUNTERS] = {0};
     CHECK_INT(s->kp->kpc_get_config(s->classes, back), ==, 0);
-    CHECK(memcmp(back, regs, words * sizeof *regs) == 0);
+    if (s->cpu == DK_CPU_INTEL) {
+        /* kpc_x86.c: the fixed control word is not written (NYI) and reads
+         * back the MSR, 0 before counting starts; PERFEVTSELs keep
+         * 0xffc7ffff of each word. */
+        CHECK_U64(back[0], ==, 0);
+        for (size_t w = fixed_words; w < words; w++)
+            CHECK_U64(back[w], ==, regs[w] & 0xffc7ffffu);
+    } else {
+        /* A release kernel drops EL1 (0x40000) silently (arm64 set_modes). */
+        for (size_t w = 0; w < words; w++)
+            CHECK_U64(back[w], ==, regs[w] & ~(kpc_config_t)0xc0000);
+    }
 }
 
 static void read_counters(session *s, uint64_t out[NEVENTS])

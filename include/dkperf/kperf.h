@@ -487,6 +487,29 @@ typedef uint64_t (*kperf_ticks_to_ns_fn)(uint64_t ticks);
  */
 typedef uint64_t (*kperf_tick_frequency_fn)(void);
 
+/*
+ * Optional kperf.framework functions: resolved when the framework exports
+ * them, NULL in the vtable when it does not; their absence never fails a
+ * load. They wrap kpc.period and kpc.actionid, arrays with one entry per
+ * counter of `classes` (fixed first), as kpc_get_counter_count(classes)
+ * counts them. Root only (EPERM otherwise).
+ */
+
+/* kpc_get_period - the PMI period of each counter, in events (counter max
+ * when none is set). x86: FIXED gives EINVAL. */
+typedef int (*kpc_get_period_fn)(uint32_t classes, uint64_t *val);
+
+/* kpc_set_period - set the PMI periods (0: no PMI). POWER gives EPERM; x86
+ * FIXED gives EINVAL; arm64 ignores fixed periods. Pass CONFIGURABLE only. */
+typedef int (*kpc_set_period_fn)(uint32_t classes, uint64_t *val);
+
+/* kpc_get_actionid - the kperf action each counter's overflow fires (0: none). */
+typedef int (*kpc_get_actionid_fn)(uint32_t classes, uint32_t *val);
+
+/* kpc_set_actionid - set those actions (1-based kperf action ids); the
+ * kernel validates nothing. */
+typedef int (*kpc_set_actionid_fn)(uint32_t classes, uint32_t *val);
+
 /* ------------------------------------------------------------------------ */
 /* kperfdata.framework: function types                                       */
 /* All int-returning kpep_* functions return a KPEP_CONFIG_ERROR_* code.     */
@@ -614,14 +637,23 @@ typedef int (*kpep_event_description_fn)(kpep_event *ev, const char **str_ptr);
     X(kpep_db_events_count) X(kpep_db_events) X(kpep_db_event) X(kpep_event_name)             \
     X(kpep_event_alias) X(kpep_event_description)
 
+/* The optional symbols of kperf.framework: fields of dk_kperf_vtable that
+ * stay NULL when the framework lacks them. */
+#define DK_KPERF_OPTIONAL_SYMBOLS(X) \
+    X(kpc_get_period) X(kpc_set_period) X(kpc_get_actionid) X(kpc_set_actionid)
+
 #define DK_KPERF_SYMBOL_COUNT 34
+#define DK_KPERF_OPTIONAL_SYMBOL_COUNT 4
 #define DK_KPERFDATA_SYMBOL_COUNT 23
 
 #define DK__VTABLE_FIELD(name) name##_fn name;
 
-/* Every kperf.framework function, resolved. No field is ever NULL. */
+/* Every kperf.framework function, resolved: the DK_KPERF_SYMBOLS fields
+ * are never NULL; the DK_KPERF_OPTIONAL_SYMBOLS fields after them are NULL
+ * when the framework does not export them (check before calling). */
 typedef struct dk_kperf_vtable {
     DK_KPERF_SYMBOLS(DK__VTABLE_FIELD)
+    DK_KPERF_OPTIONAL_SYMBOLS(DK__VTABLE_FIELD)
 } dk_kperf_vtable;
 
 /* Every kperfdata.framework function, resolved. No field is ever NULL. */
@@ -670,7 +702,8 @@ DK_EXPORT const char *dk_framework_root(const char *root);
 
 /*
  * dk_kperf_load - load kperf.framework from <root>/System/Library/... and
- * resolve all 34 symbols. root: see dk_framework_root().
+ * resolve all 34 symbols, and the optional ones it exports (the others stay
+ * NULL). root: see dk_framework_root().
  *
  * The framework is opened with RTLD_LAZY | RTLD_LOCAL once per distinct root
  * and never unloaded, so the returned vtable stays valid for the life of the

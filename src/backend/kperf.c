@@ -112,7 +112,10 @@ static int build_database(dk_sampler *s, session *k)
                          KPC_MAX_COUNTERS);
     if (rc != 0)
         return rc;
-    size_t counters[3] = {answers[0], answers[1], answers[2]};
+    /* kpc's POWER class is disjoint from CONFIGURABLE and empty unless a
+     * power-manager kext registered one (osfmk/kern/kpc_common.c): the
+     * counters the power manager shares are what the database says. */
+    size_t counters[3] = {answers[0], answers[1], k->kdb->power_counter_count};
     k->shape.fixed_counters = answers[0];
     k->config_counters = answers[1];
     s->caps.per_thread = true;

@@ -1,6 +1,7 @@
 /*
  * loader.c - open kperf.framework and kperfdata.framework with dlopen() and
- * resolve every symbol, all or nothing.
+ * resolve every symbol, all or nothing (the optional kpc.period/kpc.actionid
+ * symbols are NULL when absent).
  *
  * Each framework is opened at most once per root directory and never
  * unloaded (image_cache.h): the vtables handed out point into
@@ -115,9 +116,19 @@ typedef void (*fill_fn)(loaded *e, void *handle, const char **missing);
 #define DK__RESOLVE_KPERF(name) DK__RESOLVE_INTO(kperf, name)
 #define DK__RESOLVE_KPERFDATA(name) DK__RESOLVE_INTO(kperfdata, name)
 
+/* An optional symbol: NULL when absent, never a failed load. */
+#define DK__RESOLVE_OPTIONAL(name)                       \
+    if (*missing == NULL) {                              \
+        void *sym = dlsym(handle, #name);                \
+        e->kperf.name = NULL;                            \
+        if (sym != NULL)                                 \
+            memcpy(&e->kperf.name, &sym, sizeof sym);    \
+    }
+
 static void fill_kperf(loaded *e, void *handle, const char **missing)
 {
     DK_KPERF_SYMBOLS(DK__RESOLVE_KPERF)
+    DK_KPERF_OPTIONAL_SYMBOLS(DK__RESOLVE_OPTIONAL)
 }
 
 static void fill_kperfdata(loaded *e, void *handle, const char **missing)
@@ -125,6 +136,7 @@ static void fill_kperfdata(loaded *e, void *handle, const char **missing)
     DK_KPERFDATA_SYMBOLS(DK__RESOLVE_KPERFDATA)
 }
 
+#undef DK__RESOLVE_OPTIONAL
 #undef DK__RESOLVE_KPERF
 #undef DK__RESOLVE_KPERFDATA
 #undef DK__RESOLVE_INTO

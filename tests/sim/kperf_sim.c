@@ -22,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cpc_allow_lists.h"
 #include "sim.h"
 
 #define MAX_CPUS 256
@@ -37,6 +39,10 @@ static _Atomic uint32_t counting;
 static _Atomic uint32_t thread_counting;
 static kpc_config_t fixed_ctrl;                /* Intel IA32_FIXED_CTR_CTRL */
 static kpc_config_t config[KPC_MAX_COUNTERS];  /* by absolute counter */
+#ifndef SIM_OMIT_OPTIONAL
+static uint64_t reload[KPC_MAX_COUNTERS];      /* kpc.period: max - period */
+static uint32_t pmi_action[KPC_MAX_COUNTERS];  /* kpc.actionid */
+#endif
 static int force_all;
 static atomic_uint_fast64_t generation = 1;    /* bumped on every change */
 
@@ -60,9 +66,10 @@ static uint32_t sampling;
 typedef struct thread_state {
     bool started;
     uint64_t seen_generation;
-    uint64_t last_ns;
+    uint64_t last_total_ns;
     uint32_t active;                       /* counters that advance */
     uint32_t rate[KPC_MAX_COUNTERS];       /* events per microsecond */
+    uint8_t mode[KPC_MAX_COUNTERS];        /* MODE_*: which CPU time counts */
     uint64_t value[KPC_MAX_COUNTERS];
     uint64_t remainder[KPC_MAX_COUNTERS];  /* sub-event part, in 1/1000 */
 } thread_state;
@@ -106,11 +113,123 @@ static const sim_chip *chip(void)
     return sim_current_chip();
 }
 
-static uint64_t thread_cpu_ns(void)
+/*
+ * The calling thread's CPU time and the system part of it, in ns: the total
+ * from the thread's CPU clock, the system part from getrusage(RUSAGE_THREAD).
+ * Linux splits the total by where its ticks landed and rescales the split
+ * as ticks arrive, so the system part of a short stretch jumps; a stretch
+ * is split in the thread's proportion so far instead, once the thread has
+ * run 100 ms (all user time before).
+ */
+static void thread_times(uint64_t *total_ns, uint64_t *sys_ns)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    *total_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    struct rusage ru;
+    *sys_ns = 0;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0)
+        *sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+}
+
+static bool is_intel(const sim_chip *c) { return c->architecture == KPEP_ARCH_X86_64; }
+
+/*
+ * DKPERF_SIM_SELECTOR_POLICY: "checked" (default) is a RELEASE kernel
+ * (CPC_EVPOL_RESTRICT_TO_KNOWN, kpc_allows_counting_system false);
+ * "unchecked" one that allows every selector and EL1 (CPC_EVPOL_ALLOW_ALL
+ * of DEVELOPMENT kernels, and the kernels before xnu-10063).
+ */
+static bool policy_checked(void)
+{
+    const char *v = getenv("DKPERF_SIM_SELECTOR_POLICY");
+    if (v == NULL || *v == '\0' || strcmp(v, "checked") == 0)
+        return true;
+    if (strcmp(v, "unchecked") == 0)
+        return false;
+    fprintf(stderr, "dkperf sim: DKPERF_SIM_SELECTOR_POLICY=%s: use checked or unchecked\n", v);
+    abort();
+}
+
+/* The xnu board whose allow-list a kpep database's chip follows. */
+static const sim_allow_list *allow_list_of(const sim_chip *c)
+{
+    static const struct {
+        const char *db, *board;
+    } boards[] = {
+        {"a14", "T8103"},        {"a15", "T8112"},        {"a16", "T8122_T8130"},
+        {"as1", "T8122_T8130"},  {"as2", "T8122_T8130"},  {"as3", "T6031"},
+        {"as4", "T8132"},        {"as4-1", "T6041"},      {"as4-2", "T6041"},
+        {"as5", "T8132"},        {"as5-2", "T8132"},
+    };
+    for (size_t i = 0; i < sizeof boards / sizeof boards[0]; i++) {
+        if (strcmp(boards[i].db, c->db_name) != 0)
+            continue;
+        for (size_t j = 0; j < sizeof sim_allow_lists / sizeof sim_allow_lists[0]; j++)
+            if (strcmp(sim_allow_lists[j].board, boards[i].board) == 0)
+                return &sim_allow_lists[j];
+    }
+    return NULL; /* #else: no list, every non-zero selector denied */
+}
+
+/* H15 and H16 (M3 and later) have 16-bit event selectors (CPMU_16BIT_EVENTS). */
+static bool wide_selectors(const sim_chip *c)
+{
+    return strcmp(c->db_name, "a14") != 0 && strcmp(c->db_name, "a15") != 0 &&
+           strcmp(c->db_name, "a13") != 0;
+}
+
+/* PMESR_PMC_MASK on arm64, the event-select byte on x86. */
+static unsigned selector_of(const sim_chip *c, kpc_config_t word)
+{
+    if (is_intel(c))
+        return (unsigned)(word & 0xff);
+    return (unsigned)(word & (wide_selectors(c) ? 0xffff : 0xff));
+}
+
+/* cpc_event_allowed under CPC_EVPOL_RESTRICT_TO_KNOWN. */
+static bool selector_allowed(const sim_chip *c, unsigned selector)
+{
+    if (selector == 0)
+        return true;
+    const sim_allow_list *l = allow_list_of(c);
+    for (size_t i = 0; l != NULL && i < l->count; i++)
+        if (l->selectors[i] == selector)
+            return true;
+    return false;
+}
+
+#ifndef SIM_OMIT_OPTIONAL
+/* Counter width: 47 bits on H13 (M1), 63 with CPMU_64BIT_PMCS; 48 on x86
+ * (CPUID leaf 0xA on the Intel Macs, a guess: xnu reads it at boot). */
+static uint64_t counter_max(const sim_chip *c)
+{
+    unsigned width = is_intel(c) ? 48 : strcmp(c->db_name, "a14") == 0 ? 47 : 63;
+    return (UINT64_C(1) << width) - 1;
+}
+#endif
+
+#define MODE_NONE 0
+#define MODE_USER 1
+#define MODE_KERNEL 2
+#define MODE_ALL 3
+
+#define ARM_EL0_A32 0x10000u
+#define ARM_EL0_A64 0x20000u
+#define ARM_EL1 0x40000u
+#define ARM_EL3 0x80000u
+#define ARM_MODES (ARM_EL0_A32 | ARM_EL0_A64 | ARM_EL1 | ARM_EL3)
+
+/* Which CPU time a counter counts under its config word. */
+static uint8_t mode_of(const sim_chip *c, unsigned counter)
+{
+    if (c->fixed_bits >> counter & 1)
+        return MODE_ALL; /* x86: ENABLE_ALL_RINGS; arm64: PMCR1 |= 0x30303 */
+    kpc_config_t w = config[counter];
+    if (is_intel(c))
+        return (uint8_t)(((w >> 16) & 1 ? MODE_USER : 0) | ((w >> 17) & 1 ? MODE_KERNEL : 0));
+    return (uint8_t)((w & (ARM_EL0_A32 | ARM_EL0_A64) ? MODE_USER : 0) |
+                     (w & ARM_EL1 ? MODE_KERNEL : 0));
 }
 
 static unsigned fixed_count(const sim_chip *c) { return c ? sim_popcount(c->fixed_bits) : 0; }
@@ -123,8 +242,10 @@ static uint32_t counters_of(const sim_chip *c, uint32_t classes)
         n += fixed_count(c);
     if (classes & KPC_CLASS_CONFIGURABLE_MASK)
         n += config_count(c);
-    if (classes & KPC_CLASS_POWER_MASK)
-        n += c ? sim_popcount(c->power_bits) : 0;
+    /* POWER is kpc_pm_pmc_mask, disjoint from CONFIGURABLE and non-empty
+     * only while a power-manager kext has registered a handler without a
+     * custom config (kpc_get_configurable_pmc_mask); nothing registers one
+     * in the sim, so POWER is empty and force_all changes no count. */
     return n;
 }
 
@@ -136,10 +257,10 @@ static uint32_t counters_of(const sim_chip *c, uint32_t classes)
  */
 static uint32_t rate_of(const sim_chip *c, unsigned counter)
 {
-    bool intel = c->architecture == KPEP_ARCH_X86_64;
+    bool intel = is_intel(c);
     if (c->fixed_bits >> counter & 1)
-        return (counter == 0) == intel ? 7500 : 3000;
-    unsigned number = (unsigned)(config[counter] & (intel ? 0xff : 0xffff));
+        return counter == 2 ? 2400 : (counter == 0) == intel ? 7500 : 3000;
+    unsigned number = selector_of(c, config[counter]);
     const sim_event *ev = sim_event_by_number(c, number);
     const char *name = ev != NULL ? ev->name : "";
     if (strcmp(name, "INST_ALL") == 0 || strcmp(name, "INST_RETIRED.ANY_P") == 0)
@@ -161,18 +282,14 @@ static uint32_t active_counters(const sim_chip *c, uint32_t classes)
     uint32_t active = 0;
     if (c == NULL)
         return 0;
-    if (classes & KPC_CLASS_FIXED_MASK) {
-        for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
-            if (c->fixed_bits >> i & 1)
-                active |= 1u << i;
-        if (c->fixed_config_words > 0) /* Intel: enabled through the control word */
-            for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
-                if ((c->fixed_bits >> i & 1) && !((fixed_ctrl >> (4 * i)) & 0x3))
-                    active &= ~(1u << i);
-    }
+    /* x86: kpc.counting writes ENABLE_ALL_RINGS|PMI to every fixed counter
+     * (set_running_fixed), whatever kpc.config wrote. */
+    if (classes & KPC_CLASS_FIXED_MASK)
+        active |= c->fixed_bits;
     if (classes & KPC_CLASS_CONFIGURABLE_MASK)
         for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
-            if ((c->config_bits >> i & 1) && config[i] != 0)
+            if ((c->config_bits >> i & 1) && selector_of(c, config[i]) != 0 &&
+                mode_of(c, i) != MODE_NONE)
                 active |= 1u << i;
     return active;
 }
@@ -180,25 +297,34 @@ static uint32_t active_counters(const sim_chip *c, uint32_t classes)
 /* Settle the calling thread's counts up to now, then look at the new state. */
 static void sync_thread(const sim_chip *c)
 {
-    uint64_t now = thread_cpu_ns();
+    uint64_t total, sys;
+    thread_times(&total, &sys);
     if (self.started && self.active != 0) {
-        uint64_t delta = now - self.last_ns;
+        uint64_t dt = total > self.last_total_ns ? total - self.last_total_ns : 0;
+        /* Below ~10 ticks the split says nothing (a young thread's one
+         * tick in the kernel makes all of its time system time). */
+        double share = total < 100000000u ? 0 : (double)(sys < total ? sys : total) / (double)total;
+        uint64_t ds = (uint64_t)((double)dt * share);
+        uint64_t du = dt - ds;
         for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++) {
             if (!(self.active >> i & 1))
                 continue;
+            uint64_t delta = (self.mode[i] & MODE_USER ? du : 0) + (self.mode[i] & MODE_KERNEL ? ds : 0);
             uint64_t milli = delta * self.rate[i] + self.remainder[i];
             self.value[i] += milli / 1000;
             self.remainder[i] = milli % 1000;
         }
     }
     self.started = true;
-    self.last_ns = now;
+    self.last_total_ns = total;
     uint64_t gen = atomic_load_explicit(&generation, memory_order_acquire);
     if (gen != self.seen_generation) {
         pthread_mutex_lock(&state_lock);
         self.active = active_counters(c, counting & thread_counting);
-        for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+        for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++) {
             self.rate[i] = (self.active >> i & 1) ? rate_of(c, i) : 0;
+            self.mode[i] = (self.active >> i & 1) ? mode_of(c, i) : MODE_NONE;
+        }
         self.seen_generation = atomic_load(&generation);
         pthread_mutex_unlock(&state_lock);
     }
@@ -310,6 +436,10 @@ SIM_API uint32_t kpc_pmu_version(void)
     const sim_chip *c = chip();
     if (sim_fault("kpc_pmu_version", &code) || c == NULL)
         return KPC_PMU_ERROR;
+    if (!sim_privileged()) { /* kpc.pmu_version is not in the public list */
+        errno = EPERM;
+        return KPC_PMU_ERROR;
+    }
     return c->pmu_version;
 }
 
@@ -319,6 +449,10 @@ SIM_API uint32_t kpc_get_counting(void)
     chip();
     if (sim_fault("kpc_get_counting", &code))
         return 0;
+    if (!sim_privileged()) { /* ktrace_read_check */
+        errno = EPERM;
+        return 0;
+    }
     pthread_mutex_lock(&state_lock);
     uint32_t v = counting;
     pthread_mutex_unlock(&state_lock);
@@ -336,6 +470,18 @@ SIM_API int kpc_set_counting(uint32_t classes)
     pthread_mutex_lock(&state_lock);
     sync_cpus(c);
     counting = classes;
+    if (c != NULL && is_intel(c)) {
+        /* set_running_fixed: ENABLE_ALL_RINGS|PMI (0xb) per fixed counter,
+         * never turned off; set_running_configurable: PMI|EN in every
+         * PERFEVTSEL. */
+        if (classes & KPC_CLASS_FIXED_MASK)
+            for (unsigned i = 0; i < fixed_count(c); i++)
+                fixed_ctrl |= (kpc_config_t)0xb << (4 * i);
+        if (classes & KPC_CLASS_CONFIGURABLE_MASK)
+            for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+                if (c->config_bits >> i & 1)
+                    config[i] |= 0x500000u;
+    }
     changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
@@ -347,6 +493,10 @@ SIM_API uint32_t kpc_get_thread_counting(void)
     chip();
     if (sim_fault("kpc_get_thread_counting", &code))
         return 0;
+    if (!sim_privileged()) { /* ktrace_read_check */
+        errno = EPERM;
+        return 0;
+    }
     pthread_mutex_lock(&state_lock);
     uint32_t v = thread_counting;
     pthread_mutex_unlock(&state_lock);
@@ -379,8 +529,7 @@ SIM_API uint32_t kpc_get_config_count(uint32_t classes)
         n += c->fixed_config_words;
     if (classes & KPC_CLASS_CONFIGURABLE_MASK)
         n += config_count(c);
-    if (classes & KPC_CLASS_POWER_MASK)
-        n += sim_popcount(c->power_bits);
+    /* POWER: empty, see counters_of(). */
     return n;
 }
 
@@ -398,8 +547,10 @@ SIM_API int kpc_get_config(uint32_t classes, kpc_config_t *cfg)
     FAULT(kpc_get_config);
     PRIVILEGED();
     const sim_chip *c = chip();
-    if (cfg == NULL || c == NULL)
+    if (c == NULL || kpc_get_config_count(classes) == 0) /* regsize 0 */
         FAIL_ERRNO(EINVAL);
+    if (cfg == NULL) /* oldp NULL: a size query */
+        return 0;
     size_t w = 0;
     pthread_mutex_lock(&state_lock);
     if (classes & KPC_CLASS_FIXED_MASK)
@@ -413,10 +564,21 @@ SIM_API int kpc_get_config(uint32_t classes, kpc_config_t *cfg)
     return 0;
 }
 
-static bool selector_listed(const sim_chip *c, kpc_config_t word)
+/*
+ * What the kernel writes for a configurable word. x86: kpc_set_configurable_config
+ * masks with 0xffc7ffff. arm64 set_modes: a word with no mode bits means all
+ * modes; on a release kernel EL1 is dropped without an error (and EL3 with it).
+ */
+static kpc_config_t stored_word(const sim_chip *c, kpc_config_t w)
 {
-    unsigned number = (unsigned)(word & (c->architecture == KPEP_ARCH_X86_64 ? 0xff : 0xffff));
-    return number == 0 || sim_event_by_number(c, number) != NULL;
+    if (is_intel(c))
+        return w & 0xffc7ffffu;
+    bool el1 = !policy_checked();
+    if (w != 0 && !(w & ARM_MODES))
+        w |= el1 ? ARM_EL0_A32 | ARM_EL0_A64 | ARM_EL1 : ARM_EL0_A64;
+    if (!el1)
+        w &= ~(kpc_config_t)(ARM_EL1 | ARM_EL3);
+    return w;
 }
 
 SIM_API int kpc_set_config(uint32_t classes, kpc_config_t *cfg)
@@ -424,22 +586,26 @@ SIM_API int kpc_set_config(uint32_t classes, kpc_config_t *cfg)
     FAULT(kpc_set_config);
     PRIVILEGED();
     const sim_chip *c = chip();
-    if (cfg == NULL || c == NULL || (classes & ~0xfu))
+    if (classes & KPC_CLASS_POWER_MASK) /* sysctl_kpc_set_config */
+        FAIL_ERRNO(EPERM);
+    if (c == NULL || (classes & ~0xfu) || kpc_get_config_count(classes) == 0)
         FAIL_ERRNO(EINVAL);
-    /* Check every word first: a refused write changes nothing. */
+    if (cfg == NULL) /* copyin from a NULL newp */
+        FAIL_ERRNO(EFAULT);
+    /* kpc_set_config_arch, secure: check every word first, so a refused
+     * write changes nothing. x86 checks nothing. */
     size_t w = (classes & KPC_CLASS_FIXED_MASK) ? c->fixed_config_words : 0;
-    if (classes & KPC_CLASS_CONFIGURABLE_MASK)
+    if (!is_intel(c) && policy_checked() && (classes & KPC_CLASS_CONFIGURABLE_MASK))
         for (unsigned i = 0, k = 0; i < KPC_MAX_COUNTERS; i++)
             if (c->config_bits >> i & 1)
-                if (!selector_listed(c, cfg[w + k++]))
-                    FAIL_ERRNO(EINVAL);
+                if (!selector_allowed(c, selector_of(c, cfg[w + k++])))
+                    FAIL_ERRNO(EPERM);
     sync_thread(c);
     pthread_mutex_lock(&state_lock);
     sync_cpus(c);
     w = 0;
-    if (classes & KPC_CLASS_FIXED_MASK)
-        for (uint32_t i = 0; i < c->fixed_config_words; i++)
-            fixed_ctrl = cfg[w++];
+    /* x86 kpc_set_fixed_config is NYI: the word is skipped, the call succeeds. */
+    w = (classes & KPC_CLASS_FIXED_MASK) ? c->fixed_config_words : 0;
     if (classes & KPC_CLASS_CONFIGURABLE_MASK) {
         for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++) {
             if (!(c->config_bits >> i & 1))
@@ -448,7 +614,7 @@ SIM_API int kpc_set_config(uint32_t classes, kpc_config_t *cfg)
             /* The power manager keeps its counters unless they were forced. */
             if ((c->power_bits >> i & 1) && !force_all)
                 continue;
-            config[i] = word;
+            config[i] = stored_word(c, word);
         }
     }
     changed();
@@ -530,13 +696,121 @@ SIM_API int kpc_force_all_ctrs_get(int *val_out)
     FAULT(kpc_force_all_ctrs_get);
     PRIVILEGED();
     chip();
-    if (val_out == NULL)
-        FAIL_ERRNO(EINVAL);
+    if (val_out == NULL) /* oldp NULL: a size query, as for every int sysctl */
+        return 0;
     pthread_mutex_lock(&state_lock);
     *val_out = sim_busy() ? 1 : force_all; /* another client holds them */
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
+
+#ifndef SIM_OMIT_OPTIONAL
+/*
+ * kpc.period and kpc.actionid (bsd/kern/kern_kpc.c, osfmk/kern/kpc_common.c
+ * kpc_get_period/kpc_set_period/kpc_get_actionid/kpc_set_actionid): one
+ * entry per counter of the classes, fixed first. A NULL output is a size
+ * query; a NULL input cannot be copied in.
+ */
+static int period_args(const sim_chip *c, uint32_t classes)
+{
+    if (c == NULL || (classes & ~0xfu) || counters_of(c, classes) == 0)
+        return EINVAL; /* regsize 0 */
+    return 0;
+}
+
+SIM_API int kpc_get_period(uint32_t classes, uint64_t *val)
+{
+    FAULT(kpc_get_period);
+    PRIVILEGED();
+    const sim_chip *c = chip();
+    int e = period_args(c, classes);
+    if (e != 0)
+        FAIL_ERRNO(e);
+    if ((classes & KPC_CLASS_FIXED_MASK) && is_intel(c)) /* no FIXED_COUNTER_SHADOW */
+        FAIL_ERRNO(EINVAL);
+    if (val == NULL)
+        return 0;
+    uint64_t max = counter_max(c);
+    size_t w = 0;
+    pthread_mutex_lock(&state_lock);
+    for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+        if (((c->fixed_bits >> i & 1) && (classes & KPC_CLASS_FIXED_MASK)) ||
+            ((c->config_bits >> i & 1) && (classes & KPC_CLASS_CONFIGURABLE_MASK)))
+            val[w++] = max - reload[i];
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+SIM_API int kpc_set_period(uint32_t classes, uint64_t *val)
+{
+    FAULT(kpc_set_period);
+    PRIVILEGED();
+    const sim_chip *c = chip();
+    if (classes & KPC_CLASS_POWER_MASK) /* sysctl_kpc_set_period */
+        FAIL_ERRNO(EPERM);
+    int e = period_args(c, classes);
+    if (e != 0)
+        FAIL_ERRNO(e);
+    if ((classes & KPC_CLASS_FIXED_MASK) && is_intel(c))
+        FAIL_ERRNO(EINVAL);
+    if (val == NULL)
+        FAIL_ERRNO(EFAULT);
+    uint64_t max = counter_max(c);
+    pthread_mutex_lock(&state_lock);
+    /* arm64 ignores the fixed periods (fixed PMIs belong to monotonic), and
+     * its reload xcall reads the configurable periods from index 0 even when
+     * FIXED is in classes; x86 has refused FIXED above. */
+    if (classes & KPC_CLASS_CONFIGURABLE_MASK)
+        for (unsigned i = 0, k = 0; i < KPC_MAX_COUNTERS; i++)
+            if (c->config_bits >> i & 1) {
+                uint64_t p = val[k++];
+                reload[i] = p == 0 || p > max ? 0 : max - p; /* 0: no PMI */
+            }
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+SIM_API int kpc_get_actionid(uint32_t classes, uint32_t *val)
+{
+    FAULT(kpc_get_actionid);
+    PRIVILEGED();
+    const sim_chip *c = chip();
+    int e = period_args(c, classes);
+    if (e != 0)
+        FAIL_ERRNO(e);
+    if (val == NULL)
+        return 0;
+    size_t w = 0;
+    pthread_mutex_lock(&state_lock);
+    for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+        if (((c->fixed_bits >> i & 1) && (classes & KPC_CLASS_FIXED_MASK)) ||
+            ((c->config_bits >> i & 1) && (classes & KPC_CLASS_CONFIGURABLE_MASK)))
+            val[w++] = pmi_action[i];
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+/* kpc_set_actionid validates nothing, not even POWER, and returns 0. */
+SIM_API int kpc_set_actionid(uint32_t classes, uint32_t *val)
+{
+    FAULT(kpc_set_actionid);
+    PRIVILEGED();
+    const sim_chip *c = chip();
+    int e = period_args(c, classes);
+    if (e != 0)
+        FAIL_ERRNO(e);
+    if (val == NULL)
+        FAIL_ERRNO(EFAULT);
+    size_t w = 0;
+    pthread_mutex_lock(&state_lock);
+    for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+        if (((c->fixed_bits >> i & 1) && (classes & KPC_CLASS_FIXED_MASK)) ||
+            ((c->config_bits >> i & 1) && (classes & KPC_CLASS_CONFIGURABLE_MASK)))
+            pmi_action[i] = val[w++];
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* KPERF                                                                     */
@@ -553,6 +827,10 @@ SIM_API int kperf_action_count_set(uint32_t count)
     if (count > KPERF_ACTION_MAX)
         FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
+    if (count < action_count) { /* kperf_action_set_count: actions never shrink */
+        pthread_mutex_unlock(&state_lock);
+        FAIL_ERRNO(EINVAL);
+    }
     action_count = count;
     pthread_mutex_unlock(&state_lock);
     return 0;
@@ -569,6 +847,13 @@ SIM_API int kperf_action_count_get(uint32_t *count)
     return 0;
 }
 
+/* kptimer_set_*: timers cannot change while sampling. */
+#define NOT_SAMPLING()                      \
+    if (sampling) {                         \
+        pthread_mutex_unlock(&state_lock);  \
+        FAIL_ERRNO(EBUSY);                  \
+    }
+
 /* Action ids count from 1, as in the kernel; 0 means "no action". */
 #define CHECK_ACTION(id)                            \
     if ((id) == 0 || (id) > action_count) {         \
@@ -579,6 +864,9 @@ SIM_API int kperf_action_count_get(uint32_t *count)
 SIM_API int kperf_action_samplers_set(uint32_t actionid, uint32_t sample)
 {
     KPERF_PROLOGUE(kperf_action_samplers_set);
+    /* kperf_action_set_samplers: the thread's and the CPU's PMCs exclude each other. */
+    if ((sample & KPERF_SAMPLER_PMC_THREAD) && (sample & KPERF_SAMPLER_PMC_CPU))
+        FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
     CHECK_ACTION(actionid);
     action_samplers[actionid - 1] = sample;
@@ -624,6 +912,7 @@ SIM_API int kperf_timer_count_set(uint32_t count)
     if (count > KPERF_TIMER_MAX)
         FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
+    NOT_SAMPLING();
     timer_count = count;
     pthread_mutex_unlock(&state_lock);
     return 0;
@@ -650,6 +939,7 @@ SIM_API int kperf_timer_period_set(uint32_t timerid, uint64_t tick)
 {
     KPERF_PROLOGUE(kperf_timer_period_set);
     pthread_mutex_lock(&state_lock);
+    NOT_SAMPLING();
     CHECK_TIMER(timerid);
     timer_period[timerid] = tick;
     pthread_mutex_unlock(&state_lock);
@@ -672,12 +962,9 @@ SIM_API int kperf_timer_action_set(uint32_t timerid, uint32_t actionid)
 {
     KPERF_PROLOGUE(kperf_timer_action_set);
     pthread_mutex_lock(&state_lock);
+    NOT_SAMPLING();
     CHECK_TIMER(timerid);
-    if (actionid > action_count) {
-        pthread_mutex_unlock(&state_lock);
-        FAIL_ERRNO(EINVAL);
-    }
-    timer_action[timerid] = actionid;
+    timer_action[timerid] = actionid; /* kptimer_set_action validates no action id */
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -698,6 +985,7 @@ SIM_API int kperf_timer_pet_set(uint32_t timerid)
 {
     KPERF_PROLOGUE(kperf_timer_pet_set);
     pthread_mutex_lock(&state_lock);
+    NOT_SAMPLING();
     CHECK_TIMER(timerid);
     pet_timer = timerid;
     pthread_mutex_unlock(&state_lock);
@@ -719,14 +1007,10 @@ SIM_API int kperf_sample_set(uint32_t enabled)
 {
     KPERF_PROLOGUE(kperf_sample_set);
     pthread_mutex_lock(&state_lock);
-    /* Sampling needs a timer with a period that fires an action. */
-    bool armed = false;
-    for (uint32_t t = 0; t < timer_count; t++)
-        if (timer_period[t] != 0 && timer_action[t] != 0)
-            armed = true;
-    if (enabled && !armed) {
+    /* kperf_enable_sampling: ECANCELED without actions; no timer needed. */
+    if (enabled && action_count == 0) {
         pthread_mutex_unlock(&state_lock);
-        FAIL_ERRNO(EINVAL);
+        FAIL_ERRNO(ECANCELED);
     }
     sampling = enabled ? 1 : 0;
     pthread_mutex_unlock(&state_lock);
@@ -748,8 +1032,7 @@ SIM_API int kperf_reset(void)
 {
     KPERF_PROLOGUE(kperf_reset);
     pthread_mutex_lock(&state_lock);
-    action_count = 0;
-    timer_count = 0;
+    /* kperf_reset keeps the action and timer counts. */
     sampling = 0;
     pet_timer = 999;
     memset(action_samplers, 0, sizeof action_samplers);

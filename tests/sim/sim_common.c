@@ -101,9 +101,10 @@ static void add_apple(const dk__chip *chip, const char *db_name)
     }
 }
 
-/* Intel: two fixed counters (instructions, core cycles) and four
- * programmable ones; the third fixed counter (reference cycles) is left
- * out because the data names no event for it. */
+/* Intel: three fixed counters (instructions, core cycles, reference
+ * cycles; the data names no event for the third) and four programmable
+ * ones. kpc counts come from CPUID leaf 0xA (kpc_x86.c); three fixed
+ * counters is what architectural PMU v3 parts report. */
 static void add_intel(const dk__intel_db *db)
 {
     sim_chip *c = new_chip(db->db_name);
@@ -111,8 +112,8 @@ static void add_intel(const dk__intel_db *db)
     snprintf(c->marketing, sizeof c->marketing, "%s", id != NULL ? id->marketing : db->db_name);
     c->architecture = KPEP_ARCH_X86_64;
     c->pmu_version = KPC_PMU_INTEL_V3;
-    c->fixed_bits = 0x3;
-    c->config_bits = 0x3c;
+    c->fixed_bits = 0x7;
+    c->config_bits = 0x78;
     c->power_bits = 0;
     c->fixed_config_words = 1; /* IA32_FIXED_CTR_CTRL */
     for (size_t i = 0; i < db->count; i++) {
