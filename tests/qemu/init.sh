@@ -1,12 +1,16 @@
 #!/bin/busybox sh
 # /init of the QEMU guest (tests/qemu/run.sh): mount what the tests need,
-# run /qemu/tests.sh, print one "@@ PASS|FAIL|SKIP name" line per test and
+# run its shard /qemu/tests.K.sh (dkshard=K on the kernel command line), print one "@@ PASS|FAIL|SKIP name" line per test and
 # "@@ END", power off.
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/tmp TMPDIR=/tmp
 # QEMU -icount counts instructions exactly: tests/test_pmu.c asserts exact counts.
 export DKPERF_EXACT_PMU=1
 mount -t proc proc /proc
+# Exact counts need the same addresses each run: with address-space
+# randomisation the start-up code of a program (stack and string
+# alignment) retires a few instructions more or less from run to run.
+echo 0 >/proc/sys/kernel/randomize_va_space
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # The initramfs is already in RAM and writable; a tmpfs on /tmp would hide
@@ -51,7 +55,9 @@ t() {
 # s NAME REASON
 s() { echo "@@ SKIP $1: not run in the guest: $2"; }
 
-. /qemu/tests.sh
+# This guest's shard of the list (run.sh boots one guest per shard).
+shard=$(sed -n 's/.*dkshard=\([0-9]*\).*/\1/p' /proc/cmdline)
+. "/qemu/tests.${shard:-0}.sh"
 echo "@@ END"
 sync
 poweroff -f
