@@ -65,6 +65,12 @@ def parse_terminal(out, name):
     return float(m.group(1)), float(m.group(2)), float(m.group(3)), None
 
 
+def stop_reason(out, name):
+    """Why the run of benchmark name stopped, from its block's header."""
+    m = re.search("^" + re.escape(name) + r" \((.*)\)$", out, re.M)
+    return m.group(1) if m else ""
+
+
 def instructions_line(out, name):
     block = out.split(name, 1)
     if len(block) < 2:
@@ -86,9 +92,12 @@ class Dkbench:
             cmd += ["--json", path]
         wall, p = run(cmd)
         est = None
-        if self.json_ok and os.path.exists(path):
+        if self.json_ok and p.returncode == 0 and os.path.exists(path):
             with open(path) as f:
-                est = find_time_measure(json.load(f), name)
+                try:
+                    est = find_time_measure(json.load(f), name)
+                except ValueError as e:
+                    raise Failure("%s: its JSON report does not parse: %s" % (" ".join(cmd), e))
         if est is None:
             if self.json_ok:
                 # The JSON report is not in this build (or its layout is
@@ -100,7 +109,7 @@ class Dkbench:
         if est is None:
             raise Failure("no time estimate for %s in the output of %s:\n%s%s"
                           % (name, " ".join(cmd), p.stdout, p.stderr))
-        return wall, est, instructions_line(p.stdout, name)
+        return wall, est, (instructions_line(p.stdout, name), stop_reason(p.stdout, name))
 
 
 class Gbench:
@@ -123,7 +132,7 @@ class Gbench:
         if not want:
             raise Failure("%s: no result for %s" % (" ".join(cmd), name))
         b = want[0]
-        return wall, (float(b["real_time"]) * per[b.get("time_unit", "ns")], None, None, None), None
+        return wall, (float(b["real_time"]) * per[b.get("time_unit", "ns")], None, None, None), (None, "")
 
 
 def spread(values):
@@ -155,16 +164,18 @@ def main():
                                "--benchmark_report_aggregates_only=true"])),
         ]
         data = {(b, i): [] for b, _ in BODIES for i in range(len(tools))}
-        insn = {}
+        insn, stops = {}, {}
         try:
             for r in range(runs):
                 for body, _ in BODIES:
                     order = range(len(tools)) if r % 2 == 0 else reversed(range(len(tools)))
                     for i in order:
-                        wall, est, ins = tools[i][2].once(body)
+                        wall, est, (ins, why) = tools[i][2].once(body)
                         data[(body, i)].append((wall, est))
                         if ins:
                             insn[body] = ins
+                        if i == 0:
+                            stops.setdefault(body, []).append(why)
         except Failure as e:
             print("time-to-answer: %s" % e, file=sys.stderr)
             return 1
@@ -200,11 +211,17 @@ def main():
         g_def = statistics.median(w for w, _ in data[(body, 1)])
         g_rep = statistics.median(w for w, _ in data[(body, 2)])
         _, g_rep_sp = spread([e[0] for _, e in data[(body, 2)]])
+        on_precision = sum(1 for w in stops[body] if "precision reached" in w)
+        print("  dkbench stopped on precision in %d of %d runs, else on its budget or sample limit"
+              % (on_precision, len(rows)))
         print("  dkbench spread %.2f%% <= 1%%: %s" % (dk_sp, verdict(dk_sp <= 1)))
         print("  dkbench wall per run, max %.3f s <= 0.35 s: %s" % (dk_max, verdict(dk_max <= 0.35)))
         print("  dkbench wall / gbench defaults wall: %.3f" % (dk_wall / g_def))
+        # Time to +-1% is only a time to an answer when the answer is within +-1%.
         print("  dkbench wall / gbench %s wall: %.3f <= 0.25: %s (gbench there spread %.2f%%%s)"
-              % (tools[2][1], dk_wall / g_rep, verdict(dk_wall / g_rep <= 0.25), g_rep_sp,
+              % (tools[2][1], dk_wall / g_rep,
+                 verdict(dk_wall / g_rep <= 0.25) if dk_sp <= 1 else "MISSED (dkbench not within +-1%)",
+                 g_rep_sp,
                  "" if g_rep_sp <= 1 else ", not yet within +-1%: its true time to +-1% is longer"))
         ins = insn.get(body)
         print("  instructions/iteration: %s" % (ins if ins else "not reported"))
