@@ -229,8 +229,15 @@ def main():
     print("Exactness (instructions slope = K within 0.01) is not measured here: this machine has "
           "no instruction counter, and the simulated frameworks' counts are rate-based "
           "(proportional to time), not instruction-exact.")
-    print("Harness cost (the time fit's intercept) is printed only from the JSON report, "
-          "which %s." % ("did not give it" if dk_json else "is not in this build"))
+    for body, _ in BODIES:
+        cuts = [e[3] for _, e in data[(body, 0)] if e[3] is not None]
+        if cuts:
+            print("Harness cost per sample (the time fit's intercept), %s: median %.1f ns over %d runs"
+                  % (body, statistics.median(cuts), len(cuts)))
+        else:
+            print("Harness cost per sample (the time fit's intercept), %s: not printed: it comes "
+                  "from the JSON report, which %s" % (body, "did not give it" if dk_json
+                                                      else "is not in this build"))
     return 0
 
 
