@@ -11,7 +11,9 @@
  * hyperfine's.
  *
  * usage: bench-overhead [--runs N] [--rounds R] [--dkperf PATH] [--hyperfine PATH]
- *                       [--report-only]
+ *                       [--compare PATH] [--report-only]
+ * --compare runs a second dkperf (e.g. an older build) in the same rounds
+ * and prints its figures next to the first's; the target concerns the first.
  * Exit status 0 when the target is met (or --report-only), 1 when not, 2
  * when it cannot run, 77 when hyperfine is not installed.
  */
@@ -81,7 +83,7 @@ static double tool_us(char *const argv[], long n)
 int main(int argc, char **argv)
 {
     long runs = 1000, rounds = 3;
-    const char *dkperf = DKPERF_BENCH_DKPERF, *hyperfine = "hyperfine";
+    const char *dkperf = DKPERF_BENCH_DKPERF, *hyperfine = "hyperfine", *compare = NULL;
     bool report_only = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
@@ -92,11 +94,13 @@ int main(int argc, char **argv)
             dkperf = argv[++i];
         else if (strcmp(argv[i], "--hyperfine") == 0 && i + 1 < argc)
             hyperfine = argv[++i];
+        else if (strcmp(argv[i], "--compare") == 0 && i + 1 < argc)
+            compare = argv[++i];
         else if (strcmp(argv[i], "--report-only") == 0)
             report_only = true;
         else {
             fprintf(stderr, "usage: bench-overhead [--runs N] [--rounds R] [--dkperf PATH] "
-                            "[--hyperfine PATH] [--report-only]\n");
+                            "[--hyperfine PATH] [--compare PATH] [--report-only]\n");
             return 2;
         }
     }
@@ -109,6 +113,7 @@ int main(int argc, char **argv)
     char *hyper_argv[] = {(char *)hyperfine, "-N", "--runs", nbuf, "--style", "none", "/bin/true", NULL};
     char *version_argv[] = {(char *)hyperfine, "--version", NULL};
     char *dk_argv[] = {(char *)dkperf, "bench", "-r", nbuf, "--", "/bin/true", NULL};
+    char *cmp_argv[] = {(char *)compare, "bench", "-r", nbuf, "--", "/bin/true", NULL};
     if (run(version_argv) != 0) {
         fprintf(stderr, "bench-overhead: %s cannot be run: install it (Debian: apt-get install "
                         "hyperfine)\n", hyperfine);
@@ -116,9 +121,9 @@ int main(int argc, char **argv)
     }
 
     double *bare = calloc((size_t)rounds, sizeof *bare), *hyp = calloc((size_t)rounds, sizeof *hyp),
-           *dk = calloc((size_t)rounds, sizeof *dk);
+           *dk = calloc((size_t)rounds, sizeof *dk), *cmp = calloc((size_t)rounds, sizeof *cmp);
     int rc = 2;
-    if (bare == NULL || hyp == NULL || dk == NULL) {
+    if (bare == NULL || hyp == NULL || dk == NULL || cmp == NULL) {
         fprintf(stderr, "bench-overhead: out of memory\n");
         goto out;
     }
@@ -126,6 +131,10 @@ int main(int argc, char **argv)
         bare[r] = bare_us(runs);
         hyp[r] = tool_us(hyper_argv, runs);
         dk[r] = tool_us(dk_argv, runs);
+        if (compare != NULL && (cmp[r] = tool_us(cmp_argv, runs)) < 0) {
+            fprintf(stderr, "bench-overhead: round %ld: %s bench failed\n", r + 1, compare);
+            goto out;
+        }
         if (bare[r] < 0 || hyp[r] < 0 || dk[r] < 0) {
             fprintf(stderr, "bench-overhead: round %ld failed (bare %s, hyperfine %s, dkperf "
                             "bench %s)\n",
@@ -136,17 +145,23 @@ int main(int argc, char **argv)
         printf("round %ld: bare %.1f µs, hyperfine -N %.1f µs (+%.1f), dkperf bench %.1f µs "
                "(+%.1f) a run\n",
                r + 1, bare[r], hyp[r], hyp[r] - bare[r], dk[r], dk[r] - bare[r]);
+        if (compare != NULL)
+            printf("         compared: %.1f µs (+%.1f) a run\n", cmp[r], cmp[r] - bare[r]);
         hyp[r] -= bare[r];
         dk[r] -= bare[r];
+        cmp[r] -= bare[r];
     }
     double b = stats_median(bare, (size_t)rounds), h = stats_median(hyp, (size_t)rounds),
            d = stats_median(dk, (size_t)rounds);
     printf("/bin/true, %ld runs, median of %ld rounds:\n"
            "  bare posix_spawn+waitpid  %8.1f µs a run\n"
            "  hyperfine -N              %8.1f µs a run (+%.1f µs)\n"
-           "  dkperf bench              %8.1f µs a run (+%.1f µs, default events, counters "
-           "opened for each run)\n",
+           "  dkperf bench              %8.1f µs a run (+%.1f µs, default events)\n",
            runs, rounds, b, b + h, h, b + d, d);
+    if (compare != NULL) {
+        double c = stats_median(cmp, (size_t)rounds);
+        printf("  compared (%s) %8.1f µs a run (+%.1f µs)\n", compare, b + c, c);
+    }
     bool met = d <= h;
     printf("target: dkperf bench's overhead at most hyperfine's: %s (%+.1f µs)\n",
            met ? "met" : "NOT met", d - h);
@@ -155,5 +170,6 @@ out:
     free(bare);
     free(hyp);
     free(dk);
+    free(cmp);
     return rc;
 }

@@ -333,6 +333,22 @@ typedef enum dk_scope {
                                         process's next exec; the group opens running */
 #define DK_GROUP_PARTIAL 0x2u        /* keep events the scope cannot count, marked unsupported,
                                         instead of failing */
+/* Count the processes the calling thread starts from now on (and threads it
+ * creates afterwards start), each from its exec, with their children; never
+ * the caller itself. DK_SCOPE_PROCESS with pid 0 only, not with
+ * DK_GROUP_ENABLE_ON_EXEC. The group opens running and counts until it is
+ * closed: dk_group_start does nothing, and dk_group_stop stops none of it
+ * (the kernel enables each child's counters at its exec). dk_group_read gives
+ * running totals: the counts of every such process that has exited, plus the
+ * current counts of those still running; subtract a reading taken before a
+ * process starts from one taken after it is reaped to get that process's
+ * counts (time_enabled and time_running likewise add up the processes'
+ * times; a process that ran has time_running past the first reading's). A process left running in the
+ * background adds its counts when it exits, whenever that is. Saves opening
+ * counters on each process: a tool can start commands with posix_spawn.
+ * perf_event only; kperf and selfcounts return DK_ENOTSUP (on macOS, open a
+ * process group on each child instead). */
+#define DK_GROUP_CHILDREN 0x4u
 
 typedef struct dk_group dk_group;
 

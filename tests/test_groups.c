@@ -9,7 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+#include <time.h>
+
 #include "api.h"
+#include "clock.h"
+#include "launch.h"
 #include "spawn.h"
 
 /* A child held before its exec until released. */
@@ -195,6 +200,12 @@ TEST_CASE(invalid_group_arguments)
     CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 0, 0, &g), DK_EINVAL);
     CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0x80, &g), DK_EINVAL);
     CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, -5, names, 1, 0, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 1, names, 1, DK_GROUP_CHILDREN, &g), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "DK_GROUP_CHILDREN");
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, DK_GROUP_CHILDREN, &g), DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1,
+                            DK_GROUP_CHILDREN | DK_GROUP_ENABLE_ON_EXEC, &g),
+              DK_EINVAL);
     CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, none, 1, DK_GROUP_PARTIAL, &g), DK_ENOEVENT);
     CHECK(g == NULL);
     CHECK_ERR(dk_group_start(NULL), DK_EINVAL);
@@ -206,6 +217,19 @@ TEST_CASE(invalid_group_arguments)
     dk_group_close(NULL);
     CHECK_OK(dk_sampler_release(s));
     CHECK_ERR(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 1, 0, &g), DK_ESTATE);
+    dk_sampler_close(s);
+}
+
+/* macOS has no counters that processes inherit. */
+TEST_CASE(sim_children_group_is_not_supported)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"instructions"};
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1, DK_GROUP_CHILDREN, &g),
+              DK_ENOTSUP);
+    CHECK_CONTAINS(dk_last_error(), "perf_event");
+    CHECK(g == NULL);
     dk_sampler_close(s);
 }
 
@@ -367,6 +391,139 @@ TEST_CASE(linux_enable_on_exec_group_resumes_after_stop)
     CHECK_U64(b - a, >=, 2000); /* the second half counted */
     dk_group_close(g);
     CHECK_INT(waitpid(pid, NULL, 0), ==, pid);
+    dk_sampler_close(s);
+}
+
+/* Runs the region program touching pages pages with posix_spawn and reaps
+ * it; the ns it took. */
+static uint64_t spawn_region(size_t pages)
+{
+    char n[32];
+    snprintf(n, sizeof n, "%zu", pages);
+    char *argv[] = {(char *)region_program(), "--work-only", "--pages", n, "--burn-ms", "1", NULL};
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    CHECK(null_fd >= 0);
+    sigset_t mask;
+    sigprocmask(SIG_SETMASK, NULL, &mask);
+    pid_t pid;
+    uint64_t t0 = monotonic_ns();
+    CHECK_INT(launch_spawn(&pid, argv, null_fd, false, &mask, false), ==, 0);
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    uint64_t took = monotonic_ns() - t0;
+    close(null_fd);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return took;
+}
+
+/* Touch pages fresh pages of this process, and burn ms of its CPU. */
+static void own_work(size_t pages, double ms)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, pages * (size_t)page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED);
+    for (size_t i = 0; i < pages; i++)
+        p[i * (size_t)page] = 1;
+    munmap(p, pages * (size_t)page);
+    uint64_t until = monotonic_ns() + (uint64_t)(ms * 1e6);
+    while (monotonic_ns() < until)
+        ;
+}
+
+/* One group for every process the test starts: each counted from its exec,
+ * the differences of the running totals give each run, the caller's own
+ * work never counts. Many runs: a context the kernel swapped between the
+ * test and a child once would stop every later child from counting. */
+TEST_CASE(linux_children_group_counts_each_spawned_process)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"page-faults", "task-clock"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 2, DK_GROUP_CHILDREN, &g));
+    CHECK_CONTAINS(dk_group_scope(g), "each from its exec");
+    CHECK_OK(dk_group_start(g)); /* no-ops: enabling would count the caller */
+    CHECK_OK(dk_group_stop(g));
+    uint64_t v[2];
+    dk_reading info[2];
+    own_work(3000, 30);
+    CHECK_OK(dk_group_read(g, v, info));
+    CHECK_U64(v[0], ==, 0);
+    CHECK_U64(v[1], ==, 0);
+    CHECK_U64(info[1].time_running, ==, 0);
+
+    /* The region program with one page: what a run costs besides the others. */
+    uint64_t before[2], after[2];
+    CHECK_OK(dk_group_read(g, before, NULL));
+    spawn_region(1);
+    CHECK_OK(dk_group_read(g, after, NULL));
+    uint64_t base = after[0] - before[0];
+    CHECK_U64(base, >, 0);
+    for (int run = 0; run < 150; run++) {
+        size_t pages = run % 2 ? 2000 : 500;
+        CHECK_OK(dk_group_read(g, before, NULL));
+        own_work(200, 0); /* the caller's, between the readings: not counted */
+        uint64_t took = spawn_region(pages);
+        CHECK_OK(dk_group_read(g, after, info));
+        uint64_t faults = after[0] - before[0], ns = after[1] - before[1];
+        if (faults < base + pages - 50 || faults > base + pages + 200 || ns < 1000000 ||
+            ns > took) {
+            fprintf(stderr, "run %d: %zu pages: %llu page faults (%llu without pages), %llu ns "
+                            "of task-clock in %llu ns\n",
+                    run, pages, (unsigned long long)faults, (unsigned long long)base,
+                    (unsigned long long)ns, (unsigned long long)took);
+            DKT_FAIL("a spawned run was not counted as it ran");
+        }
+        CHECK(info[0].counted && info[1].counted);
+    }
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+/* What a child does between its fork and its exec is not counted. */
+static char *prefork_pages;
+static size_t prefork_count;
+static void touch_before_exec(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < prefork_count; i++)
+        prefork_pages[i * (size_t)page] = 1;
+}
+
+TEST_CASE(linux_children_group_starts_at_exec)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"page-faults"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1, DK_GROUP_CHILDREN, &g));
+    uint64_t before, after;
+    CHECK_OK(dk_group_read(g, &before, NULL));
+    spawn_region(1);
+    CHECK_OK(dk_group_read(g, &after, NULL));
+    uint64_t base = after - before;
+
+    prefork_count = 3000;
+    long page = sysconf(_SC_PAGESIZE);
+    prefork_pages = mmap(NULL, prefork_count * (size_t)page, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(prefork_pages != MAP_FAILED);
+    char *argv[] = {(char *)region_program(), "--work-only", "--pages", "1", "--burn-ms", "1",
+                    NULL};
+    spawn_options o = SPAWN_OPTIONS_INIT;
+    o.in_child = touch_before_exec;
+    child c;
+    CHECK_OK(dk_group_read(g, &before, NULL));
+    CHECK_INT(spawn_prepare(&c, argv, &o), ==, 0);
+    dkt_sleep_ms(20);
+    CHECK_OK(dk_group_read(g, &after, NULL));
+    CHECK_U64(after - before, ==, 0); /* forked, pages touched, not exec'd */
+    release_and_wait(&c);
+    reap(&c);
+    CHECK_OK(dk_group_read(g, &after, NULL));
+    CHECK_U64(after - before, <, base + 200); /* the 3000 pages before the exec are not in */
+    CHECK_U64(after - before, >, 0);
+    munmap(prefork_pages, prefork_count * (size_t)page);
+    dk_group_close(g);
     dk_sampler_close(s);
 }
 

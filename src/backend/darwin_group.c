@@ -41,6 +41,10 @@ int dk__fixed_slot(const dk_database_event *ev)
 
 int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
 {
+    if (g->flags & DK_GROUP_CHILDREN)
+        return dk__fail(DK_ENOTSUP, "dk_group_open: DK_GROUP_CHILDREN needs counters that "
+                                    "processes inherit (perf_event); on macOS open a process "
+                                    "group on each child instead");
     rgroup *r = calloc(1, sizeof *r);
     if (r == NULL)
         return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");

@@ -4,6 +4,39 @@
  * exec), or every online CPU, one counter per event and CPU, each read on
  * its own ({value, time_enabled, time_running}). Also the kernel's CPU
  * lists, which say which CPUs are online.
+ *
+ * DK_GROUP_CHILDREN opens the counters on the calling thread (pid 0),
+ * disabled, with inherit and enable_on_exec, and never enables them. What
+ * kernel/events/core.c does with them:
+ *   - inherit_event(): a task the caller forks or clones gets a copy whose
+ *     state follows the parent copy's state, not attr.disabled: OFF; its
+ *     attr (enable_on_exec included) is the original event's.
+ *   - perf_event_exec() -> perf_event_enable_on_exec(): at the child's exec
+ *     its copies with attr.enable_on_exec go from OFF to INACTIVE, that is
+ *     counting. The caller never execs, so its own copy stays OFF; threads it
+ *     creates get OFF copies that never count either.
+ *   - A task the exec'd child creates inherits from a counting copy and
+ *     counts from its fork; inherit_event() links every copy to the
+ *     original event, not to the intermediate one.
+ *   - perf_event_exit_task() -> perf_event_exit_event() -> sync_child_event()
+ *     adds a copy's count and times to the original's child_count and
+ *     child_total_time_{enabled,running}; do_exit() runs it before
+ *     exit_notify(), so a reaped child's counts are in.
+ *   - perf_read() -> __perf_event_read_value() returns the original's count
+ *     plus child_count plus the copies still alive, and the times likewise.
+ *   - PERF_EVENT_IOC_RESET (perf_event_reset()) clears only the original's
+ *     own count, never child_count: readings are running totals, and a
+ *     process's counts are the difference of two of them.
+ *   - But a child whose every event was inherited gets a context marked as
+ *     a clone of the caller's (perf_event_init_context(), inherited_all),
+ *     and perf_event_context_sched_out() swaps equivalent contexts
+ *     (context_equiv()) between the tasks instead of switching them: after
+ *     posix_spawn's vfork the child then holds the original events, its
+ *     exec enables them, and its exit detaches them (perf_event_exit_event()
+ *     on an event without parent): no later child inherits anything. So
+ *     next to each counter the caller holds a twin that is not inherited
+ *     (inherit_task_group() then clears inherited_all) and never enabled:
+ *     the children's contexts are no clones and are never swapped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -72,6 +105,7 @@ typedef struct pe_pgroup {
     pe_fd *fds;
     size_t nfds, cap;
     bool exec_pending; /* enabled by the kernel at exec: the first start is a no-op */
+    bool children;     /* DK_GROUP_CHILDREN: only the children's execs enable counting */
 } pe_pgroup;
 
 #define CPU_ONLINE "/sys/devices/system/cpu/online"
@@ -123,6 +157,7 @@ static int add_fd(pe_pgroup *pg, int fd, size_t event)
 }
 
 #define MAX_CPUS 8192 /* Linux's largest NR_CPUS */
+#define TWIN SIZE_MAX /* pe_fd.event of a DK_GROUP_CHILDREN twin: never read */
 
 int dk__pe_group_open(dk_group *g)
 {
@@ -144,6 +179,7 @@ int dk__pe_group_open(dk_group *g)
         if (g->pid == 0)
             g->pid = getpid();
     }
+    bool children = (g->flags & DK_GROUP_CHILDREN) != 0;
     pe_pgroup *pg = calloc(1, sizeof *pg);
     struct perf_event_attr *attrs = calloc(DK__PE_CORE_PMUS_MAX, sizeof *attrs);
     if (pg == NULL || attrs == NULL) {
@@ -165,13 +201,14 @@ int dk__pe_group_open(dk_group *g)
         size_t m = dk__pe_plan(k->core_types, k->core_count, &def, 1, attrs, events, keys);
         size_t first = pg->nfds;
         int failed = 0; /* the DK_E* code of the open that failed */
-        pe_target where = {.event = g->events[i]->name, .def = def, .pid = system ? -1 : g->pid};
+        pe_target where = {.event = g->events[i]->name, .def = def, .pid = system ? -1 : children ? 0 : g->pid};
         for (size_t j = 0; j < m && !failed; j++) {
             struct perf_event_attr *a = &attrs[j];
             a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
             a->disabled = 1;
             a->inherit = !system;
-            a->enable_on_exec = !system && (g->flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
+            a->enable_on_exec =
+                !system && (g->flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN)) != 0;
             dk__pe_apply_exclusions(k, a, def->exclude);
             for (size_t c = 0; c < ncpus && !failed; c++) {
                 where.cpu = cpus[c];
@@ -181,6 +218,21 @@ int dk__pe_group_open(dk_group *g)
                     break;
                 }
                 if (add_fd(pg, fd, i) != 0) {
+                    close(fd);
+                    rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+                    break;
+                }
+                if (!children)
+                    continue;
+                struct perf_event_attr twin = *a;
+                twin.inherit = 0;
+                twin.enable_on_exec = 0;
+                fd = dk__pe_open_fd(k, &twin, &where, -1);
+                if (fd < 0) {
+                    failed = fd;
+                    break;
+                }
+                if (add_fd(pg, fd, TWIN) != 0) {
                     close(fd);
                     rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
                     break;
@@ -205,8 +257,13 @@ int dk__pe_group_open(dk_group *g)
         return rc;
     }
     pg->exec_pending = !system && (g->flags & DK_GROUP_ENABLE_ON_EXEC) != 0;
+    pg->children = children;
     if (system)
         snprintf(g->scope_text, sizeof g->scope_text, "every CPU (%zu online)", ncpus);
+    else if (children)
+        snprintf(g->scope_text, sizeof g->scope_text,
+                 "the processes process %d starts, each from its exec, and their children",
+                 g->pid);
     else
         snprintf(g->scope_text, sizeof g->scope_text,
                  "process %d and the threads and processes it starts", g->pid);
@@ -227,6 +284,8 @@ static int pe_group_ioctl(dk_group *g, unsigned long request, const char *what)
 int dk__pe_group_start(dk_group *g)
 {
     pe_pgroup *pg = g->impl;
+    if (pg->children)
+        return 0; /* enabling would count the caller itself */
     if (pg->exec_pending) {
         pg->exec_pending = false; /* the kernel enables the counters at the exec */
         return 0;
@@ -237,7 +296,13 @@ int dk__pe_group_start(dk_group *g)
     return rc;
 }
 
-int dk__pe_group_stop(dk_group *g) { return pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling"); }
+int dk__pe_group_stop(dk_group *g)
+{
+    pe_pgroup *pg = g->impl;
+    if (pg->children)
+        return 0; /* the caller's copy never counts; the children's count until they exit */
+    return pe_group_ioctl(g, PERF_EVENT_IOC_DISABLE, "disabling");
+}
 
 int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info)
 {
@@ -246,6 +311,8 @@ int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info)
     for (size_t i = 0; i < g->n; i++)
         values[i] = 0;
     for (size_t i = 0; i < pg->nfds; i++) {
+        if (pg->fds[i].event == TWIN)
+            continue;
         uint64_t buf[3];
         ssize_t got = read(pg->fds[i].fd, buf, sizeof buf);
         if (got != (ssize_t)sizeof buf)

@@ -29,11 +29,16 @@ static int group_open(dk_sampler *s, dk_scope scope, int pid, const char *const 
         return dk__fail(DK_EINVAL, "dk_group_open: %d is not a scope", (int)scope);
     if (n == 0 || n > DK_MAX_EVENTS)
         return dk__fail(DK_EINVAL, "dk_group_open: %zu events; give 1 to %d", n, DK_MAX_EVENTS);
-    if (flags & ~(DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL))
-        return dk__fail(DK_EINVAL, "dk_group_open: unknown flags 0x%x",
-                        flags & ~(DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL));
+    const unsigned known = DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL | DK_GROUP_CHILDREN;
+    if (flags & ~known)
+        return dk__fail(DK_EINVAL, "dk_group_open: unknown flags 0x%x", flags & ~known);
     if (pid < 0)
         return dk__fail(DK_EINVAL, "dk_group_open: pid %d", pid);
+    if ((flags & DK_GROUP_CHILDREN) &&
+        (scope != DK_SCOPE_PROCESS || pid != 0 || (flags & DK_GROUP_ENABLE_ON_EXEC)))
+        return dk__fail(DK_EINVAL, "dk_group_open: DK_GROUP_CHILDREN counts the processes the "
+                                   "caller starts: give DK_SCOPE_PROCESS, pid 0 and no "
+                                   "DK_GROUP_ENABLE_ON_EXEC");
     if (s->backend->group_open == NULL)
         return dk__fail(DK_ENOTSUP, "the %s backend cannot count a process or the whole system",
                         s->backend->name);
@@ -86,7 +91,7 @@ static int group_open(dk_sampler *s, dk_scope scope, int pid, const char *const 
     }
     *out = g;
     /* Counting that the kernel starts at exec is running from now on. */
-    if (flags & DK_GROUP_ENABLE_ON_EXEC) {
+    if (flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN)) {
         rc = dk_group_start(g);
         if (rc != 0) {
             dk_group_close(g);

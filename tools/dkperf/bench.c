@@ -1,8 +1,11 @@
 /*
  * bench.c - dkperf bench: run commands many times, each run with
  * process-scope counters that start at its exec, and compare them, in the
- * manner of hyperfine -N. The sampler stays open across the runs; each run
- * forks the command held before its exec (tools/common/spawn.c), opens the
+ * manner of hyperfine -N. The sampler stays open across the runs. Where
+ * the backend has DK_GROUP_CHILDREN (perf_event), one group opened for the
+ * whole benchmark counts every command from its exec: a run is read,
+ * posix_spawn, wait4, read. Elsewhere (kperf, selfcounts) each run forks
+ * the command held before its exec (tools/common/spawn.c), opens the
  * counters on it, releases it, waits without reaping, reads, and reaps, as
  * dkperf stat does. Signals that would stop dkperf are passed to the
  * running command and end the benchmark once nothing is held.
@@ -19,6 +22,7 @@
 #include "bench.h"
 #include "clock.h"
 #include "json.h"
+#include "launch.h"
 #include "spawn.h"
 #include "stat_options.h"
 
@@ -94,6 +98,11 @@ typedef struct runner {
      * event that cannot be counted costs a failing system call per run. */
     const char *open_names[DK_MAX_EVENTS];
     size_t open_index[DK_MAX_EVENTS], nopen;
+    /* Where the backend can: one group, open for the whole benchmark, that
+     * counts every command dkperf starts from its exec (DK_GROUP_CHILDREN);
+     * a run is then a posix_spawn, a wait and two reads. NULL: each run
+     * forks a held child and opens counters on it. */
+    dk_group *children;
 } runner;
 
 /* Run the --prepare command, not measured. Returns 0 or the exit status. */
@@ -136,6 +145,122 @@ static int prepare(runner *ru)
     return 0;
 }
 
+/* The events as the first run's group found them. */
+static void describe_events(runner *ru, bench_report *rep, dk_group *g)
+{
+    for (size_t i = 0; i < ru->n; i++) {
+        bench_event *e = &rep->ev[i];
+        const char *unit = dk_group_event_unit(g, i);
+        e->name = ru->names[i];
+        snprintf(e->native, sizeof e->native, "%s", dk_group_event_name(g, i));
+        e->supported = dk_group_supported(g, i);
+        snprintf(e->why, sizeof e->why, "%s", dk_group_why(g, i));
+        e->time = unit != NULL && strcmp(unit, "ns") == 0;
+        const dk_database_event *dbe = NULL;
+        e->instructions = strcmp(e->name, "instructions") == 0 ||
+                          (dk_sampler_resolve(ru->s, "instructions", &dbe) == 0 &&
+                           strcmp(dbe->name, e->native) == 0);
+        if (e->supported) {
+            ru->open_names[ru->nopen] = ru->names[i];
+            ru->open_index[ru->nopen++] = i;
+        }
+    }
+    rep->nev = ru->n;
+}
+
+/* Fills out's counts and times from the run's status and usage. Returns 0
+ * or the exit status dkperf ends with, as run_once. */
+static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status,
+                      const struct rusage *use, int exec_errno)
+{
+    out->user = tv_s(use->ru_utime);
+    out->sys = tv_s(use->ru_stime);
+    out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (exec_errno != 0) {
+        cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(exec_errno));
+        return spawn_exec_status(exec_errno);
+    }
+    if (got_signal)
+        return 128 + got_signal;
+    if (out->status != 0 && !ru->o->ignore_failure) {
+        if (WIFSIGNALED(status))
+            cli_error("bench", "command '%s' was killed by signal %d (use -i to ignore failures)",
+                      cmd->text, WTERMSIG(status));
+        else
+            cli_error("bench", "command '%s' exited with status %d (use -i to ignore failures)",
+                      cmd->text, out->status);
+        return EXIT_SETUP;
+    }
+    return 0;
+}
+
+/*
+ * One run on the DK_GROUP_CHILDREN group: read, posix_spawn (no fork of
+ * dkperf's pages, no held child, no counters to open), wait, read. The
+ * group's readings are running totals over every process dkperf started
+ * (a --prepare command's included, but it ends before the first reading),
+ * so the run's counts are their difference. When the counters were time
+ * shared, each total is scaled as perf does and the difference is of two
+ * estimates.
+ */
+static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_run *out)
+{
+    dk_group *g = ru->children;
+    dk_reading before_info[DK_MAX_EVENTS], after_info[DK_MAX_EVENTS];
+    uint64_t before[DK_MAX_EVENTS], after[DK_MAX_EVENTS];
+    if (dk_group_read(g, before, before_info) != 0) {
+        cli_error("bench", "reading the counters before '%s' failed: %s", cmd->text,
+                  dk_last_error());
+        return EXIT_SETUP;
+    }
+    sigset_t hold, mask;
+    sigemptyset(&hold);
+    for (size_t k = 0; k < NFORWARDED; k++)
+        sigaddset(&hold, forwarded[k]);
+    /* The command gets dkperf's own mask and SIGPIPE as dkperf found it;
+     * the forwarded signals are held until child_pid names it. */
+    sigprocmask(SIG_BLOCK, &hold, &mask);
+    pid_t pid = -1;
+    uint64_t t0 = monotonic_ns();
+    int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
+                                  saved_pipe.sa_handler != SIG_IGN);
+    if (exec_errno == 0)
+        child_pid = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
+    int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
+    struct rusage use;
+    memset(&use, 0, sizeof use);
+    if (exec_errno == 0) {
+        while (wait4(pid, &status, 0, &use) < 0) {
+            if (errno != EINTR) {
+                int why = errno;
+                child_pid = 0;
+                cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
+                          strerror(why));
+                return EXIT_SETUP;
+            }
+        }
+        if (rep->scope[0] == '\0') /* what was counted, as the held path says it */
+            snprintf(rep->scope, sizeof rep->scope,
+                     "process %d and the threads and processes it starts", (int)pid);
+    }
+    child_pid = 0;
+    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    /* The child's counts were added to the group before it became a zombie
+     * (see DK_GROUP_CHILDREN), so after wait4 they are all in. */
+    if (dk_group_read(g, after, after_info) != 0) {
+        cli_error("bench", "reading the counters of '%s' failed: %s", cmd->text,
+                  dk_last_error());
+        return EXIT_SETUP;
+    }
+    for (size_t i = 0; i < ru->n; i++) {
+        out->values[i] = after[i] - before[i];
+        out->counted[i] = rep->ev[i].supported &&
+                          after_info[i].time_running > before_info[i].time_running;
+    }
+    return finish_run(ru, cmd, out, status, &use, exec_errno);
+}
+
 /*
  * One run of cmd with its counters. Returns 0, or the exit status dkperf
  * ends with (after its line): EXIT_SETUP, 127/126 when the command cannot
@@ -148,6 +273,8 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         if (rc != 0)
             return rc;
     }
+    if (ru->children != NULL)
+        return run_spawned(ru, rep, cmd, out);
     sigset_t hold;
     sigemptyset(&hold);
     for (size_t k = 0; k < NFORWARDED; k++)
@@ -186,24 +313,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     }
     if (rep->nev == 0) {
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
-        for (size_t i = 0; i < ru->n; i++) {
-            bench_event *e = &rep->ev[i];
-            const char *unit = dk_group_event_unit(g, i);
-            e->name = ru->names[i];
-            snprintf(e->native, sizeof e->native, "%s", dk_group_event_name(g, i));
-            e->supported = dk_group_supported(g, i);
-            snprintf(e->why, sizeof e->why, "%s", dk_group_why(g, i));
-            e->time = unit != NULL && strcmp(unit, "ns") == 0;
-            const dk_database_event *dbe = NULL;
-            e->instructions = strcmp(e->name, "instructions") == 0 ||
-                              (dk_sampler_resolve(ru->s, "instructions", &dbe) == 0 &&
-                               strcmp(dbe->name, e->native) == 0);
-            if (e->supported) {
-                ru->open_names[ru->nopen] = ru->names[i];
-                ru->open_index[ru->nopen++] = i;
-            }
-        }
-        rep->nev = ru->n;
+        describe_events(ru, rep, g);
     }
     uint64_t t0 = monotonic_ns();
     rc = spawn_release(&c);
@@ -248,25 +358,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         out->values[i] = values[j];
         out->counted[i] = rep->ev[i].supported && info[j].counted;
     }
-    out->user = tv_s(use.ru_utime);
-    out->sys = tv_s(use.ru_stime);
-    out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (e != 0) {
-        cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(e));
-        return spawn_exec_status(e);
-    }
-    if (got_signal)
-        return 128 + got_signal;
-    if (out->status != 0 && !ru->o->ignore_failure) {
-        if (WIFSIGNALED(status))
-            cli_error("bench", "command '%s' was killed by signal %d (use -i to ignore failures)",
-                      cmd->text, WTERMSIG(status));
-        else
-            cli_error("bench", "command '%s' exited with status %d (use -i to ignore failures)",
-                      cmd->text, out->status);
-        return EXIT_SETUP;
-    }
-    return 0;
+    return finish_run(ru, cmd, out, status, &use, e);
 }
 
 static int add_run(bench_command *cmd, bench_run **slot)
@@ -395,8 +487,15 @@ int cmd_bench(int argc, char **argv)
             rc = EXIT_USAGE;
         }
     }
+    /* A backend without DK_GROUP_CHILDREN, or one that cannot open the
+     * events so, leaves the held-child path, which reports what fails. */
+    if (rc == 0 && dk_group_open(s, DK_SCOPE_PROCESS, 0, (const char *const *)ru.names, ru.n,
+                                 DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0)
+        describe_events(&ru, &rep, ru.children);
     for (size_t k = 0; rc == 0 && k < rep.ncmd && !got_signal; k++)
         rc = bench_command_runs(&ru, &rep, &rep.cmd[k]);
+    dk_group_close(ru.children);
+    ru.children = NULL;
     if (rc == 0 && got_signal)
         rc = 128 + got_signal;
     released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
