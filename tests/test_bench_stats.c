@@ -699,35 +699,5 @@ TEST_CASE(unanswerable_inputs_are_refused)
 #undef REFUSED
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-TEST_CASE(slope_ci_is_fast_enough_for_an_adaptive_stop)
-{
-    /* The harness refits after every few samples: 100 samples and 10,000
-     * resamples must take well under 50 ms. Best of 5, against the load
-     * of a shared machine; not meaningful under valgrind. */
-    const char *preload = getenv("LD_PRELOAD");
-    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
-        SKIP("timing under valgrind says nothing");
-    dkb_rng r;
-    dkb_rng_seed(&r, 1);
-    double x[100], y[100];
-    linear_samples(&r, 100, 100, 900, 25, 500, x, y);
-    double best = INFINITY;
-    for (int i = 0; i < 5; i++) {
-        dkb_interval ci;
-        double t0 = now_s();
-        CHECK(dkb_slope_ci(x, y, 100, 10000, (uint64_t)i, 0.95, &ci));
-        double t = now_s() - t0;
-        best = t < best ? t : best;
-    }
-    fprintf(stderr, "dkb_slope_ci, 100 samples x 10000 resamples: %.2f ms\n", best * 1e3);
-    CHECK_DBL(best, <, 0.050);
-}
 
 TEST_MAIN()
