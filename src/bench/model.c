@@ -1,0 +1,20 @@
+/*
+ * model.c - the result model's one function; see model.h.
+ */
+#include <stdlib.h>
+
+#include "bench/model.h"
+
+void dkb_result_free(dkb_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->iterations);
+    r->iterations = NULL;
+    for (size_t i = 0; i < DKB_MAX_MEASURES; i++) {
+        free(r->m[i].y);
+        r->m[i].y = NULL;
+        free(r->m[i].outlier_class);
+        r->m[i].outlier_class = NULL;
+    }
+}
