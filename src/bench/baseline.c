@@ -453,8 +453,8 @@ static int get_array(jparser *p, const jval *obj, const char *where, const char 
     const jval *v = need(p, obj, where, k, J_ARR);
     if (v == NULL)
         return p->err;
-    if (v->n == 0 && n > 0)
-        return 0; /* not recorded */
+    if (v->n == 0)
+        return 0; /* not recorded, or no samples */
     if (v->n != n)
         return schema_err(p, v, where, k, "must hold one value per sample");
     double *a = calloc(n ? n : 1, sizeof *a);
@@ -477,7 +477,7 @@ static int get_array(jparser *p, const jval *obj, const char *where, const char 
 static dkb_verdict verdict_of(const char *s, bool *ok)
 {
     for (int v = DKB_NO_CHANGE; v <= DKB_REGRESSED; v++)
-        if (strcmp(s, dkb_verdict_name((dkb_verdict)v)) == 0) {
+        if (strcmp(s, dkb__verdict_word((dkb_verdict)v)) == 0) {
             *ok = true;
             return (dkb_verdict)v;
         }

@@ -222,3 +222,14 @@ const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *nam
                 return &r->m[i];
     return NULL;
 }
+
+const char *dkb__verdict_word(dkb_verdict v)
+{
+    switch (v) {
+    case DKB_NO_CHANGE: return "no change";
+    case DKB_WITHIN_NOISE: return "within noise";
+    case DKB_IMPROVED: return "improved";
+    case DKB_REGRESSED: return "regressed";
+    }
+    return "unknown";
+}

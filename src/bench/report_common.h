@@ -44,4 +44,10 @@ const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *nam
 /* The estimates of m are usable (available and at least two samples). */
 bool dkb__has_estimates(const dkb_result *r, const dkb_measure *m);
 
+/* The verdict as the files write it: "no change", "within noise",
+ * "improved", "regressed" (the words of dkb_verdict_name, fixed here by
+ * the JSON schema); "unknown" outside the enum, which a baseline load
+ * rejects. */
+const char *dkb__verdict_word(dkb_verdict v);
+
 #endif /* DKPERF_BENCH_REPORT_COMMON_H */

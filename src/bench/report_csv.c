@@ -72,7 +72,7 @@ int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *
                 cell(out, m->change.rel.hi);
                 cell(out, m->change.p_value);
                 fputc(',', out);
-                dkb__csv_field(out, dkb_verdict_name(m->change.verdict));
+                dkb__csv_field(out, dkb__verdict_word(m->change.verdict));
                 cell(out, m->baseline_slope);
             } else {
                 fputs(",,,,,,", out);

@@ -135,6 +135,16 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
         widen(&xr, v[i]);
     for (size_t i = 0; i < nb_base; i++)
         widen(&xr, b[i]);
+    /* Outliers would squash the body into one bar: the plot spans the mild
+     * fences at most, and values beyond them count in the edge bars. */
+    const dkb_outliers *o = &m->outliers;
+    bool clipped = false;
+    if (dkb__has_estimates(r, m) && isfinite(o->fence_low_mild) && isfinite(o->fence_high_mild) &&
+        o->fence_low_mild < o->fence_high_mild && (xr.lo < o->fence_low_mild || xr.hi > o->fence_high_mild)) {
+        xr.lo = xr.lo > o->fence_low_mild ? xr.lo : o->fence_low_mild;
+        xr.hi = xr.hi < o->fence_high_mild ? xr.hi : o->fence_high_mild;
+        clipped = true;
+    }
     settle(&xr);
     size_t nb = (size_t)ceil(sqrt((double)(n > nb_base ? n : nb_base)));
     nb = nb < 5 ? 5 : nb > MAX_BINS ? MAX_BINS : nb;
@@ -171,7 +181,8 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
                      "stroke=\"#d62728\" stroke-width=\"2\"/>",
                 sx(&xr, m->slope.point), MT, sx(&xr, m->slope.point), H - MB);
     char xl[200];
-    snprintf(xl, sizeof xl, "%s per iteration%s", m->name, nb_base ? " (orange: baseline)" : "");
+    snprintf(xl, sizeof xl, "%s per iteration%s%s", m->name, nb_base ? " (orange: baseline)" : "",
+             clipped ? ", outliers in the edge bars" : "");
     axes(out, &xr, &yr, is_time, false, 1, xl, "samples");
     fputs("</svg>\n", out);
     free(v);
@@ -296,7 +307,7 @@ static void summary(FILE *out, const dkb_result *r)
             fprintf(out, "<td class=\"%s\">%+.2f%% [%+.2f%%, %+.2f%%] p = %.3f, ", cls,
                     100 * m->change.rel.point, 100 * m->change.rel.lo, 100 * m->change.rel.hi,
                     m->change.p_value);
-            dkb__html_text(out, dkb_verdict_name(m->change.verdict));
+            dkb__html_text(out, dkb__verdict_word(m->change.verdict));
             fputs("</td>", out);
         } else {
             fputs("<td></td>", out);

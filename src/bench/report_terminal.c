@@ -30,9 +30,31 @@ static const char *const CACHE_MISSES[] = {"cache-misses", NULL};
 static const char *const L1D_MISSES[] = {"l1d-load-misses", NULL};
 static const char *const LLC_MISSES[] = {"llc-misses", NULL};
 
+/* Criterion's precision: five significant digits or so. */
+static void short_num(FILE *out, double v)
+{
+    double a = fabs(v);
+    int decimals = a < 10 ? 4 : a < 100 ? 3 : a < 1000 ? 2 : a < 10000 ? 1 : 0;
+    fprintf(out, "%.*f", decimals, v);
+}
+
 static void estimate_line(FILE *out, const char *label, const dkb_measure *m, bool is_time)
 {
     char lo[48], pt[48], hi[48];
+    if (is_time) {
+        /* All three in the unit of the estimate. */
+        const char *unit;
+        double div = dkb__time_scale(m->slope.point, &unit);
+        double v[3] = {m->slope.lo, m->slope.point, m->slope.hi};
+        fprintf(out, "  %-18s [", label);
+        for (int i = 0; i < 3; i++) {
+            fputs(i ? " " : "", out);
+            short_num(out, v[i] / div);
+            fprintf(out, " %s", unit);
+        }
+        fputs("]\n", out);
+        return;
+    }
     fprintf(out, "  %-18s [%s %s %s]\n", label, dkb__fmt_value(lo, sizeof lo, m->slope.lo, is_time),
             dkb__fmt_value(pt, sizeof pt, m->slope.point, is_time),
             dkb__fmt_value(hi, sizeof hi, m->slope.hi, is_time));
