@@ -74,7 +74,7 @@ static void sample(dkb_result *r, const char *name, double scale)
     measure(r, 3, "branches", 400, 4);
     measure(r, 4, "branch-misses", 8, 1);
     snprintf(r->m[5].name, sizeof r->m[5].name, "cache-misses");
-    snprintf(r->m[5].why, sizeof r->m[5].why, "no counter left: measured in the next pass only on M1");
+    snprintf(r->m[5].why, sizeof r->m[5].why, "no counter left, it is measured in the next pass only on M1");
     r->m[0].has_change = true;
     r->m[0].change = (dkb_change){{-0.052, -0.063, -0.041}, 0.001, DKB_IMPROVED};
     r->m[0].baseline_slope = 1052;
@@ -495,6 +495,30 @@ TEST_CASE(baseline_rejects_malformed)
     dkb_result_free(&a);
     dkb_result_free(&b);
     cleanup();
+}
+
+/* A name that is not UTF-8 still gives valid UTF-8 files: U+FFFD. */
+TEST_CASE(invalid_utf8_names_replaced)
+{
+    dkb_result r;
+    dkb_run_info run;
+    run_info(&run);
+    sample(&r, "bad\xff\xC0\x80name\xE2\x82", 1.0);
+    const dkb_result *rs[] = {&r};
+    render_fn fns[] = {dkb_report_json, dkb_report_csv, dkb_report_markdown, dkb_report_gbench,
+                       html_no_base};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(f != NULL);
+        CHECK(fns[i](f, &run, rs, 1) == 0);
+        CHECK(fclose(f) == 0);
+        CHECK_CONTAINS(buf, "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname\xEF\xBF\xBD\xEF\xBF\xBD");
+        CHECK(strchr(buf, '\xff') == NULL && strstr(buf, "\xC0\x80") == NULL);
+        free(buf);
+    }
+    dkb_result_free(&r);
 }
 
 static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *const *rs, size_t n)
