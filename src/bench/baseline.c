@@ -1,0 +1,770 @@
+/*
+ * baseline.c - baselines: <dir>/<name>.json in the JSON report's schema,
+ * written through a temporary file and a rename so a reader never sees half
+ * a file, and read back by a small strict JSON reader (RFC 8259, UTF-8
+ * checked, no trailing data) that names the file and the byte offset of
+ * whatever it rejects.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/error.h"
+#include "bench/report.h"
+#include "bench/report_common.h"
+
+#define MAX_DEPTH 32
+#define MAX_FILE (256u << 20)
+
+/* ---- the reader: a tree of values with their offsets ---- */
+
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
+
+typedef struct jval {
+    jtype type;
+    size_t off;        /* byte offset of the value in the file */
+    bool b;
+    double num;
+    char *str;         /* J_STR; for members of an object, key holds the name */
+    char *key;
+    struct jval *kids; /* J_ARR, J_OBJ */
+    size_t n, cap;
+} jval;
+
+typedef struct jparser {
+    const char *path;
+    const char *s;
+    size_t len, pos;
+    int err;
+} jparser;
+
+static void jfree(jval *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        jfree(&v->kids[i]);
+    free(v->kids);
+    free(v->str);
+    free(v->key);
+}
+
+static int jerr(jparser *p, size_t off, const char *what)
+{
+    if (p->err == 0)
+        p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is not a dkbench-1 baseline "
+                                     "(save it again with --save-baseline)",
+                          p->path, off, what);
+    return p->err;
+}
+
+static void skip_ws(jparser *p)
+{
+    while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
+                               p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
+        p->pos++;
+}
+
+static int parse_value(jparser *p, jval *v, int depth);
+
+static int hex4(jparser *p, unsigned long *out)
+{
+    if (p->len - p->pos < 4)
+        return jerr(p, p->pos, "truncated \\u escape");
+    unsigned long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p->s[p->pos + (size_t)i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (unsigned long)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (unsigned long)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (unsigned long)(c - 'A' + 10);
+        else
+            return jerr(p, p->pos + (size_t)i, "bad hex digit in \\u escape");
+    }
+    p->pos += 4;
+    *out = v;
+    return 0;
+}
+
+static void put_cp(char *buf, size_t *o, unsigned long cp)
+{
+    if (cp < 0x80) {
+        buf[(*o)++] = (char)cp;
+    } else if (cp < 0x800) {
+        buf[(*o)++] = (char)(0xC0 | (cp >> 6));
+        buf[(*o)++] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        buf[(*o)++] = (char)(0xE0 | (cp >> 12));
+        buf[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        buf[(*o)++] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        buf[(*o)++] = (char)(0xF0 | (cp >> 18));
+        buf[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        buf[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        buf[(*o)++] = (char)(0x80 | (cp & 0x3F));
+    }
+}
+
+/* A string at p->pos (its opening quote); *out is malloc'ed UTF-8. */
+static int parse_string(jparser *p, char **out)
+{
+    size_t start = p->pos++;
+    /* The decoded text is never longer than the encoded one. */
+    size_t end = p->pos;
+    while (end < p->len && p->s[end] != '"') {
+        if (p->s[end] == '\\')
+            end++;
+        end++;
+    }
+    if (end >= p->len)
+        return jerr(p, start, "unterminated string");
+    char *buf = malloc(end - p->pos + 1);
+    if (buf == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory reading a string", p->path);
+    size_t o = 0;
+    while (p->s[p->pos] != '"') {
+        unsigned char c = (unsigned char)p->s[p->pos];
+        if (c < 0x20) {
+            free(buf);
+            return jerr(p, p->pos, "control character in a string");
+        }
+        if (c == '\\') {
+            char e = p->s[++p->pos];
+            p->pos++;
+            unsigned long cp;
+            switch (e) {
+            case '"': buf[o++] = '"'; break;
+            case '\\': buf[o++] = '\\'; break;
+            case '/': buf[o++] = '/'; break;
+            case 'b': buf[o++] = '\b'; break;
+            case 'f': buf[o++] = '\f'; break;
+            case 'n': buf[o++] = '\n'; break;
+            case 'r': buf[o++] = '\r'; break;
+            case 't': buf[o++] = '\t'; break;
+            case 'u':
+                if (hex4(p, &cp) != 0) {
+                    free(buf);
+                    return p->err;
+                }
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    unsigned long lo;
+                    if (p->len - p->pos < 6 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
+                        free(buf);
+                        return jerr(p, p->pos, "lone high surrogate in \\u escape");
+                    }
+                    p->pos += 2;
+                    if (hex4(p, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF) {
+                        free(buf);
+                        return jerr(p, p->pos, "bad low surrogate in \\u escape");
+                    }
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    free(buf);
+                    return jerr(p, p->pos - 6, "lone low surrogate in \\u escape");
+                }
+                if (cp == 0) {
+                    free(buf);
+                    return jerr(p, p->pos - 6, "NUL character in a string");
+                }
+                put_cp(buf, &o, cp);
+                break;
+            default:
+                free(buf);
+                return jerr(p, p->pos - 1, "unknown escape in a string");
+            }
+            continue;
+        }
+        if (c < 0x80) {
+            buf[o++] = (char)c;
+            p->pos++;
+            continue;
+        }
+        /* Validate one UTF-8 sequence (its bytes all lie before the quote). */
+        const char *q = p->s + p->pos;
+        char tmp[5] = {0};
+        size_t avail = end - p->pos < 4 ? end - p->pos : 4;
+        memcpy(tmp, q, avail);
+        const char *t = tmp;
+        unsigned long cp = dkb__utf8_next(&t);
+        if (cp == 0xFFFD && !(avail >= 3 && memcmp(tmp, "\xEF\xBF\xBD", 3) == 0)) {
+            free(buf);
+            return jerr(p, p->pos, "invalid UTF-8 in a string");
+        }
+        memcpy(buf + o, q, (size_t)(t - tmp));
+        o += (size_t)(t - tmp);
+        p->pos += (size_t)(t - tmp);
+    }
+    p->pos++;
+    buf[o] = 0;
+    *out = buf;
+    return 0;
+}
+
+static int parse_number(jparser *p, jval *v)
+{
+    size_t i = p->pos;
+    const char *s = p->s;
+    if (i < p->len && s[i] == '-')
+        i++;
+    if (i < p->len && s[i] == '0')
+        i++;
+    else if (i < p->len && s[i] >= '1' && s[i] <= '9')
+        while (i < p->len && s[i] >= '0' && s[i] <= '9')
+            i++;
+    else
+        return jerr(p, p->pos, "expected a value");
+    if (i < p->len && s[i] == '.') {
+        i++;
+        if (!(i < p->len && s[i] >= '0' && s[i] <= '9'))
+            return jerr(p, i, "expected a digit after the decimal point");
+        while (i < p->len && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < p->len && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (!(i < p->len && s[i] >= '0' && s[i] <= '9'))
+            return jerr(p, i, "expected a digit in the exponent");
+        while (i < p->len && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    char tmp[64];
+    if (i - p->pos >= sizeof tmp)
+        return jerr(p, p->pos, "number too long");
+    memcpy(tmp, s + p->pos, i - p->pos);
+    tmp[i - p->pos] = 0;
+    v->type = J_NUM;
+    v->num = strtod(tmp, NULL);
+    if (!isfinite(v->num))
+        return jerr(p, p->pos, "number out of range");
+    p->pos = i;
+    return 0;
+}
+
+static int add_kid(jparser *p, jval *v, jval **kid)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 8;
+        jval *k = realloc(v->kids, cap * sizeof *k);
+        if (k == NULL)
+            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+        v->kids = k;
+        v->cap = cap;
+    }
+    *kid = &v->kids[v->n++];
+    memset(*kid, 0, sizeof **kid);
+    return 0;
+}
+
+static bool literal(jparser *p, const char *word)
+{
+    size_t n = strlen(word);
+    if (p->len - p->pos >= n && memcmp(p->s + p->pos, word, n) == 0) {
+        p->pos += n;
+        return true;
+    }
+    return false;
+}
+
+static int parse_value(jparser *p, jval *v, int depth)
+{
+    skip_ws(p);
+    v->off = p->pos;
+    if (p->pos >= p->len)
+        return jerr(p, p->pos, "unexpected end of file (truncated?)");
+    if (depth > MAX_DEPTH)
+        return jerr(p, p->pos, "nested too deeply");
+    char c = p->s[p->pos];
+    if (c == '{' || c == '[') {
+        bool obj = c == '{';
+        char close = obj ? '}' : ']';
+        v->type = obj ? J_OBJ : J_ARR;
+        p->pos++;
+        skip_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == close) {
+            p->pos++;
+            return 0;
+        }
+        for (;;) {
+            jval *kid = NULL;
+            char *k = NULL;
+            skip_ws(p);
+            if (obj) {
+                if (p->pos >= p->len)
+                    return jerr(p, p->pos, "unexpected end of file (truncated?)");
+                if (p->s[p->pos] != '"')
+                    return jerr(p, p->pos, "expected a member name in quotes");
+                size_t koff = p->pos;
+                if (parse_string(p, &k) != 0)
+                    return p->err;
+                for (size_t i = 0; i < v->n; i++)
+                    if (strcmp(v->kids[i].key, k) == 0) {
+                        free(k);
+                        return jerr(p, koff, "duplicate member name");
+                    }
+                skip_ws(p);
+                if (p->pos >= p->len || p->s[p->pos] != ':') {
+                    free(k);
+                    return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
+                                                            : "expected ':' after a member name");
+                }
+                p->pos++;
+            }
+            if (add_kid(p, v, &kid) != 0) {
+                free(k);
+                return p->err;
+            }
+            kid->key = k;
+            if (parse_value(p, kid, depth + 1) != 0)
+                return p->err;
+            skip_ws(p);
+            if (p->pos >= p->len)
+                return jerr(p, p->pos, "unexpected end of file (truncated?)");
+            if (p->s[p->pos] == ',') {
+                p->pos++;
+                continue;
+            }
+            if (p->s[p->pos] == close) {
+                p->pos++;
+                return 0;
+            }
+            return jerr(p, p->pos, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+    }
+    if (c == '"') {
+        v->type = J_STR;
+        return parse_string(p, &v->str);
+    }
+    if (literal(p, "true")) {
+        v->type = J_BOOL;
+        v->b = true;
+        return 0;
+    }
+    if (literal(p, "false")) {
+        v->type = J_BOOL;
+        return 0;
+    }
+    if (literal(p, "null")) {
+        v->type = J_NULL;
+        return 0;
+    }
+    return parse_number(p, v);
+}
+
+/* ---- the schema: dkbench-1 onto dkb_result ---- */
+
+static const jval *member(const jval *obj, const char *k)
+{
+    for (size_t i = 0; i < obj->n; i++)
+        if (strcmp(obj->kids[i].key, k) == 0)
+            return &obj->kids[i];
+    return NULL;
+}
+
+static int schema_err(jparser *p, const jval *at, const char *where, const char *k, const char *want)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s \"%s\": %s", where, k, want);
+    return jerr(p, at->off, what);
+}
+
+static const jval *need(jparser *p, const jval *obj, const char *where, const char *k, jtype t)
+{
+    static const char *const names[] = {"null", "a boolean", "a number", "a string", "an array",
+                                        "an object"};
+    const jval *v = member(obj, k);
+    if (v == NULL) {
+        schema_err(p, obj, where, k, "missing");
+        return NULL;
+    }
+    /* Non-finite numbers are written as null. */
+    if (v->type != t && !(t == J_NUM && v->type == J_NULL)) {
+        char want[64];
+        snprintf(want, sizeof want, "must be %s", names[t]);
+        schema_err(p, v, where, k, want);
+        return NULL;
+    }
+    return v;
+}
+
+static int get_num(jparser *p, const jval *obj, const char *where, const char *k, double *out)
+{
+    const jval *v = need(p, obj, where, k, J_NUM);
+    if (v == NULL)
+        return p->err;
+    *out = v->type == J_NULL ? NAN : v->num;
+    return 0;
+}
+
+static int get_count(jparser *p, const jval *obj, const char *where, const char *k, size_t *out)
+{
+    const jval *v = need(p, obj, where, k, J_NUM);
+    if (v == NULL)
+        return p->err;
+    if (v->type != J_NUM || v->num < 0 || v->num != floor(v->num) || v->num > 1e15)
+        return schema_err(p, v, where, k, "must be a count (a whole number >= 0)");
+    *out = (size_t)v->num;
+    return 0;
+}
+
+static int get_str(jparser *p, const jval *obj, const char *where, const char *k, char *out,
+                   size_t size)
+{
+    const jval *v = need(p, obj, where, k, J_STR);
+    if (v == NULL)
+        return p->err;
+    if (strlen(v->str) >= size)
+        return schema_err(p, v, where, k, "too long");
+    memcpy(out, v->str, strlen(v->str) + 1);
+    return 0;
+}
+
+static int get_bool(jparser *p, const jval *obj, const char *where, const char *k, bool *out)
+{
+    const jval *v = need(p, obj, where, k, J_BOOL);
+    if (v == NULL)
+        return p->err;
+    *out = v->b;
+    return 0;
+}
+
+static int get_interval(jparser *p, const jval *obj, const char *where, const char *k,
+                        dkb_interval *out)
+{
+    const jval *v = need(p, obj, where, k, J_OBJ);
+    if (v == NULL || get_num(p, v, k, "point", &out->point) || get_num(p, v, k, "lo", &out->lo) ||
+        get_num(p, v, k, "hi", &out->hi))
+        return p->err;
+    return 0;
+}
+
+/* A numeric array of exactly n values into a new malloc'ed array. */
+static int get_array(jparser *p, const jval *obj, const char *where, const char *k, size_t n,
+                     double **out)
+{
+    const jval *v = need(p, obj, where, k, J_ARR);
+    if (v == NULL)
+        return p->err;
+    if (v->n == 0)
+        return 0; /* not recorded, or no samples */
+    if (v->n != n)
+        return schema_err(p, v, where, k, "must hold one value per sample");
+    double *a = calloc(n ? n : 1, sizeof *a);
+    if (a == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    for (size_t i = 0; i < n; i++) {
+        if (v->kids[i].type == J_NUM)
+            a[i] = v->kids[i].num;
+        else if (v->kids[i].type == J_NULL)
+            a[i] = NAN;
+        else {
+            free(a);
+            return schema_err(p, &v->kids[i], where, k, "must hold numbers");
+        }
+    }
+    *out = a;
+    return 0;
+}
+
+static dkb_verdict verdict_of(const char *s, bool *ok)
+{
+    for (int v = DKB_NO_CHANGE; v <= DKB_REGRESSED; v++)
+        if (strcmp(s, dkb__verdict_word((dkb_verdict)v)) == 0) {
+            *ok = true;
+            return (dkb_verdict)v;
+        }
+    *ok = false;
+    return DKB_NO_CHANGE;
+}
+
+static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
+{
+    const char *w = "measure";
+    const jval *v;
+    if (o->type != J_OBJ)
+        return jerr(p, o->off, "a measure must be an object");
+    if (get_str(p, o, w, "name", m->name, sizeof m->name) ||
+        get_str(p, o, w, "unit", m->unit, sizeof m->unit) ||
+        get_bool(p, o, w, "available", &m->available) ||
+        get_str(p, o, w, "why", m->why, sizeof m->why) ||
+        get_bool(p, o, w, "multiplexed", &m->multiplexed) || get_array(p, o, w, "totals", n, &m->y))
+        return p->err;
+    double *cls = NULL;
+    if (get_array(p, o, w, "outlier_class", n, &cls))
+        return p->err;
+    if (cls != NULL) {
+        m->outlier_class = malloc(n ? n : 1);
+        if (m->outlier_class == NULL) {
+            free(cls);
+            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!(cls[i] >= DKB_OUTLIER_NONE && cls[i] <= DKB_OUTLIER_HIGH_SEVERE &&
+                  cls[i] == floor(cls[i]))) {
+                free(cls);
+                return schema_err(p, member(o, "outlier_class"), w, "outlier_class",
+                                  "must hold classes 0 to 4");
+            }
+            m->outlier_class[i] = (unsigned char)cls[i];
+        }
+        free(cls);
+    }
+    if ((v = need(p, o, w, "fit", J_OBJ)) == NULL || get_num(p, v, "fit", "slope", &m->fit.slope) ||
+        get_num(p, v, "fit", "intercept", &m->fit.intercept) || get_num(p, v, "fit", "r2", &m->fit.r2))
+        return p->err;
+    if (get_interval(p, o, w, "slope", &m->slope))
+        return p->err;
+    dkb_summary *s = &m->per_iter;
+    if ((v = need(p, o, w, "per_iter", J_OBJ)) == NULL || get_num(p, v, "per_iter", "mean", &s->mean) ||
+        get_num(p, v, "per_iter", "median", &s->median) || get_num(p, v, "per_iter", "mad", &s->mad) ||
+        get_num(p, v, "per_iter", "stddev", &s->stddev) || get_num(p, v, "per_iter", "min", &s->min) ||
+        get_num(p, v, "per_iter", "max", &s->max) || get_interval(p, v, "per_iter", "mean_ci", &s->mean_ci))
+        return p->err;
+    dkb_outliers *ol = &m->outliers;
+    const char *wo = "outliers";
+    if ((v = need(p, o, w, wo, J_OBJ)) == NULL || get_count(p, v, wo, "low_severe", &ol->low_severe) ||
+        get_count(p, v, wo, "low_mild", &ol->low_mild) || get_count(p, v, wo, "high_mild", &ol->high_mild) ||
+        get_count(p, v, wo, "high_severe", &ol->high_severe) ||
+        get_num(p, v, wo, "fence_low_severe", &ol->fence_low_severe) ||
+        get_num(p, v, wo, "fence_low_mild", &ol->fence_low_mild) ||
+        get_num(p, v, wo, "fence_high_mild", &ol->fence_high_mild) ||
+        get_num(p, v, wo, "fence_high_severe", &ol->fence_high_severe))
+        return p->err;
+    if ((v = member(o, "change")) == NULL)
+        return schema_err(p, o, w, "change", "missing");
+    if (v->type == J_OBJ) {
+        char verdict[32];
+        bool ok;
+        m->has_change = true;
+        if (get_interval(p, v, "change", "rel", &m->change.rel) ||
+            get_num(p, v, "change", "p_value", &m->change.p_value) ||
+            get_str(p, v, "change", "verdict", verdict, sizeof verdict) ||
+            get_num(p, v, "change", "baseline_slope", &m->baseline_slope))
+            return p->err;
+        m->change.verdict = verdict_of(verdict, &ok);
+        if (!ok)
+            return schema_err(p, member(v, "verdict"), "change", "verdict", "unknown verdict");
+    } else if (v->type != J_NULL) {
+        return schema_err(p, v, w, "change", "must be an object or null");
+    }
+    return 0;
+}
+
+static int read_result(jparser *p, const jval *o, dkb_result *r)
+{
+    const char *w = "result";
+    const jval *v;
+    if (o->type != J_OBJ)
+        return jerr(p, o->off, "a result must be an object");
+    if (get_str(p, o, w, "name", r->name, sizeof r->name) ||
+        get_str(p, o, w, "group", r->group, sizeof r->group) ||
+        get_count(p, o, w, "n_samples", &r->n_samples) || get_count(p, o, w, "passes", &r->passes) ||
+        get_str(p, o, w, "stop_reason", r->stop_reason, sizeof r->stop_reason) ||
+        get_num(p, o, w, "warmup_s", &r->warmup_s) || get_num(p, o, w, "measure_s", &r->measure_s) ||
+        get_bool(p, o, w, "moved_levels", &r->moved_levels) ||
+        get_array(p, o, w, "iterations", r->n_samples, &r->iterations))
+        return p->err;
+    if ((v = need(p, o, w, "throughput", J_OBJ)) == NULL)
+        return p->err;
+    char kind[16];
+    if (get_str(p, v, "throughput", "kind", kind, sizeof kind) ||
+        get_num(p, v, "throughput", "per_iter", &r->throughput_per_iter))
+        return p->err;
+    if (strcmp(kind, "bytes") == 0)
+        r->throughput_kind = DKB_THROUGHPUT_BYTES;
+    else if (strcmp(kind, "elements") == 0)
+        r->throughput_kind = DKB_THROUGHPUT_ELEMENTS;
+    else if (strcmp(kind, "none") == 0)
+        r->throughput_kind = DKB_THROUGHPUT_NONE;
+    else
+        return schema_err(p, member(v, "kind"), "throughput", "kind", "must be bytes, elements or none");
+    if ((v = need(p, o, w, "levels", J_ARR)) == NULL)
+        return p->err;
+    if (v->n > DKB_MAX_LEVELS)
+        return schema_err(p, v, w, "levels", "too many levels");
+    r->n_levels = v->n;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->kids[i].type != J_OBJ)
+            return jerr(p, v->kids[i].off, "a level must be an object");
+        if (get_str(p, &v->kids[i], "level", "name", r->level_name[i], sizeof r->level_name[i]) ||
+            get_num(p, &v->kids[i], "level", "cycle_share", &r->level_cycle_share[i]))
+            return p->err;
+    }
+    if ((v = need(p, o, w, "measures", J_ARR)) == NULL)
+        return p->err;
+    if (v->n > DKB_MAX_MEASURES)
+        return schema_err(p, v, w, "measures", "too many measures");
+    r->n_measures = v->n;
+    for (size_t i = 0; i < v->n; i++)
+        if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0)
+            return p->err;
+    return 0;
+}
+
+static int read_file(const char *path, char **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        int e = errno;
+        return dkb_fail(e == ENOENT ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
+                        strerror(e), e == ENOENT ? "; save one first with --save-baseline" : "");
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    int rc = 0;
+    if (b == NULL) {
+        rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
+        goto out;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= MAX_FILE) {
+                rc = dkb_fail(DK_EINVAL, "baseline %s: larger than %u MiB; not a baseline", path,
+                              MAX_FILE >> 20);
+                goto out;
+            }
+            char *nb = realloc(b, cap * 2);
+            if (nb == NULL) {
+                rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
+                goto out;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = dkb_fail(DK_EOS, "baseline %s: reading failed (%s)", path, strerror(errno));
+        goto out;
+    }
+    *buf = b;
+    *len = n;
+    b = NULL;
+out:
+    free(b);
+    fclose(f);
+    return rc;
+}
+
+static int baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn)
+{
+    if (dir == NULL || name == NULL || name[0] == 0 || strchr(name, '/') != NULL ||
+        strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return dkb_fail(DK_EINVAL, "%s: the baseline name \"%s\" must be non-empty and have no '/'",
+                        fn, name ? name : "(null)");
+    if ((size_t)snprintf(out, size, "%s/%s.json", dir, name) >= size)
+        return dkb_fail(DK_EINVAL, "%s: the baseline path %s/%s.json is too long", fn, dir, name);
+    return 0;
+}
+
+int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_t *n)
+{
+    char path[4096];
+    char *buf = NULL;
+    size_t len = 0;
+    jval root = {0};
+    dkb_result *rs = NULL;
+    size_t count = 0;
+    int rc;
+    if (out == NULL || n == NULL)
+        return dkb_fail(DK_EINVAL, "dkb_baseline_load: out and n must not be NULL");
+    if ((rc = baseline_path(path, sizeof path, dir, name, "dkb_baseline_load")) != 0 ||
+        (rc = read_file(path, &buf, &len)) != 0)
+        return rc;
+    jparser p = {.path = path, .s = buf, .len = len};
+    if (parse_value(&p, &root, 0) != 0) {
+        rc = p.err;
+        goto out;
+    }
+    skip_ws(&p);
+    if (p.pos != p.len) {
+        rc = jerr(&p, p.pos, "data after the end of the document");
+        goto out;
+    }
+    if (root.type != J_OBJ) {
+        rc = jerr(&p, root.off, "the document must be an object");
+        goto out;
+    }
+    char schema[32];
+    if ((rc = get_str(&p, &root, "document", "schema", schema, sizeof schema)) != 0)
+        goto out;
+    if (strcmp(schema, "dkbench-1") != 0) {
+        rc = jerr(&p, member(&root, "schema")->off, "schema is not \"dkbench-1\"");
+        goto out;
+    }
+    const jval *results = need(&p, &root, "document", "results", J_ARR);
+    if (results == NULL || need(&p, &root, "document", "run", J_OBJ) == NULL) {
+        rc = p.err;
+        goto out;
+    }
+    rs = calloc(results->n ? results->n : 1, sizeof *rs);
+    if (rs == NULL) {
+        rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
+        goto out;
+    }
+    for (count = 0; count < results->n; count++)
+        if ((rc = read_result(&p, &results->kids[count], &rs[count])) != 0) {
+            count++;
+            goto out;
+        }
+    *out = rs;
+    *n = count;
+    rs = NULL;
+out:
+    for (size_t i = 0; rs != NULL && i < count; i++)
+        dkb_result_free(&rs[i]);
+    free(rs);
+    jfree(&root);
+    free(buf);
+    return rc;
+}
+
+int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,
+                      const dkb_result *const *results, size_t n)
+{
+    char path[4096], tmp[4200];
+    int rc = baseline_path(path, sizeof path, dir, name, "dkb_baseline_save");
+    if (rc != 0)
+        return rc;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return dkb_fail(DK_EOS, "baseline %s: cannot create a temporary file in %s (%s)", path, dir,
+                        strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        rc = dkb_fail(DK_EOS, "baseline %s: fdopen failed (%s)", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    rc = dkb_report_json(f, run, results, n);
+    if (rc == 0 && fsync(fileno(f)) != 0)
+        rc = dkb_fail(DK_EOS, "baseline %s: fsync failed (%s)", path, strerror(errno));
+    if (fclose(f) != 0 && rc == 0)
+        rc = dkb_fail(DK_EOS, "baseline %s: writing failed (%s)", path, strerror(errno));
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot rename %s onto it (%s)", path, tmp, strerror(errno));
+    if (rc != 0) {
+        if (strstr(dkb_last_error(), "JSON report") != NULL) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", dkb_last_error());
+            rc = dkb_fail(rc, "baseline %s: %s", path, why);
+        }
+        unlink(tmp);
+    }
+    return rc;
+}

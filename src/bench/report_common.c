@@ -1,0 +1,235 @@
+/*
+ * report_common.c - escaping, checked writes and number formatting shared
+ * by the report formats; see report_common.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/error.h"
+#include "bench/report_common.h"
+
+int dkb__report_done(FILE *out, const char *format)
+{
+    errno = 0;
+    if (fflush(out) != 0 || ferror(out)) {
+        int e = errno;
+        return dkb_fail(DK_EOS, "%s report: writing failed (%s); check the disk or the output path",
+                        format, e ? strerror(e) : "stream error");
+    }
+    return 0;
+}
+
+unsigned long dkb__utf8_next(const char **s)
+{
+    const unsigned char *p = (const unsigned char *)*s;
+    unsigned long cp;
+    size_t len;
+    if (p[0] == 0)
+        return 0;
+    if (p[0] < 0x80) {
+        *s += 1;
+        return p[0];
+    }
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+        len = 2;
+        cp = p[0] & 0x1F;
+    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        len = 3;
+        cp = p[0] & 0x0F;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        len = 4;
+        cp = p[0] & 0x07;
+    } else {
+        *s += 1;
+        return 0xFFFD;
+    }
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) {
+            *s += 1;
+            return 0xFFFD;
+        }
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    /* Overlong forms, surrogates and values past U+10FFFF are malformed. */
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+        *s += 1;
+        return 0xFFFD;
+    }
+    *s += len;
+    return cp;
+}
+
+void dkb__put_utf8(FILE *out, unsigned long cp)
+{
+    if (cp < 0x80) {
+        fputc((int)cp, out);
+    } else if (cp < 0x800) {
+        fputc((int)(0xC0 | (cp >> 6)), out);
+        fputc((int)(0x80 | (cp & 0x3F)), out);
+    } else if (cp < 0x10000) {
+        fputc((int)(0xE0 | (cp >> 12)), out);
+        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), out);
+        fputc((int)(0x80 | (cp & 0x3F)), out);
+    } else {
+        fputc((int)(0xF0 | (cp >> 18)), out);
+        fputc((int)(0x80 | ((cp >> 12) & 0x3F)), out);
+        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), out);
+        fputc((int)(0x80 | (cp & 0x3F)), out);
+    }
+}
+
+void dkb__json_str(FILE *out, const char *s)
+{
+    unsigned long cp;
+    fputc('"', out);
+    while ((cp = dkb__utf8_next(&s)) != 0) {
+        switch (cp) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (cp < 0x20 || cp == 0x7F)
+                fprintf(out, "\\u%04lx", cp);
+            else
+                dkb__put_utf8(out, cp);
+        }
+    }
+    fputc('"', out);
+}
+
+void dkb__json_num(FILE *out, double v)
+{
+    if (!isfinite(v))
+        fputs("null", out);
+    else if (v == floor(v) && fabs(v) < 1e15)
+        fprintf(out, "%.0f", v);
+    else
+        fprintf(out, "%.17g", v); /* exact round trip */
+}
+
+void dkb__html_text(FILE *out, const char *s)
+{
+    unsigned long cp;
+    while ((cp = dkb__utf8_next(&s)) != 0) {
+        switch (cp) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default:
+            if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F ||
+                cp == 0xFFFE || cp == 0xFFFF)
+                dkb__put_utf8(out, 0xFFFD);
+            else
+                dkb__put_utf8(out, cp);
+        }
+    }
+}
+
+void dkb__csv_field(FILE *out, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        unsigned long cp;
+        while ((cp = dkb__utf8_next(&s)) != 0)
+            dkb__put_utf8(out, cp);
+        return;
+    }
+    fputc('"', out);
+    unsigned long cp;
+    while ((cp = dkb__utf8_next(&s)) != 0) {
+        if (cp == '"')
+            fputc('"', out);
+        dkb__put_utf8(out, cp);
+    }
+    fputc('"', out);
+}
+
+double dkb__time_scale(double ns, const char **unit)
+{
+    double a = fabs(ns);
+    if (a < 1e3 || !isfinite(a)) {
+        *unit = "ns";
+        return 1;
+    }
+    if (a < 1e6) {
+        *unit = "\xC2\xB5s";
+        return 1e3;
+    }
+    if (a < 1e9) {
+        *unit = "ms";
+        return 1e6;
+    }
+    *unit = "s";
+    return 1e9;
+}
+
+/* n rounded to an integer with a comma every three digits. */
+static void thousands(char *buf, size_t size, double v)
+{
+    char digits[64];
+    snprintf(digits, sizeof digits, "%.0f", fabs(v));
+    size_t nd = strlen(digits), o = 0;
+    if (v < 0 && o + 1 < size)
+        buf[o++] = '-';
+    for (size_t i = 0; i < nd && o + 1 < size; i++) {
+        if (i > 0 && (nd - i) % 3 == 0 && o + 2 < size)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = 0;
+}
+
+char *dkb__fmt_value(char *buf, size_t size, double v, bool is_time)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, size, "n/a");
+        return buf;
+    }
+    if (is_time) {
+        const char *unit;
+        double d = dkb__time_scale(v, &unit);
+        snprintf(buf, size, "%.4g %s", v / d, unit);
+        return buf;
+    }
+    double a = fabs(v);
+    if (a < 1e4)
+        snprintf(buf, size, "%.4g", v);
+    else if (a < 1e7)
+        thousands(buf, size, v);
+    else if (a < 1e9)
+        snprintf(buf, size, "%.4g M", v / 1e6);
+    else
+        snprintf(buf, size, "%.4g G", v / 1e9);
+    return buf;
+}
+
+bool dkb__has_estimates(const dkb_result *r, const dkb_measure *m)
+{
+    return m->available && r->n_samples >= 2 && m->y != NULL;
+}
+
+const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *names)
+{
+    for (size_t i = 1; i < r->n_measures && i < DKB_MAX_MEASURES; i++)
+        for (const char *const *n = names; *n != NULL; n++)
+            if (strcmp(r->m[i].name, *n) == 0 && dkb__has_estimates(r, &r->m[i]))
+                return &r->m[i];
+    return NULL;
+}
+
+const char *dkb__verdict_word(dkb_verdict v)
+{
+    switch (v) {
+    case DKB_NO_CHANGE: return "no change";
+    case DKB_WITHIN_NOISE: return "within noise";
+    case DKB_IMPROVED: return "improved";
+    case DKB_REGRESSED: return "regressed";
+    }
+    return "unknown";
+}

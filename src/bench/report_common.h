@@ -1,0 +1,53 @@
+/*
+ * report_common.h - what the report formats share: checked writes, text
+ * escaping for JSON, HTML and CSV, number formatting with units. Internal.
+ */
+#ifndef DKPERF_BENCH_REPORT_COMMON_H
+#define DKPERF_BENCH_REPORT_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "bench/model.h"
+
+/* 0 when every write to out so far succeeded (flushes it), else a DK_EOS
+ * failure naming the format and errno. */
+int dkb__report_done(FILE *out, const char *format);
+
+/* The next code point of s (advancing *s); malformed UTF-8 gives U+FFFD
+ * one byte at a time, so every report is valid UTF-8 whatever a name holds.
+ * Returns 0 at the end. */
+unsigned long dkb__utf8_next(const char **s);
+/* Write code point cp as UTF-8. */
+void dkb__put_utf8(FILE *out, unsigned long cp);
+
+/* A JSON string literal with its quotes; a JSON number (non-finite: null). */
+void dkb__json_str(FILE *out, const char *s);
+void dkb__json_num(FILE *out, double v);
+/* Text for HTML or XML (also inside attribute values): & < > " ' escaped,
+ * control characters XML forbids replaced with U+FFFD. */
+void dkb__html_text(FILE *out, const char *s);
+/* One CSV field, quoted as RFC 4180 says when it must be. */
+void dkb__csv_field(FILE *out, const char *s);
+
+/* A per-iteration value with its unit, into buf: time in ns scaled to
+ * ns/µs/ms/s, counts with thousands separators or k/M/G. Returns buf. */
+char *dkb__fmt_value(char *buf, size_t size, double v, bool is_time);
+/* The scale for a time value: divisor for ns and the unit name. */
+double dkb__time_scale(double ns, const char **unit);
+
+/* The measure named name (or one of its aliases) when it is available
+ * with estimates, else NULL. */
+const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *names);
+
+/* The estimates of m are usable (available and at least two samples). */
+bool dkb__has_estimates(const dkb_result *r, const dkb_measure *m);
+
+/* The verdict as the files write it: "no change", "within noise",
+ * "improved", "regressed" (the words of dkb_verdict_name, fixed here by
+ * the JSON schema); "unknown" outside the enum, which a baseline load
+ * rejects. */
+const char *dkb__verdict_word(dkb_verdict v);
+
+#endif /* DKPERF_BENCH_REPORT_COMMON_H */

@@ -1,0 +1,223 @@
+/*
+ * report_json.c - the JSON report, schema "dkbench-1" (doc/BENCH-JSON.md):
+ * the run, then per benchmark every sample and every estimate. Baselines
+ * are this same document (baseline.c reads it back).
+ */
+#include <stdio.h>
+
+#include "bench/error.h"
+#include "bench/report.h"
+#include "bench/report_common.h"
+
+static void key(FILE *out, const char *k)
+{
+    dkb__json_str(out, k);
+    fputc(':', out);
+}
+
+static void interval(FILE *out, const char *k, const dkb_interval *v)
+{
+    key(out, k);
+    fputs("{\"point\":", out);
+    dkb__json_num(out, v->point);
+    fputs(",\"lo\":", out);
+    dkb__json_num(out, v->lo);
+    fputs(",\"hi\":", out);
+    dkb__json_num(out, v->hi);
+    fputc('}', out);
+}
+
+static void num(FILE *out, const char *k, double v)
+{
+    key(out, k);
+    dkb__json_num(out, v);
+}
+
+static void str(FILE *out, const char *k, const char *v)
+{
+    key(out, k);
+    dkb__json_str(out, v);
+}
+
+static void boolean(FILE *out, const char *k, bool v)
+{
+    key(out, k);
+    fputs(v ? "true" : "false", out);
+}
+
+static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
+{
+    fputs("{", out);
+    str(out, "name", m->name);
+    fputc(',', out);
+    str(out, "unit", m->unit);
+    fputc(',', out);
+    boolean(out, "available", m->available);
+    fputc(',', out);
+    str(out, "why", m->why);
+    fputc(',', out);
+    boolean(out, "multiplexed", m->multiplexed);
+    fputc(',', out);
+    key(out, "totals");
+    fputc('[', out);
+    for (size_t i = 0; m->y != NULL && i < r->n_samples; i++) {
+        if (i)
+            fputc(',', out);
+        dkb__json_num(out, m->y[i]);
+    }
+    fputs("],", out);
+    key(out, "outlier_class");
+    fputc('[', out);
+    for (size_t i = 0; m->outlier_class != NULL && i < r->n_samples; i++)
+        fprintf(out, "%s%u", i ? "," : "", (unsigned)m->outlier_class[i]);
+    fputs("],", out);
+    key(out, "fit");
+    fputc('{', out);
+    num(out, "slope", m->fit.slope);
+    fputc(',', out);
+    num(out, "intercept", m->fit.intercept);
+    fputc(',', out);
+    num(out, "r2", m->fit.r2);
+    fputs("},", out);
+    interval(out, "slope", &m->slope);
+    fputc(',', out);
+    key(out, "per_iter");
+    fputc('{', out);
+    num(out, "mean", m->per_iter.mean);
+    fputc(',', out);
+    num(out, "median", m->per_iter.median);
+    fputc(',', out);
+    num(out, "mad", m->per_iter.mad);
+    fputc(',', out);
+    num(out, "stddev", m->per_iter.stddev);
+    fputc(',', out);
+    num(out, "min", m->per_iter.min);
+    fputc(',', out);
+    num(out, "max", m->per_iter.max);
+    fputc(',', out);
+    interval(out, "mean_ci", &m->per_iter.mean_ci);
+    fputs("},", out);
+    key(out, "outliers");
+    fputc('{', out);
+    num(out, "low_severe", (double)m->outliers.low_severe);
+    fputc(',', out);
+    num(out, "low_mild", (double)m->outliers.low_mild);
+    fputc(',', out);
+    num(out, "high_mild", (double)m->outliers.high_mild);
+    fputc(',', out);
+    num(out, "high_severe", (double)m->outliers.high_severe);
+    fputc(',', out);
+    num(out, "fence_low_severe", m->outliers.fence_low_severe);
+    fputc(',', out);
+    num(out, "fence_low_mild", m->outliers.fence_low_mild);
+    fputc(',', out);
+    num(out, "fence_high_mild", m->outliers.fence_high_mild);
+    fputc(',', out);
+    num(out, "fence_high_severe", m->outliers.fence_high_severe);
+    fputs("},", out);
+    key(out, "change");
+    if (m->has_change) {
+        fputc('{', out);
+        interval(out, "rel", &m->change.rel);
+        fputc(',', out);
+        num(out, "p_value", m->change.p_value);
+        fputc(',', out);
+        str(out, "verdict", dkb__verdict_word(m->change.verdict));
+        fputc(',', out);
+        num(out, "baseline_slope", m->baseline_slope);
+        fputc('}', out);
+    } else {
+        fputs("null", out);
+    }
+    fputc('}', out);
+}
+
+static void result(FILE *out, const dkb_result *r)
+{
+    fputs("{", out);
+    str(out, "name", r->name);
+    fputs(",\n     ", out);
+    str(out, "group", r->group);
+    fputc(',', out);
+    num(out, "n_samples", (double)r->n_samples);
+    fputc(',', out);
+    num(out, "passes", (double)r->passes);
+    fputc(',', out);
+    key(out, "throughput");
+    fputc('{', out);
+    str(out, "kind", r->throughput_kind == DKB_THROUGHPUT_BYTES      ? "bytes"
+                     : r->throughput_kind == DKB_THROUGHPUT_ELEMENTS ? "elements"
+                                                                     : "none");
+    fputc(',', out);
+    num(out, "per_iter", r->throughput_per_iter);
+    fputs("},", out);
+    str(out, "stop_reason", r->stop_reason);
+    fputc(',', out);
+    num(out, "warmup_s", r->warmup_s);
+    fputc(',', out);
+    num(out, "measure_s", r->measure_s);
+    fputc(',', out);
+    key(out, "levels");
+    fputc('[', out);
+    for (size_t i = 0; i < r->n_levels && i < DKB_MAX_LEVELS; i++) {
+        fputs(i ? ",{" : "{", out);
+        str(out, "name", r->level_name[i]);
+        fputc(',', out);
+        num(out, "cycle_share", r->level_cycle_share[i]);
+        fputc('}', out);
+    }
+    fputs("],", out);
+    boolean(out, "moved_levels", r->moved_levels);
+    fputs(",\n     ", out);
+    key(out, "iterations");
+    fputc('[', out);
+    for (size_t i = 0; r->iterations != NULL && i < r->n_samples; i++) {
+        if (i)
+            fputc(',', out);
+        dkb__json_num(out, r->iterations[i]);
+    }
+    fputs("],\n     ", out);
+    key(out, "measures");
+    fputc('[', out);
+    size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
+    for (size_t i = 0; i < nm; i++) {
+        fputs(i ? ",\n      " : "\n      ", out);
+        measure(out, r, &r->m[i]);
+    }
+    fputs("]}", out);
+}
+
+int dkb_report_json(FILE *out, const dkb_run_info *run, const dkb_result *const *results, size_t n)
+{
+    if (out == NULL || run == NULL || (results == NULL && n > 0))
+        return dkb_fail(DK_EINVAL, "dkb_report_json: out, run and results must not be NULL");
+    fputs("{\"schema\":\"dkbench-1\",\n \"run\":{", out);
+    str(out, "backend", run->backend);
+    fputc(',', out);
+    str(out, "cpu", run->cpu);
+    fputc(',', out);
+    str(out, "why_no_counters", run->why_no_counters);
+    fputc(',', out);
+    str(out, "date", run->date);
+    fputc(',', out);
+    str(out, "host", run->host);
+    fputc(',', out);
+    /* As a string: a 64-bit seed does not fit a JSON reader's double. */
+    key(out, "seed");
+    fprintf(out, "\"%llu\"", (unsigned long long)run->seed);
+    fputc(',', out);
+    num(out, "noise_threshold", run->noise_threshold);
+    fputc(',', out);
+    num(out, "target_precision", run->target_precision);
+    fputc(',', out);
+    str(out, "baseline", run->baseline);
+    fputs("},\n \"results\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        if (results[i] == NULL)
+            return dkb_fail(DK_EINVAL, "dkb_report_json: result %zu is NULL", i);
+        result(out, results[i]);
+    }
+    fputs("]}\n", out);
+    return dkb__report_done(out, "JSON");
+}

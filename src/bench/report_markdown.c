@@ -1,0 +1,104 @@
+/*
+ * report_markdown.c - a table like hyperfine's --export-markdown: per
+ * benchmark the per-iteration time with its interval, mean +- sigma, min,
+ * max and the time relative to the fastest, then one column per event.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/error.h"
+#include "bench/report.h"
+#include "bench/report_common.h"
+
+/* Markdown text in a table cell: the characters that would end the cell or
+ * start markup are backslash-escaped; line breaks become spaces. */
+static void md_text(FILE *out, const char *s)
+{
+    unsigned long cp;
+    while ((cp = dkb__utf8_next(&s)) != 0) {
+        if (cp < 0x20 || cp == 0x7F) {
+            fputc(' ', out);
+            continue;
+        }
+        if (cp < 0x80 && strchr("|\\`*_[]<>#!~&", (int)cp) != NULL)
+            fputc('\\', out);
+        dkb__put_utf8(out, cp);
+    }
+}
+
+static bool has_time(const dkb_result *r)
+{
+    return r->n_measures > 0 && dkb__has_estimates(r, &r->m[0]);
+}
+
+int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                        size_t n)
+{
+    if (out == NULL || (results == NULL && n > 0))
+        return dkb_fail(DK_EINVAL, "dkb_report_markdown: out and results must not be NULL");
+    (void)run;
+    /* One unit for the table, from the fastest benchmark; event columns in
+     * the order they first appear. */
+    double fastest = INFINITY;
+    const char *names[DKB_MAX_MEASURES * 4];
+    size_t n_names = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dkb_result *r = results[i];
+        if (r == NULL)
+            return dkb_fail(DK_EINVAL, "dkb_report_markdown: result %zu is NULL", i);
+        if (has_time(r) && r->m[0].slope.point < fastest)
+            fastest = r->m[0].slope.point;
+        size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
+        for (size_t j = 1; j < nm; j++) {
+            size_t k = 0;
+            while (k < n_names && strcmp(names[k], r->m[j].name) != 0)
+                k++;
+            if (k == n_names && n_names < sizeof names / sizeof names[0])
+                names[n_names++] = r->m[j].name;
+        }
+    }
+    const char *unit = "ns";
+    double div = isfinite(fastest) ? dkb__time_scale(fastest, &unit) : 1;
+    fprintf(out, "| Benchmark | Time [%s] | Mean \xC2\xB1 \xCF\x83 [%s] | Min [%s] | Max [%s] | Relative |",
+            unit, unit, unit, unit);
+    for (size_t k = 0; k < n_names; k++) {
+        fputc(' ', out);
+        md_text(out, names[k]);
+        fputs(" |", out);
+    }
+    fputs("\n|:---|---:|---:|---:|---:|---:|", out);
+    for (size_t k = 0; k < n_names; k++)
+        fputs("---:|", out);
+    fputc('\n', out);
+    for (size_t i = 0; i < n; i++) {
+        const dkb_result *r = results[i];
+        fputs("| ", out);
+        md_text(out, r->name);
+        if (has_time(r)) {
+            const dkb_measure *t = &r->m[0];
+            fprintf(out, " | %.4g [%.4g, %.4g] | %.4g \xC2\xB1 %.4g | %.4g | %.4g | ", t->slope.point / div,
+                    t->slope.lo / div, t->slope.hi / div, t->per_iter.mean / div,
+                    t->per_iter.stddev / div, t->per_iter.min / div, t->per_iter.max / div);
+            if (fastest > 0)
+                fprintf(out, "%.2f |", t->slope.point / fastest);
+            else
+                fputs("n/a |", out);
+        } else {
+            fputs(" | n/a | n/a | n/a | n/a | n/a |", out);
+        }
+        for (size_t k = 0; k < n_names; k++) {
+            const char *alias[] = {names[k], NULL};
+            const dkb_measure *m = dkb__find_measure(r, alias);
+            char b[48];
+            fprintf(out, " %s |", m ? dkb__fmt_value(b, sizeof b, m->slope.point, false) : "n/a");
+        }
+        fputc('\n', out);
+    }
+    if (run != NULL && run->why_no_counters[0]) {
+        fputs("\nHardware counters were not available: ", out);
+        md_text(out, run->why_no_counters);
+        fputc('\n', out);
+    }
+    return dkb__report_done(out, "Markdown");
+}

@@ -1,0 +1,217 @@
+/*
+ * report_terminal.c - one block per benchmark, in the manner of
+ * Criterion.rs: the per-iteration estimates with their intervals, derived
+ * ratios, throughput, outliers, why sampling stopped, and the change
+ * against a baseline in words. Prints only what the model holds.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/error.h"
+#include "bench/report.h"
+#include "bench/report_common.h"
+
+#define GREEN "\x1b[32m"
+#define RED "\x1b[31m"
+#define YELLOW "\x1b[33m"
+#define BOLD "\x1b[1m"
+#define RESET "\x1b[0m"
+
+/* Criterion's significance level for the change test. */
+#define SIGNIFICANCE 0.05
+
+static const char *const INSTRUCTIONS[] = {"instructions", NULL};
+static const char *const CYCLES[] = {"cycles", NULL};
+static const char *const BRANCHES[] = {"branches", NULL};
+static const char *const BRANCH_MISSES[] = {"branch-misses", NULL};
+static const char *const CACHE_REFS[] = {"cache-references", NULL};
+static const char *const CACHE_MISSES[] = {"cache-misses", NULL};
+static const char *const L1D_MISSES[] = {"l1d-load-misses", NULL};
+static const char *const LLC_MISSES[] = {"llc-misses", NULL};
+
+/* Criterion's precision: five significant digits or so. */
+static void short_num(FILE *out, double v)
+{
+    double a = fabs(v);
+    int decimals = a < 10 ? 4 : a < 100 ? 3 : a < 1000 ? 2 : a < 10000 ? 1 : 0;
+    fprintf(out, "%.*f", decimals, v);
+}
+
+static void estimate_line(FILE *out, const char *label, const dkb_measure *m, bool is_time)
+{
+    char lo[48], pt[48], hi[48];
+    if (is_time) {
+        /* All three in the unit of the estimate. */
+        const char *unit;
+        double div = dkb__time_scale(m->slope.point, &unit);
+        double v[3] = {m->slope.lo, m->slope.point, m->slope.hi};
+        fprintf(out, "  %-18s [", label);
+        for (int i = 0; i < 3; i++) {
+            fputs(i ? " " : "", out);
+            short_num(out, v[i] / div);
+            fprintf(out, " %s", unit);
+        }
+        fputs("]\n", out);
+        return;
+    }
+    fprintf(out, "  %-18s [%s %s %s]\n", label, dkb__fmt_value(lo, sizeof lo, m->slope.lo, is_time),
+            dkb__fmt_value(pt, sizeof pt, m->slope.point, is_time),
+            dkb__fmt_value(hi, sizeof hi, m->slope.hi, is_time));
+}
+
+/* Throughput from the time estimate: the slowest time gives the lowest rate. */
+static void throughput_line(FILE *out, const dkb_result *r, const dkb_measure *t)
+{
+    static const char *const bytes[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
+    static const char *const elems[] = {"elem/s", "Kelem/s", "Melem/s", "Gelem/s", "Telem/s"};
+    const char *const *units = r->throughput_kind == DKB_THROUGHPUT_BYTES ? bytes : elems;
+    double base = r->throughput_kind == DKB_THROUGHPUT_BYTES ? 1024 : 1000;
+    double ns[3] = {t->slope.hi, t->slope.point, t->slope.lo};
+    if (!(ns[0] > 0 && ns[1] > 0 && ns[2] > 0) || !(r->throughput_per_iter > 0))
+        return;
+    double mid = r->throughput_per_iter / (ns[1] * 1e-9);
+    size_t u = 0;
+    double div = 1;
+    while (u + 1 < 5 && mid / div >= base) {
+        div *= base;
+        u++;
+    }
+    fprintf(out, "  %-18s [", "thrpt:");
+    for (int i = 0; i < 3; i++)
+        fprintf(out, "%s%.4g %s", i ? " " : "", r->throughput_per_iter / (ns[i] * 1e-9) / div,
+                units[u]);
+    fputs("]\n", out);
+}
+
+static void derived_lines(FILE *out, const dkb_result *r)
+{
+    const dkb_measure *insn = dkb__find_measure(r, INSTRUCTIONS);
+    const dkb_measure *cyc = dkb__find_measure(r, CYCLES);
+    const dkb_measure *br = dkb__find_measure(r, BRANCHES);
+    const dkb_measure *brm = dkb__find_measure(r, BRANCH_MISSES);
+    const dkb_measure *cr = dkb__find_measure(r, CACHE_REFS);
+    const dkb_measure *cm = dkb__find_measure(r, CACHE_MISSES);
+    if (insn && cyc && cyc->slope.point > 0)
+        fprintf(out, "  %-18s %.2f\n", "insn per cycle:", insn->slope.point / cyc->slope.point);
+    if (br && brm && br->slope.point > 0)
+        fprintf(out, "  %-18s %.2f%%\n", "branch-miss rate:", 100 * brm->slope.point / br->slope.point);
+    if (cr && cm && cr->slope.point > 0)
+        fprintf(out, "  %-18s %.2f%%\n", "cache-miss rate:", 100 * cm->slope.point / cr->slope.point);
+    const char *const *mpki[] = {L1D_MISSES, LLC_MISSES};
+    for (size_t i = 0; insn && insn->slope.point > 0 && i < 2; i++) {
+        const dkb_measure *m = dkb__find_measure(r, mpki[i]);
+        if (m)
+            fprintf(out, "  %-18s %.3f per 1k insn\n", mpki[i][0], 1000 * m->slope.point / insn->slope.point);
+    }
+}
+
+static void change_lines(FILE *out, const dkb_measure *m, bool color)
+{
+    const dkb_change *c = &m->change;
+    char label[160];
+    snprintf(label, sizeof label, "change (%s):", m->name);
+    fprintf(out, "  %-18s [%+.2f%% %+.2f%% %+.2f%%] (p = %.2f %s %.2f)\n", label, 100 * c->rel.lo,
+            100 * c->rel.point, 100 * c->rel.hi, c->p_value,
+            c->p_value < SIGNIFICANCE ? "<" : ">=", SIGNIFICANCE);
+    const char *words, *paint = NULL;
+    switch (c->verdict) {
+    case DKB_IMPROVED:
+        words = "Performance has improved.";
+        paint = GREEN;
+        break;
+    case DKB_REGRESSED:
+        words = "Performance has regressed.";
+        paint = RED;
+        break;
+    case DKB_WITHIN_NOISE: words = "Change within noise threshold."; break;
+    default: words = "No change in performance detected."; break;
+    }
+    fprintf(out, "  %-18s %s%s%s\n", "", color && paint ? paint : "", words,
+            color && paint ? RESET : "");
+}
+
+static void outlier_line(FILE *out, const dkb_result *r, const dkb_measure *t, bool verbose)
+{
+    const dkb_outliers *o = &t->outliers;
+    size_t total = o->low_severe + o->low_mild + o->high_mild + o->high_severe;
+    if (total > 0) {
+        fprintf(out, "  Found %zu outlier%s among %zu measurements (%.2f%%):", total,
+                total == 1 ? "" : "s", r->n_samples, 100.0 * (double)total / (double)r->n_samples);
+        const char *sep = " ";
+        size_t counts[4] = {o->low_severe, o->low_mild, o->high_mild, o->high_severe};
+        const char *names[4] = {"low severe", "low mild", "high mild", "high severe"};
+        for (int i = 0; i < 4; i++)
+            if (counts[i] > 0) {
+                fprintf(out, "%s%zu %s", sep, counts[i], names[i]);
+                sep = ", ";
+            }
+        fputc('\n', out);
+    }
+    if (verbose) {
+        char a[48], b[48], c[48], d[48];
+        fprintf(out, "  %-18s severe < %s, mild < %s, mild > %s, severe > %s\n", "fences (time):",
+                dkb__fmt_value(a, sizeof a, o->fence_low_severe, true),
+                dkb__fmt_value(b, sizeof b, o->fence_low_mild, true),
+                dkb__fmt_value(c, sizeof c, o->fence_high_mild, true),
+                dkb__fmt_value(d, sizeof d, o->fence_high_severe, true));
+    }
+}
+
+int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r, bool color,
+                        bool verbose)
+{
+    if (out == NULL || r == NULL)
+        return dkb_fail(DK_EINVAL, "dkb_report_terminal: %s is NULL", out == NULL ? "out" : "the result");
+    (void)run;
+    size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
+    fprintf(out, "%s%s%s\n", color ? BOLD : "", r->name, color ? RESET : "");
+    for (size_t i = 0; i < nm; i++) {
+        const dkb_measure *m = &r->m[i];
+        char label[160];
+        snprintf(label, sizeof label, "%s:", m->name);
+        if (!m->available) {
+            fprintf(out, "  %-18s not measured: %s\n", label, m->why[0] ? m->why : "no reason given");
+            continue;
+        }
+        if (!dkb__has_estimates(r, m)) {
+            fprintf(out, "  %-18s no estimate: %zu sample%s (2 needed)\n", label, r->n_samples,
+                    r->n_samples == 1 ? "" : "s");
+            continue;
+        }
+        estimate_line(out, label, m, i == 0);
+        if (verbose) {
+            char b[48];
+            fprintf(out, "  %-18s R\xC2\xB2 = %.4f, intercept %s\n", "", m->fit.r2,
+                    dkb__fmt_value(b, sizeof b, m->fit.intercept, i == 0));
+        }
+    }
+    const dkb_measure *t = nm > 0 && dkb__has_estimates(r, &r->m[0]) ? &r->m[0] : NULL;
+    derived_lines(out, r);
+    if (t && r->throughput_kind != DKB_THROUGHPUT_NONE)
+        throughput_line(out, r, t);
+    for (size_t i = 0; i < nm; i++)
+        if (r->m[i].available && r->m[i].has_change)
+            change_lines(out, &r->m[i], color);
+    if (t)
+        outlier_line(out, r, t, verbose);
+    if (r->passes > 1)
+        fprintf(out, "  measured in %zu passes: the events did not fit the counters at once\n", r->passes);
+    if (r->stop_reason[0])
+        fprintf(out, "  stopped: %s\n", r->stop_reason);
+    if (r->n_levels > 0) {
+        fprintf(out, "  cycles by level:");
+        for (size_t i = 0; i < r->n_levels && i < DKB_MAX_LEVELS; i++)
+            fprintf(out, "%s %s %.1f%%", i ? "," : "", r->level_name[i], 100 * r->level_cycle_share[i]);
+        fputc('\n', out);
+    }
+    if (r->moved_levels)
+        fprintf(out, "  %swarning:%s the benchmark ran on more than one performance level; its "
+                     "counts mix cores of different speeds (pin it, or raise its QoS)\n",
+                color ? YELLOW : "", color ? RESET : "");
+    if (verbose)
+        fprintf(out, "  warm-up %.2f s, measurement %.2f s, %zu samples\n", r->warmup_s, r->measure_s,
+                r->n_samples);
+    fputc('\n', out);
+    return dkb__report_done(out, "terminal");
+}

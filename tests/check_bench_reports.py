@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Read a libdkbench report with a strict parser and check its layout.
+
+usage: check_bench_reports.py FORMAT FILE [baseline]
+FORMAT: json | csv | md | gbench | html. The file is the one
+test_bench_reports.c writes: two results, the first named NAME below with
+100 samples and six measures (cache-misses unavailable), the second with
+no samples and time unavailable. "baseline": the HTML overlays a baseline.
+"""
+import csv
+import io
+import json
+import sys
+import xml.etree.ElementTree as ET
+
+NAME = 'grp/fib "20" <&> ,x|`*\n\t\u00b5'
+MEASURES = ["time", "instructions", "cycles", "branches", "branch-misses", "cache-misses"]
+N = 100
+SVG = "{http://www.w3.org/2000/svg}"
+XHTML = "{http://www.w3.org/1999/xhtml}"
+
+fmt, path = sys.argv[1], sys.argv[2]
+baseline = len(sys.argv) > 3 and sys.argv[3] == "baseline"
+
+
+def fail(msg):
+    sys.exit(f"{path} ({fmt}): {msg}")
+
+
+def need(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+with open(path, "rb") as f:
+    raw = f.read()
+try:
+    text = raw.decode("utf-8", errors="strict")
+except UnicodeDecodeError as e:
+    fail(f"not UTF-8: {e}")
+
+
+def load_json():
+    try:
+        return json.loads(text, strict=True)
+    except json.JSONDecodeError as e:
+        fail(f"not strict JSON: {e}")
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+if fmt == "json":
+    doc = load_json()
+    need(doc["schema"] == "dkbench-1", "schema")
+    run = doc["run"]
+    for k in ("backend", "cpu", "why_no_counters", "date", "host", "seed", "baseline"):
+        need(isinstance(run[k], str), f"run.{k} is not a string")
+    need(run["cpu"] == 'Apple M1 <"Firestorm">', "run.cpu not escaped right")
+    need(run["seed"] == str(0xFFFFFFFFFFFFFFF1), "run.seed lost bits")
+    rs = doc["results"]
+    need(len(rs) == 2, "two results")
+    a, b = rs
+    need(a["name"] == NAME, f"name {a['name']!r}")
+    need(a["n_samples"] == N and len(a["iterations"]) == N, "iterations")
+    need(a["iterations"][:3] == [10, 20, 30], "iteration counts")
+    need([m["name"] for m in a["measures"]] == MEASURES, "measure names")
+    for m in a["measures"][:5]:
+        need(m["available"] is True, f"{m['name']} available")
+        need(len(m["totals"]) == N and all(is_num(v) for v in m["totals"]), f"{m['name']} totals")
+        need(len(m["outlier_class"]) == N, "outlier classes")
+        for k in ("point", "lo", "hi"):
+            need(is_num(m["slope"][k]), f"slope.{k}")
+        for k in ("mean", "median", "mad", "stddev", "min", "max"):
+            need(is_num(m["per_iter"][k]), f"per_iter.{k}")
+    t = a["measures"][0]
+    need(t["slope"]["point"] == 1000 and t["fit"]["intercept"] == 500, "time estimate")
+    need(t["outliers"]["high_mild"] == 2 and t["outliers"]["high_severe"] == 1, "outliers")
+    need(t["outlier_class"][70] == 4 and t["outlier_class"][10] == 3, "outlier classes")
+    need(t["change"]["verdict"] == "improved" and t["change"]["rel"]["point"] == -0.052, "change")
+    need(a["measures"][1]["change"] is None, "no change for instructions")
+    cm = a["measures"][5]
+    need(cm["available"] is False and cm["why"].startswith("no counter left"), "unavailable")
+    need(a["levels"] == [{"name": "P", "cycle_share": 0.92}, {"name": "E", "cycle_share": 0.08}], "levels")
+    need(a["throughput"] == {"kind": "bytes", "per_iter": 4096}, "throughput")
+    need(b["n_samples"] == 0 and b["iterations"] == [] and b["measures"][0]["available"] is False, "empty")
+elif fmt == "gbench":
+    doc = load_json()
+    need(isinstance(doc["context"], dict), "context")
+    for k in ("date", "host_name", "executable", "library_build_type"):
+        need(isinstance(doc["context"][k], str), f"context.{k}")
+    bs = doc["benchmarks"]
+    need(len(bs) == 2, "two benchmarks")
+    for e in bs:
+        for k, kind in (("name", str), ("run_name", str), ("run_type", str), ("time_unit", str)):
+            need(isinstance(e[k], kind), f"{k} type")
+        need(e["run_type"] == "iteration" and e["time_unit"] == "ns", "run_type/time_unit")
+        need(is_num(e["iterations"]), "iterations")
+    a = bs[0]
+    need(a["name"] == NAME and a["run_name"] == NAME, "name")
+    need(a["iterations"] == sum(10 * (i + 1) for i in range(N)), "total iterations")
+    need(a["real_time"] == 1000 and a["cpu_time"] == 1000, "times")
+    need(a["instructions"] == 2000 and a["branch-misses"] == 8, "counters")
+    need("cache-misses" not in a, "an unavailable event is no counter")
+    need(abs(a["bytes_per_second"] - 4096e9 / 1000) < 1e-3, "bytes_per_second")
+    # compare.py reads real_time/cpu_time as numbers; an unmeasured one is null.
+    need(bs[1]["real_time"] is None, "unmeasured time")
+elif fmt == "csv":
+    need("\r\n" in text, "RFC 4180 line ends")
+    rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    head = rows[0]
+    need(head[:3] == ["benchmark", "group", "measure"], "header")
+    need(all(len(r) == len(head) for r in rows), "ragged rows")
+    body = rows[1:]
+    need(len(body) == 6 + 1, f"{len(body)} rows, want 7 (6 measures + 1)")
+    need([r[0] for r in body[:6]] == [NAME] * 6, f"names {body[0][0]!r}")
+    need([r[2] for r in body[:6]] == MEASURES, "measures")
+    col = {k: i for i, k in enumerate(head)}
+    t = body[0]
+    need(float(t[col["estimate"]]) == 1000 and float(t[col["lower"]]) == 990, "estimate")
+    need(t[col["verdict"]] == "improved" and float(t[col["change_estimate"]]) == -0.052, "change")
+    need(t[col["outliers_high_mild"]] == "2", "outliers")
+    cmiss = body[5]
+    need(cmiss[col["available"]] == "false" and cmiss[col["estimate"]] == "", "unavailable")
+    need(cmiss[col["why"]] == "no counter left, it is measured in the next pass only on M1", "why")
+    need(body[6][0] == "grp/empty" and body[6][col["available"]] == "false", "empty")
+elif fmt == "md":
+    lines = text.rstrip("\n").split("\n")
+    table = [l for l in lines if l.startswith("|")]
+    need(len(table) == 4, f"{len(table)} table lines, want header, rule and 2 rows")
+
+    def cells(line):
+        out, cur, esc = [], "", False
+        for ch in line.strip():
+            if esc:
+                cur += ch
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == "|":
+                out.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        return out[1:]
+
+    widths = {len(cells(l)) for l in table}
+    need(len(widths) == 1, f"rows of different widths {widths}")
+    head = cells(table[0])
+    need(head[:2] == ["Benchmark", "Time [\u00b5s]"] and head[5] == "Relative", f"header {head}")
+    need(head[6:] == MEASURES[1:], f"event columns {head[6:]}")
+    row = cells(table[2])
+    need(row[0] == NAME.replace("\n", " ").replace("\t", " "), f"name {row[0]!r}")
+    need(row[1] == "1 [0.99, 1.01]" and row[5] == "1.00", f"time {row[1]!r}")
+    need(row[6] == "2000" and row[10] == "n/a", f"events {row[6:]}")
+elif fmt == "html":
+    need("<script" not in text.lower() and "http://" not in text.replace(
+        "http://www.w3.org/", ""), "fetches or scripts")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        fail(f"not well-formed: {e}")
+    svgs = list(root.iter(SVG + "svg"))
+    need(len(svgs) == 2 * 5, f"{len(svgs)} plots, want 2 per available measure")
+    for s in svgs:  # each plot parses on its own as well
+        ET.fromstring(ET.tostring(s))
+    hist, scat = svgs[0], svgs[1]
+    bars = [r for r in hist.iter(SVG + "rect") if r.get("class") == "bar"]
+    need(len(bars) >= 2, "histogram bars")
+    need(sum(1 for c in scat.iter(SVG + "circle") if c.get("class") == "point") == N, "scatter points")
+    need(any(l.get("class") == "fit" for l in scat.iter(SVG + "line")), "fitted line")
+    base_hist = [p for p in hist.iter(SVG + "path") if p.get("class") == "baseline"]
+    base_pts = [c for c in scat.iter(SVG + "circle") if c.get("class") == "bpoint"]
+    if baseline:
+        need(base_hist and len(base_pts) == N, "baseline overlay")
+        need(any(l.get("class") == "bfit" for l in scat.iter(SVG + "line")), "baseline fit")
+    else:
+        need(not base_hist and not base_pts, "a baseline drawn without one")
+    h2 = [h.text for h in root.iter(XHTML + "h2")]
+    need(h2 == [NAME, "grp/empty"], f"headings {h2!r}")
+    tds = [td.text or "" for td in root.iter(XHTML + "td")]
+    need(any(t.startswith("no counter left") for t in tds), "unavailable reason")
+    need(any("improved" in (t or "") for t in tds), "change")
+else:
+    fail("unknown format")

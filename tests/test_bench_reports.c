@@ -1,0 +1,561 @@
+/*
+ * test_bench_reports.c - libdkbench's reports and baselines on results
+ * filled by hand with known values: every file format read back by a strict
+ * parser (check_bench_reports.py: python's json, csv and XML parsers), the
+ * terminal block's words, baselines round-tripped and malformed ones
+ * rejected with the file and byte offset, write errors reported.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/error.h"
+#include "bench/model.h"
+#include "bench/report.h"
+#include "check.h"
+
+#define N 100
+/* Every character a report must escape, and a non-ASCII one. */
+#define NAME "grp/fib \"20\" <&> ,x|`*\n\t\xC2\xB5"
+
+static double *doubles(size_t n)
+{
+    double *d = calloc(n, sizeof *d);
+    CHECK(d != NULL);
+    return d;
+}
+
+static void measure(dkb_result *r, size_t j, const char *name, double per_iter, double intercept)
+{
+    dkb_measure *m = &r->m[j];
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->unit, sizeof m->unit, "%s", j == 0 ? "ns" : "");
+    m->available = true;
+    m->y = doubles(r->n_samples);
+    m->outlier_class = calloc(r->n_samples, 1);
+    CHECK(m->outlier_class != NULL);
+    for (size_t i = 0; i < r->n_samples; i++) {
+        /* A small deterministic wobble, and three high outliers. */
+        double wobble = 1 + 0.002 * ((double)((i * 7) % 5) - 2);
+        m->y[i] = intercept + per_iter * r->iterations[i] * wobble;
+    }
+    m->y[10] *= 1.3, m->y[40] *= 1.3, m->y[70] *= 2.5;
+    m->outlier_class[10] = m->outlier_class[40] = DKB_OUTLIER_HIGH_MILD;
+    m->outlier_class[70] = DKB_OUTLIER_HIGH_SEVERE;
+    m->fit = (dkb_fit){per_iter, intercept, 0.9987};
+    m->slope = (dkb_interval){per_iter, per_iter * 0.99, per_iter * 1.01};
+    m->per_iter = (dkb_summary){per_iter * 1.02, per_iter, per_iter * 0.01, per_iter * 0.05,
+                                per_iter * 0.99, per_iter * 2.5,
+                                {per_iter * 1.02, per_iter * 1.0, per_iter * 1.04}};
+    m->outliers = (dkb_outliers){0, 0, 2, 1, per_iter * 0.9, per_iter * 0.95, per_iter * 1.05,
+                                 per_iter * 1.1};
+}
+
+/* A result of N samples: time 1000 ns per iteration, 2000 instructions,
+ * 1000 cycles, 400 branches, 8 branch misses; cache-misses unavailable. */
+static void sample(dkb_result *r, const char *name, double scale)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    snprintf(r->group, sizeof r->group, "grp");
+    r->n_samples = N;
+    r->iterations = doubles(N);
+    for (size_t i = 0; i < N; i++)
+        r->iterations[i] = 10.0 * (double)(i + 1);
+    r->n_measures = 6;
+    measure(r, 0, "time", 1000 * scale, 500);
+    measure(r, 1, "instructions", 2000, 40);
+    measure(r, 2, "cycles", 1000 * scale, 30);
+    measure(r, 3, "branches", 400, 4);
+    measure(r, 4, "branch-misses", 8, 1);
+    snprintf(r->m[5].name, sizeof r->m[5].name, "cache-misses");
+    snprintf(r->m[5].why, sizeof r->m[5].why, "no counter left, it is measured in the next pass only on M1");
+    r->m[0].has_change = true;
+    r->m[0].change = (dkb_change){{-0.052, -0.063, -0.041}, 0.001, DKB_IMPROVED};
+    r->m[0].baseline_slope = 1052;
+    r->passes = 1;
+    r->throughput_kind = DKB_THROUGHPUT_BYTES;
+    r->throughput_per_iter = 4096;
+    snprintf(r->stop_reason, sizeof r->stop_reason, "precision reached: CI half-width 0.9%% < 1%%");
+    r->warmup_s = 1.5;
+    r->measure_s = 3.25;
+    r->n_levels = 2;
+    snprintf(r->level_name[0], sizeof r->level_name[0], "P");
+    snprintf(r->level_name[1], sizeof r->level_name[1], "E");
+    r->level_cycle_share[0] = 0.92;
+    r->level_cycle_share[1] = 0.08;
+    r->moved_levels = true;
+}
+
+static void run_info(dkb_run_info *run)
+{
+    memset(run, 0, sizeof *run);
+    snprintf(run->backend, sizeof run->backend, "kperf");
+    snprintf(run->cpu, sizeof run->cpu, "Apple M1 <\"Firestorm\">");
+    snprintf(run->date, sizeof run->date, "2026-01-02T03:04:05Z");
+    snprintf(run->host, sizeof run->host, "host&1");
+    run->seed = 0xFFFFFFFFFFFFFFF1ull;
+    run->noise_threshold = 0.01;
+    run->target_precision = 0.01;
+    snprintf(run->baseline, sizeof run->baseline, "main");
+}
+
+/* A text written by a report through an in-memory stream. */
+typedef int (*render_fn)(FILE *, const dkb_run_info *, const dkb_result *const *, size_t);
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    char *buf = malloc(1 << 20);
+    CHECK(buf != NULL);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *file)
+{
+    static char path[256];
+    if (tmpdir[0] == 0) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/dkb-reports-XXXXXX");
+        CHECK(mkdtemp(tmpdir) != NULL);
+    }
+    snprintf(path, sizeof path, "%s/%s", tmpdir, file);
+    return path;
+}
+
+static void cleanup(void)
+{
+    char cmd[128];
+    if (tmpdir[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        CHECK(system(cmd) == 0);
+    }
+}
+
+/* Run the strict parser of check_bench_reports.py on a file. */
+static void strict_parse(const char *format, const char *path, const char *extra)
+{
+    const char *script = getenv("DKB_REPORT_CHECK");
+    if (script == NULL)
+        SKIP("DKB_REPORT_CHECK (check_bench_reports.py) not set");
+    if (system("python3 -c '' 2>/dev/null") != 0)
+        SKIP("python3 is not installed");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 '%s' %s '%s' %s", script, format, path, extra ? extra : "");
+    int rc = system(cmd);
+    if (rc != 0)
+        DKT_FAIL("%s: the %s report did not pass its strict parser (status %d)", path, format, rc);
+}
+
+static void write_file(const char *path, render_fn fn, const dkb_result *const *rs, size_t n)
+{
+    dkb_run_info run;
+    run_info(&run);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    int rc = fn(f, &run, rs, n);
+    if (rc != 0)
+        DKT_FAIL("report: %s", dkb_last_error());
+    CHECK(fclose(f) == 0);
+}
+
+/* Two results; the second with an unmeasured time (no samples). */
+static void two_results(dkb_result *a, dkb_result *b)
+{
+    sample(a, NAME, 1.0);
+    sample(b, "grp/empty", 1.0);
+    dkb_result_free(b);
+    b->n_samples = 0;
+    b->n_measures = 1;
+    b->m[0].available = false;
+    snprintf(b->m[0].why, sizeof b->m[0].why, "the benchmark returned before one iteration");
+}
+
+static void check_format(const char *format, render_fn fn)
+{
+    dkb_result a, b;
+    two_results(&a, &b);
+    const dkb_result *rs[] = {&a, &b};
+    char file[64];
+    snprintf(file, sizeof file, "report.%s", format);
+    const char *path = tmp_path(file);
+    write_file(path, fn, rs, 2);
+    strict_parse(format, path, NULL);
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+    cleanup();
+}
+
+TEST_CASE(json_parses_strictly) { check_format("json", dkb_report_json); }
+TEST_CASE(csv_parses_strictly) { check_format("csv", dkb_report_csv); }
+TEST_CASE(markdown_table_is_regular) { check_format("md", dkb_report_markdown); }
+TEST_CASE(gbench_json_has_google_benchmark_layout) { check_format("gbench", dkb_report_gbench); }
+
+static int html_no_base(FILE *f, const dkb_run_info *run, const dkb_result *const *rs, size_t n)
+{
+    return dkb_report_html(f, run, rs, NULL, n);
+}
+
+TEST_CASE(html_is_well_formed)
+{
+    check_format("html", html_no_base);
+}
+
+/* The sample report check_bench_html.sh renders: a benchmark with its
+ * baseline overlaid. Written to $DKB_SAMPLE_HTML when set. */
+TEST_CASE(html_with_baseline_overlay)
+{
+    dkb_result a, base, b;
+    dkb_run_info run;
+    run_info(&run);
+    two_results(&a, &b);
+    sample(&base, NAME, 1.06);
+    const dkb_result *rs[] = {&a, &b};
+    const dkb_result *bs[] = {&base, NULL};
+    const char *path = getenv("DKB_SAMPLE_HTML") ? getenv("DKB_SAMPLE_HTML") : tmp_path("base.html");
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    int rc = dkb_report_html(f, &run, rs, bs, 2);
+    if (rc != 0)
+        DKT_FAIL("html: %s", dkb_last_error());
+    CHECK(fclose(f) == 0);
+    strict_parse("html", path, "baseline");
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+    dkb_result_free(&base);
+    cleanup();
+}
+
+static char *terminal(const dkb_result *r, bool color, bool verbose)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    dkb_run_info run;
+    run_info(&run);
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    int rc = dkb_report_terminal(f, &run, r, color, verbose);
+    if (rc != 0)
+        DKT_FAIL("terminal: %s", dkb_last_error());
+    CHECK(fclose(f) == 0);
+    return buf;
+}
+
+TEST_CASE(terminal_block)
+{
+    dkb_result r;
+    sample(&r, "fib/20", 1.0);
+    char *t = terminal(&r, false, false);
+    fputs(t, stderr);
+    CHECK(strncmp(t, "fib/20\n", 7) == 0);
+    CHECK_CONTAINS(t, "time:              [0.9900 \xC2\xB5s 1.0000 \xC2\xB5s 1.0100 \xC2\xB5s]");
+    CHECK_CONTAINS(t, "instructions:      [1980 2000 2020]");
+    CHECK_CONTAINS(t, "insn per cycle:    2.00");
+    CHECK_CONTAINS(t, "branch-miss rate:  2.00%");
+    /* 4096 B in 1010, 1000, 990 ns. */
+    CHECK_CONTAINS(t, "thrpt:             [3.777 GiB/s 3.815 GiB/s 3.853 GiB/s]");
+    CHECK_CONTAINS(t, "change (time):     [-6.30% -5.20% -4.10%] (p = 0.00 < 0.05)");
+    CHECK_CONTAINS(t, "Performance has improved.");
+    CHECK_CONTAINS(t, "Found 3 outliers among 100 measurements (3.00%): 2 high mild, 1 high severe");
+    CHECK_CONTAINS(t, "stopped: precision reached: CI half-width 0.9% < 1%");
+    CHECK_CONTAINS(t, "cycles by level: P 92.0%, E 8.0%");
+    CHECK_CONTAINS(t, "warning: the benchmark ran on more than one performance level");
+    CHECK_CONTAINS(t, "cache-misses:      not measured: no counter left");
+    CHECK(strstr(t, "\x1b[") == NULL);
+    CHECK(strstr(t, "R\xC2\xB2") == NULL);
+    free(t);
+
+    t = terminal(&r, true, true);
+    CHECK_CONTAINS(t, "\x1b[32mPerformance has improved.\x1b[0m");
+    CHECK_CONTAINS(t, "R\xC2\xB2 = 0.9987, intercept 500 ns");
+    CHECK_CONTAINS(t, "fences (time):");
+    free(t);
+
+    r.m[0].change.verdict = DKB_REGRESSED;
+    r.m[0].change.rel = (dkb_interval){0.05, 0.04, 0.06};
+    t = terminal(&r, true, false);
+    CHECK_CONTAINS(t, "[+4.00% +5.00% +6.00%]");
+    CHECK_CONTAINS(t, "\x1b[31mPerformance has regressed.\x1b[0m");
+    free(t);
+    r.m[0].change.verdict = DKB_NO_CHANGE;
+    r.m[0].change.p_value = 0.32;
+    t = terminal(&r, true, false);
+    CHECK_CONTAINS(t, "(p = 0.32 >= 0.05)");
+    CHECK_CONTAINS(t, "No change in performance detected.");
+    free(t);
+    r.m[0].change.verdict = DKB_WITHIN_NOISE;
+    t = terminal(&r, false, false);
+    CHECK_CONTAINS(t, "Change within noise threshold.");
+    free(t);
+
+    /* Scaled units: 25 ms per iteration, 12,345,678 and 1.5e9 counts. */
+    r.m[0].slope = (dkb_interval){25e6, 24e6, 26e6};
+    r.m[1].slope = (dkb_interval){1234567, 12345.4, 1.5e9};
+    r.throughput_kind = DKB_THROUGHPUT_ELEMENTS;
+    r.throughput_per_iter = 1000;
+    t = terminal(&r, false, false);
+    CHECK_CONTAINS(t, "time:              [24.000 ms 25.000 ms 26.000 ms]");
+    CHECK_CONTAINS(t, "instructions:      [12,345 1,234,567 1.5 G]");
+    CHECK_CONTAINS(t, "thrpt:             [38.46 Kelem/s 40 Kelem/s 41.67 Kelem/s]");
+    free(t);
+    dkb_result_free(&r);
+}
+
+static void same_measure(const dkb_measure *a, const dkb_measure *b, size_t n)
+{
+    CHECK_STR(a->name, b->name);
+    CHECK_STR(a->unit, b->unit);
+    CHECK_STR(a->why, b->why);
+    CHECK(a->available == b->available && a->multiplexed == b->multiplexed);
+    CHECK((a->y == NULL) == (b->y == NULL));
+    CHECK(a->y == NULL || memcmp(a->y, b->y, n * sizeof *a->y) == 0);
+    CHECK((a->outlier_class == NULL) == (b->outlier_class == NULL));
+    CHECK(a->outlier_class == NULL || memcmp(a->outlier_class, b->outlier_class, n) == 0);
+    CHECK(memcmp(&a->fit, &b->fit, sizeof a->fit) == 0);
+    CHECK(memcmp(&a->slope, &b->slope, sizeof a->slope) == 0);
+    CHECK(memcmp(&a->per_iter, &b->per_iter, sizeof a->per_iter) == 0);
+    CHECK(memcmp(&a->outliers, &b->outliers, sizeof a->outliers) == 0);
+    CHECK(a->has_change == b->has_change);
+    if (a->has_change) {
+        CHECK(memcmp(&a->change, &b->change, sizeof a->change) == 0);
+        CHECK(a->baseline_slope == b->baseline_slope);
+    }
+}
+
+TEST_CASE(baseline_round_trip)
+{
+    dkb_result a, b;
+    dkb_run_info run;
+    run_info(&run);
+    two_results(&a, &b);
+    /* Values that only an exact decimal form brings back. */
+    a.m[0].slope.point = 1.0 / 3.0;
+    a.m[1].fit.r2 = 0.1 + 0.2;
+    a.m[2].per_iter.mad = 1e-300;
+    a.m[3].fit.intercept = NAN;
+    const dkb_result *rs[] = {&a, &b};
+    /* The directory is created. */
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("baselines"));
+    CHECK(access(dir, F_OK) != 0);
+    int rc = dkb_baseline_save(dir, "main", &run, rs, 2);
+    if (rc != 0)
+        DKT_FAIL("save: %s", dkb_last_error());
+    dkb_result *back = NULL;
+    size_t n = 0;
+    rc = dkb_baseline_load(dir, "main", &back, &n);
+    if (rc != 0)
+        DKT_FAIL("load: %s", dkb_last_error());
+    CHECK_INT(n, ==, 2);
+    for (size_t k = 0; k < 2; k++) {
+        const dkb_result *x = rs[k], *y = &back[k];
+        CHECK_STR(x->name, y->name);
+        CHECK_STR(x->group, y->group);
+        CHECK_INT(x->n_samples, ==, y->n_samples);
+        CHECK((x->iterations == NULL) == (y->iterations == NULL));
+        CHECK(x->iterations == NULL ||
+              memcmp(x->iterations, y->iterations, x->n_samples * sizeof(double)) == 0);
+        CHECK_INT(x->n_measures, ==, y->n_measures);
+        for (size_t j = 0; j < x->n_measures; j++) {
+            if (j == 3 && k == 0) {
+                CHECK(isnan(y->m[3].fit.intercept));
+                back[0].m[3].fit.intercept = NAN; /* memcmp of NaN's bits below */
+            }
+            same_measure(&x->m[j], &y->m[j], x->n_samples);
+        }
+        CHECK_INT(x->passes, ==, y->passes);
+        CHECK_INT(x->throughput_kind, ==, y->throughput_kind);
+        CHECK(x->throughput_per_iter == y->throughput_per_iter);
+        CHECK_STR(x->stop_reason, y->stop_reason);
+        CHECK(x->warmup_s == y->warmup_s && x->measure_s == y->measure_s);
+        CHECK_INT(x->n_levels, ==, y->n_levels);
+        for (size_t l = 0; l < x->n_levels; l++) {
+            CHECK_STR(x->level_name[l], y->level_name[l]);
+            CHECK(x->level_cycle_share[l] == y->level_cycle_share[l]);
+        }
+        CHECK(x->moved_levels == y->moved_levels);
+        dkb_result_free(&back[k]);
+    }
+    free(back);
+    /* No temporary file is left beside it. */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = main.json", dir);
+    CHECK(system(cmd) == 0);
+    /* The file is the JSON report itself. */
+    char *mem = NULL;
+    size_t mlen = 0;
+    FILE *f = open_memstream(&mem, &mlen);
+    CHECK(f != NULL);
+    CHECK(dkb_report_json(f, &run, rs, 2) == 0);
+    CHECK(fclose(f) == 0);
+    char *file = slurp(tmp_path("baselines/main.json"));
+    CHECK_STR(file, mem);
+    free(file);
+    free(mem);
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+    cleanup();
+}
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    CHECK(fwrite(text, 1, len, f) == len);
+    CHECK(fclose(f) == 0);
+}
+
+/* Load must fail naming the file and a byte offset. */
+static void rejected(const char *dir, const char *text, size_t len, const char *why)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.json", dir);
+    write_text(path, text, len);
+    dkb_result *out = NULL;
+    size_t n = 0;
+    int rc = dkb_baseline_load(dir, "bad", &out, &n);
+    if (rc == 0)
+        DKT_FAIL("accepted a malformed baseline (%zu bytes): %.*s", len, (int)(len < 200 ? len : 200), text);
+    CHECK_INT(rc, ==, DK_EINVAL);
+    CHECK(out == NULL);
+    CHECK_CONTAINS(dkb_last_error(), path);
+    CHECK_CONTAINS(dkb_last_error(), ": byte ");
+    if (why)
+        CHECK_CONTAINS(dkb_last_error(), why);
+}
+
+#define REJECT(dir, lit, why) rejected(dir, lit, sizeof lit - 1, why)
+
+TEST_CASE(baseline_rejects_malformed)
+{
+    dkb_result a, b;
+    dkb_run_info run;
+    run_info(&run);
+    two_results(&a, &b);
+    const dkb_result *rs[] = {&a, &b};
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("bl"));
+    CHECK(dkb_baseline_save(dir, "good", &run, rs, 2) == 0);
+    char good[512];
+    snprintf(good, sizeof good, "%s/good.json", dir);
+    char *text = slurp(good);
+    size_t len = strlen(text);
+
+    /* Every truncation, at every byte up to the last value. */
+    for (size_t cut = 0; cut < len - 1; cut += cut < 2000 ? 1 : 97)
+        rejected(dir, text, cut, NULL);
+    rejected(dir, text, 0, "byte 0: unexpected end of file");
+    rejected(dir, text, len / 2, "byte ");
+
+    /* Garbage and near misses. */
+    REJECT(dir, "\x89PNG\r\n\x1a\n", "byte 0: expected a value");
+    REJECT(dir, "{\"schema\":\"dkbench-1\"} x", "byte 23: data after the end");
+    REJECT(dir, "{\"schema\":\"dkbench-2\",\"run\":{},\"results\":[]}", "byte 10: schema is not");
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"schema\":\"x\"}", "duplicate member name");
+    REJECT(dir, "{\"schema\":\"dk\xff\"}", "byte 13: invalid UTF-8");
+    REJECT(dir, "{\"schema\":\"a\nb\"}", "control character");
+    REJECT(dir, "{\"schema\":\"\\ud800\"}", "surrogate");
+    REJECT(dir, "{\"schema\":01}", "expected ',' or '}'");
+    REJECT(dir, "{\"schema\":1.}", "digit after the decimal point");
+    REJECT(dir, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "nested too deeply");
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}", "result \"name\": missing");
+    /* A field of the wrong type, deep inside: replace the first "passes":1. */
+    char *p = strstr(text, "\"passes\":1");
+    CHECK(p != NULL);
+    char *typed = malloc(len + 3);
+    CHECK(typed != NULL);
+    snprintf(typed, len + 3, "%.*s\"passes\":\"1\"%s", (int)(p - text), text, p + 10);
+    rejected(dir, typed, len + 2, "\"passes\": must be a number");
+    free(typed);
+    /* The samples must match n_samples. */
+    p = strstr(text, "\"n_samples\":100");
+    CHECK(p != NULL);
+    p[12] = '2';
+    rejected(dir, text, len, "\"iterations\": must hold one value per sample");
+
+    /* A missing baseline names its path and what to do. */
+    dkb_result *out = NULL;
+    size_t n = 0;
+    CHECK_INT(dkb_baseline_load(dir, "nothere", &out, &n), ==, DK_EINVAL);
+    CHECK_CONTAINS(dkb_last_error(), "nothere.json: cannot open it");
+    CHECK_CONTAINS(dkb_last_error(), "--save-baseline");
+    CHECK_INT(dkb_baseline_load(dir, "../x", &out, &n), ==, DK_EINVAL);
+    CHECK_CONTAINS(dkb_last_error(), "must be non-empty and have no '/'");
+    free(text);
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+    cleanup();
+}
+
+/* A name that is not UTF-8 still gives valid UTF-8 files: U+FFFD. */
+TEST_CASE(invalid_utf8_names_replaced)
+{
+    dkb_result r;
+    dkb_run_info run;
+    run_info(&run);
+    sample(&r, "bad\xff\xC0\x80name\xE2\x82", 1.0);
+    const dkb_result *rs[] = {&r};
+    render_fn fns[] = {dkb_report_json, dkb_report_csv, dkb_report_markdown, dkb_report_gbench,
+                       html_no_base};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(f != NULL);
+        CHECK(fns[i](f, &run, rs, 1) == 0);
+        CHECK(fclose(f) == 0);
+        CHECK_CONTAINS(buf, "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname\xEF\xBF\xBD\xEF\xBF\xBD");
+        CHECK(strchr(buf, '\xff') == NULL && strstr(buf, "\xC0\x80") == NULL);
+        free(buf);
+    }
+    dkb_result_free(&r);
+}
+
+static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *const *rs, size_t n)
+{
+    (void)n;
+    return dkb_report_terminal(f, run, rs[0], false, true);
+}
+
+TEST_CASE(write_errors_reported)
+{
+    struct {
+        const char *name;
+        render_fn fn;
+    } formats[] = {{"terminal", terminal_one}, {"JSON", dkb_report_json},
+                   {"CSV", dkb_report_csv},    {"Markdown", dkb_report_markdown},
+                   {"google benchmark JSON", dkb_report_gbench}, {"HTML", html_no_base}};
+    dkb_result a, b;
+    dkb_run_info run;
+    run_info(&run);
+    two_results(&a, &b);
+    const dkb_result *rs[] = {&a, &b};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        FILE *f = fopen("/dev/full", "w");
+        if (f == NULL)
+            SKIP("/dev/full: %s", strerror(errno));
+        int rc = formats[i].fn(f, &run, rs, 2);
+        fclose(f);
+        if (rc != DK_EOS)
+            DKT_FAIL("%s report to /dev/full returned %d (%s)", formats[i].name, rc, dkb_last_error());
+        CHECK_CONTAINS(dkb_last_error(), formats[i].name);
+        CHECK_CONTAINS(dkb_last_error(), "writing failed (No space left on device)");
+    }
+    /* A baseline that cannot be written leaves nothing behind. */
+    CHECK_INT(dkb_baseline_save("/dev/full/x", "main", &run, rs, 2), ==, DK_EOS);
+    CHECK_CONTAINS(dkb_last_error(), "/dev/full/x");
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+}
+
+TEST_MAIN()
