@@ -166,12 +166,23 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
     (void)run;
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
     fprintf(out, "%s%s%s\n", color ? BOLD : "", r->name, color ? RESET : "");
+    /* Why an event cannot be counted is said once for the run (by
+     * dk_bench_main, before the first block): each block names them, and
+     * only verbose blocks repeat the reason. */
+    char unmeasured[512] = "";
     for (size_t i = 0; i < nm; i++) {
         const dkb_measure *m = &r->m[i];
         char label[160];
         snprintf(label, sizeof label, "%s:", m->name);
         if (!m->available) {
-            fprintf(out, "  %-18s not measured: %s\n", label, m->why[0] ? m->why : "no reason given");
+            if (verbose) {
+                fprintf(out, "  %-18s not measured: %s\n", label,
+                        m->why[0] ? m->why : "no reason given");
+            } else {
+                size_t len = strlen(unmeasured);
+                snprintf(unmeasured + len, sizeof unmeasured - len, "%s%s", len ? ", " : "",
+                         m->name);
+            }
             continue;
         }
         if (!dkb__has_estimates(r, m)) {
@@ -193,6 +204,9 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
     for (size_t i = 0; i < nm; i++)
         if (r->m[i].available && r->m[i].has_change)
             change_lines(out, &r->m[i], color);
+    if (unmeasured[0] != '\0')
+        fprintf(out, "  %-18s %s (why: said above; -v repeats it here)\n", "not measured:",
+                unmeasured);
     if (t)
         outlier_line(out, r, t, verbose);
     if (r->passes > 1)
