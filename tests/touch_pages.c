@@ -47,5 +47,5 @@ int main(int argc, char **argv)
     while (cpu_ns() < goal)
         for (int i = 0; i < 10000; i++)
             sink += (uint64_t)i * 2654435761u;
-    return 0;
+    return sink == 1 ? 3 : 0; /* read, so the burn is not optimised away */
 }
