@@ -23,9 +23,9 @@
 #include "clock.h"
 #include "json.h"
 #include "launch.h"
+#include "options.h"
 #include "signals.h"
 #include "spawn.h"
-#include "stat_options.h"
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
@@ -428,7 +428,7 @@ int cmd_bench(int argc, char **argv)
         rc = EXIT_SETUP;
     } else if (ru.n == 0) {
         bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list(linux_backend ? "task-clock,instructions,cycles,branches"
+        rc = split_event_list("bench", linux_backend ? "task-clock,instructions,cycles,branches"
                                             : "instructions,cycles,branches",
                               &defaults, &ndefaults);
         ru.names = defaults;

@@ -65,7 +65,7 @@ int cmd_stat(int argc, char **argv)
         rc = EXIT_SETUP;
     } else if (n == 0) {
         bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list(linux_backend ? "task-clock,context-switches,page-faults,"
+        rc = split_event_list("stat", linux_backend ? "task-clock,context-switches,page-faults,"
                                               "instructions,cycles,branches,branch-misses"
                                             : "instructions,cycles,branches,branch-misses",
                               &defaults, &ndefaults);
