@@ -1,9 +1,10 @@
 /*
- * fuzz_event_list.c - libFuzzer target for the splitting of dkperf stat's
- * -e lists. The input is split on its first NUL into two lists, appended
- * one after the other as repeated -e options are. Checks what the split
- * promises: no empty name, no more than DK_MAX_EVENTS, every name a piece
- * of the list with its commas outside '/'...'/' removed, balanced '/'.
+ * fuzz_event_list.c - libFuzzer target for the splitting of the dkperf
+ * -e lists (options.c). The input is split on its first NUL into two
+ * lists, appended one after the other as repeated -e options are. Checks
+ * what the split promises: no empty name, no more than DK_MAX_EVENTS,
+ * every name a piece of the list with its commas outside '/'...'/'
+ * removed, balanced '/'.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 
 #include <dkperf.h>
 
-#include "stat_options.h"
+#include "options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,11 +59,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     char **names = NULL;
     size_t n = 0;
-    int rc = split_event_list(first, &names, &n);
+    int rc = split_event_list("stat", first, &names, &n);
     if (rc == 0) {
         check(first, names, 0, n);
         size_t before = n;
-        rc = second != NULL ? split_event_list(second, &names, &n) : 0;
+        rc = second != NULL ? split_event_list("stat", second, &names, &n) : 0;
         if (rc == 0 && second != NULL)
             check(second, names, before, n);
     }

@@ -23,45 +23,9 @@
 #include "clock.h"
 #include "json.h"
 #include "launch.h"
+#include "options.h"
+#include "signals.h"
 #include "spawn.h"
-#include "stat_options.h"
-
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
-static struct sigaction saved[NFORWARDED], saved_pipe;
-static volatile sig_atomic_t child_pid, got_signal;
-
-static void forward_signal(int sig)
-{
-    got_signal = sig;
-    if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
-}
-
-static void catch_signals(void)
-{
-    struct sigaction sa, ign;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t k = 0; k < NFORWARDED; k++) {
-        sigaction(forwarded[k], NULL, &saved[k]);
-        if (saved[k].sa_handler != SIG_IGN)
-            sigaction(forwarded[k], &sa, NULL);
-    }
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &saved_pipe);
-}
-
-static void restore_signals(void)
-{
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaction(forwarded[k], &saved[k], NULL);
-    sigaction(SIGPIPE, &saved_pipe, NULL);
-}
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
@@ -112,8 +76,8 @@ static int prepare(runner *ru)
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
-    so.pid_out = &child_pid;
-    so.in_child = restore_signals;
+    so.pid_out = &signals_child_pid;
+    so.in_child = signals_restore;
     spawn_child c;
     int rc = spawn_prepare(&c, ru->prepare, &so);
     if (rc != 0) {
@@ -123,14 +87,14 @@ static int prepare(runner *ru)
     int e = 0, status = 0;
     if (spawn_release(&c) != 0) {
         spawn_abandon(&c);
-        child_pid = 0;
-        return got_signal ? 128 + got_signal : EXIT_SETUP;
+        signals_child_pid = 0;
+        return signals_got() ? 128 + signals_got() : EXIT_SETUP;
     }
     spawn_exec_result(&c, &e);
     spawn_reap(&c, &status, NULL);
-    child_pid = 0;
-    if (got_signal)
-        return 128 + got_signal;
+    signals_child_pid = 0;
+    if (signals_got())
+        return 128 + signals_got();
     if (e != 0) {
         cli_error("bench", "--prepare '%s': cannot run '%s': %s", ru->o->prepare, ru->prepare[0],
                   strerror(e));
@@ -180,8 +144,8 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
         cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(exec_errno));
         return spawn_exec_status(exec_errno);
     }
-    if (got_signal)
-        return 128 + got_signal;
+    if (signals_got())
+        return 128 + signals_got();
     if (out->status != 0 && !ru->o->ignore_failure) {
         if (WIFSIGNALED(status))
             cli_error("bench", "command '%s' was killed by signal %d (use -i to ignore failures)",
@@ -214,18 +178,16 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
         return EXIT_SETUP;
     }
     sigset_t hold, mask;
-    sigemptyset(&hold);
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaddset(&hold, forwarded[k]);
+    signals_hold_set(&hold);
     /* The command gets dkperf's own mask and SIGPIPE as dkperf found it;
-     * the forwarded signals are held until child_pid names it. */
+     * the forwarded signals are held until signals_child_pid names it. */
     sigprocmask(SIG_BLOCK, &hold, &mask);
     pid_t pid = -1;
     uint64_t t0 = monotonic_ns();
     int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
-                                  saved_pipe.sa_handler != SIG_IGN);
+                                  !signals_pipe_was_ignored());
     if (exec_errno == 0)
-        child_pid = pid;
+        signals_child_pid = pid;
     sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
     int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
@@ -234,7 +196,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
         while (wait4(pid, &status, 0, &use) < 0) {
             if (errno != EINTR) {
                 int why = errno;
-                child_pid = 0;
+                signals_child_pid = 0;
                 cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
                           strerror(why));
                 return EXIT_SETUP;
@@ -244,7 +206,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
             snprintf(rep->scope, sizeof rep->scope,
                      "process %d and the threads and processes it starts", (int)pid);
     }
-    child_pid = 0;
+    signals_child_pid = 0;
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
     /* The child's counts were added to the group before it became a zombie
      * (see DK_GROUP_CHILDREN), so after wait4 they are all in. */
@@ -276,16 +238,14 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     if (ru->children != NULL)
         return run_spawned(ru, rep, cmd, out);
     sigset_t hold;
-    sigemptyset(&hold);
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaddset(&hold, forwarded[k]);
+    signals_hold_set(&hold);
     spawn_options so = SPAWN_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
     so.hold = &hold;
-    so.pid_out = &child_pid;
-    so.in_child = restore_signals;
+    so.pid_out = &signals_child_pid;
+    so.in_child = signals_restore;
     spawn_child c;
     int rc = spawn_prepare(&c, cmd->argv, &so);
     if (rc != 0) {
@@ -300,14 +260,14 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
                        all ? ru->n : ru->nopen, DK_GROUP_PARTIAL | DK_GROUP_ENABLE_ON_EXEC, &g);
     if (rc == 0)
         rc = dk_group_start(g);
-    if (rc != 0 || got_signal) {
+    if (rc != 0 || signals_got()) {
         char why[2048];
         snprintf(why, sizeof why, "%s", dk_last_error());
-        child_pid = 0;
+        signals_child_pid = 0;
         spawn_abandon(&c);
         dk_group_close(g);
-        if (got_signal)
-            return 128 + got_signal;
+        if (signals_got())
+            return 128 + signals_got();
         cli_error("bench", "%s", why);
         return EXIT_SETUP;
     }
@@ -318,18 +278,18 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     uint64_t t0 = monotonic_ns();
     rc = spawn_release(&c);
     if (rc != 0) {
-        child_pid = 0;
+        signals_child_pid = 0;
         spawn_abandon(&c);
         dk_group_close(g);
-        if (got_signal)
-            return 128 + got_signal;
+        if (signals_got())
+            return 128 + signals_got();
         cli_error("bench", "cannot start '%s': %s", cmd->text, strerror(-rc));
         return EXIT_SETUP;
     }
     int e = 0;
     spawn_exec_result(&c, &e);
     spawn_wait_exit(&c, NULL);
-    child_pid = 0;
+    signals_child_pid = 0;
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
     dk_reading info[DK_MAX_EVENTS];
     uint64_t values[DK_MAX_EVENTS];
@@ -462,13 +422,13 @@ int cmd_bench(int argc, char **argv)
         goto out;
     }
 
-    catch_signals();
+    signals_catch();
     s = cli_open_sampler("bench", o.backend);
     if (s == NULL) {
         rc = EXIT_SETUP;
     } else if (ru.n == 0) {
         bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list(linux_backend ? "task-clock,instructions,cycles,branches"
+        rc = split_event_list("bench", linux_backend ? "task-clock,instructions,cycles,branches"
                                             : "instructions,cycles,branches",
                               &defaults, &ndefaults);
         ru.names = defaults;
@@ -492,14 +452,14 @@ int cmd_bench(int argc, char **argv)
     if (rc == 0 && dk_group_open(s, DK_SCOPE_PROCESS, 0, (const char *const *)ru.names, ru.n,
                                  DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0)
         describe_events(&ru, &rep, ru.children);
-    for (size_t k = 0; rc == 0 && k < rep.ncmd && !got_signal; k++)
+    for (size_t k = 0; rc == 0 && k < rep.ncmd && !signals_got(); k++)
         rc = bench_command_runs(&ru, &rep, &rep.cmd[k]);
     dk_group_close(ru.children);
     ru.children = NULL;
-    if (rc == 0 && got_signal)
-        rc = 128 + got_signal;
+    if (rc == 0 && signals_got())
+        rc = 128 + signals_got();
     released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
-    restore_signals();
+    signals_restore();
     if (s != NULL)
         rep.backend = dk_sampler_backend(s);
 

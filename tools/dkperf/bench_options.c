@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "stat_options.h"
+#include "options.h"
 
 void help_bench(FILE *out)
 {
@@ -119,40 +119,10 @@ fail:
     return NULL;
 }
 
-static bool takes(int argc, char **argv, int *i, const char *short_name, const char *long_name,
-                  const char **value)
-{
-    const char *a = argv[*i];
-    size_t slen = short_name != NULL ? strlen(short_name) : 0, llen = strlen(long_name);
-    *value = NULL;
-    if (short_name != NULL && strncmp(a, short_name, slen) == 0 && a[slen] != '\0') {
-        *value = a + slen;
-        return true;
-    }
-    if (strncmp(a, long_name, llen) == 0 && a[llen] == '=') {
-        *value = a + llen + 1;
-        return true;
-    }
-    if ((short_name == NULL || strcmp(a, short_name) != 0) && strcmp(a, long_name) != 0)
-        return false;
-    if (*i + 1 >= argc)
-        cli_error("bench", "%s needs a value (see dkperf help bench)", a);
-    else
-        *value = argv[++*i];
-    return true;
-}
-
-static bool is_opt(const char *a, const char *short_name, const char *long_name)
-{
-    return (short_name != NULL && strcmp(a, short_name) == 0) || strcmp(a, long_name) == 0;
-}
-
 static int count_arg(const char *opt, const char *v, long min, long *out)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || x < min || x > BENCH_MAX_RUNS) {
+    long x;
+    if (!opt_number(v, &x) || x < min || x > BENCH_MAX_RUNS) {
         cli_error("bench", "%s %s: give a whole number from %ld to %d", opt, v, min,
                   BENCH_MAX_RUNS);
         return EXIT_USAGE;
@@ -192,15 +162,15 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
                       a);
             return EXIT_USAGE;
         }
-        if (takes(argc, argv, &i, "-e", "--events", &v)) {
+        if (opt_takes("bench", argc, argv, &i, "-e", "--events", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
-            rc = split_event_list(v, &o->events, &o->nevents);
-        } else if (takes(argc, argv, &i, "-r", "--runs", &v)) {
+            rc = split_event_list("bench", v, &o->events, &o->nevents);
+        } else if (opt_takes("bench", argc, argv, &i, "-r", "--runs", &v)) {
             rc = v == NULL ? EXIT_USAGE : count_arg("-r", v, 1, &o->runs);
-        } else if (takes(argc, argv, &i, "-w", "--warmup", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, "-w", "--warmup", &v)) {
             rc = v == NULL ? EXIT_USAGE : count_arg("-w", v, 0, &o->warmup);
-        } else if (takes(argc, argv, &i, NULL, "--time", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--time", &v)) {
             char *end;
             if (v == NULL)
                 return EXIT_USAGE;
@@ -212,33 +182,33 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
                 return EXIT_USAGE;
             }
             time_given = true;
-        } else if (takes(argc, argv, &i, NULL, "--prepare", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--prepare", &v)) {
             if ((o->prepare = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--export-json", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--export-json", &v)) {
             if ((o->export_json = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--export-csv", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--export-csv", &v)) {
             if ((o->export_csv = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--export-markdown", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--export-markdown", &v)) {
             if ((o->export_markdown = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--save-baseline", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--save-baseline", &v)) {
             if ((o->save_baseline = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--baseline", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--baseline", &v)) {
             if ((o->baseline = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--results-dir", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--results-dir", &v)) {
             if ((o->results_dir = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--backend", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--backend", &v)) {
             if ((o->backend = v) == NULL)
                 return EXIT_USAGE;
-        } else if (is_opt(a, "-N", "--shell=none")) {
+        } else if (opt_is(a, "-N", "--shell=none")) {
             o->shell = NULL;
-        } else if (takes(argc, argv, &i, "-S", "--shell", &v)) {
+        } else if (opt_takes("bench", argc, argv, &i, "-S", "--shell", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
             o->shell = strcmp(v, "none") == 0 ? NULL : v;
@@ -246,11 +216,11 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
                 cli_error("bench", "-S '': give a shell (sh, bash, ...) or none");
                 return EXIT_USAGE;
             }
-        } else if (is_opt(a, "-i", "--ignore-failure")) {
+        } else if (opt_is(a, "-i", "--ignore-failure")) {
             o->ignore_failure = true;
-        } else if (is_opt(a, NULL, "--show-output")) {
+        } else if (opt_is(a, NULL, "--show-output")) {
             o->show_output = true;
-        } else if (is_opt(a, "-h", "--help")) {
+        } else if (opt_is(a, "-h", "--help")) {
             help_bench(stdout);
             return -1;
         } else {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "signals.h"
 #include "stat.h"
 
 /*
@@ -52,7 +53,7 @@ int cmd_stat(int argc, char **argv)
      * signals that would stop dkperf are caught: passed to the command while
      * it runs, remembered otherwise, and acted on once nothing is held.
      */
-    stat_catch_signals();
+    signals_catch();
     dk_sampler *s = cli_open_sampler("stat", o.backend);
     report rep;
     memset(&rep, 0, sizeof rep);
@@ -64,7 +65,7 @@ int cmd_stat(int argc, char **argv)
         rc = EXIT_SETUP;
     } else if (n == 0) {
         bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list(linux_backend ? "task-clock,context-switches,page-faults,"
+        rc = split_event_list("stat", linux_backend ? "task-clock,context-switches,page-faults,"
                                               "instructions,cycles,branches,branch-misses"
                                             : "instructions,cycles,branches,branch-misses",
                               &defaults, &ndefaults);
@@ -96,7 +97,7 @@ int cmd_stat(int argc, char **argv)
     }
 
     int exec_failed = 0, interrupted = 0;
-    for (long r = 0; rc == 0 && stat_got_signal() == 0 && r < o.repeat; r++) {
+    for (long r = 0; rc == 0 && signals_got() == 0 && r < o.repeat; r++) {
         rc = stat_run_once(s, &o, names, n, &rep, &rep.runs[rep.nruns], &exec_failed);
         if (rc != 0 || exec_failed)
             break;
@@ -108,15 +109,15 @@ int cmd_stat(int argc, char **argv)
     /* Give the counters back while the signals are still held. */
     char release_error[1024];
     int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
-    stat_restore_signals();
+    signals_restore();
     /* A run interrupted before its command ran ended quietly with 128 + signal. */
     if (rc > 128) {
         interrupted = rc;
         rc = 0;
     }
     /* A signal that reached dkperf while no command ran to take it. */
-    if (interrupted == 0 && stat_pending_signal() != 0)
-        interrupted = 128 + stat_pending_signal();
+    if (interrupted == 0 && signals_pending() != 0)
+        interrupted = 128 + signals_pending();
 
     if (rc == 0 && !exec_failed && rep.nruns > 0) {
         if (o.json)

@@ -38,19 +38,6 @@ typedef struct report {
 } report;
 
 /*
- * Signals that would stop dkperf, caught from before the counters are
- * taken until they are given back: passed to the command while it runs,
- * remembered otherwise. stat_restore_signals gives back the dispositions
- * dkperf was started with.
- */
-void stat_catch_signals(void);
-void stat_restore_signals(void);
-/* The last signal caught, or 0. */
-int stat_got_signal(void);
-/* The last signal caught while no command ran to take it, or 0. */
-int stat_pending_signal(void);
-
-/*
  * One run: fork the command held before exec, open the counters on it (or
  * every CPU), let it exec, wait, read, reap; the first run fills the
  * report's event facts. Returns 0, or the exit status dkperf must end with

@@ -1,11 +1,12 @@
 /*
- * stat_options.c - dkperf stat's options and -e lists (see stat_options.h).
+ * stat_options.c - dkperf stat's options (see stat_options.h); the -e lists
+ * and the helpers it shares with bench are in options.c.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "stat_options.h"
 
 void help_stat(FILE *out)
@@ -37,116 +38,6 @@ void help_stat(FILE *out)
           out);
 }
 
-void free_event_list(char **names, size_t n)
-{
-    if (names == NULL)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
-
-static int append_name(const char *start, size_t len, char ***names, size_t *n)
-{
-    /* Grow one at a time: DK_MAX_EVENTS bounds the list. */
-    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
-    if (grown == NULL) {
-        cli_error("stat", "out of memory while splitting the -e list");
-        return EXIT_SETUP;
-    }
-    *names = grown;
-    char *copy = malloc(len + 1);
-    if (copy == NULL) {
-        cli_error("stat", "out of memory while splitting the -e list");
-        return EXIT_SETUP;
-    }
-    memcpy(copy, start, len);
-    copy[len] = '\0';
-    grown[(*n)++] = copy;
-    return 0;
-}
-
-int split_event_list(const char *list, char ***names, size_t *n)
-{
-    const char *start = list;
-    bool in_terms = false; /* between the two '/' of pmu/terms/ */
-    for (const char *p = list;; p++) {
-        if (*p == '/') {
-            in_terms = !in_terms;
-            continue;
-        }
-        if (*p != '\0' && (*p != ',' || in_terms))
-            continue;
-        size_t len = (size_t)(p - start);
-        if (in_terms) {
-            cli_error("stat",
-                      "-e '%s': unbalanced '/' in '%.*s' (write pmu/term=value,.../ with a "
-                      "closing '/')",
-                      list, (int)len, start);
-            return EXIT_USAGE;
-        }
-        if (len == 0) {
-            cli_error("stat", "-e '%s': an empty event name (give names separated by commas)",
-                      list);
-            return EXIT_USAGE;
-        }
-        if (*n == DK_MAX_EVENTS) {
-            cli_error("stat", "-e: more than %d events", DK_MAX_EVENTS);
-            return EXIT_USAGE;
-        }
-        int rc = append_name(start, len, names, n);
-        if (rc != 0)
-            return rc;
-        if (*p == '\0')
-            return 0;
-        start = p + 1;
-    }
-}
-
-static bool is_number(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
-
-/*
- * Whether argv[*i] is the option; its value is attached ("-x,",
- * "--events=a,b") or the next argument. *value is NULL for a missing one
- * (after an error line).
- */
-static bool takes(int argc, char **argv, int *i, const char *short_name, const char *long_name,
-                  const char **value)
-{
-    const char *a = argv[*i];
-    size_t slen = short_name != NULL ? strlen(short_name) : 0, llen = strlen(long_name);
-    *value = NULL;
-    if (short_name != NULL && strncmp(a, short_name, slen) == 0 && a[slen] != '\0') {
-        *value = a + slen;
-        return true;
-    }
-    if (strncmp(a, long_name, llen) == 0 && a[llen] == '=') {
-        *value = a + llen + 1;
-        return true;
-    }
-    if ((short_name == NULL || strcmp(a, short_name) != 0) && strcmp(a, long_name) != 0)
-        return false;
-    if (*i + 1 >= argc)
-        cli_error("stat", "%s needs a value (see dkperf help stat)", a);
-    else
-        *value = argv[++*i];
-    return true;
-}
-
-static bool is_opt(const char *a, const char *short_name, const char *long_name)
-{
-    return (short_name != NULL && strcmp(a, short_name) == 0) || strcmp(a, long_name) == 0;
-}
-
 int stat_parse_args(int argc, char **argv, stat_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -160,33 +51,33 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
         }
         if (a[0] != '-' || a[1] == '\0')
             break;
-        if (takes(argc, argv, &i, "-e", "--events", &v)) {
+        if (opt_takes("stat", argc, argv, &i, "-e", "--events", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
-            int rc = split_event_list(v, &o->events, &o->nevents); /* -e may be repeated */
+            int rc = split_event_list("stat", v, &o->events, &o->nevents); /* -e may be repeated */
             if (rc != 0)
                 return rc;
-        } else if (takes(argc, argv, &i, "-r", "--repeat", &v)) {
+        } else if (opt_takes("stat", argc, argv, &i, "-r", "--repeat", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
-            if (!is_number(v, &o->repeat) || o->repeat < 1 || o->repeat > STAT_MAX_RUNS) {
+            if (!opt_number(v, &o->repeat) || o->repeat < 1 || o->repeat > STAT_MAX_RUNS) {
                 cli_error("stat", "-r %s: give a number of runs from 1 to %d", v, STAT_MAX_RUNS);
                 return EXIT_USAGE;
             }
-        } else if (takes(argc, argv, &i, "-x", "--field-separator", &v)) {
+        } else if (opt_takes("stat", argc, argv, &i, "-x", "--field-separator", &v)) {
             if ((o->sep = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, "-o", "--output", &v)) {
+        } else if (opt_takes("stat", argc, argv, &i, "-o", "--output", &v)) {
             if ((o->output = v) == NULL)
                 return EXIT_USAGE;
-        } else if (takes(argc, argv, &i, NULL, "--backend", &v)) {
+        } else if (opt_takes("stat", argc, argv, &i, NULL, "--backend", &v)) {
             if ((o->backend = v) == NULL)
                 return EXIT_USAGE;
-        } else if (is_opt(a, NULL, "--json")) {
+        } else if (opt_is(a, NULL, "--json")) {
             o->json = true;
-        } else if (is_opt(a, "-a", "--all-cpus")) {
+        } else if (opt_is(a, "-a", "--all-cpus")) {
             o->all_cpus = true;
-        } else if (is_opt(a, "-h", "--help")) {
+        } else if (opt_is(a, "-h", "--help")) {
             help_stat(stdout);
             return -1;
         } else {

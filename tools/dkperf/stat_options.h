@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "options.h"
+
 #define STAT_MAX_RUNS 100000
 
 typedef struct stat_options {
@@ -36,20 +38,6 @@ int stat_parse_args(int argc, char **argv, stat_options *o);
 
 /* Free what stat_parse_args allocated; *o is zeroed. NULL is ignored. */
 void stat_options_free(stat_options *o);
-
-/*
- * Append the events of one -e list to *names (a malloc'd array of *n
- * malloc'd strings, NULL and 0 at first). Names are separated by commas,
- * except inside a pmu/term=value,.../ event: a comma between two '/' is
- * part of the name, as perf reads it. Returns 0, or after one line on
- * standard error EXIT_USAGE (an empty name, an unbalanced '/', more than
- * DK_MAX_EVENTS events in all) or EXIT_SETUP (out of memory). On failure
- * the names appended so far stay in *names, for the caller to free.
- */
-int split_event_list(const char *list, char ***names, size_t *n);
-
-/* Free an array split_event_list built. */
-void free_event_list(char **names, size_t n);
 
 /* dkperf help stat. */
 void help_stat(FILE *out);

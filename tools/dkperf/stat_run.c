@@ -19,61 +19,9 @@
 #include <sys/wait.h>
 
 #include "clock.h"
+#include "signals.h"
 #include "spawn.h"
 #include "stat.h"
-
-/*
- * Signals dkperf passes on to the command while it runs, and the
- * dispositions dkperf was started with: the command gets those back before
- * exec, so it sees what it would have seen without dkperf.
- */
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
-static struct sigaction saved[NFORWARDED], saved_pipe;
-
-static volatile sig_atomic_t child_pid;
-static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
-static volatile sig_atomic_t pending_signal; /* the last one caught while no command ran */
-
-static void forward_signal(int sig)
-{
-    got_signal = sig;
-    if (child_pid > 0)
-        kill((pid_t)child_pid, sig);
-    else
-        pending_signal = sig;
-}
-
-void stat_catch_signals(void)
-{
-    struct sigaction sa, ign;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = forward_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t k = 0; k < NFORWARDED; k++) {
-        /* A signal dkperf was told to ignore (nohup) stays ignored, for both. */
-        sigaction(forwarded[k], NULL, &saved[k]);
-        if (saved[k].sa_handler != SIG_IGN)
-            sigaction(forwarded[k], &sa, NULL);
-    }
-    /* A command that dies before it is let go must not take dkperf with it. */
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &saved_pipe);
-}
-
-void stat_restore_signals(void)
-{
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaction(forwarded[k], &saved[k], NULL);
-    sigaction(SIGPIPE, &saved_pipe, NULL);
-}
-
-int stat_got_signal(void) { return got_signal; }
-
-int stat_pending_signal(void) { return pending_signal; }
 
 static uint64_t tv_ns(struct timeval tv)
 {
@@ -123,7 +71,7 @@ static int role_of(dk_sampler *s, const char *asked_mod, const char *native_mod)
 /* Gives up on a command that was never let go. */
 static void abandon(spawn_child *c, dk_group *g)
 {
-    child_pid = 0; /* nothing is passed on to a pid that may be reused */
+    signals_child_pid = 0; /* nothing is passed on to a pid that may be reused */
     spawn_abandon(c);
     dk_group_close(g);
 }
@@ -132,17 +80,15 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
                   run *out, int *exec_failed)
 {
     *exec_failed = 0;
-    /* No signal may fall between fork and child_pid: they are held until it
-     * is set; the command's signals are its own again (a Ctrl-C before exec
-     * kills it). */
+    /* No signal may fall between fork and signals_child_pid: they are held
+     * until it is set; the command's signals are its own again (a Ctrl-C
+     * before exec kills it). */
     sigset_t hold;
-    sigemptyset(&hold);
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaddset(&hold, forwarded[k]);
+    signals_hold_set(&hold);
     spawn_options so = SPAWN_OPTIONS_INIT;
     so.hold = &hold;
-    so.pid_out = &child_pid;
-    so.in_child = stat_restore_signals;
+    so.pid_out = &signals_child_pid;
+    so.in_child = signals_restore;
     spawn_child c;
     int rc = spawn_prepare(&c, o->cmd, &so);
     if (rc != 0) {
@@ -162,8 +108,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         snprintf(why, sizeof why, "%s", dk_last_error()); /* before closing the group */
         abandon(&c, g);
         /* Interrupted before the command ran: end as it would have, quietly. */
-        if (got_signal != 0)
-            return 128 + got_signal;
+        if (signals_got() != 0)
+            return 128 + signals_got();
         cli_error("stat", "%s", why);
         return EXIT_SETUP;
     }
@@ -178,16 +124,16 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         }
     }
 
-    if (got_signal != 0) { /* Ctrl-C during the setup, or between runs */
+    if (signals_got() != 0) { /* Ctrl-C during the setup, or between runs */
         abandon(&c, g);
-        return 128 + got_signal;
+        return 128 + signals_got();
     }
     uint64_t t0 = monotonic_ns();
     rc = spawn_release(&c);
     if (rc != 0) {
         abandon(&c, g);
-        if (got_signal != 0) /* EPIPE: the command was killed before exec */
-            return 128 + got_signal;
+        if (signals_got() != 0) /* EPIPE: the command was killed before exec */
+            return 128 + signals_got();
         cli_error("stat", "cannot start the command: %s", strerror(-rc));
         return EXIT_SETUP;
     }
@@ -202,7 +148,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     spawn_wait_exit(&c, NULL);
     /* It has exited: a signal from now on has nobody to go to, and is kept
      * for dkperf's own exit status instead of going to a zombie. */
-    child_pid = 0;
+    signals_child_pid = 0;
     out->elapsed_ns = monotonic_ns() - t0;
     rc = dk_group_read(g, out->values, out->info);
     if (rc != 0)
