@@ -403,9 +403,11 @@ static void say_unavailable(const char *prog, const dkb_plan *plan, dkb_run_info
     if (k == 0)
         return;
     fprintf(stderr, "%s: not measured here: %s (%s)\n", prog, names, plan->why[first]);
-    if (k == plan->n && run->why_no_counters[0] == '\0')
+    /* A reason longer than the field is cut: the line above said it whole. */
+    if (k == plan->n && run->why_no_counters[0] == '\0' &&
         snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s: %s", names,
-                 plan->why[first]);
+                 plan->why[first]) < 0)
+        run->why_no_counters[0] = '\0';
 }
 
 /* Print each --compare ratio against the group's first benchmark. */
