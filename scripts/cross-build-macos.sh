@@ -41,15 +41,17 @@ check_macho() { # file expected-cputype-hex
     [ "$cpu" = "$2" ] || die "$1 has CPU type $cpu, expected $2"
 }
 
-check_imports() { # file   (programs may also import dk_ functions from libdkperf)
+check_imports() { # file   (programs may also import dk_ functions from libdkperf, and
+                   #  dk_bench_ functions from libdkbench)
     local bad
     bad=$(llvm-nm -m -u "$1" | awk '{ lib = $NF; sym = $(NF-2);
-        if (lib != "libSystem)" && !(lib == "libdkperf)" && sym ~ /^_dk_/)) print sym " " lib }')
+        if (lib != "libSystem)" && !(lib == "libdkperf)" && sym ~ /^_dk_/) &&
+            !(lib == "libdkbench)" && sym ~ /^_dk_bench_/)) print sym " " lib }')
     [ -z "$bad" ] || die "$1 imports from outside libSystem: $bad"
     bad=$(llvm-nm -u "$1" | grep -v '^_dk_' | grep -vxF -f <(grep -v '^#' "$allow") || true)
     [ -z "$bad" ] || die "$1 imports symbols not on $(basename "$allow"): $(echo $bad)"
     bad=$(llvm-objdump --macho --dylibs-used "$1" | tail -n +2 |
-          grep -v -e '/usr/lib/libSystem.B.dylib' -e '@rpath/libdkperf' || true)
+          grep -v -e '/usr/lib/libSystem.B.dylib' -e '@rpath/libdkperf' -e '@rpath/libdkbench' || true)
     [ -z "$bad" ] || die "$1 links more than libSystem: $bad"
 }
 
@@ -86,19 +88,25 @@ build() { # zig-triple cmake-arch cputype
             grep -v -e '^_dk_' -e '^__mh_dylib_header$' -e '^___dso_handle$' || true)
     [ -z "$extra" ] || die "$lib exports more than dk_ functions: $extra"
 
+    # libdkbench: Mach-O, and built on libdkperf and libSystem alone.
+    local blib="$dir/install/lib/libdkbench.dylib"
+    [ -f "$blib" ] || die "no libdkbench.dylib for $triple"
+    check_macho "$(realpath "$blib")" "$cputype"
+    check_imports "$(realpath "$blib")"
+
     local programs=0
     for exe in "$dir/install/bin/"* "$dir/build/examples/"* "$dir/build/tests/hardware/"*; do
         [ -f "$exe" ] && [ -x "$exe" ] || continue
         check_macho "$exe" "$cputype"
         check_imports "$exe"
         # A program using the dylib must be able to find it.
-        if llvm-objdump --macho --dylibs-used "$exe" | grep -q '@rpath/libdkperf' &&
+        if llvm-objdump --macho --dylibs-used "$exe" | grep -q -e '@rpath/libdkperf' -e '@rpath/libdkbench' &&
            ! llvm-objdump --macho --private-headers "$exe" | grep -q LC_RPATH; then
-            die "$exe links @rpath/libdkperf but has no LC_RPATH"
+            die "$exe links @rpath/libdkperf or libdkbench but has no LC_RPATH"
         fi
         programs=$((programs + 1))
     done
-    echo "$triple: libdkperf.dylib, libdkperf.a and $programs program(s) are Mach-O $arch; imports are libSystem only"
+    echo "$triple: libdkperf.dylib, libdkperf.a, libdkbench.dylib and $programs program(s) are Mach-O $arch; imports are libSystem only (and libdkperf, libdkbench)"
 }
 
 build aarch64-macos.11.0 arm64 0100000c
