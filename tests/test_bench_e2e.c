@@ -87,7 +87,14 @@ static void check_counted(const dkb_result *r, const char *name)
         fprintf(stderr, "  (the machine was busy: %s's fit not checked)\n", name);
         return;
     }
-    CHECK(m->fit.r2 > 0.99);
+    /* Instructions and cycles are fixed counters that count in every mode:
+     * a line as straight as the wall clock's. The others are configurable
+     * counters set to count user mode only, which the simulator splits
+     * from the thread's CPU time by getrusage's user/system proportion;
+     * that proportion drifts as the kernel's ticks land, so their line is
+     * checked less tightly. */
+    bool all_modes = strcmp(name, "instructions") == 0 || strcmp(name, "cycles") == 0;
+    CHECK(m->fit.r2 > (all_modes ? 0.99 : 0.95));
     CHECK((m->slope.hi - m->slope.lo) / 2 < 0.05 * m->slope.point);
 }
 
