@@ -325,7 +325,8 @@ DK_EXPORT void dk_thread_close(dk_thread *t);
  */
 typedef enum dk_scope {
     DK_SCOPE_PROCESS = 1, /* one process (pid) */
-    DK_SCOPE_SYSTEM = 2   /* every CPU */
+    DK_SCOPE_SYSTEM = 2,  /* every CPU */
+    DK_SCOPE_THREAD = 3   /* one thread (pid is its thread id); where a backend supports it */
 } dk_scope;
 
 /* dk_group_open flags */
@@ -396,6 +397,138 @@ DK_EXPORT int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 
 /* dk_group_close - stop and free; gives back what it held. NULL is ignored. */
 DK_EXPORT void dk_group_close(dk_group *g);
+
+/* ------------------------------------------------------------------------ */
+/* Sampling on counter overflow and on timers                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A dk_sampling takes a sample every N occurrences of an event (its
+ * period), or N times a second (its frequency), over a scope, as pmc.h's
+ * PMI threshold and perf record do. What each backend can do:
+ *
+ *   perf_event  any event the machine counts, including software events
+ *               (cpu-clock, task-clock, page-faults) on machines without a
+ *               PMU; period or frequency; thread, process (with inherit for
+ *               the children it starts) and system scopes; a ring buffer per
+ *               thread or CPU, drained without blocking the target.
+ *   kperf       PMIs on configurable counters (kpc_set_period,
+ *               kpc_set_actionid) and kperf timers; samples arrive as kdebug
+ *               records (root only; tracing is exclusive, another owner such
+ *               as Instruments or ktrace gives DK_EBUSY).
+ *   selfcounts  none: DK_ENOTSUP.
+ */
+typedef struct dk_sampling dk_sampling;
+
+/* One event to sample on. */
+typedef struct dk_sampling_event {
+    const char *name; /* as for dk_group_open ("cycles", "cpu-clock", a native name),
+                         or "timer" for a time-based sample where the backend has one */
+    uint64_t period;  /* sample every period events; 0: use freq */
+    uint64_t freq;    /* samples per second when period is 0 (the kernel or the
+                         library adjusts the period); both 0: the backend default */
+} dk_sampling_event;
+
+/* dk_sampling_options.record: what each sample holds (DK_SAMPLE_*). */
+#define DK_SAMPLE_TIME 0x01u      /* time_ns */
+#define DK_SAMPLE_TID 0x02u       /* pid and tid */
+#define DK_SAMPLE_CPU 0x04u       /* cpu */
+#define DK_SAMPLE_IP 0x08u        /* ip */
+#define DK_SAMPLE_PERIOD 0x10u    /* period */
+#define DK_SAMPLE_CALLCHAIN 0x20u /* user call chain */
+#define DK_SAMPLE_READ 0x40u      /* the values of every event of the sampling */
+
+/* dk_sampling_options.flags */
+#define DK_SAMPLING_ENABLE_ON_EXEC 0x1u /* start at the process's next exec (perf_event) */
+#define DK_SAMPLING_INHERIT 0x2u        /* also the threads and children the target
+                                           creates afterwards */
+
+typedef struct dk_sampling_options {
+    size_t size;          /* sizeof(dk_sampling_options), for growth */
+    dk_scope scope;       /* DK_SCOPE_THREAD, DK_SCOPE_PROCESS or DK_SCOPE_SYSTEM */
+    int pid;              /* the thread or process (0: the caller); ignored for SYSTEM */
+    unsigned record;      /* DK_SAMPLE_*; 0: TIME|TID|CPU|IP|PERIOD */
+    unsigned flags;       /* DK_SAMPLING_* */
+    size_t buffer_bytes;  /* per ring buffer; 0: the backend default */
+    unsigned max_frames;  /* call chain depth; 0: the backend default */
+} dk_sampling_options;
+
+#define DK_SAMPLING_OPTIONS_INIT {sizeof(dk_sampling_options), DK_SCOPE_PROCESS, 0, 0u, 0u, 0, 0u}
+
+/* What a record delivered by dk_sampling_drain is. */
+typedef enum dk_sample_kind {
+    DK_SAMPLE_KIND_SAMPLE = 1, /* a sample: every field below as the record bits ask */
+    DK_SAMPLE_KIND_MAP = 2,    /* an image mapped in pid: map_* fields */
+    DK_SAMPLE_KIND_COMM = 3,   /* pid/tid took the name in comm (exec) */
+    DK_SAMPLE_KIND_EXIT = 4    /* pid/tid exited */
+} dk_sample_kind;
+
+typedef struct dk_sample {
+    dk_sample_kind kind;
+    size_t event;            /* index of the sampled event in the events given */
+    uint64_t time_ns;        /* CLOCK_MONOTONIC (Linux) or mach_absolute_time in ns */
+    int pid;
+    uint64_t tid;
+    unsigned cpu;
+    uint64_t ip;
+    bool user;               /* ip is in user space */
+    uint64_t period;         /* events this sample stands for */
+    const uint64_t *frames;  /* user call chain, innermost first (frames[0] is
+                                the sampled pc when it is in user space) */
+    size_t n_frames;
+    bool truncated;          /* the chain was cut at max_frames or by the kernel */
+    const uint64_t *values;  /* DK_SAMPLE_READ: one per event, running totals */
+    size_t n_values;
+    /* DK_SAMPLE_KIND_MAP */
+    uint64_t map_start, map_len, map_pgoff;
+    const char *map_path;
+    /* DK_SAMPLE_KIND_COMM */
+    const char *comm;
+} dk_sample;
+
+/* Called for each record; the record and its arrays are valid during the
+ * call only. A non-zero return stops the drain and is returned by it. */
+typedef int (*dk_sample_fn)(void *ctx, const dk_sample *sample);
+
+/* Counts of what the kernel could not deliver; never hidden. */
+typedef struct dk_sampling_stats {
+    uint64_t samples;     /* delivered to callbacks */
+    uint64_t lost;        /* samples the kernel dropped (ring buffer full) */
+    uint64_t throttled;   /* times the kernel throttled sampling for its rate */
+    uint64_t unthrottled;
+} dk_sampling_stats;
+
+/*
+ * dk_sampling_open - n events to sample, over the scope in opts (NULL:
+ * this process, default record bits). Opens stopped unless
+ * DK_SAMPLING_ENABLE_ON_EXEC. Returns 0 and sets *out, or DK_EINVAL,
+ * DK_ENOEVENT, DK_EUNAVAILABLE, DK_EPERM (sampling needs a privilege the
+ * caller lacks; dk_last_error says which), DK_EBUSY (another tool owns
+ * tracing), DK_ENOTSUP (the backend or scope cannot sample), DK_ETOOMANY,
+ * DK_ESTATE, DK_EOS, DK_ENOMEM. Nothing is left armed on failure.
+ */
+DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t n,
+                               const dk_sampling_options *opts, dk_sampling **out);
+/* Idempotent; any thread may call them. */
+DK_EXPORT int dk_sampling_start(dk_sampling *p);
+DK_EXPORT int dk_sampling_stop(dk_sampling *p);
+/*
+ * dk_sampling_drain - deliver every record buffered so far to fn, oldest
+ * first, without blocking and without stopping the target. Returns the
+ * number of records delivered (>= 0), fn's non-zero return, or DK_EINVAL,
+ * DK_EOS.
+ */
+DK_EXPORT int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
+/* dk_sampling_wait - wait up to timeout_ms (-1: forever) for records to
+ * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS. EINTR gives 0. */
+DK_EXPORT int dk_sampling_wait(dk_sampling *p, int timeout_ms);
+/* Counts so far. */
+DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out);
+/* Events of the sampling and the native name and period each resolved to. */
+DK_EXPORT size_t dk_sampling_event_count(const dk_sampling *p);
+DK_EXPORT const char *dk_sampling_event_name(const dk_sampling *p, size_t i);
+/* Stop, disarm and free; gives back what it held. NULL is ignored. */
+DK_EXPORT void dk_sampling_close(dk_sampling *p);
 
 /* ------------------------------------------------------------------------ */
 /* Events                                                                    */

@@ -1,6 +1,6 @@
 # Check the dynamic symbols a shared library defines.
 #   MODE=library    LIB=libdkperf.so   only dk_ functions, each in the version
-#                   node VERSION (e.g. DKPERF_0.1) when given, and exactly
+#                   node matching the regex VERSION (e.g. DKPERF_0[.][12]) when given, and exactly
 #                   the DK_EXPORT functions of the headers under INCLUDE
 #                   when given
 #   MODE=kperf      LIB=<sim kperf>    exactly DK_KPERF_SYMBOLS and
@@ -20,7 +20,7 @@ foreach(line ${lines})
     set(type ${CMAKE_MATCH_1})
     set(name ${CMAKE_MATCH_2})
     string(REGEX REPLACE "@.*" "" name "${name}")
-    if(type STREQUAL "A" AND VERSION AND name STREQUAL VERSION)
+    if(type STREQUAL "A" AND VERSION AND name MATCHES "^${VERSION}$")
       continue() # the version node's own definition
     endif()
     list(APPEND found ${name})

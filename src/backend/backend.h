@@ -99,6 +99,20 @@ struct dk_group {
     char scope_text[96];
 };
 
+/* A dk_sampling (the core fills everything but impl and the counts). */
+struct dk_sampling {
+    dk_sampler *sampler;
+    dk_sampling_options opts;
+    bool running;
+    void *impl;       /* the backend's state */
+    size_t n;
+    const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for "timer" */
+    dk_sampling_event asked[DK_MAX_EVENTS];          /* as given; names are copies */
+    unsigned char mode[DK_MAX_EVENTS];               /* DK__MODE_* of each event */
+    char *label[DK_MAX_EVENTS];
+    dk_sampling_stats stats;
+};
+
 #define DK__BACKEND_VERSION 1
 
 /* A backend's resolve: the name is not of its syntax (not an error). */
@@ -169,6 +183,15 @@ struct dk__backend {
     int (*group_stop)(dk_group *g);
     int (*group_read)(dk_group *g, uint64_t *values, dk_reading *info);
     void (*group_close)(dk_group *g);
+
+    /* Optional sampling (dk_sampling). sampling_open arms nothing it does
+     * not undo on failure; drain never blocks and counts p->stats. */
+    int (*sampling_open)(dk_sampling *p);
+    int (*sampling_start)(dk_sampling *p);
+    int (*sampling_stop)(dk_sampling *p);
+    int (*sampling_drain)(dk_sampling *p, dk_sample_fn fn, void *ctx);
+    int (*sampling_wait)(dk_sampling *p, int timeout_ms);
+    void (*sampling_close)(dk_sampling *p);
 };
 
 extern const dk__backend dk__backend_kperf;

@@ -1,0 +1,234 @@
+/*
+ * sampling.c - dk_sampling: samples on counter overflow and on timers. The
+ * core checks arguments, resolves names and holds the sampler's reference;
+ * the backend arms the kernel and decodes its records.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+#define DK__SAMPLE_KNOWN                                                                         \
+    (DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |          \
+     DK_SAMPLE_CALLCHAIN | DK_SAMPLE_READ)
+#define DK__SAMPLE_DEFAULT (DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD)
+
+static void free_sampling(dk_sampling *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free((char *)p->asked[i].name);
+        free(p->label[i]);
+    }
+    free(p);
+}
+
+/* The caller's options, of any size an older or newer header gives. */
+static int copy_options(const dk_sampling_options *opts, dk_sampling_options *o)
+{
+    const dk_sampling_options init = DK_SAMPLING_OPTIONS_INIT;
+    *o = init;
+    if (opts == NULL)
+        return 0;
+    if (opts->size < offsetof(dk_sampling_options, max_frames) + sizeof o->max_frames)
+        return dk__fail(DK_EINVAL,
+                        "dk_sampling_options.size is %zu, which is no size this struct ever "
+                        "had: set it to sizeof(dk_sampling_options)",
+                        opts->size);
+    const unsigned char *tail = (const unsigned char *)opts;
+    for (size_t i = sizeof *o; i < opts->size; i++)
+        if (tail[i] != 0)
+            return dk__fail(DK_EINVAL,
+                            "dk_sampling_options.size is %zu, larger than the %zu bytes this "
+                            "libdkperf knows, and byte %zu is not zero: build against this "
+                            "libdkperf's dkperf.h or use a newer libdkperf",
+                            opts->size, sizeof *o, i);
+    memcpy(o, opts, sizeof *o);
+    o->size = sizeof *o;
+    return 0;
+}
+
+static int sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t n,
+                         const dk_sampling_options *opts, dk_sampling **out)
+{
+    if (s == NULL || events == NULL || out == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampling_open: sampler, events and out must not be NULL");
+    *out = NULL;
+    int rc = dk__sampler_counts(s, "dk_sampling_open");
+    if (rc != 0)
+        return rc;
+    if (n == 0 || n > DK_MAX_EVENTS)
+        return dk__fail(DK_EINVAL, "dk_sampling_open: %zu events; give 1 to %d", n, DK_MAX_EVENTS);
+    dk_sampling_options o;
+    rc = copy_options(opts, &o);
+    if (rc != 0)
+        return rc;
+    if (o.scope != DK_SCOPE_THREAD && o.scope != DK_SCOPE_PROCESS && o.scope != DK_SCOPE_SYSTEM)
+        return dk__fail(DK_EINVAL, "dk_sampling_open: %d is not a scope", (int)o.scope);
+    if (o.pid < 0)
+        return dk__fail(DK_EINVAL, "dk_sampling_open: pid %d", o.pid);
+    if (o.record == 0)
+        o.record = DK__SAMPLE_DEFAULT;
+    if (o.record & ~(unsigned)DK__SAMPLE_KNOWN)
+        return dk__fail(DK_EINVAL, "dk_sampling_options.record has unknown bits 0x%x",
+                        o.record & ~(unsigned)DK__SAMPLE_KNOWN);
+    const unsigned known = DK_SAMPLING_ENABLE_ON_EXEC | DK_SAMPLING_INHERIT;
+    if (o.flags & ~known)
+        return dk__fail(DK_EINVAL, "dk_sampling_options.flags has unknown bits 0x%x",
+                        o.flags & ~known);
+    for (size_t i = 0; i < n; i++) {
+        if (events[i].name == NULL || events[i].name[0] == '\0')
+            return dk__fail(DK_EINVAL, "dk_sampling_open: event %zu has no name", i);
+        if (events[i].period != 0 && events[i].freq != 0)
+            return dk__fail(DK_EINVAL,
+                            "dk_sampling_open: %s has both a period (%llu) and a frequency "
+                            "(%llu Hz): give one",
+                            events[i].name, (unsigned long long)events[i].period,
+                            (unsigned long long)events[i].freq);
+    }
+    if (s->backend->sampling_open == NULL)
+        return dk__fail(DK_ENOTSUP,
+                        "the %s backend cannot sample: it has no counter-overflow interrupts "
+                        "or timers (on macOS, sampling needs the kperf backend, which needs root)",
+                        s->backend->name);
+
+    dk_sampling *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+    p->sampler = s;
+    p->opts = o;
+    for (size_t i = 0; i < n; i++) {
+        p->asked[i] = events[i];
+        p->asked[i].name = strdup(events[i].name);
+        if (p->asked[i].name == NULL) {
+            free_sampling(p);
+            return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        }
+        p->n = i + 1;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (strcmp(events[i].name, "timer") != 0)
+            rc = dk__resolve_spec(s, events[i].name, &p->events[i], &p->mode[i], &p->label[i]);
+    if (rc != 0) {
+        free_sampling(p);
+        return rc;
+    }
+
+    pthread_mutex_lock(&s->lock);
+    if (s->released) {
+        pthread_mutex_unlock(&s->lock);
+        free_sampling(p);
+        return dk__fail(DK_ESTATE, "the sampler has given its counters back");
+    }
+    rc = s->backend->sampling_open(p);
+    if (rc == 0)
+        s->refs++;
+    pthread_mutex_unlock(&s->lock);
+    if (rc != 0) {
+        free_sampling(p);
+        return rc;
+    }
+    *out = p;
+    if (o.flags & DK_SAMPLING_ENABLE_ON_EXEC) {
+        rc = dk_sampling_start(p);
+        if (rc != 0) {
+            dk_sampling_close(p);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t n,
+                     const dk_sampling_options *opts, dk_sampling **out)
+{
+    return sampling_open(s, events, n, opts, out);
+}
+
+int dk_sampling_start(dk_sampling *p)
+{
+    if (p == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampling_start: sampling must not be NULL");
+    dk_sampler *s = p->sampler;
+    pthread_mutex_lock(&s->lock);
+    int rc = 0;
+    if (!p->running) {
+        if (s->released)
+            rc = dk__fail(DK_ESTATE, "dk_sampling_start: the sampler has given its counters back");
+        else
+            rc = s->backend->sampling_start(p);
+        if (rc == 0) {
+            p->running = true;
+            s->running++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int stop(dk_sampling *p)
+{
+    dk_sampler *s = p->sampler;
+    pthread_mutex_lock(&s->lock);
+    if (!p->running) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    int rc = s->backend->sampling_stop(p);
+    p->running = false;
+    s->running--;
+    int settled = dk__sampler_settle(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc != 0 ? rc : settled;
+}
+
+int dk_sampling_stop(dk_sampling *p)
+{
+    if (p == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampling_stop: sampling must not be NULL");
+    return stop(p);
+}
+
+int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
+{
+    if (p == NULL || fn == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampling_drain: sampling and fn must not be NULL");
+    return p->sampler->backend->sampling_drain(p, fn, ctx);
+}
+
+int dk_sampling_wait(dk_sampling *p, int timeout_ms)
+{
+    if (p == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampling_wait: sampling must not be NULL");
+    return p->sampler->backend->sampling_wait(p, timeout_ms);
+}
+
+int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out)
+{
+    if (p == NULL || out == NULL)
+        return dk__fail(DK_EINVAL, "dk_sampling_stats_get: sampling and out must not be NULL");
+    *out = p->stats;
+    return 0;
+}
+
+size_t dk_sampling_event_count(const dk_sampling *p) { return p != NULL ? p->n : 0; }
+
+const char *dk_sampling_event_name(const dk_sampling *p, size_t i)
+{
+    if (p == NULL || i >= p->n)
+        return NULL;
+    if (p->label[i] != NULL)
+        return p->label[i];
+    return p->events[i] != NULL ? p->events[i]->name : p->asked[i].name;
+}
+
+void dk_sampling_close(dk_sampling *p)
+{
+    if (p == NULL)
+        return;
+    (void)stop(p);
+    p->sampler->backend->sampling_close(p);
+    dk__sampler_unref(p->sampler);
+    free_sampling(p);
+}
