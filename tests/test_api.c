@@ -127,6 +127,40 @@ TEST_CASE(configurable_events_grow)
     dk_sampler_close(s);
 }
 
+/* A release kernel refuses selectors off its board's allow-list with
+ * EPERM although the caller is root: the error names the event and the
+ * allow-list, not privileges. */
+TEST_CASE(allow_list_refusal_names_the_event)
+{
+    const char *policy = getenv("DKPERF_SIM_SELECTOR_POLICY");
+    if (policy != NULL && strcmp(policy, "unchecked") == 0)
+        SKIP("this simulated kernel allows every selector");
+    dk_sampler *s = open_sampler();
+    if (is_intel(s)) {
+        dk_sampler_close(s);
+        SKIP("x86 kernels have no selector allow-list");
+    }
+    const dk__chip *chip = dk__chip_by_cpu(dk_sampler_cpu(s));
+    size_t refused = 0;
+    for (size_t i = 0; i < chip->event_count; i++) {
+        dk_event ev = chip->events[i].event;
+        dk_thread *t = NULL;
+        int rc = dk_thread_open(s, &ev, 1, &t);
+        if (rc == 0) {
+            dk_thread_close(t);
+            continue;
+        }
+        refused++;
+        CHECK_INT(rc, ==, DK_EUNAVAILABLE);
+        CHECK(strstr(dk_last_error(), chip->events[i].name) != NULL);
+        CHECK(strstr(dk_last_error(), "allow-list") != NULL);
+        CHECK(strstr(dk_last_error(), "root") == NULL);
+    }
+    /* Every arm64 table lists events that release kernels do not allow. */
+    CHECK(refused > 0);
+    dk_sampler_close(s);
+}
+
 TEST_CASE(every_dk_event_of_the_chip_counts)
 {
     dk_sampler *s = open_sampler();

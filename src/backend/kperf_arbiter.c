@@ -224,6 +224,27 @@ int dk__arbiter_program(dk__arbiter *a, const dk_kperf_vtable *kp, const dk__kpc
                 return dk__fail_os(DK_EUNAVAILABLE, e,
                                    "kpc_set_config refused the register words kperfdata made "
                                    "(this macOS refuses selectors the CPU does not list)");
+            /* The counters are held, so the caller is privileged: EPERM is
+             * the arm64 release kernels' selector allow-list
+             * (kpc_set_config_arch, cpc_event_allowed), which refuses the
+             * whole configuration. Name the events new to it. */
+            if (e == EPERM && sh->fixed_words == 0) { /* arm64: fixed counters have no words */
+                char names[512] = "";
+                size_t len = 0;
+                for (size_t w = 0; w < sh->config_words && len < sizeof names; w++) {
+                    if (c->config[w] == 0 || a->word_refs[w] > 0)
+                        continue;
+                    int k = snprintf(names + len, sizeof names - len, "%s%s (selector 0x%llx)",
+                                     len > 0 ? ", " : "", c->owner[w],
+                                     (unsigned long long)(c->config[w] & 0xffff));
+                    len = k < 0 ? sizeof names : len + (size_t)k;
+                }
+                return dk__fail_os(DK_EUNAVAILABLE, e,
+                                   "kpc_set_config refused %s: this macOS counts only the "
+                                   "selectors on its chip's allow-list (release kernels restrict "
+                                   "user clients to known events); choose another event",
+                                   names[0] != '\0' ? names : "the configuration");
+            }
             return dk__kpc_fail("programming the counters (kpc_set_config)", r);
         }
         memcpy(a->words, want, sizeof want);
