@@ -221,6 +221,7 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
             }
         fprintf(out, ": %s\n", tail);
     }
+    stat_rows_human_levels(out, rep);
 }
 
 /* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */
@@ -258,7 +259,7 @@ void stat_print_csv(FILE *out, const report *rep, const stat_options *o)
         if (rep->nruns > 1)
             fprintf(out, "%.2f%%", rel);
         fputc('\n', out);
-    }
+    }    stat_rows_csv_levels(out, rep, o);
 }
 
 void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
@@ -312,5 +313,7 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
         json_string(out, rep->supported[i] ? NULL : rep->why[i]);
         fputc('}', out);
     }
-    fputs("]}\n", out);
+    fputc(']', out);
+    stat_rows_json(out, rep, o);
+    fputs("}\n", out);
 }
