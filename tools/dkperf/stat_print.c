@@ -198,6 +198,7 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
             snprintf(line + used, sizeof line - used, "  (%.2f%%)", frac * 100);
         put_line(out, line);
     }
+    stat_rows_human_levels(out, rep);
     fprintf(out, "\n%18.9f seconds time elapsed", elapsed / 1e9);
     if (rep->nruns > 1)
         fprintf(out, "  ( +- %5.2f%% )", erel);
@@ -221,7 +222,6 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
             }
         fprintf(out, ": %s\n", tail);
     }
-    stat_rows_human_levels(out, rep);
 }
 
 /* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */

@@ -435,16 +435,16 @@ void stat_rows_human_levels(FILE *out, const report *rep)
         any = any || split(r, rep, i);
     if (!any)
         return;
-    fputs(" by CPU performance level:\n", out);
+    /* Below the totals, their counts in the same column. */
+    fputs("\n by CPU performance level:\n", out);
     for (size_t i = 0; i < rep->n; i++)
         for (size_t l = 0; l < r->levels && split(r, rep, i); l++) {
             char num[48];
-            fprintf(out, " %-4s%18s      %s\n", r->level_names[l],
+            fprintf(out, " %-3s%14s      %s\n", r->level_names[l],
                     fmt_count((uint64_t)(r->level_sum[l][i] / (double)r->runs + 0.5), num,
                               sizeof num),
                     rep->names[i]);
         }
-    fputc('\n', out);
 }
 
 /* level SEP value SEP unit SEP event, after the totals, with --per-level. */
