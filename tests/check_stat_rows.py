@@ -155,6 +155,30 @@ if sys.platform.startswith("linux"):
     if rc != 0 or [l.split(",")[0] for l in err.splitlines() if l] != ["CPU0"]:
         fail("linux -C 0 -A: exit %d: %r" % (rc, err))
 
+    # A hybrid machine (a sysfs of two core PMUs, cpu_core on CPU 0 and
+    # cpu_atom on the rest): levels P and E.
+    if len(cpus) > 1:
+        with tempfile.TemporaryDirectory() as fake:
+            for pmu, typ, listed in (("cpu_core", "4", "%d" % cpus[0]),
+                                     ("cpu_atom", "10", ",".join(str(c) for c in cpus[1:]))):
+                os.mkdir(os.path.join(fake, pmu))
+                open(os.path.join(fake, pmu, "type"), "w").write(typ + "\n")
+                open(os.path.join(fake, pmu, "cpus"), "w").write(listed + "\n")
+            hybrid = {"DKPERF_SYSFS_EVENT_SOURCE": fake}
+            rc, err = run(["-a", "--per-level", "--json", "-e", "cpu-clock", "--", "true"], hybrid)
+            rep = as_json(rc, err, "linux hybrid --per-level")
+            if rep is not None:
+                got = [(r["label"], r["cpus"]) for r in rep["rows"]]
+                if got != [("P", 1), ("E", len(cpus) - 1)]:
+                    fail("linux hybrid --per-level: rows %r" % got)
+                check_rows_add_up(rep, "linux hybrid --per-level")
+            rc, err = run(["-a", "-A", "--json", "-e", "cpu-clock", "--", "true"], hybrid)
+            rep = as_json(rc, err, "linux hybrid -A")
+            if rep is not None:
+                levels = [(r["cpu"], r["level"]) for r in rep["rows"]]
+                if levels != [(c, "P" if c == cpus[0] else "E") for c in cpus]:
+                    fail("linux hybrid -A: levels %r" % levels)
+
 # ---- errors: one line, exit 2, nothing run -----------------------------------
 with tempfile.TemporaryDirectory() as tmp:
     ran = os.path.join(tmp, "ran")
