@@ -435,15 +435,23 @@ void stat_rows_human_levels(FILE *out, const report *rep)
         any = any || split(r, rep, i);
     if (!any)
         return;
+    int cyc = -1; /* the cycles event, for each level's insn per cycle */
+    for (size_t i = 0; i < rep->n && cyc < 0; i++)
+        if (rep->role[i] == ROLE_CYCLES && split(r, rep, i))
+            cyc = (int)i;
     /* Below the totals, their counts in the same column. */
     fputs("\n by CPU performance level:\n", out);
     for (size_t i = 0; i < rep->n; i++)
         for (size_t l = 0; l < r->levels && split(r, rep, i); l++) {
             char num[48];
-            fprintf(out, " %-3s%14s      %s\n", r->level_names[l],
-                    fmt_count((uint64_t)(r->level_sum[l][i] / (double)r->runs + 0.5), num,
-                              sizeof num),
-                    rep->names[i]);
+            double v = r->level_sum[l][i] / (double)r->runs;
+            fprintf(out, " %-3s%14s      ", r->level_names[l],
+                    fmt_count((uint64_t)(v + 0.5), num, sizeof num));
+            if (rep->role[i] == ROLE_INSTRUCTIONS && cyc >= 0 && r->level_sum[l][cyc] > 0)
+                fprintf(out, "%-33s # %8.3f insn per cycle\n", rep->names[i],
+                        r->level_sum[l][i] / r->level_sum[l][cyc]);
+            else
+                fprintf(out, "%s\n", rep->names[i]);
         }
 }
 
