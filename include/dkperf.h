@@ -398,6 +398,74 @@ DK_EXPORT int dk_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 /* dk_group_close - stop and free; gives back what it held. NULL is ignored. */
 DK_EXPORT void dk_group_close(dk_group *g);
 
+/*
+ * Per-CPU and per-level breakdowns of a group.
+ *
+ * A system group (DK_SCOPE_SYSTEM) counts on each CPU separately:
+ * dk_group_cpu_count gives how many CPUs it covers (0 for a process group,
+ * or a backend that cannot tell them apart), dk_group_cpu_info describes
+ * the i-th, and dk_group_read_cpus gives each one's counts. Where the
+ * facts come from:
+ *
+ *   perf_event  the online CPUs; core and package from
+ *               /sys/devices/system/cpu/cpuN/topology; levels from the
+ *               hybrid core PMUs' cpus files (cpu_core: "P", cpu_atom:
+ *               "E"), otherwise one level named "all"
+ *   kperf       hw.ncpu CPUs; levels from hw.nperflevels and
+ *               hw.perflevelN.logicalcpu / .physicalcpu, named "P"
+ *               ("Performance") and "E" ("Efficiency"). macOS does not say
+ *               which CPU numbers belong to which level: the efficiency
+ *               level is taken to hold the lowest numbers, as Apple
+ *               Silicon numbers its efficiency cluster first.
+ *
+ * A process group splits by level where the operating system does: on
+ * macOS proc_pid_rusage(RUSAGE_INFO_V6) gives the instructions and cycles
+ * a process retired on performance cores (no root needed; the rest ran on
+ * efficiency cores). dk_group_perf_levels gives how many levels a group
+ * splits by (for a system group, the levels of its CPUs; 0 when the group
+ * cannot split), dk_group_read_perf_levels the counts.
+ */
+typedef struct dk_cpu_info {
+    size_t size;            /* set to sizeof(dk_cpu_info) before the call */
+    int id;                 /* the operating system's CPU number */
+    int core;               /* physical core (SMT siblings share it); -1 when unknown */
+    int package;            /* package (socket); -1 when unknown */
+    int level;              /* performance level, 0 the fastest */
+    const char *level_name; /* "P", "E", "all", ...; valid while the group is open */
+} dk_cpu_info;
+
+/* CPUs a system group counts on separately; 0 for other groups (and NULL). */
+DK_EXPORT size_t dk_group_cpu_count(const dk_group *g);
+
+/* dk_group_cpu_info - describe the i-th CPU (0 <= i < dk_group_cpu_count).
+ * Returns 0 or DK_EINVAL (NULL, i out of range, info->size too small). */
+DK_EXPORT int dk_group_cpu_info(const dk_group *g, size_t i, dk_cpu_info *info);
+
+/*
+ * dk_group_read_cpus - counts since start on each CPU: values[cpu * n + i]
+ * for event i (n = dk_group_event_count), cpu indexing as
+ * dk_group_cpu_info; ncpus must equal dk_group_cpu_count. Time-shared
+ * counters are scaled as dk_group_read does, CPU by CPU; the rows add up
+ * to dk_group_read's totals (within that scaling's rounding). Returns 0,
+ * DK_EINVAL, DK_ENOTSUP (not a system group), DK_EOS.
+ */
+DK_EXPORT int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus);
+
+/* Performance levels the group's counts split by (0: none); the name of
+ * level i ("P", "E", ...), or NULL out of range. */
+DK_EXPORT size_t dk_group_perf_levels(const dk_group *g);
+DK_EXPORT const char *dk_group_perf_level_name(const dk_group *g, size_t level);
+
+/*
+ * dk_group_read_perf_levels - counts since start split by performance
+ * level: values[level * n + i]; levels must equal dk_group_perf_levels. A
+ * process group on macOS splits instructions and cycles (other events read
+ * 0); a system group sums its CPUs by level. The levels add up to
+ * dk_group_read's totals. Returns 0, DK_EINVAL, DK_ENOTSUP (the group does
+ * not split), DK_EPERM, DK_EOS, DK_ENOMEM.
+ */
+DK_EXPORT int dk_group_read_perf_levels(dk_group *g, uint64_t *values, size_t levels);
+
 /* ------------------------------------------------------------------------ */
 /* Sampling on counter overflow and on timers                               */
 /* ------------------------------------------------------------------------ */

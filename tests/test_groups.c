@@ -57,6 +57,21 @@ static void release(child *c)
     CHECK_INT(exec_errno, ==, 0);
 }
 
+/* cpu's core_id from sysfs, or -1. */
+static int sysfs_core_id(int cpu)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+    FILE *f = fopen(path, "r");
+    int v = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
 static void release_and_wait(child *c)
 {
     release(c);
@@ -560,6 +575,50 @@ TEST_CASE(linux_system_scope)
     /* cpu-clock on every online CPU: at least the 50 ms, once per CPU. */
     CHECK_U64(b - a, >=, 45000000);
     CHECK_OK(dk_group_stop(g));
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(linux_system_group_reads_each_cpu)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"cpu-clock", "task-clock"};
+    dk_group *g = NULL;
+    int rc = dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 2, 0, &g);
+    if (geteuid() != 0 && rc == DK_EPERM) {
+        dk_sampler_close(s);
+        SKIP("not root: system-wide counting was refused");
+    }
+    CHECK_OK(rc);
+    size_t ncpu = dk_group_cpu_count(g);
+    CHECK_INT(ncpu, ==, (size_t)sysconf(_SC_NPROCESSORS_ONLN));
+    CHECK_INT(dk_group_perf_levels(g), >=, 1);
+    for (size_t c = 0; c < ncpu; c++) {
+        dk_cpu_info ci = {.size = sizeof ci};
+        CHECK_OK(dk_group_cpu_info(g, c, &ci));
+        CHECK_INT(ci.core, ==, sysfs_core_id(ci.id));
+        CHECK(ci.level_name != NULL);
+    }
+    CHECK_OK(dk_group_start(g));
+    dkt_sleep_ms(50);
+    CHECK_OK(dk_group_stop(g));
+    uint64_t total[2], *cpus = calloc(ncpu * 2, sizeof *cpus), lv[2 * 4];
+    CHECK(cpus != NULL);
+    CHECK_OK(dk_group_read(g, total, NULL));
+    CHECK_OK(dk_group_read_cpus(g, cpus, ncpu));
+    CHECK_OK(dk_group_read_perf_levels(g, lv, dk_group_perf_levels(g)));
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t sum = 0, lsum = 0;
+        for (size_t c = 0; c < ncpu; c++) {
+            CHECK_U64(cpus[c * 2 + i], >=, 40000000); /* each CPU's clock ran the 50 ms */
+            sum += cpus[c * 2 + i];
+        }
+        for (size_t l = 0; l < dk_group_perf_levels(g); l++)
+            lsum += lv[l * 2 + i];
+        CHECK_U64(sum, ==, total[i]); /* stopped: the same counts */
+        CHECK_U64(lsum, ==, total[i]);
+    }
+    free(cpus);
     dk_group_close(g);
     dk_sampler_close(s);
 }

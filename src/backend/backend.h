@@ -97,6 +97,13 @@ struct dk_group {
     bool supported[DK_MAX_EVENTS];
     char why[DK_MAX_EVENTS][1024]; /* as long as dk_last_error() can be */
     char scope_text[96];
+    /* Per-CPU breakdown (system scope; set by group_open, freed by the core):
+     * cpus[c].level_name points into level_names. */
+    dk_cpu_info *cpus;
+    size_t ncpus;
+    /* Performance levels the counts split by (0: none). */
+    size_t levels;
+    char level_names[DK__PERF_LEVELS_MAX][16];
 };
 
 /* A dk_sampling (the core fills everything but impl and the counts). */
@@ -183,6 +190,12 @@ struct dk__backend {
     int (*group_stop)(dk_group *g);
     int (*group_read)(dk_group *g, uint64_t *values, dk_reading *info);
     void (*group_close)(dk_group *g);
+    /* Optional: counts since start per CPU, values[c * g->n + i] for
+     * g->cpus[c] (system scope, g->ncpus > 0). */
+    int (*group_read_cpus)(dk_group *g, uint64_t *values);
+    /* Optional: a process group's counts by level, values[l * g->n + i]
+     * (g->levels > 0). */
+    int (*group_read_levels)(dk_group *g, uint64_t *values);
 
     /* Optional sampling (dk_sampling). sampling_open arms nothing it does
      * not undo on failure; drain never blocks and counts p->stats. */

@@ -2,7 +2,9 @@
  * darwin_group.c - a process's instructions and cycles through
  * proc_pid_rusage(RUSAGE_INFO_V4), for the kperf and selfcounts backends:
  * macOS gives no per-thread counters of another process, but it keeps these
- * two totals for every process, without privileges.
+ * two totals for every process, without privileges, and since macOS 12
+ * (RUSAGE_INFO_V6) the part of them retired on performance cores. Also the
+ * CPU layout the system scope reports per CPU (hw.ncpu, hw.perflevel*).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +15,106 @@
 #include "dkperf/kperf.h"
 #include "sys/libsystem.h"
 
+/* Counts read: instructions, cycles, and with V6 their P-core parts. */
+enum { RU_INSTS, RU_CYCLES, RU_PINSTS, RU_PCYCLES, RU_COUNTS };
+
 typedef struct rgroup {
     char root[DK_LOAD_PATH_MAX];
     int slot[DK_MAX_EVENTS];
-    uint64_t base[2];   /* totals at start */
-    uint64_t frozen[2]; /* counts at the last stop */
+    bool v6;                    /* RUSAGE_INFO_V6 gives the P-core parts */
+    uint64_t base[RU_COUNTS];   /* totals at start */
+    uint64_t frozen[RU_COUNTS]; /* counts at the last stop */
 } rgroup;
+
+/* The process's counts now: with V6 when the group splits, else V4. */
+static int read_now(const dk_group *g, const rgroup *r, uint64_t now[RU_COUNTS])
+{
+    now[RU_PINSTS] = now[RU_PCYCLES] = 0;
+    if (r->v6)
+        return dk__proc_cpi_p(r->root, g->pid, now);
+    return dk__proc_cpi(r->root, g->pid, &now[RU_INSTS], &now[RU_CYCLES]);
+}
+
+size_t dk__darwin_ncpu(const char *root)
+{
+    int n = 0;
+    if (dk__sysctl_int(root, "hw.ncpu", &n) == 0 && n > 0 && n <= 65536)
+        return (size_t)n;
+    long c = sysconf(_SC_NPROCESSORS_CONF);
+    return (size_t)(c > 0 ? c : 1);
+}
+
+/* "P" for "Performance", "E" for "Efficiency", else the level number. */
+static void level_name(const char *root, int level, char *out, size_t size)
+{
+    char key[48], name[64];
+    snprintf(key, sizeof key, "hw.perflevel%d.name", level);
+    if (dk__sysctl_text(root, key, name, sizeof name) == 0 && strncmp(name, "Perf", 4) == 0)
+        snprintf(out, size, "P");
+    else if (dk__sysctl_text(root, key, name, sizeof name) == 0 && strncmp(name, "Eff", 3) == 0)
+        snprintf(out, size, "E");
+    else
+        snprintf(out, size, "%d", level);
+}
+
+int dk__darwin_describe_cpus(dk_group *g, const char *root, size_t ncpu)
+{
+    g->cpus = calloc(ncpu, sizeof *g->cpus);
+    if (g->cpus == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    g->ncpus = ncpu;
+    int levels = 1, logical[DK__PERF_LEVELS_MAX] = {0}, physical[DK__PERF_LEVELS_MAX] = {0};
+    if (dk__sysctl_int(root, "hw.nperflevels", &levels) != 0 || levels < 1 ||
+        levels > DK__PERF_LEVELS_MAX)
+        levels = 1;
+    size_t sum = 0;
+    for (int l = 0; l < levels && levels > 1; l++) {
+        char key[48];
+        snprintf(key, sizeof key, "hw.perflevel%d.logicalcpu", l);
+        if (dk__sysctl_int(root, key, &logical[l]) != 0 || logical[l] < 1)
+            logical[l] = 0;
+        snprintf(key, sizeof key, "hw.perflevel%d.physicalcpu", l);
+        if (dk__sysctl_int(root, key, &physical[l]) != 0 || physical[l] < 1 ||
+            physical[l] > logical[l])
+            physical[l] = logical[l];
+        sum += (size_t)logical[l];
+    }
+    if (levels > 1 && sum != ncpu)
+        levels = 1; /* a layout that does not cover the CPUs says nothing */
+    g->levels = (size_t)levels;
+    if (levels == 1) {
+        int p0 = 0;
+        logical[0] = (int)ncpu;
+        physical[0] = dk__sysctl_int(root, "hw.physicalcpu", &p0) == 0 && p0 > 0 &&
+                              (size_t)p0 <= ncpu && ncpu % (size_t)p0 == 0
+                          ? p0
+                          : (int)ncpu;
+        snprintf(g->level_names[0], sizeof g->level_names[0], "all");
+    } else {
+        for (int l = 0; l < levels; l++)
+            level_name(root, l, g->level_names[l], sizeof g->level_names[l]);
+    }
+    /* macOS names no CPU's level: the slowest level takes the lowest
+     * numbers, as Apple Silicon numbers its efficiency cluster first. */
+    size_t cpu = 0;
+    int core = 0;
+    for (int l = levels - 1; l >= 0; l--) {
+        int per_core = logical[l] / (physical[l] > 0 ? physical[l] : 1);
+        if (per_core < 1)
+            per_core = 1;
+        for (int j = 0; j < logical[l] && cpu < ncpu; j++, cpu++) {
+            dk_cpu_info *ci = &g->cpus[cpu];
+            ci->size = sizeof *ci;
+            ci->id = (int)cpu;
+            ci->core = core + j / per_core;
+            ci->package = 0;
+            ci->level = l;
+            ci->level_name = g->level_names[l];
+        }
+        core += (logical[l] + per_core - 1) / per_core;
+    }
+    return 0;
+}
 
 int dk__fail_mode(const char *label, const char *source)
 {
@@ -69,11 +165,25 @@ int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
         }
     }
     /* The process must exist and be readable now. */
-    uint64_t insts, cycles;
-    int rc = dk__proc_cpi(r->root, g->pid, &insts, &cycles);
+    uint64_t now[RU_COUNTS];
+    int rc = read_now(g, r, now);
     if (rc != 0) {
         free(r);
         return rc;
+    }
+    /* Split by level where the machine has two (P and E) and the kernel
+     * gives the P-core parts. */
+    int levels = 0;
+    if (dk__sysctl_int(root, "hw.nperflevels", &levels) == 0 && levels == 2) {
+        dk__error_state saved;
+        dk__error_save(&saved); /* an older kernel is an answer: no split */
+        r->v6 = dk__proc_cpi_p(r->root, g->pid, now) == 0;
+        dk__error_restore(&saved);
+        if (r->v6) {
+            g->levels = 2;
+            level_name(root, 0, g->level_names[0], sizeof g->level_names[0]);
+            level_name(root, 1, g->level_names[1], sizeof g->level_names[1]);
+        }
     }
     snprintf(g->scope_text, sizeof g->scope_text, "process %d (its own threads)", g->pid);
     g->impl = r;
@@ -83,25 +193,41 @@ int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
 int dk__rusage_group_start(dk_group *g)
 {
     rgroup *r = g->impl;
-    uint64_t now[2];
-    int rc = dk__proc_cpi(r->root, g->pid, &now[0], &now[1]);
+    uint64_t now[RU_COUNTS];
+    int rc = read_now(g, r, now);
     if (rc != 0)
         return rc;
     /* Resume: what was counted before the stop stays counted. */
-    r->base[0] = now[0] - r->frozen[0];
-    r->base[1] = now[1] - r->frozen[1];
+    for (int j = 0; j < RU_COUNTS; j++)
+        r->base[j] = now[j] - r->frozen[j];
     return 0;
 }
 
 int dk__rusage_group_stop(dk_group *g)
 {
     rgroup *r = g->impl;
-    uint64_t now[2];
-    int rc = dk__proc_cpi(r->root, g->pid, &now[0], &now[1]);
+    uint64_t now[RU_COUNTS];
+    int rc = read_now(g, r, now);
     if (rc != 0)
         return rc;
-    r->frozen[0] = now[0] - r->base[0];
-    r->frozen[1] = now[1] - r->base[1];
+    for (int j = 0; j < RU_COUNTS; j++)
+        r->frozen[j] = now[j] - r->base[j];
+    return 0;
+}
+
+/* Counts since start, RU_* indexed. */
+static int counts_now(dk_group *g, uint64_t counts[RU_COUNTS])
+{
+    rgroup *r = g->impl;
+    memcpy(counts, r->frozen, sizeof r->frozen);
+    if (g->running) {
+        uint64_t now[RU_COUNTS];
+        int rc = read_now(g, r, now);
+        if (rc != 0)
+            return rc;
+        for (int j = 0; j < RU_COUNTS; j++)
+            counts[j] = now[j] - r->base[j];
+    }
     return 0;
 }
 
@@ -109,17 +235,31 @@ int dk__rusage_group_read(dk_group *g, uint64_t *values, dk_reading *info)
 {
     (void)info;
     rgroup *r = g->impl;
-    uint64_t counts[2] = {r->frozen[0], r->frozen[1]};
-    if (g->running) {
-        uint64_t now[2];
-        int rc = dk__proc_cpi(r->root, g->pid, &now[0], &now[1]);
-        if (rc != 0)
-            return rc;
-        counts[0] = now[0] - r->base[0];
-        counts[1] = now[1] - r->base[1];
-    }
+    uint64_t counts[RU_COUNTS];
+    int rc = counts_now(g, counts);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < g->n; i++)
         values[i] = r->slot[i] >= 0 ? counts[r->slot[i]] : 0;
+    return 0;
+}
+
+int dk__rusage_group_read_levels(dk_group *g, uint64_t *values)
+{
+    rgroup *r = g->impl;
+    if (!r->v6)
+        return dk__fail(DK_ENOTSUP, "this process group does not split by performance level");
+    uint64_t counts[RU_COUNTS];
+    int rc = counts_now(g, counts);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < g->n; i++) {
+        if (r->slot[i] < 0)
+            continue;
+        uint64_t total = counts[r->slot[i]], p = counts[RU_PINSTS + r->slot[i]];
+        values[i] = p < total ? p : total;              /* level 0: P cores */
+        values[g->n + i] = total - values[i];           /* level 1: the rest, E cores */
+    }
     return 0;
 }
 

@@ -16,6 +16,18 @@ int dk__rusage_group_stop(dk_group *g);
 int dk__rusage_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 void dk__rusage_group_close(dk_group *g);
 
+/* A process group's counts by performance level (RUSAGE_INFO_V6), for
+ * the backend's group_read_levels; g->levels > 0 when it splits. */
+int dk__rusage_group_read_levels(dk_group *g, uint64_t *values);
+
+/* The CPUs kpc_get_cpu_counters(all CPUs) reports: hw.ncpu through the
+ * libsystem indirection under root, else sysconf. At least 1. */
+size_t dk__darwin_ncpu(const char *root);
+
+/* g->cpus (ncpu of them) and g->levels: levels from hw.nperflevels and
+ * hw.perflevelN.{logicalcpu,physicalcpu,name}. Returns 0 or DK_ENOMEM. */
+int dk__darwin_describe_cpus(dk_group *g, const char *root, size_t ncpu);
+
 /* Whether a DK__MODE_* asks for one privilege mode alone. */
 static inline bool dk__mode_restricts(unsigned mode)
 {

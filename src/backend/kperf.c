@@ -63,6 +63,9 @@ typedef struct kgroup {
     uint64_t *buf;
     uint64_t base[DK_MAX_EVENTS]; /* totals at start */
     uint64_t frozen[DK_MAX_EVENTS];
+    uint64_t *cbase;              /* per CPU: [c * n + i], as base */
+    uint64_t *cfrozen;            /* per CPU, as frozen */
+    uint64_t *cnow;               /* per CPU, the last read */
 } kgroup;
 
 /* ------------------------------------------------------------------------ */
@@ -201,8 +204,9 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
                          DK__KPC_CONFIG_MAX);
     if (rc != 0)
         goto fail;
-    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-    k->flush_len = (size_t)(ncpu > 0 ? ncpu : 1) * KPC_MAX_COUNTERS;
+    /* kpc_get_cpu_counters(all CPUs) writes one block per CPU the kernel
+     * counts (hw.ncpu). */
+    k->flush_len = dk__darwin_ncpu(k->root) * KPC_MAX_COUNTERS;
     k->flush = calloc(k->flush_len, sizeof *k->flush);
     if (k->flush == NULL) {
         rc = dk__fail(DK_ENOMEM, "opening the kperf backend: out of memory");
@@ -572,7 +576,8 @@ static void kperf_thread_close(dk_thread *t)
 /* Groups: a process (proc_pid_rusage) or every CPU (per-CPU counters)       */
 /* ------------------------------------------------------------------------ */
 
-/* Sum each event over every CPU's block of counters. */
+/* Sum each event over every CPU's block of counters; each CPU's values
+ * are left in kg->cnow. */
 static int read_cpus(session *k, kgroup *kg, uint64_t *sums)
 {
     uint32_t classes = kg->cfg.classes | KPC_CLASS_FIXED_MASK;
@@ -581,8 +586,11 @@ static int read_cpus(session *k, kgroup *kg, uint64_t *sums)
         return dk__kpc_fail("reading the per-CPU counters (kpc_get_cpu_counters)", r);
     for (size_t i = 0; i < kg->n; i++) {
         uint64_t sum = 0;
-        for (size_t c = 0; c < kg->ncpu; c++)
-            sum += kg->buf[c * kg->per_cpu + kg->cfg.index[i]];
+        for (size_t c = 0; c < kg->ncpu; c++) {
+            uint64_t v = kg->buf[c * kg->per_cpu + kg->cfg.index[i]];
+            kg->cnow[c * kg->n + i] = v;
+            sum += v;
+        }
         sums[i] = sum;
     }
     return 0;
@@ -615,8 +623,7 @@ static int kperf_group_open(dk_group *g)
         free(kg);
         return rc;
     }
-    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-    kg->ncpu = (size_t)(ncpu > 0 ? ncpu : 1);
+    kg->ncpu = dk__darwin_ncpu(k->root);
     uint32_t classes = (kg->cfg.classes | KPC_CLASS_FIXED_MASK) &
                        (KPC_CLASS_FIXED_MASK | KPC_CLASS_CONFIGURABLE_MASK);
     uint32_t per_cpu = k->kp->kpc_get_counter_count(classes);
@@ -638,14 +645,27 @@ static int kperf_group_open(dk_group *g)
     if (rc == 0) {
         kg->per_cpu = per_cpu;
         kg->buf = calloc(kg->ncpu * kg->per_cpu, sizeof *kg->buf);
-        if (kg->buf == NULL)
+        size_t cells = kg->ncpu * (kg->n > 0 ? kg->n : 1);
+        kg->cbase = calloc(cells, sizeof *kg->cbase);
+        kg->cfrozen = calloc(cells, sizeof *kg->cfrozen);
+        kg->cnow = calloc(cells, sizeof *kg->cnow);
+        if (kg->buf == NULL || kg->cbase == NULL || kg->cfrozen == NULL || kg->cnow == NULL)
             rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
     }
+    if (rc == 0)
+        rc = dk__darwin_describe_cpus(g, k->root, kg->ncpu);
     if (rc != 0) {
         if (kg->n > 0) {
             unprogram(k, &kg->cfg);
             k->kd->kpep_config_free(kg->cfg.cfg);
         }
+        free(g->cpus);
+        g->cpus = NULL;
+        g->ncpus = 0;
+        free(kg->buf);
+        free(kg->cbase);
+        free(kg->cfrozen);
+        free(kg->cnow);
         free(kg);
         return rc;
     }
@@ -672,9 +692,12 @@ static int kperf_group_start(dk_group *g)
     if (rc == 0 && (rc = read_cpus(k, kg, now)) != 0)
         (void)stop_counting(k, &kg->cfg, false); /* not started after all */
     dk__arbiter_unlock(k->arb);
-    if (rc == 0)
+    if (rc == 0) {
         for (size_t i = 0; i < kg->n; i++)
             kg->base[i] = now[i] - kg->frozen[i];
+        for (size_t j = 0; j < kg->ncpu * kg->n; j++)
+            kg->cbase[j] = kg->cnow[j] - kg->cfrozen[j];
+    }
     return rc;
 }
 
@@ -688,9 +711,12 @@ static int kperf_group_stop(dk_group *g)
         return 0;
     uint64_t now[DK_MAX_EVENTS];
     int rc = read_cpus(k, kg, now);
-    if (rc == 0)
+    if (rc == 0) {
         for (size_t i = 0; i < kg->n; i++)
             kg->frozen[i] = now[i] - kg->base[i];
+        for (size_t j = 0; j < kg->ncpu * kg->n; j++)
+            kg->cfrozen[j] = kg->cnow[j] - kg->cbase[j];
+    }
     dk__arbiter_lock(k->arb);
     int rc2 = stop_counting(k, &kg->cfg, false);
     dk__arbiter_unlock(k->arb);
@@ -730,7 +756,33 @@ static void kperf_group_close(dk_group *g)
         k->kd->kpep_config_free(kg->cfg.cfg);
     }
     free(kg->buf);
+    free(kg->cbase);
+    free(kg->cfrozen);
+    free(kg->cnow);
     free(kg);
+}
+
+static int kperf_group_read_cpus(dk_group *g, uint64_t *values)
+{
+    session *k = g->sampler->impl;
+    kgroup *kg = g->impl;
+    uint64_t sums[DK_MAX_EVENTS];
+    size_t cells = kg->ncpu * kg->n;
+    bool live = g->running && kg->n > 0;
+    int rc = live ? read_cpus(k, kg, sums) : 0;
+    if (rc != 0)
+        return rc;
+    for (size_t c = 0; c < kg->ncpu; c++)
+        for (size_t i = 0; i < g->n; i++) {
+            size_t j = kg->slot[i];
+            if (j == SIZE_MAX || c * kg->n + j >= cells)
+                values[c * g->n + i] = 0;
+            else if (live)
+                values[c * g->n + i] = kg->cnow[c * kg->n + j] - kg->cbase[c * kg->n + j];
+            else
+                values[c * g->n + i] = kg->cfrozen[c * kg->n + j];
+        }
+    return 0;
 }
 
 const dk__backend dk__backend_kperf = {
@@ -752,4 +804,6 @@ const dk__backend dk__backend_kperf = {
     .group_stop = kperf_group_stop,
     .group_read = kperf_group_read,
     .group_close = kperf_group_close,
+    .group_read_cpus = kperf_group_read_cpus,
+    .group_read_levels = dk__rusage_group_read_levels,
 };

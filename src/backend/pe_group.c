@@ -99,6 +99,7 @@ int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *cou
 typedef struct pe_fd {
     int fd;
     size_t event;
+    size_t cpu; /* index into dk_group.cpus (system scope), else 0 */
 } pe_fd;
 
 typedef struct pe_pgroup {
@@ -140,7 +141,7 @@ static void close_pgroup(pe_pgroup *pg)
     free(pg);
 }
 
-static int add_fd(pe_pgroup *pg, int fd, size_t event)
+static int add_fd(pe_pgroup *pg, int fd, size_t event, size_t cpu)
 {
     if (pg->nfds == pg->cap) {
         size_t cap = pg->cap ? pg->cap * 2 : 16;
@@ -152,12 +153,88 @@ static int add_fd(pe_pgroup *pg, int fd, size_t event)
     }
     pg->fds[pg->nfds].fd = fd;
     pg->fds[pg->nfds].event = event;
+    pg->fds[pg->nfds].cpu = cpu;
     pg->nfds++;
     return 0;
 }
 
 #define MAX_CPUS 8192 /* Linux's largest NR_CPUS */
+#define MAX_CPUS_LIST 1024 /* CPUs a hybrid PMU's list may name */
 #define TWIN SIZE_MAX /* pe_fd.event of a DK_GROUP_CHILDREN twin: never read */
+
+#define CPU_SYSFS "/sys/devices/system/cpu"
+
+/* A number from cpu's topology file (core_id, physical_package_id), or -1
+ * when it cannot be read. */
+static int read_topology(int cpu, const char *file)
+{
+    char path[160], text[32];
+    if (dk__pe_pathf(path, sizeof path, CPU_SYSFS "/cpu%d/topology/%s", cpu, file) != 0 ||
+        dk__pe_read_text(path, text, sizeof text) != 0)
+        return -1;
+    char *end;
+    long v = strtol(text, &end, 10);
+    return end != text && v >= 0 && v <= 1000000 ? (int)v : -1;
+}
+
+/* Whether cpu is in the CPU list of core PMU name ("<sysfs>/<name>/cpus"). */
+static bool pmu_has_cpu(const pe_session *k, const char *name, int cpu, bool *listed)
+{
+    char path[512], text[4096];
+    int cpus[MAX_CPUS_LIST];
+    size_t n = 0;
+    *listed = false;
+    if (dk__pe_pathf(path, sizeof path, "%s/%s/cpus", k->sysfs, name) != 0 ||
+        dk__pe_read_text(path, text, sizeof text) != 0)
+        return false;
+    dk__error_state saved;
+    dk__error_save(&saved); /* a file that is no CPU list is no hybrid layout, not an error */
+    int rc = dk__perf_parse_cpu_list(text, cpus, MAX_CPUS_LIST, &n);
+    dk__error_restore(&saved);
+    if (rc != 0)
+        return false;
+    *listed = true;
+    for (size_t i = 0; i < n; i++)
+        if (cpus[i] == cpu)
+            return true;
+    return false;
+}
+
+/* g->cpus for the online CPUs: core and package from sysfs topology,
+ * levels from the hybrid PMUs (cpu_core "P", cpu_atom "E") or one level. */
+static int describe_cpus(dk_group *g, const pe_session *k, const int *cpus, size_t ncpus)
+{
+    g->cpus = calloc(ncpus, sizeof *g->cpus);
+    if (g->cpus == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
+    g->ncpus = ncpus;
+    bool hybrid = false;
+    for (size_t c = 0; c < ncpus; c++) {
+        bool listed_p, listed_e;
+        bool p = pmu_has_cpu(k, "cpu_core", cpus[c], &listed_p);
+        bool e = pmu_has_cpu(k, "cpu_atom", cpus[c], &listed_e);
+        hybrid = hybrid || (listed_p && listed_e);
+        dk_cpu_info *ci = &g->cpus[c];
+        ci->size = sizeof *ci;
+        ci->id = cpus[c];
+        ci->core = read_topology(cpus[c], "core_id");
+        ci->package = read_topology(cpus[c], "physical_package_id");
+        ci->level = !p && e ? 1 : 0;
+    }
+    if (hybrid) {
+        g->levels = 2;
+        snprintf(g->level_names[0], sizeof g->level_names[0], "P");
+        snprintf(g->level_names[1], sizeof g->level_names[1], "E");
+    } else {
+        g->levels = 1;
+        snprintf(g->level_names[0], sizeof g->level_names[0], "all");
+        for (size_t c = 0; c < ncpus; c++)
+            g->cpus[c].level = 0;
+    }
+    for (size_t c = 0; c < ncpus; c++)
+        g->cpus[c].level_name = g->level_names[g->cpus[c].level];
+    return 0;
+}
 
 int dk__pe_group_open(dk_group *g)
 {
@@ -217,7 +294,7 @@ int dk__pe_group_open(dk_group *g)
                     failed = fd;
                     break;
                 }
-                if (add_fd(pg, fd, i) != 0) {
+                if (add_fd(pg, fd, i, c) != 0) {
                     close(fd);
                     rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
                     break;
@@ -232,7 +309,7 @@ int dk__pe_group_open(dk_group *g)
                     failed = fd;
                     break;
                 }
-                if (add_fd(pg, fd, TWIN) != 0) {
+                if (add_fd(pg, fd, TWIN, c) != 0) {
                     close(fd);
                     rc = dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
                     break;
@@ -251,8 +328,13 @@ int dk__pe_group_open(dk_group *g)
         }
     }
     free(attrs);
+    if (rc == 0 && system)
+        rc = describe_cpus(g, k, cpus, ncpus);
     free(cpus);
     if (rc != 0) {
+        free(g->cpus);
+        g->cpus = NULL;
+        g->ncpus = 0;
         close_pgroup(pg);
         return rc;
     }
@@ -327,6 +409,23 @@ int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info)
         for (size_t i = 0; i < g->n; i++)
             if (g->supported[i])
                 dk__pe_describe_reading(&info[i], enabled[i], running[i]);
+    return 0;
+}
+
+int dk__pe_group_read_cpus(dk_group *g, uint64_t *values)
+{
+    pe_pgroup *pg = g->impl;
+    memset(values, 0, g->ncpus * g->n * sizeof *values);
+    for (size_t i = 0; i < pg->nfds; i++) {
+        if (pg->fds[i].event == TWIN || pg->fds[i].cpu >= g->ncpus)
+            continue;
+        uint64_t buf[3];
+        ssize_t got = read(pg->fds[i].fd, buf, sizeof buf);
+        if (got != (ssize_t)sizeof buf)
+            return dk__fail_os(DK_EOS, got < 0 ? errno : EIO, "reading event %s on CPU %d failed",
+                               g->events[pg->fds[i].event]->name, g->cpus[pg->fds[i].cpu].id);
+        values[pg->fds[i].cpu * g->n + pg->fds[i].event] += dk_scale_count(buf[0], buf[1], buf[2]);
+    }
     return 0;
 }
 

@@ -627,6 +627,7 @@ const dk__backend dk__backend_perf_event = {
     .group_stop = dk__pe_group_stop,
     .group_read = dk__pe_group_read,
     .group_close = dk__pe_group_close,
+    .group_read_cpus = dk__pe_group_read_cpus,
     .uses_framework_root = false,
     .event_name = pe_event_name,
 };

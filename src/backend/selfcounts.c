@@ -404,4 +404,5 @@ const dk__backend dk__backend_selfcounts = {
     .group_stop = dk__rusage_group_stop,
     .group_read = dk__rusage_group_read,
     .group_close = dk__rusage_group_close,
+    .group_read_levels = dk__rusage_group_read_levels,
 };

@@ -13,6 +13,7 @@ static void free_group(dk_group *g)
         free((char *)g->asked[i]);
         free(g->label[i]);
     }
+    free(g->cpus);
     free(g);
 }
 
@@ -214,4 +215,98 @@ void dk_group_close(dk_group *g)
     g->sampler->backend->group_close(g);
     dk__sampler_unref(g->sampler);
     free_group(g);
+}
+
+size_t dk_group_cpu_count(const dk_group *g)
+{
+    return g != NULL && g->sampler->backend->group_read_cpus != NULL ? g->ncpus : 0;
+}
+
+int dk_group_cpu_info(const dk_group *g, size_t i, dk_cpu_info *info)
+{
+    if (g == NULL || info == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_cpu_info: group and info must not be NULL");
+    if (info->size < sizeof *info)
+        return dk__fail(DK_EINVAL, "dk_group_cpu_info: info->size is %zu; set it to "
+                                   "sizeof(dk_cpu_info) (%zu)",
+                        info->size, sizeof *info);
+    if (i >= dk_group_cpu_count(g))
+        return dk__fail(DK_EINVAL, "dk_group_cpu_info: CPU index %zu; the group has %zu", i,
+                        dk_group_cpu_count(g));
+    *info = g->cpus[i];
+    info->size = sizeof *info;
+    return 0;
+}
+
+int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus)
+{
+    if (g == NULL || values == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_read_cpus: group and values must not be NULL");
+    size_t have = dk_group_cpu_count(g);
+    if (have == 0)
+        return dk__fail(DK_ENOTSUP, "dk_group_read_cpus: only a system group (DK_SCOPE_SYSTEM) "
+                                    "of the perf_event or kperf backend counts per CPU");
+    if (ncpus != have)
+        return dk__fail(DK_EINVAL, "dk_group_read_cpus: %zu CPUs asked, the group has %zu",
+                        ncpus, have);
+    pthread_mutex_lock(&g->sampler->lock);
+    int rc = g->sampler->backend->group_read_cpus(g, values);
+    pthread_mutex_unlock(&g->sampler->lock);
+    for (size_t c = 0; rc == 0 && c < ncpus; c++)
+        for (size_t i = 0; i < g->n; i++)
+            if (!g->supported[i])
+                values[c * g->n + i] = 0;
+    return rc;
+}
+
+size_t dk_group_perf_levels(const dk_group *g)
+{
+    if (g == NULL)
+        return 0;
+    if (g->scope == DK_SCOPE_SYSTEM)
+        return dk_group_cpu_count(g) > 0 ? g->levels : 0;
+    return g->sampler->backend->group_read_levels != NULL ? g->levels : 0;
+}
+
+const char *dk_group_perf_level_name(const dk_group *g, size_t level)
+{
+    return level < dk_group_perf_levels(g) ? g->level_names[level] : NULL;
+}
+
+int dk_group_read_perf_levels(dk_group *g, uint64_t *values, size_t levels)
+{
+    if (g == NULL || values == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_read_perf_levels: group and values must not be "
+                                   "NULL");
+    size_t have = dk_group_perf_levels(g);
+    if (have == 0)
+        return dk__fail(DK_ENOTSUP, "dk_group_read_perf_levels: the %s backend does not split "
+                                    "this group's counts by performance level",
+                        g->sampler->backend->name);
+    if (levels != have)
+        return dk__fail(DK_EINVAL, "dk_group_read_perf_levels: %zu levels asked, the group has "
+                                   "%zu",
+                        levels, have);
+    memset(values, 0, levels * g->n * sizeof *values);
+    if (g->scope != DK_SCOPE_SYSTEM) {
+        pthread_mutex_lock(&g->sampler->lock);
+        int rc = g->sampler->backend->group_read_levels(g, values);
+        pthread_mutex_unlock(&g->sampler->lock);
+        for (size_t l = 0; rc == 0 && l < levels; l++)
+            for (size_t i = 0; i < g->n; i++)
+                if (!g->supported[i])
+                    values[l * g->n + i] = 0;
+        return rc;
+    }
+    uint64_t *per = calloc(g->ncpus * g->n, sizeof *per);
+    if (per == NULL)
+        return dk__fail(DK_ENOMEM, "dk_group_read_perf_levels: out of memory");
+    int rc = dk_group_read_cpus(g, per, g->ncpus);
+    for (size_t c = 0; rc == 0 && c < g->ncpus; c++) {
+        size_t l = (size_t)g->cpus[c].level;
+        for (size_t i = 0; l < levels && i < g->n; i++)
+            values[l * g->n + i] += per[c * g->n + i];
+    }
+    free(per);
+    return rc;
 }

@@ -82,3 +82,65 @@ int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cy
     *cycles = ri.ri_cycles;
     return 0;
 }
+
+int dk__proc_cpi_p(const char *root, int pid, uint64_t counts[4])
+{
+    const dk__libsystem *ls = NULL;
+    int rc = dk__libsystem_load(root, &ls);
+    if (rc != 0)
+        return rc;
+    if (ls->proc_pid_rusage == NULL)
+        return dk__fail(DK_ENOTSUP, "proc_pid_rusage is missing from libSystem");
+    struct dk__rusage_info_v6 ri;
+    memset(&ri, 0, sizeof ri);
+    if (pid == 0)
+        pid = getpid();
+    if (ls->proc_pid_rusage(pid, DK__RUSAGE_INFO_V6, &ri) != 0) {
+        int e = errno != 0 ? errno : EIO;
+        if (e == EINVAL || e == ENOTSUP)
+            return dk__fail_os(DK_ENOTSUP, e, "proc_pid_rusage(%d, RUSAGE_INFO_V6) was refused: "
+                                              "the per-level split needs macOS 12 or later",
+                               pid);
+        if (e == EPERM || e == EACCES)
+            return dk__fail_os(DK_EPERM, e, "proc_pid_rusage(%d) was refused", pid);
+        return dk__fail_os(DK_EOS, e, "proc_pid_rusage(%d) failed", pid);
+    }
+    counts[0] = ri.v4.ri_instructions;
+    counts[1] = ri.v4.ri_cycles;
+    counts[2] = ri.ri_pinstructions;
+    counts[3] = ri.ri_pcycles;
+    return 0;
+}
+
+int dk__sysctl_int(const char *root, const char *name, int *value)
+{
+    const dk__libsystem *ls = NULL;
+    dk__error_state saved;
+    dk__error_save(&saved); /* a missing node is an answer, not an error */
+    int rc = dk__libsystem_load(root, &ls);
+    dk__error_restore(&saved);
+    if (rc != 0 || ls->sysctlbyname == NULL)
+        return -1;
+    int32_t v = 0;
+    size_t len = sizeof v;
+    if (ls->sysctlbyname(name, &v, &len, NULL, 0) != 0 || len != sizeof v)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+int dk__sysctl_text(const char *root, const char *name, char *buf, size_t size)
+{
+    const dk__libsystem *ls = NULL;
+    dk__error_state saved;
+    dk__error_save(&saved);
+    int rc = dk__libsystem_load(root, &ls);
+    dk__error_restore(&saved);
+    if (rc != 0 || ls->sysctlbyname == NULL || size == 0)
+        return -1;
+    size_t len = size - 1;
+    if (ls->sysctlbyname(name, buf, &len, NULL, 0) != 0)
+        return -1;
+    buf[len < size ? len : size - 1] = '\0';
+    return 0;
+}

@@ -70,6 +70,27 @@ _Static_assert(offsetof(struct dk__rusage_info_v4, ri_instructions) == 248,
                "ri_instructions at 248");
 _Static_assert(offsetof(struct dk__rusage_info_v4, ri_cycles) == 256, "ri_cycles at 256");
 
+#define DK__RUSAGE_INFO_V6 6
+
+/* struct rusage_info_v6 (macOS 12+, 464 bytes): v4, ri_flags, then the
+ * performance-core shares of time, instructions, cycles and energy. */
+struct dk__rusage_info_v6 {
+    struct dk__rusage_info_v4 v4;
+    uint64_t ri_flags;
+    uint64_t ri_user_ptime;
+    uint64_t ri_system_ptime;
+    uint64_t ri_pinstructions;
+    uint64_t ri_pcycles;
+    uint64_t ri_energy_nj;
+    uint64_t ri_penergy_nj;
+    uint64_t ri_reserved[14];
+};
+
+_Static_assert(sizeof(struct dk__rusage_info_v6) == 464, "rusage_info_v6 is 464 bytes");
+_Static_assert(offsetof(struct dk__rusage_info_v6, ri_pinstructions) == 320,
+               "ri_pinstructions at 320");
+_Static_assert(offsetof(struct dk__rusage_info_v6, ri_pcycles) == 328, "ri_pcycles at 328");
+
 typedef int (*dk__thread_selfcounts_fn)(int kind, void *dst, size_t size);
 typedef int (*dk__proc_pid_rusage_fn)(int pid, int flavor, void *buffer);
 typedef int (*dk__sysctlbyname_fn)(const char *name, void *oldp, size_t *oldlenp, void *newp,
@@ -95,5 +116,18 @@ int dk__libsystem_load(const char *root, const dk__libsystem **out);
  * DK_EOS.
  */
 int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cycles);
+
+/*
+ * As dk__proc_cpi, with the part retired on performance cores
+ * (RUSAGE_INFO_V6: ri_pinstructions, ri_pcycles). Returns 0, DK_ENOTSUP
+ * (the kernel refuses the V6 flavor: before macOS 12), or as dk__proc_cpi.
+ */
+int dk__proc_cpi_p(const char *root, int pid, uint64_t counts[4]);
+
+/* An int sysctl through sysctlbyname under root. Returns 0 with *value set,
+ * or -1 (missing call or node). */
+int dk__sysctl_int(const char *root, const char *name, int *value);
+/* A string sysctl; returns 0 or -1. */
+int dk__sysctl_text(const char *root, const char *name, char *buf, size_t size);
 
 #endif /* DKPERF_SYS_LIBSYSTEM_H */

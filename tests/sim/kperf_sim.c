@@ -48,8 +48,9 @@ static atomic_uint_fast64_t generation = 1;    /* bumped on every change */
 
 /* Per-CPU counters. */
 static uint64_t cpu_value[MAX_CPUS][KPC_MAX_COUNTERS];
-static uint64_t cpu_busy_ns[MAX_CPUS];
-static int cpu_count;
+static uint64_t cpu_busy_ns[MAX_CPUS]; /* by host CPU */
+static int cpu_count;  /* simulated CPUs (the chip's layout) */
+static int host_cpus;  /* the machine's, whose busy time drives them */
 
 /* KPERF state. */
 static uint32_t action_count;
@@ -103,8 +104,10 @@ static void init_state(void)
     force_all = sim_initial_force_all();
     adopt_state();
     publish_state();
-    long n = sysconf(_SC_NPROCESSORS_CONF);
+    unsigned n = sim_cpu_layout()->ncpu;
     cpu_count = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
+    long h = sysconf(_SC_NPROCESSORS_CONF);
+    host_cpus = h < 1 ? 1 : h > MAX_CPUS ? MAX_CPUS : (int)h;
 }
 
 static const sim_chip *chip(void)
@@ -344,7 +347,7 @@ static int read_cpu_busy(uint64_t *busy)
         unsigned long long user, nice, sys, idle, iowait, irq, softirq;
         if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys,
                    &idle, &iowait, &irq, &softirq) == 8 &&
-            cpu >= 0 && cpu < cpu_count) {
+            cpu >= 0 && cpu < host_cpus) {
             busy[cpu] = (user + nice + sys + irq + softirq) * (1000000000ull / (uint64_t)hz);
             n++;
         }
@@ -353,21 +356,43 @@ static int read_cpu_busy(uint64_t *busy)
     return n;
 }
 
-/* Settle every CPU's counters under the state in force. Caller holds state_lock. */
+/* A simulated CPU's share of its host CPU's busy time, in thousandths of
+ * its weight: performance cores weigh 3, efficiency cores 2 (their clock
+ * ratio in libsystem_sim.c), and each CPU a little less than the one
+ * before it, so that no two CPUs count alike. */
+static uint64_t cpu_weight(const sim_layout *l, int cpu)
+{
+    unsigned level = sim_cpu_level(l, (unsigned)cpu);
+    return (level == 0 ? 3 : 2) * (uint64_t)(1000 - 10 * (cpu % 64));
+}
+
+/*
+ * Settle every CPU's counters under the state in force. Simulated CPU k
+ * runs on host CPU k % host_cpus and takes its weighted share of that
+ * CPU's busy time. Caller holds state_lock.
+ */
 static void sync_cpus(const sim_chip *c)
 {
     uint64_t busy[MAX_CPUS] = {0};
     if (read_cpu_busy(busy) == 0)
         return;
+    const sim_layout *l = sim_cpu_layout();
     uint32_t active = active_counters(c, counting);
+    uint64_t weights[MAX_CPUS] = {0};
+    for (int cpu = 0; cpu < cpu_count; cpu++)
+        weights[cpu % host_cpus] += cpu_weight(l, cpu);
     for (int cpu = 0; cpu < cpu_count; cpu++) {
-        uint64_t delta = busy[cpu] > cpu_busy_ns[cpu] ? busy[cpu] - cpu_busy_ns[cpu] : 0;
-        if (cpu_busy_ns[cpu] != 0)
-            for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
-                if (active >> i & 1)
-                    cpu_value[cpu][i] += delta / 1000 * rate_of(c, i);
-        cpu_busy_ns[cpu] = busy[cpu];
+        int h = cpu % host_cpus;
+        uint64_t delta = busy[h] > cpu_busy_ns[h] ? busy[h] - cpu_busy_ns[h] : 0;
+        if (cpu_busy_ns[h] == 0 || weights[h] == 0)
+            continue;
+        uint64_t share = delta / 1000 * cpu_weight(l, cpu) / weights[h];
+        for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+            if (active >> i & 1)
+                cpu_value[cpu][i] += share * rate_of(c, i);
     }
+    for (int h = 0; h < host_cpus; h++)
+        cpu_busy_ns[h] = busy[h];
 }
 
 /*

@@ -49,6 +49,23 @@ const sim_event *sim_event_by_number(const sim_chip *chip, unsigned number);
 /* Number of bits set. */
 unsigned sim_popcount(uint32_t v);
 
+/* The simulated machine's CPUs: performance levels (level 0 the fastest)
+ * and the logical and physical CPUs of each; see README.md for where each
+ * chip's layout comes from. Level l's CPUs are numbered after those of the
+ * levels above it (the slowest level takes CPU 0, as Apple Silicon numbers
+ * its efficiency cluster first). */
+#define SIM_LEVELS_MAX 4
+typedef struct sim_layout {
+    unsigned levels;
+    unsigned logical[SIM_LEVELS_MAX];
+    unsigned physical[SIM_LEVELS_MAX];
+    unsigned ncpu; /* sum of logical */
+} sim_layout;
+/* The layout of DKPERF_SIM_CPU's chip, with DKPERF_SIM_PERFLEVELS applied. */
+const sim_layout *sim_cpu_layout(void);
+/* The level of simulated CPU cpu (0 <= cpu < ncpu). */
+unsigned sim_cpu_level(const sim_layout *l, unsigned cpu);
+
 /* Environment, read once per process on first use. */
 bool sim_privileged(void); /* DKPERF_SIM_PRIVILEGED, default 1 */
 bool sim_busy(void);       /* DKPERF_SIM_BUSY, default 0 */

@@ -328,6 +328,80 @@ static void init(void)
 
 static void ensure_init(void) { pthread_once(&init_once, init); }
 
+/* P and E cores per kpep database (README.md says where each comes from). */
+static const struct {
+    const char *db;
+    unsigned p, e;
+} chip_layouts[] = {
+    {"a14", 4, 4},    /* M1 */
+    {"a15", 4, 4},    /* M2 */
+    {"a16", 2, 4},    /* A16 */
+    {"as1", 4, 4},    /* M3 */
+    {"as2", 2, 4},    /* A17 Pro */
+    {"as3", 6, 6},    /* M3 Pro (the database also serves M3 Max) */
+    {"as4", 4, 6},    /* M4 */
+    {"as4-1", 10, 4}, /* guess: M4 Pro */
+    {"as4-2", 12, 4}, /* guess: M4 Max */
+    {"as5", 4, 6},    /* M5 */
+    {"as5-2", 10, 4}, /* guess */
+    {"a13", 2, 4},    /* A13 */
+};
+
+static sim_layout layout;
+static pthread_once_t layout_once = PTHREAD_ONCE_INIT;
+
+static void init_layout(void)
+{
+    const sim_chip *c = sim_current_chip();
+    unsigned p = 4, e = 0, smt = 1;
+    if (c != NULL && c->architecture == KPEP_ARCH_X86_64) {
+        p = 8; /* guess: a four-core Intel Mac with Hyper-Threading */
+        smt = 2;
+    } else if (c != NULL) {
+        for (size_t i = 0; i < sizeof chip_layouts / sizeof chip_layouts[0]; i++)
+            if (strcmp(chip_layouts[i].db, c->db_name) == 0) {
+                p = chip_layouts[i].p;
+                e = chip_layouts[i].e;
+            }
+    }
+    unsigned ncpu = p + e;
+    unsigned levels = e > 0 ? 2 : 1;
+    const char *v = getenv("DKPERF_SIM_PERFLEVELS");
+    if (v != NULL && *v != '\0') {
+        int n = atoi(v);
+        levels = n < 1 ? 1 : n > SIM_LEVELS_MAX ? SIM_LEVELS_MAX : (unsigned)n;
+    }
+    layout.levels = levels;
+    layout.ncpu = ncpu;
+    if (levels == 2 && e > 0) {
+        layout.logical[0] = p;
+        layout.logical[1] = e;
+    } else {
+        /* One level, or a forced count: the CPUs in near-equal shares. */
+        for (unsigned l = 0; l < levels; l++)
+            layout.logical[l] = ncpu / levels + (l < ncpu % levels ? 1 : 0);
+    }
+    for (unsigned l = 0; l < levels; l++)
+        layout.physical[l] = layout.logical[l] / smt > 0 ? layout.logical[l] / smt : 1;
+}
+
+const sim_layout *sim_cpu_layout(void)
+{
+    pthread_once(&layout_once, init_layout);
+    return &layout;
+}
+
+unsigned sim_cpu_level(const sim_layout *l, unsigned cpu)
+{
+    unsigned first = 0;
+    for (unsigned k = l->levels; k-- > 0;) {
+        if (cpu < first + l->logical[k])
+            return k;
+        first += l->logical[k];
+    }
+    return 0;
+}
+
 const sim_chip *sim_chip_named(const char *name)
 {
     ensure_init();

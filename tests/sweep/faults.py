@@ -55,6 +55,10 @@ def sequences(a):
         # force_all_ctrs was 1 before: it must be 1 again after.
         "api-force1": ([a.driver], {"START_FORCE_ALL": "1"}),
         "stat-a-force1": (d + ["stat", "-a"] + STAT, {"START_FORCE_ALL": "1"}),
+        # Per-CPU rows of a CPU list, and a process's split by level.
+        "stat-a-A-C": (d + ["stat", "-a", "-A", "-C", "0-3", "--json"] + STAT, {}),
+        "stat-noroot-per-level": (d + ["stat", "--per-level"] + STAT,
+                                  {"DKPERF_SIM_PRIVILEGED": "0"}),
     }
 
 

@@ -5,7 +5,8 @@ up to that count with the N-th allocation failing. Every run must succeed,
 or exit non-zero with an error line on stderr; never crash, hang or stay
 silent; on the simulated frameworks force_all_ctrs must be back at 0 and
 nothing left counting. Commands: dkperf info, list, stat, stat -a,
-stat -r 3 on the sim and on perf_event (software events), and the API
+stat -r 3 on the sim and on perf_event (software events), stat -a with -A or
+--per-core and -C, and the API
 driver on the sim.
 
 usage: malloc.py --dkperf BIN --driver BIN --shim SO --sim-root DIR [--jobs N] [--light]
@@ -36,6 +37,8 @@ def commands(a):
         "linux stat": (d + ["stat"] + SW_EV, False),
         "linux stat-a": (d + ["stat", "-a"] + SW_EV, False),
         "linux stat-r3": (d + ["stat", "-r", "3"] + SW_EV, False),
+        "sim stat-a-per-core-C": (d + ["stat", "-a", "--per-core", "-C", "0-3"] + SIM_EV, True),
+        "linux stat-a-A": (d + ["stat", "-a", "-A", "-x", ","] + SW_EV, False),
     }
 
 

@@ -120,7 +120,9 @@ int cmd_stat(int argc, char **argv)
         interrupted = 128 + signals_pending();
 
     if (rc == 0 && !exec_failed && rep.nruns > 0) {
-        if (o.json)
+        if (stat_rows_print(out, &rep, &o, s))
+            ; /* broken down by CPU, core or level */
+        else if (o.json)
             stat_print_json(out, &rep, &o, s);
         else if (o.sep != NULL)
             stat_print_csv(out, &rep, &o);
@@ -142,6 +144,7 @@ int cmd_stat(int argc, char **argv)
         rc = rc != 0 ? rc : EXIT_SETUP; /* the report is lost, and so would be a message */
     }
     free(rep.runs);
+    stat_rows_free(&rep);
     free_event_list(defaults, ndefaults);
     stat_options_free(&o);
     dk_sampler_close(s);

@@ -35,6 +35,7 @@ typedef struct report {
     int exit_status;
     bool signaled; /* the last run's command was killed by a signal */
     char scope[128];
+    struct stat_rows *rows; /* per-CPU and per-level counts (stat_rows.c), or NULL */
 } report;
 
 /*
@@ -51,5 +52,25 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
 void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
 void stat_print_csv(FILE *out, const report *rep, const stat_options *o);
 void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
+
+/*
+ * Per-CPU and per-level breakdowns (stat_rows.c). stat_rows_open checks a
+ * run's group against -C and the breakdown asked for (first run: sets up
+ * rep->rows); stat_rows_capture adds a run's rows (and with -C makes the
+ * run's totals those of the listed CPUs). Both return 0, or the exit
+ * status after one "dkperf stat: ..." line.
+ */
+int stat_rows_open(dk_group *g, const stat_options *o, report *rep);
+int stat_rows_capture(dk_group *g, const stat_options *o, report *rep, run *out);
+/* Print the report broken down by CPU, core or level (-a with -A,
+ * --per-core, --per-level); false when there is no such breakdown and the
+ * plain report is to be printed. */
+bool stat_rows_print(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
+/* What the plain reports add: a process's split by level (human; CSV with
+ * --per-level), and in JSON the rows and levels ("rows", "levels"). */
+void stat_rows_human_levels(FILE *out, const report *rep);
+void stat_rows_csv_levels(FILE *out, const report *rep, const stat_options *o);
+void stat_rows_json(FILE *out, const report *rep, const stat_options *o);
+void stat_rows_free(report *rep);
 
 #endif /* DKPERF_STAT_H */

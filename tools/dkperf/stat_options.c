@@ -12,6 +12,7 @@
 void help_stat(FILE *out)
 {
     fputs("usage: dkperf stat [-e EV[,EV...]] [-r N] [-x SEP | --json] [-o FILE] [-a]\n"
+          "                   [-A | --per-core | --per-level] [-C CPUS]\n"
           "                   [--backend NAME] [--] CMD [ARGS...]\n"
           "\n"
           "Run CMD and report its counts, then exit as CMD did.\n"
@@ -29,13 +30,81 @@ void help_stat(FILE *out)
           "  -o, --output FILE    write the report to FILE instead of standard error\n"
           "  -a, --all-cpus       count every CPU, not only CMD (macOS: needed for events\n"
           "                       other than instructions and cycles)\n"
+          "  -A, --no-aggr        with -a: one row per CPU (\"CPU3\")\n"
+          "      --per-core       with -a: one row per physical core (\"S0-C1\": package 0,\n"
+          "                       core 1), its CPUs summed\n"
+          "      --per-level      one row per CPU performance level (P and E cores; Linux\n"
+          "                       hybrid: cpu_core P, cpu_atom E; else one level, \"all\");\n"
+          "                       with -a from each CPU's counters; without -a CMD's own\n"
+          "                       split (macOS 12+: instructions and cycles, no root needed)\n"
+          "  -C, --cpu CPUS       count only these CPUs (\"0,2-3\"); implies -a\n"
           "      --backend NAME   auto, kperf, selfcounts or perf_event\n"
+          "\n"
+          "On a Mac with P and E cores, stat on CMD also shows how CMD's instructions and\n"
+          "cycles split between them (rows \"P\" and \"E\" below the totals).\n"
           "\n"
           "Exit status: CMD's (128+N when signal N ended it; 127 not found, 126 not\n"
           "executable); 2 for a usage error; 1 when the counters could not be set up,\n"
           "read or given back, or the report could not be written; 128+N when signal N\n"
           "reached dkperf while no command was running.\n",
           out);
+}
+
+/* -C CPUS: numbers and ranges ("0,2-3"), in any order; kept ascending,
+ * each CPU once. */
+static int parse_cpus(const char *text, stat_options *o)
+{
+    free(o->cpus);
+    o->cpus = NULL;
+    o->ncpus = 0;
+    o->cpu_text = text;
+    unsigned char *seen = calloc(STAT_CPU_MAX + 1, 1);
+    if (seen == NULL) {
+        cli_error("stat", "out of memory while reading -C %s", text);
+        return EXIT_SETUP;
+    }
+    const char *p = text;
+    size_t n = 0;
+    for (;;) {
+        long lo, hi;
+        char *end;
+        if (*p < '0' || *p > '9' || (lo = strtol(p, &end, 10)) > STAT_CPU_MAX)
+            goto bad;
+        p = end;
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9' || (hi = strtol(p, &end, 10)) > STAT_CPU_MAX || hi < lo)
+                goto bad;
+            p = end;
+        }
+        for (long c = lo; c <= hi; c++)
+            if (!seen[c]) {
+                seen[c] = 1;
+                n++;
+            }
+        if (*p == '\0')
+            break;
+        if (*p++ != ',')
+            goto bad;
+    }
+    o->cpus = malloc(n * sizeof *o->cpus);
+    if (o->cpus == NULL) {
+        free(seen);
+        cli_error("stat", "out of memory while reading -C %s", text);
+        return EXIT_SETUP;
+    }
+    for (long c = 0; c <= STAT_CPU_MAX; c++)
+        if (seen[c])
+            o->cpus[o->ncpus++] = (int)c;
+    free(seen);
+    return 0;
+bad:
+    free(seen);
+    cli_error("stat", "-C %s: give CPU numbers (0 to %d) and ranges separated by commas, "
+                      "e.g. -C 0,2-3",
+              text, STAT_CPU_MAX);
+    return EXIT_USAGE;
 }
 
 int stat_parse_args(int argc, char **argv, stat_options *o)
@@ -77,6 +146,22 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             o->json = true;
         } else if (opt_is(a, "-a", "--all-cpus")) {
             o->all_cpus = true;
+        } else if (opt_is(a, "-A", "--no-aggr") || opt_is(a, NULL, "--per-core") ||
+                   opt_is(a, NULL, "--per-level")) {
+            int aggr = a[1] == 'A' || strcmp(a, "--no-aggr") == 0 ? STAT_AGGR_CPU
+                       : strcmp(a, "--per-core") == 0         ? STAT_AGGR_CORE
+                                                              : STAT_AGGR_LEVEL;
+            if (o->aggr != STAT_AGGR_TOTAL && o->aggr != aggr) {
+                cli_error("stat", "-A, --per-core and --per-level exclude each other: give one");
+                return EXIT_USAGE;
+            }
+            o->aggr = aggr;
+        } else if (opt_takes("stat", argc, argv, &i, "-C", "--cpu", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            int rc = parse_cpus(v, o);
+            if (rc != 0)
+                return rc;
         } else if (opt_is(a, "-h", "--help")) {
             help_stat(stdout);
             return -1;
@@ -102,6 +187,13 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             return EXIT_USAGE;
         }
     }
+    if (o->cpus != NULL)
+        o->all_cpus = true; /* as perf: a CPU list counts those CPUs, whatever runs there */
+    if ((o->aggr == STAT_AGGR_CPU || o->aggr == STAT_AGGR_CORE) && !o->all_cpus) {
+        cli_error("stat", "%s breaks down the counts of every CPU: add -a (or -C CPUS)",
+                  o->aggr == STAT_AGGR_CPU ? "-A" : "--per-core");
+        return EXIT_USAGE;
+    }
     if (o->backend != NULL && cli_backend_kind(o->backend) < 0) {
         cli_error("stat", "--backend %s: not a backend (auto, kperf, selfcounts, perf_event)",
                   o->backend);
@@ -115,5 +207,6 @@ void stat_options_free(stat_options *o)
     if (o == NULL)
         return;
     free_event_list(o->events, o->nevents);
+    free(o->cpus);
     memset(o, 0, sizeof *o);
 }

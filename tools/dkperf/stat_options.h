@@ -25,7 +25,17 @@ typedef struct stat_options {
     bool all_cpus;       /* -a */
     const char *backend; /* --backend, checked against the known names, or NULL */
     char **cmd;          /* CMD [ARGS...]: points into argv, NULL-terminated as argv is */
+    int aggr;            /* STAT_AGGR_*: -A, --per-core, --per-level */
+    int *cpus;           /* -C: owned, ascending, no CPU twice; NULL: every CPU */
+    size_t ncpus;
+    const char *cpu_text; /* -C as given */
 } stat_options;
+
+/* How counts of system scope are broken down (-A, --per-core, --per-level). */
+enum { STAT_AGGR_TOTAL = 0, STAT_AGGR_CPU, STAT_AGGR_CORE, STAT_AGGR_LEVEL };
+
+/* Largest CPU number -C takes. */
+#define STAT_CPU_MAX 8191
 
 /*
  * Parse argv[1..argc-1] (argv[0] is "stat"; argv[argc] must be NULL).

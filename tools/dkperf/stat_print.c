@@ -198,6 +198,7 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
             snprintf(line + used, sizeof line - used, "  (%.2f%%)", frac * 100);
         put_line(out, line);
     }
+    stat_rows_human_levels(out, rep);
     fprintf(out, "\n%18.9f seconds time elapsed", elapsed / 1e9);
     if (rep->nruns > 1)
         fprintf(out, "  ( +- %5.2f%% )", erel);
@@ -258,7 +259,7 @@ void stat_print_csv(FILE *out, const report *rep, const stat_options *o)
         if (rep->nruns > 1)
             fprintf(out, "%.2f%%", rel);
         fputc('\n', out);
-    }
+    }    stat_rows_csv_levels(out, rep, o);
 }
 
 void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
@@ -312,5 +313,7 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
         json_string(out, rep->supported[i] ? NULL : rep->why[i]);
         fputc('}', out);
     }
-    fputs("]}\n", out);
+    fputc(']', out);
+    stat_rows_json(out, rep, o);
+    fputs("}\n", out);
 }

@@ -124,6 +124,11 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         }
     }
 
+    rc = stat_rows_open(g, o, rep); /* -C, -A, --per-core, --per-level */
+    if (rc != 0) {
+        abandon(&c, g);
+        return rc;
+    }
     if (signals_got() != 0) { /* Ctrl-C during the setup, or between runs */
         abandon(&c, g);
         return 128 + signals_got();
@@ -153,6 +158,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     rc = dk_group_read(g, out->values, out->info);
     if (rc != 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
+    else if (stat_rows_capture(g, o, rep, out) != 0)
+        rc = -1;
     /* Stop explicitly: a stop that fails leaves counting on, machine-wide
      * on a Mac, and the user must hear of it. */
     if (dk_group_stop(g) != 0) {

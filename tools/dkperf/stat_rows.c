@@ -1,0 +1,535 @@
+/*
+ * stat_rows.c - dkperf stat's breakdowns: with -a the counts of each CPU
+ * (-A), physical core (--per-core) or performance level (--per-level),
+ * from dk_group_read_cpus, and -C's restriction to a CPU list; without -a
+ * the command's own split by performance level where the OS gives one
+ * (macOS: P and E cores), from dk_group_read_perf_levels.
+ *
+ * With -C the counters are opened on every CPU and the report sums the
+ * listed ones. With any breakdown the totals reported are the sums of the
+ * rows, read at the same moment, so that the rows add up to them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stat.h"
+
+#define LEVELS_MAX 4
+
+typedef struct stat_rows {
+    bool system;       /* rows per CPU; otherwise a process's levels */
+    size_t group_ncpus; /* CPUs the group reads */
+    uint64_t *buf;     /* one reading: group_ncpus * n */
+    size_t ncpus;      /* CPUs reported (-C's, else every one) */
+    size_t *index;     /* each one's position among the group's CPUs */
+    int *id, *core, *package, *level;
+    double *sum;       /* [k * n + i]: counts summed over the runs */
+    size_t levels;
+    char level_names[LEVELS_MAX][16];
+    double level_sum[LEVELS_MAX][DK_MAX_EVENTS];
+    size_t runs;
+} stat_rows;
+
+void stat_rows_free(report *rep)
+{
+    stat_rows *r = rep->rows;
+    if (r == NULL)
+        return;
+    free(r->buf);
+    free(r->index);
+    free(r->id);
+    free(r->core);
+    free(r->package);
+    free(r->level);
+    free(r->sum);
+    free(r);
+    rep->rows = NULL;
+}
+
+static int out_of_memory(void)
+{
+    cli_error("stat", "out of memory while setting up the per-CPU counts");
+    return EXIT_SETUP;
+}
+
+/* The group's CPU ids as a list ("0-7"), for messages. */
+static void id_list(dk_group *g, size_t ncpus, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t c = 0; c < ncpus && used < size; c++) {
+        dk_cpu_info ci = {.size = sizeof ci};
+        if (dk_group_cpu_info(g, c, &ci) != 0)
+            break;
+        size_t last = c;
+        dk_cpu_info next = {.size = sizeof next};
+        while (last + 1 < ncpus && dk_group_cpu_info(g, last + 1, &next) == 0 &&
+               next.id == ci.id + (int)(last + 1 - c))
+            last++;
+        int w = last > c ? snprintf(buf + used, size - used, "%s%d-%d", c ? "," : "", ci.id,
+                                   ci.id + (int)(last - c))
+                        : snprintf(buf + used, size - used, "%s%d", c ? "," : "", ci.id);
+        used += w > 0 ? (size_t)w : 0;
+        c = last;
+    }
+}
+
+static int open_process(dk_group *g, const stat_options *o, report *rep)
+{
+    size_t levels = dk_group_perf_levels(g);
+    if (o->aggr == STAT_AGGR_LEVEL && levels == 0) {
+        cli_error("stat", "--per-level without -a needs CMD's counts split by performance level, "
+                          "which this backend does not give (macOS 12 and later give "
+                          "instructions and cycles per level on Macs with P and E cores); add "
+                          "-a to split every CPU's counts");
+        return EXIT_USAGE;
+    }
+    /* Shown by default only where there is something to split. */
+    if (levels < 2 && o->aggr != STAT_AGGR_LEVEL)
+        return 0;
+    if (rep->rows != NULL)
+        return 0;
+    stat_rows *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return out_of_memory();
+    r->levels = levels < LEVELS_MAX ? levels : LEVELS_MAX;
+    for (size_t l = 0; l < r->levels; l++)
+        snprintf(r->level_names[l], sizeof r->level_names[l], "%s",
+                 dk_group_perf_level_name(g, l));
+    rep->rows = r;
+    return 0;
+}
+
+int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
+{
+    if (!o->all_cpus)
+        return open_process(g, o, rep);
+    size_t gn = dk_group_cpu_count(g);
+    if (o->aggr == STAT_AGGR_TOTAL && o->cpus == NULL)
+        return 0;
+    if (gn == 0) {
+        cli_error("stat", "%s: this backend cannot count CPUs apart (perf_event and kperf can)",
+                  o->cpus != NULL ? "-C" : o->aggr == STAT_AGGR_CPU ? "-A"
+                                       : o->aggr == STAT_AGGR_CORE ? "--per-core"
+                                                                   : "--per-level");
+        return EXIT_SETUP;
+    }
+    /* Every CPU of -C must be one the group counts. */
+    for (size_t j = 0; j < o->ncpus; j++) {
+        bool found = false;
+        for (size_t c = 0; c < gn && !found; c++) {
+            dk_cpu_info ci = {.size = sizeof ci};
+            found = dk_group_cpu_info(g, c, &ci) == 0 && ci.id == o->cpus[j];
+        }
+        if (!found) {
+            char ids[256];
+            id_list(g, gn, ids, sizeof ids);
+            cli_error("stat", "-C %s: CPU %d does not exist or is offline; this machine counts "
+                              "CPUs %s",
+                      o->cpu_text, o->cpus[j], ids);
+            return EXIT_USAGE;
+        }
+    }
+    stat_rows *r = rep->rows;
+    if (r != NULL) {
+        if (r->group_ncpus != gn) {
+            cli_error("stat", "the online CPUs changed between runs (%zu, then %zu)",
+                      r->group_ncpus, gn);
+            return EXIT_SETUP;
+        }
+        return 0;
+    }
+    size_t k = o->cpus != NULL ? o->ncpus : gn;
+    size_t n = rep->n;
+    r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return out_of_memory();
+    rep->rows = r;
+    r->system = true;
+    r->group_ncpus = gn;
+    r->ncpus = k;
+    r->buf = calloc(gn * n, sizeof *r->buf);
+    r->sum = calloc(k * n, sizeof *r->sum);
+    r->index = calloc(k, sizeof *r->index);
+    r->id = calloc(k, sizeof *r->id);
+    r->core = calloc(k, sizeof *r->core);
+    r->package = calloc(k, sizeof *r->package);
+    r->level = calloc(k, sizeof *r->level);
+    if (r->buf == NULL || r->sum == NULL || r->index == NULL || r->id == NULL ||
+        r->core == NULL || r->package == NULL || r->level == NULL)
+        return out_of_memory(); /* stat.c frees what was allocated */
+    r->levels = dk_group_perf_levels(g);
+    if (r->levels > LEVELS_MAX)
+        r->levels = LEVELS_MAX;
+    for (size_t l = 0; l < r->levels; l++)
+        snprintf(r->level_names[l], sizeof r->level_names[l], "%s",
+                 dk_group_perf_level_name(g, l));
+    size_t w = 0;
+    for (size_t c = 0; c < gn && w < k; c++) {
+        dk_cpu_info ci = {.size = sizeof ci};
+        if (dk_group_cpu_info(g, c, &ci) != 0)
+            continue;
+        bool listed = o->cpus == NULL;
+        for (size_t j = 0; j < o->ncpus && !listed; j++)
+            listed = o->cpus[j] == ci.id;
+        if (!listed)
+            continue;
+        r->index[w] = c;
+        r->id[w] = ci.id;
+        r->core[w] = ci.core;
+        r->package[w] = ci.package;
+        r->level[w] = ci.level >= 0 && (size_t)ci.level < r->levels ? ci.level : 0;
+        w++;
+    }
+    r->ncpus = w;
+    if (o->cpus != NULL)
+        snprintf(rep->scope, sizeof rep->scope, "CPUs %.64s of %zu", o->cpu_text, gn);
+    return 0;
+}
+
+int stat_rows_capture(dk_group *g, const stat_options *o, report *rep, run *out)
+{
+    (void)o;
+    stat_rows *r = rep->rows;
+    if (r == NULL)
+        return 0;
+    size_t n = rep->n;
+    if (!r->system) {
+        uint64_t lv[LEVELS_MAX * DK_MAX_EVENTS];
+        if (dk_group_read_perf_levels(g, lv, r->levels) != 0) {
+            cli_error("stat", "reading the counts by performance level failed: %s",
+                      dk_last_error());
+            return EXIT_SETUP;
+        }
+        for (size_t l = 0; l < r->levels; l++)
+            for (size_t i = 0; i < n; i++)
+                r->level_sum[l][i] += (double)lv[l * n + i];
+        r->runs++;
+        return 0;
+    }
+    if (dk_group_read_cpus(g, r->buf, r->group_ncpus) != 0) {
+        cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
+        return EXIT_SETUP;
+    }
+    uint64_t total[DK_MAX_EVENTS] = {0};
+    for (size_t k = 0; k < r->ncpus; k++)
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v = r->buf[r->index[k] * n + i];
+            r->sum[k * n + i] += (double)v;
+            r->level_sum[r->level[k]][i] += (double)v;
+            total[i] += v;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (rep->supported[i])
+            out->values[i] = total[i];
+    r->runs++;
+    return 0;
+}
+
+/* ---- grouping ----------------------------------------------------------- */
+
+typedef struct row {
+    char label[40];
+    size_t cpus;
+    int id, core, package, level;
+    double v[DK_MAX_EVENTS]; /* means over the runs */
+} row;
+
+/* The rows of the breakdown asked for; returns how many (rows has r->ncpus
+ * entries). */
+static size_t make_rows(const stat_rows *r, size_t n, int aggr, row *rows)
+{
+    size_t m = 0;
+    double runs = r->runs > 0 ? (double)r->runs : 1;
+    for (size_t k = 0; k < r->ncpus; k++) {
+        size_t at = m;
+        if (aggr == STAT_AGGR_CORE && r->core[k] >= 0) {
+            for (size_t j = 0; j < m && at == m; j++)
+                if (rows[j].core == r->core[k] && rows[j].package == r->package[k])
+                    at = j;
+        } else if (aggr == STAT_AGGR_LEVEL) {
+            for (size_t j = 0; j < m && at == m; j++)
+                if (rows[j].level == r->level[k])
+                    at = j;
+        }
+        row *w = &rows[at];
+        if (at == m) {
+            memset(w, 0, sizeof *w);
+            w->id = r->id[k];
+            w->core = r->core[k];
+            w->package = r->package[k];
+            w->level = r->level[k];
+            if (aggr == STAT_AGGR_CPU)
+                snprintf(w->label, sizeof w->label, "CPU%d", r->id[k]);
+            else if (aggr == STAT_AGGR_CORE && r->core[k] >= 0)
+                snprintf(w->label, sizeof w->label, "S%d-C%d", r->package[k] < 0 ? 0 : r->package[k],
+                         r->core[k]);
+            else if (aggr == STAT_AGGR_CORE)
+                snprintf(w->label, sizeof w->label, "CPU%d", r->id[k]);
+            else
+                snprintf(w->label, sizeof w->label, "%s", r->level_names[r->level[k]]);
+            m++;
+        }
+        w->cpus++;
+        for (size_t i = 0; i < n; i++)
+            w->v[i] += r->sum[k * n + i] / runs;
+    }
+    /* Levels in their order (P first), whatever CPU numbers they hold. */
+    if (aggr == STAT_AGGR_LEVEL)
+        for (size_t a = 1; a < m; a++)
+            for (size_t b = a; b > 0 && rows[b - 1].level > rows[b].level; b--) {
+                row t = rows[b];
+                rows[b] = rows[b - 1];
+                rows[b - 1] = t;
+            }
+    return m;
+}
+
+static bool in_ns(const report *rep, size_t i)
+{
+    return rep->unit[i] != NULL && strcmp(rep->unit[i], "ns") == 0;
+}
+
+static bool counted(const report *rep, size_t i)
+{
+    for (size_t r = 0; r < rep->nruns; r++)
+        if (rep->runs[r].info[i].counted)
+            return true;
+    return false;
+}
+
+static double mean_elapsed(const report *rep)
+{
+    double sum = 0;
+    for (size_t r = 0; r < rep->nruns; r++)
+        sum += (double)rep->runs[r].elapsed_ns;
+    return rep->nruns ? sum / (double)rep->nruns : 0;
+}
+
+static const char *aggr_name(int aggr)
+{
+    return aggr == STAT_AGGR_CPU ? "cpu" : aggr == STAT_AGGR_CORE ? "core" : "level";
+}
+
+/* "  123,456      cycles" or "12.34 msec task-clock" after the label. */
+static void put_count(FILE *out, const report *rep, size_t i, double v)
+{
+    char num[48];
+    if (!rep->supported[i] || !counted(rep, i))
+        fprintf(out, "%18s      %s\n", rep->supported[i] ? "<not counted>" : "<not supported>",
+                rep->names[i]);
+    else if (in_ns(rep, i))
+        fprintf(out, "%18s msec %s\n", fmt_fixed(v / 1e6, 2, num, sizeof num), rep->names[i]);
+    else
+        fprintf(out, "%18s      %s\n", fmt_count((uint64_t)(v + 0.5), num, sizeof num),
+                rep->names[i]);
+}
+
+static void print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s,
+                        const row *rows, size_t m)
+{
+    fputs("\n Performance counter stats for '", out);
+    for (char **a = o->cmd; *a != NULL; a++)
+        fprintf(out, "%s%s", a == o->cmd ? "" : " ", *a);
+    fputc('\'', out);
+    if (rep->nruns > 1)
+        fprintf(out, " (%zu runs, means)", rep->nruns);
+    fputs(":\n", out);
+    fprintf(out, " scope: %s (%s backend), per %s\n\n", rep->scope, dk_sampler_backend(s),
+            aggr_name(o->aggr));
+    for (size_t i = 0; i < rep->n; i++)
+        for (size_t j = 0; j < m; j++) {
+            if (o->aggr == STAT_AGGR_CPU)
+                fprintf(out, "%-10s", rows[j].label);
+            else
+                fprintf(out, "%-10s %4zu", rows[j].label, rows[j].cpus);
+            put_count(out, rep, i, rows[j].v[i]);
+        }
+    fprintf(out, "\n%18.9f seconds time elapsed\n", mean_elapsed(rep) / 1e9);
+    if (rep->nruns == 1) {
+        fprintf(out, "\n%18.9f seconds user\n", (double)rep->runs[0].user_ns / 1e9);
+        fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
+    }
+    fputc('\n', out);
+    for (size_t i = 0; i < rep->n; i++)
+        if (!rep->supported[i] && rep->why[i][0] != '\0')
+            fprintf(out, " %s: %s\n", rep->names[i], rep->why[i]);
+}
+
+/* label SEP [cpus SEP] value SEP unit SEP event SEP run-time SEP percent */
+static void print_csv(FILE *out, const report *rep, const stat_options *o, const row *rows,
+                      size_t m)
+{
+    const char *x = o->sep;
+    for (size_t i = 0; i < rep->n; i++) {
+        uint64_t run_ns = 0;
+        double frac = 0;
+        size_t k = 0;
+        for (size_t r = 0; r < rep->nruns; r++) {
+            const dk_reading *info = &rep->runs[r].info[i];
+            run_ns += info->time_running;
+            if (info->time_enabled > 0) {
+                frac += (double)info->time_running / (double)info->time_enabled;
+                k++;
+            }
+        }
+        run_ns = rep->nruns ? run_ns / rep->nruns : 0;
+        frac = k ? frac / (double)k : 1.0;
+        bool ok = rep->supported[i] && counted(rep, i);
+        for (size_t j = 0; j < m; j++) {
+            fputs(rows[j].label, out);
+            if (o->aggr != STAT_AGGR_CPU)
+                fprintf(out, "%s%zu", x, rows[j].cpus);
+            if (!ok)
+                fprintf(out, "%s%s%s%s%s%s0%s0.00\n", x,
+                        rep->supported[i] ? "<not counted>" : "<not supported>", x, x,
+                        rep->names[i], x, x);
+            else if (in_ns(rep, i))
+                fprintf(out, "%s%.2f%smsec%s%s%s%llu%s%.2f\n", x, rows[j].v[i] / 1e6, x, x,
+                        rep->names[i], x, (unsigned long long)run_ns, x, frac * 100);
+            else
+                fprintf(out, "%s%.0f%s%s%s%s%llu%s%.2f\n", x, rows[j].v[i], x, x, rep->names[i],
+                        x, (unsigned long long)run_ns, x, frac * 100);
+        }
+    }
+}
+
+bool stat_rows_print(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
+{
+    const stat_rows *r = rep->rows;
+    if (r == NULL || !r->system || o->aggr == STAT_AGGR_TOTAL || o->json)
+        return false;
+    row *rows = calloc(r->ncpus > 0 ? r->ncpus : 1, sizeof *rows);
+    if (rows == NULL) {
+        cli_error("stat", "out of memory while printing the per-CPU counts");
+        return false; /* the totals at least */
+    }
+    size_t m = make_rows(r, rep->n, o->aggr, rows);
+    if (o->sep != NULL)
+        print_csv(out, rep, o, rows, m);
+    else
+        print_human(out, rep, o, s, rows, m);
+    free(rows);
+    return true;
+}
+
+/* Whether event i has counts split by level (events a process's split
+ * leaves out read 0 at every level). */
+static bool split(const stat_rows *r, const report *rep, size_t i)
+{
+    if (!rep->supported[i])
+        return false;
+    for (size_t l = 0; l < r->levels; l++)
+        if (r->level_sum[l][i] > 0)
+            return true;
+    return false;
+}
+
+void stat_rows_human_levels(FILE *out, const report *rep)
+{
+    const stat_rows *r = rep->rows;
+    if (r == NULL || r->system || r->runs == 0)
+        return;
+    bool any = false;
+    for (size_t i = 0; i < rep->n; i++)
+        any = any || split(r, rep, i);
+    if (!any)
+        return;
+    int cyc = -1; /* the cycles event, for each level's insn per cycle */
+    for (size_t i = 0; i < rep->n && cyc < 0; i++)
+        if (rep->role[i] == ROLE_CYCLES && split(r, rep, i))
+            cyc = (int)i;
+    /* Below the totals, their counts in the same column. */
+    fputs("\n by CPU performance level:\n", out);
+    for (size_t i = 0; i < rep->n; i++)
+        for (size_t l = 0; l < r->levels && split(r, rep, i); l++) {
+            char num[48];
+            double v = r->level_sum[l][i] / (double)r->runs;
+            fprintf(out, " %-3s%14s      ", r->level_names[l],
+                    fmt_count((uint64_t)(v + 0.5), num, sizeof num));
+            if (rep->role[i] == ROLE_INSTRUCTIONS && cyc >= 0 && r->level_sum[l][cyc] > 0)
+                fprintf(out, "%-33s # %8.3f insn per cycle\n", rep->names[i],
+                        r->level_sum[l][i] / r->level_sum[l][cyc]);
+            else
+                fprintf(out, "%s\n", rep->names[i]);
+        }
+}
+
+/* level SEP value SEP unit SEP event, after the totals, with --per-level. */
+void stat_rows_csv_levels(FILE *out, const report *rep, const stat_options *o)
+{
+    const stat_rows *r = rep->rows;
+    if (r == NULL || r->system || r->runs == 0 || o->aggr != STAT_AGGR_LEVEL)
+        return;
+    for (size_t i = 0; i < rep->n; i++)
+        for (size_t l = 0; l < r->levels && split(r, rep, i); l++)
+            fprintf(out, "%s%s%.0f%s%s%s\n", r->level_names[l], o->sep,
+                    r->level_sum[l][i] / (double)r->runs, o->sep, o->sep, rep->names[i]);
+}
+
+void stat_rows_json(FILE *out, const report *rep, const stat_options *o)
+{
+    const stat_rows *r = rep->rows;
+    if (r == NULL || r->runs == 0)
+        return;
+    double runs = (double)r->runs;
+    if (!r->system) {
+        fputs(", \"levels\": [", out);
+        bool first = true;
+        for (size_t i = 0; i < rep->n; i++)
+            for (size_t l = 0; l < r->levels && split(r, rep, i); l++) {
+                fputs(first ? "{\"level\": " : ", {\"level\": ", out);
+                first = false;
+                json_string(out, r->level_names[l]);
+                fputs(", \"event\": ", out);
+                json_string(out, rep->names[i]);
+                fprintf(out, ", \"value\": %.0f}", r->level_sum[l][i] / runs);
+            }
+        fputc(']', out);
+        return;
+    }
+    if (o->cpus != NULL) {
+        fputs(", \"cpus\": [", out);
+        for (size_t k = 0; k < r->ncpus; k++)
+            fprintf(out, "%s%d", k ? ", " : "", r->id[k]);
+        fputc(']', out);
+    }
+    if (o->aggr == STAT_AGGR_TOTAL)
+        return;
+    row *rows = calloc(r->ncpus > 0 ? r->ncpus : 1, sizeof *rows);
+    if (rows == NULL) {
+        fputs(", \"rows\": null", out);
+        return;
+    }
+    size_t m = make_rows(r, rep->n, o->aggr, rows);
+    fputs(", \"aggregation\": ", out);
+    json_string(out, aggr_name(o->aggr));
+    fputs(", \"rows\": [", out);
+    bool first = true;
+    for (size_t i = 0; i < rep->n; i++)
+        for (size_t j = 0; j < m; j++) {
+            const row *w = &rows[j];
+            fputs(first ? "{" : ", {", out);
+            first = false;
+            if (o->aggr == STAT_AGGR_CPU)
+                fprintf(out, "\"cpu\": %d, \"core\": %d, \"package\": %d, ", w->id, w->core,
+                        w->package);
+            else if (o->aggr == STAT_AGGR_CORE)
+                fprintf(out, "\"core\": %d, \"package\": %d, \"cpus\": %zu, ", w->core, w->package,
+                        w->cpus);
+            else
+                fprintf(out, "\"cpus\": %zu, ", w->cpus);
+            fputs("\"label\": ", out);
+            json_string(out, w->label);
+            fputs(", \"level\": ", out);
+            json_string(out, r->level_names[w->level]);
+            fputs(", \"event\": ", out);
+            json_string(out, rep->names[i]);
+            if (rep->supported[i] && counted(rep, i))
+                fprintf(out, ", \"value\": %.0f}", w->v[i]);
+            else
+                fputs(", \"value\": null}", out);
+        }
+    fputc(']', out);
+    free(rows);
+}
