@@ -126,8 +126,22 @@ TEST_CASE(sim_unprivileged_counts_instructions_and_cycles)
     check_counted(&r, "cycles");
     /* Level 0 (the simulator's CPU 0 of 2, or the only level on Intel)
      * counts 2.5 instructions a cycle, level 1 two. */
-    double ipc = measure(&r, "instructions")->slope.point / measure(&r, "cycles")->slope.point;
-    CHECK(ipc >= 1.99 && ipc <= 2.51);
+    /* Every increment has an IPC between the levels' (2 and 2.5), so the
+     * totals do too, however busy the machine. */
+    const dkb_measure *mi = measure(&r, "instructions"), *mc = measure(&r, "cycles");
+    double insns = 0, cycles = 0;
+    for (size_t k = 0; k < r.n_samples; k++) {
+        insns += mi->y[k];
+        cycles += mc->y[k];
+    }
+    CHECK(cycles > 0);
+    CHECK(insns / cycles >= 1.99 && insns / cycles <= 2.51);
+    /* The slopes are separate estimates, each with its own noise: their
+     * ratio is held to the levels' bounds when the machine was quiet. */
+    if (measure(&r, "time")->fit.r2 >= 0.99) {
+        double ipc = mi->slope.point / mc->slope.point;
+        CHECK(ipc >= 1.99 && ipc <= 2.51);
+    }
     CHECK(!measure(&r, "branches")->available);
     CHECK_CONTAINS(measure(&r, "branches")->why, "DK_EPERM");
     if (src.n_levels > 1) {
