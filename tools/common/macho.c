@@ -346,6 +346,16 @@ static int function_starts(const src *s, const uint8_t *data, uint32_t len, uint
     return 0;
 }
 
+/* A 16-byte name from the file, NUL-ended, with anything but printable
+ * ASCII shown as '?' so an error stays one line. */
+static void printable(const uint8_t *p, char out[17])
+{
+    size_t i = 0;
+    for (; i < 16 && p[i] != 0; i++)
+        out[i] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+    out[i] = '\0';
+}
+
 /* Read the symbols of one slice into m. */
 static int parse_slice(const src *s, const slice *sl, dk_macho *m)
 {
@@ -402,9 +412,12 @@ static int parse_slice(const src *s, const slice *sl, dk_macho *m)
                 const uint8_t *sc = c + SEGMENT_64_SIZE + (size_t)k * SECTION_64_SIZE;
                 uint64_t addr = le64(sc + 32), size = le64(sc + 40);
                 if (size > UINT64_MAX - addr) {
-                    fail(s, "section %zu (%.16s,%.16s) has addr 0x%llx + size 0x%llx past 2^64; "
-                            "the file is corrupt", nsects + 1, (const char *)sc + 16,
-                         (const char *)sc, (unsigned long long)addr, (unsigned long long)size);
+                    char seg[17], sec[17];
+                    printable(sc + 16, seg);
+                    printable(sc, sec);
+                    fail(s, "section %zu (%s,%s) has addr 0x%llx + size 0x%llx past 2^64; the "
+                            "file is corrupt", nsects + 1, seg, sec, (unsigned long long)addr,
+                         (unsigned long long)size);
                     goto out;
                 }
                 sects[nsects].addr = addr;
