@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "check.h"
 #include "macho.h"
@@ -911,6 +914,68 @@ TEST_CASE(random_corruption_never_crashes)
     /* Both outcomes happen: the corruptions reach checked fields and others. */
     CHECK_U64(accepted, >, 100);
     CHECK_U64(refused, >, 100);
+}
+
+/* Opens that allocate nothing on the test's side, so a preloaded
+ * malloc_fail.so (check_macho_malloc.sh) hits the reader's allocations
+ * alone: each open succeeds or fails for want of memory, and after the
+ * closes the heap holds what it held before (glibc's count of it). */
+TEST_CASE(allocation_failures_leave_nothing)
+{
+    static const char *const files[] = {"thin-arm64", "fat-arm64-x86_64"};
+    char path[1024], err[512];
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    /* Freed chunks kept in the thread cache or the fast bins count as in
+     * use: without both (GLIBC_TUNABLES=glibc.malloc.tcache_count=0, set
+     * by ctest) the count is exact. */
+    const char *tun = getenv("GLIBC_TUNABLES");
+    bool exact = tun != NULL && strstr(tun, "glibc.malloc.tcache_count=0") != NULL;
+    mallopt(M_MXFAST, 0);
+    void *volatile warm = malloc(64); /* the heap's own start-up */
+    free(warm);
+    struct mallinfo2 before = mallinfo2();
+#endif
+    size_t opened = 0, refused = 0;
+    for (size_t i = 0; i < 4; i++) {
+        dk_macho *m = NULL;
+        int rc;
+        if (i < 2) {
+            snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[i]);
+            rc = dk_macho_open(path, &m, err, sizeof err);
+        } else if (i == 2) {
+            snprintf(path, sizeof path, "%s/small-fat", DK_MACHO_SMALL);
+            rc = dk_macho_open(path, &m, err, sizeof err);
+        } else {
+            /* The fat fixture's x86_64 slice, by the small image's UUID:
+             * none matches, after reading every slice's commands. */
+            uint8_t uuid[16] = {0};
+            snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[1]);
+            rc = dk_macho_open_uuid(path, uuid, &m, err, sizeof err);
+            CHECK_INT(rc, ==, -1);
+            if (strstr(err, "out of memory") == NULL)
+                CHECK_CONTAINS(err, "no slice has the UUID wanted");
+            continue;
+        }
+        if (rc == 0) {
+            CHECK(dk_macho_symbol_count(m) >= 3);
+            CHECK(dk_macho_uuid(m) != NULL);
+            dk_macho_close(m);
+            opened++;
+        } else {
+            CHECK(m == NULL);
+            CHECK_CONTAINS(err, "out of memory");
+            CHECK_CONTAINS(err, path);
+            refused++;
+        }
+    }
+    CHECK_U64(opened + refused, ==, 3);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 after = mallinfo2();
+    if (exact)
+        CHECK_U64(after.uordblks + after.hblkhd, ==, before.uordblks + before.hblkhd);
+    else
+        fprintf(stderr, "heap not compared: GLIBC_TUNABLES lacks glibc.malloc.tcache_count=0\n");
+#endif
 }
 
 TEST_MAIN()
