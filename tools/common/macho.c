@@ -287,8 +287,8 @@ static const char *cpu_name(uint32_t cputype, uint32_t cpusubtype)
     }
 }
 
-/* The string's rank among symbols at one address: external before local,
- * and assembler temporaries (ltmp0, l_..., L...) last. */
+/* A symbol's rank among those at one address: external before local, and
+ * assembler temporaries (ltmp0, l_..., L...) last. */
 static uint8_t sym_rank(uint8_t type, const char *name)
 {
     uint8_t r = (type & N_EXT) ? 0 : 1;
