@@ -711,7 +711,8 @@ static int open_path(const char *path, const uint8_t *want_uuid, dk_macho **out,
     *out = NULL;
     if (path == NULL)
         return fail(&s, "no file name given");
-    s.fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO given as an image must not wait for a writer. */
+    s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (s.fd < 0)
         return fail(&s, "cannot open: %s", strerror(errno));
     struct stat st;
