@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -698,7 +699,17 @@ TEST_CASE(process_scope_follows_a_child_from_exec)
     o.flags = DK_SAMPLING_ENABLE_ON_EXEC | DK_SAMPLING_INHERIT;
     o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CPU | DK_SAMPLE_READ;
     o.buffer_bytes = 1 << 20;
-    dk_sampling *p = open_one(s, "cpu-clock", 1000000, 0, &o);
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    if (rc == DK_ENOTSUP) {
+        /* Before Linux 6.12 inherited events cannot carry PERF_SAMPLE_READ. */
+        CHECK_CONTAINS(dk_last_error(), "Linux 6.12");
+        o.record &= ~DK_SAMPLE_READ;
+        rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    }
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %s: %s", dk_error_name(rc), dk_last_error());
     seen w = {0};
     w.n_events = 1;
     w.pid = c.pid;
@@ -886,8 +897,173 @@ TEST_CASE(exact_pmu_instructions_every_period)
     dk_sampler_close(s);
 }
 
+/* ---- failures in the middle --------------------------------------------- */
+
+/* Descriptors run out in the middle of opening (two events on every CPU):
+ * DK_ETOOMANY, and every descriptor and ring opened before is given back. */
+TEST_CASE(fd_limit_mid_open_gives_everything_back)
+{
+    dk_sampler *s = perf_sampler();
+    size_t fds = open_fds(), maps = maps_of_perf();
+    struct rlimit old;
+    CHECK_INT(getrlimit(RLIMIT_NOFILE, &old), ==, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.flags = DK_SAMPLING_INHERIT; /* one event per CPU */
+    dk_sampling_event evs[2] = {{"cpu-clock", 1000000, 0}, {"task-clock", 1000000, 0}};
+    for (int room = 1; room < 2 * (int)cpus; room++) {
+        /* The limit that leaves exactly room descriptors free below it. */
+        int fd = 0, free_slots = 0;
+        for (; free_slots < room; fd++)
+            free_slots += fcntl(fd, F_GETFD) == -1 && errno == EBADF;
+        struct rlimit lim = {(rlim_t)fd, old.rlim_max};
+        CHECK_INT(setrlimit(RLIMIT_NOFILE, &lim), ==, 0);
+        dk_sampling *p = NULL;
+        int rc = dk_sampling_open(s, evs, 2, &o, &p);
+        CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), ==, 0);
+        CHECK_ERR(rc, DK_ETOOMANY);
+        CHECK(p == NULL);
+        CHECK_CONTAINS(dk_last_error(), "too many");
+        CHECK_INT(open_fds(), ==, fds);
+        CHECK_INT(maps_of_perf(), ==, maps);
+    }
+    dk_sampler_close(s);
+}
+
+static dk_sampler *sweep_s;
+static dk_sampling *sweep_p;
+
+static void sweep_check(int rc, const char *what, size_t fds)
+{
+    if (rc >= 0)
+        return;
+    const char *detail = dk_last_error();
+    fprintf(stderr, "%s: %s: %s\n", what, dk_error_name(rc), detail);
+    dk_sampling_close(sweep_p);
+    dk_sampler_close(sweep_s);
+    if (open_fds() != fds || maps_of_perf() != 0) {
+        fprintf(stderr, "after the failure of %s, descriptors or rings are left\n", what);
+        exit(4);
+    }
+    exit(detail[0] == '\0' ? 3 : 1);
+}
+
+static int ignore_sample(void *ctx, const dk_sample *x)
+{
+    (void)ctx;
+    (void)x;
+    return 0;
+}
+
+/* One run for the malloc sweep: every scope, opened, run, drained, closed.
+ * Exit 0 (done), 1 (a failure with its detail, nothing left), 3 (a failure
+ * without detail), 4 (something left behind). stop_after_sampler: only the
+ * sampler, to count the allocations before the sampling part. */
+static int sweep_once(bool stop_after_sampler)
+{
+    size_t fds = open_fds();
+    sweep_check(dk_sampler_open(&sweep_s, NULL), "dk_sampler_open", fds);
+    if (stop_after_sampler) {
+        dk_sampler_close(sweep_s);
+        return 0;
+    }
+    static const dk_scope scopes[3] = {DK_SCOPE_THREAD, DK_SCOPE_PROCESS, DK_SCOPE_SYSTEM};
+    for (int i = 0; i < 3; i++) {
+        dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+        o.scope = scopes[i];
+        o.flags = i == 1 ? DK_SAMPLING_INHERIT : 0;
+        o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN |
+                   DK_SAMPLE_READ | DK_SAMPLE_PERIOD | DK_SAMPLE_CPU;
+        o.buffer_bytes = 8192;
+        dk_sampling_event evs[2] = {{"cpu-clock", 200000, 0}, {"page-faults", 1, 0}};
+        sweep_check(dk_sampling_open(sweep_s, evs, 2, &o, &sweep_p), "dk_sampling_open", fds);
+        sweep_check(dk_sampling_start(sweep_p), "dk_sampling_start", fds);
+        burn(5, NULL, NULL);
+        sweep_check(dk_sampling_stop(sweep_p), "dk_sampling_stop", fds);
+        sweep_check(dk_sampling_drain(sweep_p, ignore_sample, NULL), "dk_sampling_drain", fds);
+        dk_sampling_close(sweep_p);
+        sweep_p = NULL;
+    }
+    dk_sampler_close(sweep_s);
+    if (open_fds() != fds || maps_of_perf() != 0)
+        return 4;
+    return 0;
+}
+
+/* Runs this binary with the malloc-failure shim; returns the exit status and
+ * the shim's counts. */
+static int run_with_shim(const char *shim, const char *mode, unsigned long fail_at,
+                         unsigned long *allocations, unsigned long *failed)
+{
+    char count[64], at[32], exe[4096];
+    snprintf(count, sizeof count, "/tmp/dkt-sampling-malloc.%d", (int)getpid());
+    unlink(count);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(n > 0);
+    exe[n] = '\0';
+    snprintf(at, sizeof at, "%lu", fail_at);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, 2);
+        setenv("LD_PRELOAD", shim, 1);
+        setenv("DKPERF_MALLOC_FAIL_AT", at, 1);
+        setenv("DKPERF_MALLOC_COUNT", count, 1);
+        unsetenv("DKPERF_MALLOC_FAIL_OWNER");
+        execl(exe, exe, "--sweep-once", mode, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    *allocations = *failed = 0;
+    FILE *f = fopen(count, "r");
+    if (f != NULL) {
+        char line[128];
+        while (fgets(line, sizeof line, f) != NULL)
+            if (sscanf(line, "allocations %lu failed %lu", allocations, failed) == 2)
+                break;
+        fclose(f);
+    }
+    unlink(count);
+    if (WIFSIGNALED(status))
+        DKT_FAIL("with allocation %lu failing, the run died of signal %d", fail_at,
+                 WTERMSIG(status));
+    return WEXITSTATUS(status);
+}
+
+/* Every allocation of the sampling part made to fail in turn: a clear error,
+ * nothing left behind, never a crash. */
+TEST_CASE(malloc_failures_leave_nothing_behind)
+{
+    const char *shim = getenv("DKPERF_MALLOC_SHIM");
+    if (shim == NULL || *shim == '\0')
+        SKIP("no malloc-failure shim in this build (sanitizer runtimes own malloc)");
+    unsigned long before, total, failed;
+    CHECK_INT(run_with_shim(shim, "sampler", 0, &before, &failed), ==, 0);
+    CHECK_INT(run_with_shim(shim, "all", 0, &total, &failed), ==, 0);
+    CHECK_U64(total, >, before);
+    fprintf(stderr, "allocations: %lu to open the sampler, %lu in all\n", before, total);
+    size_t clean = 0;
+    for (unsigned long at = before > 3 ? before - 3 : 1; at <= total; at++) {
+        unsigned long count, hit;
+        int rc = run_with_shim(shim, "all", at, &count, &hit);
+        if (rc != 0 && rc != 1)
+            DKT_FAIL("with allocation %lu failing, the run exited %d (3: no detail, 4: "
+                     "descriptors or rings left)",
+                     at, rc);
+        clean += rc == 1;
+    }
+    fprintf(stderr, "%zu runs failed cleanly\n", clean);
+    CHECK_INT(clean, >, 0);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--sweep-once") == 0)
+        return sweep_once(strcmp(argv[2], "sampler") == 0);
     /* A child for map_records_name_the_binary_and_libc. */
     if (argc == 3 && strcmp(argv[1], "--burn") == 0) {
         burn(atof(argv[2]), NULL, NULL);
