@@ -426,7 +426,8 @@ typedef struct dk_sampling_event {
                          or "timer" for a time-based sample where the backend has one */
     uint64_t period;  /* sample every period events; 0: use freq */
     uint64_t freq;    /* samples per second when period is 0 (the kernel or the
-                         library adjusts the period); both 0: the backend default */
+                         library adjusts the period); both 0: the backend default
+                         (perf_event: 4000 a second, as perf record) */
 } dk_sampling_event;
 
 /* dk_sampling_options.record: what each sample holds (DK_SAMPLE_*). */

@@ -158,13 +158,27 @@ static size_t event_of(const ps_state *st, uint64_t id)
     return SIZE_MAX;
 }
 
-/* The data size of a ring for buffer_bytes: whole pages, a power of two of
- * them, as the kernel requires. */
-static size_t ring_bytes(size_t asked, size_t page)
+static unsigned read_uint_file(const char *path, unsigned fallback);
+
+/* The data size of each of nrings rings for buffer_bytes: whole pages, a
+ * power of two of them, as the kernel requires. By default
+ * DEFAULT_RING_BYTES, or for an unprivileged caller less, so that the rings
+ * fit in kernel.perf_event_mlock_kb together (beyond it they count against
+ * RLIMIT_MEMLOCK, often small). */
+static size_t ring_bytes(size_t asked, size_t page, size_t nrings)
 {
     size_t want = asked == 0 ? DEFAULT_RING_BYTES : asked;
     if (want > MAX_RING_BYTES)
         want = MAX_RING_BYTES;
+    if (asked == 0 && geteuid() != 0) {
+        size_t budget = (size_t)read_uint_file("/proc/sys/kernel/perf_event_mlock_kb", 516) * 1024;
+        size_t each = budget / (nrings > 0 ? nrings : 1);
+        size_t fit = page;
+        while (fit * 2 + page <= each)
+            fit *= 2;
+        if (fit < want)
+            want = fit;
+    }
     size_t size = page;
     while (size < want)
         size *= 2;
@@ -208,8 +222,8 @@ static int list_threads(int pid, int **out, size_t *n)
     *n = 0;
     DIR *d = opendir(path);
     if (d == NULL)
-        return dk__fail_os(errno == ENOENT ? DK_EOS : DK_EOS, errno,
-                           "dk_sampling_open: there is no process %d (%s)", pid, path);
+        return dk__fail_os(DK_EOS, errno, "dk_sampling_open: there is no process %d (%s)", pid,
+                           path);
     int *tids = NULL;
     size_t cap = 0, count = 0;
     struct dirent *e;
@@ -354,7 +368,6 @@ int dk__pe_sampling_open(dk_sampling *p)
 
     long page_l = sysconf(_SC_PAGESIZE);
     size_t page = page_l > 0 ? (size_t)page_l : 4096;
-    size_t data_bytes = ring_bytes(o->buffer_bytes, page);
 
     /* Where: CPUs (or -1) and threads (or -1). */
     int *cpus = NULL, *tids = NULL;
@@ -407,6 +420,7 @@ int dk__pe_sampling_open(dk_sampling *p)
     st->sample_type = sample_type;
     st->max_stack = max_stack;
     size_t nrings_max = cpus[0] >= 0 ? ncpus : ntids;
+    size_t data_bytes = ring_bytes(o->buffer_bytes, page, nrings_max);
     st->rings = calloc(nrings_max, sizeof *st->rings);
     st->polls = calloc(nrings_max, sizeof *st->polls);
     st->scratch = malloc(RECORD_MAX);
@@ -857,6 +871,13 @@ static uint64_t load_head(const ps_ring *r)
     return __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
 }
 
+/* Relaxed: only drains write it, under the drain lock, and a waiter only
+ * compares it. */
+static uint64_t load_tail(const ps_ring *r)
+{
+    return __atomic_load_n(&r->page->data_tail, __ATOMIC_RELAXED);
+}
+
 static void store_tail(ps_ring *r, uint64_t tail)
 {
     __atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
@@ -869,7 +890,7 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
     for (size_t r = 0; r < st->nrings; r++) {
         ps_ring *ring = &st->rings[r];
         ring->head = load_head(ring);
-        ring->pos = ring->page->data_tail; /* ours: written only here */
+        ring->pos = load_tail(ring); /* ours: written only here */
     }
     uint64_t values[DK_MAX_EVENTS];
     long delivered = 0;
@@ -881,23 +902,22 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
         uint64_t best_t = 0;
         for (size_t r = 0; r < st->nrings; r++) {
             ps_ring *ring = &st->rings[r];
-            while (ring->pos < ring->head) {
-                struct perf_event_header h;
-                ring_copy(ring, ring->pos, &h, sizeof h);
-                if (h.size < sizeof h || h.size > ring->head - ring->pos || (h.size & 7) != 0) {
-                    /* Not a record: give the rest of this ring up rather
-                     * than read garbage (never seen from a working kernel). */
-                    ring->pos = ring->head;
-                    store_tail(ring, ring->pos);
-                    break;
-                }
-                uint64_t t = peek_time(st, ring, &h);
-                if (best == NULL || t < best_t) {
-                    best = ring;
-                    best_h = h;
-                    best_t = t;
-                }
-                break;
+            if (ring->pos >= ring->head)
+                continue;
+            struct perf_event_header h;
+            ring_copy(ring, ring->pos, &h, sizeof h);
+            if (h.size < sizeof h || h.size > ring->head - ring->pos || (h.size & 7) != 0) {
+                /* Not a record: give the rest of this ring up rather than
+                 * read garbage (never seen from a working kernel). */
+                ring->pos = ring->head;
+                store_tail(ring, ring->pos);
+                continue;
+            }
+            uint64_t t = peek_time(st, ring, &h);
+            if (best == NULL || t < best_t) {
+                best = ring;
+                best_h = h;
+                best_t = t;
             }
         }
         if (best == NULL)
@@ -929,7 +949,7 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
 static bool any_ready(ps_state *st)
 {
     for (size_t r = 0; r < st->nrings; r++)
-        if (load_head(&st->rings[r]) != st->rings[r].page->data_tail)
+        if (load_head(&st->rings[r]) != load_tail(&st->rings[r]))
             return true;
     return false;
 }
