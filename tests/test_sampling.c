@@ -794,6 +794,52 @@ TEST_CASE(map_records_name_the_binary_and_libc)
     dk_sampler_close(s);
 }
 
+/* A target that runs already: the images it has mapped come first, read
+ * from /proc at the first start (the kernel reports only later mmaps). */
+static uint64_t busy_map_start, busy_map_len;
+
+static int find_busy_map(void *ctx, const dk_sample *x)
+{
+    if (x->kind == DK_SAMPLE_KIND_MAP &&
+        in_range((uint64_t)(uintptr_t)__start_dkt_busy, (const char *)(uintptr_t)x->map_start,
+                 (const char *)(uintptr_t)(x->map_start + x->map_len))) {
+        busy_map_start = x->map_start;
+        busy_map_len = x->map_len;
+    }
+    return collect(ctx, x);
+}
+
+TEST_CASE(maps_of_a_running_target_come_first)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    dk_sampling *p = open_one(s, "cpu-clock", 1000000, 0, &o);
+    seen w = {0};
+    w.n_events = 1;
+    w.pid = getpid();
+    drain_into(p, &w);
+    CHECK_INT(w.maps, ==, 0); /* nothing before the start */
+    CHECK_OK(dk_sampling_start(p));
+    burn(20, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    CHECK(dk_sampling_drain(p, find_busy_map, &w) > 0);
+    fprintf(stderr, "%zu maps, %zu samples\n", w.maps, w.samples);
+    CHECK(w.map_self);
+    CHECK(w.map_libc);
+    CHECK_U64(busy_map_len, >, 0); /* the map holding busy_chunk is one of them */
+    CHECK_INT(w.samples, >=, 10);
+    /* Once: a second start and drain bring samples, not the maps again. */
+    size_t maps = w.maps;
+    CHECK_OK(dk_sampling_start(p));
+    burn(10, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    drain_into(p, &w);
+    CHECK_INT(w.maps, ==, maps);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 /* This process: its threads as they are at open. */
 TEST_CASE(process_scope_of_this_process)
 {
