@@ -507,6 +507,15 @@ TEST_CASE(task_clock_samples_the_thread)
     dk_sampler_close(s);
 }
 
+/* One write per page; not instrumented, so that AddressSanitizer's shadow
+ * pages fault no more than the pages themselves. */
+__attribute__((noinline, no_sanitize_address)) static void touch(volatile char *mem, size_t pages,
+                                                                 size_t page)
+{
+    for (size_t i = 0; i < pages; i++)
+        mem[i * page] = 1;
+}
+
 /* page-faults every fault over N fresh pages: at least N samples, and not
  * many more (what else faults meanwhile is small). */
 TEST_CASE(page_faults_sample_each_touched_page)
@@ -523,8 +532,7 @@ TEST_CASE(page_faults_sample_each_touched_page)
     CHECK(mem != MAP_FAILED);
     (void)madvise((void *)mem, pages * (size_t)page, MADV_NOHUGEPAGE); /* a fault per page */
     CHECK_OK(dk_sampling_start(p));
-    for (size_t i = 0; i < pages; i++)
-        mem[i * (size_t)page] = 1;
+    touch(mem, pages, (size_t)page);
     CHECK_OK(dk_sampling_stop(p));
     munmap((void *)mem, pages * (size_t)page);
     seen w = {0};
@@ -639,8 +647,13 @@ TEST_CASE(wrapping_ring_drained_often_loses_nothing)
     fprintf(stderr, "%zu samples + %" PRIu64 " lost for %.0f expected (%" PRIu64
                     " throttled)\n",
             w.samples, st.lost, expected, st.throttled);
-    CHECK_U64(st.lost, ==, 0);
-    CHECK(w.samples >= expected * 0.85 && w.samples <= expected * 1.15 + 2);
+    /* Every sample is accounted for, delivered or lost... */
+    CHECK((double)(w.samples + st.lost) >= expected * 0.85 &&
+          (double)(w.samples + st.lost) <= expected * 1.15 + 2);
+    /* ...and none is lost, the chunks between drains being short (not
+     * under valgrind, whose translation makes them 20 times longer). */
+    if (!under_valgrind())
+        CHECK_U64(st.lost, ==, 0);
     /* Each sample is at least 48 bytes: the ring went round many times. */
     CHECK(w.samples * 48 > 20 * o.buffer_bytes);
     CHECK_INT(w.wrong_tid, ==, 0);
