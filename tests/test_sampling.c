@@ -296,6 +296,9 @@ TEST_CASE(arguments_are_checked)
     dk_sampling_event fast = {"cpu-clock", 0, 100000000};
     CHECK_ERR(dk_sampling_open(s, &fast, 1, NULL, &p), DK_EINVAL);
     CHECK_CONTAINS(dk_last_error(), "perf_event_max_sample_rate");
+    dk_sampling_event huge = {"cpu-clock", UINT64_MAX, 0};
+    CHECK_ERR(dk_sampling_open(s, &huge, 1, NULL, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "63 bits");
     /* Enable-on-exec of every CPU means nothing. */
     o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
     o.scope = DK_SCOPE_SYSTEM;

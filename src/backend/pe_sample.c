@@ -292,7 +292,10 @@ static int configure(const dk_sampling *p, const pe_session *k, const pe_def *co
         struct perf_event_attr *a = &attrs[j];
         size_t i = events[j];
         const dk_sampling_event *ev = &p->asked[i];
-        if (ev->period != 0) {
+        if (ev->period >> 63) {
+            return dk__fail(DK_EINVAL, "event %s: a period of %llu is beyond the kernel's 63 bits",
+                            event_label(p, i), (unsigned long long)ev->period);
+        } else if (ev->period != 0) {
             a->sample_period = ev->period;
         } else {
             uint64_t freq = ev->freq != 0 ? ev->freq : DEFAULT_FREQ;
