@@ -1022,7 +1022,7 @@ TEST_CASE(unprivileged_user_samples_its_own_threads)
 /* Sample event every P over a loop of exactly N instructions. Returns the
  * samples, and those in the loop in *in_loop. */
 static size_t exact_samples(const char *event, uint64_t period, uint64_t iterations,
-                            size_t *in_loop)
+                            size_t *in_loop, dk_sampling_stats *stats)
 {
     int why = 0;
     if (!dkt_have_hw_pmu(&why))
@@ -1070,6 +1070,7 @@ static size_t exact_samples(const char *event, uint64_t period, uint64_t iterati
     dk_sampling_close(p);
     dk_sampler_close(s);
     *in_loop = w.in_loop;
+    *stats = st;
     return w.samples;
 }
 
@@ -1080,7 +1081,9 @@ TEST_CASE(exact_pmu_cycles_every_period)
 {
     const uint64_t period = 100000, iterations = 10000000; /* 2 instructions each */
     size_t in_loop = 0;
-    size_t n = exact_samples("cycles:u", period, iterations, &in_loop);
+    dk_sampling_stats st;
+    size_t n = exact_samples("cycles:u", period, iterations, &in_loop, &st);
+    CHECK_U64(st.throttled, ==, 0);
     double expected = 2.0 * (double)iterations / (double)period;
     CHECK(n >= expected * 0.99 && n <= expected * 1.01);
     CHECK(in_loop * 100 >= n * 99);
@@ -1092,7 +1095,8 @@ TEST_CASE(exact_pmu_instructions_every_period)
 {
     const uint64_t period = 100000, iterations = 10000000;
     size_t in_loop = 0;
-    size_t n = exact_samples("instructions:u", period, iterations, &in_loop);
+    dk_sampling_stats st;
+    size_t n = exact_samples("instructions:u", period, iterations, &in_loop, &st);
     double expected = 2.0 * (double)iterations / (double)period;
     if (n < expected / 2)
         SKIP("%zu samples of %.0f: QEMU 7.2 raises the overflow interrupt of an event counter "
@@ -1103,6 +1107,20 @@ TEST_CASE(exact_pmu_instructions_every_period)
              n, expected);
     CHECK(n >= expected * 0.99 && n <= expected * 1.01);
     CHECK(in_loop * 100 >= n * 99);
+}
+
+/* Samples faster than the kernel allows (perf_event_max_sample_rate per
+ * second, counted per timer tick): it throttles the event, says so in a
+ * THROTTLE record, and lets it go again (UNTHROTTLE) at a later tick. */
+TEST_CASE(exact_pmu_throttling_is_counted)
+{
+    const uint64_t period = 1000, iterations = 10000000; /* 20000 samples in 20 ms */
+    size_t in_loop = 0;
+    dk_sampling_stats st;
+    size_t n = exact_samples("cycles:u", period, iterations, &in_loop, &st);
+    CHECK_U64(st.throttled, >, 0);
+    CHECK_U64(st.unthrottled, >, 0);
+    CHECK(n > 0 && n < 2 * iterations / period);
 }
 
 /* ---- failures in the middle --------------------------------------------- */
