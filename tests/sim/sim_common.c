@@ -163,7 +163,7 @@ static bool env_flag(const char *name, bool dflt)
 #define SIM__NAME(name) #name,
 static const char *const known_functions[] = {
     DK_KPERF_SYMBOLS(SIM__NAME) DK_KPERFDATA_SYMBOLS(SIM__NAME) "thread_selfcounts",
-    "proc_pid_rusage",
+    "proc_pid_rusage", "sysctl", "proc_pidinfo",
 };
 #undef SIM__NAME
 
