@@ -172,8 +172,11 @@ static void open_source(source *s)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         int tid = atoi(e->d_name);
-        if (tid > 0 && open_one(s, &a, tid, -1) != 0 && errno != ESRCH)
-            say_open_failed("a thread of the filtered process", errno);
+        /* An inherited per-thread event can be mapped only per CPU
+         * (perf_mmap refuses cpu -1 with inherit), as perf record does. */
+        for (int cpu = 0; tid > 0 && cpu < cpu_count; cpu++)
+            if (open_one(s, &a, tid, cpu) != 0 && errno != ESRCH)
+                say_open_failed("a thread of the filtered process", errno);
     }
     closedir(d);
 }
