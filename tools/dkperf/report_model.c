@@ -160,7 +160,12 @@ static int64_t resolve(builder *b, int32_t pid, uint64_t addr, bool leaf)
         if (add_note(b, line) != 0)
             return -1;
     }
-    snprintf(name, sizeof name, "[%s+0x%" PRIx64 "]", dso, off);
+    /* "[libfoo.so+0x1234]"; a pseudo image keeps its own brackets: "[vdso+0xbe1]". */
+    size_t dn = strlen(dso);
+    if (dn >= 2 && dso[0] == '[' && dso[dn - 1] == ']')
+        snprintf(name, sizeof name, "[%.*s+0x%" PRIx64 "]", (int)(dn - 2), dso + 1, off);
+    else
+        snprintf(name, sizeof name, "[%s+0x%" PRIx64 "]", dso, off);
     return frame_id(b, name, dso);
 }
 
