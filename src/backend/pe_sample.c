@@ -473,6 +473,13 @@ int dk__pe_sampling_open(dk_sampling *p)
                                              "or below (it is %d): run as root or "
                                              "sysctl kernel.perf_event_paranoid=0",
                                              k->paranoid);
+                        else if (e == EINVAL && a.inherit && (a.sample_type & PERF_SAMPLE_READ))
+                            rc = dk__fail_os(DK_ENOTSUP, e,
+                                             "event %s: the values of every event in each "
+                                             "sample (DK_SAMPLE_READ) of inherited events "
+                                             "(DK_SAMPLING_INHERIT) need Linux 6.12 or later; "
+                                             "this kernel refused them: drop one of the two",
+                                             where.event);
                         else if (rc == DK_EUNAVAILABLE && e == EINVAL && a.freq)
                             rc = dk__fail_os(DK_EUNAVAILABLE, e,
                                              "the kernel refused to sample event %s at %llu "
