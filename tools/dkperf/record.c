@@ -8,6 +8,7 @@
  * the command, and dkperf ends the file, gives the sampling back and exits
  * as the command did.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -139,12 +140,75 @@ static void synthesize_maps(recorder *r, int pid)
     }
     fclose(f);
 }
+
+/* The name of a process running before the sampling began. */
+static void synthesize_comm(recorder *r, int pid)
+{
+    char path[64], comm[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return;
+    if (fgets(comm, sizeof comm, f) != NULL) {
+        comm[strcspn(comm, "\n")] = '\0';
+        int rc = dkrec_write_comm(r->w, (int32_t)pid, (uint64_t)pid, comm);
+        if (rc != 0 && r->error == 0)
+            r->error = rc;
+    }
+    fclose(f);
+}
+
+/* The name and maps of every process running now, for -a: the kernel
+ * reports only what starts or maps afterwards. */
+static void synthesize_all(recorder *r)
+{
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0 || pid > 0x7fffffffL)
+            continue;
+        synthesize_comm(r, (int)pid);
+        synthesize_maps(r, (int)pid);
+    }
+    closedir(d);
+}
+
+/* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
+static bool process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return true;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
 #else
 static void synthesize_maps(recorder *r, int pid)
 {
     (void)r;
     (void)pid;
 }
+
+static void synthesize_comm(recorder *r, int pid)
+{
+    (void)r;
+    (void)pid;
+}
+
+static void synthesize_all(recorder *r) { (void)r; }
+
+static bool process_gone(long pid) { return kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
 #endif
 
 static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
@@ -208,7 +272,7 @@ static bool target_done(const record_options *o, const spawn_child *c)
         return waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0;
     }
     if (o->pid)
-        return kill((pid_t)o->pid, 0) != 0 && errno == ESRCH;
+        return process_gone(o->pid);
     return false;
 }
 
@@ -311,8 +375,11 @@ int cmd_record(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i), evs[i].period,
                           evs[i].freq);
-    if (o.pid)
+    if (o.pid) {
+        synthesize_comm(&r, (int)o.pid);
         synthesize_maps(&r, (int)o.pid);
+    } else if (o.all_cpus)
+        synthesize_all(&r);
     if (so.scope != DK_SCOPE_PROCESS || o.pid) {
         rc = dk_sampling_start(smp);
         if (rc != 0) {
