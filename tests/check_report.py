@@ -260,7 +260,24 @@ def case_errors():
     check(p.returncode == 2, "--folded with --stdio is refused")
 
 
-cases = {"stdio": case_stdio, "folded": case_folded, "speedscope": case_speedscope,
+def case_macho():
+    image = os.environ.get("DK_MACHO_IMAGE")
+    if not image:
+        print("skipped: no Mach-O reader in this build")
+        sys.exit(77)
+    data = os.path.join(work, "macho.data")
+    subprocess.run([fixture, data, "--macho", image], check=True)
+    p = run("report", "-i", data, "--folded")
+    got = sorted(p.stdout.splitlines())
+    base = os.path.basename(image)
+    want = sorted(["fixture;fixture_alpha;fixture_beta 10",
+                   f"fixture;[{base}+0x347];[{base}+0x368] 3"])
+    check(got == want, f"Mach-O symbols from the image, by its UUID: {got}, expected {want}")
+    out = run("report", "-i", data).stdout
+    check(re.search(r"no symbols: .*UUID", out), "the wrong UUID is reported:\n" + out)
+
+
+cases = {"macho": case_macho, "stdio": case_stdio, "folded": case_folded, "speedscope": case_speedscope,
          "html": case_html, "errors": case_errors}
 for name, fn in cases.items():
     if only is None or only == name:

@@ -13,7 +13,12 @@
  * and, in a second map of this program recorded with a wrong build-id,
  * addresses that must stay image + offset.
  *
- * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end]
+ * With --macho FILE it writes instead samples in the Mach-O image FILE
+ * (tests/fixtures/macho/thin-arm64), mapped at 0x200000000 with its UUID:
+ * 10 in fixture_beta called from fixture_alpha, and 3 more in a second map
+ * of the same file recorded with a wrong UUID.
+ *
+ * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--macho FILE]
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -67,6 +72,7 @@ int main(int argc, char **argv)
     }
     int rounds = 10;
     int two = 0, no_end = 0;
+    const char *macho = NULL;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
@@ -74,6 +80,8 @@ int main(int argc, char **argv)
             two = 1;
         else if (strcmp(argv[i], "--no-end") == 0)
             no_end = 1;
+        else if (strcmp(argv[i], "--macho") == 0 && i + 1 < argc)
+            macho = argv[++i];
     }
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
@@ -90,6 +98,30 @@ int main(int argc, char **argv)
     if (two)
         dkrec_write_event(w, 1, "page-faults", 1, 0);
     dkrec_write_comm(w, (int32_t)getpid(), (uint64_t)getpid(), "fixture");
+
+    if (macho != NULL) {
+        uint8_t id[DKREC_ID_MAX];
+        unsigned kind;
+        size_t n = imageid_read(macho, &kind, id, sizeof id);
+        if (n != 16 || kind != DKREC_ID_MACHO_UUID)
+            die("reading the Mach-O UUID (is the Mach-O reader built in?)", (int)n);
+        int32_t pid = (int32_t)getpid();
+        dkrec_write_map(w, pid, 0x200000000ull, 0x10000, 0, macho, kind, id, n);
+        uint8_t wrong[16] = {0};
+        dkrec_write_map(w, pid, 0x300000000ull, 0x10000, 0, macho, kind, wrong, sizeof wrong);
+        /* __TEXT at 0x100000000: fixture_alpha at +0x340, fixture_beta at +0x360. */
+        uint64_t good[2] = {0x200000000ull + 0x368, 0x200000000ull + 0x348};
+        uint64_t bad[2] = {0x300000000ull + 0x368, 0x300000000ull + 0x348};
+        uint64_t t = 1000;
+        for (int i = 0; i < 10; i++)
+            sample(w, 0, t += 1000, 0, good, 2);
+        for (int i = 0; i < 3; i++)
+            sample(w, 0, t += 1000, 0, bad, 2);
+        if ((rc = dkrec_finish(w)) != 0)
+            die("dkrec_finish", rc);
+        dkrec_writer_free(w);
+        return close(fd) == 0 ? 0 : 1;
+    }
 
     /* This process's executable maps, with their identities. */
     FILE *maps = fopen("/proc/self/maps", "r");
