@@ -113,7 +113,7 @@ typedef struct pe_pgroup {
 /* The online CPUs, from CPU_ONLINE ("0-3,6"); without that file, the first
  * sysconf(_SC_NPROCESSORS_ONLN). Returns 0 or DK_EINVAL for a file that
  * cannot be read as a CPU list. */
-static int online_cpus(int *cpus, size_t max, size_t *n)
+int dk__pe_online_cpus(int *cpus, size_t max, size_t *n)
 {
     char text[4096];
     *n = 0;
@@ -169,7 +169,7 @@ int dk__pe_group_open(dk_group *g)
         return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
     size_t ncpus = 1;
     if (system) {
-        int rc = online_cpus(cpus, MAX_CPUS, &ncpus);
+        int rc = dk__pe_online_cpus(cpus, MAX_CPUS, &ncpus);
         if (rc != 0) {
             free(cpus);
             return rc;

@@ -9,6 +9,7 @@
  *   pe_sysfs.c    sysfs and procfs: reading files, core PMUs, the CPU
  *   pe_group.c    groups: a process and what it starts, or every CPU
  *   pe_probe.c    what the core PMU offers: counters per group, user reads
+ *   pe_sample.c   sampling: events with ring buffers, their records decoded
  *
  * Not installed; Linux only.
  */
@@ -162,5 +163,19 @@ int dk__pe_group_start(dk_group *g);
 int dk__pe_group_stop(dk_group *g);
 int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 void dk__pe_group_close(dk_group *g);
+
+/* The online CPUs (/sys/devices/system/cpu/online, else sysconf), at most
+ * max of them. Returns 0, DK_EINVAL (unreadable list) or DK_EOS. */
+int dk__pe_online_cpus(int *cpus, size_t max, size_t *n);
+
+/* ---- pe_sample.c ------------------------------------------------------- */
+
+/* dk_sampling: sampling events with ring buffers. */
+int dk__pe_sampling_open(dk_sampling *p);
+int dk__pe_sampling_start(dk_sampling *p);
+int dk__pe_sampling_stop(dk_sampling *p);
+int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
+int dk__pe_sampling_wait(dk_sampling *p, int timeout_ms);
+void dk__pe_sampling_close(dk_sampling *p);
 
 #endif /* DKPERF_BACKEND_PE_INTERNAL_H */

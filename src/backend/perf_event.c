@@ -629,5 +629,11 @@ const dk__backend dk__backend_perf_event = {
     .group_close = dk__pe_group_close,
     .uses_framework_root = false,
     .event_name = pe_event_name,
+    .sampling_open = dk__pe_sampling_open,
+    .sampling_start = dk__pe_sampling_start,
+    .sampling_stop = dk__pe_sampling_stop,
+    .sampling_drain = dk__pe_sampling_drain,
+    .sampling_wait = dk__pe_sampling_wait,
+    .sampling_close = dk__pe_sampling_close,
 };
 

@@ -1,0 +1,997 @@
+/*
+ * pe_sample.c - dk_sampling on perf_event: sampling events whose records
+ * the kernel writes into mmap'd ring buffers, decoded and drained without
+ * ever blocking the target (a full ring makes the kernel drop samples and
+ * say how many in a PERF_RECORD_LOST, which stats.lost adds up).
+ *
+ * Where the events are opened (a "site" is one thread or CPU):
+ *   THREAD    the thread (cpu -1), one ring.
+ *   PROCESS   every thread /proc/<pid>/task lists at open (cpu -1), a ring
+ *             each. Threads created later are sampled only with INHERIT.
+ *   INHERIT   the kernel refuses mmap on an inherited per-task event with
+ *             cpu -1 (perf_mmap(): all children would write to one ring),
+ *             so, as perf record does, each thread gets one event per
+ *             online CPU, and the events of every thread on a CPU write
+ *             into that CPU's ring (PERF_EVENT_IOC_SET_OUTPUT): a ring per
+ *             CPU, all of them drained.
+ *   SYSTEM    pid -1 on every online CPU, a ring per CPU.
+ * At each site the events form one group per core PMU (one group on all
+ * but hybrid CPUs), the first event leading, so that PERF_SAMPLE_READ
+ * gives the values of every event of the group in each sample. The first
+ * leader of a site also asks for MMAP2, COMM and task (FORK/EXIT) records.
+ *
+ * Period and frequency: attr.sample_period, or attr.freq with sample_freq
+ * (the kernel adjusts the period to reach it). Both 0: 4000 samples a
+ * second for every event, perf record's default.
+ *
+ * Times are CLOCK_MONOTONIC (use_clockid), comparable with clock_gettime.
+ * Records always carry PERF_SAMPLE_IDENTIFIER (which event) and TIME
+ * (drains merge the rings oldest first); the other fields as asked.
+ * Call chains are user-mode only (exclude_callchain_kernel): dk_sample
+ * holds the user chain, and the kernel's part would only cost ring space.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/pe_internal.h"
+
+#define DEFAULT_FREQ 4000
+#define DEFAULT_RING_BYTES ((size_t)256 * 1024)
+#define MAX_RING_BYTES ((size_t)1 << 30)
+#define MAX_CPUS 8192
+#define RECORD_MAX 65536 /* perf_event_header.size is 16 bits */
+#define MAX_STACK_FILE "/proc/sys/kernel/perf_event_max_stack"
+#define MAX_RATE_FILE "/proc/sys/kernel/perf_event_max_sample_rate"
+
+typedef struct ps_fd {
+    int fd;
+    bool leader;
+} ps_fd;
+
+typedef struct ps_id {
+    uint64_t id;
+    size_t event;
+} ps_id;
+
+typedef struct ps_ring {
+    struct perf_event_mmap_page *page;
+    size_t map_bytes;
+    const unsigned char *data;
+    uint64_t size; /* data bytes, a power of two */
+    uint64_t head; /* data_head when the drain began */
+    uint64_t pos;  /* the next record */
+    int fd;
+} ps_ring;
+
+typedef struct ps_state {
+    ps_fd *fds;
+    size_t nfds, fds_cap;
+    ps_id *ids;
+    size_t nids, ids_cap;
+    ps_ring *rings;
+    size_t nrings;
+    struct pollfd *polls;   /* one per ring, for wait */
+    unsigned char *scratch; /* a record that wraps the ring, copied whole */
+    uint64_t *frames;       /* the user chain of the sample delivered */
+    uint64_t sample_type;
+    unsigned max_stack;     /* what the kernel was asked for */
+    bool exec_pending;      /* the kernel enables at exec: the first start is a no-op */
+    pthread_mutex_t drain_lock;
+    pthread_mutex_t wait_lock;
+} ps_state;
+
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const char *event_label(const dk_sampling *p, size_t i)
+{
+    const char *name = dk_sampling_event_name(p, i);
+    return name != NULL ? name : "?";
+}
+
+static int add_fd(ps_state *st, int fd, bool leader)
+{
+    if (st->nfds == st->fds_cap) {
+        size_t cap = st->fds_cap ? st->fds_cap * 2 : 16;
+        ps_fd *grown = realloc(st->fds, cap * sizeof *grown);
+        if (grown == NULL)
+            return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        st->fds = grown;
+        st->fds_cap = cap;
+    }
+    st->fds[st->nfds].fd = fd;
+    st->fds[st->nfds].leader = leader;
+    st->nfds++;
+    return 0;
+}
+
+static int add_id(ps_state *st, int fd, size_t event, const char *label)
+{
+    uint64_t id;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+        return dk__fail_os(DK_EOS, errno, "PERF_EVENT_IOC_ID for event %s failed", label);
+    if (st->nids == st->ids_cap) {
+        size_t cap = st->ids_cap ? st->ids_cap * 2 : 16;
+        ps_id *grown = realloc(st->ids, cap * sizeof *grown);
+        if (grown == NULL)
+            return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        st->ids = grown;
+        st->ids_cap = cap;
+    }
+    st->ids[st->nids].id = id;
+    st->ids[st->nids].event = event;
+    st->nids++;
+    return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = ((const ps_id *)a)->id, y = ((const ps_id *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The event a kernel id belongs to (inherited copies report their
+ * parent's id); SIZE_MAX when unknown. */
+static size_t event_of(const ps_state *st, uint64_t id)
+{
+    size_t lo = 0, hi = st->nids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->ids[mid].id == id)
+            return st->ids[mid].event;
+        if (st->ids[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return SIZE_MAX;
+}
+
+/* The data size of a ring for buffer_bytes: whole pages, a power of two of
+ * them, as the kernel requires. */
+static size_t ring_bytes(size_t asked, size_t page)
+{
+    size_t want = asked == 0 ? DEFAULT_RING_BYTES : asked;
+    if (want > MAX_RING_BYTES)
+        want = MAX_RING_BYTES;
+    size_t size = page;
+    while (size < want)
+        size *= 2;
+    return size;
+}
+
+static int map_ring(ps_state *st, const pe_session *k, int fd, size_t data_bytes, size_t page,
+                    const char *where)
+{
+    size_t bytes = page + data_bytes;
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        int e = errno;
+        char kb[32];
+        if (dk__pe_read_text("/proc/sys/kernel/perf_event_mlock_kb", kb, sizeof kb) != 0)
+            snprintf(kb, sizeof kb, "?");
+        if (e == EPERM || e == ENOMEM)
+            return dk__fail_os(e == EPERM ? DK_EPERM : DK_ENOMEM, e,
+                               "mapping the %zu-byte sample ring buffer of %s failed: rings "
+                               "beyond kernel.perf_event_mlock_kb (%s KiB per user) count "
+                               "against RLIMIT_MEMLOCK; give a smaller buffer_bytes, raise "
+                               "the limits, or use CAP_IPC_LOCK (perf_event_paranoid %d)",
+                               data_bytes, where, kb, k->paranoid);
+        return dk__fail_os(DK_EOS, e, "mapping the sample ring buffer of %s failed", where);
+    }
+    ps_ring *r = &st->rings[st->nrings++];
+    r->page = m;
+    r->map_bytes = bytes;
+    r->data = (const unsigned char *)m + page;
+    r->size = data_bytes;
+    r->fd = fd;
+    return 0;
+}
+
+/* The threads of pid, from /proc/<pid>/task. */
+static int list_threads(int pid, int **out, size_t *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return dk__fail_os(errno == ENOENT ? DK_EOS : DK_EOS, errno,
+                           "dk_sampling_open: there is no process %d (%s)", pid, path);
+    int *tids = NULL;
+    size_t cap = 0, count = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *q = e->d_name;
+        uint64_t tid;
+        if (!dk__pe_parse_decimal(&q, INT_MAX, &tid) || *q != '\0')
+            continue;
+        if (count == cap) {
+            size_t grown_cap = cap ? cap * 2 : 8;
+            int *grown = realloc(tids, grown_cap * sizeof *grown);
+            if (grown == NULL) {
+                free(tids);
+                closedir(d);
+                return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+            }
+            tids = grown;
+            cap = grown_cap;
+        }
+        tids[count++] = (int)tid;
+    }
+    closedir(d);
+    if (count == 0) {
+        free(tids);
+        return dk__fail(DK_EOS, "dk_sampling_open: process %d has no threads left", pid);
+    }
+    *out = tids;
+    *n = count;
+    return 0;
+}
+
+static unsigned read_uint_file(const char *path, unsigned fallback)
+{
+    char text[32];
+    const char *q = text;
+    uint64_t v;
+    if (dk__pe_read_text(path, text, sizeof text) != 0 || !dk__pe_parse_decimal(&q, UINT_MAX, &v))
+        return fallback;
+    return (unsigned)v;
+}
+
+/* Fill the sampling part of every planned attr. */
+static int configure(const dk_sampling *p, const pe_session *k, const pe_def *const *defs,
+                     struct perf_event_attr *attrs, const size_t *events, size_t m,
+                     uint64_t sample_type, uint64_t read_format, unsigned max_stack,
+                     size_t data_bytes)
+{
+    const dk_sampling_options *o = &p->opts;
+    bool system = o->scope == DK_SCOPE_SYSTEM;
+    unsigned max_rate = read_uint_file(MAX_RATE_FILE, 0);
+    for (size_t j = 0; j < m; j++) {
+        struct perf_event_attr *a = &attrs[j];
+        size_t i = events[j];
+        const dk_sampling_event *ev = &p->asked[i];
+        if (ev->period != 0) {
+            a->sample_period = ev->period;
+        } else {
+            uint64_t freq = ev->freq != 0 ? ev->freq : DEFAULT_FREQ;
+            if (max_rate != 0 && freq > max_rate)
+                return dk__fail(DK_EINVAL,
+                                "event %s: %llu samples a second is above "
+                                "kernel.perf_event_max_sample_rate (%u): ask for less, give a "
+                                "period, or raise the sysctl",
+                                event_label(p, i), (unsigned long long)freq, max_rate);
+            a->freq = 1;
+            a->sample_freq = freq;
+        }
+        a->sample_type = sample_type;
+        a->read_format = read_format;
+        a->sample_id_all = 1;
+        a->use_clockid = 1;
+        a->clockid = CLOCK_MONOTONIC;
+        dk__pe_apply_exclusions(k, a, defs[i]->exclude);
+        a->exclude_callchain_kernel = 1;
+        if (sample_type & PERF_SAMPLE_CALLCHAIN)
+            a->sample_max_stack = (uint16_t)max_stack;
+        a->inherit = !system && (o->flags & DK_SAMPLING_INHERIT) != 0;
+        /* Wake a waiter when a quarter of the ring is full. */
+        a->watermark = 1;
+        a->wakeup_watermark = (uint32_t)(data_bytes / 4 > 0 ? data_bytes / 4 : 1);
+    }
+    return 0;
+}
+
+int dk__pe_sampling_open(dk_sampling *p)
+{
+    dk_sampler *s = p->sampler;
+    const pe_session *k = s->impl;
+    const dk_sampling_options *o = &p->opts;
+    bool system = o->scope == DK_SCOPE_SYSTEM;
+    bool inherit = !system && (o->flags & DK_SAMPLING_INHERIT) != 0;
+    bool on_exec = (o->flags & DK_SAMPLING_ENABLE_ON_EXEC) != 0;
+    if (system && on_exec)
+        return dk__fail(DK_EINVAL, "dk_sampling_open: DK_SAMPLING_ENABLE_ON_EXEC needs a thread "
+                                   "or process scope, not every CPU");
+
+    pe_def defs_store[DK_MAX_EVENTS];
+    const pe_def *defs[DK_MAX_EVENTS];
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->events[i] == NULL) { /* "timer": the CPU clock */
+            memset(&defs_store[i], 0, sizeof defs_store[i]);
+            defs_store[i].type = PERF_TYPE_SOFTWARE;
+            defs_store[i].config = PERF_COUNT_SW_CPU_CLOCK;
+            defs_store[i].exclude = 0;
+        } else {
+            int rc = dk__pe_def_with_mode(s, p->events[i], p->mode[i], event_label(p, i),
+                                          &defs_store[i]);
+            if (rc != 0)
+                return rc;
+        }
+        defs[i] = &defs_store[i];
+    }
+
+    uint64_t sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
+    if (o->record & DK_SAMPLE_IP)
+        sample_type |= PERF_SAMPLE_IP;
+    if (o->record & DK_SAMPLE_TID)
+        sample_type |= PERF_SAMPLE_TID;
+    if (o->record & DK_SAMPLE_CPU)
+        sample_type |= PERF_SAMPLE_CPU;
+    if (o->record & DK_SAMPLE_PERIOD)
+        sample_type |= PERF_SAMPLE_PERIOD;
+    if (o->record & DK_SAMPLE_CALLCHAIN)
+        sample_type |= PERF_SAMPLE_CALLCHAIN;
+    uint64_t read_format = 0;
+    if (o->record & DK_SAMPLE_READ) {
+        sample_type |= PERF_SAMPLE_READ;
+        read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+        /* Inherited events give their values per thread (Linux 6.12+),
+         * which needs the thread in the sample. */
+        if (inherit)
+            sample_type |= PERF_SAMPLE_TID;
+    }
+    unsigned kernel_stack = read_uint_file(MAX_STACK_FILE, 127);
+    unsigned max_stack = o->max_frames != 0 ? o->max_frames : kernel_stack;
+    if (max_stack > kernel_stack)
+        max_stack = kernel_stack; /* more is EOVERFLOW; truncated says when it bites */
+    if (max_stack > UINT16_MAX)
+        max_stack = UINT16_MAX;
+    if (max_stack == 0)
+        max_stack = 1;
+
+    long page_l = sysconf(_SC_PAGESIZE);
+    size_t page = page_l > 0 ? (size_t)page_l : 4096;
+    size_t data_bytes = ring_bytes(o->buffer_bytes, page);
+
+    /* Where: CPUs (or -1) and threads (or -1). */
+    int *cpus = NULL, *tids = NULL;
+    size_t ncpus = 1, ntids = 1;
+    ps_state *st = NULL;
+    struct perf_event_attr *attrs = NULL;
+    int rc = 0;
+    cpus = calloc(system || inherit ? MAX_CPUS : 1, sizeof *cpus);
+    if (cpus == NULL) {
+        rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        goto fail;
+    }
+    if (system || inherit) {
+        rc = dk__pe_online_cpus(cpus, MAX_CPUS, &ncpus);
+        if (rc != 0)
+            goto fail;
+    } else {
+        cpus[0] = -1;
+    }
+    if (system) {
+        tids = malloc(sizeof *tids);
+        if (tids == NULL) {
+            rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+            goto fail;
+        }
+        tids[0] = -1;
+    } else if (o->scope == DK_SCOPE_THREAD) {
+        tids = malloc(sizeof *tids);
+        if (tids == NULL) {
+            rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+            goto fail;
+        }
+        tids[0] = o->pid != 0 ? o->pid : (int)syscall(SYS_gettid);
+    } else {
+        rc = list_threads(o->pid != 0 ? o->pid : (int)getpid(), &tids, &ntids);
+        if (rc != 0)
+            goto fail;
+    }
+
+    st = calloc(1, sizeof *st);
+    attrs = calloc((size_t)DK_MAX_EVENTS * DK__PE_CORE_PMUS_MAX, sizeof *attrs);
+    if (st == NULL || attrs == NULL) {
+        free(st);
+        st = NULL;
+        rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        goto fail;
+    }
+    pthread_mutex_init(&st->drain_lock, NULL);
+    pthread_mutex_init(&st->wait_lock, NULL);
+    st->sample_type = sample_type;
+    st->max_stack = max_stack;
+    size_t nrings_max = cpus[0] >= 0 ? ncpus : ntids;
+    st->rings = calloc(nrings_max, sizeof *st->rings);
+    st->polls = calloc(nrings_max, sizeof *st->polls);
+    st->scratch = malloc(RECORD_MAX);
+    st->frames = malloc((size_t)max_stack * sizeof *st->frames);
+    if (st->rings == NULL || st->polls == NULL || st->scratch == NULL || st->frames == NULL) {
+        rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        goto fail;
+    }
+
+    size_t events[DK_MAX_EVENTS * DK__PE_CORE_PMUS_MAX], keys[DK_MAX_EVENTS * DK__PE_CORE_PMUS_MAX];
+    size_t m = dk__pe_plan(k->core_types, k->core_count, defs, p->n, attrs, events, keys);
+    rc = configure(p, k, defs, attrs, events, m, sample_type, read_format, max_stack, data_bytes);
+    if (rc != 0)
+        goto fail;
+
+    /* ring_of[c]: the ring fd of CPU c's index (per-CPU rings). */
+    int *ring_of = NULL;
+    if (cpus[0] >= 0) {
+        ring_of = malloc(ncpus * sizeof *ring_of);
+        if (ring_of == NULL) {
+            rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+            goto fail;
+        }
+        for (size_t c = 0; c < ncpus; c++)
+            ring_of[c] = -1;
+    }
+    size_t opened_threads = 0;
+    for (size_t t = 0; t < ntids && rc == 0; t++) {
+        size_t fds_before = st->nfds, ids_before = st->nids, rings_before = st->nrings;
+        bool gone = false;
+        for (size_t c = 0; c < ncpus && rc == 0 && !gone; c++) {
+            int site_ring = cpus[0] >= 0 ? ring_of[c] : -1;
+            bool tracked = false;
+            for (size_t key = 0; key < DK__PE_CORE_PMUS_MAX && rc == 0 && !gone; key++) {
+                int leader = -1;
+                for (size_t j = 0; j < m && rc == 0; j++) {
+                    if (keys[j] != key)
+                        continue;
+                    struct perf_event_attr a = attrs[j];
+                    bool lead = leader < 0;
+                    a.disabled = lead;
+                    a.enable_on_exec = lead && on_exec;
+                    if (lead && !tracked) {
+                        a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+                        tracked = true;
+                    }
+                    pe_target where = {.event = event_label(p, events[j]),
+                                       .def = defs[events[j]],
+                                       .pid = tids[t],
+                                       .cpu = cpus[c],
+                                       .sibling = !lead};
+                    int fd = dk__pe_open_fd(k, &a, &where, leader);
+                    if (fd < 0) {
+                        int e = errno;
+                        if (e == ESRCH && o->scope == DK_SCOPE_PROCESS && ntids > 1) {
+                            gone = true; /* the thread exited since it was listed */
+                            break;
+                        }
+                        rc = fd;
+                        if (system && rc == DK_EPERM)
+                            rc = dk__fail_os(DK_EPERM, e,
+                                             "sampling every CPU needs CAP_PERFMON (or "
+                                             "CAP_SYS_ADMIN) or kernel.perf_event_paranoid at 0 "
+                                             "or below (it is %d): run as root or "
+                                             "sysctl kernel.perf_event_paranoid=0",
+                                             k->paranoid);
+                        else if (e == EINVAL && a.inherit && (a.sample_type & PERF_SAMPLE_READ))
+                            rc = dk__fail_os(DK_ENOTSUP, e,
+                                             "event %s: the values of every event in each "
+                                             "sample (DK_SAMPLE_READ) of inherited events "
+                                             "(DK_SAMPLING_INHERIT) need Linux 6.12 or later; "
+                                             "this kernel refused them: drop one of the two",
+                                             where.event);
+                        else if (rc == DK_EUNAVAILABLE && e == EINVAL && a.freq)
+                            rc = dk__fail_os(DK_EUNAVAILABLE, e,
+                                             "the kernel refused to sample event %s at %llu "
+                                             "Hz: give a period instead (-c) or a lower "
+                                             "frequency",
+                                             where.event, (unsigned long long)a.sample_freq);
+                        break;
+                    }
+                    rc = add_fd(st, fd, lead);
+                    if (rc != 0) {
+                        close(fd);
+                        break;
+                    }
+                    rc = add_id(st, fd, events[j], where.event);
+                    if (rc != 0)
+                        break;
+                    if (site_ring < 0) {
+                        char what[64];
+                        if (cpus[c] >= 0)
+                            snprintf(what, sizeof what, "CPU %d", cpus[c]);
+                        else
+                            snprintf(what, sizeof what, "thread %d", tids[t]);
+                        rc = map_ring(st, k, fd, data_bytes, page, what);
+                        if (rc != 0)
+                            break;
+                        site_ring = fd;
+                        if (ring_of != NULL)
+                            ring_of[c] = fd;
+                    } else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, site_ring) != 0) {
+                        rc = dk__fail_os(DK_EOS, errno,
+                                         "directing the samples of event %s into its ring "
+                                         "buffer failed",
+                                         where.event);
+                        break;
+                    }
+                    if (lead)
+                        leader = fd;
+                }
+            }
+        }
+        if (gone) {
+            /* Undo this thread's events; rings it created are its own (cpu -1). */
+            while (st->nrings > rings_before) {
+                ps_ring *r = &st->rings[--st->nrings];
+                for (size_t c = 0; ring_of != NULL && c < ncpus; c++)
+                    if (ring_of[c] == r->fd)
+                        ring_of[c] = -1;
+                munmap(r->page, r->map_bytes);
+            }
+            while (st->nfds > fds_before)
+                close(st->fds[--st->nfds].fd);
+            st->nids = ids_before;
+            continue;
+        }
+        if (rc == 0)
+            opened_threads++;
+    }
+    free(ring_of);
+    if (rc == 0 && opened_threads == 0)
+        rc = dk__fail(DK_EOS, "dk_sampling_open: every thread of process %d exited", o->pid);
+    if (rc != 0)
+        goto fail;
+    qsort(st->ids, st->nids, sizeof *st->ids, cmp_id);
+    for (size_t r = 0; r < st->nrings; r++) {
+        st->polls[r].fd = st->rings[r].fd;
+        st->polls[r].events = POLLIN;
+    }
+    st->exec_pending = on_exec;
+    free(attrs);
+    free(cpus);
+    free(tids);
+    p->impl = st;
+    return 0;
+
+fail:
+    if (st != NULL) {
+        p->impl = st;
+        dk__pe_sampling_close(p);
+        p->impl = NULL;
+    }
+    free(attrs);
+    free(cpus);
+    free(tids);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start, stop, close                                                        */
+/* ------------------------------------------------------------------------ */
+
+static int ioctl_leaders(ps_state *st, unsigned long request, const char *what)
+{
+    int rc = 0;
+    for (size_t i = 0; i < st->nfds; i++)
+        if (st->fds[i].leader && ioctl(st->fds[i].fd, request, PERF_IOC_FLAG_GROUP) != 0 &&
+            rc == 0)
+            rc = dk__fail_os(DK_EOS, errno, "%s sampling failed", what);
+    return rc;
+}
+
+int dk__pe_sampling_start(dk_sampling *p)
+{
+    ps_state *st = p->impl;
+    if (st->exec_pending) {
+        st->exec_pending = false; /* the kernel enables the events at the exec */
+        return 0;
+    }
+    int rc = ioctl_leaders(st, PERF_EVENT_IOC_ENABLE, "enabling");
+    if (rc != 0)
+        (void)ioctl_leaders(st, PERF_EVENT_IOC_DISABLE, "disabling");
+    return rc;
+}
+
+int dk__pe_sampling_stop(dk_sampling *p)
+{
+    return ioctl_leaders(p->impl, PERF_EVENT_IOC_DISABLE, "disabling");
+}
+
+void dk__pe_sampling_close(dk_sampling *p)
+{
+    ps_state *st = p->impl;
+    if (st == NULL)
+        return;
+    for (size_t r = 0; r < st->nrings; r++)
+        munmap(st->rings[r].page, st->rings[r].map_bytes);
+    for (size_t i = st->nfds; i-- > 0;)
+        close(st->fds[i].fd);
+    pthread_mutex_destroy(&st->drain_lock);
+    pthread_mutex_destroy(&st->wait_lock);
+    free(st->fds);
+    free(st->ids);
+    free(st->rings);
+    free(st->polls);
+    free(st->scratch);
+    free(st->frames);
+    free(st);
+    p->impl = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Draining                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Copy len bytes at position pos of the ring, across its end if need be. */
+static void ring_copy(const ps_ring *r, uint64_t pos, void *dst, size_t len)
+{
+    size_t at = (size_t)(pos & (r->size - 1));
+    size_t first = len < r->size - at ? len : (size_t)(r->size - at);
+    memcpy(dst, r->data + at, first);
+    if (first < len)
+        memcpy((unsigned char *)dst + first, r->data, len - first);
+}
+
+/* The time of the record at r->pos (0 when it has none), for the merge. */
+static uint64_t peek_time(const ps_state *st, const ps_ring *r, const struct perf_event_header *h)
+{
+    uint64_t t = 0;
+    size_t off;
+    if (h->type == PERF_RECORD_SAMPLE) {
+        off = sizeof *h + 8; /* IDENTIFIER */
+        if (st->sample_type & PERF_SAMPLE_IP)
+            off += 8;
+        if (st->sample_type & PERF_SAMPLE_TID)
+            off += 8;
+    } else {
+        /* sample_id_all: ... TIME, [CPU], IDENTIFIER at the end. */
+        size_t back = 16 + (st->sample_type & PERF_SAMPLE_CPU ? 8 : 0);
+        if (h->size < sizeof *h + back)
+            return 0;
+        off = h->size - back;
+    }
+    if (off + 8 > h->size)
+        return 0;
+    ring_copy(r, r->pos + off, &t, sizeof t);
+    return t;
+}
+
+/* A bounded reader of one record. */
+typedef struct cursor {
+    const unsigned char *at, *end;
+    bool bad;
+} cursor;
+
+static uint64_t take64(cursor *c)
+{
+    uint64_t v = 0;
+    if ((size_t)(c->end - c->at) < 8) {
+        c->bad = true;
+        return 0;
+    }
+    memcpy(&v, c->at, 8);
+    c->at += 8;
+    return v;
+}
+
+static void take32x2(cursor *c, uint32_t *a, uint32_t *b)
+{
+    uint32_t v[2] = {0, 0};
+    if ((size_t)(c->end - c->at) < 8)
+        c->bad = true;
+    else
+        memcpy(v, c->at, 8);
+    c->at += c->bad ? 0 : 8;
+    *a = v[0];
+    *b = v[1];
+}
+
+/* A NUL-terminated string that ends inside the record (padded to 8). */
+static const char *take_string(cursor *c)
+{
+    const unsigned char *nul = memchr(c->at, '\0', (size_t)(c->end - c->at));
+    if (nul == NULL) {
+        c->bad = true;
+        return NULL;
+    }
+    const char *s = (const char *)c->at;
+    size_t len = (size_t)(nul - c->at) + 1;
+    c->at += (len + 7) & ~(size_t)7;
+    if (c->at > c->end)
+        c->at = c->end;
+    return s;
+}
+
+/* The sample_id trailer of a non-sample record: time only. */
+static uint64_t trailer_time(const ps_state *st, const unsigned char *rec, size_t size)
+{
+    size_t back = 16 + (st->sample_type & PERF_SAMPLE_CPU ? 8 : 0);
+    uint64_t t = 0;
+    if (size >= sizeof(struct perf_event_header) + back)
+        memcpy(&t, rec + size - back, 8);
+    return t;
+}
+
+/* Decode one record into *out. Returns 1 to deliver it, 0 when it is only
+ * counted (or not ours to show). */
+static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t size,
+                  dk_sample *out, uint64_t *values)
+{
+    struct perf_event_header h;
+    memcpy(&h, rec, sizeof h);
+    cursor c = {rec + sizeof h, rec + size, false};
+    memset(out, 0, sizeof *out);
+    switch (h.type) {
+    case PERF_RECORD_SAMPLE: {
+        uint64_t type = st->sample_type;
+        size_t ev = event_of(st, take64(&c));
+        out->kind = DK_SAMPLE_KIND_SAMPLE;
+        out->event = ev == SIZE_MAX ? 0 : ev;
+        if (type & PERF_SAMPLE_IP)
+            out->ip = take64(&c);
+        if (type & PERF_SAMPLE_TID) {
+            uint32_t pid, tid;
+            take32x2(&c, &pid, &tid);
+            out->pid = (int)pid;
+            out->tid = tid;
+        }
+        out->time_ns = take64(&c);
+        if (type & PERF_SAMPLE_CPU) {
+            uint32_t cpu, res;
+            take32x2(&c, &cpu, &res);
+            out->cpu = cpu;
+        }
+        if (type & PERF_SAMPLE_PERIOD)
+            out->period = take64(&c);
+        if (type & PERF_SAMPLE_READ) {
+            uint64_t nr = take64(&c);
+            for (size_t i = 0; i < p->n; i++)
+                values[i] = 0;
+            for (uint64_t i = 0; i < nr && !c.bad; i++) {
+                uint64_t value = take64(&c);
+                size_t e = event_of(st, take64(&c));
+                if (e != SIZE_MAX)
+                    values[e] += value;
+            }
+            out->values = values;
+            out->n_values = p->n;
+        }
+        uint16_t mode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+        out->user = mode == PERF_RECORD_MISC_USER || mode == PERF_RECORD_MISC_GUEST_USER;
+        if (type & PERF_SAMPLE_CALLCHAIN) {
+            uint64_t nr = take64(&c);
+            if (nr > (uint64_t)(c.end - c.at) / 8) {
+                c.bad = true;
+                nr = 0;
+            }
+            bool in_user = false;
+            size_t n = 0;
+            for (uint64_t i = 0; i < nr; i++) {
+                uint64_t ip = take64(&c);
+                if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+                    in_user = ip == (uint64_t)PERF_CONTEXT_USER;
+                    continue;
+                }
+                if (in_user && n < st->max_stack)
+                    st->frames[n++] = ip;
+            }
+            out->frames = st->frames;
+            out->n_frames = n;
+            /* The kernel stops at max_stack entries: a chain that long may
+             * have been cut; a shorter one ended where the frames did. */
+            out->truncated = n >= st->max_stack;
+        }
+        if (c.bad)
+            return 0;
+        p->stats.samples++;
+        return 1;
+    }
+    case PERF_RECORD_MMAP2:
+    case PERF_RECORD_MMAP: {
+        uint32_t pid, tid;
+        take32x2(&c, &pid, &tid);
+        out->kind = DK_SAMPLE_KIND_MAP;
+        out->pid = (int)pid;
+        out->tid = tid;
+        out->map_start = take64(&c);
+        out->map_len = take64(&c);
+        out->map_pgoff = take64(&c);
+        if (h.type == PERF_RECORD_MMAP2) {
+            (void)take64(&c); /* maj, min */
+            (void)take64(&c); /* ino */
+            (void)take64(&c); /* ino_generation */
+            (void)take64(&c); /* prot, flags */
+        }
+        out->user = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+        out->map_path = take_string(&c);
+        out->time_ns = trailer_time(st, rec, size);
+        return c.bad ? 0 : 1;
+    }
+    case PERF_RECORD_COMM: {
+        uint32_t pid, tid;
+        take32x2(&c, &pid, &tid);
+        out->kind = DK_SAMPLE_KIND_COMM;
+        out->pid = (int)pid;
+        out->tid = tid;
+        out->comm = take_string(&c);
+        out->time_ns = trailer_time(st, rec, size);
+        return c.bad ? 0 : 1;
+    }
+    case PERF_RECORD_EXIT: {
+        uint32_t pid, ppid, tid, ptid;
+        take32x2(&c, &pid, &ppid);
+        take32x2(&c, &tid, &ptid);
+        out->kind = DK_SAMPLE_KIND_EXIT;
+        out->pid = (int)pid;
+        out->tid = tid;
+        out->time_ns = take64(&c);
+        return c.bad ? 0 : 1;
+    }
+    case PERF_RECORD_LOST: {
+        (void)take64(&c); /* id */
+        uint64_t lost = take64(&c);
+        if (!c.bad)
+            p->stats.lost += lost;
+        return 0;
+    }
+    case PERF_RECORD_LOST_SAMPLES: {
+        uint64_t lost = take64(&c);
+        if (!c.bad)
+            p->stats.lost += lost;
+        return 0;
+    }
+    case PERF_RECORD_THROTTLE:
+        p->stats.throttled++;
+        return 0;
+    case PERF_RECORD_UNTHROTTLE:
+        p->stats.unthrottled++;
+        return 0;
+    default: /* FORK and others: not part of dk_sample */
+        return 0;
+    }
+}
+
+static uint64_t load_head(const ps_ring *r)
+{
+    return __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
+}
+
+static void store_tail(ps_ring *r, uint64_t tail)
+{
+    __atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
+{
+    ps_state *st = p->impl;
+    pthread_mutex_lock(&st->drain_lock);
+    for (size_t r = 0; r < st->nrings; r++) {
+        ps_ring *ring = &st->rings[r];
+        ring->head = load_head(ring);
+        ring->pos = ring->page->data_tail; /* ours: written only here */
+    }
+    uint64_t values[DK_MAX_EVENTS];
+    long delivered = 0;
+    int rc = 0;
+    for (;;) {
+        /* The ring whose next record is oldest. */
+        ps_ring *best = NULL;
+        struct perf_event_header best_h = {0, 0, 0};
+        uint64_t best_t = 0;
+        for (size_t r = 0; r < st->nrings; r++) {
+            ps_ring *ring = &st->rings[r];
+            while (ring->pos < ring->head) {
+                struct perf_event_header h;
+                ring_copy(ring, ring->pos, &h, sizeof h);
+                if (h.size < sizeof h || h.size > ring->head - ring->pos || (h.size & 7) != 0) {
+                    /* Not a record: give the rest of this ring up rather
+                     * than read garbage (never seen from a working kernel). */
+                    ring->pos = ring->head;
+                    store_tail(ring, ring->pos);
+                    break;
+                }
+                uint64_t t = peek_time(st, ring, &h);
+                if (best == NULL || t < best_t) {
+                    best = ring;
+                    best_h = h;
+                    best_t = t;
+                }
+                break;
+            }
+        }
+        if (best == NULL)
+            break;
+        const unsigned char *rec;
+        size_t at = (size_t)(best->pos & (best->size - 1));
+        if (at + best_h.size <= best->size) {
+            rec = best->data + at;
+        } else {
+            ring_copy(best, best->pos, st->scratch, best_h.size);
+            rec = st->scratch;
+        }
+        dk_sample sample;
+        int deliver = decode(p, st, rec, best_h.size, &sample, values);
+        int got = deliver ? fn(ctx, &sample) : 0;
+        best->pos += best_h.size;
+        store_tail(best, best->pos);
+        if (deliver && delivered < INT_MAX)
+            delivered++;
+        if (got != 0) {
+            rc = got;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&st->drain_lock);
+    return rc != 0 ? rc : (int)delivered;
+}
+
+static bool any_ready(ps_state *st)
+{
+    for (size_t r = 0; r < st->nrings; r++)
+        if (load_head(&st->rings[r]) != st->rings[r].page->data_tail)
+            return true;
+    return false;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int dk__pe_sampling_wait(dk_sampling *p, int timeout_ms)
+{
+    ps_state *st = p->impl;
+    pthread_mutex_lock(&st->wait_lock);
+    int rc = 0;
+    int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+    for (;;) {
+        if (any_ready(st)) {
+            rc = 1;
+            break;
+        }
+        size_t live = 0;
+        for (size_t r = 0; r < st->nrings; r++)
+            live += st->polls[r].fd >= 0;
+        if (live == 0) {
+            /* Every ring's first target has exited; threads and children
+             * that inherited its events may still write: sleep out the
+             * timeout and look again (no timeout: nothing to wait for). */
+            if (timeout_ms >= 0) {
+                int64_t rest = deadline - now_ms();
+                if (rest > 0)
+                    (void)poll(NULL, 0, rest > INT_MAX ? INT_MAX : (int)rest);
+                rc = any_ready(st) ? 1 : 0;
+            }
+            break;
+        }
+        int left = -1;
+        if (timeout_ms >= 0) {
+            int64_t rest = deadline - now_ms();
+            left = rest > 0 ? (rest > INT_MAX ? INT_MAX : (int)rest) : 0;
+        }
+        int got = poll(st->polls, st->nrings, left);
+        if (got < 0) {
+            if (errno != EINTR)
+                rc = dk__fail_os(DK_EOS, errno, "dk_sampling_wait: poll failed");
+            break;
+        }
+        if (got == 0) {
+            rc = any_ready(st) ? 1 : 0;
+            break;
+        }
+        for (size_t r = 0; r < st->nrings; r++) {
+            if (st->polls[r].revents & POLLIN) {
+                rc = any_ready(st) ? 1 : 0; /* a wakeup from records drained since */
+            } else if (st->polls[r].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+                st->polls[r].fd = -1; /* its target exited: poll the others */
+            }
+        }
+        if (rc == 1)
+            break;
+    }
+    pthread_mutex_unlock(&st->wait_lock);
+    return rc;
+}

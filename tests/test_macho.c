@@ -1,0 +1,981 @@
+/*
+ * test_macho.c - the Mach-O symbol reader (tools/common/macho.c) on real
+ * Mach-O files built by Zig (tests/fixtures/macho/build.sh), against what
+ * llvm-nm and llvm-objdump said about them (the .truth files), and on every
+ * kind of broken file: truncated at each offset, corrupted counts and
+ * offsets, 32-bit, not Mach-O, missing.
+ *
+ * DK_MACHO_FIXTURES: the committed fixtures; DK_MACHO_SMALL: the small
+ * hand-laid images (tests/fuzz/corpus/macho). DK_MACHO_ZIG_DIR (env): the
+ * fixtures linked by Zig against libSystem at test time, when Zig is here.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include "check.h"
+#include "macho.h"
+
+#define CPU_ARM64 0x0100000cu
+#define CPU_X86_64 0x01000007u
+
+/* ---- files ---- */
+
+typedef struct blob {
+    uint8_t *data;
+    size_t len;
+} blob;
+
+static blob load(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        DKT_FAIL("cannot open %s: %s", path, strerror(errno));
+    blob b = {NULL, 0};
+    size_t cap = 0;
+    for (;;) {
+        if (b.len == cap) {
+            cap = cap ? cap * 2 : 65536;
+            b.data = realloc(b.data, cap);
+            CHECK(b.data != NULL);
+        }
+        size_t n = fread(b.data + b.len, 1, cap - b.len, f);
+        if (n == 0)
+            break;
+        b.len += n;
+    }
+    CHECK(!ferror(f));
+    fclose(f);
+    return b;
+}
+
+static blob copy(blob b)
+{
+    blob c = {malloc(b.len ? b.len : 1), b.len};
+    CHECK(c.data != NULL);
+    memcpy(c.data, b.data, b.len);
+    return c;
+}
+
+static char *temp_file(const void *data, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *path = malloc(1024);
+    CHECK(path != NULL);
+    snprintf(path, 1024, "%s/test_macho.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(len == 0 || write(fd, data, len) == (ssize_t)len);
+    CHECK(close(fd) == 0);
+    return path;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void wr32be(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+/* ---- the truth files ---- */
+
+typedef struct tsym {
+    uint64_t addr;
+    char type;
+    char name[64];
+} tsym;
+
+typedef struct tslice {
+    char arch[16];
+    uint8_t uuid[16];
+    uint64_t text;
+    tsym syms[32];
+    size_t nsyms;
+} tslice;
+
+static void parse_uuid(const char *text, uint8_t out[16])
+{
+    int k = 0;
+    for (const char *p = text; *p && k < 32; p++) {
+        if (*p == '-')
+            continue;
+        unsigned v;
+        CHECK(sscanf(p, "%1x", &v) == 1);
+        if (k % 2 == 0)
+            out[k / 2] = (uint8_t)(v << 4);
+        else
+            out[k / 2] |= (uint8_t)v;
+        k++;
+    }
+    CHECK_INT(k, ==, 32);
+}
+
+static size_t load_truth(const char *dir, const char *name, tslice *slices, size_t max)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.truth", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        DKT_FAIL("cannot open %s: %s", path, strerror(errno));
+    char line[256];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        char uuid[64], a[32], t[4], nm[64];
+        if (strncmp(line, "slice ", 6) == 0) {
+            CHECK(n < max);
+            tslice *s = &slices[n++];
+            memset(s, 0, sizeof *s);
+            CHECK(sscanf(line, "slice %15s %63s %31s", s->arch, uuid, a) == 3);
+            parse_uuid(uuid, s->uuid);
+            s->text = strtoull(a, NULL, 16);
+        } else if (strncmp(line, "sym ", 4) == 0) {
+            CHECK(n > 0);
+            tslice *s = &slices[n - 1];
+            CHECK(s->nsyms < sizeof s->syms / sizeof s->syms[0]);
+            CHECK(sscanf(line, "sym %31s %3s %63s", a, t, nm) == 3);
+            tsym *y = &s->syms[s->nsyms++];
+            y->addr = strtoull(a, NULL, 16);
+            y->type = t[0];
+            snprintf(y->name, sizeof y->name, "%s", nm);
+        }
+    }
+    fclose(f);
+    CHECK(n > 0);
+    return n;
+}
+
+/* The name the reader gives: one leading underscore less. */
+static const char *shown(const tsym *y)
+{
+    return y->name[0] == '_' ? y->name + 1 : y->name;
+}
+
+static bool is_text(char type)
+{
+    return type == 'T' || type == 't';
+}
+
+/* Every symbol llvm-nm lists resolves to itself at its address (where
+ * several share one, to the first external one), and every function at
+ * its last byte too; the header and past the end resolve to nothing. */
+static void check_slice(const dk_macho *m, const tslice *t)
+{
+    CHECK(dk_macho_uuid(m) != NULL);
+    CHECK(memcmp(dk_macho_uuid(m), t->uuid, 16) == 0);
+    CHECK_U64(dk_macho_text_vmaddr(m), ==, t->text);
+    CHECK_U64(dk_macho_cputype(m), ==, strcmp(t->arch, "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
+    size_t addresses = 0, functions = 0;
+    for (size_t i = 0; i < t->nsyms; i++) {
+        const tsym *y = &t->syms[i];
+        if (strcmp(y->name, "__mh_execute_header") == 0) {
+            CHECK(dk_macho_lookup(m, y->addr, NULL) == NULL);
+            continue;
+        }
+        if (i > 0 && t->syms[i - 1].addr == y->addr)
+            continue;
+        const tsym *want = y;
+        for (size_t k = i; k < t->nsyms && t->syms[k].addr == y->addr; k++)
+            if (t->syms[k].type >= 'A' && t->syms[k].type <= 'Z') {
+                want = &t->syms[k];
+                break;
+            }
+        uint64_t start = 0;
+        CHECK_STR(dk_macho_lookup(m, y->addr, &start), shown(want));
+        CHECK_U64(start, ==, y->addr);
+        addresses++;
+        if (!is_text(y->type))
+            continue;
+        functions++;
+        if (i + 1 < t->nsyms && is_text(t->syms[i + 1].type)) {
+            start = 0;
+            CHECK_STR(dk_macho_lookup(m, t->syms[i + 1].addr - 1, &start), shown(want));
+            CHECK_U64(start, ==, y->addr);
+        }
+    }
+    CHECK_INT(functions, ==, 6); /* fixture.c's */
+    CHECK_U64(dk_macho_symbol_count(m), ==, addresses);
+    CHECK(dk_macho_lookup(m, 0, NULL) == NULL);
+    CHECK(dk_macho_lookup(m, UINT64_MAX, NULL) == NULL);
+    CHECK(dk_macho_lookup(m, t->syms[t->nsyms - 1].addr + 0x100000, NULL) == NULL);
+}
+
+static const tslice *slice_of(const tslice *s, size_t n, const char *arch)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s[i].arch, arch) == 0)
+            return &s[i];
+    DKT_FAIL("no slice %s in the truth file", arch);
+}
+
+/* The slice dk_macho_open picks in a fat arm64 + x86_64 file, by its rule. */
+static const char *host_pick(void)
+{
+#if defined(__x86_64__)
+    return "x86_64";
+#else
+    return "arm64";
+#endif
+}
+
+static void check_fixture_dir(const char *dir)
+{
+    char path[1024];
+    tslice t[2], f[2];
+    char err[512] = "";
+    dk_macho *m = NULL;
+
+    load_truth(dir, "thin-arm64", t, 2);
+    snprintf(path, sizeof path, "%s/thin-arm64", dir);
+    if (dk_macho_open(path, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    check_slice(m, &t[0]);
+    dk_macho_close(m);
+
+    size_t n = load_truth(dir, "fat-arm64-x86_64", f, 2);
+    CHECK_INT(n, ==, 2);
+    snprintf(path, sizeof path, "%s/fat-arm64-x86_64", dir);
+    if (dk_macho_open(path, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    check_slice(m, slice_of(f, n, host_pick()));
+    dk_macho_close(m);
+    for (size_t i = 0; i < n; i++) {
+        if (dk_macho_open_uuid(path, f[i].uuid, &m, err, sizeof err) != 0)
+            DKT_FAIL("%s", err);
+        check_slice(m, &f[i]);
+        dk_macho_close(m);
+    }
+}
+
+TEST_CASE(committed_fixtures_match_nm)
+{
+    check_fixture_dir(DK_MACHO_FIXTURES);
+}
+
+TEST_CASE(zig_linked_fixtures_match_nm)
+{
+    const char *dir = getenv("DK_MACHO_ZIG_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fat-arm64-x86_64.truth", dir ? dir : "");
+    if (dir == NULL || access(path, R_OK) != 0)
+        SKIP("no fixtures linked by Zig at test time (%s: Zig, llvm-lipo or llvm-nm missing)",
+             dir ? dir : "DK_MACHO_ZIG_DIR unset");
+    check_fixture_dir(dir);
+}
+
+/* ---- the small hand-laid image: function starts and symbol kinds ---- */
+
+TEST_CASE(function_starts_end_symbols)
+{
+    blob b = load(DK_MACHO_SMALL, "small-thin");
+    dk_macho *m = NULL;
+    char err[256];
+    if (dk_macho_open_buffer(b.data, b.len, "small-thin", &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    const uint64_t T = 0x100000000u;
+    uint64_t s = 0;
+    CHECK_U64(dk_macho_symbol_count(m), ==, 3); /* f0, f1, f3: no stab, no undefined */
+    CHECK_STR(dk_macho_lookup(m, T + 0x200, &s), "f0");
+    CHECK_U64(s, ==, T + 0x200);
+    CHECK_STR(dk_macho_lookup(m, T + 0x20f, &s), "f0");
+    CHECK_STR(dk_macho_lookup(m, T + 0x210, &s), "f1");
+    CHECK_U64(s, ==, T + 0x210);
+    CHECK_STR(dk_macho_lookup(m, T + 0x21f, &s), "f1");
+    /* 0x220 starts a function without a symbol: f1 does not cover it. */
+    CHECK(dk_macho_lookup(m, T + 0x220, &s) == NULL);
+    CHECK(dk_macho_lookup(m, T + 0x22f, &s) == NULL);
+    CHECK_STR(dk_macho_lookup(m, T + 0x230, &s), "f3");
+    CHECK_STR(dk_macho_lookup(m, T + 0x23f, &s), "f3");
+    /* The section ends at 0x240. */
+    CHECK(dk_macho_lookup(m, T + 0x240, &s) == NULL);
+    CHECK(dk_macho_lookup(m, T + 0x1ff, &s) == NULL);
+    uint8_t want[16];
+    for (int i = 0; i < 16; i++)
+        want[i] = (uint8_t)i;
+    CHECK(memcmp(dk_macho_uuid(m), want, 16) == 0);
+    CHECK_U64(dk_macho_text_vmaddr(m), ==, T);
+    dk_macho_close(m);
+    free(b.data);
+}
+
+/* Offsets in a thin 64-bit image, found by walking it here. */
+typedef struct layout {
+    size_t seg_text, symtab, uuid, fstarts; /* load command offsets, 0 if none */
+    size_t first_cmd;
+    uint32_t symoff, nsyms, stroff, strsize, fsoff, fssize;
+    size_t end; /* the end of the last table the reader needs */
+} layout;
+
+static layout walk(const uint8_t *d, size_t len)
+{
+    layout l;
+    memset(&l, 0, sizeof l);
+    CHECK(len >= 32 && rd32(d) == 0xfeedfacfu);
+    uint32_t ncmds = rd32(d + 16);
+    size_t off = 32;
+    l.first_cmd = off;
+    for (uint32_t i = 0; i < ncmds; i++) {
+        uint32_t cmd = rd32(d + off), size = rd32(d + off + 4);
+        if (cmd == 0x19 && memcmp(d + off + 8, "__TEXT", 7) == 0)
+            l.seg_text = off;
+        if (cmd == 0x2)
+            l.symtab = off;
+        if (cmd == 0x1b)
+            l.uuid = off;
+        if (cmd == 0x26)
+            l.fstarts = off;
+        off += size;
+        CHECK(off <= len);
+    }
+    CHECK(l.seg_text && l.symtab && l.uuid);
+    l.symoff = rd32(d + l.symtab + 8);
+    l.nsyms = rd32(d + l.symtab + 12);
+    l.stroff = rd32(d + l.symtab + 16);
+    l.strsize = rd32(d + l.symtab + 20);
+    l.end = off;
+    if (l.symoff + (size_t)l.nsyms * 16 > l.end)
+        l.end = l.symoff + (size_t)l.nsyms * 16;
+    if (l.stroff + (size_t)l.strsize > l.end)
+        l.end = l.stroff + (size_t)l.strsize;
+    if (l.fstarts) {
+        l.fsoff = rd32(d + l.fstarts + 8);
+        l.fssize = rd32(d + l.fstarts + 12);
+        if (l.fsoff + (size_t)l.fssize > l.end)
+            l.end = l.fsoff + (size_t)l.fssize;
+    }
+    return l;
+}
+
+/* The nlist entry of the symbol named name. */
+static uint8_t *find_nlist(uint8_t *d, const layout *l, const char *name)
+{
+    for (uint32_t i = 0; i < l->nsyms; i++) {
+        uint8_t *e = d + l->symoff + (size_t)i * 16;
+        if ((e[4] & 0xe0) == 0 && strcmp((char *)d + l->stroff + rd32(e), name) == 0)
+            return e;
+    }
+    DKT_FAIL("no symbol %s", name);
+}
+
+TEST_CASE(function_starts_bound_a_symbol_when_the_next_is_stripped)
+{
+    blob b = load(DK_MACHO_FIXTURES, "thin-arm64");
+    tslice t[1];
+    load_truth(DK_MACHO_FIXTURES, "thin-arm64", t, 1);
+    layout l = walk(b.data, b.len);
+    CHECK(l.fstarts != 0 && l.fssize > 0);
+    uint64_t alpha = 0, helper = 0, beta = 0;
+    for (size_t i = 0; i < t[0].nsyms; i++) {
+        if (strcmp(t[0].syms[i].name, "_fixture_alpha") == 0)
+            alpha = t[0].syms[i].addr;
+        if (strcmp(t[0].syms[i].name, "_local_helper") == 0)
+            helper = t[0].syms[i].addr;
+        if (strcmp(t[0].syms[i].name, "_fixture_beta") == 0)
+            beta = t[0].syms[i].addr;
+    }
+    CHECK(alpha && helper > alpha && beta > helper);
+    /* As `strip -x` leaves it: the local symbol gone (made a stab here). */
+    uint8_t *e = find_nlist(b.data, &l, "_local_helper");
+    e[4] = 0x24;
+    dk_macho *m = NULL;
+    char err[256];
+    if (dk_macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    uint64_t s = 0;
+    CHECK_STR(dk_macho_lookup(m, helper - 1, &s), "fixture_alpha");
+    CHECK(dk_macho_lookup(m, helper, &s) == NULL);
+    CHECK(dk_macho_lookup(m, beta - 1, &s) == NULL);
+    CHECK_STR(dk_macho_lookup(m, beta, &s), "fixture_beta");
+    dk_macho_close(m);
+
+    /* Without LC_FUNCTION_STARTS (its cmd made unknown) alpha runs on to beta. */
+    wr32(b.data + l.fstarts, 0x7fff0026u);
+    if (dk_macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    CHECK_STR(dk_macho_lookup(m, beta - 1, &s), "fixture_alpha");
+    dk_macho_close(m);
+    free(b.data);
+}
+
+TEST_CASE(same_address_prefers_the_external_name)
+{
+    blob b = load(DK_MACHO_FIXTURES, "thin-arm64");
+    layout l = walk(b.data, b.len);
+    /* Move the local helper onto fixture_alpha's address, listed first. */
+    uint8_t *alpha = find_nlist(b.data, &l, "_fixture_alpha");
+    uint8_t *helper = find_nlist(b.data, &l, "_local_helper");
+    memcpy(helper + 8, alpha + 8, 8);
+    CHECK((helper[4] & 1) == 0 && (alpha[4] & 1) == 1);
+    dk_macho *m = NULL;
+    char err[256];
+    if (dk_macho_open_buffer(b.data, b.len, "alias", &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    uint64_t a = (uint64_t)rd32(alpha + 8) | (uint64_t)rd32(alpha + 12) << 32;
+    CHECK_STR(dk_macho_lookup(m, a, NULL), "fixture_alpha");
+    dk_macho_close(m);
+    free(b.data);
+}
+
+/* ---- broken files ---- */
+
+/* Open len bytes of d (copied to a buffer of exactly that size, so an
+ * overread shows under ASan); returns the result, err holds the error. */
+static int open_bytes(const uint8_t *d, size_t len, dk_macho **m, char *err, size_t errlen)
+{
+    uint8_t *c = malloc(len ? len : 1);
+    CHECK(c != NULL);
+    memcpy(c, d, len);
+    err[0] = '\0';
+    int rc = dk_macho_open_buffer(c, len, "img", m, err, errlen);
+    free(c);
+    if (rc != 0) {
+        CHECK(*m == NULL);
+        CHECK(strncmp(err, "img: ", 5) == 0);
+        CHECK(strchr(err, '\n') == NULL);
+    } else {
+        CHECK(*m != NULL);
+    }
+    return rc;
+}
+
+/* Lookups over a broken-but-accepted image stay consistent. */
+static void probe(const dk_macho *m, uint64_t seed)
+{
+    uint64_t base = dk_macho_text_vmaddr(m);
+    for (int i = 0; i < 64; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        uint64_t a = (i & 1) ? base + (seed >> 52) : seed;
+        uint64_t s = 0;
+        const char *name = dk_macho_lookup(m, a, &s);
+        if (name != NULL) {
+            CHECK(s <= a);
+            CHECK(name[0] != '\0');
+            CHECK(dk_macho_lookup(m, s, NULL) == name);
+        }
+    }
+}
+
+static void truncate_everywhere(const char *name, size_t need, const tslice *t)
+{
+    blob b = load(DK_MACHO_FIXTURES, name);
+    char err[512];
+    size_t failures = 0;
+    for (size_t cut = 0; cut < b.len; cut++) {
+        dk_macho *m = NULL;
+        int rc = open_bytes(b.data, cut, &m, err, sizeof err);
+        if (cut < need && rc == 0)
+            DKT_FAIL("%s cut at %zu of %zu (the tables end at %zu) was accepted", name, cut,
+                     b.len, need);
+        if (rc == 0) {
+            check_slice(m, t);
+            dk_macho_close(m);
+        } else {
+            failures++;
+        }
+    }
+    CHECK_U64(failures, >=, need);
+    free(b.data);
+}
+
+TEST_CASE(truncated_at_every_offset)
+{
+    tslice t[2];
+    blob b = load(DK_MACHO_FIXTURES, "thin-arm64");
+    layout l = walk(b.data, b.len);
+    load_truth(DK_MACHO_FIXTURES, "thin-arm64", t, 1);
+    truncate_everywhere("thin-arm64", l.end, &t[0]);
+    free(b.data);
+
+    /* The fat file: the slice read lies at its end; every cut into it fails. */
+    size_t n = load_truth(DK_MACHO_FIXTURES, "fat-arm64-x86_64", t, 2);
+    b = load(DK_MACHO_FIXTURES, "fat-arm64-x86_64");
+    truncate_everywhere("fat-arm64-x86_64", b.len, slice_of(t, n, host_pick()));
+    free(b.data);
+}
+
+TEST_CASE(truncated_files_on_disk)
+{
+    blob b = load(DK_MACHO_FIXTURES, "thin-arm64");
+    layout l = walk(b.data, b.len);
+    char err[512];
+    for (size_t k = 0; k < 48; k++) {
+        size_t cut = k < 40 ? b.len * k / 40 : l.end - (48 - k);
+        char *path = temp_file(b.data, cut);
+        dk_macho *m = (dk_macho *)&err; /* must be reset to NULL on failure */
+        int rc = dk_macho_open(path, &m, err, sizeof err);
+        CHECK_INT(rc, ==, -1);
+        CHECK(m == NULL);
+        CHECK(strncmp(err, path, strlen(path)) == 0);
+        if (strstr(err, "too short") == NULL && strstr(err, "truncated") == NULL)
+            DKT_FAIL("cut at %zu: \"%s\" says neither \"too short\" nor \"truncated\"", cut, err);
+        unlink(path);
+        free(path);
+    }
+    free(b.data);
+}
+
+typedef struct corruption {
+    const char *what;    /* the field corrupted */
+    size_t *at;          /* a load command offset from the layout, or NULL for 0 */
+    size_t off;          /* byte offset from *at */
+    uint32_t value;      /* written there (little-endian) */
+    const char *expect;  /* in the error */
+    const char *expect2; /* also, or NULL */
+} corruption;
+
+TEST_CASE(corrupted_fields_are_named)
+{
+    blob orig = load(DK_MACHO_FIXTURES, "thin-arm64");
+    layout l = walk(orig.data, orig.len);
+    size_t zero = 0;
+    size_t nsect_text = l.seg_text + 72; /* the first section of __TEXT */
+    const corruption cases[] = {
+        {"ncmds", &zero, 16, 0xffffffffu, "ncmds 4294967295", NULL},
+        {"sizeofcmds", &zero, 20, 0xfffffff0u, "sizeofcmds 4294967280", NULL},
+        {"cmdsize 0", &l.first_cmd, 4, 0, "cmdsize 0", NULL},
+        {"cmdsize huge", &l.first_cmd, 4, 0x7ffffff8u, "cmdsize 2147483640", NULL},
+        {"LC_SEGMENT_64 cmdsize", &l.seg_text, 4, 64, "LC_SEGMENT_64 (load command",
+         "has cmdsize 64, less than 72"},
+        {"nsects", &l.seg_text, 64, 0x10000000u, "nsects 268435456", NULL},
+        {"section addr", &nsect_text, 36, 0xffffffffu, "past 2^64", NULL},
+        {"symoff", &l.symtab, 8, 0xfffffff0u, "symoff 4294967280", NULL},
+        {"nsyms", &l.symtab, 12, 0x7fffffffu, "nsyms 2147483647", NULL},
+        {"stroff", &l.symtab, 16, 0xfffffff0u, "stroff 4294967280", NULL},
+        {"strsize", &l.symtab, 20, 0x7fffffffu, "strsize 2147483647", NULL},
+        {"LC_SYMTAB cmdsize", &l.symtab, 4, 16, "LC_SYMTAB (load command",
+         "has cmdsize 16, less than 24"},
+        {"LC_UUID cmdsize", &l.uuid, 4, 20, "LC_UUID (load command",
+         "has cmdsize 20, less than 24"},
+        {"two LC_SYMTAB", &l.uuid, 0, 0x2, "two LC_SYMTAB", NULL},
+        {"LC_FUNCTION_STARTS dataoff", &l.fstarts, 8, 0xfffffff0u,
+         "LC_FUNCTION_STARTS dataoff 4294967280", NULL},
+        {"LC_FUNCTION_STARTS datasize", &l.fstarts, 12, 0x7fffffffu,
+         "LC_FUNCTION_STARTS dataoff", NULL},
+        {"LC_FUNCTION_STARTS cmdsize", &l.fstarts, 4, 8, "LC_FUNCTION_STARTS (load command",
+         "has cmdsize 8, less than 16"},
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        blob b = copy(orig);
+        const corruption *c = &cases[i];
+        CHECK(c->at == &zero || *c->at != 0);
+        wr32(b.data + *c->at + c->off, c->value);
+        if (strcmp(c->what, "section addr") == 0) { /* addr = 2^64 - 16, size >= 16 */
+            wr32(b.data + *c->at + 32, 0xfffffff0u);
+            b.data[*c->at + 2] = '\n'; /* in its name: the error stays one line */
+        }
+        dk_macho *m = NULL;
+        if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0)
+            DKT_FAIL("%s: corrupt image accepted", c->what);
+        if (strstr(err, c->expect) == NULL || (c->expect2 && strstr(err, c->expect2) == NULL))
+            DKT_FAIL("%s: error \"%s\" does not name \"%s\" (and \"%s\")", c->what, err,
+                     c->expect, c->expect2 ? c->expect2 : "");
+        free(b.data);
+    }
+
+    /* A defined symbol's string index, and its section number. */
+    blob b = copy(orig);
+    uint8_t *e = find_nlist(b.data, &l, "_fixture_beta");
+    wr32(e, l.strsize + 5);
+    dk_macho *m = NULL;
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "n_strx");
+    memcpy(b.data, orig.data, orig.len);
+    e = find_nlist(b.data, &l, "_fixture_beta");
+    e[5] = 200;
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "n_sect 200");
+    e[5] = 0;
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "n_sect 0");
+
+    /* Function starts that run past their data, and one that overflows. */
+    memcpy(b.data, orig.data, orig.len);
+    memset(b.data + l.fsoff, 0xff, l.fssize);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "LC_FUNCTION_STARTS: the number at byte 0");
+    free(b.data);
+    free(orig.data);
+}
+
+TEST_CASE(uleb_overflow_is_refused)
+{
+    blob orig = load(DK_MACHO_FIXTURES, "thin-arm64");
+    layout l = walk(orig.data, orig.len);
+    CHECK_INT(l.fssize, >=, 8);
+    char err[512];
+    dk_macho *m = NULL;
+    /* Ten bytes with bits past 2^64 in the last: point the data at the
+     * symbol table (any bytes will do) and write the number there. */
+    blob b = copy(orig);
+    uint8_t big[11] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f, 0};
+    CHECK(l.symoff + sizeof big <= b.len);
+    memcpy(b.data + l.symoff, big, sizeof big);
+    wr32(b.data + l.fstarts + 8, l.symoff);
+    wr32(b.data + l.fstarts + 12, sizeof big);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "overflows 64 bits");
+    free(b.data);
+    free(orig.data);
+}
+
+TEST_CASE(fat_headers_are_checked)
+{
+    blob orig = load(DK_MACHO_FIXTURES, "fat-arm64-x86_64");
+    char err[512];
+    dk_macho *m = NULL;
+    blob b = copy(orig);
+
+    wr32be(b.data + 4, 0);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "nfat_arch 0");
+    wr32be(b.data + 4, 1000);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "nfat_arch 1000");
+    wr32be(b.data + 4, 30);
+    CHECK_INT(open_bytes(b.data, 200, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "fat_arch entries run past the end");
+
+    /* A slice past the end of the file. */
+    memcpy(b.data, orig.data, orig.len);
+    wr32be(b.data + 8 + 8, 0x7ffffff0u);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "fat_arch 0");
+    CHECK_CONTAINS(err, "offset 2147483632");
+    memcpy(b.data, orig.data, orig.len);
+    wr32be(b.data + 8 + 20 + 12, 0x7ffffff0u);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "fat_arch 1");
+    CHECK_CONTAINS(err, "size 2147483632");
+
+    /* Only 32-bit slices. */
+    memcpy(b.data, orig.data, orig.len);
+    wr32be(b.data + 8, 7);
+    wr32be(b.data + 8 + 20, 12);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "without an arm64 or x86_64 slice (it has i386, arm)");
+
+    /* An arm64 entry whose slice is a 32-bit image. */
+    memcpy(b.data, orig.data, orig.len);
+    uint32_t off0 = (uint32_t)b.data[16] << 24 | (uint32_t)b.data[17] << 16 |
+                    (uint32_t)b.data[18] << 8 | b.data[19];
+    uint32_t off1 = (uint32_t)b.data[36] << 24 | (uint32_t)b.data[37] << 16 |
+                    (uint32_t)b.data[38] << 8 | b.data[39];
+    wr32(b.data + off0, 0xfeedfaceu);
+    wr32(b.data + off1, 0xfeedfaceu);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "32-bit Mach-O");
+
+    /* A Java class file starts with the same magic. */
+    const uint8_t java[] = {0xca, 0xfe, 0xba, 0xbe, 0x00, 0x00, 0x00, 0x34, 0, 0, 0, 0};
+    CHECK_INT(open_bytes(java, sizeof java, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "nfat_arch 52");
+    free(b.data);
+    free(orig.data);
+}
+
+TEST_CASE(fat64_header_is_read)
+{
+    /* FAT_MAGIC_64 around the thin fixture: header, one fat_arch_64. */
+    blob thin = load(DK_MACHO_FIXTURES, "thin-arm64");
+    tslice t[1];
+    load_truth(DK_MACHO_FIXTURES, "thin-arm64", t, 1);
+    size_t off = 4096;
+    blob b = {calloc(1, off + thin.len), off + thin.len};
+    CHECK(b.data != NULL);
+    wr32be(b.data, 0xcafebabfu);
+    wr32be(b.data + 4, 1);
+    wr32be(b.data + 8, CPU_ARM64);
+    wr32be(b.data + 12, 0);
+    wr32be(b.data + 16, 0); /* offset, high word */
+    wr32be(b.data + 20, (uint32_t)off);
+    wr32be(b.data + 24, 0); /* size, high word */
+    wr32be(b.data + 28, (uint32_t)thin.len);
+    wr32be(b.data + 32, 12);
+    memcpy(b.data + off, thin.data, thin.len);
+    dk_macho *m = NULL;
+    char err[512];
+    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    check_slice(m, &t[0]);
+    dk_macho_close(m);
+    /* A 64-bit offset past 2^32 is read as such, and refused. */
+    wr32be(b.data + 16, 1);
+    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "offset 4294971392");
+    free(b.data);
+    free(thin.data);
+}
+
+/* Make slice i of a fat file cputype/cpusubtype: its fat_arch entry and
+ * its own header. */
+static void set_arch(blob b, int i, uint32_t cputype, uint32_t cpusubtype)
+{
+    uint8_t *a = b.data + 8 + 20 * i;
+    wr32be(a, cputype);
+    wr32be(a + 4, cpusubtype);
+    uint32_t off = (uint32_t)a[8] << 24 | (uint32_t)a[9] << 16 | (uint32_t)a[10] << 8 | a[11];
+    CHECK(off + 12u <= b.len);
+    wr32(b.data + off + 4, cputype);
+    wr32(b.data + off + 8, cpusubtype);
+}
+
+TEST_CASE(fat_slice_rule)
+{
+    /* The small fat file: arm64 then x86_64, told apart by their UUIDs. */
+    blob b = load(DK_MACHO_SMALL, "small-fat");
+    dk_macho *m = NULL;
+    char err[512];
+    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    CHECK_U64(dk_macho_cputype(m), ==, strcmp(host_pick(), "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
+    CHECK_INT(dk_macho_uuid(m)[0], ==, strcmp(host_pick(), "x86_64") == 0 ? 16 : 0);
+    dk_macho_close(m);
+
+    /* arm64e beats arm64 (slice 1 made arm64e), listed first or second. */
+    set_arch(b, 1, CPU_ARM64, 2);
+    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    CHECK_U64(dk_macho_cputype(m), ==, CPU_ARM64);
+    CHECK_INT(dk_macho_cpusubtype(m), ==, 2);
+    CHECK_INT(dk_macho_uuid(m)[0], ==, 16);
+    dk_macho_close(m);
+    set_arch(b, 1, CPU_ARM64, 0);
+    set_arch(b, 0, CPU_ARM64, 0x80000002u); /* arm64e with the pointer-auth ABI bit */
+    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    CHECK_INT(dk_macho_uuid(m)[0], ==, 0);
+    dk_macho_close(m);
+
+    /* x86_64 when there is no arm64 (and on x86_64 hosts anyway). */
+    blob c = load(DK_MACHO_SMALL, "small-fat");
+    set_arch(c, 0, 12, 9); /* armv7 (32-bit) */
+    if (open_bytes(c.data, c.len, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    CHECK_U64(dk_macho_cputype(m), ==, CPU_X86_64);
+    CHECK_INT(dk_macho_uuid(m)[0], ==, 16);
+    dk_macho_close(m);
+
+    /* A fat_arch entry that disagrees with its image's header. */
+    c.data[8 + 20 + 3] = 0x0c; /* entry 1 says arm64; the image is x86_64 */
+    CHECK_INT(open_bytes(c.data, c.len, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "fat_arch 1 says arm64, but its image is x86_64");
+    free(c.data);
+    free(b.data);
+}
+
+TEST_CASE(uuid_selects_the_slice)
+{
+    char path[1024], err[512];
+    tslice t[2];
+    size_t n = load_truth(DK_MACHO_FIXTURES, "fat-arm64-x86_64", t, 2);
+    CHECK_INT(n, ==, 2);
+    snprintf(path, sizeof path, "%s/fat-arm64-x86_64", DK_MACHO_FIXTURES);
+    dk_macho *m = NULL;
+    uint8_t other[16];
+    memset(other, 0xab, sizeof other);
+    CHECK_INT(dk_macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
+    CHECK(m == NULL);
+    CHECK_CONTAINS(err, path);
+    CHECK_CONTAINS(err, "no slice has the UUID wanted");
+    char hex[40];
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 16; k++)
+            snprintf(hex + 2 * k, 3, "%02X", t[i].uuid[k]);
+        CHECK_CONTAINS(err, hex);
+        CHECK_CONTAINS(err, t[i].arch);
+    }
+    CHECK_INT(dk_macho_open_uuid(path, NULL, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "no UUID given");
+
+    /* A thin file: its own UUID or nothing. */
+    tslice th[1];
+    load_truth(DK_MACHO_FIXTURES, "thin-arm64", th, 1);
+    snprintf(path, sizeof path, "%s/thin-arm64", DK_MACHO_FIXTURES);
+    if (dk_macho_open_uuid(path, th[0].uuid, &m, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    check_slice(m, &th[0]);
+    dk_macho_close(m);
+    CHECK_INT(dk_macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
+    CHECK(m == NULL);
+    CHECK_CONTAINS(err, "UUID is not the one wanted");
+}
+
+TEST_CASE(not_macho_files_are_refused)
+{
+    char err[512];
+    dk_macho *m = NULL;
+    const uint8_t m32[32] = {0xce, 0xfa, 0xed, 0xfe, 7};
+    CHECK_INT(open_bytes(m32, sizeof m32, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "32-bit Mach-O file");
+    const uint8_t be64[32] = {0xfe, 0xed, 0xfa, 0xcf};
+    CHECK_INT(open_bytes(be64, sizeof be64, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "big-endian");
+    const uint8_t elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+    CHECK_INT(open_bytes(elf, sizeof elf, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "not a Mach-O file (magic 0x464c457f)");
+    const uint8_t h64[20] = {0xcf, 0xfa, 0xed, 0xfe};
+    CHECK_INT(open_bytes(h64, sizeof h64, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "20 bytes are too few for a 64-bit Mach-O header");
+    CHECK_INT(open_bytes(h64, 3, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "3 bytes, too short");
+
+    /* Files: text, empty, missing, a directory. */
+    const char text[] = "#!/bin/sh\necho not a binary\n";
+    char *path = temp_file(text, sizeof text - 1);
+    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK(strncmp(err, path, strlen(path)) == 0);
+    CHECK_CONTAINS(err, "not a Mach-O file");
+    unlink(path);
+    free(path);
+    path = temp_file("", 0);
+    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, path);
+    CHECK_CONTAINS(err, "0 bytes, too short");
+    unlink(path);
+    free(path);
+    CHECK_INT(dk_macho_open("/nonexistent/dir/libfoo.dylib", &m, err, sizeof err), ==, -1);
+    CHECK_STR(err, "/nonexistent/dir/libfoo.dylib: cannot open: No such file or directory");
+    CHECK_INT(dk_macho_open("/", &m, err, sizeof err), ==, -1);
+    CHECK_STR(err, "/: not a regular file");
+    CHECK(m == NULL);
+
+    /* Arguments, and an error buffer too small or absent. */
+    CHECK_INT(dk_macho_open(NULL, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "no file name given");
+    CHECK_INT(dk_macho_open("/", NULL, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "out is NULL");
+    CHECK_INT(dk_macho_open("/", &m, NULL, 0), ==, -1);
+    char tiny[6] = "zzzzz";
+    CHECK_INT(dk_macho_open("/", &m, tiny, sizeof tiny), ==, -1);
+    CHECK_STR(tiny, "/: no");
+    CHECK_INT(dk_macho_open_buffer(NULL, 5, "x", &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "no data given");
+    CHECK(dk_macho_lookup(NULL, 0, NULL) == NULL);
+    CHECK(dk_macho_uuid(NULL) == NULL);
+    dk_macho_close(NULL);
+}
+
+TEST_CASE(random_corruption_never_crashes)
+{
+    const char *names[] = {"thin-arm64", "fat-arm64-x86_64"};
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    char err[512];
+    size_t accepted = 0, refused = 0;
+    for (size_t f = 0; f < 3; f++) {
+        blob orig = f < 2 ? load(DK_MACHO_FIXTURES, names[f]) : load(DK_MACHO_SMALL, "small-fat");
+        layout l;
+        memset(&l, 0, sizeof l);
+        if (f == 0)
+            l = walk(orig.data, orig.len);
+        for (int iter = 0; iter < 1500; iter++) {
+            blob b = copy(orig);
+            int flips = 1 + iter % 4;
+            for (int k = 0; k < flips; k++) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+                /* Mostly the header and load commands, where the fields are. */
+                size_t span = (iter & 1) ? b.len : (b.len < 2048 ? b.len : 2048);
+                size_t at = (size_t)(seed % span);
+                if ((seed >> 40) & 1)
+                    b.data[at] = (uint8_t)(seed >> 48); /* a new byte */
+                else
+                    b.data[at] ^= (uint8_t)(1u << (seed >> 56) % 8); /* one bit */
+            }
+            dk_macho *m = NULL;
+            if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0) {
+                probe(m, seed);
+                dk_macho_close(m);
+                accepted++;
+            } else {
+                refused++;
+            }
+            free(b.data);
+        }
+        free(orig.data);
+    }
+    /* Both outcomes happen: the corruptions reach checked fields and others. */
+    CHECK_U64(accepted, >, 100);
+    CHECK_U64(refused, >, 100);
+}
+
+/* Opens that allocate nothing on the test's side, so a preloaded
+ * malloc_fail.so (check_macho_malloc.sh) hits the reader's allocations
+ * alone: each open succeeds or fails for want of memory, and after the
+ * closes the heap holds what it held before (glibc's count of it). */
+TEST_CASE(allocation_failures_leave_nothing)
+{
+    static const char *const files[] = {"thin-arm64", "fat-arm64-x86_64"};
+    char path[1024], err[512];
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    /* Freed chunks kept in the thread cache or the fast bins count as in
+     * use: without both (GLIBC_TUNABLES=glibc.malloc.tcache_count=0, set
+     * by ctest) the count is exact. */
+    const char *tun = getenv("GLIBC_TUNABLES");
+    bool exact = tun != NULL && strstr(tun, "glibc.malloc.tcache_count=0") != NULL;
+    mallopt(M_MXFAST, 0);
+    void *volatile warm = malloc(64); /* the heap's own start-up */
+    free(warm);
+    struct mallinfo2 before = mallinfo2();
+#endif
+    size_t opened = 0, refused = 0;
+    for (size_t i = 0; i < 4; i++) {
+        dk_macho *m = NULL;
+        int rc;
+        if (i < 2) {
+            snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[i]);
+            rc = dk_macho_open(path, &m, err, sizeof err);
+        } else if (i == 2) {
+            snprintf(path, sizeof path, "%s/small-fat", DK_MACHO_SMALL);
+            rc = dk_macho_open(path, &m, err, sizeof err);
+        } else {
+            /* The fat fixture's x86_64 slice, by the small image's UUID:
+             * none matches, after reading every slice's commands. */
+            uint8_t uuid[16] = {0};
+            snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[1]);
+            rc = dk_macho_open_uuid(path, uuid, &m, err, sizeof err);
+            CHECK_INT(rc, ==, -1);
+            if (strstr(err, "out of memory") == NULL)
+                CHECK_CONTAINS(err, "no slice has the UUID wanted");
+            continue;
+        }
+        if (rc == 0) {
+            CHECK(dk_macho_symbol_count(m) >= 3);
+            CHECK(dk_macho_uuid(m) != NULL);
+            dk_macho_close(m);
+            opened++;
+        } else {
+            CHECK(m == NULL);
+            CHECK_CONTAINS(err, "out of memory");
+            CHECK_CONTAINS(err, path);
+            refused++;
+        }
+    }
+    CHECK_U64(opened + refused, ==, 3);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 after = mallinfo2();
+    if (exact)
+        CHECK_U64(after.uordblks + after.hblkhd, ==, before.uordblks + before.hblkhd);
+    else
+        fprintf(stderr, "heap not compared: GLIBC_TUNABLES lacks glibc.malloc.tcache_count=0\n");
+#endif
+}
+
+TEST_MAIN()

@@ -1,0 +1,1125 @@
+/*
+ * test_sampling.c - dk_sampling: the core's argument checks, the backends
+ * that cannot sample, and the perf_event implementation sampling for real:
+ * software events (cpu-clock, task-clock, page-faults) everywhere, and the
+ * instructions of a loop of known length on a PMU that counts exactly
+ * (QEMU's arm64 PMU, tests/qemu/run.sh), which skips elsewhere.
+ *
+ * The busy functions live in sections of their own, so that the linker's
+ * __start_/__stop_ symbols give their exact address ranges, against which
+ * the sampled instruction pointers and call chains are checked.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "pmu.h"
+#include "spawn.h"
+
+/* ---- workloads with known address ranges -------------------------------- */
+
+extern const char __start_dkt_busy[], __stop_dkt_busy[];
+extern const char __start_dkt_caller[], __stop_dkt_caller[];
+extern const char __start_dkt_loop[], __stop_dkt_loop[];
+
+static volatile uint64_t sink;
+
+__attribute__((noinline, section("dkt_busy"))) static void busy_store(uint64_t x)
+{
+    sink = x;
+    __asm__ __volatile__("" ::: "memory");
+}
+
+/* About a few hundred microseconds of arithmetic. Not a leaf, so that it
+ * sets up a frame (a leaf need not, even with -fno-omit-frame-pointer, and
+ * a frame-pointer chain taken in it then skips its caller). */
+__attribute__((noinline, section("dkt_busy"))) static void busy_chunk(void)
+{
+    uint64_t x = sink;
+    for (int i = 0; i < 200000; i++)
+        x = x * 6364136223846793005u + 1442695040888963407u;
+    busy_store(x);
+    __asm__ __volatile__("" ::: "memory"); /* not a tail call: the frame stays */
+}
+
+static uint64_t cpu_ns(void) { return dkt_thread_cpu_ns(); }
+
+/* Burn ms of this thread's CPU time, nearly all of it in busy_chunk; between
+ * chunks call between (may be NULL). */
+__attribute__((noinline, section("dkt_caller"))) static void burn(double ms,
+                                                                   void (*between)(void *),
+                                                                   void *ctx)
+{
+    uint64_t goal = cpu_ns() + (uint64_t)(ms * 1e6);
+    while (cpu_ns() < goal) {
+        busy_chunk();
+        if (between != NULL)
+            between(ctx);
+    }
+    __asm__ __volatile__("" ::: "memory"); /* keep the call above from being a tail call */
+}
+
+/* A loop of exactly 2 instructions per iteration (n >= 1). */
+__attribute__((noinline, section("dkt_loop"))) static void spin_loop(unsigned long n)
+{
+#if defined(__aarch64__)
+    __asm__ __volatile__("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
+#elif defined(__x86_64__)
+    __asm__ __volatile__("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+#else
+    for (volatile unsigned long i = 0; i < n; i++)
+        ;
+#endif
+}
+
+static bool in_range(uint64_t ip, const char *start, const char *stop)
+{
+    return ip >= (uint64_t)(uintptr_t)start && ip < (uint64_t)(uintptr_t)stop;
+}
+
+/* Code runs under valgrind's translation, not at its own addresses. */
+static bool under_valgrind(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    return pre != NULL && strstr(pre, "vgpreload") != NULL;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static dk_sampler *perf_sampler(void)
+{
+    dk_sampler *s = open_sampler();
+    CHECK_STR(dk_sampler_backend(s), "perf_event");
+    return s;
+}
+
+static size_t open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL);
+    size_t n = 0;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
+static size_t maps_of_perf(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL);
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) != NULL)
+        n += strstr(line, "perf_event") != NULL || strstr(line, "anon_inode:[perf") != NULL;
+    fclose(f);
+    return n;
+}
+
+/* What a drain saw. */
+typedef struct seen {
+    size_t samples, maps, comms, exits, others;
+    size_t in_busy, in_loop, caller_in_chain, with_chain, user;
+    size_t wrong_tid, time_backwards, bad_event;
+    uint64_t last_time, period_sum, first_time;
+    uint64_t tid; /* expected tid, 0: any */
+    size_t n_events;
+    bool map_self, map_libc, map_touch;
+    size_t comm_touch, exits_other;
+    int pid; /* the process of the test, for "other" */
+    size_t other_pid_samples;
+    uint64_t values_last[2];
+    size_t values_backwards, values_seen;
+} seen;
+
+static const char *self_name(void)
+{
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    CHECK(n > 0);
+    path[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+static int collect(void *ctx, const dk_sample *x)
+{
+    seen *w = ctx;
+    switch (x->kind) {
+    case DK_SAMPLE_KIND_SAMPLE:
+        w->samples++;
+        if (w->first_time == 0)
+            w->first_time = x->time_ns;
+        if (x->time_ns < w->last_time)
+            w->time_backwards++;
+        w->last_time = x->time_ns;
+        if (w->tid != 0 && x->tid != w->tid)
+            w->wrong_tid++;
+        if (w->pid != 0 && x->pid != w->pid)
+            w->other_pid_samples++;
+        if (x->event >= w->n_events)
+            w->bad_event++;
+        w->period_sum += x->period;
+        w->user += x->user;
+        w->in_busy += in_range(x->ip, __start_dkt_busy, __stop_dkt_busy);
+        w->in_loop += in_range(x->ip, __start_dkt_loop, __stop_dkt_loop);
+        if (x->n_frames > 0) {
+            w->with_chain++;
+            for (size_t i = 1; i < x->n_frames; i++)
+                if (in_range(x->frames[i], __start_dkt_caller, __stop_dkt_caller)) {
+                    w->caller_in_chain++;
+                    break;
+                }
+        }
+        if (x->n_values == 2) {
+            w->values_seen++;
+            if (x->values[0] < w->values_last[0] || x->values[1] < w->values_last[1])
+                w->values_backwards++;
+            w->values_last[0] = x->values[0];
+            w->values_last[1] = x->values[1];
+        }
+        break;
+    case DK_SAMPLE_KIND_MAP:
+        w->maps++;
+        CHECK(x->map_path != NULL);
+        CHECK_U64(x->map_len, >, 0);
+        if (strstr(x->map_path, self_name()) != NULL)
+            w->map_self = true;
+        if (strstr(x->map_path, "/libc.so") != NULL || strstr(x->map_path, "/libc-") != NULL)
+            w->map_libc = true;
+        if (strstr(x->map_path, "touch_pages") != NULL)
+            w->map_touch = true;
+        break;
+    case DK_SAMPLE_KIND_COMM:
+        w->comms++;
+        CHECK(x->comm != NULL);
+        if (strcmp(x->comm, "touch_pages") == 0)
+            w->comm_touch++;
+        break;
+    case DK_SAMPLE_KIND_EXIT:
+        w->exits++;
+        if (x->pid != w->pid)
+            w->exits_other++;
+        break;
+    default:
+        w->others++;
+    }
+    return 0;
+}
+
+static void drain_into(dk_sampling *p, seen *w)
+{
+    int rc = dk_sampling_drain(p, collect, w);
+    if (rc < 0)
+        DKT_FAIL("dk_sampling_drain returned %s: %s", dk_error_name(rc), dk_last_error());
+}
+
+static dk_sampling *open_one(dk_sampler *s, const char *name, uint64_t period, uint64_t freq,
+                             dk_sampling_options *o)
+{
+    dk_sampling_event ev = {name, period, freq};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open(%s) returned %s: %s", name, dk_error_name(rc), dk_last_error());
+    CHECK(p != NULL);
+    return p;
+}
+
+static uint64_t gettid_u64(void) { return (uint64_t)syscall(SYS_gettid); }
+
+/* ---- the core's arguments ------------------------------------------------ */
+
+TEST_CASE(arguments_are_checked)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_event ev = {"cpu-clock", 100000, 0};
+    dk_sampling *p = (dk_sampling *)&ev;
+    CHECK_ERR(dk_sampling_open(NULL, &ev, 1, NULL, &p), DK_EINVAL);
+    CHECK_ERR(dk_sampling_open(s, NULL, 1, NULL, &p), DK_EINVAL);
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, NULL, NULL), DK_EINVAL);
+    CHECK_ERR(dk_sampling_open(s, &ev, 0, NULL, &p), DK_EINVAL);
+    CHECK(p == NULL); /* cleared on failure */
+    CHECK_ERR(dk_sampling_open(s, &ev, DK_MAX_EVENTS + 1, NULL, &p), DK_EINVAL);
+
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.size = 8;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "size");
+    struct {
+        dk_sampling_options o;
+        uint64_t extra;
+    } big = {DK_SAMPLING_OPTIONS_INIT, 1};
+    big.o.size = sizeof big;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &big.o, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "not zero");
+
+    o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+    o.record = 0x80u;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "unknown bits 0x80");
+    o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+    o.flags = 0x100u;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "flags");
+    o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+    o.scope = (dk_scope)42;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "42 is not a scope");
+    o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+    o.pid = -5;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "pid -5");
+
+    dk_sampling_event both = {"cpu-clock", 1000, 99};
+    CHECK_ERR(dk_sampling_open(s, &both, 1, NULL, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "both a period");
+    dk_sampling_event unnamed = {NULL, 1000, 0};
+    CHECK_ERR(dk_sampling_open(s, &unnamed, 1, NULL, &p), DK_EINVAL);
+    dk_sampling_event unknown = {"no-such-event", 1000, 0};
+    CHECK_ERR(dk_sampling_open(s, &unknown, 1, NULL, &p), DK_ENOEVENT);
+    CHECK_CONTAINS(dk_last_error(), "no-such-event");
+
+    /* Above the kernel's sample rate: named, with the sysctl. */
+    dk_sampling_event fast = {"cpu-clock", 0, 100000000};
+    CHECK_ERR(dk_sampling_open(s, &fast, 1, NULL, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "perf_event_max_sample_rate");
+    /* Enable-on-exec of every CPU means nothing. */
+    o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_SYSTEM;
+    o.flags = DK_SAMPLING_ENABLE_ON_EXEC;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
+
+    CHECK_ERR(dk_sampling_start(NULL), DK_EINVAL);
+    CHECK_ERR(dk_sampling_stop(NULL), DK_EINVAL);
+    CHECK_ERR(dk_sampling_drain(NULL, collect, NULL), DK_EINVAL);
+    CHECK_ERR(dk_sampling_wait(NULL, 0), DK_EINVAL);
+    dk_sampling_stats st;
+    CHECK_ERR(dk_sampling_stats_get(NULL, &st), DK_EINVAL);
+    CHECK_INT(dk_sampling_event_count(NULL), ==, 0);
+    CHECK(dk_sampling_event_name(NULL, 0) == NULL);
+    dk_sampling_close(NULL);
+
+    o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    p = open_one(s, "cpu-clock", 100000, 0, &o);
+    CHECK_ERR(dk_sampling_drain(p, NULL, NULL), DK_EINVAL);
+    CHECK_ERR(dk_sampling_stats_get(p, NULL), DK_EINVAL);
+    CHECK_INT(dk_sampling_event_count(p), ==, 1);
+    CHECK_STR(dk_sampling_event_name(p, 0), "cpu-clock");
+    CHECK(dk_sampling_event_name(p, 1) == NULL);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* A failed open and every close give back what they took. */
+TEST_CASE(close_gives_everything_back)
+{
+    dk_sampler *s = perf_sampler();
+    size_t fds = open_fds(), maps = maps_of_perf();
+    for (int i = 0; i < 20; i++) {
+        dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+        o.scope = i % 2 ? DK_SCOPE_PROCESS : DK_SCOPE_THREAD;
+        o.flags = i % 4 == 1 ? DK_SAMPLING_INHERIT : 0;
+        o.record = DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN | DK_SAMPLE_READ | DK_SAMPLE_TID;
+        dk_sampling_event evs[2] = {{"cpu-clock", 1000000, 0}, {"page-faults", 100, 0}};
+        dk_sampling *p = NULL;
+        int rc = dk_sampling_open(s, evs, 2, &o, &p);
+        if (rc == DK_ENOTSUP && (o.flags & DK_SAMPLING_INHERIT)) {
+            /* Before Linux 6.12: no READ of inherited events; the failure
+             * gives back what it took, too. */
+            CHECK_CONTAINS(dk_last_error(), "Linux 6.12");
+            CHECK(p == NULL);
+            continue;
+        }
+        if (rc != 0)
+            DKT_FAIL("dk_sampling_open: %s: %s", dk_error_name(rc), dk_last_error());
+        CHECK_OK(dk_sampling_start(p));
+        burn(1, NULL, NULL);
+        CHECK_OK(dk_sampling_stop(p));
+        dk_sampling_close(p);
+    }
+    CHECK_INT(open_fds(), ==, fds);
+    CHECK_INT(maps_of_perf(), ==, maps);
+    /* A second event that cannot be opened: the first one's fd and ring go. */
+    int why = 0;
+    if (!dkt_have_hw_pmu(&why)) {
+        dk_sampling_event evs[2] = {{"cpu-clock", 1000000, 0}, {"cycles", 100000, 0}};
+        dk_sampling *p = NULL;
+        CHECK_ERR(dk_sampling_open(s, evs, 2, NULL, &p), DK_EUNAVAILABLE);
+        CHECK(p == NULL);
+        CHECK_INT(open_fds(), ==, fds);
+        CHECK_INT(maps_of_perf(), ==, maps);
+    }
+    dk_sampler_close(s);
+}
+
+/* The unprivileged simulated Mac has no sampling: said plainly. */
+TEST_CASE(selfcounts_cannot_sample)
+{
+    char root[4096];
+    snprintf(root, sizeof root, "%s/sim-root", dkt_build_dir());
+    CHECK_INT(setenv("DKPERF_FRAMEWORK_ROOT", root, 1), ==, 0);
+    CHECK_INT(setenv("DKPERF_SIM_PRIVILEGED", "0", 1), ==, 0);
+    dk_sampler *s = open_sampler();
+    CHECK_STR(dk_sampler_backend(s), "selfcounts");
+    dk_sampling_event ev = {"instructions", 1000000, 0};
+    dk_sampling *p = NULL;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, NULL, &p), DK_ENOTSUP);
+    CHECK(p == NULL);
+    CHECK_CONTAINS(dk_last_error(), "selfcounts backend cannot sample");
+    CHECK_CONTAINS(dk_last_error(), "root");
+    dk_sampler_close(s);
+}
+
+/* ---- software events on this machine ------------------------------------- */
+
+/* cpu-clock every 1 ms over 300 ms of CPU: about 300 samples, in busy_chunk,
+ * called from burn. */
+TEST_CASE(cpu_clock_period_follows_cpu_time)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
+               DK_SAMPLE_CALLCHAIN;
+    const uint64_t period = 1000000;
+    dk_sampling *p = open_one(s, "cpu-clock", period, 0, &o);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t c0 = cpu_ns();
+    CHECK_OK(dk_sampling_start(p));
+    burn(300, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    uint64_t used = cpu_ns() - c0;
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    seen w = {0};
+    w.tid = gettid_u64();
+    w.n_events = 1;
+    w.pid = getpid();
+    drain_into(p, &w);
+    double expected = (double)used / (double)period;
+    fprintf(stderr, "%zu samples for %.1f expected; %zu in busy_chunk, %zu with the caller\n",
+            w.samples, expected, w.in_busy, w.caller_in_chain);
+    CHECK(w.samples >= expected * 0.8 && w.samples <= expected * 1.2 + 2);
+    CHECK_INT(w.wrong_tid, ==, 0);
+    CHECK_INT(w.other_pid_samples, ==, 0);
+    CHECK_INT(w.time_backwards, ==, 0);
+    CHECK_U64(w.period_sum, ==, (uint64_t)w.samples * period);
+    /* Times are CLOCK_MONOTONIC. */
+    uint64_t ns0 = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
+    uint64_t ns1 = (uint64_t)t1.tv_sec * 1000000000u + (uint64_t)t1.tv_nsec;
+    CHECK_U64(w.first_time, >=, ns0);
+    CHECK_U64(w.last_time, <=, ns1);
+    if (!under_valgrind()) {
+        CHECK(w.in_busy * 10 >= w.samples * 9);
+        CHECK_INT(w.with_chain, ==, w.samples);
+        CHECK(w.caller_in_chain * 10 >= w.samples * 8);
+        CHECK(w.user * 10 >= w.samples * 9);
+    }
+    dk_sampling_stats st;
+    CHECK_OK(dk_sampling_stats_get(p, &st));
+    CHECK_U64(st.samples, ==, w.samples);
+    CHECK_U64(st.lost, ==, 0);
+    /* Drained: nothing left. */
+    seen again = {0};
+    drain_into(p, &again);
+    CHECK_INT(again.samples, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* 500 Hz asked: the kernel adjusts the period so that the samples follow
+ * the rate, and their periods add up to the CPU time. */
+TEST_CASE(frequency_mode_adjusts_the_period)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    dk_sampling *p = open_one(s, "cpu-clock", 0, 500, &o);
+    uint64_t c0 = cpu_ns();
+    CHECK_OK(dk_sampling_start(p));
+    burn(400, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    uint64_t used = cpu_ns() - c0;
+    seen w = {0};
+    w.n_events = 1;
+    drain_into(p, &w);
+    double expected = (double)used * 500 / 1e9;
+    fprintf(stderr, "%zu samples for %.1f expected, periods sum to %" PRIu64 " ns of %" PRIu64
+                    "\n",
+            w.samples, expected, w.period_sum, used);
+    CHECK(w.samples >= expected * 0.6 && w.samples <= expected * 1.4 + 2);
+    CHECK(w.period_sum >= used / 2 && w.period_sum <= used * 3 / 2);
+    dk_sampling_close(p);
+
+    /* Neither a period nor a frequency: 4000 Hz. */
+    p = open_one(s, "cpu-clock", 0, 0, &o);
+    c0 = cpu_ns();
+    CHECK_OK(dk_sampling_start(p));
+    burn(200, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    used = cpu_ns() - c0;
+    seen d = {0};
+    d.n_events = 1;
+    drain_into(p, &d);
+    expected = (double)used * 4000 / 1e9;
+    fprintf(stderr, "default: %zu samples for %.1f expected\n", d.samples, expected);
+    CHECK(d.samples >= expected * 0.5 && d.samples <= expected * 1.5 + 2);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(task_clock_samples_the_thread)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.pid = (int)gettid_u64();
+    dk_sampling *p = open_one(s, "task-clock", 2000000, 0, &o);
+    uint64_t c0 = cpu_ns();
+    CHECK_OK(dk_sampling_start(p));
+    burn(300, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    uint64_t used = cpu_ns() - c0;
+    seen w = {0};
+    w.n_events = 1;
+    w.tid = gettid_u64();
+    drain_into(p, &w);
+    double expected = (double)used / 2e6;
+    fprintf(stderr, "%zu samples for %.1f expected\n", w.samples, expected);
+    CHECK(w.samples >= expected * 0.8 && w.samples <= expected * 1.2 + 2);
+    CHECK_INT(w.wrong_tid, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* page-faults every fault over N fresh pages: at least N samples, and not
+ * many more (what else faults meanwhile is small). */
+TEST_CASE(page_faults_sample_each_touched_page)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.buffer_bytes = 1 << 20;
+    dk_sampling *p = open_one(s, "page-faults", 1, 0, &o);
+    const size_t pages = 3000;
+    long page = sysconf(_SC_PAGESIZE);
+    volatile char *mem = mmap(NULL, pages * (size_t)page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(mem != MAP_FAILED);
+    (void)madvise((void *)mem, pages * (size_t)page, MADV_NOHUGEPAGE); /* a fault per page */
+    CHECK_OK(dk_sampling_start(p));
+    for (size_t i = 0; i < pages; i++)
+        mem[i * (size_t)page] = 1;
+    CHECK_OK(dk_sampling_stop(p));
+    munmap((void *)mem, pages * (size_t)page);
+    seen w = {0};
+    w.n_events = 1;
+    drain_into(p, &w);
+    dk_sampling_stats st;
+    CHECK_OK(dk_sampling_stats_get(p, &st));
+    fprintf(stderr, "%zu samples, %" PRIu64 " lost, for %zu pages\n", w.samples, st.lost, pages);
+    CHECK_U64(st.lost, ==, 0);
+    CHECK_INT(w.samples, >=, pages);
+    CHECK_INT(w.samples, <=, pages + pages / 10);
+    CHECK_U64(w.period_sum, ==, w.samples);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* DK_SAMPLE_READ: every sample carries both events' running totals. */
+TEST_CASE(read_gives_every_event_value)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.record = DK_SAMPLE_READ | DK_SAMPLE_TIME | DK_SAMPLE_PERIOD;
+    dk_sampling_event evs[2] = {{"cpu-clock", 2000000, 0}, {"task-clock", 1000000000000u, 0}};
+    dk_sampling *p = NULL;
+    CHECK_OK(dk_sampling_open(s, evs, 2, &o, &p));
+    CHECK_INT(dk_sampling_event_count(p), ==, 2);
+    CHECK_STR(dk_sampling_event_name(p, 1), "task-clock");
+    CHECK_OK(dk_sampling_start(p));
+    burn(200, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    seen w = {0};
+    w.n_events = 2;
+    drain_into(p, &w);
+    fprintf(stderr, "%zu samples, %zu with values, last %" PRIu64 " / %" PRIu64 "\n", w.samples,
+            w.values_seen, w.values_last[0], w.values_last[1]);
+    CHECK_INT(w.samples, >=, 50);
+    CHECK_INT(w.values_seen, ==, w.samples);
+    CHECK_INT(w.values_backwards, ==, 0);
+    CHECK_INT(w.bad_event, ==, 0);
+    /* Both clocks ran the whole time: their totals agree within 10%. */
+    CHECK_U64(w.values_last[0], >=, 150000000);
+    CHECK(w.values_last[1] * 10 >= w.values_last[0] * 9 &&
+          w.values_last[1] * 9 <= w.values_last[0] * 10);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* A one-page ring never drained while 100 kHz samples with call chains
+ * arrive: the kernel drops samples and says how many; then draining a
+ * ring whose records wrap its end delivers what is there and no garbage. */
+TEST_CASE(tiny_buffer_counts_lost_samples)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.buffer_bytes = 1; /* rounded up to one page */
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN;
+    dk_sampling *p = open_one(s, "cpu-clock", 20000, 0, &o);
+    seen w = {0};
+    w.n_events = 1;
+    w.tid = gettid_u64();
+    for (int round = 0; round < 5; round++) {
+        CHECK_OK(dk_sampling_start(p));
+        burn(60, NULL, NULL);
+        CHECK_OK(dk_sampling_stop(p));
+        drain_into(p, &w);
+    }
+    dk_sampling_stats st;
+    CHECK_OK(dk_sampling_stats_get(p, &st));
+    fprintf(stderr, "%zu samples, %" PRIu64 " lost, %" PRIu64 " throttled\n", w.samples, st.lost,
+            st.throttled);
+    CHECK_U64(st.lost, >, 0);
+    CHECK_INT(w.samples, >, 0);
+    CHECK_INT(w.wrong_tid, ==, 0);
+    CHECK_INT(w.time_backwards, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+static void drain_between(void *ctx)
+{
+    void **args = ctx;
+    drain_into(args[0], args[1]);
+}
+
+/* A two-page ring drained between chunks of work wraps hundreds of times
+ * and loses nothing: every sample expected arrives. */
+TEST_CASE(wrapping_ring_drained_often_loses_nothing)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.buffer_bytes = 2 * (size_t)sysconf(_SC_PAGESIZE);
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
+               DK_SAMPLE_CALLCHAIN;
+    const uint64_t period = 100000; /* 10 kHz */
+    dk_sampling *p = open_one(s, "cpu-clock", period, 0, &o);
+    seen w = {0};
+    w.n_events = 1;
+    w.tid = gettid_u64();
+    void *args[2] = {p, &w};
+    uint64_t c0 = cpu_ns();
+    CHECK_OK(dk_sampling_start(p));
+    burn(500, drain_between, args);
+    CHECK_OK(dk_sampling_stop(p));
+    uint64_t used = cpu_ns() - c0;
+    drain_into(p, &w);
+    dk_sampling_stats st;
+    CHECK_OK(dk_sampling_stats_get(p, &st));
+    double expected = (double)used / (double)period;
+    fprintf(stderr, "%zu samples + %" PRIu64 " lost for %.0f expected (%" PRIu64
+                    " throttled)\n",
+            w.samples, st.lost, expected, st.throttled);
+    CHECK_U64(st.lost, ==, 0);
+    CHECK(w.samples >= expected * 0.85 && w.samples <= expected * 1.15 + 2);
+    /* Each sample is at least 48 bytes: the ring went round many times. */
+    CHECK(w.samples * 48 > 20 * o.buffer_bytes);
+    CHECK_INT(w.wrong_tid, ==, 0);
+    CHECK_INT(w.time_backwards, ==, 0);
+    CHECK_U64(w.period_sum, ==, (uint64_t)w.samples * period);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* wait: nothing yet gives 0 at the timeout; records give 1; a signal gives 0. */
+static void on_alarm(int sig) { (void)sig; }
+
+TEST_CASE(wait_reports_ready_records_and_signals)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.buffer_bytes = 4 * (size_t)sysconf(_SC_PAGESIZE);
+    dk_sampling *p = open_one(s, "cpu-clock", 100000, 0, &o);
+    CHECK_INT(dk_sampling_wait(p, 0), ==, 0);
+    CHECK_INT(dk_sampling_wait(p, 20), ==, 0);
+    CHECK_OK(dk_sampling_start(p));
+    burn(50, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    CHECK_INT(dk_sampling_wait(p, -1), ==, 1);
+    seen w = {0};
+    w.n_events = 1;
+    drain_into(p, &w);
+    CHECK_INT(w.samples, >, 0);
+    CHECK_INT(dk_sampling_wait(p, 0), ==, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: poll returns EINTR */
+    CHECK_INT(sigaction(SIGALRM, &sa, NULL), ==, 0);
+    struct itimerval it = {{0, 0}, {0, 50000}};
+    CHECK_INT(setitimer(ITIMER_REAL, &it, NULL), ==, 0);
+    CHECK_INT(dk_sampling_wait(p, -1), ==, 0); /* returns at the signal */
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* ---- a process and what it starts ----------------------------------------- */
+
+static const char *touch_program(void)
+{
+    const char *t = getenv("DKPERF_TOUCH_PROGRAM");
+    if (t == NULL)
+        DKT_FAIL("DKPERF_TOUCH_PROGRAM is not set: run this test through ctest");
+    return t;
+}
+
+/* A shell held before its exec, whose child burns 300 ms: enabled at the
+ * exec, inherited by the child; MAP, COMM and EXIT records come too. */
+TEST_CASE(process_scope_follows_a_child_from_exec)
+{
+    dk_sampler *s = perf_sampler();
+    char script[4200];
+    snprintf(script, sizeof script, "\"%s\" --work-only --pages 10 --burn-ms 300; exit 0",
+             touch_program());
+    char *argv[] = {"/bin/sh", "-c", script, NULL};
+    spawn_child c;
+    CHECK_INT(spawn_prepare(&c, argv, NULL), ==, 0);
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_PROCESS;
+    o.pid = c.pid;
+    o.flags = DK_SAMPLING_ENABLE_ON_EXEC | DK_SAMPLING_INHERIT;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CPU | DK_SAMPLE_READ;
+    o.buffer_bytes = 1 << 20;
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    if (rc == DK_ENOTSUP) {
+        /* Before Linux 6.12 inherited events cannot carry PERF_SAMPLE_READ. */
+        CHECK_CONTAINS(dk_last_error(), "Linux 6.12");
+        o.record &= ~DK_SAMPLE_READ;
+        rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    }
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %s: %s", dk_error_name(rc), dk_last_error());
+    seen w = {0};
+    w.n_events = 1;
+    w.pid = c.pid;
+    drain_into(p, &w);
+    CHECK_INT(w.samples, ==, 0); /* nothing before the exec */
+    CHECK_INT(spawn_release(&c), ==, 0);
+    int exec_errno = -1;
+    CHECK_INT(spawn_exec_result(&c, &exec_errno), ==, 0);
+    CHECK_INT(exec_errno, ==, 0);
+    while (dk_sampling_wait(p, 50) >= 0) {
+        drain_into(p, &w);
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)c.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0)
+            break;
+    }
+    int status;
+    CHECK_INT(spawn_reap(&c, &status, NULL), ==, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    drain_into(p, &w);
+    dk_sampling_stats st;
+    CHECK_OK(dk_sampling_stats_get(p, &st));
+    fprintf(stderr,
+            "%zu samples (%zu of the child's child), %zu maps, %zu comms, %zu exits, %" PRIu64
+            " lost\n",
+            w.samples, w.other_pid_samples, w.maps, w.comms, w.exits, st.lost);
+    CHECK_INT(w.other_pid_samples, >=, 200); /* 300 ms at 1 ms, in the grandchild */
+    CHECK_INT(w.samples, <=, 600);
+    CHECK(w.map_touch);
+    CHECK(w.map_libc);
+    CHECK_INT(w.comm_touch, >=, 1);
+    CHECK_INT(w.exits_other, >=, 1);
+    CHECK_INT(w.time_backwards, ==, 0); /* merged oldest first across the CPUs' rings */
+    CHECK_U64(st.lost, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* The test binary itself, started again: its MAP records name it and libc. */
+TEST_CASE(map_records_name_the_binary_and_libc)
+{
+    dk_sampler *s = perf_sampler();
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(n > 0);
+    exe[n] = '\0';
+    char *argv[] = {exe, "--burn", "50", NULL};
+    spawn_child c;
+    CHECK_INT(spawn_prepare(&c, argv, NULL), ==, 0);
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_PROCESS;
+    o.pid = c.pid;
+    o.flags = DK_SAMPLING_ENABLE_ON_EXEC;
+    o.buffer_bytes = 1 << 20;
+    dk_sampling *p = open_one(s, "cpu-clock", 1000000, 0, &o);
+    CHECK_INT(spawn_release(&c), ==, 0);
+    int status;
+    CHECK_INT(spawn_reap(&c, &status, NULL), ==, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    seen w = {0};
+    w.n_events = 1;
+    w.pid = c.pid;
+    drain_into(p, &w);
+    fprintf(stderr, "%zu samples, %zu maps, %zu comms, %zu exits\n", w.samples, w.maps, w.comms,
+            w.exits);
+    CHECK(w.map_self);
+    CHECK(w.map_libc);
+    CHECK_INT(w.comms, >=, 1);
+    CHECK_INT(w.exits, >=, 1);
+    CHECK_INT(w.samples, >=, 25);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* This process: its threads as they are at open. */
+TEST_CASE(process_scope_of_this_process)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT; /* PROCESS, pid 0 */
+    dk_sampling *p = open_one(s, "task-clock", 1000000, 0, &o);
+    CHECK_OK(dk_sampling_start(p));
+    burn(100, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    seen w = {0};
+    w.n_events = 1;
+    w.pid = getpid();
+    drain_into(p, &w);
+    CHECK_INT(w.samples, >=, 60);
+    CHECK_INT(w.other_pid_samples, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* ---- what this machine cannot do, said plainly ----------------------------- */
+
+TEST_CASE(hardware_events_explain_their_absence)
+{
+    int why = 0;
+    if (dkt_have_hw_pmu(&why))
+        SKIP("this machine has a hardware PMU: hardware events sample here");
+    dk_sampler *s = perf_sampler();
+    dk_sampling_event ev = {"cycles", 100000, 0};
+    dk_sampling *p = NULL;
+    CHECK_ERR(dk_sampling_open(s, &ev, 1, NULL, &p), DK_EUNAVAILABLE);
+    CHECK(p == NULL);
+    CHECK_CONTAINS(dk_last_error(), "no hardware PMU");
+    CHECK_CONTAINS(dk_last_error(), "cycles");
+    dk_sampler_close(s);
+}
+
+TEST_CASE(system_scope_works_or_names_the_privilege)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_SYSTEM;
+    o.record = DK_SAMPLE_CPU | DK_SAMPLE_TID | DK_SAMPLE_TIME;
+    o.buffer_bytes = 1 << 18;
+    dk_sampling_event ev = {"cpu-clock", 0, 200};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    int paranoid = 2;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &paranoid) != 1)
+            paranoid = 2;
+        fclose(f);
+    }
+    if (geteuid() != 0 && paranoid > 0) {
+        CHECK_INT(rc, ==, DK_EPERM);
+        CHECK_CONTAINS(dk_last_error(), "CAP_PERFMON");
+        CHECK_CONTAINS(dk_last_error(), "perf_event_paranoid");
+        dk_sampler_close(s);
+        return;
+    }
+    if (rc != 0)
+        DKT_FAIL("system scope: %s: %s", dk_error_name(rc), dk_last_error());
+    CHECK_OK(dk_sampling_start(p));
+    burn(200, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    seen w = {0};
+    w.n_events = 1;
+    drain_into(p, &w);
+    fprintf(stderr, "%zu samples over every CPU\n", w.samples);
+    CHECK_INT(w.samples, >=, 20); /* 200 ms of this thread alone at 200 Hz: 40 */
+    CHECK_INT(w.time_backwards, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* ---- a PMU that counts exactly (QEMU -icount) ------------------------------ */
+
+#define CPU_PERCENT "/proc/sys/kernel/perf_cpu_time_max_percent"
+#define MAX_RATE "/proc/sys/kernel/perf_event_max_sample_rate"
+
+static bool read_sysctl(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(buf, (int)size, f) != NULL;
+    fclose(f);
+    if (ok)
+        buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+static void write_sysctl(const char *path, const char *value)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        DKT_FAIL("cannot open %s: %s", path, strerror(errno));
+    fprintf(f, "%s\n", value);
+    if (fclose(f) != 0)
+        DKT_FAIL("cannot write %s to %s: %s", value, path, strerror(errno));
+}
+
+/* instructions:u every P over a loop of exactly N instructions: N/P samples
+ * within 1%, 99% of them in the loop. */
+TEST_CASE(exact_pmu_instructions_every_period)
+{
+    int why = 0;
+    if (!dkt_have_hw_pmu(&why))
+        SKIP("no hardware PMU: a hardware instructions counter cannot be opened (%s)",
+             strerror(why));
+    if (getenv("DKPERF_EXACT_PMU") == NULL)
+        SKIP("exact counts need a PMU known to count exactly (DKPERF_EXACT_PMU=1: QEMU "
+             "-icount, tests/qemu/run.sh)");
+    /* An emulated machine takes long over each PMU interrupt, and the
+     * kernel then lowers perf_event_max_sample_rate and throttles (it
+     * allows interrupts perf_cpu_time_max_percent of the CPU): lift that
+     * for this case. */
+    char percent[32] = "", rate[32] = "";
+    bool tuned = geteuid() == 0 && read_sysctl(CPU_PERCENT, percent, sizeof percent) &&
+                 read_sysctl(MAX_RATE, rate, sizeof rate);
+    if (tuned) {
+        write_sysctl(CPU_PERCENT, "0");
+        write_sysctl(MAX_RATE, "100000");
+    }
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.record = DK_SAMPLE_IP | DK_SAMPLE_PERIOD | DK_SAMPLE_TID;
+    o.buffer_bytes = 1 << 20;
+    const uint64_t period = 100000, iterations = 10000000; /* 2 instructions each */
+    dk_sampling *p = open_one(s, "instructions:u", period, 0, &o);
+    CHECK_OK(dk_sampling_start(p));
+    spin_loop(iterations);
+    CHECK_OK(dk_sampling_stop(p));
+    seen w = {0};
+    w.n_events = 1;
+    drain_into(p, &w);
+    dk_sampling_stats st;
+    CHECK_OK(dk_sampling_stats_get(p, &st));
+    double expected = 2.0 * (double)iterations / (double)period;
+    fprintf(stderr,
+            "%zu samples for %.0f expected, %zu in the loop, %" PRIu64 " lost, %" PRIu64
+            " throttled\n",
+            w.samples, expected, w.in_loop, st.lost, st.throttled);
+    if (tuned) {
+        write_sysctl(CPU_PERCENT, percent);
+        write_sysctl(MAX_RATE, rate);
+    }
+    CHECK_U64(st.lost, ==, 0);
+    CHECK(w.samples >= expected * 0.99 && w.samples <= expected * 1.01);
+    CHECK(w.in_loop * 100 >= w.samples * 99);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* ---- failures in the middle --------------------------------------------- */
+
+/* Descriptors run out in the middle of opening (two events on every CPU):
+ * DK_ETOOMANY, and every descriptor and ring opened before is given back. */
+TEST_CASE(fd_limit_mid_open_gives_everything_back)
+{
+    dk_sampler *s = perf_sampler();
+    size_t fds = open_fds(), maps = maps_of_perf();
+    struct rlimit old;
+    CHECK_INT(getrlimit(RLIMIT_NOFILE, &old), ==, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.flags = DK_SAMPLING_INHERIT; /* one event per CPU */
+    dk_sampling_event evs[2] = {{"cpu-clock", 1000000, 0}, {"task-clock", 1000000, 0}};
+    for (int room = 1; room < 2 * (int)cpus; room++) {
+        /* The limit that leaves exactly room descriptors free below it. */
+        int fd = 0, free_slots = 0;
+        for (; free_slots < room; fd++)
+            free_slots += fcntl(fd, F_GETFD) == -1 && errno == EBADF;
+        struct rlimit lim = {(rlim_t)fd, old.rlim_max};
+        CHECK_INT(setrlimit(RLIMIT_NOFILE, &lim), ==, 0);
+        dk_sampling *p = NULL;
+        int rc = dk_sampling_open(s, evs, 2, &o, &p);
+        CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), ==, 0);
+        CHECK_ERR(rc, DK_ETOOMANY);
+        CHECK(p == NULL);
+        CHECK_CONTAINS(dk_last_error(), "too many");
+        CHECK_INT(open_fds(), ==, fds);
+        CHECK_INT(maps_of_perf(), ==, maps);
+    }
+    dk_sampler_close(s);
+}
+
+static dk_sampler *sweep_s;
+static dk_sampling *sweep_p;
+
+static void sweep_check(int rc, const char *what, size_t fds)
+{
+    if (rc >= 0)
+        return;
+    const char *detail = dk_last_error();
+    fprintf(stderr, "%s: %s: %s\n", what, dk_error_name(rc), detail);
+    dk_sampling_close(sweep_p);
+    dk_sampler_close(sweep_s);
+    if (open_fds() != fds || maps_of_perf() != 0) {
+        fprintf(stderr, "after the failure of %s, descriptors or rings are left\n", what);
+        exit(4);
+    }
+    exit(detail[0] == '\0' ? 3 : 1);
+}
+
+static int ignore_sample(void *ctx, const dk_sample *x)
+{
+    (void)ctx;
+    (void)x;
+    return 0;
+}
+
+/* One run for the malloc sweep: every scope, opened, run, drained, closed.
+ * Exit 0 (done), 1 (a failure with its detail, nothing left), 3 (a failure
+ * without detail), 4 (something left behind). stop_after_sampler: only the
+ * sampler, to count the allocations before the sampling part. */
+static int sweep_once(bool stop_after_sampler)
+{
+    size_t fds = open_fds();
+    sweep_check(dk_sampler_open(&sweep_s, NULL), "dk_sampler_open", fds);
+    if (stop_after_sampler) {
+        dk_sampler_close(sweep_s);
+        return 0;
+    }
+    static const dk_scope scopes[3] = {DK_SCOPE_THREAD, DK_SCOPE_PROCESS, DK_SCOPE_SYSTEM};
+    for (int i = 0; i < 3; i++) {
+        dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+        o.scope = scopes[i];
+        o.flags = i == 1 ? DK_SAMPLING_INHERIT : 0;
+        o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN |
+                   DK_SAMPLE_READ | DK_SAMPLE_PERIOD | DK_SAMPLE_CPU;
+        o.buffer_bytes = 8192;
+        dk_sampling_event evs[2] = {{"cpu-clock", 200000, 0}, {"page-faults", 1, 0}};
+        sweep_check(dk_sampling_open(sweep_s, evs, 2, &o, &sweep_p), "dk_sampling_open", fds);
+        sweep_check(dk_sampling_start(sweep_p), "dk_sampling_start", fds);
+        burn(5, NULL, NULL);
+        sweep_check(dk_sampling_stop(sweep_p), "dk_sampling_stop", fds);
+        sweep_check(dk_sampling_drain(sweep_p, ignore_sample, NULL), "dk_sampling_drain", fds);
+        dk_sampling_close(sweep_p);
+        sweep_p = NULL;
+    }
+    dk_sampler_close(sweep_s);
+    if (open_fds() != fds || maps_of_perf() != 0)
+        return 4;
+    return 0;
+}
+
+/* Runs this binary with the malloc-failure shim; returns the exit status and
+ * the shim's counts. */
+static int run_with_shim(const char *shim, const char *mode, unsigned long fail_at,
+                         unsigned long *allocations, unsigned long *failed)
+{
+    char count[64], at[32], exe[4096];
+    snprintf(count, sizeof count, "/tmp/dkt-sampling-malloc.%d", (int)getpid());
+    unlink(count);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(n > 0);
+    exe[n] = '\0';
+    snprintf(at, sizeof at, "%lu", fail_at);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, 2);
+        setenv("LD_PRELOAD", shim, 1);
+        setenv("DKPERF_MALLOC_FAIL_AT", at, 1);
+        setenv("DKPERF_MALLOC_COUNT", count, 1);
+        unsetenv("DKPERF_MALLOC_FAIL_OWNER");
+        execl(exe, exe, "--sweep-once", mode, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    *allocations = *failed = 0;
+    FILE *f = fopen(count, "r");
+    if (f != NULL) {
+        char line[128];
+        while (fgets(line, sizeof line, f) != NULL)
+            if (sscanf(line, "allocations %lu failed %lu", allocations, failed) == 2)
+                break;
+        fclose(f);
+    }
+    unlink(count);
+    if (WIFSIGNALED(status))
+        DKT_FAIL("with allocation %lu failing, the run died of signal %d", fail_at,
+                 WTERMSIG(status));
+    return WEXITSTATUS(status);
+}
+
+/* Every allocation of the sampling part made to fail in turn: a clear error,
+ * nothing left behind, never a crash. */
+TEST_CASE(malloc_failures_leave_nothing_behind)
+{
+    const char *shim = getenv("DKPERF_MALLOC_SHIM");
+    if (shim == NULL || *shim == '\0')
+        SKIP("no malloc-failure shim in this build (sanitizer runtimes own malloc)");
+    unsigned long before, total, failed;
+    CHECK_INT(run_with_shim(shim, "sampler", 0, &before, &failed), ==, 0);
+    CHECK_INT(run_with_shim(shim, "all", 0, &total, &failed), ==, 0);
+    CHECK_U64(total, >, before);
+    fprintf(stderr, "allocations: %lu to open the sampler, %lu in all\n", before, total);
+    size_t clean = 0;
+    for (unsigned long at = before > 3 ? before - 3 : 1; at <= total; at++) {
+        unsigned long count, hit;
+        int rc = run_with_shim(shim, "all", at, &count, &hit);
+        if (rc != 0 && rc != 1)
+            DKT_FAIL("with allocation %lu failing, the run exited %d (3: no detail, 4: "
+                     "descriptors or rings left)",
+                     at, rc);
+        clean += rc == 1;
+    }
+    fprintf(stderr, "%zu runs failed cleanly\n", clean);
+    CHECK_INT(clean, >, 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--sweep-once") == 0)
+        return sweep_once(strcmp(argv[2], "sampler") == 0);
+    /* A child for map_records_name_the_binary_and_libc. */
+    if (argc == 3 && strcmp(argv[1], "--burn") == 0) {
+        burn(atof(argv[2]), NULL, NULL);
+        return 0;
+    }
+    return dkt_main(argc, argv);
+}
