@@ -293,6 +293,7 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
                                 "kpc, and has no configurable equivalent: sample on the timer",
                                 ev->name);
             ev = twin;
+            p->events[i] = twin; /* what is sampled, for the event's name */
         }
         k->kind[i] = 1;
         k->period[i] = a->period != 0 ? a->period : DEFAULT_PERIOD;
@@ -417,10 +418,11 @@ int dk__kperf_sampling_open(dk_sampling *p)
 {
     dk_sampler *s = p->sampler;
     const dk_sampling_options *o = &p->opts;
-    if (o->flags & DK_SAMPLING_ENABLE_ON_EXEC)
-        return dk__fail(DK_ENOTSUP,
-                        "kperf cannot start sampling at a process's exec: open with the "
-                        "process's pid before it runs its work, then dk_sampling_start");
+    /* kperf has no exec trigger: with DK_SAMPLING_ENABLE_ON_EXEC the core
+     * starts at once, which for a child held before its exec (as dkperf
+     * record holds it) adds only the instructions between its release and
+     * its exec. DK_SAMPLING_INHERIT: the pid filter covers every thread of
+     * the process, never its children (other pids). */
     if (o->scope == DK_SCOPE_THREAD && o->pid != 0)
         return dk__fail(DK_ENOTSUP,
                         "kperf filters samples by process, not by thread: sample the process "

@@ -378,6 +378,11 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
         put(b->r, &w, ts, ID_TM_FIRE, s->spec.index, 0, s->spec.period, s->spec.action, ls);
         put(b->r, &w, ts, ID_TM_HNDLR | FUNC_START, 0, 0, 0, 0, ls);
     }
+    /* kperf_sample_internal: another pid than the filter's samples nothing
+     * (the Linux events are inherited by children, which kperf's pid
+     * filter excludes). */
+    if (s->spec.pid != -1 && (int32_t)ls->pid != s->spec.pid)
+        what = 0;
     uint32_t pended = what & (KPERF_SAMPLER_USTACK | KPERF_SAMPLER_TH_DISPATCH);
     uint32_t now = what & ~pended;
     if (now != 0) { /* only pended samplers: nothing at interrupt time */
