@@ -30,10 +30,9 @@ def state(path):
 def disarmed(path, what):
     st = state(path)
     for key in ("kperf.sampling", "kperf.actions_set", "kperf.timers_set", "kpc.pmi",
-                "sim.perf_events", "kdebug.bufinit", "kdebug.enabled", "counting",
-                "force_all_ctrs"):
+                "sim.perf_events", "kdebug.bufinit", "kdebug.enabled", "ktrace.owning_pid",
+                "counting", "force_all_ctrs"):
         check(int(st.get(key, "-99"), 0) == 0, f"{what}: {key} is {st.get(key)} afterwards")
-    check(st.get("ktrace.owner") == "-1", f"{what}: ktrace.owner is {st.get('ktrace.owner')}")
 
 
 env = dict(os.environ)

@@ -214,8 +214,9 @@ void simk_set_hooks(void (*pull)(int), void (*changed)(void))
 size_t simk_state_text(char *buf, size_t size)
 {
     pthread_mutex_lock(&lock);
-    int n = snprintf(buf, size, "kdebug.bufinit %d\nkdebug.enabled %d\nktrace.owner %ld\n",
-                     bufinit ? 1 : 0, enabled, (long)owner);
+    /* ktrace.owning_pid reads 0 when nobody owns tracing (kern_ktrace.c). */
+    int n = snprintf(buf, size, "kdebug.bufinit %d\nkdebug.enabled %d\nktrace.owning_pid %ld\n",
+                     bufinit ? 1 : 0, enabled, owner > 0 ? (long)owner : 0L);
     pthread_mutex_unlock(&lock);
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }

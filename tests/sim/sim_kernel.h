@@ -64,7 +64,7 @@ SIMK_API int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, siz
  */
 SIMK_API void simk_set_hooks(void (*pull)(int timeout_ms), void (*changed)(void));
 
-/* "kdebug.bufinit N\nkdebug.enabled N\nktrace.owner PID\n" for the state file. */
+/* "kdebug.bufinit N\nkdebug.enabled N\nktrace.owning_pid PID\n" (0: none) for the state file. */
 SIMK_API size_t simk_state_text(char *buf, size_t size);
 
 #endif /* DKPERF_SIM_KERNEL_H */

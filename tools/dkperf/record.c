@@ -451,8 +451,10 @@ int cmd_record(int argc, char **argv)
             break;
     }
     signals_child_pid = 0; /* it has exited: signals from now on are dkperf's */
-    if (dk_sampling_stop(smp) != 0)
+    if (dk_sampling_stop(smp) != 0) {
         cli_error("record", "the sampling was not stopped: %s", dk_last_error());
+        exit_rc = EXIT_SETUP; /* something may be left armed: not a success */
+    }
     dk_sampling_drain(smp, on_record, &r);
     dk_sampling_stats st;
     memset(&st, 0, sizeof st);
