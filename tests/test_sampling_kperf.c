@@ -111,6 +111,11 @@ static dk_sampler *open_sampler(void)
 /* Sample ev (period as given) while the hot function runs for ms of CPU. */
 static void sample_hot(const char *ev, uint64_t period, double ms, collected *c)
 {
+    /* Under valgrind the Linux kernel samples valgrind's translation of
+     * this program: its stacks name none of these functions. */
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+        SKIP("under valgrind the sampled stacks are valgrind's, not this program's");
     dk_sampler *s = open_sampler();
     dk_sampling_event e = {ev, period, 0};
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
@@ -140,14 +145,16 @@ static void check_hot(const collected *c, size_t expected)
     fprintf(stderr, "samples %zu (expected about %zu), in dkt_hot_loop %zu, with its caller %zu, "
                     "maps %zu\n",
             c->samples, expected, c->in_hot, c->hot_from_caller, c->maps);
-    /* CPU-time based: the count follows the work, not the machine's load;
-     * the Linux kernel may throttle a fast sampler, hence the slack. */
-    CHECK_U64(c->samples, >=, expected / 3);
-    CHECK_U64(c->samples, <=, expected * 2 + 10);
+    /* CPU-time based: the loop's samples follow its work, not the
+     * machine's load; the Linux kernel may throttle a fast sampler, hence
+     * the slack. The rest of the process (draining, dladdr, a sanitizer's
+     * runtime) is sampled too, but the loop has most of its CPU time. */
+    CHECK_U64(c->in_hot, >=, expected / 3);
+    CHECK_U64(c->in_hot, <=, expected * 2 + 10);
     CHECK_INT(c->bad_pid, ==, 0);
     CHECK_INT(c->bad_period, ==, 0);
     CHECK(!c->time_backwards);
-    CHECK_U64(c->in_hot, >=, c->samples * 8 / 10);
+    CHECK_U64(c->in_hot, >=, c->samples / 2);
     CHECK_U64(c->hot_from_caller, >=, c->in_hot * 9 / 10);
     CHECK_U64(c->maps, >=, 1);
     CHECK_U64(c->user, >=, c->in_hot / 2);
