@@ -32,10 +32,13 @@ static uint64_t cpu_ns(void)
 
 __attribute__((noinline, visibility("default"))) void hw_hot_loop(uint64_t ns)
 {
-    uint64_t goal = cpu_ns() + ns;
+    uint64_t goal = cpu_ns() + ns, acc = 0;
     while (cpu_ns() < goal)
-        for (int i = 0; i < 3000000; i++)
-            sink += (uint64_t)i * 2654435761u;
+        for (int i = 0; i < 3000000; i++) {
+            acc += (uint64_t)i * 2654435761u;
+            __asm__ volatile("" : "+r"(acc));
+        }
+    sink += acc;
 }
 
 __attribute__((noinline, visibility("default"))) void hw_hot_caller(uint64_t ns)
