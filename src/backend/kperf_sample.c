@@ -126,7 +126,7 @@ typedef struct ksamp {
     slot *slots;
     map_seen *maps;
     size_t nmaps, maps_cap;
-    int pids[PIDS_MAX];
+    int pids[PIDS_MAX];        /* processes whose maps were read in this drain */
     size_t npids;
 } ksamp;
 
@@ -621,11 +621,15 @@ static void deliver(drain_ctx *d, slot *sl)
     sl->pending = false;
     if (d->stop != 0 || (k->tid != 0 && s->tid != k->tid))
         return;
-    /* Maps of a process first, the first time it shows up in this drain. */
-    bool known = false;
+    /* Maps of a process before its samples: read again (at most once a
+     * drain) when a sample's pc is in no region reported so far. */
+    bool known = false, covered = false;
+    uint64_t pc = sl->have_stack && s->n_frames > 0 ? sl->frames[0] : 0;
     for (size_t i = 0; i < k->npids && !known; i++)
         known = k->pids[i] == s->pid;
-    if (!known && k->npids < PIDS_MAX) {
+    for (size_t i = 0; i < k->nmaps && !covered && !known; i++)
+        covered = k->maps[i].pid == s->pid && pc - k->maps[i].start < k->maps[i].len;
+    if (!known && !covered && k->npids < PIDS_MAX) {
         k->pids[k->npids++] = s->pid;
         report_maps(d, s->pid);
         if (d->stop != 0)
@@ -714,6 +718,8 @@ static void decode(drain_ctx *d, const kd_buf *r)
     ksamp *k = d->k;
     uint32_t id = r->debugid & ID_MASK, q = r->debugid & 3u;
     if (id == ID_LOST) {
+        /* kdebug says only that records were overwritten, not how many:
+         * each such mark counts as one. */
         d->p->stats.lost++;
         return;
     }
