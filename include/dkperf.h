@@ -485,7 +485,12 @@ DK_EXPORT int dk_group_read_perf_levels(dk_group *g, uint64_t *values, size_t le
  *   kperf       PMIs on configurable counters (kpc_set_period,
  *               kpc_set_actionid) and kperf timers; samples arrive as kdebug
  *               records (root only; tracing is exclusive, another owner such
- *               as Instruments or ktrace gives DK_EBUSY).
+ *               as Instruments or ktrace gives DK_EBUSY). Counters take a
+ *               period only (a frequency: DK_ENOTSUP); a fixed-counter event
+ *               samples on its configurable twin; "timer" takes a period in
+ *               ns or a frequency. Process scope covers the process's threads,
+ *               not its children; ENABLE_ON_EXEC starts at once. Tested on
+ *               the simulated frameworks only (tests/sim).
  *   selfcounts  none: DK_ENOTSUP.
  */
 typedef struct dk_sampling dk_sampling;

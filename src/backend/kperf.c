@@ -17,6 +17,7 @@
 #include "backend/darwin_group.h"
 #include "backend/kpep_common.h"
 #include "backend/kperf_arbiter.h"
+#include "backend/kperf_sample.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
 
@@ -806,4 +807,76 @@ const dk__backend dk__backend_kperf = {
     .group_close = kperf_group_close,
     .group_read_cpus = kperf_group_read_cpus,
     .group_read_levels = dk__rusage_group_read_levels,
+    .sampling_open = dk__kperf_sampling_open,
+    .sampling_start = dk__kperf_sampling_start,
+    .sampling_stop = dk__kperf_sampling_stop,
+    .sampling_drain = dk__kperf_sampling_drain,
+    .sampling_wait = dk__kperf_sampling_wait,
+    .sampling_close = dk__kperf_sampling_close,
 };
+
+/* ------------------------------------------------------------------------ */
+/* For sampling (kperf_sample.c)                                             */
+/* ------------------------------------------------------------------------ */
+
+struct dk__kperf_prog {
+    kthread kt;
+};
+
+void dk__kperf_parts(dk_sampler *s, const dk_kperf_vtable **kp, const char **root,
+                     uint32_t *fixed_counters, uint32_t *config_counters)
+{
+    session *k = s->impl;
+    *kp = k->kp;
+    *root = k->root;
+    *fixed_counters = k->shape.fixed_counters;
+    *config_counters = k->config_counters;
+}
+
+int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
+                      const unsigned char *mode, const char *const *label,
+                      dk__kperf_prog **out, size_t *counter)
+{
+    session *k = s->impl;
+    dk__kperf_prog *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+    request q = {s, events, n, mode, label};
+    int rc = setup(&q, k, &p->kt);
+    if (rc != 0) {
+        free(p);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        counter[i] = p->kt.index[i];
+    *out = p;
+    return 0;
+}
+
+int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p)
+{
+    session *k = s->impl;
+    dk__arbiter_lock(k->arb);
+    int rc = start_counting(k, &p->kt, false);
+    dk__arbiter_unlock(k->arb);
+    return rc;
+}
+
+int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p)
+{
+    session *k = s->impl;
+    dk__arbiter_lock(k->arb);
+    int rc = stop_counting(k, &p->kt, false);
+    dk__arbiter_unlock(k->arb);
+    return rc;
+}
+
+void dk__kperf_prog_free(dk_sampler *s, dk__kperf_prog *p)
+{
+    if (p == NULL)
+        return;
+    session *k = s->impl;
+    unprogram(k, &p->kt);
+    k->kd->kpep_config_free(p->kt.cfg);
+    free(p);
+}

@@ -87,6 +87,14 @@ static int sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t 
                             events[i].name, (unsigned long long)events[i].period,
                             (unsigned long long)events[i].freq);
     }
+    /* The backend probed first (kperf) samples; the one in use cannot: say
+     * why the first was passed over. */
+    if (s->backend->sampling_open == NULL && s->passed_rc != 0)
+        return dk__fail(DK_ENOTSUP,
+                        "the %s backend cannot sample, and the kperf backend, which samples, "
+                        "could not be used: %s. Sampling needs root: kperf's and kdebug's "
+                        "sysctls are configured only by root or the owner of tracing",
+                        s->backend->name, s->passed);
     if (s->backend->sampling_open == NULL)
         return dk__fail(DK_ENOTSUP,
                         "the %s backend cannot sample: it has no counter-overflow interrupts "

@@ -48,6 +48,10 @@ static int load_calls(const char *root, void *slot, void *ctx)
     memcpy(&calls->proc_pid_rusage, &p, sizeof p);
     p = dlsym(handle, "sysctlbyname");
     memcpy(&calls->sysctlbyname, &p, sizeof p);
+    p = dlsym(handle, "sysctl");
+    memcpy(&calls->sysctl, &p, sizeof p);
+    p = dlsym(handle, "proc_pidinfo");
+    memcpy(&calls->proc_pidinfo, &p, sizeof p);
     return 0;
 }
 

@@ -96,11 +96,62 @@ typedef int (*dk__proc_pid_rusage_fn)(int pid, int flavor, void *buffer);
 typedef int (*dk__sysctlbyname_fn)(const char *name, void *oldp, size_t *oldlenp, void *newp,
                                    size_t newlen);
 
+typedef int (*dk__sysctl_fn)(int *name, unsigned namelen, void *oldp, size_t *oldlenp,
+                            void *newp, size_t newlen);
+typedef int (*dk__proc_pidinfo_fn)(int pid, int flavor, uint64_t arg, void *buffer,
+                                   int buffersize);
+
+/* proc_pidinfo flavor (bsd/sys/proc_info.h): the region at or after an
+ * address, with the path of the file it maps. */
+#define DK__PROC_PIDREGIONPATHINFO 8
+
+struct dk__proc_regioninfo {
+    uint32_t pri_protection; /* VM_PROT_READ 1, WRITE 2, EXECUTE 4 */
+    uint32_t pri_max_protection;
+    uint32_t pri_inheritance;
+    uint32_t pri_flags;
+    uint64_t pri_offset;
+    uint32_t pri_behavior;
+    uint32_t pri_user_wired_count;
+    uint32_t pri_user_tag;
+    uint32_t pri_pages_resident;
+    uint32_t pri_pages_shared_now_private;
+    uint32_t pri_pages_swapped_out;
+    uint32_t pri_pages_dirtied;
+    uint32_t pri_ref_count;
+    uint32_t pri_shadow_depth;
+    uint32_t pri_share_mode;
+    uint32_t pri_private_pages_resident;
+    uint32_t pri_shared_pages_resident;
+    uint32_t pri_obj_id;
+    uint32_t pri_depth;
+    uint64_t pri_address;
+    uint64_t pri_size;
+};
+
+/* struct vnode_info_path: vinfo_stat (136 bytes), vi_type, vi_pad, fsid_t,
+ * then the path (MAXPATHLEN). Only the path is read. */
+struct dk__vnode_info_path {
+    unsigned char vip_vi[152];
+    char vip_path[1024];
+};
+
+struct dk__proc_regionwithpathinfo {
+    struct dk__proc_regioninfo prp_prinfo;
+    struct dk__vnode_info_path prp_vip;
+};
+
+_Static_assert(sizeof(struct dk__proc_regioninfo) == 96, "proc_regioninfo is 96 bytes");
+_Static_assert(sizeof(struct dk__proc_regionwithpathinfo) == 1272,
+               "proc_regionwithpathinfo is 1272 bytes");
+
 /* Any of the pointers may be NULL: the symbol is missing. */
 typedef struct dk__libsystem {
     dk__thread_selfcounts_fn thread_selfcounts;
     dk__proc_pid_rusage_fn proc_pid_rusage;
     dk__sysctlbyname_fn sysctlbyname;
+    dk__sysctl_fn sysctl;             /* the kdebug trace buffer (sampling) */
+    dk__proc_pidinfo_fn proc_pidinfo; /* image regions (sampling) */
 } dk__libsystem;
 
 /*

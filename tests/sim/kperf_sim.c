@@ -28,6 +28,7 @@
 
 #include "cpc_allow_lists.h"
 #include "sim.h"
+#include "sim_kernel.h"
 
 #define MAX_CPUS 256
 
@@ -98,10 +99,19 @@ static _Thread_local thread_state self;
 
 static void publish_state(void);
 static void adopt_state(void);
+static void rearm(void);
+static size_t armed_fds(void);
+static void pull_samples(int timeout_ms);
+static void tracing_changed(void);
+SIM_API uint64_t kperf_ns_to_ticks(uint64_t ns);
+SIM_API uint64_t kperf_ticks_to_ns(uint64_t ticks);
 
 static void init_state(void)
 {
     force_all = sim_initial_force_all();
+    simk_set_hooks(pull_samples, tracing_changed);
+    for (unsigned i = 0; i < KPERF_ACTION_MAX; i++)
+        action_pid[i] = -1; /* kperf_action_set_count: no pid filter */
     adopt_state();
     publish_state();
     unsigned n = sim_cpu_layout()->ncpu;
@@ -408,11 +418,32 @@ static void publish_state(void)
     const char *path = getenv("DKPERF_SIM_STATE");
     if (path == NULL || *path == '\0')
         return;
-    char tmp[4096], text[128];
+    char tmp[4096], text[512];
     if (snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return;
-    int len = snprintf(text, sizeof text, "force_all_ctrs %d\ncounting 0x%x\nthread_counting 0x%x\n",
-                       force_all, (unsigned)counting, (unsigned)thread_counting);
+    /* Sampling: kperf.sampling, actions with samplers, timers with a
+     * period, counters with a PMI period and action, the kdebug buffer and
+     * the ktrace owner, and the Linux events the sim samples with. */
+    unsigned actions = 0, timers = 0;
+    uint32_t pmi = 0;
+    for (unsigned i = 0; i < action_count; i++)
+        actions += action_samplers[i] != 0 || action_pid[i] != -1;
+    for (unsigned i = 0; i < KPERF_TIMER_MAX; i++)
+        timers += timer_period[i] != 0;
+#ifndef SIM_OMIT_OPTIONAL
+    for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)
+        if (reload[i] != 0 && pmi_action[i] != 0)
+            pmi |= 1u << i;
+#endif
+    int len = snprintf(text, sizeof text,
+                       "force_all_ctrs %d\ncounting 0x%x\nthread_counting 0x%x\n"
+                       "kperf.sampling %u\nkperf.actions_set %u\nkperf.timers_set %u\n"
+                       "kpc.pmi 0x%x\nsim.perf_events %zu\n",
+                       force_all, (unsigned)counting, (unsigned)thread_counting, sampling, actions,
+                       timers, (unsigned)pmi, armed_fds());
+    if (len < 0 || (size_t)len >= sizeof text)
+        return;
+    len += (int)simk_state_text(text + len, sizeof text - (size_t)len);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
@@ -439,8 +470,12 @@ static void adopt_state(void)
 static void changed(void)
 {
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+    rearm();
     publish_state();
 }
+
+#define chip_or_null() sim_current_chip()
+#include "kperf_sampling_sim.c"
 
 /* ------------------------------------------------------------------------ */
 /* KPC                                                                       */
@@ -738,8 +773,11 @@ SIM_API int kpc_force_all_ctrs_get(int *val_out)
  */
 static int period_args(const sim_chip *c, uint32_t classes)
 {
-    if (c == NULL || (classes & ~0xfu) || counters_of(c, classes) == 0)
-        return EINVAL; /* regsize 0 */
+    /* sysctl_getset_bigarray: regsize = kpc_get_counter_count(classes) * n;
+     * 0 → EINVAL. Bits of no class count nothing and are otherwise
+     * ignored. */
+    if (c == NULL || counters_of(c, classes) == 0)
+        return EINVAL;
     return 0;
 }
 
@@ -791,6 +829,7 @@ SIM_API int kpc_set_period(uint32_t classes, uint64_t *val)
                 uint64_t p = val[k++];
                 reload[i] = p == 0 || p > max ? 0 : max - p; /* 0: no PMI */
             }
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -815,7 +854,9 @@ SIM_API int kpc_get_actionid(uint32_t classes, uint32_t *val)
     return 0;
 }
 
-/* kpc_set_actionid validates nothing, not even POWER, and returns 0. */
+/* sysctl_kpc_set_actionid → kpc_set_actionid: only the bigarray wrapper's
+ * check (no counter in classes → EINVAL); unlike config and period, POWER is
+ * not refused, and the ids are not checked against kperf's actions. */
 SIM_API int kpc_set_actionid(uint32_t classes, uint32_t *val)
 {
     FAULT(kpc_set_actionid);
@@ -832,6 +873,7 @@ SIM_API int kpc_set_actionid(uint32_t classes, uint32_t *val)
         if (((c->fixed_bits >> i & 1) && (classes & KPC_CLASS_FIXED_MASK)) ||
             ((c->config_bits >> i & 1) && (classes & KPC_CLASS_CONFIGURABLE_MASK)))
             pmi_action[i] = val[w++];
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -846,9 +888,22 @@ SIM_API int kpc_set_actionid(uint32_t classes, uint32_t *val)
     PRIVILEGED();          \
     chip()
 
+/* A kperf write (oldp NULL, newp given) takes ktrace ownership
+ * (kperfbsd.c kperf_sysctl → ktrace_configure(KTRACE_KPERF)): EPERM, or
+ * EBUSY while another live process owns tracing. */
+#define KPERF_SET_PROLOGUE(fn)                                \
+    FAULT(fn);                                                \
+    PRIVILEGED();                                             \
+    do {                                                      \
+        int busy_ = simk_ktrace_configure(SIMK_KTRACE_KPERF); \
+        if (busy_ != 0)                                       \
+            FAIL_ERRNO(busy_);                                \
+    } while (0);                                              \
+    chip()
+
 SIM_API int kperf_action_count_set(uint32_t count)
 {
-    KPERF_PROLOGUE(kperf_action_count_set);
+    KPERF_SET_PROLOGUE(kperf_action_count_set);
     if (count > KPERF_ACTION_MAX)
         FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
@@ -857,6 +912,7 @@ SIM_API int kperf_action_count_set(uint32_t count)
         FAIL_ERRNO(EINVAL);
     }
     action_count = count;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -888,13 +944,14 @@ SIM_API int kperf_action_count_get(uint32_t *count)
 
 SIM_API int kperf_action_samplers_set(uint32_t actionid, uint32_t sample)
 {
-    KPERF_PROLOGUE(kperf_action_samplers_set);
+    KPERF_SET_PROLOGUE(kperf_action_samplers_set);
     /* kperf_action_set_samplers: the thread's and the CPU's PMCs exclude each other. */
     if ((sample & KPERF_SAMPLER_PMC_THREAD) && (sample & KPERF_SAMPLER_PMC_CPU))
         FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
     CHECK_ACTION(actionid);
     action_samplers[actionid - 1] = sample;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -913,32 +970,35 @@ SIM_API int kperf_action_samplers_get(uint32_t actionid, uint32_t *sample)
 
 SIM_API int kperf_action_filter_set_by_task(uint32_t actionid, int32_t port)
 {
-    KPERF_PROLOGUE(kperf_action_filter_set_by_task);
+    KPERF_SET_PROLOGUE(kperf_action_filter_set_by_task);
     pthread_mutex_lock(&state_lock);
     CHECK_ACTION(actionid);
     action_task[actionid - 1] = port;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
 
 SIM_API int kperf_action_filter_set_by_pid(uint32_t actionid, int32_t pid)
 {
-    KPERF_PROLOGUE(kperf_action_filter_set_by_pid);
+    KPERF_SET_PROLOGUE(kperf_action_filter_set_by_pid);
     pthread_mutex_lock(&state_lock);
     CHECK_ACTION(actionid);
     action_pid[actionid - 1] = pid;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
 
 SIM_API int kperf_timer_count_set(uint32_t count)
 {
-    KPERF_PROLOGUE(kperf_timer_count_set);
+    KPERF_SET_PROLOGUE(kperf_timer_count_set);
     if (count > KPERF_TIMER_MAX)
         FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
     NOT_SAMPLING();
     timer_count = count;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -962,11 +1022,12 @@ SIM_API int kperf_timer_count_get(uint32_t *count)
 
 SIM_API int kperf_timer_period_set(uint32_t timerid, uint64_t tick)
 {
-    KPERF_PROLOGUE(kperf_timer_period_set);
+    KPERF_SET_PROLOGUE(kperf_timer_period_set);
     pthread_mutex_lock(&state_lock);
     NOT_SAMPLING();
     CHECK_TIMER(timerid);
     timer_period[timerid] = tick;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -985,11 +1046,12 @@ SIM_API int kperf_timer_period_get(uint32_t timerid, uint64_t *tick)
 
 SIM_API int kperf_timer_action_set(uint32_t timerid, uint32_t actionid)
 {
-    KPERF_PROLOGUE(kperf_timer_action_set);
+    KPERF_SET_PROLOGUE(kperf_timer_action_set);
     pthread_mutex_lock(&state_lock);
     NOT_SAMPLING();
     CHECK_TIMER(timerid);
     timer_action[timerid] = actionid; /* kptimer_set_action validates no action id */
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -1008,11 +1070,12 @@ SIM_API int kperf_timer_action_get(uint32_t timerid, uint32_t *actionid)
 
 SIM_API int kperf_timer_pet_set(uint32_t timerid)
 {
-    KPERF_PROLOGUE(kperf_timer_pet_set);
+    KPERF_SET_PROLOGUE(kperf_timer_pet_set);
     pthread_mutex_lock(&state_lock);
     NOT_SAMPLING();
     CHECK_TIMER(timerid);
     pet_timer = timerid;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -1030,7 +1093,7 @@ SIM_API int kperf_timer_pet_get(uint32_t *timerid)
 
 SIM_API int kperf_sample_set(uint32_t enabled)
 {
-    KPERF_PROLOGUE(kperf_sample_set);
+    KPERF_SET_PROLOGUE(kperf_sample_set);
     pthread_mutex_lock(&state_lock);
     /* kperf_enable_sampling: ECANCELED without actions; no timer needed. */
     if (enabled && action_count == 0) {
@@ -1038,6 +1101,7 @@ SIM_API int kperf_sample_set(uint32_t enabled)
         FAIL_ERRNO(ECANCELED);
     }
     sampling = enabled ? 1 : 0;
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }
@@ -1055,16 +1119,19 @@ SIM_API int kperf_sample_get(uint32_t *enabled)
 
 SIM_API int kperf_reset(void)
 {
-    KPERF_PROLOGUE(kperf_reset);
+    KPERF_SET_PROLOGUE(kperf_reset);
     pthread_mutex_lock(&state_lock);
     /* kperf_reset keeps the action and timer counts. */
     sampling = 0;
     pet_timer = 999;
     memset(action_samplers, 0, sizeof action_samplers);
     memset(action_task, 0, sizeof action_task);
-    memset(action_pid, 0, sizeof action_pid);
+    for (unsigned i = 0; i < KPERF_ACTION_MAX; i++)
+        action_pid[i] = -1;
     memset(timer_period, 0, sizeof timer_period);
     memset(timer_action, 0, sizeof timer_action);
+    simk_ktrace_reset(SIMK_KTRACE_KPERF); /* ktrace_reset(KTRACE_KPERF) → kperf_reset */
+    changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
 }

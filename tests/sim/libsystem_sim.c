@@ -2,7 +2,8 @@
  * libsystem_sim.c - a simulated macOS libsystem_kernel.dylib for the
  * unprivileged counters: thread_selfcounts(), proc_pid_rusage() and the
  * sysctlbyname() nodes the library reads (hw.nperflevels,
- * hw.perflevelN.name). Test code; see README.md.
+ * hw.perflevelN.name), and for sampling sysctl() of the kdebug trace buffer
+ * and proc_pidinfo(PROC_PIDREGIONPATHINFO). Test code; see README.md.
  *
  * A thread's instructions and cycles follow its own CPU time, split into
  * performance levels by the CPU it runs on (CPU number modulo the levels):
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "sim_kernel.h"
 #include "sys/libsystem.h"
 
 #define LEVELS_MAX 4
@@ -210,4 +212,90 @@ SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *ne
     }
     errno = ENOENT;
     return -1;
+}
+
+/*
+ * sysctl(): the kdebug trace buffer ({CTL_KERN, KERN_KDEBUG, op, value}),
+ * answered by the simulated kernel (kernel_sim.c) that the simulated kperf
+ * framework emits into. Any other name: ENOENT.
+ */
+SIM_API int sysctl(int *name, unsigned namelen, void *oldp, size_t *oldlenp, void *newp,
+                   size_t newlen)
+{
+    int code;
+    if (sim_fault("sysctl", &code)) {
+        errno = code;
+        return -1;
+    }
+    if (name == NULL || namelen < 2) {
+        errno = EINVAL;
+        return -1;
+    }
+    int e = simk_kdebug_sysctl(name, namelen, oldp, oldlenp, newp, newlen);
+    if (e != 0) {
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * proc_pidinfo(pid, PROC_PIDREGIONPATHINFO, address, ...): the region at or
+ * after address, with the path of the file it maps (bsd/kern/proc_info.c
+ * proc_pidregionpathinfo, fill_procregioninfo), from /proc/<pid>/maps. Like
+ * libproc, 0 with errno on failure; the bytes filled on success.
+ */
+SIM_API int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buffer, int buffersize)
+{
+    int code;
+    if (sim_fault("proc_pidinfo", &code)) {
+        errno = code;
+        return 0;
+    }
+    struct dk__proc_regionwithpathinfo ri;
+    if (flavor != DK__PROC_PIDREGIONPATHINFO || buffer == NULL || buffersize < (int)sizeof ri) {
+        errno = EINVAL;
+        return 0;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        errno = ESRCH;
+        return 0;
+    }
+    char line[4096 + 256];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        unsigned long long start, end, off;
+        char perms[8];
+        int name_at = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &off, &name_at) < 4)
+            continue;
+        if (end <= arg)
+            continue;
+        memset(&ri, 0, sizeof ri);
+        ri.prp_prinfo.pri_address = start;
+        ri.prp_prinfo.pri_size = end - start;
+        ri.prp_prinfo.pri_offset = off;
+        ri.prp_prinfo.pri_protection = (perms[0] == 'r' ? 1u : 0) | (perms[1] == 'w' ? 2u : 0) |
+                                       (perms[2] == 'x' ? 4u : 0);
+        const char *name = line + name_at;
+        while (*name == ' ')
+            name++;
+        size_t len = strcspn(name, "\n");
+        /* Only files: "[heap]", "[vdso]" and anonymous regions have no vnode. */
+        if (name[0] == '/' && len < sizeof ri.prp_vip.vip_path) {
+            memcpy(ri.prp_vip.vip_path, name, len);
+            ri.prp_vip.vip_path[len] = '\0';
+        }
+        found = true;
+    }
+    fclose(f);
+    if (!found) {
+        errno = EINVAL; /* no region at or after the address */
+        return 0;
+    }
+    memcpy(buffer, &ri, sizeof ri);
+    return (int)sizeof ri;
 }

@@ -162,8 +162,9 @@ static bool env_flag(const char *name, bool dflt)
 /* Every function a fault may name: the frameworks' and libsystem's. */
 #define SIM__NAME(name) #name,
 static const char *const known_functions[] = {
-    DK_KPERF_SYMBOLS(SIM__NAME) DK_KPERFDATA_SYMBOLS(SIM__NAME) "thread_selfcounts",
-    "proc_pid_rusage",
+    DK_KPERF_SYMBOLS(SIM__NAME) DK_KPERF_OPTIONAL_SYMBOLS(SIM__NAME)
+    DK_KPERFDATA_SYMBOLS(SIM__NAME) "thread_selfcounts",
+    "proc_pid_rusage", "sysctl", "proc_pidinfo",
 };
 #undef SIM__NAME
 

@@ -35,6 +35,11 @@ COUNT_FUNCTIONS = {"kpc_pmu_version", "kpc_get_counting", "kpc_get_thread_counti
 GIVE_BACK = {"kpc_force_all_ctrs_set": r"force_all_ctrs|restor|give",
              "kpc_set_counting": r"counting",
              "kpc_set_thread_counting": r"counting"}
+# Sampling state the sim shows (kperf, kpc PMIs, the trace buffer, ktrace):
+# all of it must be given back, whatever failed (each undo step is tried
+# twice, so one injected failure cannot leave it).
+SAMPLING_ZERO = ("kperf.sampling", "kperf.actions_set", "kperf.timers_set", "kpc.pmi",
+                 "sim.perf_events", "kdebug.bufinit", "kdebug.enabled", "ktrace.owning_pid")
 
 STAT = ["-e", "instructions,cycles,branches", "--", "true"]
 
@@ -59,6 +64,9 @@ def sequences(a):
         "stat-a-A-C": (d + ["stat", "-a", "-A", "-C", "0-3", "--json"] + STAT, {}),
         "stat-noroot-per-level": (d + ["stat", "--per-level"] + STAT,
                                   {"DKPERF_SIM_PRIVILEGED": "0"}),
+        # Sampling: kperf PMIs and the kdebug trace buffer (dkperf record).
+        "record": (d + ["record", "-e", "cycles/100000", "-g", "-o", "out.data", "--", "true"],
+                   {}),
     }
 
 
@@ -105,6 +113,9 @@ def judge(r, state, start, fn):
     for k in ("counting", "thread_counting"):
         if state.get(k, 0) != 0:
             left.append("%s left at 0x%x" % (k, state[k]))
+    sampling = ["%s left at %d" % (k, state[k]) for k in SAMPLING_ZERO if state.get(k, 0) != 0]
+    if sampling:
+        problems.append(", ".join(sampling) + " (exit %s)" % r.rc)
     if left:
         said = fn in GIVE_BACK and r.rc not in (None, 0) and any(
             re.search(GIVE_BACK[fn], l) for l in sweeplib.error_lines(r.err))
@@ -132,7 +143,7 @@ def main():
     seqs = sequences(args)
     names = list(seqs)
     if args.light:
-        names = ["api", "stat", "stat-a"]
+        names = ["api", "stat", "stat-a", "record"]
     if args.only:
         names = args.only.split(",")
 

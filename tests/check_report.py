@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""dkperf report on a recording written by tests/record_fixture (its own
+functions at their real addresses, maps and build-ids from /proc/self/maps):
+the table (--stdio, every --sort), folded stacks, speedscope JSON (strict
+parse: no duplicate keys, no NaN, the file-format schema's fields), the HTML
+flame graph (well-formed, self-contained), and the errors: a cut file, a
+corrupt file, a missing file, an unwritable output.
+
+usage: check_report.py DKPERF RECORD_FIXTURE WORKDIR [CASE]
+"""
+import html.parser
+import json
+import os
+import re
+import subprocess
+import sys
+
+dkperf, fixture, work = sys.argv[1:4]
+only = sys.argv[4] if len(sys.argv) > 4 else None
+os.makedirs(work, exist_ok=True)
+ROUNDS = 10
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([dkperf, *args], capture_output=True, text=True, timeout=120)
+    if ok and p.returncode != 0:
+        sys.exit(f"dkperf {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+def fixture_file(name, *extra):
+    path = os.path.join(work, name)
+    subprocess.run([fixture, path, "--rounds", str(ROUNDS), *extra], check=True)
+    return path
+
+
+def rows_of(text):
+    """The table's rows: (children, self, samples, rest of the line)."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(.*)$", line)
+        if m:
+            out.append((float(m[1]), float(m[2]), int(m[3]), m[4].split()))
+    return out
+
+
+def case_stdio():
+    data = fixture_file("fixture.data")
+    p = run("report", "-i", data)
+    out = p.stdout
+    rows = rows_of(out)
+    check(rows and rows[0][3][-1] == "fx_hot", f"the first row is fx_hot: {rows[:2]}")
+    total = 101 * ROUNDS
+    by_sym = {r[3][-1]: r for r in rows}
+    for sym, children, self_ in (("fx_hot", 71, 70), ("fx_cold", 20, 20), ("fx_other", 8, 8),
+                                 ("fx_outer", 91, 0), ("main", 101, 0), ("[unknown]", 1, 1),
+                                 ("[kernel]", 1, 1)):
+        r = by_sym.get(sym)
+        check(r is not None, f"a row for {sym}")
+        if r:
+            check(abs(r[0] - 100.0 * children / 101) < 0.01 and abs(r[1] - 100.0 * self_ / 101) < 0.01,
+                  f"{sym}: children {r[0]}% self {r[1]}%, expected {100*children/101:.2f}% {100*self_/101:.2f}%")
+            check(r[2] == self_ * ROUNDS, f"{sym}: {r[2]} samples, expected {self_ * ROUNDS}")
+    mism = [r for r in rows if re.fullmatch(r"\[record_fixture\+0x1234\]", r[3][-1])]
+    check(len(mism) == 1, f"the address in the image with a wrong build-id stays image+offset: {rows}")
+    check(re.search(r"no symbols: build-id \S+ on disk differs from baadf00d0+ recorded", out),
+          "the report says the build-id differs:\n" + out)
+    check(f"{total:,} samples" in out, f"the header counts {total} samples")
+    check("lost 7, throttled 1 times" in out, "lost and throttled are reported")
+    check(p.stderr == "", f"nothing on stderr for a complete file: {p.stderr!r}")
+    # --children orders by the total: main (100%) first.
+    rows = rows_of(run("report", "-i", data, "--children").stdout)
+    check(rows and rows[0][3][-1] == "main", f"--children puts main first: {rows[:2]}")
+    rows = rows_of(run("report", "-i", data, "--sort", "dso").stdout)
+    names = [r[3][-1] for r in rows]
+    check(names[0] == "record_fixture" and "[unknown]" in names and "[kernel]" in names,
+          f"--sort dso rows: {names}")
+    check(abs(rows[0][0] - 100.0) < 0.01, f"record_fixture holds every stack: {rows[0]}")
+    rows = rows_of(run("report", "-i", data, "--sort", "comm").stdout)
+    check(len(rows) == 1 and rows[0][3] == ["fixture"] and abs(rows[0][1] - 100) < 0.01,
+          f"--sort comm: {rows}")
+    rows = rows_of(run("report", "-i", data, "--sort", "pid").stdout)
+    check(len(rows) == 1 and rows[0][3][1] == "fixture", f"--sort pid: {rows}")
+    # Two events: a section each.
+    two = fixture_file("two.data", "--two-events")
+    out = run("report", "-i", two).stdout
+    check("# Event: cpu-clock" in out and "# Event: page-faults" in out, "a section per event")
+    rows = rows_of(out.split("# Event: page-faults")[1])
+    check(rows and rows[0][3][-1] == "fx_other" and rows[0][2] == 5 * ROUNDS,
+          f"page-faults fell in fx_other: {rows[:1]}")
+
+
+def case_folded():
+    data = fixture_file("fixture.data")
+    out = run("report", "-i", data, "--folded").stdout
+    got = {}
+    for line in out.splitlines():
+        m = re.fullmatch(r"(.+) (\d+)", line)
+        check(m is not None and ";" in m[1], f"a folded line: {line!r}")
+        if m:
+            check(m[1] not in got, f"each stack once: {m[1]}")
+            got[m[1]] = int(m[2])
+    want = {"fixture;main;fx_outer;fx_hot": 70, "fixture;main;fx_outer;fx_cold": 20,
+            "fixture;main;fx_other": 8, "fixture;main;[unknown]": 1,
+            "fixture;main;fx_outer;fx_hot;[kernel]": 1,
+            "fixture;main;[record_fixture+0x1234]": 1}
+    want = {k: v * ROUNDS for k, v in want.items()}
+    check(got == want, f"folded stacks:\n{got}\nexpected\n{want}")
+    # With two events, the first by default, the other by name or index.
+    two = fixture_file("two.data", "--two-events")
+    p = run("report", "-i", two, "--folded", "--event", "page-faults")
+    check(p.stdout == f"fixture;main;fx_other {5 * ROUNDS}\n", f"--event page-faults: {p.stdout!r}")
+    check(run("report", "-i", two, "--folded", "--event", "1").stdout == p.stdout, "--event 1")
+    p = run("report", "-i", two, "--folded")
+    check("holds 2 events" in p.stderr and "page-faults" not in p.stdout.split("\n")[0],
+          f"the first event by default, with a note: {p.stderr!r}")
+    p = run("report", "-i", two, "--folded", "--event", "nope", ok=False)
+    check(p.returncode == 2 and "--event nope" in p.stderr, f"--event nope: {p.stderr!r}")
+
+
+def strict_json(text):
+    def pairs(items):
+        keys = [k for k, _ in items]
+        if len(keys) != len(set(keys)):
+            raise ValueError(f"duplicate keys {keys}")
+        return dict(items)
+
+    def constant(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+
+
+def case_speedscope():
+    data = fixture_file("two.data", "--two-events")
+    path = os.path.join(work, "profile.speedscope.json")
+    p = run("report", "-i", data, "--speedscope", path)
+    check(p.stdout == "", "--speedscope alone prints no table")
+    doc = strict_json(open(path, encoding="utf-8").read())
+    check(doc["$schema"] == "https://www.speedscope.app/file-format-schema.json", "the schema")
+    frames = doc["shared"]["frames"]
+    names = [f["name"] for f in frames]
+    check(len(names) == len(set(zip(names, [f.get("file") for f in frames]))), "frames are shared, once each")
+    check(all(isinstance(f["name"], str) for f in frames), "frame names are strings")
+    profiles = doc["profiles"]
+    check([pr["name"] for pr in profiles] == ["cpu-clock", "page-faults"], "a profile per event")
+    for pr in profiles:
+        check(pr["type"] == "sampled", "sampled profiles")
+        check(pr["unit"] in ("nanoseconds", "none"), "a unit of the schema")
+        check(len(pr["samples"]) == len(pr["weights"]), "a weight per sample")
+        check(pr["startValue"] == 0 and pr["endValue"] == sum(pr["weights"]), "start and end")
+        check(all(0 <= i < len(frames) for s in pr["samples"] for i in s), "frame indices in range")
+    cpu = profiles[0]
+    check(len(cpu["samples"]) == 101 * ROUNDS, "every cpu-clock sample")
+    check(cpu["unit"] == "nanoseconds" and cpu["weights"][0] == 1001001, "cpu-clock weighs its period in ns")
+    hot = [s for s in cpu["samples"] if names[s[-1]] == "fx_hot"]
+    check(len(hot) == 70 * ROUNDS, f"fx_hot is the innermost frame of {len(hot)} samples")
+    check(all([names[i] for i in s] == ["main", "fx_outer", "fx_hot"] for s in hot),
+          "stacks go from the outermost frame to the innermost")
+    check(doc["activeProfileIndex"] == 0 and isinstance(doc["exporter"], str), "the top-level fields")
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.stack, self.tags, self.errors, self.groups, self.external = [], [], [], [], []
+        self.scripts = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        for k in ("src", "href"):
+            if k in a:
+                self.external.append(f"{tag} {k}={a[k]}")
+        if tag == "link":
+            self.external.append("link")
+        if tag == "script":
+            self.scripts += 1
+        if tag == "g" and a.get("class") == "f":
+            self.groups.append(a)
+        if tag not in ("meta", "input", "rect", "br", "link"):
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def case_html():
+    data = fixture_file("fixture.data")
+    path = os.path.join(work, "flame.html")
+    run("report", "-i", data, "--html", path)
+    text = open(path, encoding="utf-8").read()
+    page = Page()
+    page.feed(text)
+    page.close()
+    check(not page.errors and not page.stack, f"well-formed: {page.errors[:3]} open {page.stack}")
+    check(not page.external, f"nothing fetched: {page.external}")
+    check("svg" in page.tags and page.scripts == 1 and "input" in page.tags,
+          "an inline SVG, one inline script and a search box")
+    names = {g["data-n"]: g for g in page.groups}
+    for n in ("all", "main", "fx_outer", "fx_hot", "fx_cold", "fx_other", "[unknown]", "[kernel]"):
+        check(n in names, f"a frame for {n}")
+    if "fx_hot" in names and "all" in names:
+        check(abs(float(names["fx_hot"]["data-w"]) - 71 / 101) < 1e-6, "fx_hot is 71/101 wide")
+        check(float(names["all"]["data-w"]) == 1.0, "the root is the whole width")
+        check(float(names["fx_outer"]["data-x"]) <= float(names["fx_hot"]["data-x"]), "a child starts within its parent")
+
+
+def case_errors():
+    data = fixture_file("fixture.data")
+    raw = open(data, "rb").read()
+    # Cut in the middle of a chunk: read, with a warning, exit 0.
+    cut = os.path.join(work, "cut.data")
+    open(cut, "wb").write(raw[: len(raw) * 2 // 3])
+    p = run("report", "-i", cut, "--folded")
+    check(p.returncode == 0 and "warning: " + cut + " is incomplete" in p.stderr
+          and "is cut" in p.stderr, f"a cut file: {p.stderr!r}")
+    check(len(p.stderr.strip().splitlines()) == 1, "one warning line")
+    check(sum(int(line.rsplit(" ", 1)[1]) for line in p.stdout.splitlines()) > 0,
+          "the samples before the cut are reported")
+    unfinished = fixture_file("unfinished.data", "--no-end")
+    p = run("report", "-i", unfinished)
+    check("no end mark" in p.stderr, f"no end mark: {p.stderr!r}")
+    # A byte changed inside a chunk: refused, one line, file and offset.
+    bad = os.path.join(work, "bad.data")
+    flipped = bytearray(raw)
+    flipped[len(raw) // 2] ^= 0x40
+    open(bad, "wb").write(bytes(flipped))
+    p = run("report", "-i", bad, ok=False)
+    check(p.returncode == 1 and re.fullmatch(
+        r"dkperf report: " + re.escape(bad) + r": corrupt recording at byte offset \d+: .*\n", p.stderr),
+        f"a corrupt file: {p.returncode} {p.stderr!r}")
+    check(p.stdout == "", "nothing reported from a corrupt file")
+    p = run("report", "-i", fixture, ok=False)
+    check(p.returncode == 1 and "not a dkperf recording" in p.stderr, f"an ELF file: {p.stderr!r}")
+    missing = os.path.join(work, "missing.data")
+    p = run("report", "-i", missing, ok=False)
+    check(p.returncode == 1 and p.stderr.count("\n") == 1 and missing in p.stderr
+          and "No such file" in p.stderr, f"a missing file: {p.stderr!r}")
+    p = run("report", "-i", data, "--html", "/nonexistent-dir/x.html", ok=False)
+    check(p.returncode == 1 and "--html /nonexistent-dir/x.html" in p.stderr, f"unwritable --html: {p.stderr!r}")
+    p = run("report", "-i", data, "--sort", "bogus", ok=False)
+    check(p.returncode == 2 and "--sort bogus" in p.stderr, f"--sort bogus: {p.stderr!r}")
+    p = run("report", "-i", data, "--folded", "--stdio", ok=False)
+    check(p.returncode == 2, "--folded with --stdio is refused")
+
+
+def case_macho():
+    image = os.environ.get("DK_MACHO_IMAGE")
+    if not image:
+        print("skipped: no Mach-O reader in this build")
+        sys.exit(77)
+    data = os.path.join(work, "macho.data")
+    subprocess.run([fixture, data, "--macho", image], check=True)
+    p = run("report", "-i", data, "--folded")
+    got = sorted(p.stdout.splitlines())
+    base = os.path.basename(image)
+    want = sorted(["fixture;fixture_alpha;fixture_beta 10",
+                   f"fixture;[{base}+0x347];[{base}+0x368] 3"])
+    check(got == want, f"Mach-O symbols from the image, by its UUID: {got}, expected {want}")
+    out = run("report", "-i", data).stdout
+    check(re.search(r"no symbols: .*UUID", out), "the wrong UUID is reported:\n" + out)
+
+
+cases = {"macho": case_macho, "stdio": case_stdio, "folded": case_folded, "speedscope": case_speedscope,
+         "html": case_html, "errors": case_errors}
+for name, fn in cases.items():
+    if only is None or only == name:
+        fn()
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("ok")

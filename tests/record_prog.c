@@ -1,0 +1,80 @@
+/*
+ * record_prog.c - a CPU-bound program for dkperf record's tests and
+ * benchmark: rp_hot takes about 80% of its time, rp_warm the rest, for
+ * the CPU seconds given (default 1), measured on its own CPU clock.
+ * Built with frame pointers and without inlining, so that call chains name
+ * both and their caller. Neither is a leaf: gcc gives a leaf no frame even
+ * with -fno-omit-frame-pointer, and a frame-pointer chain then loses the
+ * leaf's caller.
+ *
+ * With --rounds N it does a fixed amount of work instead, and with
+ * --print-cpu it prints the CPU seconds it used ("cpu 1.234") on standard
+ * output: bench/record_overhead measures a recorder's slowdown with them.
+ *
+ * usage: record_prog [SECONDS] [--rounds N] [--print-cpu]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+void rp_hot(unsigned long n);
+void rp_warm(unsigned long n);
+void rp_round(void);
+void rp_touch(void);
+
+void rp_touch(void) { sink++; }
+
+void rp_hot(unsigned long n)
+{
+    rp_touch();
+    for (unsigned long i = 0; i < n; i++)
+        sink += i * i + (sink >> 3);
+}
+
+void rp_warm(unsigned long n)
+{
+    rp_touch();
+    for (unsigned long i = 0; i < n; i++)
+        sink ^= i + (sink << 1);
+}
+
+void rp_round(void)
+{
+    rp_hot(400000);
+    rp_warm(100000);
+}
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    double secs = 1.0;
+    long rounds = 0;
+    int print = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atol(argv[++i]);
+        else if (strcmp(argv[i], "--print-cpu") == 0)
+            print = 1;
+        else
+            secs = atof(argv[i]);
+    }
+    double t0 = cpu_seconds();
+    if (rounds > 0)
+        for (long r = 0; r < rounds; r++)
+            rp_round();
+    else
+        while (cpu_seconds() - t0 < secs)
+            rp_round();
+    if (print)
+        printf("cpu %.6f\n", cpu_seconds() - t0);
+    return 0;
+}

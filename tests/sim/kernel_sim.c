@@ -1,0 +1,460 @@
+/*
+ * kernel_sim.c - the simulated kernel's ktrace ownership and kdebug trace
+ * buffer, shared by the simulated kperf framework (which emits records)
+ * and the simulated libsystem_kernel (whose sysctl() reads them). Test
+ * code, never installed; nothing here was checked on Apple hardware. The
+ * XNU functions each behaviour follows are cited in README.md.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "sim_kernel.h"
+
+/* bsd/sys/sysctl.h, bsd/sys/kdebug_private.h */
+#define CTL_KERN 1
+#define KERN_KDEBUG 24
+#define KERN_KDEFLAGS 1
+#define KERN_KDDFLAGS 2
+#define KERN_KDENABLE 3
+#define KERN_KDSETBUF 4
+#define KERN_KDGETBUF 5
+#define KERN_KDSETUP 6
+#define KERN_KDREMOVE 7
+#define KERN_KDSETREG 8
+#define KERN_KDGETREG 9
+#define KERN_KDREADTR 10
+#define KERN_KDWRITETR 17
+#define KERN_KDSET_TYPEFILTER 22
+#define KERN_KDBUFWAIT 23
+#define KERN_KDWRITETR_V3 28
+
+#define KDBG_USERFLAGS 0xe02u /* NOWRAP | CONTINUOUS_TIME | DISABLE_COPROCS | MATCH_DISABLE, as read */
+#define KDBG_NOWRAP 0x2u
+#define KDBG_WRAPPED 0x8u
+#define KDBG_LP64 0x100u
+#define KDBG_BUFINIT 0x80000000u
+
+#define KDBG_CLASSTYPE 0x10000u
+#define KDBG_SUBCLSTYPE 0x20000u
+#define KDBG_RANGETYPE 0x40000u
+#define KDBG_TYPENONE 0x80000u
+#define KDBG_VALCHECK 0x200000u
+
+#define KDEBUG_ENABLE_TRACE 0x1
+#define KDEBUG_ENABLE_PPT 0x8
+
+#define TRACE_LOST_EVENTS 0x07020008u /* TRACEDBG_CODE(DBG_TRACE_INFO, 2) */
+#define DBG_TRACE 7u
+
+#define TYPEFILTER_BYTES 8192
+#define DEFAULT_EVENTS 65536u   /* when KDSETBUF was not given */
+#define MAX_EVENTS (1u << 22)   /* the sim's stand-in for sane_size / 2 / 64 */
+
+typedef struct kd_regtype {
+    unsigned type, value1, value2, value3, value4;
+} kd_regtype;
+
+typedef struct kbufinfo {
+    int nkdbufs, nolog;
+    unsigned flags;
+    int nkdthreads, bufid;
+} kbufinfo;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* ktrace */
+static pid_t owner = -1;
+static unsigned active_mask;
+static bool other_owner; /* DKPERF_SIM_KTRACE_BUSY: Instruments or ktrace has it */
+
+/* kdebug */
+static unsigned nkdbufs;     /* KDSETBUF */
+static bool bufinit;
+static int enabled;
+static unsigned flags;       /* KDBG_NOWRAP, KDBG_WRAPPED */
+static enum { F_ALL, F_RANGE, F_EXACT, F_TYPEFILTER } filter;
+static uint32_t range_beg, range_end, values[4];
+static unsigned char typefilter[TYPEFILTER_BYTES];
+static simk_kd_buf *ring;
+static size_t capacity, head, count; /* oldest at head */
+static bool lost;
+
+static void (*pull_hook)(int);
+static void (*changed_hook)(void);
+
+static void init(void)
+{
+    const char *v = getenv("DKPERF_SIM_KTRACE_BUSY");
+    other_owner = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+static void ensure(void) { pthread_once(&once, init); }
+
+/* bsd/kern/kern_ktrace.c ktrace_configure. Caller holds lock. */
+static int configure_locked(unsigned mask)
+{
+    if (owner == getpid()) {
+        active_mask |= mask;
+        return 0;
+    }
+    if (other_owner)
+        return EBUSY;
+    if (!sim_privileged())
+        return EPERM;
+    owner = getpid();
+    active_mask |= mask;
+    return 0;
+}
+
+int simk_ktrace_configure(unsigned mask)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    int e = configure_locked(mask);
+    pthread_mutex_unlock(&lock);
+    return e;
+}
+
+static void reset_locked(unsigned mask)
+{
+    active_mask &= ~mask;
+    if (active_mask == 0)
+        owner = -1;
+}
+
+void simk_ktrace_reset(unsigned mask)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    reset_locked(mask);
+    pthread_mutex_unlock(&lock);
+}
+
+int simk_ktrace_read_check(void)
+{
+    ensure();
+    return sim_privileged() ? 0 : EPERM;
+}
+
+/* bsd/kern/kdebug.c kdebug_debugid_explicitly_enabled / _trace_emit_filter. */
+static bool wants_locked(uint32_t debugid)
+{
+    if (!enabled || !bufinit)
+        return false;
+    switch (filter) {
+    case F_TYPEFILTER: {
+        unsigned csc = debugid >> 16;
+        return (debugid >> 24) == DBG_TRACE || (typefilter[csc / 8] >> (csc % 8) & 1);
+    }
+    case F_RANGE:
+        return (debugid >> 24) == DBG_TRACE || (debugid >= range_beg && debugid <= range_end);
+    case F_EXACT: {
+        uint32_t id = debugid & ~3u;
+        return (debugid >> 24) == DBG_TRACE || id == values[0] || id == values[1] ||
+               id == values[2] || id == values[3];
+    }
+    default:
+        return true;
+    }
+}
+
+bool simk_kdebug_wants(uint32_t debugid)
+{
+    pthread_mutex_lock(&lock);
+    bool w = wants_locked(debugid);
+    pthread_mutex_unlock(&lock);
+    return w;
+}
+
+void simk_emit(const simk_kd_buf *r, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < n; i++) {
+        if (!wants_locked(r[i].debugid))
+            continue;
+        if (count == capacity) {
+            /* kdebug_common.c: NOWRAP stops logging; otherwise the oldest
+             * storage is taken and the reader is told events were lost. */
+            lost = true;
+            flags |= KDBG_WRAPPED;
+            if (flags & KDBG_NOWRAP)
+                continue;
+            head = (head + 1) % capacity;
+            count--;
+        }
+        ring[(head + count) % capacity] = r[i];
+        count++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void simk_lost(void)
+{
+    pthread_mutex_lock(&lock);
+    if (enabled)
+        lost = true;
+    pthread_mutex_unlock(&lock);
+}
+
+void simk_set_hooks(void (*pull)(int), void (*changed)(void))
+{
+    pthread_mutex_lock(&lock);
+    pull_hook = pull;
+    changed_hook = changed;
+    pthread_mutex_unlock(&lock);
+}
+
+size_t simk_state_text(char *buf, size_t size)
+{
+    pthread_mutex_lock(&lock);
+    /* ktrace.owning_pid reads 0 when nobody owns tracing (kern_ktrace.c). */
+    int n = snprintf(buf, size, "kdebug.bufinit %d\nkdebug.enabled %d\nktrace.owning_pid %ld\n",
+                     bufinit ? 1 : 0, enabled, owner > 0 ? (long)owner : 0L);
+    pthread_mutex_unlock(&lock);
+    return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
+}
+
+/* kdbg_clear: disable, free, every filter and flag cleared. Caller holds lock. */
+static void clear_locked(void)
+{
+    enabled = 0;
+    bufinit = false;
+    free(ring);
+    ring = NULL;
+    capacity = head = count = 0;
+    lost = false;
+    flags = 0;
+    filter = F_ALL;
+    nkdbufs = 0;
+}
+
+static void call_changed(void)
+{
+    pthread_mutex_lock(&lock);
+    void (*fn)(void) = changed_hook;
+    pthread_mutex_unlock(&lock);
+    if (fn != NULL)
+        fn();
+}
+
+static void call_pull(int timeout_ms)
+{
+    pthread_mutex_lock(&lock);
+    void (*fn)(int) = pull_hook;
+    pthread_mutex_unlock(&lock);
+    if (fn != NULL)
+        fn(timeout_ms);
+}
+
+/* kernel_debug_read: oldlen in bytes, out events; lost events first. */
+static int read_locked(void *oldp, size_t *oldlenp)
+{
+    size_t want = *oldlenp / sizeof(simk_kd_buf);
+    *oldlenp = 0;
+    if (want == 0 || !bufinit || oldp == NULL)
+        return EINVAL;
+    simk_kd_buf *out = oldp;
+    size_t w = 0;
+    if (lost) {
+        simk_kd_buf l;
+        memset(&l, 0, sizeof l);
+        l.debugid = TRACE_LOST_EVENTS;
+        l.arg1 = 1;
+        l.timestamp = count > 0 ? ring[head].timestamp : 0;
+        out[w++] = l;
+        lost = false;
+        flags &= ~KDBG_WRAPPED;
+    }
+    while (w < want && count > 0) {
+        out[w++] = ring[head];
+        head = (head + 1) % capacity;
+        count--;
+    }
+    *oldlenp = w;
+    return 0;
+}
+
+int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldlenp,
+                       const void *newp, size_t newlen)
+{
+    ensure();
+    (void)newlen;
+    if (miblen < 3 || mib[0] != CTL_KERN || mib[1] != KERN_KDEBUG)
+        return ENOENT;
+    int op = mib[2];
+    /* kdebug's OID is CTLFLAG_RD: no new value is ever accepted. */
+    if (newp != NULL)
+        return EPERM;
+    bool needs_value = op == KERN_KDEFLAGS || op == KERN_KDDFLAGS || op == KERN_KDENABLE ||
+                       op == KERN_KDSETBUF || op == KERN_KDWRITETR || op == KERN_KDWRITETR_V3;
+    if (needs_value && miblen < 4)
+        return EINVAL;
+    int value = miblen >= 4 ? mib[3] : 0;
+    int e = 0;
+    bool changed = false;
+
+    if (op == KERN_KDGETBUF) {
+        e = simk_ktrace_read_check();
+        if (e != 0)
+            return e;
+        if (oldp == NULL || oldlenp == NULL || *oldlenp < sizeof(kbufinfo))
+            return EINVAL;
+        pthread_mutex_lock(&lock);
+        kbufinfo info = {(int)(bufinit ? capacity : nkdbufs), 0,
+                         flags | KDBG_LP64 | (bufinit ? KDBG_BUFINIT : 0), 0,
+                         owner > 0 ? (int)owner : -1};
+        pthread_mutex_unlock(&lock);
+        memcpy(oldp, &info, sizeof info);
+        *oldlenp = sizeof info;
+        return 0;
+    }
+    /* Sampling sources deliver what they caught before a read or a wait. */
+    if (op == KERN_KDREADTR || op == KERN_KDBUFWAIT) {
+        pthread_mutex_lock(&lock);
+        e = configure_locked(SIMK_KTRACE_KDEBUG);
+        bool ready = bufinit;
+        pthread_mutex_unlock(&lock);
+        if (e != 0)
+            return e;
+        if (!ready)
+            return EINVAL;
+        if (op == KERN_KDREADTR) {
+            call_pull(0);
+        } else {
+            /* kdbg_wait: until half the buffer is used or the time is up. */
+            long timeout = oldlenp == NULL ? 0 : *oldlenp > 600000 ? 600000 : (long)*oldlenp;
+            struct timespec t0, now;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            for (;;) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                long spent = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+                call_pull(spent >= timeout ? 0 : (int)(timeout - spent));
+                pthread_mutex_lock(&lock);
+                bool full = count >= capacity / 2 || !bufinit;
+                pthread_mutex_unlock(&lock);
+                if (full || spent >= timeout)
+                    break;
+            }
+        }
+    }
+
+    pthread_mutex_lock(&lock);
+    e = configure_locked(SIMK_KTRACE_KDEBUG);
+    if (e != 0)
+        goto out;
+    switch (op) {
+    case KERN_KDEFLAGS:
+        flags |= (unsigned)value & KDBG_USERFLAGS;
+        break;
+    case KERN_KDDFLAGS:
+        flags &= ~((unsigned)value & KDBG_USERFLAGS);
+        break;
+    case KERN_KDENABLE:
+        if (value == 0) {
+            changed = enabled != 0;
+            enabled = 0;
+        } else if ((value == KDEBUG_ENABLE_TRACE || value == KDEBUG_ENABLE_PPT) && bufinit) {
+            changed = enabled == 0;
+            enabled = value;
+        } else {
+            e = EINVAL;
+        }
+        break;
+    case KERN_KDSETBUF:
+        nkdbufs = value < 0 ? 0 : (unsigned)value > MAX_EVENTS ? MAX_EVENTS : (unsigned)value;
+        break;
+    case KERN_KDSETUP: {
+        /* kdbg_reinit: tracing off, the old buffer freed, a new one made. */
+        changed = enabled != 0;
+        enabled = 0;
+        size_t n = nkdbufs != 0 ? nkdbufs : DEFAULT_EVENTS;
+        simk_kd_buf *r = calloc(n, sizeof *r);
+        if (r == NULL) {
+            e = ENOMEM;
+            break;
+        }
+        free(ring);
+        ring = r;
+        capacity = n;
+        head = count = 0;
+        lost = false;
+        bufinit = true;
+        break;
+    }
+    case KERN_KDREMOVE:
+        /* ktrace_reset(KTRACE_KDEBUG) → kdbg_clear */
+        changed = enabled != 0;
+        clear_locked();
+        reset_locked(SIMK_KTRACE_KDEBUG);
+        break;
+    case KERN_KDSETREG: {
+        kd_regtype r;
+        if (oldp == NULL || oldlenp == NULL || *oldlenp < sizeof r) {
+            e = EINVAL;
+            break;
+        }
+        memcpy(&r, oldp, sizeof r);
+        if (r.type == KDBG_CLASSTYPE) {
+            filter = F_RANGE;
+            range_beg = (r.value1 & 0xffu) << 24;
+            range_end = (r.value2 & 0xffu) << 24;
+        } else if (r.type == KDBG_SUBCLSTYPE) {
+            filter = F_RANGE;
+            range_beg = (r.value1 & 0xffu) << 24 | (r.value2 & 0xffu) << 16;
+            range_end = (r.value1 & 0xffu) << 24 | ((r.value2 & 0xffu) + 1) << 16;
+        } else if (r.type == KDBG_RANGETYPE) {
+            filter = F_RANGE;
+            range_beg = r.value1;
+            range_end = r.value2;
+        } else if (r.type == KDBG_VALCHECK) {
+            filter = F_EXACT;
+            values[0] = r.value1;
+            values[1] = r.value2;
+            values[2] = r.value3;
+            values[3] = r.value4;
+        } else if (r.type == KDBG_TYPENONE) {
+            filter = F_ALL;
+        } else {
+            e = EINVAL;
+        }
+        break;
+    }
+    case KERN_KDSET_TYPEFILTER:
+        if (oldp == NULL || oldlenp == NULL || *oldlenp != TYPEFILTER_BYTES) {
+            e = EINVAL;
+            break;
+        }
+        memcpy(typefilter, oldp, TYPEFILTER_BYTES);
+        filter = F_TYPEFILTER;
+        break;
+    case KERN_KDREADTR:
+        if (oldlenp == NULL)
+            e = EINVAL;
+        else
+            e = read_locked(oldp, oldlenp);
+        break;
+    case KERN_KDBUFWAIT:
+        /* 1 once half of the buffer is used (the storage-unit threshold). */
+        if (oldlenp != NULL)
+            *oldlenp = count >= capacity / 2 ? 1 : 0;
+        break;
+    case KERN_KDGETREG:
+        e = EINVAL;
+        break;
+    default:
+        e = EINVAL; /* not simulated: KDWRITETR, KDCPUMAP, ... */
+    }
+out:
+    pthread_mutex_unlock(&lock);
+    /* The state file shows the buffer and the owner after every change. */
+    if (changed || (e == 0 && op != KERN_KDREADTR && op != KERN_KDBUFWAIT))
+        call_changed();
+    return e;
+}

@@ -1,0 +1,552 @@
+/*
+ * kperf_sampling_sim.c - how the simulated kperf samples: PMIs of
+ * configurable counters that cross their period, and kperf timer fires,
+ * each logged as the kdebug records XNU emits (osfmk/kperf/action.c
+ * kperf_sample_internal and kperf_sample_user_internal, osfmk/kern/
+ * kpc_common.c kpc_sample_kperf, osfmk/kperf/kptimer.c, osfmk/kperf/
+ * callstack.c callstack_log). Included by kperf_sim.c, which owns the
+ * state it reads. Simulated: nothing here was checked on Apple hardware.
+ *
+ * The target is often another process that never loads the sim, so the
+ * interrupts come from Linux: while tracing is on and a source is armed,
+ * a software perf_event samples the filtered pid's threads (every CPU when
+ * the action has no pid filter) with their real call chains. A PMI source
+ * samples task-clock every period / rate nanoseconds of CPU time, the rate
+ * being the one the sim's counters count at (rate_of: cycles at 3 GHz); a
+ * timer source samples cpu-clock every timer period. Each Linux sample
+ * becomes the records of one PMI or fire. They are turned into records when
+ * the trace buffer is read or waited on (KERN_KDREADTR, KERN_KDBUFWAIT).
+ */
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "sim_kernel.h"
+
+#define S_MAX_SOURCES 16
+#define S_MAX_FDS 256
+#define S_RING_PAGES 64
+
+/* Debug ids (osfmk/kperf/buffer.h; /work/shared/xnu/debugids.md). */
+#define ID_GEN_EVENT 0x25000000u
+#define ID_TI_DATA 0x25010004u
+#define ID_CS_KDATA 0x2502000cu
+#define ID_CS_UDATA 0x25020010u
+#define ID_CS_KHDR 0x25020014u
+#define ID_CS_UHDR 0x25020018u
+#define ID_TM_FIRE 0x25030000u
+#define ID_TM_HNDLR 0x25030008u
+#define ID_KPC_HNDLR 0x25060000u
+#define ID_KPC_DATA_THREAD 0x25060020u
+#define FUNC_START 1u
+#define FUNC_END 2u
+
+#define SAMPLE_FLAG_PEND_USER 0x1u
+#define META_UPEND 0x2u
+#define CS_VALID 0x1u
+#define CS_64BIT 0x4u
+#define CS_KERNEL 0x8u
+#define CS_TRUNCATED 0x10u
+#define CS_KERNEL_WORDS 0x40u
+#define KPC_KERNEL_PC 0x01u
+#define KPC_KERNEL_COUNTING 0x02u
+#define KPC_USER_COUNTING 0x04u
+#define UCALLSTACK_MAX 256 /* MAX_UCALLSTACK_FRAMES, the fixup word included */
+#define KCALLSTACK_MAX 128
+
+enum { SRC_PMI = 1, SRC_TIMER = 2 };
+
+typedef struct src_spec {
+    int kind;
+    unsigned index;     /* PMI: absolute counter; timer: timer id */
+    uint32_t action;    /* 1-based */
+    uint32_t samplers;
+    int32_t pid;        /* -1: every process */
+    uint64_t period;    /* PMI: events; timer: ticks */
+    uint64_t period_ns; /* of CPU time */
+    uint64_t config;    /* PMI: the counter's config word */
+    uint8_t mode;
+} src_spec;
+
+typedef struct source {
+    src_spec spec;
+    uint64_t count; /* PMI: the counter's running total */
+    int nfds;
+    int fds[S_MAX_FDS];
+    void *rings[S_MAX_FDS];
+} source;
+
+static source sources[S_MAX_SOURCES];
+static size_t source_count;
+static bool open_failed_said;
+
+/* CPU time each sampled thread has been seen to run, for PMC_THREAD. */
+#define TALLY_SLOTS 1024
+static struct {
+    uint64_t tid, ns;
+} tally[TALLY_SLOTS];
+
+static uint64_t *tally_of(uint64_t tid)
+{
+    size_t i = (size_t)(tid * 2654435761u) % TALLY_SLOTS;
+    for (size_t k = 0; k < TALLY_SLOTS; k++, i = (i + 1) % TALLY_SLOTS) {
+        if (tally[i].tid == tid)
+            return &tally[i].ns;
+        if (tally[i].tid == 0) {
+            tally[i].tid = tid;
+            return &tally[i].ns;
+        }
+    }
+    return &tally[0].ns; /* full: an estimate is all this is anyway */
+}
+
+static size_t ring_bytes(void) { return (size_t)(1 + S_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE); }
+
+static void close_source(source *s)
+{
+    for (int i = 0; i < s->nfds; i++) {
+        if (s->rings[i] != NULL)
+            munmap(s->rings[i], ring_bytes());
+        close(s->fds[i]);
+    }
+    s->nfds = 0;
+}
+
+static int open_one(source *s, const struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+    if (s->nfds == S_MAX_FDS)
+        return -1;
+    int fd = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    void *ring = mmap(NULL, ring_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    s->fds[s->nfds] = fd;
+    s->rings[s->nfds++] = ring;
+    return 0;
+}
+
+static void say_open_failed(const char *what, int e)
+{
+    if (open_failed_said)
+        return;
+    open_failed_said = true;
+    fprintf(stderr, "dkperf sim: cannot sample %s with a Linux perf_event (%s): the simulated "
+                    "kperf delivers no samples\n", what, strerror(e));
+}
+
+static void open_source(source *s)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = s->spec.kind == SRC_PMI ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = s->spec.period_ns;
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                    PERF_SAMPLE_CALLCHAIN;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    a.exclude_hv = 1;
+    a.exclude_kernel = s->spec.mode == MODE_USER;
+    a.exclude_user = s->spec.mode == MODE_KERNEL;
+    a.wakeup_events = 1;
+    if (s->spec.pid == -1) {
+        for (int cpu = 0; cpu < cpu_count; cpu++)
+            if (open_one(s, &a, -1, cpu) != 0)
+                say_open_failed("every CPU", errno);
+        return;
+    }
+    /* The process's threads now, and (inherit) those they create. */
+    a.inherit = 1;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)s->spec.pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return; /* no such process: kperf filters for a pid that never runs */
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int tid = atoi(e->d_name);
+        /* An inherited per-thread event can be mapped only per CPU
+         * (perf_mmap refuses cpu -1 with inherit), as perf record does. */
+        for (int cpu = 0; tid > 0 && cpu < cpu_count; cpu++)
+            if (open_one(s, &a, tid, cpu) != 0 && errno != ESRCH)
+                say_open_failed("a thread of the filtered process", errno);
+    }
+    closedir(d);
+}
+
+static uint64_t ticks_of(uint64_t ns);
+
+/* Minimum timer periods (kptimer.c kptimer_minperiods_ns, foreground). */
+static uint64_t timer_min_ns(const sim_chip *c) { return is_intel(c) ? 20000 : 50000; }
+
+/*
+ * What should be armed now. The kernel keeps its PMIs and timers armed and
+ * logs only while tracing; the sim arms perf_events only while tracing is
+ * on, which records the same. Caller holds state_lock.
+ */
+static size_t desired_sources(const sim_chip *c, src_spec *out)
+{
+    size_t n = 0;
+    if (c == NULL || !simk_kdebug_wants(ID_GEN_EVENT | FUNC_START))
+        return 0;
+#ifndef SIM_OMIT_OPTIONAL
+    /* PMIs: a counting configurable counter with a period and an action
+     * (kpc_pmi_handler needs no kperf.sampling, FACTS B.3). */
+    uint32_t active = active_counters(c, counting) & c->config_bits;
+    for (unsigned i = 0; i < KPC_MAX_COUNTERS && n < S_MAX_SOURCES; i++) {
+        if (!(active >> i & 1) || reload[i] == 0 || pmi_action[i] == 0 ||
+            pmi_action[i] > action_count || action_samplers[pmi_action[i] - 1] == 0)
+            continue;
+        src_spec *s = &out[n++];
+        memset(s, 0, sizeof *s);
+        s->kind = SRC_PMI;
+        s->index = i;
+        s->action = pmi_action[i];
+        s->samplers = action_samplers[s->action - 1];
+        s->pid = action_pid[s->action - 1];
+        s->period = counter_max(c) - reload[i];
+        s->config = config[i];
+        s->mode = mode_of(c, i);
+        uint64_t ns = s->period * 1000 / rate_of(c, i);
+        s->period_ns = ns < 1000 ? 1000 : ns;
+    }
+#endif
+    /* Timers fire only while kperf.sampling is on (kptimer_start). */
+    for (unsigned t = 0; sampling && t < timer_count && n < S_MAX_SOURCES; t++) {
+        uint32_t a = timer_action[t];
+        if (timer_period[t] == 0 || a == 0 || a > action_count || action_samplers[a - 1] == 0)
+            continue;
+        src_spec *s = &out[n++];
+        memset(s, 0, sizeof *s);
+        s->kind = SRC_TIMER;
+        s->index = t;
+        s->action = a;
+        s->samplers = action_samplers[a - 1];
+        s->pid = action_pid[a - 1];
+        uint64_t ns = kperf_ticks_to_ns(timer_period[t]);
+        if (ns < timer_min_ns(c)) /* clamped up, not refused */
+            ns = timer_min_ns(c);
+        s->period = ticks_of(ns);
+        s->period_ns = ns;
+        s->mode = MODE_ALL;
+    }
+    return n;
+}
+
+/* Arm what the state asks for, disarm the rest. Caller holds state_lock. */
+static void rearm(void)
+{
+    src_spec want[S_MAX_SOURCES];
+    size_t n = desired_sources(chip_or_null(), want);
+    bool same = n == source_count;
+    for (size_t i = 0; same && i < n; i++)
+        same = memcmp(&want[i], &sources[i].spec, sizeof want[i]) == 0;
+    if (same)
+        return;
+    for (size_t i = 0; i < source_count; i++)
+        close_source(&sources[i]);
+    source_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        memset(&sources[i], 0, sizeof sources[i]);
+        sources[i].spec = want[i];
+        open_source(&sources[i]);
+        source_count++;
+    }
+}
+
+static size_t armed_fds(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < source_count; i++)
+        n += (size_t)sources[i].nfds;
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct batch {
+    uint64_t time;
+    size_t seq, n;
+    simk_kd_buf *r;
+} batch;
+
+typedef struct batches {
+    batch *v;
+    size_t n, cap;
+} batches;
+
+typedef struct linux_sample {
+    uint64_t ip, time;
+    uint32_t pid, tid, cpu;
+    const uint64_t *kchain, *uchain;
+    size_t nk, nu;
+} linux_sample;
+
+static uint64_t ticks_of(uint64_t ns) { return kperf_ns_to_ticks(ns); }
+
+static void put(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t id, uint64_t a1, uint64_t a2,
+                uint64_t a3, uint64_t a4, const linux_sample *ls)
+{
+    simk_kd_buf *b = &r[(*w)++];
+    memset(b, 0, sizeof *b);
+    b->timestamp = ts;
+    b->debugid = id;
+    b->arg1 = a1;
+    b->arg2 = a2;
+    b->arg3 = a3;
+    b->arg4 = a4;
+    b->arg5 = ls->tid;
+    b->cpuid = ls->cpu;
+}
+
+/* TI_DATA: pid, tid, dispatch queue, legacy runmode of a running thread (TH_RUN). */
+static void put_thread_info(simk_kd_buf *r, size_t *w, uint64_t ts, const linux_sample *ls)
+{
+    const uint64_t state = 0x4;
+    put(r, w, ts, ID_TI_DATA, ls->pid, ls->tid, 0, (~state & 0xffff) << 16 | state, ls);
+}
+
+/* callstack_log: header, then 4 frames per record, zero-padded. */
+static void put_stack(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t hdr, uint32_t data,
+                      uint64_t flags, const uint64_t *frames, size_t n, const linux_sample *ls)
+{
+    put(r, w, ts, hdr, flags, n, 0, 0, ls);
+    for (size_t j = 0; j < n; j += 4)
+        put(r, w, ts, data, frames[j], j + 1 < n ? frames[j + 1] : 0, j + 2 < n ? frames[j + 2] : 0,
+            j + 3 < n ? frames[j + 3] : 0, ls);
+}
+
+/* One PMI or timer fire on the sampled thread. Caller holds state_lock. */
+static int make_batch(source *s, const linux_sample *ls, batch *b)
+{
+    const sim_chip *c = chip_or_null();
+    uint32_t what = s->spec.samplers;
+    uint64_t ts = ticks_of(ls->time);
+    uint64_t counters[KPC_MAX_COUNTERS];
+    size_t nctr = 0;
+    uint64_t *ran = tally_of(ls->tid);
+    *ran += s->spec.period_ns;
+    if (s->spec.kind == SRC_PMI)
+        s->count += s->spec.period;
+    if (what & KPERF_SAMPLER_PMC_THREAD) {
+        /* The thread's counters, in running class order, from the CPU time
+         * it was seen to run. Thread counting off: KPC_MAX_COUNTERS zeros
+         * (kperf_kpc_thread_sample). */
+        uint32_t running = counting;
+        if (!(thread_counting & running)) {
+            nctr = KPC_MAX_COUNTERS;
+            memset(counters, 0, sizeof counters);
+        } else {
+            uint32_t on = active_counters(c, running);
+            for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++) {
+                bool in = ((c->fixed_bits >> i & 1) && (running & KPC_CLASS_FIXED_MASK)) ||
+                          ((c->config_bits >> i & 1) && (running & KPC_CLASS_CONFIGURABLE_MASK));
+                if (in)
+                    counters[nctr++] = (on >> i & 1) ? *ran / 1000 * rate_of(c, i) : 0;
+            }
+        }
+    }
+    size_t nu = ls->nu < UCALLSTACK_MAX - 1 ? ls->nu : UCALLSTACK_MAX - 1;
+    size_t nk = ls->nk < KCALLSTACK_MAX ? ls->nk : KCALLSTACK_MAX;
+    size_t max = 16 + (nk + 3) / 4 + (nu + 4) / 4 + (nctr + 3) / 4 + 4;
+    b->r = calloc(max, sizeof *b->r);
+    if (b->r == NULL)
+        return -1;
+    size_t w = 0;
+    bool kernel_pc = ls->nu == 0 || ls->ip != ls->uchain[0];
+    if (s->spec.kind == SRC_PMI) {
+        uint64_t flags = kernel_pc ? KPC_KERNEL_PC : 0;
+        if (s->spec.mode & MODE_USER)
+            flags |= KPC_USER_COUNTING;
+        if (s->spec.mode & MODE_KERNEL)
+            flags |= KPC_KERNEL_COUNTING;
+        /* kpc_sample_kperf: desc = config | counter << 32 | flags << 48;
+         * a kernel pc is unslid (unknown here: 0). */
+        put(b->r, &w, ts, ID_KPC_HNDLR | FUNC_START,
+            (s->spec.config & 0xffff) | (uint64_t)s->spec.index << 32 | flags << 48, s->count,
+            kernel_pc ? 0 : ls->ip, 0, ls);
+    } else {
+        put(b->r, &w, ts, ID_TM_FIRE, s->spec.index, 0, s->spec.period, s->spec.action, ls);
+        put(b->r, &w, ts, ID_TM_HNDLR | FUNC_START, 0, 0, 0, 0, ls);
+    }
+    /* kperf_sample_internal: another pid than the filter's samples nothing
+     * (the Linux events are inherited by children, which kperf's pid
+     * filter excludes). */
+    if (s->spec.pid != -1 && (int32_t)ls->pid != s->spec.pid)
+        what = 0;
+    uint32_t pended = what & (KPERF_SAMPLER_USTACK | KPERF_SAMPLER_TH_DISPATCH);
+    uint32_t now = what & ~pended;
+    if (now != 0) { /* only pended samplers: nothing at interrupt time */
+        put(b->r, &w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0,
+            SAMPLE_FLAG_PEND_USER, ls);
+        if (what & KPERF_SAMPLER_TH_INFO)
+            put_thread_info(b->r, &w, ts, ls);
+        if (what & KPERF_SAMPLER_KSTACK)
+            put_stack(b->r, &w, ts, ID_CS_KHDR, ID_CS_KDATA, CS_VALID | CS_64BIT | CS_KERNEL,
+                      ls->kchain, nk, ls);
+        if (nctr > 0)
+            for (size_t j = 0; j < nctr; j += 4) {
+                uint32_t q = j == 0 ? FUNC_START : j + 4 >= nctr ? FUNC_END : 0;
+                put(b->r, &w, ts, ID_KPC_DATA_THREAD | q, counters[j],
+                    j + 1 < nctr ? counters[j + 1] : 0, j + 2 < nctr ? counters[j + 2] : 0,
+                    j + 3 < nctr ? counters[j + 3] : 0, ls);
+            }
+        put(b->r, &w, ts, ID_GEN_EVENT | FUNC_END, now, pended ? META_UPEND : 0, 0, 0, ls);
+    }
+    if (what & KPERF_SAMPLER_USTACK) {
+        /* kperf_thread_ast_handler → kperf_sample_user_internal, on the way
+         * back to user space: a tick later. The user stack is the pc and
+         * return addresses (the Linux callchain), then the fixup word
+         * (callstack_fixup_user: arm64 LR or the word at x86's SP), which
+         * the sim does not know: 0. */
+        uint64_t uts = ts + 1;
+        uint32_t uwhat = (what & KPERF_SAMPLER_USTACK) | KPERF_SAMPLER_TH_INFO;
+        put(b->r, &w, uts, ID_GEN_EVENT | FUNC_START, uwhat, s->spec.action, 0, 0, ls);
+        uint64_t frames[UCALLSTACK_MAX];
+        memcpy(frames, ls->uchain, nu * sizeof *frames);
+        frames[nu] = 0;
+        uint64_t flags = CS_VALID | CS_64BIT | CS_KERNEL_WORDS |
+                         (ls->nu > nu ? CS_TRUNCATED : 0);
+        put_stack(b->r, &w, uts, ID_CS_UHDR, ID_CS_UDATA, flags, frames, nu + 1, ls);
+        put_thread_info(b->r, &w, uts, ls);
+        put(b->r, &w, uts, ID_GEN_EVENT | FUNC_END, uwhat, 0, 0, 0, ls);
+    }
+    b->time = ls->time;
+    b->n = w;
+    return 0;
+}
+
+static int batch_cmp(const void *x, const void *y)
+{
+    const batch *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Parse one PERF_RECORD_SAMPLE body (IP, TID, TIME, CPU, CALLCHAIN). */
+static bool parse_sample(const uint64_t *p, size_t words, linux_sample *ls)
+{
+    if (words < 5)
+        return false;
+    ls->ip = p[0];
+    ls->pid = (uint32_t)p[1];
+    ls->tid = (uint32_t)(p[1] >> 32);
+    ls->time = p[2];
+    ls->cpu = (uint32_t)p[3];
+    uint64_t nr = p[4];
+    if (nr > words - 5)
+        return false;
+    const uint64_t *chain = p + 5;
+    ls->kchain = ls->uchain = NULL;
+    ls->nk = ls->nu = 0;
+    for (uint64_t i = 0; i < nr; i++) {
+        if (chain[i] == PERF_CONTEXT_KERNEL) {
+            ls->kchain = chain + i + 1;
+        } else if (chain[i] == PERF_CONTEXT_USER) {
+            ls->uchain = chain + i + 1;
+        } else if (chain[i] >= PERF_CONTEXT_MAX) {
+            ls->kchain = ls->uchain = NULL; /* hypervisor, guest: neither */
+        } else if (ls->uchain != NULL) {
+            ls->nu++;
+        } else if (ls->kchain != NULL) {
+            ls->nk++;
+        }
+    }
+    return true;
+}
+
+/* Drain one ring into batches. Caller holds state_lock. */
+static void drain_ring(source *s, void *ring, batches *out)
+{
+    struct perf_event_mmap_page *pg = ring;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = (size_t)S_RING_PAGES * page;
+    unsigned char *data = (unsigned char *)ring + page;
+    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = pg->data_tail;
+    uint64_t copy[4096];
+    while (tail < head) {
+        struct perf_event_header h;
+        for (size_t i = 0; i < sizeof h; i++)
+            ((unsigned char *)&h)[i] = data[(tail + i) % size];
+        if (h.size < sizeof h || h.size > sizeof copy)
+            break;
+        size_t body = h.size - sizeof h;
+        for (size_t i = 0; i < body; i++)
+            ((unsigned char *)copy)[i] = data[(tail + sizeof h + i) % size];
+        tail += h.size;
+        linux_sample ls;
+        if (h.type == PERF_RECORD_LOST) {
+            simk_lost();
+        } else if (h.type == PERF_RECORD_SAMPLE && parse_sample(copy, body / 8, &ls)) {
+            if (out->n == out->cap) {
+                size_t cap = out->cap ? out->cap * 2 : 256;
+                batch *v = realloc(out->v, cap * sizeof *v);
+                if (v == NULL) {
+                    simk_lost();
+                    continue;
+                }
+                out->v = v;
+                out->cap = cap;
+            }
+            batch *b = &out->v[out->n];
+            b->seq = out->n;
+            if (make_batch(s, &ls, b) == 0)
+                out->n++;
+            else
+                simk_lost();
+        }
+    }
+    __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* simk pull hook: turn what the sources caught into records, waiting up to
+ * timeout_ms for the first. */
+static void pull_samples(int timeout_ms)
+{
+    chip();
+    pthread_mutex_lock(&state_lock);
+    struct pollfd pfd[S_MAX_SOURCES * 4];
+    nfds_t np = 0;
+    for (size_t i = 0; i < source_count && np < sizeof pfd / sizeof pfd[0]; i++)
+        for (int j = 0; j < sources[i].nfds && np < sizeof pfd / sizeof pfd[0]; j++)
+            pfd[np++] = (struct pollfd){sources[i].fds[j], POLLIN, 0};
+    pthread_mutex_unlock(&state_lock);
+    if (timeout_ms > 0) {
+        /* Sleep in slices: sources may change meanwhile. */
+        int slice = timeout_ms < 50 ? timeout_ms : 50;
+        (void)poll(np > 0 ? pfd : NULL, np, slice);
+    }
+    pthread_mutex_lock(&state_lock);
+    batches all = {NULL, 0, 0};
+    for (size_t i = 0; i < source_count; i++)
+        for (int j = 0; j < sources[i].nfds; j++)
+            drain_ring(&sources[i], sources[i].rings[j], &all);
+    pthread_mutex_unlock(&state_lock);
+    if (all.n > 1)
+        qsort(all.v, all.n, sizeof *all.v, batch_cmp);
+    for (size_t i = 0; i < all.n; i++) {
+        simk_emit(all.v[i].r, all.v[i].n);
+        free(all.v[i].r);
+    }
+    free(all.v);
+}
+
+/* simk changed hook: tracing went on or off. */
+static void tracing_changed(void)
+{
+    chip();
+    pthread_mutex_lock(&state_lock);
+    changed();
+    pthread_mutex_unlock(&state_lock);
+}

@@ -1,0 +1,333 @@
+/*
+ * test_dkrec.c - the recording file's writer and reader
+ * (tools/common/dkrec.c): every field read back as written, a file cut at
+ * any byte read up to its last whole chunk, any flipped byte refused with
+ * the file and offset named, write errors returned, and the size per
+ * sample of a typical profile.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dkrec.h"
+#include "imageid.h"
+
+/* A deterministic generator, so that a failure repeats. */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+#define NSAMPLES 5000
+#define MAXF 40
+
+typedef struct gen_sample {
+    dkrec_sample s;
+    uint64_t frames[MAXF];
+} gen_sample;
+
+static gen_sample *gen; /* what was written */
+
+/* Writes a recording of n samples to a temporary file; returns its bytes
+ * (malloc'd) and size. Stacks come from a few "functions" so that they
+ * share prefixes, as real ones do. */
+static uint8_t *write_recording(size_t n, size_t *size, bool finish, const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    CHECK_INT(dkrec_write_meta(w, "command", "prog --flag"), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 0, 999), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 1, "page-faults", 1, 0), ==, 0);
+    static const uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                   13, 14, 15, 16};
+    CHECK_INT(dkrec_write_map(w, 1234, 0x555500000000ull, 0x20000, 0x1000, "/usr/bin/prog",
+                              DKREC_ID_ELF_BUILD_ID, id, sizeof id), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 1234, 1234, "prog"), ==, 0);
+    free(gen);
+    gen = calloc(n ? n : 1, sizeof *gen);
+    CHECK(gen != NULL);
+    uint64_t t = 1000000000ull;
+    for (size_t i = 0; i < n; i++) {
+        gen_sample *g = &gen[i];
+        size_t depth = (size_t)(next_rand() % MAXF);
+        uint64_t r = next_rand();
+        for (size_t k = 0; k < depth; k++) /* innermost first; outer frames vary little */
+            g->frames[k] = 0x555500001000ull + ((depth - k) * 0x40) + (k == 0 ? r % 64 : 0);
+        g->s.frames = g->frames;
+        g->s.n_frames = depth;
+        g->s.event = (uint32_t)(next_rand() % 7 == 0);
+        g->s.pid = next_rand() % 5 == 0 ? 1235 : 1234;
+        g->s.tid = (uint64_t)g->s.pid + next_rand() % 3;
+        g->s.cpu = (uint32_t)(next_rand() % 4);
+        t += 1001000 + next_rand() % 5000 - (next_rand() % 9 == 0 ? 3000000 : 0);
+        g->s.time_ns = t;
+        g->s.period = g->s.event ? 1 : 1000000 + next_rand() % 3000;
+        g->s.flags = (unsigned)(next_rand() % 4);
+        CHECK_INT(dkrec_write_sample(w, &g->s), ==, 0);
+        if (i % 997 == 0)
+            CHECK_INT(dkrec_flush(w), ==, 0);
+    }
+    CHECK_INT(dkrec_write_exit(w, 1234, 1234), ==, 0);
+    CHECK_INT(dkrec_write_stats(w, 3, 2, 1), ==, 0);
+    CHECK_INT(finish ? dkrec_finish(w) : dkrec_flush(w), ==, 0);
+    CHECK_U64(dkrec_samples(w), ==, n);
+    uint64_t bytes = dkrec_bytes(w);
+    dkrec_writer_free(w);
+    off_t end = lseek(fd, 0, SEEK_END);
+    CHECK_U64((uint64_t)end, ==, bytes);
+    uint8_t *data = malloc((size_t)end);
+    CHECK(data != NULL);
+    CHECK_INT(pread(fd, data, (size_t)end, 0), ==, end);
+    close(fd);
+    *size = (size_t)end;
+    return data;
+}
+
+/* The frames of sample s of r, innermost first. */
+static size_t frames_of(const dkrec *r, const dkrec_rsample *s, uint64_t *out)
+{
+    size_t n = 0;
+    for (uint32_t k = s->node; k != 0; k = r->nodes[k].parent)
+        out[n++] = r->nodes[k].addr;
+    return n;
+}
+
+static void check_same(const dkrec *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const dkrec_rsample *s = &r->samples[i];
+        const dkrec_sample *g = &gen[i].s;
+        CHECK_U64(s->time_ns, ==, g->time_ns);
+        CHECK_U64(s->period, ==, g->period);
+        CHECK_U64(s->tid, ==, g->tid);
+        CHECK_INT(s->pid, ==, g->pid);
+        CHECK_INT(s->event, ==, g->event);
+        CHECK_INT(s->cpu, ==, g->cpu);
+        CHECK_INT(s->flags, ==, g->flags);
+        uint64_t f[MAXF];
+        size_t nf = frames_of(r, s, f);
+        CHECK_INT(nf, ==, g->n_frames);
+        for (size_t k = 0; k < nf; k++)
+            CHECK_U64(f[k], ==, g->frames[k]);
+        if (nf > 0)
+            CHECK_INT(r->nodes[s->node].depth, ==, nf);
+    }
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, sizeof buf, "%s/dkrec-%d-%s", dir ? dir : "/tmp", (int)getpid(), name);
+    return buf;
+}
+
+TEST_CASE(round_trip_every_field)
+{
+    const char *path = tmp_path("rt");
+    size_t size;
+    uint8_t *data = write_recording(NSAMPLES, &size, true, path);
+    dkrec *r;
+    char err[512];
+    CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
+    CHECK(r->complete);
+    CHECK_STR(r->tail_note, "");
+    CHECK_INT(r->n_samples, ==, NSAMPLES);
+    check_same(r, NSAMPLES);
+    CHECK_INT(r->n_events, ==, 2);
+    CHECK_STR(r->events[0].name, "cpu-clock");
+    CHECK_U64(r->events[0].freq, ==, 999);
+    CHECK_U64(r->events[1].period, ==, 1);
+    CHECK_STR(dkrec_meta(r, "command"), "prog --flag");
+    CHECK(dkrec_meta(r, "absent") == NULL);
+    CHECK_INT(r->n_maps, ==, 1);
+    CHECK_STR(r->maps[0].path, "/usr/bin/prog");
+    CHECK_U64(r->maps[0].start, ==, 0x555500000000ull);
+    CHECK_U64(r->maps[0].pgoff, ==, 0x1000);
+    CHECK_INT(r->maps[0].id_kind, ==, DKREC_ID_ELF_BUILD_ID);
+    CHECK_INT(r->maps[0].id_len, ==, 20);
+    CHECK_INT(r->maps[0].id[0], ==, 0xde);
+    CHECK_INT(r->n_comms, ==, 1);
+    CHECK_STR(r->comms[0].comm, "prog");
+    CHECK_INT(r->n_exits, ==, 1);
+    CHECK_U64(r->lost, ==, 3);
+    CHECK_U64(r->throttled, ==, 2);
+    CHECK_U64(r->unthrottled, ==, 1);
+    printf("%d samples with stacks of up to %d frames: %zu bytes, %.1f a sample\n", NSAMPLES, MAXF,
+           size, (double)size / NSAMPLES);
+    dkrec_free(r);
+    free(data);
+    unlink(path);
+}
+
+/* A dkperf killed while writing leaves a prefix of the file: every prefix
+ * past the header reads, up to its last whole chunk, and says it is cut. */
+TEST_CASE(every_prefix_reads_up_to_its_last_chunk)
+{
+    const char *path = tmp_path("prefix");
+    size_t size;
+    uint8_t *data = write_recording(3000, &size, true, path);
+    size_t last_n = 0;
+    for (size_t cut = 0; cut < size; cut++) {
+        dkrec *r = NULL;
+        char err[512];
+        int rc = dkrec_parse(data, cut, "cut.data", &r, err, sizeof err);
+        if (cut < 16) {
+            CHECK_INT(rc, ==, -1);
+            CHECK_CONTAINS(err, "cut.data: not a dkperf recording");
+            continue;
+        }
+        if (rc != 0)
+            DKT_FAIL("prefix of %zu bytes: %s", cut, err);
+        CHECK(!r->complete);
+        CHECK(r->tail_note[0] != '\0');
+        CHECK_INT(r->n_samples, >=, last_n); /* a longer prefix never holds fewer */
+        last_n = r->n_samples;
+        check_same(r, r->n_samples);
+        dkrec_free(r);
+    }
+    CHECK_INT(last_n, >=, 2000); /* chunks are flushed often, so most of the samples survive */
+    free(data);
+    unlink(path);
+}
+
+TEST_CASE(unfinished_file_is_read_and_says_so)
+{
+    const char *path = tmp_path("unfinished");
+    size_t size;
+    uint8_t *data = write_recording(100, &size, false, path);
+    dkrec *r;
+    char err[512];
+    CHECK_INT(dkrec_parse(data, size, "u.data", &r, err, sizeof err), ==, 0);
+    CHECK(!r->complete);
+    CHECK_CONTAINS(r->tail_note, "no end mark");
+    CHECK_INT(r->n_samples, ==, 100);
+    dkrec_free(r);
+    free(data);
+    unlink(path);
+}
+
+/* A byte changed anywhere past the header is caught (by the checksum, or
+ * as a bad chunk head) with the file and an offset named. */
+TEST_CASE(flipped_bytes_are_refused_with_the_offset)
+{
+    const char *path = tmp_path("flip");
+    size_t size;
+    uint8_t *data = write_recording(500, &size, true, path);
+    size_t refused = 0, tried = 0;
+    for (size_t at = 16; at < size; at += 1 + at / 50) {
+        uint8_t keep = data[at];
+        data[at] ^= 0x5a;
+        dkrec *r = NULL;
+        char err[512] = "";
+        int rc = dkrec_parse(data, size, "flip.data", &r, err, sizeof err);
+        tried++;
+        if (rc != 0) {
+            refused++;
+            CHECK_CONTAINS(err, "flip.data: corrupt recording at byte offset");
+        } else {
+            /* A changed length can turn the end into a cut chunk: it must then say so. */
+            CHECK(!r->complete);
+            dkrec_free(r);
+        }
+        data[at] = keep;
+    }
+    printf("%zu of %zu flipped bytes refused, the others read as a cut file\n", refused, tried);
+    CHECK_INT(refused, >=, tried * 9 / 10);
+    free(data);
+    unlink(path);
+}
+
+TEST_CASE(other_files_are_refused)
+{
+    dkrec *r;
+    char err[512];
+    static const uint8_t elf[] = "\x7f" "ELF\2\1\1\0\0\0\0\0\0\0\0\0\0\0\0\0";
+    CHECK_INT(dkrec_parse(elf, sizeof elf, "a.out", &r, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "a.out: not a dkperf recording");
+    uint8_t future[16] = {'D', 'K', 'R', 'E', 'C', 0x1a, '\n', 0, 2, 0, 0, 0};
+    CHECK_INT(dkrec_parse(future, sizeof future, "new.data", &r, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "version 2.0");
+    CHECK_INT(dkrec_read_file("/nonexistent/dkperf.data", &r, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "/nonexistent/dkperf.data: No such file");
+    CHECK_INT(dkrec_read_file("/", &r, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "not a regular file");
+    /* A header alone is an empty recording, cut before its end mark. */
+    CHECK_INT(dkrec_parse(future, sizeof future, "x", &r, err, sizeof err), ==, -1);
+    future[8] = 1;
+    CHECK_INT(dkrec_parse(future, sizeof future, "empty.data", &r, err, sizeof err), ==, 0);
+    CHECK_INT(r->n_samples, ==, 0);
+    CHECK(!r->complete);
+    dkrec_free(r);
+}
+
+TEST_CASE(write_errors_are_returned)
+{
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd < 0)
+        SKIP("no /dev/full");
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, -ENOSPC);
+    CHECK(w == NULL);
+    close(fd);
+    /* A descriptor that fails later: the error comes back from the flush
+     * and from every call after it. */
+    int p[2];
+    CHECK_INT(pipe(p), ==, 0);
+    CHECK_INT(dkrec_writer_open(p[1], &w), ==, 0);
+    close(p[0]);
+    signal(SIGPIPE, SIG_IGN);
+    CHECK_INT(dkrec_write_comm(w, 1, 1, "x"), ==, 0);
+    CHECK_INT(dkrec_flush(w), ==, -EPIPE);
+    CHECK_INT(dkrec_write_comm(w, 1, 1, "x"), ==, -EPIPE);
+    CHECK_INT(dkrec_finish(w), ==, -EPIPE);
+    dkrec_writer_free(w);
+    close(p[1]);
+}
+
+/* The build-id of this test program, read by the record-time reader, is
+ * the one the linker wrote (readelf's). */
+TEST_CASE(build_id_of_an_elf_file)
+{
+    unsigned kind;
+    uint8_t id[DKREC_ID_MAX];
+    size_t n = imageid_read("[vdso]", &kind, id, sizeof id);
+    CHECK_INT(n, ==, 0); /* not a file */
+    char exe[4096];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(k > 0);
+    exe[k] = '\0';
+    n = imageid_read(exe, &kind, id, sizeof id);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: //p'", exe);
+    FILE *f = popen(cmd, "r");
+    char want[200] = "";
+    if (f == NULL || fgets(want, sizeof want, f) == NULL) {
+        if (f)
+            pclose(f);
+        SKIP("readelf is not installed, or the program has no build-id");
+    }
+    pclose(f);
+    want[strcspn(want, "\n")] = '\0';
+    char got[2 * DKREC_ID_MAX + 1] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(got + 2 * i, 3, "%02x", id[i]);
+    CHECK_INT(kind, ==, DKREC_ID_ELF_BUILD_ID);
+    CHECK_STR(got, want);
+    CHECK_INT(imageid_read("/etc/hostname", &kind, id, sizeof id), ==, 0);
+    CHECK_INT(kind, ==, DKREC_ID_NONE);
+}
+
+TEST_MAIN()

@@ -1,0 +1,520 @@
+/*
+ * record.c - dkperf record: run a command (or watch a process, or every
+ * CPU) with sampling armed from its exec, drain the samples while it runs
+ * and append them to the recording (tools/common/dkrec.c), flushed after
+ * every drain so that a killed dkperf leaves a readable file.
+ *
+ * Signals are held as dkperf stat holds them (signals.c): Ctrl-C goes to
+ * the command, and dkperf ends the file, gives the sampling back and exits
+ * as the command did.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dkrec.h"
+#include "imageid.h"
+#include "record.h"
+#include "signals.h"
+#include "spawn.h"
+
+/* Identities of the images seen, by path: each file is read once. */
+typedef struct image_id {
+    char *path;
+    unsigned kind;
+    size_t len;
+    uint8_t id[DKREC_ID_MAX];
+    struct image_id *next;
+} image_id;
+
+typedef struct recorder {
+    dkrec_writer *w;
+    image_id *ids;
+    int error; /* the first write error (negative errno) */
+} recorder;
+
+static const image_id *identity(recorder *r, const char *path)
+{
+    for (image_id *i = r->ids; i != NULL; i = i->next)
+        if (strcmp(i->path, path) == 0)
+            return i;
+    image_id *i = calloc(1, sizeof *i);
+    if (i == NULL || (i->path = strdup(path)) == NULL) {
+        free(i);
+        return NULL;
+    }
+    i->len = imageid_read(path, &i->kind, i->id, sizeof i->id);
+    i->next = r->ids;
+    r->ids = i;
+    return i;
+}
+
+static int on_record(void *ctx, const dk_sample *s)
+{
+    recorder *r = ctx;
+    int rc = 0;
+    switch (s->kind) {
+    case DK_SAMPLE_KIND_SAMPLE: {
+        dkrec_sample d;
+        memset(&d, 0, sizeof d);
+        d.event = (uint32_t)s->event;
+        d.pid = s->pid;
+        d.tid = s->tid;
+        d.cpu = s->cpu;
+        d.time_ns = s->time_ns;
+        d.period = s->period;
+        d.flags = (s->user ? 0 : DKREC_SAMPLE_KERNEL) | (s->truncated ? DKREC_SAMPLE_TRUNCATED : 0);
+        uint64_t pc = s->ip;
+        if (s->n_frames > 0) {
+            d.frames = s->frames;
+            d.n_frames = s->n_frames;
+        } else if (s->user) {
+            d.frames = &pc;
+            d.n_frames = 1;
+        }
+        rc = dkrec_write_sample(r->w, &d);
+        break;
+    }
+    case DK_SAMPLE_KIND_MAP: {
+        const char *path = s->map_path != NULL ? s->map_path : "";
+        const image_id *id = identity(r, path);
+        rc = id == NULL ? -ENOMEM
+                        : dkrec_write_map(r->w, s->pid, s->map_start, s->map_len, s->map_pgoff,
+                                          path, id->kind, id->id, id->len);
+        break;
+    }
+    case DK_SAMPLE_KIND_COMM:
+        rc = dkrec_write_comm(r->w, s->pid, s->tid, s->comm != NULL ? s->comm : "");
+        break;
+    case DK_SAMPLE_KIND_EXIT:
+        rc = dkrec_write_exit(r->w, s->pid, s->tid);
+        break;
+    }
+    if (rc != 0 && r->error == 0)
+        r->error = rc;
+    return 0; /* a write error is reported once the drain is over */
+}
+
+#ifdef __linux__
+/*
+ * The executable maps of a process as they stand, from /proc/PID/maps: for
+ * a process that was running before the sampling began (-p), whose maps the
+ * kernel reports no more, and as a complement for the command's first maps.
+ */
+static void synthesize_maps(recorder *r, int pid)
+{
+    char path[64], line[4096 + 256];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long long start, end, off;
+        char perms[8];
+        int name_at = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4 ||
+            strchr(perms, 'x') == NULL || name_at <= 0)
+            continue;
+        char *name = line + name_at;
+        name[strcspn(name, "\n")] = '\0';
+        if (name[0] == '\0')
+            continue;
+        const image_id *id = identity(r, name);
+        int rc = id == NULL ? -ENOMEM
+                            : dkrec_write_map(r->w, pid, start, end - start, off, name, id->kind,
+                                              id->id, id->len);
+        if (rc != 0 && r->error == 0)
+            r->error = rc;
+    }
+    fclose(f);
+}
+
+/* The name of a process running before the sampling began. */
+static void synthesize_comm(recorder *r, int pid)
+{
+    char path[64], comm[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return;
+    if (fgets(comm, sizeof comm, f) != NULL) {
+        comm[strcspn(comm, "\n")] = '\0';
+        int rc = dkrec_write_comm(r->w, (int32_t)pid, (uint64_t)pid, comm);
+        if (rc != 0 && r->error == 0)
+            r->error = rc;
+    }
+    fclose(f);
+}
+
+/* The name and maps of every process running now, for -a: the kernel
+ * reports only what starts or maps afterwards. */
+static void synthesize_all(recorder *r)
+{
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0 || pid > 0x7fffffffL)
+            continue;
+        synthesize_comm(r, (int)pid);
+        synthesize_maps(r, (int)pid);
+    }
+    closedir(d);
+}
+
+/* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
+static bool process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return true;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+#else
+static void synthesize_maps(recorder *r, int pid)
+{
+    (void)r;
+    (void)pid;
+}
+
+static void synthesize_comm(recorder *r, int pid)
+{
+    (void)r;
+    (void)pid;
+}
+
+static void synthesize_all(recorder *r) { (void)r; }
+
+static bool process_gone(long pid) { return kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
+#endif
+
+static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
+{
+    char buf[4096];
+    size_t k = 0;
+    buf[0] = '\0';
+    for (char **a = o->cmd; a != NULL && *a != NULL && k < sizeof buf - 2; a++)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", k ? " " : "", *a);
+    if (o->cmd == NULL)
+        snprintf(buf, sizeof buf, o->pid ? "pid %ld" : "every CPU", o->pid);
+    dkrec_write_meta(r->w, "command", buf);
+    if (o->cmd != NULL) {
+        const char *base = strrchr(o->cmd[0], '/');
+        dkrec_write_meta(r->w, "comm", base != NULL ? base + 1 : o->cmd[0]);
+    }
+    struct utsname u;
+    if (uname(&u) == 0) {
+        dkrec_write_meta(r->w, "host", u.nodename);
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        dkrec_write_meta(r->w, "os", buf);
+    }
+    dkrec_write_meta(r->w, "backend", dk_sampler_backend(s));
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm) != NULL && strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+        dkrec_write_meta(r->w, "time", buf);
+    dkrec_write_meta(r->w, "call-graph", o->callgraph ? "fp" : "none");
+}
+
+/* The default event: cycles where it is counted here, else cpu-clock. */
+static const char *default_event(dk_sampler *s)
+{
+    const dk_database_event *ev = NULL;
+    if (dk_sampler_resolve(s, "cycles", &ev) == 0 && ev != NULL && ev->supported) {
+        fprintf(stderr, "dkperf record: sampling cycles (the default event)\n");
+        return "cycles";
+    }
+    fprintf(stderr, "dkperf record: sampling cpu-clock: this machine does not count cycles "
+                    "(no hardware PMU is visible)\n");
+    return "cpu-clock";
+}
+
+static const char *fmt_size(uint64_t b, char *buf, size_t size)
+{
+    if (b < 10 * 1024)
+        snprintf(buf, size, "%" PRIu64 " bytes", b);
+    else if (b < 10 * 1024 * 1024)
+        snprintf(buf, size, "%.1f KB", (double)b / 1024.0);
+    else
+        snprintf(buf, size, "%.1f MB", (double)b / (1024.0 * 1024.0));
+    return buf;
+}
+
+/* Whether the process being recorded has ended (without reaping it). */
+static bool target_done(const record_options *o, const spawn_child *c)
+{
+    if (c->pid > 0) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        return waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0;
+    }
+    if (o->pid)
+        return process_gone(o->pid);
+    return false;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    record_options o;
+    int rc = record_parse_args(argc, argv, &o);
+    if (rc != 0) {
+        record_options_free(&o);
+        return rc < 0 ? 0 : rc;
+    }
+    recorder r;
+    memset(&r, 0, sizeof r);
+    dk_sampling_event evs[DK_MAX_EVENTS];
+    size_t n = o.nevents ? o.nevents : 1;
+    int fd = -1, status = 0, exit_rc = 0;
+    bool file_made = false, ran = false;
+    dk_sampling *smp = NULL;
+    spawn_child c = {-1, -1, -1, NULL};
+
+    signals_catch();
+    dk_sampler *s = cli_open_sampler("record", o.backend);
+    if (s == NULL) {
+        exit_rc = EXIT_SETUP;
+        goto out;
+    }
+    uint64_t freq = o.freq ? (uint64_t)o.freq : o.period ? 0 : RECORD_DEFAULT_FREQ;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = o.nevents ? o.events[i].name : default_event(s);
+        /* An event no database knows is a mistake: refuse it before running anything. */
+        const dk_database_event *ev;
+        int r2 = dk_sampler_resolve(s, name, &ev);
+        if (r2 != 0) {
+            cli_error("record", "event '%.64s': %s", name, dk_last_error());
+            exit_rc = EXIT_SETUP;
+            goto out;
+        }
+        evs[i].name = name;
+        evs[i].period = o.nevents && o.events[i].period ? o.events[i].period
+                        : o.nevents && o.events[i].freq ? 0 : (uint64_t)o.period;
+        evs[i].freq = evs[i].period ? 0 : o.nevents && o.events[i].freq ? o.events[i].freq : freq;
+    }
+
+    /* The file, before anything runs: a path that cannot be written is
+     * said at once. Closed on exec: it is dkperf's, not the command's. */
+    fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        cli_error("record", "-o %s: %s", o.output, strerror(errno));
+        exit_rc = EXIT_SETUP;
+        goto out;
+    }
+    file_made = true;
+    rc = dkrec_writer_open(fd, &r.w);
+    if (rc != 0) {
+        cli_error("record", "-o %s: cannot write: %s", o.output, strerror(-rc));
+        exit_rc = EXIT_SETUP;
+        goto out;
+    }
+    write_meta(&r, &o, s);
+
+    dk_sampling_options so = DK_SAMPLING_OPTIONS_INIT;
+    so.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
+                (o.callgraph ? DK_SAMPLE_CALLCHAIN : 0u);
+    if (o.cmd != NULL && !o.all_cpus) {
+        /* No signal may fall between fork and signals_child_pid. */
+        sigset_t hold;
+        signals_hold_set(&hold);
+        spawn_options sp = SPAWN_OPTIONS_INIT;
+        sp.hold = &hold;
+        sp.pid_out = &signals_child_pid;
+        sp.in_child = signals_restore;
+        rc = spawn_prepare(&c, o.cmd, &sp);
+        if (rc != 0) {
+            cli_error("record", "%s: %s", c.failed, strerror(-rc));
+            exit_rc = EXIT_SETUP;
+            goto out;
+        }
+        so.scope = DK_SCOPE_PROCESS;
+        so.pid = (int)c.pid;
+        so.flags = DK_SAMPLING_ENABLE_ON_EXEC | DK_SAMPLING_INHERIT;
+    } else if (o.pid) {
+        so.scope = DK_SCOPE_PROCESS;
+        so.pid = (int)o.pid;
+        so.flags = DK_SAMPLING_INHERIT;
+    } else {
+        so.scope = DK_SCOPE_SYSTEM;
+    }
+    rc = dk_sampling_open(s, evs, n, &so, &smp);
+    if (rc != 0) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", dk_last_error());
+        if (signals_got() != 0) { /* interrupted during the setup: end quietly */
+            exit_rc = 128 + signals_got();
+            goto out;
+        }
+        cli_error("record", "%s", why);
+        exit_rc = EXIT_SETUP;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i), evs[i].period,
+                          evs[i].freq);
+    if (o.pid) {
+        synthesize_comm(&r, (int)o.pid);
+        synthesize_maps(&r, (int)o.pid);
+    } else if (o.all_cpus)
+        synthesize_all(&r);
+    if (so.scope != DK_SCOPE_PROCESS || o.pid) {
+        rc = dk_sampling_start(smp);
+        if (rc != 0) {
+            cli_error("record", "cannot start sampling: %s", dk_last_error());
+            exit_rc = EXIT_SETUP;
+            goto out;
+        }
+    }
+    if (o.cmd != NULL && o.all_cpus) {
+        /* Every CPU while the command runs: started after the sampling. */
+        sigset_t hold;
+        signals_hold_set(&hold);
+        spawn_options sp = SPAWN_OPTIONS_INIT;
+        sp.hold = &hold;
+        sp.pid_out = &signals_child_pid;
+        sp.in_child = signals_restore;
+        rc = spawn_prepare(&c, o.cmd, &sp);
+        if (rc != 0) {
+            cli_error("record", "%s: %s", c.failed, strerror(-rc));
+            exit_rc = EXIT_SETUP;
+            goto out;
+        }
+    }
+    if (c.pid > 0) {
+        if (signals_got() != 0) {
+            exit_rc = 128 + signals_got();
+            goto out;
+        }
+        rc = spawn_release(&c);
+        if (rc != 0) {
+            if (signals_got() == 0)
+                cli_error("record", "cannot start the command: %s", strerror(-rc));
+            exit_rc = signals_got() ? 128 + signals_got() : EXIT_SETUP;
+            goto out;
+        }
+        int e = 0;
+        spawn_exec_result(&c, &e);
+        if (e != 0) {
+            cli_error("record", "cannot run '%s': %s", o.cmd[0], strerror(e));
+            exit_rc = spawn_exec_status(e);
+            goto out;
+        }
+        ran = true;
+        if (!o.all_cpus)
+            synthesize_maps(&r, (int)c.pid);
+    } else {
+        ran = true;
+    }
+
+    /* Drain while it runs; a chunk is written after every drain. */
+    for (;;) {
+        bool done = target_done(&o, &c);
+        if (!done && c.pid <= 0 && signals_got() != 0)
+            done = true; /* -p or -a alone: Ctrl-C ends the recording */
+        if (!done)
+            dk_sampling_wait(smp, 250);
+        int d = dk_sampling_drain(smp, on_record, &r);
+        if (d < 0) {
+            cli_error("record", "reading the samples failed: %s", dk_last_error());
+            exit_rc = EXIT_SETUP;
+            break;
+        }
+        dk_sampling_stats st;
+        if (dk_sampling_stats_get(smp, &st) == 0)
+            dkrec_write_stats(r.w, st.lost, st.throttled, st.unthrottled);
+        if (r.error == 0)
+            r.error = dkrec_flush(r.w);
+        if (r.error != 0 || done)
+            break;
+    }
+    signals_child_pid = 0; /* it has exited: signals from now on are dkperf's */
+    if (dk_sampling_stop(smp) != 0) {
+        cli_error("record", "the sampling was not stopped: %s", dk_last_error());
+        exit_rc = EXIT_SETUP; /* something may be left armed: not a success */
+    }
+    dk_sampling_drain(smp, on_record, &r);
+    dk_sampling_stats st;
+    memset(&st, 0, sizeof st);
+    dk_sampling_stats_get(smp, &st);
+    if (r.error == 0)
+        dkrec_write_stats(r.w, st.lost, st.throttled, st.unthrottled);
+    if (r.error == 0)
+        r.error = dkrec_finish(r.w);
+    if (r.error != 0) {
+        cli_error("record", "-o %s: cannot write the recording: %s", o.output,
+                  strerror(-r.error));
+        if (exit_rc == 0)
+            exit_rc = EXIT_SETUP;
+    } else {
+        char b1[32], b2[32], b3[32], b4[32];
+        uint64_t ns = dkrec_samples(r.w), bytes = dkrec_bytes(r.w);
+        fprintf(stderr,
+                "[ dkperf record: %s samples (%s lost, %s throttled) written to %s, %s (%.1f "
+                "bytes a sample) ]\n",
+                fmt_count(ns, b1, sizeof b1), fmt_count(st.lost, b2, sizeof b2),
+                fmt_count(st.throttled, b3, sizeof b3), o.output, fmt_size(bytes, b4, sizeof b4),
+                ns ? (double)bytes / (double)ns : 0.0);
+    }
+
+out:
+    dk_sampling_close(smp);
+    if (c.pid > 0) {
+        signals_child_pid = 0;
+        if (ran)
+            spawn_reap(&c, &status, NULL);
+        else
+            spawn_abandon(&c);
+    }
+    char release_error[1024];
+    int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
+    signals_restore();
+    if (released != 0)
+        cli_error("record", "%s", release_error);
+    dk_sampler_close(s);
+    dkrec_writer_free(r.w);
+    for (image_id *i = r.ids, *next; i != NULL; i = next) {
+        next = i->next;
+        free(i->path);
+        free(i);
+    }
+    if (fd >= 0 && close(fd) != 0 && exit_rc == 0) {
+        cli_error("record", "-o %s: %s", o.output, strerror(errno));
+        exit_rc = EXIT_SETUP;
+    }
+    /* Nothing ran: no recording is left behind to be mistaken for one. */
+    if (file_made && !ran)
+        unlink(o.output);
+    record_options_free(&o);
+    if (exit_rc != 0)
+        return exit_rc;
+    if (released != 0)
+        return EXIT_SETUP;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 0;
+}

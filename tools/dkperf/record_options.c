@@ -1,0 +1,246 @@
+/*
+ * record_options.c - dkperf record's command line (see record.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+#include "record.h"
+
+void help_record(FILE *out)
+{
+    fputs("usage: dkperf record [-e EV[/PERIOD|@FREQ],...] [-F HZ] [-c N] [-g] [-a]\n"
+          "                     [-p PID] [-o FILE] [--backend NAME] [--] CMD [ARGS...]\n"
+          "\n"
+          "Run CMD and sample it: every N events of an event (its period), or HZ times a\n"
+          "second; write the samples, the images they fell in and their identities to FILE\n"
+          "for dkperf report.\n"
+          "\n"
+          "  -e, --event EV,...   events to sample on (default: cycles where the machine\n"
+          "                       counts it, else cpu-clock); EV/N samples every N events,\n"
+          "                       EV@HZ HZ times a second\n"
+          "  -F, --freq HZ        samples a second for events without their own (default\n"
+          "                       4000)\n"
+          "  -c, --count N        one sample every N events, for events without their own\n"
+          "  -g, --call-graph     record the user call chain of each sample (frame pointers)\n"
+          "  -a, --all-cpus       sample every CPU (while CMD runs, or until Ctrl-C)\n"
+          "  -p, --pid PID        sample a running process until it exits or Ctrl-C\n"
+          "  -o, --output FILE    the recording (default: dkperf.data)\n"
+          "      --backend NAME   auto, kperf or perf_event\n"
+          "\n"
+          "Ctrl-C goes to CMD; the file is complete when dkperf record ends, and a record\n"
+          "that is killed leaves a file that dkperf report reads up to the kill.\n"
+          "Exit status: CMD's (127 not found, 126 not executable); 1 when sampling could\n"
+          "not be set up or the file written; 2 for a usage error.\n",
+          out);
+}
+
+static bool all_digits(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* A positive whole number no larger than max. */
+static bool positive(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!all_digits(s) || strlen(s) > 19)
+        return false;
+    uint64_t v = strtoull(s, NULL, 10);
+    if (v == 0 || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* One EV[/PERIOD|@FREQ] of -e, appended to o->events. */
+static int add_event(record_options *o, const char *spec, size_t len)
+{
+    char *name = malloc(len + 1);
+    if (name == NULL) {
+        cli_error("record", "out of memory while reading -e");
+        return EXIT_SETUP;
+    }
+    memcpy(name, spec, len);
+    name[len] = '\0';
+    record_event ev = {name, 0, 0};
+    char *at = strrchr(name, '@'), *slash = strrchr(name, '/');
+    if (at != NULL && all_digits(at + 1)) {
+        if (!positive(at + 1, RECORD_MAX_FREQ, &ev.freq)) {
+            cli_error("record", "-e %s: give a frequency from 1 to %d samples a second", name,
+                      RECORD_MAX_FREQ);
+            free(name);
+            return EXIT_USAGE;
+        }
+        *at = '\0';
+    } else if (slash != NULL && all_digits(slash + 1)) {
+        if (!positive(slash + 1, UINT64_MAX / 2, &ev.period)) {
+            cli_error("record", "-e %s: give a period of at least 1 event", name);
+            free(name);
+            return EXIT_USAGE;
+        }
+        *slash = '\0';
+    }
+    if (name[0] == '\0') {
+        cli_error("record", "-e: an event name is empty (write EV, EV/PERIOD or EV@FREQ)");
+        free(name);
+        return EXIT_USAGE;
+    }
+    if (o->nevents == DK_MAX_EVENTS) {
+        cli_error("record", "-e: more than %d events", DK_MAX_EVENTS);
+        free(name);
+        return EXIT_USAGE;
+    }
+    record_event *grown = realloc(o->events, (o->nevents + 1) * sizeof *grown);
+    if (grown == NULL) {
+        cli_error("record", "out of memory while reading -e");
+        free(name);
+        return EXIT_SETUP;
+    }
+    o->events = grown;
+    o->events[o->nevents++] = ev;
+    return 0;
+}
+
+/*
+ * Splits a -e list on commas. A '/' opens a pmu/term=value,.../ event,
+ * whose commas belong to it, unless only digits follow it up to the next
+ * comma or the end: that is a period ("cycles/100000").
+ */
+static int split_events(record_options *o, const char *list)
+{
+    const char *start = list;
+    bool in_terms = false;
+    for (const char *p = list;; p++) {
+        if (*p == '/') {
+            size_t k = strcspn(p + 1, ",/");
+            bool period = k > 0 && (p[1 + k] == ',' || p[1 + k] == '\0') && !in_terms;
+            for (size_t j = 0; period && j < k; j++)
+                period = p[1 + j] >= '0' && p[1 + j] <= '9';
+            if (!period)
+                in_terms = !in_terms;
+            continue;
+        }
+        if (*p != '\0' && (*p != ',' || in_terms))
+            continue;
+        if (in_terms) {
+            cli_error("record", "-e '%s': unbalanced '/' (write pmu/term=value,.../ with a "
+                                "closing '/')", list);
+            return EXIT_USAGE;
+        }
+        int rc = add_event(o, start, (size_t)(p - start));
+        if (rc != 0)
+            return rc;
+        if (*p == '\0')
+            return 0;
+        start = p + 1;
+    }
+}
+
+int record_parse_args(int argc, char **argv, record_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->output = "dkperf.data";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long n;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break;
+        if (opt_takes("record", argc, argv, &i, "-e", "--event", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            int rc = split_events(o, v);
+            if (rc != 0)
+                return rc;
+        } else if (opt_takes("record", argc, argv, &i, "-F", "--freq", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            if (!opt_number(v, &n) || n < 1 || n > RECORD_MAX_FREQ) {
+                cli_error("record", "-F %s: give a frequency from 1 to %d samples a second", v,
+                          RECORD_MAX_FREQ);
+                return EXIT_USAGE;
+            }
+            o->freq = n;
+        } else if (opt_takes("record", argc, argv, &i, "-c", "--count", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            if (!opt_number(v, &n) || n < 1) {
+                cli_error("record", "-c %s: give a period of at least 1 event", v);
+                return EXIT_USAGE;
+            }
+            o->period = n;
+        } else if (opt_takes("record", argc, argv, &i, "-p", "--pid", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            if (!opt_number(v, &n) || n < 1 || n > 0x7fffffffL) {
+                cli_error("record", "-p %s: give the id of a running process", v);
+                return EXIT_USAGE;
+            }
+            o->pid = n;
+        } else if (opt_takes("record", argc, argv, &i, "-o", "--output", &v)) {
+            if ((o->output = v) == NULL)
+                return EXIT_USAGE;
+            if (v[0] == '\0') {
+                cli_error("record", "-o: an empty file name");
+                return EXIT_USAGE;
+            }
+        } else if (opt_takes("record", argc, argv, &i, NULL, "--backend", &v)) {
+            if ((o->backend = v) == NULL)
+                return EXIT_USAGE;
+            if (cli_backend_kind(v) < 0) {
+                cli_error("record", "--backend %s: not a backend (auto, kperf, perf_event)", v);
+                return EXIT_USAGE;
+            }
+        } else if (opt_is(a, "-g", "--call-graph")) {
+            o->callgraph = true;
+        } else if (opt_is(a, "-a", "--all-cpus")) {
+            o->all_cpus = true;
+        } else if (opt_is(a, "-h", "--help")) {
+            help_record(stdout);
+            return -1;
+        } else {
+            cli_error("record", "unknown option %s (see dkperf help record)", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (o->freq && o->period) {
+        cli_error("record", "-F and -c cannot be used together (give one)");
+        return EXIT_USAGE;
+    }
+    if (i < argc)
+        o->cmd = argv + i;
+    if (o->pid && o->cmd != NULL) {
+        cli_error("record", "-p and a command cannot be used together (give one)");
+        return EXIT_USAGE;
+    }
+    if (o->pid && o->all_cpus) {
+        cli_error("record", "-p and -a cannot be used together (give one)");
+        return EXIT_USAGE;
+    }
+    if (o->cmd == NULL && !o->pid && !o->all_cpus) {
+        cli_error("record", "no command to run (usage: dkperf record [options] [--] CMD "
+                            "[ARGS...], or -p PID, or -a)");
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void record_options_free(record_options *o)
+{
+    if (o == NULL)
+        return;
+    for (size_t i = 0; i < o->nevents; i++)
+        free(o->events[i].name);
+    free(o->events);
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,174 @@
+/*
+ * report.c - dkperf report: read a recording (tools/common/dkrec.c),
+ * symbolize it from the images on disk (symbols.c) and write the table,
+ * folded stacks, speedscope JSON or an HTML flame graph (report_out.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+#include "report.h"
+
+void help_report(FILE *out)
+{
+    fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
+          "                     [--folded] [--speedscope FILE] [--html FILE] [--event EV]\n"
+          "\n"
+          "Read a recording of dkperf record and report where its samples fell, by\n"
+          "function, from the images on disk.\n"
+          "\n"
+          "  -i, --input FILE     the recording (default: dkperf.data)\n"
+          "      --stdio          the table of functions by self and children (total)\n"
+          "                       samples per event, on standard output (the default)\n"
+          "  -s, --sort KEY       table rows by sym (function and image), dso (image),\n"
+          "                       comm (command) or pid; default sym\n"
+          "      --children       order the rows by children (total) instead of self\n"
+          "      --folded         folded stacks on standard output (comm;outer;...;inner N),\n"
+          "                       the input of flame graph tools\n"
+          "      --speedscope FILE  speedscope's JSON format (one profile per event)\n"
+          "      --html FILE      a self-contained HTML flame graph (searchable; click to zoom)\n"
+          "      --event EV       the event folded and drawn, by name or index (default: the\n"
+          "                       first)\n"
+          "\n"
+          "A recording cut short (dkperf record killed) is read up to its last whole chunk,\n"
+          "with a warning. Exit status: 0, 1 when the file cannot be read or written, 2 for\n"
+          "a usage error.\n",
+          out);
+}
+
+/* The output file of --speedscope or --html, written by fn. */
+static int write_file(const char *opt, const char *path, const rprofile *p, int event,
+                      int (*fn)(FILE *, const rprofile *, int))
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        cli_error("report", "%s %s: %s", opt, path, strerror(errno));
+        return EXIT_SETUP;
+    }
+    int rc = fn(f, p, event);
+    bool bad = ferror(f) != 0;
+    errno = 0;
+    if (fclose(f) != 0 || bad) {
+        cli_error("report", "%s %s: cannot write it: %s", opt, path,
+                  errno ? strerror(errno) : "write error");
+        return EXIT_SETUP;
+    }
+    return rc != 0 ? EXIT_SETUP : 0;
+}
+
+static int speedscope_fn(FILE *f, const rprofile *p, int event)
+{
+    (void)event;
+    return report_speedscope(f, p);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *input = "dkperf.data", *speedscope = NULL, *html = NULL, *event_arg = NULL;
+    report_sort sort = SORT_SYM;
+    bool stdio_table = false, folded = false, by_children = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (opt_takes("report", argc, argv, &i, "-i", "--input", &v)) {
+            if ((input = v) == NULL)
+                return EXIT_USAGE;
+        } else if (opt_takes("report", argc, argv, &i, "-s", "--sort", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            if (strcmp(v, "sym") == 0)
+                sort = SORT_SYM;
+            else if (strcmp(v, "dso") == 0)
+                sort = SORT_DSO;
+            else if (strcmp(v, "comm") == 0)
+                sort = SORT_COMM;
+            else if (strcmp(v, "pid") == 0)
+                sort = SORT_PID;
+            else {
+                cli_error("report", "--sort %s: sort by sym, dso, comm or pid", v);
+                return EXIT_USAGE;
+            }
+        } else if (opt_takes("report", argc, argv, &i, NULL, "--speedscope", &v)) {
+            if ((speedscope = v) == NULL)
+                return EXIT_USAGE;
+        } else if (opt_takes("report", argc, argv, &i, NULL, "--html", &v)) {
+            if ((html = v) == NULL)
+                return EXIT_USAGE;
+        } else if (opt_takes("report", argc, argv, &i, NULL, "--event", &v)) {
+            if ((event_arg = v) == NULL)
+                return EXIT_USAGE;
+        } else if (opt_is(a, NULL, "--stdio")) {
+            stdio_table = true;
+        } else if (opt_is(a, NULL, "--folded")) {
+            folded = true;
+        } else if (opt_is(a, NULL, "--children")) {
+            by_children = true;
+        } else if (opt_is(a, "-h", "--help")) {
+            help_report(stdout);
+            return 0;
+        } else {
+            cli_error("report", "unknown %s %s (see dkperf help report)",
+                      a[0] == '-' ? "option" : "argument", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (!folded && speedscope == NULL && html == NULL)
+        stdio_table = true;
+    if (folded && stdio_table) {
+        cli_error("report", "--folded and --stdio both write to standard output: give one");
+        return EXIT_USAGE;
+    }
+
+    char err[512];
+    dkrec *rec = NULL;
+    if (dkrec_read_file(input, &rec, err, sizeof err) != 0) {
+        if (errno == ENOENT && strstr(err, "No such file") != NULL)
+            cli_error("report", "%s (record one with dkperf record, or name it with -i)", err);
+        else
+            cli_error("report", "%s", err);
+        return EXIT_SETUP;
+    }
+    if (!rec->complete)
+        cli_error("report", "warning: %s is incomplete: %s; reporting the %zu samples before it",
+                  input, rec->tail_note, rec->n_samples);
+    int event = 0;
+    if (event_arg != NULL) {
+        long k;
+        event = -1;
+        for (size_t e = 0; e < rec->n_events; e++)
+            if (strcmp(rec->events[e].name, event_arg) == 0)
+                event = (int)e;
+        if (event < 0 && opt_number(event_arg, &k) && k >= 0 && (size_t)k < rec->n_events)
+            event = (int)k;
+        if (event < 0) {
+            cli_error("report", "--event %s: %s has no such event (it has %zu; see dkperf report "
+                                "--stdio)", event_arg, input, rec->n_events);
+            dkrec_free(rec);
+            return EXIT_USAGE;
+        }
+    }
+    if (rec->n_events > 1 && event_arg == NULL && (folded || html != NULL))
+        cli_error("report", "note: %s holds %zu events; folded stacks and the flame graph show "
+                            "the first, %s (choose with --event)",
+                  input, rec->n_events, rec->events[0].name);
+
+    rprofile p;
+    if (rprofile_build(&p, rec, input) != 0) {
+        dkrec_free(rec);
+        return EXIT_SETUP;
+    }
+    int rc = 0;
+    if (stdio_table && report_stdio(stdout, &p, sort, by_children) != 0)
+        rc = EXIT_SETUP;
+    if (rc == 0 && folded && report_folded(stdout, &p, event) != 0)
+        rc = EXIT_SETUP;
+    if (rc == 0 && speedscope != NULL)
+        rc = write_file("--speedscope", speedscope, &p, event, speedscope_fn);
+    if (rc == 0 && html != NULL)
+        rc = write_file("--html", html, &p, event, report_html);
+    rprofile_free(&p);
+    dkrec_free(rec);
+    return rc;
+}
