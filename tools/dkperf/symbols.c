@@ -98,6 +98,7 @@ void symbols_free(symbols *s)
     free(s);
 }
 
+#ifdef DKPERF_HAVE_LIBELF
 static void hex(char *out, size_t size, const uint8_t *id, size_t n)
 {
     size_t k = 0;
@@ -107,7 +108,6 @@ static void hex(char *out, size_t size, const uint8_t *id, size_t n)
         out[0] = '\0';
 }
 
-#ifdef DKPERF_HAVE_LIBELF
 static int by_start(const void *a, const void *b)
 {
     const sym *x = a, *y = b;
