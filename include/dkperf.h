@@ -411,7 +411,9 @@ DK_EXPORT void dk_group_close(dk_group *g);
  *               (cpu-clock, task-clock, page-faults) on machines without a
  *               PMU; period or frequency; thread, process (with inherit for
  *               the children it starts) and system scopes; a ring buffer per
- *               thread or CPU, drained without blocking the target.
+ *               thread or CPU, drained without blocking the target. A target
+ *               that runs already has its images read from /proc/<pid>/maps
+ *               at the first start, delivered as MAP records first.
  *   kperf       PMIs on configurable counters (kpc_set_period,
  *               kpc_set_actionid) and kperf timers; samples arrive as kdebug
  *               records (root only; tracing is exclusive, another owner such
@@ -426,7 +428,8 @@ typedef struct dk_sampling_event {
                          or "timer" for a time-based sample where the backend has one */
     uint64_t period;  /* sample every period events; 0: use freq */
     uint64_t freq;    /* samples per second when period is 0 (the kernel or the
-                         library adjusts the period); both 0: the backend default */
+                         library adjusts the period); both 0: the backend default
+                         (perf_event: 4000 a second, as perf record) */
 } dk_sampling_event;
 
 /* dk_sampling_options.record: what each sample holds (DK_SAMPLE_*). */
@@ -520,7 +523,8 @@ DK_EXPORT int dk_sampling_stop(dk_sampling *p);
  */
 DK_EXPORT int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
 /* dk_sampling_wait - wait up to timeout_ms (-1: forever) for records to
- * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS. EINTR gives 0. */
+ * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS. EINTR gives 0,
+ * and so does a wait without timeout once every target has exited. */
 DK_EXPORT int dk_sampling_wait(dk_sampling *p, int timeout_ms);
 /* Counts so far. */
 DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out);

@@ -296,6 +296,9 @@ TEST_CASE(arguments_are_checked)
     dk_sampling_event fast = {"cpu-clock", 0, 100000000};
     CHECK_ERR(dk_sampling_open(s, &fast, 1, NULL, &p), DK_EINVAL);
     CHECK_CONTAINS(dk_last_error(), "perf_event_max_sample_rate");
+    dk_sampling_event huge = {"cpu-clock", UINT64_MAX, 0};
+    CHECK_ERR(dk_sampling_open(s, &huge, 1, NULL, &p), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "63 bits");
     /* Enable-on-exec of every CPU means nothing. */
     o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
     o.scope = DK_SCOPE_SYSTEM;
@@ -507,6 +510,15 @@ TEST_CASE(task_clock_samples_the_thread)
     dk_sampler_close(s);
 }
 
+/* One write per page; not instrumented, so that AddressSanitizer's shadow
+ * pages fault no more than the pages themselves. */
+__attribute__((noinline, no_sanitize_address)) static void touch(volatile char *mem, size_t pages,
+                                                                 size_t page)
+{
+    for (size_t i = 0; i < pages; i++)
+        mem[i * page] = 1;
+}
+
 /* page-faults every fault over N fresh pages: at least N samples, and not
  * many more (what else faults meanwhile is small). */
 TEST_CASE(page_faults_sample_each_touched_page)
@@ -523,8 +535,7 @@ TEST_CASE(page_faults_sample_each_touched_page)
     CHECK(mem != MAP_FAILED);
     (void)madvise((void *)mem, pages * (size_t)page, MADV_NOHUGEPAGE); /* a fault per page */
     CHECK_OK(dk_sampling_start(p));
-    for (size_t i = 0; i < pages; i++)
-        mem[i * (size_t)page] = 1;
+    touch(mem, pages, (size_t)page);
     CHECK_OK(dk_sampling_stop(p));
     munmap((void *)mem, pages * (size_t)page);
     seen w = {0};
@@ -639,8 +650,13 @@ TEST_CASE(wrapping_ring_drained_often_loses_nothing)
     fprintf(stderr, "%zu samples + %" PRIu64 " lost for %.0f expected (%" PRIu64
                     " throttled)\n",
             w.samples, st.lost, expected, st.throttled);
-    CHECK_U64(st.lost, ==, 0);
-    CHECK(w.samples >= expected * 0.85 && w.samples <= expected * 1.15 + 2);
+    /* Every sample is accounted for, delivered or lost... */
+    CHECK((double)(w.samples + st.lost) >= expected * 0.85 &&
+          (double)(w.samples + st.lost) <= expected * 1.15 + 2);
+    /* ...and none is lost, the chunks between drains being short (not
+     * under valgrind, whose translation makes them 20 times longer). */
+    if (!under_valgrind())
+        CHECK_U64(st.lost, ==, 0);
     /* Each sample is at least 48 bytes: the ring went round many times. */
     CHECK(w.samples * 48 > 20 * o.buffer_bytes);
     CHECK_INT(w.wrong_tid, ==, 0);
@@ -794,6 +810,52 @@ TEST_CASE(map_records_name_the_binary_and_libc)
     dk_sampler_close(s);
 }
 
+/* A target that runs already: the images it has mapped come first, read
+ * from /proc at the first start (the kernel reports only later mmaps). */
+static uint64_t busy_map_start, busy_map_len;
+
+static int find_busy_map(void *ctx, const dk_sample *x)
+{
+    if (x->kind == DK_SAMPLE_KIND_MAP &&
+        in_range((uint64_t)(uintptr_t)__start_dkt_busy, (const char *)(uintptr_t)x->map_start,
+                 (const char *)(uintptr_t)(x->map_start + x->map_len))) {
+        busy_map_start = x->map_start;
+        busy_map_len = x->map_len;
+    }
+    return collect(ctx, x);
+}
+
+TEST_CASE(maps_of_a_running_target_come_first)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    dk_sampling *p = open_one(s, "cpu-clock", 1000000, 0, &o);
+    seen w = {0};
+    w.n_events = 1;
+    w.pid = getpid();
+    drain_into(p, &w);
+    CHECK_INT(w.maps, ==, 0); /* nothing before the start */
+    CHECK_OK(dk_sampling_start(p));
+    burn(20, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    CHECK(dk_sampling_drain(p, find_busy_map, &w) > 0);
+    fprintf(stderr, "%zu maps, %zu samples\n", w.maps, w.samples);
+    CHECK(w.map_self);
+    CHECK(w.map_libc);
+    CHECK_U64(busy_map_len, >, 0); /* the map holding busy_chunk is one of them */
+    CHECK_INT(w.samples, >=, 10);
+    /* Once: a second start and drain bring samples, not the maps again. */
+    size_t maps = w.maps;
+    CHECK_OK(dk_sampling_start(p));
+    burn(10, NULL, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    drain_into(p, &w);
+    CHECK_INT(w.maps, ==, maps);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 /* This process: its threads as they are at open. */
 TEST_CASE(process_scope_of_this_process)
 {
@@ -869,8 +931,6 @@ TEST_CASE(system_scope_works_or_names_the_privilege)
     dk_sampler_close(s);
 }
 
-/* ---- a PMU that counts exactly (QEMU -icount) ------------------------------ */
-
 #define CPU_PERCENT "/proc/sys/kernel/perf_cpu_time_max_percent"
 #define MAX_RATE "/proc/sys/kernel/perf_event_max_sample_rate"
 
@@ -896,9 +956,73 @@ static void write_sysctl(const char *path, const char *value)
         DKT_FAIL("cannot write %s to %s: %s", value, path, strerror(errno));
 }
 
-/* instructions:u every P over a loop of exactly N instructions: N/P samples
- * within 1%, 99% of them in the loop. */
-TEST_CASE(exact_pmu_instructions_every_period)
+/* A user without privileges samples its own threads (in user mode when
+ * perf_event_paranoid is 2), with rings that fit its locked-memory
+ * allowance, and is told which privilege every CPU needs. */
+TEST_CASE(unprivileged_user_samples_its_own_threads)
+{
+    if (geteuid() != 0)
+        SKIP("needs root to become an unprivileged user");
+    char level[32] = "";
+    if (read_sysctl("/proc/sys/kernel/perf_event_paranoid", level, sizeof level) &&
+        atoi(level) >= 3)
+        SKIP("kernel.perf_event_paranoid is %s: this kernel (Debian's) refuses perf_event_open "
+             "to every unprivileged user",
+             level);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            DKT_FAIL("cannot become nobody: %s", strerror(errno));
+        dk_sampler *s = perf_sampler();
+        dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+        o.scope = DK_SCOPE_THREAD;
+        o.flags = DK_SAMPLING_INHERIT; /* a ring per CPU, default size */
+        o.record = DK_SAMPLE_IP | DK_SAMPLE_TID | DK_SAMPLE_CALLCHAIN;
+        dk_sampling *p = open_one(s, "cpu-clock", 1000000, 0, &o);
+        CHECK_OK(dk_sampling_start(p));
+        burn(100, NULL, NULL);
+        CHECK_OK(dk_sampling_stop(p));
+        seen w = {0};
+        w.n_events = 1;
+        w.tid = gettid_u64();
+        drain_into(p, &w);
+        fprintf(stderr, "as nobody: %zu samples\n", w.samples);
+        CHECK_INT(w.samples, >=, 60);
+        CHECK_INT(w.wrong_tid, ==, 0);
+        dk_sampling_close(p);
+        o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+        o.scope = DK_SCOPE_SYSTEM;
+        dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+        int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+        FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+        int paranoid = 2;
+        if (f != NULL) {
+            if (fscanf(f, "%d", &paranoid) != 1)
+                paranoid = 2;
+            fclose(f);
+        }
+        if (paranoid > 0) {
+            CHECK_ERR(rc, DK_EPERM);
+            CHECK_CONTAINS(dk_last_error(), "sampling every CPU needs CAP_PERFMON");
+            CHECK_CONTAINS(dk_last_error(), "kernel.perf_event_paranoid");
+        } else if (rc == 0) {
+            dk_sampling_close(p);
+        }
+        dk_sampler_close(s);
+        exit(0);
+    }
+    int status;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* ---- a PMU that counts exactly (QEMU -icount) ------------------------------ */
+
+/* Sample event every P over a loop of exactly N instructions. Returns the
+ * samples, and those in the loop in *in_loop. */
+static size_t exact_samples(const char *event, uint64_t period, uint64_t iterations,
+                            size_t *in_loop, dk_sampling_stats *stats)
 {
     int why = 0;
     if (!dkt_have_hw_pmu(&why))
@@ -914,17 +1038,16 @@ TEST_CASE(exact_pmu_instructions_every_period)
     char percent[32] = "", rate[32] = "";
     bool tuned = geteuid() == 0 && read_sysctl(CPU_PERCENT, percent, sizeof percent) &&
                  read_sysctl(MAX_RATE, rate, sizeof rate);
-    if (tuned) {
-        write_sysctl(CPU_PERCENT, "0");
+    if (tuned) { /* the kernel takes a rate only while the percent is neither 0 nor 100 */
         write_sysctl(MAX_RATE, "100000");
+        write_sysctl(CPU_PERCENT, "0");
     }
     dk_sampler *s = perf_sampler();
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
     o.scope = DK_SCOPE_THREAD;
     o.record = DK_SAMPLE_IP | DK_SAMPLE_PERIOD | DK_SAMPLE_TID;
     o.buffer_bytes = 1 << 20;
-    const uint64_t period = 100000, iterations = 10000000; /* 2 instructions each */
-    dk_sampling *p = open_one(s, "instructions:u", period, 0, &o);
+    dk_sampling *p = open_one(s, event, period, 0, &o);
     CHECK_OK(dk_sampling_start(p));
     spin_loop(iterations);
     CHECK_OK(dk_sampling_stop(p));
@@ -933,20 +1056,71 @@ TEST_CASE(exact_pmu_instructions_every_period)
     drain_into(p, &w);
     dk_sampling_stats st;
     CHECK_OK(dk_sampling_stats_get(p, &st));
-    double expected = 2.0 * (double)iterations / (double)period;
     fprintf(stderr,
-            "%zu samples for %.0f expected, %zu in the loop, %" PRIu64 " lost, %" PRIu64
-            " throttled\n",
-            w.samples, expected, w.in_loop, st.lost, st.throttled);
+            "%s every %" PRIu64 " over %" PRIu64 " instructions: %zu samples, %zu in the loop, "
+            "%" PRIu64 " lost, %" PRIu64 " throttled\n",
+            event, period, 2 * iterations, w.samples, w.in_loop, st.lost, st.throttled);
     if (tuned) {
         write_sysctl(CPU_PERCENT, percent);
-        write_sysctl(MAX_RATE, rate);
+        if (strcmp(percent, "0") != 0 && strcmp(percent, "100") != 0)
+            write_sysctl(MAX_RATE, rate);
     }
     CHECK_U64(st.lost, ==, 0);
-    CHECK(w.samples >= expected * 0.99 && w.samples <= expected * 1.01);
-    CHECK(w.in_loop * 100 >= w.samples * 99);
+    CHECK_U64(w.period_sum, ==, (uint64_t)w.samples * period);
     dk_sampling_close(p);
     dk_sampler_close(s);
+    *in_loop = w.in_loop;
+    *stats = st;
+    return w.samples;
+}
+
+/* The cycle counter (PMCCNTR_EL0) in user mode every P over a loop of
+ * exactly N instructions: under QEMU -icount shift=0 a cycle is an
+ * instruction, so N/P samples within 1%, 99% of them in the loop. */
+TEST_CASE(exact_pmu_cycles_every_period)
+{
+    const uint64_t period = 100000, iterations = 10000000; /* 2 instructions each */
+    size_t in_loop = 0;
+    dk_sampling_stats st;
+    size_t n = exact_samples("cycles:u", period, iterations, &in_loop, &st);
+    CHECK_U64(st.throttled, ==, 0);
+    double expected = 2.0 * (double)iterations / (double)period;
+    CHECK(n >= expected * 0.99 && n <= expected * 1.01);
+    CHECK(in_loop * 100 >= n * 99);
+}
+
+/* instructions:u every P over a loop of exactly N instructions: N/P samples
+ * within 1%, 99% of them in the loop. */
+TEST_CASE(exact_pmu_instructions_every_period)
+{
+    const uint64_t period = 100000, iterations = 10000000;
+    size_t in_loop = 0;
+    dk_sampling_stats st;
+    size_t n = exact_samples("instructions:u", period, iterations, &in_loop, &st);
+    double expected = 2.0 * (double)iterations / (double)period;
+    if (n < expected / 2)
+        SKIP("%zu samples of %.0f: QEMU 7.2 raises the overflow interrupt of an event counter "
+             "(PMEVCNTR<n>_EL0) only at the next PMU register access, so sampling on "
+             "instructions stalls; the cycle counter, one "
+             "per instruction under -icount, samples exactly "
+             "(exact_pmu_cycles_every_period)",
+             n, expected);
+    CHECK(n >= expected * 0.99 && n <= expected * 1.01);
+    CHECK(in_loop * 100 >= n * 99);
+}
+
+/* Samples faster than the kernel allows (perf_event_max_sample_rate per
+ * second, counted per timer tick): it throttles the event, says so in a
+ * THROTTLE record, and lets it go again (UNTHROTTLE) at a later tick. */
+TEST_CASE(exact_pmu_throttling_is_counted)
+{
+    const uint64_t period = 1000, iterations = 10000000; /* 20000 samples in 20 ms */
+    size_t in_loop = 0;
+    dk_sampling_stats st;
+    size_t n = exact_samples("cycles:u", period, iterations, &in_loop, &st);
+    CHECK_U64(st.throttled, >, 0);
+    CHECK_U64(st.unthrottled, >, 0);
+    CHECK(n > 0 && n < 2 * iterations / period);
 }
 
 /* ---- failures in the middle --------------------------------------------- */
@@ -1026,7 +1200,9 @@ static int sweep_once(bool stop_after_sampler)
         o.scope = scopes[i];
         o.flags = i == 1 ? DK_SAMPLING_INHERIT : 0;
         o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN |
-                   DK_SAMPLE_READ | DK_SAMPLE_PERIOD | DK_SAMPLE_CPU;
+                   DK_SAMPLE_PERIOD | DK_SAMPLE_CPU;
+        if (i != 1) /* inherited events carry values from Linux 6.12 only */
+            o.record |= DK_SAMPLE_READ;
         o.buffer_bytes = 8192;
         dk_sampling_event evs[2] = {{"cpu-clock", 200000, 0}, {"page-faults", 1, 0}};
         sweep_check(dk_sampling_open(sweep_s, evs, 2, &o, &sweep_p), "dk_sampling_open", fds);

@@ -73,6 +73,13 @@ typedef struct ps_ring {
     int fd;
 } ps_ring;
 
+/* An executable mapping that existed before sampling started, from
+ * /proc/<pid>/maps (the kernel reports only those made later). */
+typedef struct ps_map {
+    uint64_t start, len, pgoff;
+    char *path;
+} ps_map;
+
 typedef struct ps_state {
     ps_fd *fds;
     size_t nfds, fds_cap;
@@ -86,6 +93,11 @@ typedef struct ps_state {
     uint64_t sample_type;
     unsigned max_stack;     /* what the kernel was asked for */
     bool exec_pending;      /* the kernel enables at exec: the first start is a no-op */
+    int maps_pid;           /* > 0: read its maps at the first start */
+    bool maps_read;
+    ps_map *maps;
+    size_t nmaps, maps_sent;
+    uint64_t maps_time;
     pthread_mutex_t drain_lock;
     pthread_mutex_t wait_lock;
 } ps_state;
@@ -93,6 +105,8 @@ typedef struct ps_state {
 /* ------------------------------------------------------------------------ */
 /* Opening                                                                   */
 /* ------------------------------------------------------------------------ */
+
+static int process_of(int tid);
 
 static const char *event_label(const dk_sampling *p, size_t i)
 {
@@ -158,13 +172,27 @@ static size_t event_of(const ps_state *st, uint64_t id)
     return SIZE_MAX;
 }
 
-/* The data size of a ring for buffer_bytes: whole pages, a power of two of
- * them, as the kernel requires. */
-static size_t ring_bytes(size_t asked, size_t page)
+static unsigned read_uint_file(const char *path, unsigned fallback);
+
+/* The data size of each of nrings rings for buffer_bytes: whole pages, a
+ * power of two of them, as the kernel requires. By default
+ * DEFAULT_RING_BYTES, or for an unprivileged caller less, so that the rings
+ * fit in kernel.perf_event_mlock_kb together (beyond it they count against
+ * RLIMIT_MEMLOCK, often small). */
+static size_t ring_bytes(size_t asked, size_t page, size_t nrings)
 {
     size_t want = asked == 0 ? DEFAULT_RING_BYTES : asked;
     if (want > MAX_RING_BYTES)
         want = MAX_RING_BYTES;
+    if (asked == 0 && geteuid() != 0) {
+        size_t budget = (size_t)read_uint_file("/proc/sys/kernel/perf_event_mlock_kb", 516) * 1024;
+        size_t each = budget / (nrings > 0 ? nrings : 1);
+        size_t fit = page;
+        while (fit * 2 + page <= each)
+            fit *= 2;
+        if (fit < want)
+            want = fit;
+    }
     size_t size = page;
     while (size < want)
         size *= 2;
@@ -208,8 +236,8 @@ static int list_threads(int pid, int **out, size_t *n)
     *n = 0;
     DIR *d = opendir(path);
     if (d == NULL)
-        return dk__fail_os(errno == ENOENT ? DK_EOS : DK_EOS, errno,
-                           "dk_sampling_open: there is no process %d (%s)", pid, path);
+        return dk__fail_os(DK_EOS, errno, "dk_sampling_open: there is no process %d (%s)", pid,
+                           path);
     int *tids = NULL;
     size_t cap = 0, count = 0;
     struct dirent *e;
@@ -264,7 +292,10 @@ static int configure(const dk_sampling *p, const pe_session *k, const pe_def *co
         struct perf_event_attr *a = &attrs[j];
         size_t i = events[j];
         const dk_sampling_event *ev = &p->asked[i];
-        if (ev->period != 0) {
+        if (ev->period >> 63) {
+            return dk__fail(DK_EINVAL, "event %s: a period of %llu is beyond the kernel's 63 bits",
+                            event_label(p, i), (unsigned long long)ev->period);
+        } else if (ev->period != 0) {
             a->sample_period = ev->period;
         } else {
             uint64_t freq = ev->freq != 0 ? ev->freq : DEFAULT_FREQ;
@@ -354,7 +385,6 @@ int dk__pe_sampling_open(dk_sampling *p)
 
     long page_l = sysconf(_SC_PAGESIZE);
     size_t page = page_l > 0 ? (size_t)page_l : 4096;
-    size_t data_bytes = ring_bytes(o->buffer_bytes, page);
 
     /* Where: CPUs (or -1) and threads (or -1). */
     int *cpus = NULL, *tids = NULL;
@@ -407,6 +437,7 @@ int dk__pe_sampling_open(dk_sampling *p)
     st->sample_type = sample_type;
     st->max_stack = max_stack;
     size_t nrings_max = cpus[0] >= 0 ? ncpus : ntids;
+    size_t data_bytes = ring_bytes(o->buffer_bytes, page, nrings_max);
     st->rings = calloc(nrings_max, sizeof *st->rings);
     st->polls = calloc(nrings_max, sizeof *st->polls);
     st->scratch = malloc(RECORD_MAX);
@@ -548,6 +579,12 @@ int dk__pe_sampling_open(dk_sampling *p)
         st->polls[r].events = POLLIN;
     }
     st->exec_pending = on_exec;
+    /* A target that runs already: its maps are read at the first start.
+     * (An exec brings MAP records for everything; every CPU is too much.) */
+    if (!on_exec && !system) {
+        int target = o->pid != 0 ? o->pid : (int)getpid();
+        st->maps_pid = o->scope == DK_SCOPE_THREAD ? process_of(target) : target;
+    }
     free(attrs);
     free(cpus);
     free(tids);
@@ -570,6 +607,99 @@ fail:
 /* Start, stop, close                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* The process a thread belongs to (Tgid in /proc/<tid>/status); tid itself
+ * when that cannot be read. */
+static int process_of(int tid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof path, "/proc/%d/status", tid);
+    FILE *f = fopen(path, "re");
+    int pid = tid;
+    if (f == NULL)
+        return pid;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "Tgid:", 5) == 0) {
+            pid = atoi(line + 5);
+            break;
+        }
+    fclose(f);
+    return pid > 0 ? pid : tid;
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The executable mappings of pid now, for MAP records ahead of the ring's. */
+static int read_maps(ps_state *st, int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        int e = errno;
+        if (e == ENOENT || e == ESRCH)
+            return 0; /* gone: its exit record says so */
+        return dk__fail_os(e == ENOMEM ? DK_ENOMEM : e == EMFILE || e == ENFILE ? DK_ETOOMANY
+                                                                                  : DK_EOS,
+                           e, "dk_sampling_start: reading %s, for the images already mapped, "
+                              "failed",
+                           path);
+    }
+    st->maps_time = monotonic_ns();
+    char line[4352];
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
+        unsigned long long lo, hi, off;
+        char perms[8];
+        int end = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &lo, &hi, perms, &off, &end) < 4 ||
+            end == 0 || strchr(perms, 'x') == NULL || hi <= lo)
+            continue;
+        const char *name = line + end;
+        while (*name == ' ' || *name == '\t')
+            name++;
+        size_t len = strcspn(name, "\n");
+        if (len == 0)
+            continue; /* anonymous code (a JIT): no image */
+        if (st->nmaps == cap) {
+            size_t grown_cap = cap ? cap * 2 : 32;
+            ps_map *grown = realloc(st->maps, grown_cap * sizeof *grown);
+            if (grown == NULL) {
+                rc = dk__fail(DK_ENOMEM, "dk_sampling_start: out of memory");
+                break;
+            }
+            st->maps = grown;
+            cap = grown_cap;
+        }
+        char *copy = malloc(len + 1);
+        if (copy == NULL) {
+            rc = dk__fail(DK_ENOMEM, "dk_sampling_start: out of memory");
+            break;
+        }
+        memcpy(copy, name, len);
+        copy[len] = '\0';
+        ps_map *m = &st->maps[st->nmaps++];
+        m->start = lo;
+        m->len = hi - lo;
+        m->pgoff = off;
+        m->path = copy;
+    }
+    fclose(f);
+    if (rc != 0) {
+        for (size_t i = 0; i < st->nmaps; i++)
+            free(st->maps[i].path);
+        free(st->maps);
+        st->maps = NULL;
+        st->nmaps = 0;
+    }
+    return rc;
+}
+
 static int ioctl_leaders(ps_state *st, unsigned long request, const char *what)
 {
     int rc = 0;
@@ -588,6 +718,11 @@ int dk__pe_sampling_start(dk_sampling *p)
         return 0;
     }
     int rc = ioctl_leaders(st, PERF_EVENT_IOC_ENABLE, "enabling");
+    /* After the enable: what is mapped later comes as MMAP2 records. */
+    if (rc == 0 && st->maps_pid > 0 && !st->maps_read) {
+        rc = read_maps(st, st->maps_pid);
+        st->maps_read = rc == 0;
+    }
     if (rc != 0)
         (void)ioctl_leaders(st, PERF_EVENT_IOC_DISABLE, "disabling");
     return rc;
@@ -615,6 +750,9 @@ void dk__pe_sampling_close(dk_sampling *p)
     free(st->polls);
     free(st->scratch);
     free(st->frames);
+    for (size_t i = 0; i < st->nmaps; i++)
+        free(st->maps[i].path);
+    free(st->maps);
     free(st);
     p->impl = NULL;
 }
@@ -857,6 +995,13 @@ static uint64_t load_head(const ps_ring *r)
     return __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
 }
 
+/* Relaxed: only drains write it, under the drain lock, and a waiter only
+ * compares it. */
+static uint64_t load_tail(const ps_ring *r)
+{
+    return __atomic_load_n(&r->page->data_tail, __ATOMIC_RELAXED);
+}
+
 static void store_tail(ps_ring *r, uint64_t tail)
 {
     __atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
@@ -869,35 +1014,51 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
     for (size_t r = 0; r < st->nrings; r++) {
         ps_ring *ring = &st->rings[r];
         ring->head = load_head(ring);
-        ring->pos = ring->page->data_tail; /* ours: written only here */
+        ring->pos = load_tail(ring); /* ours: written only here */
     }
     uint64_t values[DK_MAX_EVENTS];
     long delivered = 0;
     int rc = 0;
-    for (;;) {
+    /* The images mapped before sampling began, first. */
+    while (st->maps_sent < st->nmaps && rc == 0) {
+        const ps_map *m = &st->maps[st->maps_sent++];
+        dk_sample x;
+        memset(&x, 0, sizeof x);
+        x.kind = DK_SAMPLE_KIND_MAP;
+        x.pid = st->maps_pid;
+        x.tid = (uint64_t)st->maps_pid;
+        x.time_ns = st->maps_time;
+        x.user = true;
+        x.map_start = m->start;
+        x.map_len = m->len;
+        x.map_pgoff = m->pgoff;
+        x.map_path = m->path;
+        rc = fn(ctx, &x);
+        delivered++;
+    }
+    for (; rc == 0;) {
         /* The ring whose next record is oldest. */
         ps_ring *best = NULL;
         struct perf_event_header best_h = {0, 0, 0};
         uint64_t best_t = 0;
         for (size_t r = 0; r < st->nrings; r++) {
             ps_ring *ring = &st->rings[r];
-            while (ring->pos < ring->head) {
-                struct perf_event_header h;
-                ring_copy(ring, ring->pos, &h, sizeof h);
-                if (h.size < sizeof h || h.size > ring->head - ring->pos || (h.size & 7) != 0) {
-                    /* Not a record: give the rest of this ring up rather
-                     * than read garbage (never seen from a working kernel). */
-                    ring->pos = ring->head;
-                    store_tail(ring, ring->pos);
-                    break;
-                }
-                uint64_t t = peek_time(st, ring, &h);
-                if (best == NULL || t < best_t) {
-                    best = ring;
-                    best_h = h;
-                    best_t = t;
-                }
-                break;
+            if (ring->pos >= ring->head)
+                continue;
+            struct perf_event_header h;
+            ring_copy(ring, ring->pos, &h, sizeof h);
+            if (h.size < sizeof h || h.size > ring->head - ring->pos || (h.size & 7) != 0) {
+                /* Not a record: give the rest of this ring up rather than
+                 * read garbage (never seen from a working kernel). */
+                ring->pos = ring->head;
+                store_tail(ring, ring->pos);
+                continue;
+            }
+            uint64_t t = peek_time(st, ring, &h);
+            if (best == NULL || t < best_t) {
+                best = ring;
+                best_h = h;
+                best_t = t;
             }
         }
         if (best == NULL)
@@ -929,7 +1090,7 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
 static bool any_ready(ps_state *st)
 {
     for (size_t r = 0; r < st->nrings; r++)
-        if (load_head(&st->rings[r]) != st->rings[r].page->data_tail)
+        if (load_head(&st->rings[r]) != load_tail(&st->rings[r]))
             return true;
     return false;
 }
