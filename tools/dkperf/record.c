@@ -110,8 +110,8 @@ static int on_record(void *ctx, const dk_sample *s)
 #ifdef __linux__
 /*
  * The executable maps of a process as they stand, from /proc/PID/maps: for
- * a process that was running before the sampling began (-p), whose maps the
- * kernel reports no more, and as a complement for the command's first maps.
+ * the processes running before a sampling of every CPU began (-a), whose
+ * maps the kernel reports no more.
  */
 static void synthesize_maps(recorder *r, int pid)
 {
@@ -375,10 +375,9 @@ int cmd_record(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i), evs[i].period,
                           evs[i].freq);
-    if (o.pid) {
+    if (o.pid) /* its maps come from the library, read at the first start */
         synthesize_comm(&r, (int)o.pid);
-        synthesize_maps(&r, (int)o.pid);
-    } else if (o.all_cpus)
+    else if (o.all_cpus)
         synthesize_all(&r);
     if (so.scope != DK_SCOPE_PROCESS || o.pid) {
         rc = dk_sampling_start(smp);
@@ -422,9 +421,7 @@ int cmd_record(int argc, char **argv)
             exit_rc = spawn_exec_status(e);
             goto out;
         }
-        ran = true;
-        if (!o.all_cpus)
-            synthesize_maps(&r, (int)c.pid);
+        ran = true; /* its maps come from the kernel: sampling was armed at its exec */
     } else {
         ran = true;
     }
