@@ -276,6 +276,10 @@ static bool target_done(const record_options *o, const spawn_child *c)
     return false;
 }
 
+/* SIGCHLD interrupts the wait for samples, so that the command's exit is
+ * seen at once rather than at the wait's timeout. */
+static void child_exited(int sig) { (void)sig; }
+
 int cmd_record(int argc, char **argv)
 {
     record_options o;
@@ -294,6 +298,11 @@ int cmd_record(int argc, char **argv)
     spawn_child c = {-1, -1, -1, NULL};
 
     signals_catch();
+    struct sigaction chld, saved_chld;
+    memset(&chld, 0, sizeof chld);
+    chld.sa_handler = child_exited; /* no SA_RESTART: the wait returns */
+    sigemptyset(&chld.sa_mask);
+    sigaction(SIGCHLD, &chld, &saved_chld);
     dk_sampler *s = cli_open_sampler("record", o.backend);
     if (s == NULL) {
         exit_rc = EXIT_SETUP;
@@ -426,22 +435,32 @@ int cmd_record(int argc, char **argv)
         ran = true;
     }
 
-    /* Drain while it runs; a chunk is written after every drain. */
+    /* Drain while it runs; a chunk is written after every drain that
+     * found something. The wait ends early when the target exits (the
+     * kernel hangs its events up); its timeout bounds how late an exit
+     * that raced the wait is seen. */
+    dk_sampling_stats last;
+    memset(&last, 0, sizeof last);
     for (;;) {
         bool done = target_done(&o, &c);
         if (!done && c.pid <= 0 && signals_got() != 0)
             done = true; /* -p or -a alone: Ctrl-C ends the recording */
         if (!done)
-            dk_sampling_wait(smp, 250);
+            dk_sampling_wait(smp, 100);
         int d = dk_sampling_drain(smp, on_record, &r);
         if (d < 0) {
             cli_error("record", "reading the samples failed: %s", dk_last_error());
             exit_rc = EXIT_SETUP;
             break;
         }
+        /* The kernel's losses as they come, written only when they grow. */
         dk_sampling_stats st;
-        if (dk_sampling_stats_get(smp, &st) == 0)
+        if (dk_sampling_stats_get(smp, &st) == 0 &&
+            (st.lost != last.lost || st.throttled != last.throttled ||
+             st.unthrottled != last.unthrottled)) {
             dkrec_write_stats(r.w, st.lost, st.throttled, st.unthrottled);
+            last = st;
+        }
         if (r.error == 0)
             r.error = dkrec_flush(r.w);
         if (r.error != 0 || done)
@@ -486,6 +505,7 @@ out:
     char release_error[1024];
     int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
     signals_restore();
+    sigaction(SIGCHLD, &saved_chld, NULL);
     if (released != 0)
         cli_error("record", "%s", release_error);
     dk_sampler_close(s);
