@@ -194,12 +194,7 @@ static bool process_gone(long pid)
     return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
 }
 #else
-static void synthesize_maps(recorder *r, int pid)
-{
-    (void)r;
-    (void)pid;
-}
-
+/* No /proc elsewhere: what a backend reports of running processes is all. */
 static void synthesize_comm(recorder *r, int pid)
 {
     (void)r;

@@ -59,7 +59,7 @@ const char *symbols_readers(void)
 #elif defined(DKPERF_HAVE_LIBELF)
     return "ELF (elfutils libelf); this build has no Mach-O reader";
 #elif defined(DKPERF_HAVE_MACHO)
-    return "Mach-O; this build has no ELF reader (elfutils was not found when it was built)";
+    return "Mach-O; this build has no ELF reader (elfutils, used on Linux where it is found)";
 #else
     return "none: this build has neither an ELF reader (elfutils) nor a Mach-O reader";
 #endif
