@@ -37,7 +37,7 @@ struct sym_image {
     size_t id_len;
     uint8_t id[DKREC_ID_MAX];
     image_kind kind;
-    char problem[200]; /* "" when symbols were read */
+    char problem[300]; /* "" when symbols were read */
     sym *syms;
     size_t nsyms;
     segment *segs;
