@@ -232,6 +232,8 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
     if (gmtime_r(&now, &tm) != NULL && strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
         dkrec_write_meta(r->w, "time", buf);
     dkrec_write_meta(r->w, "call-graph", o->callgraph ? "fp" : "none");
+    if (o->all_cpus) /* the command's name is then not every process's */
+        dkrec_write_meta(r->w, "all-cpus", "1");
 }
 
 /* The default event: cycles where it is counted here, else cpu-clock. */
