@@ -43,7 +43,52 @@ typedef struct recorder {
     dkrec_writer *w;
     image_id *ids;
     int error; /* the first write error (negative errno) */
+    /* Processes named so far: a process the target forks is not named by
+     * an exec, so its name is read when its first sample comes. */
+    int32_t *named;
+    size_t nnamed, capnamed;
+    int32_t last_pid;
 } recorder;
+
+static void synthesize_comm(recorder *r, int pid);
+
+/* The name of a running process, from /proc (Linux); false elsewhere. */
+static bool read_comm(int pid, char *comm, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(comm, (int)size, f) != NULL;
+    fclose(f);
+    if (ok)
+        comm[strcspn(comm, "\n")] = '\0';
+    return ok;
+}
+
+/* Notes that pid has a name; returns whether it had one already. */
+static bool named(recorder *r, int32_t pid)
+{
+    if (pid == r->last_pid && r->nnamed > 0)
+        return true;
+    for (size_t i = 0; i < r->nnamed; i++)
+        if (r->named[i] == pid) {
+            r->last_pid = pid;
+            return true;
+        }
+    if (r->nnamed == r->capnamed) {
+        size_t cap = r->capnamed ? r->capnamed * 2 : 16;
+        int32_t *p = realloc(r->named, cap * sizeof *p);
+        if (p == NULL)
+            return true; /* the name is a convenience: do without */
+        r->named = p;
+        r->capnamed = cap;
+    }
+    r->named[r->nnamed++] = pid;
+    r->last_pid = pid;
+    return false;
+}
 
 static const image_id *identity(recorder *r, const char *path)
 {
@@ -67,6 +112,8 @@ static int on_record(void *ctx, const dk_sample *s)
     int rc = 0;
     switch (s->kind) {
     case DK_SAMPLE_KIND_SAMPLE: {
+        if (!named(r, s->pid))
+            synthesize_comm(r, s->pid);
         dkrec_sample d;
         memset(&d, 0, sizeof d);
         d.event = (uint32_t)s->event;
@@ -96,6 +143,7 @@ static int on_record(void *ctx, const dk_sample *s)
         break;
     }
     case DK_SAMPLE_KIND_COMM:
+        (void)named(r, s->pid);
         rc = dkrec_write_comm(r->w, s->pid, s->tid, s->comm != NULL ? s->comm : "");
         break;
     case DK_SAMPLE_KIND_EXIT:
@@ -141,21 +189,17 @@ static void synthesize_maps(recorder *r, int pid)
     fclose(f);
 }
 
-/* The name of a process running before the sampling began. */
+/* The name of a process running before the sampling began, or forked by
+ * the target. */
 static void synthesize_comm(recorder *r, int pid)
 {
-    char path[64], comm[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    (void)named(r, pid);
+    char comm[64];
+    if (!read_comm(pid, comm, sizeof comm))
         return;
-    if (fgets(comm, sizeof comm, f) != NULL) {
-        comm[strcspn(comm, "\n")] = '\0';
-        int rc = dkrec_write_comm(r->w, (int32_t)pid, (uint64_t)pid, comm);
-        if (rc != 0 && r->error == 0)
-            r->error = rc;
-    }
-    fclose(f);
+    int rc = dkrec_write_comm(r->w, (int32_t)pid, (uint64_t)pid, comm);
+    if (rc != 0 && r->error == 0)
+        r->error = rc;
 }
 
 /* The name and maps of every process running now, for -a: the kernel
@@ -216,9 +260,13 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
     if (o->cmd == NULL)
         snprintf(buf, sizeof buf, o->pid ? "pid %ld" : "every CPU", o->pid);
     dkrec_write_meta(r->w, "command", buf);
+    /* The name a process of the target without a name of its own takes
+     * (a task it cloned that exited before it could be asked). */
     if (o->cmd != NULL) {
         const char *base = strrchr(o->cmd[0], '/');
         dkrec_write_meta(r->w, "comm", base != NULL ? base + 1 : o->cmd[0]);
+    } else if (o->pid && read_comm((int)o->pid, buf, sizeof buf)) {
+        dkrec_write_meta(r->w, "comm", buf);
     }
     struct utsname u;
     if (uname(&u) == 0) {
@@ -507,6 +555,7 @@ out:
         cli_error("record", "%s", release_error);
     dk_sampler_close(s);
     dkrec_writer_free(r.w);
+    free(r.named);
     for (image_id *i = r.ids, *next; i != NULL; i = next) {
         next = i->next;
         free(i->path);
