@@ -172,7 +172,15 @@ static size_t event_of(const ps_state *st, uint64_t id)
     return SIZE_MAX;
 }
 
-static unsigned read_uint_file(const char *path, unsigned fallback);
+static unsigned read_uint_file(const char *path, unsigned fallback)
+{
+    char text[32];
+    const char *q = text;
+    uint64_t v;
+    if (dk__pe_read_text(path, text, sizeof text) != 0 || !dk__pe_parse_decimal(&q, UINT_MAX, &v))
+        return fallback;
+    return (unsigned)v;
+}
 
 /* The data size of each of nrings rings for buffer_bytes: whole pages, a
  * power of two of them, as the kernel requires. By default
@@ -267,16 +275,6 @@ static int list_threads(int pid, int **out, size_t *n)
     *out = tids;
     *n = count;
     return 0;
-}
-
-static unsigned read_uint_file(const char *path, unsigned fallback)
-{
-    char text[32];
-    const char *q = text;
-    uint64_t v;
-    if (dk__pe_read_text(path, text, sizeof text) != 0 || !dk__pe_parse_decimal(&q, UINT_MAX, &v))
-        return fallback;
-    return (unsigned)v;
 }
 
 /* Fill the sampling part of every planned attr. */
