@@ -856,6 +856,13 @@ TEST_CASE(not_macho_files_are_refused)
     CHECK_STR(err, "/nonexistent/dir/libfoo.dylib: cannot open: No such file or directory");
     CHECK_INT(dk_macho_open("/", &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/: not a regular file");
+    /* A FIFO without a writer: refused at once, not waited on. */
+    path = temp_file("", 0);
+    CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
+    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "not a regular file");
+    unlink(path);
+    free(path);
     CHECK(m == NULL);
 
     /* Arguments, and an error buffer too small or absent. */

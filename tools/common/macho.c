@@ -287,8 +287,8 @@ static const char *cpu_name(uint32_t cputype, uint32_t cpusubtype)
     }
 }
 
-/* The string's rank among symbols at one address: external before local,
- * and assembler temporaries (ltmp0, l_..., L...) last. */
+/* A symbol's rank among those at one address: external before local, and
+ * assembler temporaries (ltmp0, l_..., L...) last. */
 static uint8_t sym_rank(uint8_t type, const char *name)
 {
     uint8_t r = (type & N_EXT) ? 0 : 1;
@@ -711,7 +711,8 @@ static int open_path(const char *path, const uint8_t *want_uuid, dk_macho **out,
     *out = NULL;
     if (path == NULL)
         return fail(&s, "no file name given");
-    s.fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO given as an image must not wait for a writer. */
+    s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (s.fd < 0)
         return fail(&s, "cannot open: %s", strerror(errno));
     struct stat st;
