@@ -273,6 +273,13 @@ int main(int argc, char **argv)
         printf("%14.3f (%5.3fx)\n", pa, pa / ba);
     else
         printf("%22s\n", "n/a");
+    /* The recorder's own CPU: the whole command's less the program's. */
+    printf("  %-30s %12s %14.3f (%5.1f%%) ", "recorder's own CPU (s)", "", da - dc,
+           100 * (da - dc) / bc);
+    if (np)
+        printf("%14.3f (%5.1f%%)\n", pa - pc, 100 * (pa - pc) / bc);
+    else
+        printf("%22s\n", "n/a");
     printf("  %-30s %12s %22.0f ", "samples", "", dn);
     if (np)
         printf("%22.0f\n", pn);

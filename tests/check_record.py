@@ -181,6 +181,22 @@ p = run("report", "-i", killed)
 check(p.returncode == 0 and "is incomplete" in p.stderr and "rp_hot" in p.stdout,
       f"a killed record reads: {p.returncode} {p.stderr!r}")
 
+# -p: a process already running, until it exits (a zombie its parent has
+# not reaped yet counts as exited).
+target = subprocess.Popen([prog, "1.5"])
+time.sleep(0.2)
+attached = path("attached.data")
+p = run("record", "-g", "-p", str(target.pid), "-o", attached, timeout=120)
+check(p.returncode == 0 and "samples" in p.stderr, f"record -p: {p.returncode} {p.stderr!r}")
+target.wait()
+p = run("report", "-i", attached)
+rows = [re.match(r"^\s+([\d.]+)%\s+([\d.]+)%\s+(\d+)\s+(\S+)\s+(.*)$", line)
+        for line in p.stdout.splitlines()]
+rows = [r for r in rows if r]
+check(rows and rows[0][5] == "rp_hot", "record -p: the hottest function first (maps read at attach):\n" + p.stdout[:800])
+p = run("report", "-i", attached, "--sort", "comm")
+check(re.search(r"100.00%\s+\d+\s+record_prog$", p.stdout, re.M), f"record -p names the process: {p.stdout!r}")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("ok")

@@ -30,6 +30,57 @@ if [ ! -s "$png" ]; then
     echo "chromium wrote no screenshot $png (its log is above)" >&2
     exit 1
 fi
+# The page's search, run by its own script from the address (#search=...):
+# the matching frames turn magenta.
+spng=$out/flame-search.png
+rm -f "$spng"
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
+    --disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
+    --hide-scrollbars --screenshot="$spng" --window-size=1200,600 "file://$html#search=fx_co" \
+    >"$out/chromium-search.log" 2>&1 || { cat "$out/chromium-search.log" >&2; echo "chromium failed" >&2; exit 1; }
+python3 - "$spng" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+pos, idat, ihdr = 8, b"", None
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b"IHDR":
+        ihdr = struct.unpack(">IIBBBBB", body)
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+w, h, depth, ctype = ihdr[:4]
+bpp = 3 if ctype == 2 else 4
+raw = zlib.decompress(idat)
+stride = w * bpp
+magenta, prev, i = 0, bytearray(stride), 0
+for _ in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b = prev[x]
+        c = prev[x - bpp] if x >= bpp else 0
+        if f == 1:
+            line[x] = (line[x] + a) & 255
+        elif f == 2:
+            line[x] = (line[x] + b) & 255
+        elif f == 3:
+            line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, bpp):
+        if abs(line[x] - 230) < 20 and line[x + 1] < 30 and abs(line[x + 2] - 230) < 20:
+            magenta += 1
+    prev = line
+print(f"{sys.argv[1]}: {magenta} magenta pixels after searching fx_co")
+# fx_cold: 20/101 of 1176 px, 16 px high: about 3700 pixels.
+if magenta < 2000:
+    sys.exit(f"{sys.argv[1]}: the search did not highlight fx_cold")
+PY
 python3 - "$png" <<'PY'
 import struct, sys, zlib
 

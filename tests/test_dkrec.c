@@ -273,6 +273,37 @@ TEST_CASE(other_files_are_refused)
     dkrec_free(r);
 }
 
+/* A string longer than the reader takes is cut, not a file made unreadable. */
+TEST_CASE(long_strings_are_cut_to_what_reads)
+{
+    const char *path = tmp_path("long");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    char *big = malloc(10001);
+    CHECK(big != NULL);
+    memset(big, 'a', 10000);
+    big[10000] = '\0';
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    CHECK_INT(dkrec_write_meta(w, big, big), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 1, 0x1000, 0x1000, 0, big, DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 1, 1, big), ==, 0);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    dkrec_writer_free(w);
+    close(fd);
+    dkrec *r;
+    char err[512];
+    if (dkrec_read_file(path, &r, err, sizeof err) != 0)
+        DKT_FAIL("%s", err);
+    CHECK(r->complete);
+    CHECK_INT(strlen(r->maps[0].path), ==, 4096);
+    CHECK_INT(strlen(r->comms[0].comm), ==, 4096);
+    CHECK_INT(strlen(r->meta[1]), ==, 4096);
+    dkrec_free(r);
+    free(big);
+    unlink(path);
+}
+
 TEST_CASE(write_errors_are_returned)
 {
     int fd = open("/dev/full", O_WRONLY);

@@ -124,6 +124,14 @@ static void put_varint(dkrec_writer *w, uint64_t v)
     w->buf[w->len++] = (uint8_t)v;
 }
 
+/* Strings are cut to what the reader takes: a longer one would make the
+ * whole file unreadable. */
+static size_t capped(const char *s)
+{
+    size_t n = strlen(s);
+    return n > NAME_MAX_BYTES ? NAME_MAX_BYTES : n;
+}
+
 static void put_string(dkrec_writer *w, const char *s, size_t n)
 {
     put_varint(w, n);
@@ -225,7 +233,7 @@ int dkrec_writer_open(int fd, dkrec_writer **out)
 
 int dkrec_write_meta(dkrec_writer *w, const char *key, const char *value)
 {
-    size_t kn = strlen(key), vn = strlen(value);
+    size_t kn = capped(key), vn = capped(value);
     int rc = begin(w, 1 + 20 + kn + vn);
     if (rc != 0)
         return rc;
@@ -238,7 +246,7 @@ int dkrec_write_meta(dkrec_writer *w, const char *key, const char *value)
 int dkrec_write_event(dkrec_writer *w, uint32_t index, const char *name, uint64_t period,
                       uint64_t freq)
 {
-    size_t n = strlen(name);
+    size_t n = capped(name);
     int rc = begin(w, 1 + 40 + n);
     if (rc != 0)
         return rc;
@@ -253,12 +261,12 @@ int dkrec_write_event(dkrec_writer *w, uint32_t index, const char *name, uint64_
 int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
                     const char *path, unsigned id_kind, const uint8_t *id, size_t id_len)
 {
-    size_t n = strlen(path);
+    size_t n = capped(path);
     if (id == NULL || id_kind == DKREC_ID_NONE)
         id_len = 0;
     if (id_len > DKREC_ID_MAX)
         id_len = DKREC_ID_MAX;
-    int rc = begin(w, 1 + 60 + n + id_len);
+    int rc = begin(w, 80 + n + id_len);
     if (rc != 0)
         return rc;
     put_byte(w, R_MAP);
@@ -277,7 +285,7 @@ int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, 
 
 int dkrec_write_comm(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm)
 {
-    size_t n = strlen(comm);
+    size_t n = capped(comm);
     int rc = begin(w, 1 + 30 + n);
     if (rc != 0)
         return rc;

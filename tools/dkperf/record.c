@@ -43,7 +43,52 @@ typedef struct recorder {
     dkrec_writer *w;
     image_id *ids;
     int error; /* the first write error (negative errno) */
+    /* Processes named so far: a process the target forks is not named by
+     * an exec, so its name is read when its first sample comes. */
+    int32_t *named;
+    size_t nnamed, capnamed;
+    int32_t last_pid;
 } recorder;
+
+static void synthesize_comm(recorder *r, int pid);
+
+/* The name of a running process, from /proc (Linux); false elsewhere. */
+static bool read_comm(int pid, char *comm, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(comm, (int)size, f) != NULL;
+    fclose(f);
+    if (ok)
+        comm[strcspn(comm, "\n")] = '\0';
+    return ok;
+}
+
+/* Notes that pid has a name; returns whether it had one already. */
+static bool named(recorder *r, int32_t pid)
+{
+    if (pid == r->last_pid && r->nnamed > 0)
+        return true;
+    for (size_t i = 0; i < r->nnamed; i++)
+        if (r->named[i] == pid) {
+            r->last_pid = pid;
+            return true;
+        }
+    if (r->nnamed == r->capnamed) {
+        size_t cap = r->capnamed ? r->capnamed * 2 : 16;
+        int32_t *p = realloc(r->named, cap * sizeof *p);
+        if (p == NULL)
+            return true; /* the name is a convenience: do without */
+        r->named = p;
+        r->capnamed = cap;
+    }
+    r->named[r->nnamed++] = pid;
+    r->last_pid = pid;
+    return false;
+}
 
 static const image_id *identity(recorder *r, const char *path)
 {
@@ -67,6 +112,8 @@ static int on_record(void *ctx, const dk_sample *s)
     int rc = 0;
     switch (s->kind) {
     case DK_SAMPLE_KIND_SAMPLE: {
+        if (!named(r, s->pid))
+            synthesize_comm(r, s->pid);
         dkrec_sample d;
         memset(&d, 0, sizeof d);
         d.event = (uint32_t)s->event;
@@ -96,6 +143,7 @@ static int on_record(void *ctx, const dk_sample *s)
         break;
     }
     case DK_SAMPLE_KIND_COMM:
+        (void)named(r, s->pid);
         rc = dkrec_write_comm(r->w, s->pid, s->tid, s->comm != NULL ? s->comm : "");
         break;
     case DK_SAMPLE_KIND_EXIT:
@@ -110,8 +158,8 @@ static int on_record(void *ctx, const dk_sample *s)
 #ifdef __linux__
 /*
  * The executable maps of a process as they stand, from /proc/PID/maps: for
- * a process that was running before the sampling began (-p), whose maps the
- * kernel reports no more, and as a complement for the command's first maps.
+ * the processes running before a sampling of every CPU began (-a), whose
+ * maps the kernel reports no more.
  */
 static void synthesize_maps(recorder *r, int pid)
 {
@@ -141,21 +189,17 @@ static void synthesize_maps(recorder *r, int pid)
     fclose(f);
 }
 
-/* The name of a process running before the sampling began. */
+/* The name of a process running before the sampling began, or forked by
+ * the target. */
 static void synthesize_comm(recorder *r, int pid)
 {
-    char path[64], comm[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    (void)named(r, pid);
+    char comm[64];
+    if (!read_comm(pid, comm, sizeof comm))
         return;
-    if (fgets(comm, sizeof comm, f) != NULL) {
-        comm[strcspn(comm, "\n")] = '\0';
-        int rc = dkrec_write_comm(r->w, (int32_t)pid, (uint64_t)pid, comm);
-        if (rc != 0 && r->error == 0)
-            r->error = rc;
-    }
-    fclose(f);
+    int rc = dkrec_write_comm(r->w, (int32_t)pid, (uint64_t)pid, comm);
+    if (rc != 0 && r->error == 0)
+        r->error = rc;
 }
 
 /* The name and maps of every process running now, for -a: the kernel
@@ -194,12 +238,7 @@ static bool process_gone(long pid)
     return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
 }
 #else
-static void synthesize_maps(recorder *r, int pid)
-{
-    (void)r;
-    (void)pid;
-}
-
+/* No /proc elsewhere: what a backend reports of running processes is all. */
 static void synthesize_comm(recorder *r, int pid)
 {
     (void)r;
@@ -221,9 +260,13 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
     if (o->cmd == NULL)
         snprintf(buf, sizeof buf, o->pid ? "pid %ld" : "every CPU", o->pid);
     dkrec_write_meta(r->w, "command", buf);
+    /* The name a process of the target without a name of its own takes
+     * (a task it cloned that exited before it could be asked). */
     if (o->cmd != NULL) {
         const char *base = strrchr(o->cmd[0], '/');
         dkrec_write_meta(r->w, "comm", base != NULL ? base + 1 : o->cmd[0]);
+    } else if (o->pid && read_comm((int)o->pid, buf, sizeof buf)) {
+        dkrec_write_meta(r->w, "comm", buf);
     }
     struct utsname u;
     if (uname(&u) == 0) {
@@ -237,6 +280,8 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
     if (gmtime_r(&now, &tm) != NULL && strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
         dkrec_write_meta(r->w, "time", buf);
     dkrec_write_meta(r->w, "call-graph", o->callgraph ? "fp" : "none");
+    if (o->all_cpus) /* the command's name is then not every process's */
+        dkrec_write_meta(r->w, "all-cpus", "1");
 }
 
 /* The default event: cycles where it is counted here, else cpu-clock. */
@@ -276,6 +321,10 @@ static bool target_done(const record_options *o, const spawn_child *c)
     return false;
 }
 
+/* SIGCHLD interrupts the wait for samples, so that the command's exit is
+ * seen at once rather than at the wait's timeout. */
+static void child_exited(int sig) { (void)sig; }
+
 int cmd_record(int argc, char **argv)
 {
     record_options o;
@@ -294,6 +343,11 @@ int cmd_record(int argc, char **argv)
     spawn_child c = {-1, -1, -1, NULL};
 
     signals_catch();
+    struct sigaction chld, saved_chld;
+    memset(&chld, 0, sizeof chld);
+    chld.sa_handler = child_exited; /* no SA_RESTART: the wait returns */
+    sigemptyset(&chld.sa_mask);
+    sigaction(SIGCHLD, &chld, &saved_chld);
     dk_sampler *s = cli_open_sampler("record", o.backend);
     if (s == NULL) {
         exit_rc = EXIT_SETUP;
@@ -375,10 +429,9 @@ int cmd_record(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i), evs[i].period,
                           evs[i].freq);
-    if (o.pid) {
+    if (o.pid) /* its maps come from the library, read at the first start */
         synthesize_comm(&r, (int)o.pid);
-        synthesize_maps(&r, (int)o.pid);
-    } else if (o.all_cpus)
+    else if (o.all_cpus)
         synthesize_all(&r);
     if (so.scope != DK_SCOPE_PROCESS || o.pid) {
         rc = dk_sampling_start(smp);
@@ -422,29 +475,37 @@ int cmd_record(int argc, char **argv)
             exit_rc = spawn_exec_status(e);
             goto out;
         }
-        ran = true;
-        if (!o.all_cpus)
-            synthesize_maps(&r, (int)c.pid);
+        ran = true; /* its maps come from the kernel: sampling was armed at its exec */
     } else {
         ran = true;
     }
 
-    /* Drain while it runs; a chunk is written after every drain. */
+    /* Drain while it runs; a chunk is written after every drain that
+     * found something. The wait ends early when the target exits (the
+     * kernel hangs its events up); its timeout bounds how late an exit
+     * that raced the wait is seen. */
+    dk_sampling_stats last;
+    memset(&last, 0, sizeof last);
     for (;;) {
         bool done = target_done(&o, &c);
         if (!done && c.pid <= 0 && signals_got() != 0)
             done = true; /* -p or -a alone: Ctrl-C ends the recording */
         if (!done)
-            dk_sampling_wait(smp, 250);
+            dk_sampling_wait(smp, 100);
         int d = dk_sampling_drain(smp, on_record, &r);
         if (d < 0) {
             cli_error("record", "reading the samples failed: %s", dk_last_error());
             exit_rc = EXIT_SETUP;
             break;
         }
+        /* The kernel's losses as they come, written only when they grow. */
         dk_sampling_stats st;
-        if (dk_sampling_stats_get(smp, &st) == 0)
+        if (dk_sampling_stats_get(smp, &st) == 0 &&
+            (st.lost != last.lost || st.throttled != last.throttled ||
+             st.unthrottled != last.unthrottled)) {
             dkrec_write_stats(r.w, st.lost, st.throttled, st.unthrottled);
+            last = st;
+        }
         if (r.error == 0)
             r.error = dkrec_flush(r.w);
         if (r.error != 0 || done)
@@ -491,10 +552,12 @@ out:
     char release_error[1024];
     int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
     signals_restore();
+    sigaction(SIGCHLD, &saved_chld, NULL);
     if (released != 0)
         cli_error("record", "%s", release_error);
     dk_sampler_close(s);
     dkrec_writer_free(r.w);
+    free(r.named);
     for (image_id *i = r.ids, *next; i != NULL; i = next) {
         next = i->next;
         free(i->path);

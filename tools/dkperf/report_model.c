@@ -236,8 +236,10 @@ static const char *comm_of(const dkrec *r, int32_t pid, size_t i, char *buf, siz
     }
     if (best != NULL || first != NULL)
         return best != NULL ? best : first;
+    if (pid == 0)
+        return "swapper"; /* the idle task of a sampling of every CPU, as perf names it */
     const char *cmd = dkrec_meta(r, "comm");
-    if (cmd != NULL)
+    if (cmd != NULL && dkrec_meta(r, "all-cpus") == NULL)
         return cmd;
     snprintf(buf, size, "pid %d", (int)pid);
     return buf;

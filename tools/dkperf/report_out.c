@@ -391,6 +391,8 @@ static const char flame_script[] =
     "  r.setAttribute('fill',hit?'rgb(230,0,230)':r.dataset.c);\n"
     "  if(hit){var x=+g.dataset.x,w=+g.dataset.w;if(!cover.some(function(c){return x>=c[0]-1e-12&&x+w<=c[1]+1e-12;})){cover.push([x,x+w]);m+=w;}}});\n"
     " info.textContent=q?('matched: '+(m*100).toFixed(1)+'% of '+total+' samples'):'';});\n"
+    "var h=decodeURIComponent(location.hash||'');\n"
+    "if(h.indexOf('#search=')===0){box.value=h.slice(8);box.dispatchEvent(new Event('input'));}\n"
     "fit();})();\n";
 
 int report_html(FILE *out, const rprofile *p, int event)

@@ -37,7 +37,7 @@ struct sym_image {
     size_t id_len;
     uint8_t id[DKREC_ID_MAX];
     image_kind kind;
-    char problem[200]; /* "" when symbols were read */
+    char problem[300]; /* "" when symbols were read */
     sym *syms;
     size_t nsyms;
     segment *segs;
@@ -59,7 +59,7 @@ const char *symbols_readers(void)
 #elif defined(DKPERF_HAVE_LIBELF)
     return "ELF (elfutils libelf); this build has no Mach-O reader";
 #elif defined(DKPERF_HAVE_MACHO)
-    return "Mach-O; this build has no ELF reader (elfutils was not found when it was built)";
+    return "Mach-O; this build has no ELF reader (elfutils, used on Linux where it is found)";
 #else
     return "none: this build has neither an ELF reader (elfutils) nor a Mach-O reader";
 #endif
@@ -98,6 +98,7 @@ void symbols_free(symbols *s)
     free(s);
 }
 
+#ifdef DKPERF_HAVE_LIBELF
 static void hex(char *out, size_t size, const uint8_t *id, size_t n)
 {
     size_t k = 0;
@@ -107,7 +108,6 @@ static void hex(char *out, size_t size, const uint8_t *id, size_t n)
         out[0] = '\0';
 }
 
-#ifdef DKPERF_HAVE_LIBELF
 static int by_start(const void *a, const void *b)
 {
     const sym *x = a, *y = b;
