@@ -24,6 +24,7 @@ typedef struct synth {
     uint64_t work, reads, rng;
     double sample_factor;
     uint64_t level_work[2];
+    uint64_t calls, preempt_every, switches; /* every preempt_every-th body call is switched out */
 } synth;
 
 static synth S;
@@ -81,7 +82,7 @@ static int s_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint64
 
 static void s_close(void *self) { (void)self; S.n = 0; }
 
-static const dkb_source_ops synth_ops = {s_open, s_sample, s_close};
+static const dkb_source_ops synth_ops = {s_open, s_sample, s_close, NULL};
 
 static dkb_source make_source(double per_iter, double noise, size_t counters)
 {
@@ -104,6 +105,16 @@ static void work(uint64_t k)
 {
     S.work += k;
     S.clock += (double)k * S.per_iter * (1 + S.noise * uniform());
+    if (S.preempt_every && ++S.calls % S.preempt_every == 0) {
+        S.clock += 4e6; /* another thread's 4 ms time slice */
+        S.switches++;
+    }
+}
+
+static uint64_t s_switches(void *self)
+{
+    (void)self;
+    return S.switches;
 }
 
 static void bm_loop(dk_bench *b)
@@ -178,11 +189,17 @@ TEST_CASE(linear_sampling_recovers_exact_slopes)
     dkb_plan plan;
     run(&c, &src, four, 4, &e, &r, &plan);
     CHECK_INT(r.passes, ==, 1);
-    /* Noise-free: the CIs collapse and the stop rule ends at the minimum. */
-    CHECK_INT(r.n_samples, ==, c.min_samples);
+    /* Noise-free: the CIs collapse and the stop rule ends at the first
+     * sample that has both the minimum count and the minimum time. */
+    CHECK(r.n_samples >= c.min_samples);
     CHECK_CONTAINS(r.stop_reason, "precision reached");
     double d = r.iterations[0];
     CHECK(d >= 1);
+    CHECK(r.measure_s >= c.min_time);
+    double before_last = 0;
+    for (size_t i = 0; i + 1 < r.n_samples; i++)
+        before_last += r.iterations[i] * 5e-9;
+    CHECK(r.n_samples == c.min_samples || before_last < c.min_time);
     for (size_t i = 0; i < r.n_samples; i++)
         CHECK(r.iterations[i] == (double)(i + 1) * d);
     CHECK(fabs(measure(&r, "time")->slope.point - 5) < 1e-9);
@@ -192,8 +209,49 @@ TEST_CASE(linear_sampling_recovers_exact_slopes)
     /* The reads' cost is a constant per sample: the intercept holds it. */
     CHECK(fabs(measure(&r, "instructions")->fit.intercept - 20) < 1e-6);
     CHECK(measure(&r, "time")->fit.r2 > 0.999999);
-    /* d is planned so that 100 samples fill the 0.25 s budget. */
-    CHECK(fabs(d - floor(0.25e9 / (5 * 5050))) <= 0.02 * d);
+    /* d is planned so that 100 samples fill the budget. */
+    CHECK(fabs(d - floor(c.time_budget * 1e9 / (5 * 5050))) <= 0.02 * d);
+    CHECK_STR(measure(&r, "time")->estimator, "Theil-Sen");
+    CHECK_STR(measure(&r, "instructions")->estimator, "OLS");
+    dkb_result_free(&r);
+}
+
+TEST_CASE(preempted_samples_are_shown_and_left_out_of_the_time_estimate)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 60;
+    dkb_source src = make_source(100, 0, 0);
+    static const dkb_source_ops ops = {s_open, s_sample, s_close, s_switches};
+    src.ops = &ops;
+    dkb_entry e = entry("preempted", bm_sample_noise, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    S.preempt_every = 5; /* the warm-up's calls count too */
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, 0);
+    CHECK(r.switches_counted);
+    CHECK_INT(r.n_samples, ==, 60);
+    CHECK(r.preempted != NULL);
+    const dkb_measure *t = measure(&r, "time");
+    size_t marked = 0;
+    for (size_t i = 0; i < r.n_samples; i++) {
+        double late = t->y[i] - 100 * r.iterations[i];
+        /* Every sample is kept, the spike in it too; the mark says which. */
+        CHECK(r.preempted[i] == (late > 1e6));
+        marked += r.preempted[i];
+    }
+    CHECK_INT(r.n_preempted, ==, marked);
+    CHECK(marked >= 60 / 5 - 1 && marked <= 60 / 5 + 1);
+    /* The time answer is exact; the OLS slope's interval, also reported,
+     * is widened by the spikes. */
+    CHECK_STR(t->estimator, "Theil-Sen");
+    CHECK(fabs(t->slope.point - 100) < 1e-6);
+    CHECK(t->slope.lo <= 100 && 100 <= t->slope.hi);
+    CHECK(t->slope.hi - t->slope.lo < 1e-6);
+    CHECK(t->ols_slope.hi - t->ols_slope.lo > 1);
+    /* Tukey still classifies them: each is a high outlier. */
+    CHECK(t->outliers.high_mild + t->outliers.high_severe >= marked);
     dkb_result_free(&r);
 }
 
@@ -391,7 +449,7 @@ TEST_CASE(read_failure_ends_the_benchmark_with_the_reason)
     dkb_config c;
     dkb_config_defaults(&c);
     dkb_source src = make_source(5, 0, 0);
-    static const dkb_source_ops ops = {s_open, fail_sample, s_close};
+    static const dkb_source_ops ops = {s_open, fail_sample, s_close, NULL};
     src.ops = &ops;
     dkb_entry e = entry("fails", bm_loop, NULL);
     dkb_result r;
