@@ -24,7 +24,8 @@ typedef struct synth {
     uint64_t work, reads, rng;
     double sample_factor;
     uint64_t level_work[2];
-    uint64_t calls, preempt_every, switches; /* every preempt_every-th body call is switched out */
+    bool preempt_long;           /* long samples are switched out (see work) */
+    uint64_t calls, switches;
 } synth;
 
 static synth S;
@@ -105,8 +106,9 @@ static void work(uint64_t k)
 {
     S.work += k;
     S.clock += (double)k * S.per_iter * (1 + S.noise * uniform());
-    if (S.preempt_every && ++S.calls % S.preempt_every == 0) {
-        S.clock += 4e6; /* another thread's 4 ms time slice */
+    /* Preemption hits the long samples: every other one of 1.2 ms or more. */
+    if (S.preempt_long && (double)k * S.per_iter >= 1.2e6 && ++S.calls % 2 == 0) {
+        S.clock += 4e6 * (1.25 + uniform() / 4); /* another thread's time slice, 4 to 6 ms */
         S.switches++;
     }
 }
@@ -221,14 +223,16 @@ TEST_CASE(preempted_samples_are_shown_and_left_out_of_the_time_estimate)
     dkb_config c;
     dkb_config_defaults(&c);
     c.samples = 60;
-    dkb_source src = make_source(100, 0, 0);
+    dkb_source src = make_source(100, 0.002, 0);
     static const dkb_source_ops ops = {s_open, s_sample, s_close, s_switches};
     src.ops = &ops;
     dkb_entry e = entry("preempted", bm_sample_noise, NULL);
     dkb_result r;
     dkb_plan plan;
     CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
-    S.preempt_every = 5; /* the warm-up's calls count too */
+    /* All late: the pair slopes between early clean samples and late
+     * spiked ones all lean one way, and the median follows them. */
+    S.preempt_long = true;
     CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, 0);
     CHECK(r.switches_counted);
     CHECK_INT(r.n_samples, ==, 60);
@@ -242,16 +246,18 @@ TEST_CASE(preempted_samples_are_shown_and_left_out_of_the_time_estimate)
         marked += r.preempted[i];
     }
     CHECK_INT(r.n_preempted, ==, marked);
-    CHECK(marked >= 60 / 5 - 1 && marked <= 60 / 5 + 1);
-    /* The time answer is exact; the OLS slope's interval, also reported,
-     * is widened by the spikes. */
+    CHECK(marked >= 10);
+    /* The time answer holds the truth in an interval as narrow as the
+     * 0.2% noise allows (with the spiked samples in the fit it is 5 times
+     * wider, 0.9); the OLS slope, also reported, is 28% off. */
     CHECK_STR(t->estimator, "Theil-Sen");
-    CHECK(fabs(t->slope.point - 100) < 1e-6);
+    CHECK(fabs(t->slope.point - 100) < 0.15);
     CHECK(t->slope.lo <= 100 && 100 <= t->slope.hi);
-    CHECK(t->slope.hi - t->slope.lo < 1e-6);
-    CHECK(t->ols_slope.hi - t->ols_slope.lo > 1);
-    /* Tukey still classifies them: each is a high outlier. */
-    CHECK(t->outliers.high_mild + t->outliers.high_severe >= marked);
+    CHECK(t->slope.hi - t->slope.lo < 0.4);
+    CHECK(t->ols_slope.point > 110);
+    /* The summary and Tukey's classes are of every sample, spikes too. */
+    CHECK(t->outlier_class != NULL);
+    CHECK(t->per_iter.max > 100 + 4e6 / r.iterations[r.n_samples - 1]);
     dkb_result_free(&r);
 }
 
