@@ -801,7 +801,7 @@ TEST_CASE(theil_sen_ci_keeps_its_coverage_under_preemption_spikes)
     /* 5% of samples carry a spike of 100 to 300 sigma (a few ms on a
      * sample of a few ms): the OLS bootstrap's interval is pulled and
      * widened by them, the Theil-Sen interval still holds the truth 95%
-     * of the time, and at 40 samples too (the fewest the stop rule takes). */
+     * of the time, and at 40 samples too (where the stop rule often ends). */
     double ols;
     double c = theil_sen_coverage(100, 1000, 0.05, 4000, 77, &ols);
     fprintf(stderr, "preemption-like noise, 100 samples: Theil-Sen coverage %.3f, OLS bootstrap "
