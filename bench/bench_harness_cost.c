@@ -79,7 +79,7 @@ static double reads_cost(const char *const *names, size_t n, size_t calls, int *
     uint64_t v[DK_MAX_EVENTS];
     struct timespec ts;
     double best = INFINITY;
-    for (int round = 0; round < 5; round++) {
+    for (int round = 0; round < 3; round++) {
         double t0 = now_ns();
         for (size_t i = 0; i < calls; i++) {
             clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
             icpt[m * (size_t)rounds + (size_t)r] =
                 res.m[m].available && res.m[m].y != NULL ? res.m[m].fit.intercept : NAN;
         dkb_result_free(&res);
-        reads[r] = reads_cost(open_names, n_open, 20000, &counted);
+        reads[r] = reads_cost(open_names, n_open, 2000, &counted);
     }
     if (rc == 0) {
         printf("Harness cost per sample, %ld rounds alternated (medians), backend %s%s\n", rounds,

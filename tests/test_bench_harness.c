@@ -484,4 +484,52 @@ TEST_CASE(registry_refuses_bad_names)
     dkb_registry_clear();
 }
 
+static void bm_breaks(dk_bench *b)
+{
+    uint64_t i = 0;
+    DK_BENCH_LOOP(b)
+    {
+        work(1);
+        if (++i == 5000) /* leaves in the middle of a sample */
+            break;
+    }
+}
+
+static bool skip_loop; /* set by the test: the body never enters its loop */
+
+static void bm_never_loops(dk_bench *b)
+{
+    if (skip_loop)
+        return;
+    DK_BENCH_LOOP(b) work(1);
+}
+
+TEST_CASE(a_loop_left_early_or_never_entered_fails_the_benchmark)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    dkb_result r;
+    dkb_entry e = entry("breaks", bm_breaks, NULL);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_ESTATE);
+    CHECK_CONTAINS(dkb_last_error(), "breaks: the benchmark function left DK_BENCH_LOOP early");
+    CHECK(r.iterations == NULL && r.m[0].y == NULL);
+    skip_loop = true;
+    e = entry("never", bm_never_loops, NULL);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_ESTATE);
+    CHECK_CONTAINS(dkb_last_error(), "never: the benchmark function returned without running "
+                                     "DK_BENCH_LOOP(b)");
+    skip_loop = false;
+    /* Through dk_bench_main: the message, and a non-zero exit. */
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("fine", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("breaks", bm_breaks, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01";
+    char *argv[] = {prog, quiet, time, t, NULL};
+    CHECK_INT(dk_bench_main(4, argv), !=, 0);
+    dkb_registry_clear();
+}
+
 int main(int argc, char **argv) { return dkt_main(argc, argv); }

@@ -441,8 +441,23 @@ static void run_phase(dk_bench *b)
     b->phase_taken = 0;
     if (b->e->loop != NULL) {
         b->e->loop(b);
-        if (b->in_sample) /* the function returned without finishing its loop */
-            end_sample(b);
+        if (b->err != 0)
+            return;
+        /* A sample still open: the loop was left by a break, return or goto,
+         * so that sample ran fewer iterations than it counts. No call at
+         * all: the function returned before its loop. Either way the
+         * samples would not be what they claim. */
+        if (b->in_sample) {
+            b->in_sample = false;
+            b->err = dkb_fail(DK_ESTATE, "%s: the benchmark function left DK_BENCH_LOOP early "
+                                         "(a break, return or goto in its body): a sample of "
+                                         "%llu iterations did not run them all; let the loop "
+                                         "run to its end", b->e->name, (unsigned long long)b->cur);
+        } else if (!b->phase_started) {
+            b->err = dkb_fail(DK_ESTATE, "%s: the benchmark function returned without running "
+                                         "DK_BENCH_LOOP(b): nothing was measured; run the loop "
+                                         "once in every call", b->e->name);
+        }
     } else {
         for (uint64_t k; (k = dk_bench_next(b)) != 0;)
             b->e->iter(b->e->ctx, k);

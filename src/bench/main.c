@@ -548,7 +548,11 @@ int dk_bench_main(int argc, char **argv)
             rc = dkb_measure_one(&o.cfg, &src, &plan, e, &results[done]);
         }
         if (rc != 0) {
-            fprintf(stderr, "%s: %s: %s\n", prog, e->name, dkb_last_error());
+            /* The harness's messages start with the benchmark's name. */
+            const char *why = dkb_last_error();
+            size_t len = strlen(e->name);
+            bool named = strncmp(why, e->name, len) == 0 && why[len] == ':';
+            fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ", why);
             status = 1;
             i += k;
             continue;
