@@ -166,6 +166,20 @@ int main(int argc, char **argv)
         for (size_t m = 0; m < res.n_measures; m++)
             icpt[m * (size_t)rounds + (size_t)r] =
                 res.m[m].available && res.m[m].y != NULL ? res.m[m].fit.intercept : NAN;
+        /* Time: the intercept of the line the time answer is, Theil-Sen's
+         * on the samples not preempted (OLS's would carry the spikes). */
+        double *xs = malloc(2 * res.n_samples * sizeof *xs);
+        size_t k = 0;
+        for (size_t i = 0; xs != NULL && i < res.n_samples; i++)
+            if (res.preempted == NULL || !res.preempted[i]) {
+                xs[k] = res.iterations[i];
+                xs[res.n_samples + k++] = res.m[0].y[i];
+            }
+        dkb_interval ts;
+        double a;
+        if (xs != NULL && dkb_theil_sen(xs, xs + res.n_samples, k, 0.95, &ts, &a))
+            icpt[r] = a;
+        free(xs);
         dkb_result_free(&res);
         reads[r] = reads_cost(open_names, n_open, 2000, &counted);
     }
@@ -174,7 +188,8 @@ int main(int argc, char **argv)
                src.backend, switches ? ", context switches counted" : "");
         double bound = median(reads, (size_t)rounds);
         double t_icpt = median(icpt, (size_t)rounds);
-        printf("  time fit's intercept (what it absorbs per sample): %8.1f ns\n", t_icpt);
+        printf("  time fit's intercept (what it absorbs per sample): %8.1f ns (Theil-Sen's line, "
+               "unpreempted samples)\n", t_icpt);
         printf("  two dk_thread_sample (%d event%s) + two clock reads: %8.1f ns\n", counted,
                counted == 1 ? "" : "s", bound);
         for (size_t m = 1; m < nm; m++) {
