@@ -3,9 +3,13 @@
  * whose truth is known: linear sampling, the stop rule, passes, unavailable
  * events, flat sampling, setup, levels, interleaving, the registry.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, dup, fileno */
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/error.h"
 #include "bench/harness.h"
@@ -530,6 +534,53 @@ TEST_CASE(a_loop_left_early_or_never_entered_fails_the_benchmark)
     char *argv[] = {prog, quiet, time, t, NULL};
     CHECK_INT(dk_bench_main(4, argv), !=, 0);
     dkb_registry_clear();
+}
+
+/* dk_bench_main on argv[0..argc) with its stderr captured into err. */
+static int main_capturing(int argc, char **argv, char *err, size_t size)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    CHECK(tmp != NULL);
+    int saved = dup(2);
+    CHECK(saved >= 0);
+    CHECK(dup2(fileno(tmp), 2) == 2);
+    int rc = dk_bench_main(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t got = fread(err, 1, size - 1, tmp);
+    err[got] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+TEST_CASE(baseline_names_the_benchmarks_missing_on_either_side)
+{
+    char dir[] = "/tmp/dkbench-baseline-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/only_old", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         save[] = "--save-baseline", cmp[] = "--baseline", name[] = "old";
+    char *argv1[] = {prog, quiet, time, t, rd, dir, save, name, NULL};
+    CHECK_INT(main_capturing(8, argv1, err, sizeof err), ==, 0);
+    CHECK(strstr(err, "baseline") == NULL);
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/only_new", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/only_new2", bm_loop, NULL), ==, 0);
+    char *argv2[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv2, err, sizeof err), ==, 0);
+    CHECK_CONTAINS(err, "bench: not in baseline 'old': g/only_new, g/only_new2\n");
+    CHECK_CONTAINS(err, "bench: in baseline 'old' but not run: g/only_old\n");
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }
 
 int main(int argc, char **argv) { return dkt_main(argc, argv); }

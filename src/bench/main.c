@@ -300,6 +300,34 @@ static const dkb_result *find_result(const dkb_result *rs, size_t n, const char 
     return NULL;
 }
 
+/* The benchmarks of one side that the other lacks, named on one line each
+ * way: a comparison that silently covers fewer benchmarks than it seems to
+ * would mislead. */
+static void say_unmatched(const char *prog, const char *name, const dkb_result *rs, size_t n,
+                          const dkb_result *base, size_t n_base)
+{
+    const char *sep = "";
+    for (size_t i = 0; i < n; i++)
+        if (find_result(base, n_base, rs[i].name) == NULL) {
+            if (*sep == '\0')
+                fprintf(stderr, "%s: not in baseline '%s': ", prog, name);
+            fprintf(stderr, "%s%s", sep, rs[i].name);
+            sep = ", ";
+        }
+    if (*sep != '\0')
+        fputc('\n', stderr);
+    sep = "";
+    for (size_t i = 0; i < n_base; i++)
+        if (find_result(rs, n, base[i].name) == NULL) {
+            if (*sep == '\0')
+                fprintf(stderr, "%s: in baseline '%s' but not run: ", prog, name);
+            fprintf(stderr, "%s%s", sep, base[i].name);
+            sep = ", ";
+        }
+    if (*sep != '\0')
+        fputc('\n', stderr);
+}
+
 static const dkb_measure *find_measure(const dkb_result *r, const char *name)
 {
     for (size_t i = 0; i < r->n_measures; i++)
@@ -575,6 +603,8 @@ int dk_bench_main(int argc, char **argv)
         done += k;
         i += k;
     }
+    if (base != NULL)
+        say_unmatched(prog, o.baseline, results, done, base, n_base);
     if (o.json)
         status |= write_file(prog, o.json, "JSON", &run, rp, bp, done);
     if (o.csv)
