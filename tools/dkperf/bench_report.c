@@ -232,6 +232,43 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
+/* The commands of one side that the other lacks: a comparison that covers
+ * fewer commands than it seems to would mislead. */
+static void print_unmatched(FILE *out, const bench_report *r, const json_value *root)
+{
+    bool any = false;
+    for (size_t k = 0; k < r->ncmd; k++)
+        if (baseline_result(root, r->cmd[k].text) == NULL) {
+            if (any)
+                fprintf(out, ", '%s'", r->cmd[k].text);
+            else
+                fprintf(out, "\nNot in baseline '%s': '%s'", r->o->baseline, r->cmd[k].text);
+            any = true;
+        }
+    if (any)
+        fputc('\n', out);
+    const json_value *results = json_get(root, "results");
+    bool first = true;
+    for (size_t i = 0; results != NULL && results->kind == JSON_ARRAY && i < results->n; i++) {
+        const json_value *c = json_get(&results->items[i], "command");
+        if (c == NULL || c->kind != JSON_STRING)
+            continue;
+        bool ran = false;
+        for (size_t k = 0; k < r->ncmd && !ran; k++)
+            ran = strcmp(r->cmd[k].text, c->string) == 0;
+        if (ran)
+            continue;
+        if (first)
+            fprintf(out, "%sIn baseline '%s' but not run: '%s'", any ? "" : "\n", r->o->baseline,
+                    c->string);
+        else
+            fprintf(out, ", '%s'", c->string);
+        first = false;
+    }
+    if (!first)
+        fputc('\n', out);
+}
+
 /* ---- the report ---- */
 
 static void print_comparisons(FILE *out, const bench_report *r)
@@ -312,6 +349,8 @@ void bench_print(FILE *out, const bench_report *r, const json_value *baseline)
         if (baseline != NULL)
             print_baseline(out, r, c, baseline);
     }
+    if (baseline != NULL)
+        print_unmatched(out, r, baseline);
     if (r->ncmd > 1)
         print_comparisons(out, r);
     fprintf(out, "\nCounted with the %s backend; the first run: %s.\n", r->backend, r->scope);
