@@ -583,4 +583,35 @@ TEST_CASE(baseline_names_the_benchmarks_missing_on_either_side)
     CHECK(system(cmd) == 0);
 }
 
+TEST_CASE(interleaved_alternatives_measure_every_pass)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 12;
+    dkb_source src = make_source(5, 0, 2); /* two counters: four events need two passes */
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 4, &plan), ==, 0);
+    CHECK_INT(plan.passes, ==, 2);
+    dkb_entry e[2] = {entry("g/a", bm_loop, NULL), entry("g/b", bm_sample_noise, NULL)};
+    dkb_result r[2];
+    if (dkb_measure_interleaved(&c, &src, &plan, e, 2, r) != 0)
+        DKT_FAIL("dkb_measure_interleaved: %s", dkb_last_error());
+    const double per[] = {7, 3, 2, 0.25};
+    for (size_t j = 0; j < 2; j++) {
+        CHECK_INT(r[j].passes, ==, 2);
+        CHECK_INT(r[j].n_samples, ==, 12);
+        for (size_t i = 0; i < 4; i++) {
+            const dkb_measure *m = measure(&r[j], four[i]);
+            if (!m->available)
+                DKT_FAIL("%s of %s not measured: %s", four[i], r[j].name, m->why);
+            CHECK(m->y != NULL);
+            CHECK(fabs(m->slope.point - per[i]) < 0.01);
+        }
+        for (size_t s = 0; s < 12; s++)
+            CHECK(r[1].iterations[s] == r[0].iterations[s]);
+    }
+    dkb_result_free(&r[0]);
+    dkb_result_free(&r[1]);
+}
+
 int main(int argc, char **argv) { return dkt_main(argc, argv); }

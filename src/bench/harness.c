@@ -786,21 +786,13 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
     dk_bench *b = calloc(k, sizeof *b);
     if (b == NULL)
         return dkb_fail(DK_ENOMEM, "out of memory for %zu interleaved benchmarks", k);
-    dkb_plan first = *plan; /* interleaved runs count the first pass only */
-    for (size_t i = 0; i < plan->n; i++)
-        if (first.available[i] && first.pass_of[i] != 0) {
-            first.available[i] = false;
-            snprintf(first.why[i], sizeof first.why[i],
-                     "not measured with --compare: it needs a pass of its own");
-        }
-    first.passes = 1;
     for (size_t j = 0; j < k; j++) {
         b[j].e = &e[j];
         b[j].src = src;
         b[j].cfg = cfg;
-        init_result(&out[j], &e[j], &first);
+        init_result(&out[j], &e[j], plan);
     }
-    rc = open_pass(&b[0], &first, 0, index);
+    rc = open_pass(&b[0], plan, 0, index);
     if (rc != 0)
         goto out;
     /* Warm each up, and take the slowest for the common schedule. */
@@ -819,10 +811,10 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
         if (b[j].per_iter > slowest)
             slowest = b[j].per_iter;
     }
+    /* Every alternative gets the budget for the same samples. */
+    dkb_config c = *cfg;
+    c.samples = cfg->samples ? cfg->samples : cfg->max_samples / 2;
     if (rc == 0) {
-        /* Every alternative gets the budget for the same samples. */
-        dkb_config c = *cfg;
-        c.samples = cfg->samples ? cfg->samples : cfg->max_samples / 2;
         b[0].per_iter = slowest * (double)k;
         b[0].cfg = &c;
         schedule(&b[0]);
@@ -837,7 +829,6 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
                 rc = b[j].err;
             }
         for (size_t j = 0; j < k && rc == 0; j++) {
-            b[j].cfg = cfg;
             dkb_result *r = &out[j];
             r->n_samples = b[j].n;
             r->iterations = b[j].x;
@@ -851,13 +842,48 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
             for (size_t q = 0; q < b[j].nev; q++)
                 take_samples(&b[j], q, &r->m[1 + index[q]]);
             snprintf(r->stop_reason, sizeof r->stop_reason,
-                     "interleaved with %zu others: %zu samples each", k - 1, r->n_samples);
+                     "interleaved with %zu others: %zu samples each%s", k - 1, r->n_samples,
+                     plan->passes > 1 ? ", every pass" : "");
             r->throughput_kind = b[j].tkind;
             r->throughput_per_iter = b[j].tput;
-            rc = estimate_all(cfg, r, b[0].flat);
         }
     }
     src->ops->close(src->self);
+    /* Events that did not fit the first pass: each later pass replays the
+     * first's iteration counts, still alternating sample by sample, so the
+     * ratios of every event come from the same interleaved schedule. */
+    for (size_t p = 1; p < plan->passes && rc == 0; p++) {
+        for (size_t j = 0; j < k; j++)
+            free_samples(&b[j]);
+        rc = open_pass(&b[0], plan, p, index);
+        if (rc != 0)
+            break;
+        for (size_t j = 0; j < k; j++) {
+            b[j].nev = b[0].nev;
+            b[j].cycles_at = b[0].cycles_at;
+            b[j].switches = false;
+            b[j].phase = PHASE_REPLAY;
+            b[j].replay_x = out[j].iterations;
+            b[j].replay_n = out[j].n_samples;
+        }
+        for (size_t s = 0; s < out[0].n_samples && rc == 0; s++)
+            for (size_t j = 0; j < k && rc == 0; j++) {
+                run_phase(&b[j]);
+                rc = b[j].err;
+            }
+        src->ops->close(src->self);
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            if (b[j].n != out[j].n_samples) {
+                rc = dkb_fail(DK_ESTATE, "%s: pass %zu took %zu samples, not the %zu of the "
+                                         "first", e[j].name, p + 1, b[j].n, out[j].n_samples);
+                break;
+            }
+            for (size_t q = 0; q < b[j].nev; q++)
+                take_samples(&b[j], q, &out[j].m[1 + index[q]]);
+        }
+    }
+    for (size_t j = 0; j < k && rc == 0; j++)
+        rc = estimate_all(cfg, &out[j], b[0].flat);
 out:
     for (size_t j = 0; j < k; j++) {
         if (rc != 0)
