@@ -115,7 +115,7 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
 
 /*
  * dkb_measure_interleaved - the entries e[0..k) run in turn, sample by
- * sample, on the same iteration counts (time and the first pass's events);
+ * sample, on the same iteration counts (time, then each later pass replayed interleaved);
  * out[0..k) are filled as by dkb_measure_one. Returns as dkb_measure_one.
  */
 int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan,
