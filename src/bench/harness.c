@@ -93,7 +93,7 @@ void dk_bench_sink(int used) { sink = used; }
 void dkb_config_defaults(dkb_config *c)
 {
     memset(c, 0, sizeof *c);
-    /* 0.25 s of samples plus at most 0.1 s of warm-up keeps a benchmark
+    /* 0.2 s of samples plus at most 0.08 s of warm-up keeps a benchmark
      * under 0.35 s; most stop earlier, on precision. */
     c->time_budget = 0.2;
     c->warmup_bound = 0.08;
