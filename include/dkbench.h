@@ -182,8 +182,8 @@ DK_EXPORT void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loo
  *   -e, --events EV,...   events to count (default: instructions,cycles,
  *                         branches,branch-misses; those not available here
  *                         are reported once, with the reason)
- *   --time S              measurement budget per benchmark (0.25)
- *   --warm-up S           warm-up bound per benchmark (0.1)
+ *   --time S              measurement budget per benchmark (0.2)
+ *   --warm-up S           warm-up bound per benchmark (0.08)
  *   --samples N           exactly N samples (no adaptive stop)
  *   --precision P         stop when every CI half-width <= P x estimate (0.01)
  *   --noise P             changes within +-P are noise (0.01)

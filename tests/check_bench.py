@@ -178,6 +178,11 @@ if base["results"][0]["runs"] != 5:
 stdout, _ = bench(["-r", "5"] + events + ["--results-dir", rdir, "--baseline", "base", "--", work])
 if "Baseline 'base':" not in stdout or "wall time" not in stdout.split("Baseline")[1]:
     fail(f"no baseline comparison:\n{stdout}")
+# Commands on one side only are named, each way.
+stdout, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "base", "--", "true"])
+if f"Not in baseline 'base': 'true'" not in stdout or \
+        f"In baseline 'base' but not run: '{work}'" not in stdout:
+    fail(f"commands missing on either side are not named:\n{stdout}")
 # Cut the baseline's means tenfold and remove their spread: everything now reads as regressed.
 r0 = base["results"][0]
 r0["mean"] /= 10

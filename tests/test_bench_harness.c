@@ -3,9 +3,13 @@
  * whose truth is known: linear sampling, the stop rule, passes, unavailable
  * events, flat sampling, setup, levels, interleaving, the registry.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, dup, fileno */
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/error.h"
 #include "bench/harness.h"
@@ -24,6 +28,8 @@ typedef struct synth {
     uint64_t work, reads, rng;
     double sample_factor;
     uint64_t level_work[2];
+    bool preempt_long;           /* long samples are switched out (see work) */
+    uint64_t calls, switches;
 } synth;
 
 static synth S;
@@ -81,7 +87,7 @@ static int s_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint64
 
 static void s_close(void *self) { (void)self; S.n = 0; }
 
-static const dkb_source_ops synth_ops = {s_open, s_sample, s_close};
+static const dkb_source_ops synth_ops = {s_open, s_sample, s_close, NULL};
 
 static dkb_source make_source(double per_iter, double noise, size_t counters)
 {
@@ -104,6 +110,17 @@ static void work(uint64_t k)
 {
     S.work += k;
     S.clock += (double)k * S.per_iter * (1 + S.noise * uniform());
+    /* Preemption hits the long samples: every other one of 1.2 ms or more. */
+    if (S.preempt_long && (double)k * S.per_iter >= 1.2e6 && ++S.calls % 2 == 0) {
+        S.clock += 4e6 * (1.25 + uniform() / 4); /* another thread's time slice, 4 to 6 ms */
+        S.switches++;
+    }
+}
+
+static uint64_t s_switches(void *self)
+{
+    (void)self;
+    return S.switches;
 }
 
 static void bm_loop(dk_bench *b)
@@ -178,11 +195,17 @@ TEST_CASE(linear_sampling_recovers_exact_slopes)
     dkb_plan plan;
     run(&c, &src, four, 4, &e, &r, &plan);
     CHECK_INT(r.passes, ==, 1);
-    /* Noise-free: the CIs collapse and the stop rule ends at the minimum. */
-    CHECK_INT(r.n_samples, ==, c.min_samples);
+    /* Noise-free: the CIs collapse and the stop rule ends at the first
+     * sample that has both the minimum count and the minimum time. */
+    CHECK(r.n_samples >= c.min_samples);
     CHECK_CONTAINS(r.stop_reason, "precision reached");
     double d = r.iterations[0];
     CHECK(d >= 1);
+    CHECK(r.measure_s >= c.min_time);
+    double before_last = 0;
+    for (size_t i = 0; i + 1 < r.n_samples; i++)
+        before_last += r.iterations[i] * 5e-9;
+    CHECK(r.n_samples == c.min_samples || before_last < c.min_time);
     for (size_t i = 0; i < r.n_samples; i++)
         CHECK(r.iterations[i] == (double)(i + 1) * d);
     CHECK(fabs(measure(&r, "time")->slope.point - 5) < 1e-9);
@@ -192,8 +215,53 @@ TEST_CASE(linear_sampling_recovers_exact_slopes)
     /* The reads' cost is a constant per sample: the intercept holds it. */
     CHECK(fabs(measure(&r, "instructions")->fit.intercept - 20) < 1e-6);
     CHECK(measure(&r, "time")->fit.r2 > 0.999999);
-    /* d is planned so that 100 samples fill the 0.25 s budget. */
-    CHECK(fabs(d - floor(0.25e9 / (5 * 5050))) <= 0.02 * d);
+    /* d is planned so that 100 samples fill the budget. */
+    CHECK(fabs(d - floor(c.time_budget * 1e9 / (5 * 5050))) <= 0.02 * d);
+    CHECK_STR(measure(&r, "time")->estimator, "Theil-Sen");
+    CHECK_STR(measure(&r, "instructions")->estimator, "OLS");
+    dkb_result_free(&r);
+}
+
+TEST_CASE(preempted_samples_are_shown_and_left_out_of_the_time_estimate)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 60;
+    dkb_source src = make_source(100, 0.002, 0);
+    static const dkb_source_ops ops = {s_open, s_sample, s_close, s_switches};
+    src.ops = &ops;
+    dkb_entry e = entry("preempted", bm_sample_noise, NULL);
+    dkb_result r;
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    /* All late: the pair slopes between early clean samples and late
+     * spiked ones all lean one way, and the median follows them. */
+    S.preempt_long = true;
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, 0);
+    CHECK(r.switches_counted);
+    CHECK_INT(r.n_samples, ==, 60);
+    CHECK(r.preempted != NULL);
+    const dkb_measure *t = measure(&r, "time");
+    size_t marked = 0;
+    for (size_t i = 0; i < r.n_samples; i++) {
+        double late = t->y[i] - 100 * r.iterations[i];
+        /* Every sample is kept, the spike in it too; the mark says which. */
+        CHECK(r.preempted[i] == (late > 1e6));
+        marked += r.preempted[i];
+    }
+    CHECK_INT(r.n_preempted, ==, marked);
+    CHECK(marked >= 10);
+    /* The time answer holds the truth in an interval as narrow as the
+     * 0.2% noise allows (with the spiked samples in the fit it is 5 times
+     * wider, 0.9); the OLS slope, also reported, is 28% off. */
+    CHECK_STR(t->estimator, "Theil-Sen");
+    CHECK(fabs(t->slope.point - 100) < 0.15);
+    CHECK(t->slope.lo <= 100 && 100 <= t->slope.hi);
+    CHECK(t->slope.hi - t->slope.lo < 0.4);
+    CHECK(t->ols_slope.point > 110);
+    /* The summary and Tukey's classes are of every sample, spikes too. */
+    CHECK(t->outlier_class != NULL);
+    CHECK(t->per_iter.max > 100 + 4e6 / r.iterations[r.n_samples - 1]);
     dkb_result_free(&r);
 }
 
@@ -391,7 +459,7 @@ TEST_CASE(read_failure_ends_the_benchmark_with_the_reason)
     dkb_config c;
     dkb_config_defaults(&c);
     dkb_source src = make_source(5, 0, 0);
-    static const dkb_source_ops ops = {s_open, fail_sample, s_close};
+    static const dkb_source_ops ops = {s_open, fail_sample, s_close, NULL};
     src.ops = &ops;
     dkb_entry e = entry("fails", bm_loop, NULL);
     dkb_result r;
@@ -418,6 +486,132 @@ TEST_CASE(registry_refuses_bad_names)
     dk_bench__register_at_load("a/b", nop, NULL, NULL);
     CHECK_CONTAINS(dkb_registry_load_error(), "a/b");
     dkb_registry_clear();
+}
+
+static void bm_breaks(dk_bench *b)
+{
+    uint64_t i = 0;
+    DK_BENCH_LOOP(b)
+    {
+        work(1);
+        if (++i == 5000) /* leaves in the middle of a sample */
+            break;
+    }
+}
+
+static bool skip_loop; /* set by the test: the body never enters its loop */
+
+static void bm_never_loops(dk_bench *b)
+{
+    if (skip_loop)
+        return;
+    DK_BENCH_LOOP(b) work(1);
+}
+
+TEST_CASE(a_loop_left_early_or_never_entered_fails_the_benchmark)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    dkb_result r;
+    dkb_entry e = entry("breaks", bm_breaks, NULL);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_ESTATE);
+    CHECK_CONTAINS(dkb_last_error(), "breaks: the benchmark function left DK_BENCH_LOOP early");
+    CHECK(r.iterations == NULL && r.m[0].y == NULL);
+    skip_loop = true;
+    e = entry("never", bm_never_loops, NULL);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_ESTATE);
+    CHECK_CONTAINS(dkb_last_error(), "never: the benchmark function returned without running "
+                                     "DK_BENCH_LOOP(b)");
+    skip_loop = false;
+    /* Through dk_bench_main: the message, and a non-zero exit. */
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("fine", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("breaks", bm_breaks, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01";
+    char *argv[] = {prog, quiet, time, t, NULL};
+    CHECK_INT(dk_bench_main(4, argv), !=, 0);
+    dkb_registry_clear();
+}
+
+/* dk_bench_main on argv[0..argc) with its stderr captured into err. */
+static int main_capturing(int argc, char **argv, char *err, size_t size)
+{
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    CHECK(tmp != NULL);
+    int saved = dup(2);
+    CHECK(saved >= 0);
+    CHECK(dup2(fileno(tmp), 2) == 2);
+    int rc = dk_bench_main(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t got = fread(err, 1, size - 1, tmp);
+    err[got] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+TEST_CASE(baseline_names_the_benchmarks_missing_on_either_side)
+{
+    char dir[] = "/tmp/dkbench-baseline-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/only_old", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         save[] = "--save-baseline", cmp[] = "--baseline", name[] = "old";
+    char *argv1[] = {prog, quiet, time, t, rd, dir, save, name, NULL};
+    CHECK_INT(main_capturing(8, argv1, err, sizeof err), ==, 0);
+    CHECK(strstr(err, "baseline") == NULL);
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/only_new", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/only_new2", bm_loop, NULL), ==, 0);
+    char *argv2[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv2, err, sizeof err), ==, 0);
+    CHECK_CONTAINS(err, "bench: not in baseline 'old': g/only_new, g/only_new2\n");
+    CHECK_CONTAINS(err, "bench: in baseline 'old' but not run: g/only_old\n");
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+TEST_CASE(interleaved_alternatives_measure_every_pass)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 12;
+    dkb_source src = make_source(5, 0, 2); /* two counters: four events need two passes */
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 4, &plan), ==, 0);
+    CHECK_INT(plan.passes, ==, 2);
+    dkb_entry e[2] = {entry("g/a", bm_loop, NULL), entry("g/b", bm_sample_noise, NULL)};
+    dkb_result r[2];
+    if (dkb_measure_interleaved(&c, &src, &plan, e, 2, r) != 0)
+        DKT_FAIL("dkb_measure_interleaved: %s", dkb_last_error());
+    const double per[] = {7, 3, 2, 0.25};
+    for (size_t j = 0; j < 2; j++) {
+        CHECK_INT(r[j].passes, ==, 2);
+        CHECK_INT(r[j].n_samples, ==, 12);
+        for (size_t i = 0; i < 4; i++) {
+            const dkb_measure *m = measure(&r[j], four[i]);
+            if (!m->available)
+                DKT_FAIL("%s of %s not measured: %s", four[i], r[j].name, m->why);
+            CHECK(m->y != NULL);
+            CHECK(fabs(m->slope.point - per[i]) < 0.01);
+        }
+        for (size_t s = 0; s < 12; s++)
+            CHECK(r[1].iterations[s] == r[0].iterations[s]);
+    }
+    dkb_result_free(&r[0]);
+    dkb_result_free(&r[1]);
 }
 
 int main(int argc, char **argv) { return dkt_main(argc, argv); }

@@ -93,12 +93,17 @@ void dk_bench_sink(int used) { sink = used; }
 void dkb_config_defaults(dkb_config *c)
 {
     memset(c, 0, sizeof *c);
-    /* 0.25 s of samples plus at most 0.1 s of warm-up keeps a benchmark
+    /* 0.2 s of samples plus at most 0.08 s of warm-up keeps a benchmark
      * under 0.35 s; most stop earlier, on precision. */
-    c->time_budget = 0.25;
-    c->warmup_bound = 0.1;
-    c->min_samples = 10;
+    c->time_budget = 0.2;
+    c->warmup_bound = 0.08;
+    /* The adaptive stop waits for 20 samples (190 pair slopes for Sen's
+     * interval) spanning 30 ms: a preemption here costs 4 to 8 ms, so ten
+     * samples of a fast body (under 1 ms in all) sit in one time slice and
+     * their interval cannot see the next; see doc/BENCH-STATISTICS.md. */
+    c->min_samples = 20;
     c->max_samples = 100;
+    c->min_time = 0.03;
     c->precision = 0.01;
     c->seed = 1;
     c->resamples = 10000;
@@ -141,6 +146,10 @@ struct dk_bench {
     /* Samples of this pass. */
     size_t n, cap;
     double *x, *t, *y[DK_MAX_EVENTS];
+    unsigned char *pre; /* per sample: the thread was switched out */
+    size_t n_pre;
+    bool switches;      /* the source counts context switches */
+    uint64_t sw0;
     double level_cycles[DKB_MAX_LEVELS];
     /* Warm-up. */
     uint64_t phase_start;
@@ -189,6 +198,9 @@ static void free_samples(dk_bench *b)
 {
     free(b->x);
     free(b->t);
+    free(b->pre);
+    b->pre = NULL;
+    b->n_pre = 0;
     for (size_t i = 0; i < DK_MAX_EVENTS; i++)
         free(b->y[i]);
     b->x = b->t = NULL;
@@ -207,6 +219,10 @@ static int grow_samples(dk_bench *b)
     if (t == NULL)
         return DK_ENOMEM;
     b->t = t;
+    unsigned char *pre = realloc(b->pre, cap);
+    if (pre == NULL)
+        return DK_ENOMEM;
+    b->pre = pre;
     for (size_t i = 0; i < b->nev; i++) {
         double *y = realloc(b->y[i], cap * sizeof *y);
         if (y == NULL)
@@ -251,6 +267,9 @@ static void end_sample(dk_bench *b)
     }
     b->x[b->n] = (double)b->cur;
     b->t[b->n] = (double)(t1 - b->t0);
+    uint64_t sw1 = b->switches ? b->src->ops->switches(b->src->self) : UINT64_MAX;
+    b->pre[b->n] = sw1 != UINT64_MAX && b->sw0 != UINT64_MAX && sw1 != b->sw0;
+    b->n_pre += b->pre[b->n];
     for (size_t i = 0; i < b->nev; i++)
         b->y[i][b->n] = (double)(v1[i] - b->v0[i]);
     if (b->levels)
@@ -259,6 +278,23 @@ static void end_sample(dk_bench *b)
                 (double)(l1[l * b->nev + b->cycles_at] - b->l0[l * b->nev + b->cycles_at]);
     b->n++;
     b->phase_taken++;
+}
+
+/* The time samples the time estimate uses: those during which the thread
+ * was not switched out, copied to xs, ts; returns how many, or 0 when they
+ * are too few for a slope (then every sample is used). */
+static size_t unpreempted(const double *x, const double *t, const unsigned char *pre, size_t n,
+                          double *xs, double *ts)
+{
+    size_t k = 0;
+    bool varied = false;
+    for (size_t i = 0; i < n; i++)
+        if (pre == NULL || !pre[i]) {
+            varied |= k > 0 && x[i] != xs[0];
+            xs[k] = x[i];
+            ts[k++] = t[i];
+        }
+    return k >= 3 && varied ? k : 0;
 }
 
 /* Whether every estimate of this pass is within the target precision. */
@@ -280,6 +316,17 @@ static bool precise(dk_bench *b, double *time_half)
             ok = dkb_summarize(v, b->n, CHECK_RESAMPLES, c->seed, 0.95, &s);
             free(v);
             ci = s.mean_ci;
+        } else if (i == 0) { /* time: the estimator of the answer, see dkb_estimate */
+            ok = false;
+            double *xs = malloc(2 * b->n * sizeof *xs);
+            if (xs == NULL)
+                return false;
+            size_t k = unpreempted(b->x, y, b->n_pre ? b->pre : NULL, b->n, xs, xs + b->n);
+            if (k > 0)
+                ok = dkb_theil_sen(xs, xs + b->n, k, 0.95, &ci, NULL);
+            else
+                ok = dkb_theil_sen(b->x, y, b->n, 0.95, &ci, NULL);
+            free(xs);
         } else {
             ok = dkb_slope_ci(b->x, y, b->n, CHECK_RESAMPLES, c->seed, 0.95, &ci);
         }
@@ -338,7 +385,11 @@ static uint64_t plan_next(dk_bench *b)
             return 0;
         double elapsed = (double)(t - b->phase_start) * 1e-9;
         double half = INFINITY;
-        if (precise(b, &half)) {
+        /* Samples taken within a few ms share one state of the machine (one
+         * time slice, one frequency, one neighbour): their interval says
+         * nothing of the next few ms. Precision counts only once they span
+         * min_time. */
+        if (elapsed >= c->min_time && precise(b, &half)) {
             snprintf(b->stop_reason, sizeof b->stop_reason,
                      "precision reached: every CI within +-%g%% after %zu samples (%.3g s)",
                      100 * c->precision, b->n, elapsed);
@@ -377,6 +428,7 @@ uint64_t dk_bench_next(dk_bench *b)
     b->cur = k;
     if (read_source(b, false, &b->t0, b->v0, b->l0) != 0)
         return 0;
+    b->sw0 = b->switches ? b->src->ops->switches(b->src->self) : UINT64_MAX;
     b->in_sample = true;
     return k;
 }
@@ -389,8 +441,23 @@ static void run_phase(dk_bench *b)
     b->phase_taken = 0;
     if (b->e->loop != NULL) {
         b->e->loop(b);
-        if (b->in_sample) /* the function returned without finishing its loop */
-            end_sample(b);
+        if (b->err != 0)
+            return;
+        /* A sample still open: the loop was left by a break, return or goto,
+         * so that sample ran fewer iterations than it counts. No call at
+         * all: the function returned before its loop. Either way the
+         * samples would not be what they claim. */
+        if (b->in_sample) {
+            b->in_sample = false;
+            b->err = dkb_fail(DK_ESTATE, "%s: the benchmark function left DK_BENCH_LOOP early "
+                                         "(a break, return or goto in its body): a sample of "
+                                         "%llu iterations did not run them all; let the loop "
+                                         "run to its end", b->e->name, (unsigned long long)b->cur);
+        } else if (!b->phase_started) {
+            b->err = dkb_fail(DK_ESTATE, "%s: the benchmark function returned without running "
+                                         "DK_BENCH_LOOP(b): nothing was measured; run the loop "
+                                         "once in every call", b->e->name);
+        }
     } else {
         for (uint64_t k; (k = dk_bench_next(b)) != 0;)
             b->e->iter(b->e->ctx, k);
@@ -401,7 +468,8 @@ static void run_phase(dk_bench *b)
 /* Estimates                                                                 */
 /* ------------------------------------------------------------------------ */
 
-int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, dkb_measure *m)
+int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bool robust,
+                 const unsigned char *preempted, dkb_measure *m)
 {
     if (n == 0)
         return 0;
@@ -417,8 +485,32 @@ int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, dk
     dkb_tukey(v, n, &m->outliers, m->outlier_class);
     if (flat || !dkb_ols(x, m->y, n, &m->fit)) {
         m->slope = m->per_iter.mean_ci;
-    } else if (!dkb_slope_ci(x, m->y, n, cfg->resamples, cfg->seed, 0.95, &m->slope)) {
-        m->slope.point = m->slope.lo = m->slope.hi = m->fit.slope;
+        snprintf(m->estimator, sizeof m->estimator, "mean");
+        free(v);
+        return 0;
+    }
+    if (!dkb_slope_ci(x, m->y, n, cfg->resamples, cfg->seed, 0.95, &m->ols_slope))
+        m->ols_slope.point = m->ols_slope.lo = m->ols_slope.hi = m->fit.slope;
+    m->slope = m->ols_slope;
+    snprintf(m->estimator, sizeof m->estimator, "OLS");
+    /* Time: a sample that includes a preemption or an interrupt is late by
+     * up to milliseconds, and one such sample moves the OLS slope; the
+     * median of the pair slopes is not moved by less than 29% of them. */
+    if (robust) {
+        /* v (n values) and one more array of n: the unpreempted samples. */
+        double *xs = malloc(n * sizeof *xs);
+        if (xs == NULL) {
+            free(v);
+            return dkb_fail(DK_ENOMEM, "out of memory estimating %s", m->name);
+        }
+        size_t k = unpreempted(x, m->y, preempted, n, xs, v);
+        dkb_interval ts;
+        if (k > 0 ? dkb_theil_sen(xs, v, k, 0.95, &ts, NULL)
+                  : dkb_theil_sen(x, m->y, n, 0.95, &ts, NULL)) {
+            m->slope = ts;
+            snprintf(m->estimator, sizeof m->estimator, "Theil-Sen");
+        }
+        free(xs);
     }
     free(v);
     return 0;
@@ -499,6 +591,8 @@ static int open_pass(dk_bench *b, const dkb_plan *plan, size_t p, size_t *index)
             b->cycles_at = i;
     b->levels = b->src->n_levels > 1 && b->cycles_at != SIZE_MAX;
     int rc = b->src->ops->open(b->src->self, names, b->nev);
+    b->switches = rc == 0 && b->src->ops->switches != NULL &&
+                  b->src->ops->switches(b->src->self) != UINT64_MAX;
     if (rc != 0)
         return dkb_fail(rc, "%s: opening pass %zu of the events failed: %s", b->e->name, p + 1,
                         dk_last_error()[0] ? dk_last_error() : dk_strerror(rc));
@@ -557,7 +651,8 @@ static int estimate_all(const dkb_config *cfg, dkb_result *r, bool flat)
         dkb_measure *m = &r->m[i];
         if (!m->available || m->y == NULL)
             continue;
-        int rc = dkb_estimate(cfg, r->iterations, r->n_samples, flat, m);
+        int rc = dkb_estimate(cfg, r->iterations, r->n_samples, flat, i == 0,
+                              r->n_preempted ? r->preempted : NULL, m);
         if (rc != 0)
             return rc;
     }
@@ -614,7 +709,7 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
     run_phase(&b);
     uint64_t t_wu_end = now(&b);
     out->warmup_s = b.err ? 0 : (double)(t_wu_end - b.phase_start) * 1e-9;
-    b.n = 0;
+    b.n = b.n_pre = 0;
     memset(b.level_cycles, 0, sizeof b.level_cycles);
     if (b.err) {
         src->ops->close(src->self);
@@ -636,6 +731,10 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
     b.x = NULL;
     out->m[0].y = b.t;
     b.t = NULL;
+    out->switches_counted = b.switches;
+    out->n_preempted = b.n_pre;
+    out->preempted = b.pre;
+    b.pre = NULL;
     for (size_t k = 0; k < b.nev; k++)
         take_samples(&b, k, &out->m[1 + index[k]]);
     if (b.levels)
@@ -687,21 +786,13 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
     dk_bench *b = calloc(k, sizeof *b);
     if (b == NULL)
         return dkb_fail(DK_ENOMEM, "out of memory for %zu interleaved benchmarks", k);
-    dkb_plan first = *plan; /* interleaved runs count the first pass only */
-    for (size_t i = 0; i < plan->n; i++)
-        if (first.available[i] && first.pass_of[i] != 0) {
-            first.available[i] = false;
-            snprintf(first.why[i], sizeof first.why[i],
-                     "not measured with --compare: it needs a pass of its own");
-        }
-    first.passes = 1;
     for (size_t j = 0; j < k; j++) {
         b[j].e = &e[j];
         b[j].src = src;
         b[j].cfg = cfg;
-        init_result(&out[j], &e[j], &first);
+        init_result(&out[j], &e[j], plan);
     }
-    rc = open_pass(&b[0], &first, 0, index);
+    rc = open_pass(&b[0], plan, 0, index);
     if (rc != 0)
         goto out;
     /* Warm each up, and take the slowest for the common schedule. */
@@ -715,14 +806,15 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
             rc = b[j].err;
             break;
         }
-        b[j].n = 0;
+        b[j].n = b[j].n_pre = 0;
+        b[j].switches = b[0].switches;
         if (b[j].per_iter > slowest)
             slowest = b[j].per_iter;
     }
+    /* Every alternative gets the budget for the same samples. */
+    dkb_config c = *cfg;
+    c.samples = cfg->samples ? cfg->samples : cfg->max_samples / 2;
     if (rc == 0) {
-        /* Every alternative gets the budget for the same samples. */
-        dkb_config c = *cfg;
-        c.samples = cfg->samples ? cfg->samples : cfg->max_samples / 2;
         b[0].per_iter = slowest * (double)k;
         b[0].cfg = &c;
         schedule(&b[0]);
@@ -737,23 +829,61 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
                 rc = b[j].err;
             }
         for (size_t j = 0; j < k && rc == 0; j++) {
-            b[j].cfg = cfg;
             dkb_result *r = &out[j];
             r->n_samples = b[j].n;
             r->iterations = b[j].x;
             b[j].x = NULL;
             r->m[0].y = b[j].t;
             b[j].t = NULL;
+            r->switches_counted = b[j].switches;
+            r->n_preempted = b[j].n_pre;
+            r->preempted = b[j].pre;
+            b[j].pre = NULL;
             for (size_t q = 0; q < b[j].nev; q++)
                 take_samples(&b[j], q, &r->m[1 + index[q]]);
             snprintf(r->stop_reason, sizeof r->stop_reason,
-                     "interleaved with %zu others: %zu samples each", k - 1, r->n_samples);
+                     "interleaved with %zu others: %zu samples each%s", k - 1, r->n_samples,
+                     plan->passes > 1 ? ", every pass" : "");
             r->throughput_kind = b[j].tkind;
             r->throughput_per_iter = b[j].tput;
-            rc = estimate_all(cfg, r, b[0].flat);
         }
     }
     src->ops->close(src->self);
+    /* Events that did not fit the first pass: each later pass replays the
+     * first's iteration counts, still alternating sample by sample, so the
+     * ratios of every event come from the same interleaved schedule. */
+    for (size_t p = 1; p < plan->passes && rc == 0; p++) {
+        for (size_t j = 0; j < k; j++)
+            free_samples(&b[j]);
+        rc = open_pass(&b[0], plan, p, index);
+        if (rc != 0)
+            break;
+        for (size_t j = 0; j < k; j++) {
+            b[j].nev = b[0].nev;
+            b[j].cycles_at = b[0].cycles_at;
+            b[j].switches = false;
+            b[j].phase = PHASE_REPLAY;
+            b[j].replay_x = out[j].iterations;
+            b[j].replay_n = out[j].n_samples;
+        }
+        for (size_t s = 0; s < out[0].n_samples && rc == 0; s++)
+            for (size_t j = 0; j < k && rc == 0; j++) {
+                run_phase(&b[j]);
+                rc = b[j].err;
+            }
+        src->ops->close(src->self);
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            if (b[j].n != out[j].n_samples) {
+                rc = dkb_fail(DK_ESTATE, "%s: pass %zu took %zu samples, not the %zu of the "
+                                         "first", e[j].name, p + 1, b[j].n, out[j].n_samples);
+                break;
+            }
+            for (size_t q = 0; q < b[j].nev; q++)
+                take_samples(&b[j], q, &out[j].m[1 + index[q]]);
+        }
+    }
+    for (size_t j = 0; j < k && rc == 0; j++)
+        rc = estimate_all(cfg, &out[j], b[0].flat);
 out:
     for (size_t j = 0; j < k; j++) {
         if (rc != 0)

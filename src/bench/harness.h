@@ -35,6 +35,11 @@ typedef struct dkb_source_ops {
     int (*sample)(void *self, bool end, uint64_t *ns, uint64_t *values, uint64_t *levels);
     /* Stop counting what open started. */
     void (*close)(void *self);
+    /* May be NULL. The context switches of the calling thread as of the
+     * last sample call (read by that call, no cost of its own), or
+     * UINT64_MAX when the backend cannot count them. A sample during which
+     * the count moved included time when other threads ran. */
+    uint64_t (*switches)(void *self);
 } dkb_source_ops;
 
 typedef struct dkb_source {
@@ -62,6 +67,7 @@ typedef struct dkb_config {
     double warmup_bound;  /* seconds of warm-up at most */
     size_t samples;       /* 0: adaptive, stop between min_samples and max_samples */
     size_t min_samples, max_samples;
+    double min_time;      /* seconds of samples before the adaptive stop may fire */
     double precision;     /* target CI half-width / estimate */
     uint64_t seed;
     size_t resamples;     /* bootstrap resamples of the final estimates */
@@ -109,7 +115,7 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
 
 /*
  * dkb_measure_interleaved - the entries e[0..k) run in turn, sample by
- * sample, on the same iteration counts (time and the first pass's events);
+ * sample, on the same iteration counts (time, then each later pass replayed interleaved);
  * out[0..k) are filled as by dkb_measure_one. Returns as dkb_measure_one.
  */
 int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan,
@@ -117,7 +123,11 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
 
 /* Estimates of one measure from its samples (fit, CI, summary, outliers);
  * flat: every sample has the same iteration count, the slope is the mean
- * per-iteration value. Returns 0 or DK_ENOMEM. */
-int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, dkb_measure *m);
+ * per-iteration value; robust: the slope is Theil-Sen's (time), else the
+ * OLS fit's, from the samples not marked in preempted (NULL: none
+ * marked) when at least 3 with two iteration counts remain;
+ * m->estimator says which. Returns 0 or DK_ENOMEM. */
+int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bool robust,
+                 const unsigned char *preempted, dkb_measure *m);
 
 #endif /* DKPERF_BENCH_HARNESS_H */

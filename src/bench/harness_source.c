@@ -10,10 +10,17 @@
 #include "bench/error.h"
 #include "bench/harness.h"
 
+/* Counted beside the events of every pass, where the backend can: a
+ * sample during which it moved included other threads' time. */
+static const char SWITCHES_EVENT[] = "context-switches";
+
 typedef struct dkperf_source {
     dk_sampler *s;
     dk_thread *t;
-    size_t n;
+    size_t n;           /* the pass's events */
+    bool counts_switches; /* the thread counts n + 1 events, the last the switches */
+    bool no_switches;   /* the backend refused the switches event once: not tried again */
+    uint64_t switches;
     size_t levels;
     bool multiplexing; /* the backend may time-share counters: check each open */
 } dkperf_source;
@@ -31,6 +38,33 @@ static void src_close(void *self)
     dk_thread_close(p->t);
     p->t = NULL;
     p->n = 0;
+    p->counts_switches = false;
+    p->switches = UINT64_MAX;
+}
+
+/* The pass's events and the switch counter in one thread; false (nothing
+ * open, the error cleared) when the backend will not count them together. */
+static bool open_with_switches(dkperf_source *p, const char *const *names, size_t n)
+{
+    if (p->s == NULL || p->no_switches || n + 1 > DK_MAX_EVENTS || p->levels > 1)
+        return false;
+    const char *all[DK_MAX_EVENTS];
+    for (size_t i = 0; i < n; i++)
+        all[i] = names[i];
+    all[n] = SWITCHES_EVENT;
+    if (dk_thread_open_names(p->s, all, n + 1, &p->t) != 0) {
+        p->t = NULL;
+        p->no_switches = n == 0; /* refused alone: the backend has no such event */
+        return false;
+    }
+    if (dk_thread_start(p->t) != 0) {
+        dk_thread_close(p->t);
+        p->t = NULL;
+        return false;
+    }
+    p->counts_switches = true;
+    p->switches = 0; /* counted; the first sample reads the total */
+    return true;
 }
 
 /* A time-shared group counts only part of the time: refuse it as "too many"
@@ -57,10 +91,21 @@ static int src_open(void *self, const char *const *names, size_t n)
 {
     dkperf_source *p = self;
     src_close(p);
-    if (n == 0)
+    if (n == 0) {
+        open_with_switches(p, names, 0);
         return 0;
+    }
     if (p->s == NULL)
         return dkb_fail(DK_EUNAVAILABLE, "no counters: the clock alone is measured");
+    /* With the switch counter if the group takes it without time-sharing;
+     * else the events alone, as they would be without it. */
+    if (open_with_switches(p, names, n)) {
+        if (!p->multiplexing || refuse_multiplexed(p, names, n + 1) == 0) {
+            p->n = n;
+            return 0;
+        }
+        src_close(p);
+    }
     int rc = dk_thread_open_names(p->s, names, n, &p->t);
     if (rc != 0) {
         p->t = NULL;
@@ -83,28 +128,43 @@ static int src_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint
 {
     dkperf_source *p = self;
     int rc = 0;
+    /* With the switch counter, the totals are read into v and the pass's
+     * copied out; the copy is outside the clock's reads. */
+    uint64_t v[DK_MAX_EVENTS];
+    uint64_t *into = p->counts_switches ? v : values;
     if (end)
         *ns = clock_ns();
     if (p->t != NULL) {
         if (end) {
-            rc = dk_thread_sample(p->t, values);
+            rc = dk_thread_sample(p->t, into);
             if (rc == 0 && levels != NULL)
                 rc = dk_thread_sample_perf_levels(p->t, levels, p->levels);
         } else {
             if (levels != NULL)
                 rc = dk_thread_sample_perf_levels(p->t, levels, p->levels);
             if (rc == 0)
-                rc = dk_thread_sample(p->t, values);
+                rc = dk_thread_sample(p->t, into);
         }
     }
     if (!end)
         *ns = clock_ns();
+    if (rc == 0 && p->counts_switches) {
+        for (size_t i = 0; i < p->n; i++)
+            values[i] = v[i];
+        p->switches = v[p->n];
+    }
     if (rc != 0)
         return dkb_fail(rc, "%s", dk_last_error());
     return 0;
 }
 
-static const dkb_source_ops dkperf_ops = {src_open, src_sample, src_close};
+static uint64_t src_switches(void *self)
+{
+    const dkperf_source *p = self;
+    return p->counts_switches ? p->switches : UINT64_MAX;
+}
+
+static const dkb_source_ops dkperf_ops = {src_open, src_sample, src_close, src_switches};
 
 int dkb_source_open_dkperf(dkb_source *src)
 {

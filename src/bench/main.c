@@ -31,8 +31,8 @@ static const char usage[] =
     "Run the benchmarks whose name matches REGEX (POSIX extended; all by default).\n"
     "  --list                print the benchmark names and exit\n"
     "  -e, --events EV,...   events to count (default instructions,cycles,branches,branch-misses)\n"
-    "  --time S              measurement budget per benchmark in seconds (0.25)\n"
-    "  --warm-up S           warm-up bound per benchmark in seconds (0.1)\n"
+    "  --time S              measurement budget per benchmark in seconds (0.2)\n"
+    "  --warm-up S           warm-up bound per benchmark in seconds (0.08)\n"
     "  --samples N           exactly N samples, no adaptive stop\n"
     "  --precision P         stop when every CI half-width <= P x estimate (0.01)\n"
     "  --noise P             changes within +-P count as noise (0.01)\n"
@@ -300,6 +300,34 @@ static const dkb_result *find_result(const dkb_result *rs, size_t n, const char 
     return NULL;
 }
 
+/* The benchmarks of one side that the other lacks, named on one line each
+ * way: a comparison that silently covers fewer benchmarks than it seems to
+ * would mislead. */
+static void say_unmatched(const char *prog, const char *name, const dkb_result *rs, size_t n,
+                          const dkb_result *base, size_t n_base)
+{
+    const char *sep = "";
+    for (size_t i = 0; i < n; i++)
+        if (find_result(base, n_base, rs[i].name) == NULL) {
+            if (*sep == '\0')
+                fprintf(stderr, "%s: not in baseline '%s': ", prog, name);
+            fprintf(stderr, "%s%s", sep, rs[i].name);
+            sep = ", ";
+        }
+    if (*sep != '\0')
+        fputc('\n', stderr);
+    sep = "";
+    for (size_t i = 0; i < n_base; i++)
+        if (find_result(rs, n, base[i].name) == NULL) {
+            if (*sep == '\0')
+                fprintf(stderr, "%s: in baseline '%s' but not run: ", prog, name);
+            fprintf(stderr, "%s%s", sep, base[i].name);
+            sep = ", ";
+        }
+    if (*sep != '\0')
+        fputc('\n', stderr);
+}
+
 static const dkb_measure *find_measure(const dkb_result *r, const char *name)
 {
     for (size_t i = 0; i < r->n_measures; i++)
@@ -548,7 +576,11 @@ int dk_bench_main(int argc, char **argv)
             rc = dkb_measure_one(&o.cfg, &src, &plan, e, &results[done]);
         }
         if (rc != 0) {
-            fprintf(stderr, "%s: %s: %s\n", prog, e->name, dkb_last_error());
+            /* The harness's messages start with the benchmark's name. */
+            const char *why = dkb_last_error();
+            size_t len = strlen(e->name);
+            bool named = strncmp(why, e->name, len) == 0 && why[len] == ':';
+            fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ", why);
             status = 1;
             i += k;
             continue;
@@ -571,6 +603,8 @@ int dk_bench_main(int argc, char **argv)
         done += k;
         i += k;
     }
+    if (base != NULL)
+        say_unmatched(prog, o.baseline, results, done, base, n_base);
     if (o.json)
         status |= write_file(prog, o.json, "JSON", &run, rp, bp, done);
     if (o.csv)

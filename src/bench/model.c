@@ -11,6 +11,8 @@ void dkb_result_free(dkb_result *r)
         return;
     free(r->iterations);
     r->iterations = NULL;
+    free(r->preempted);
+    r->preempted = NULL;
     for (size_t i = 0; i < DKB_MAX_MEASURES; i++) {
         free(r->m[i].y);
         r->m[i].y = NULL;

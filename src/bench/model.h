@@ -41,6 +41,13 @@ typedef struct dkb_measure {
     bool has_change;
     dkb_change change;
     double baseline_slope;
+    /* Which estimator gave `slope`: "OLS" (the fit's slope with its
+     * bootstrap CI), "Theil-Sen" (time: the median pair slope with Sen's
+     * interval, robust to preempted samples) or "mean" (flat sampling:
+     * the mean per-iteration value). ols_slope: the OLS slope with its
+     * bootstrap CI whatever the estimator (zero when flat). */
+    char estimator[16];
+    dkb_interval ols_slope;
 } dkb_measure;
 
 /* One benchmark's result. */
@@ -61,6 +68,13 @@ typedef struct dkb_result {
     char level_name[DKB_MAX_LEVELS][16];
     double level_cycle_share[DKB_MAX_LEVELS]; /* fraction of cycles per level */
     bool moved_levels;    /* ran on more than one level */
+    /* Samples during which the thread was switched out (the backend counts
+     * context switches: switches_counted): shown with every other sample,
+     * left out of the time estimate (their time includes other threads').
+     * preempted[i] is 1 for such a sample; NULL when not counted. */
+    bool switches_counted;
+    unsigned char *preempted;
+    size_t n_preempted;
 } dkb_result;
 
 /* What is common to every result of one run. */

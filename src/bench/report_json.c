@@ -81,6 +81,10 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     fputs("},", out);
     interval(out, "slope", &m->slope);
     fputc(',', out);
+    str(out, "estimator", m->estimator);
+    fputc(',', out);
+    interval(out, "ols_slope", &m->ols_slope);
+    fputc(',', out);
     key(out, "per_iter");
     fputc('{', out);
     num(out, "mean", m->per_iter.mean);
@@ -168,7 +172,16 @@ static void result(FILE *out, const dkb_result *r)
     }
     fputs("],", out);
     boolean(out, "moved_levels", r->moved_levels);
-    fputs(",\n     ", out);
+    fputc(',', out);
+    boolean(out, "switches_counted", r->switches_counted);
+    fputc(',', out);
+    num(out, "n_preempted", (double)r->n_preempted);
+    fputc(',', out);
+    key(out, "preempted");
+    fputc('[', out);
+    for (size_t i = 0; r->preempted != NULL && i < r->n_samples; i++)
+        fprintf(out, "%s%u", i ? "," : "", (unsigned)r->preempted[i]);
+    fputs("],\n     ", out);
     key(out, "iterations");
     fputc('[', out);
     for (size_t i = 0; r->iterations != NULL && i < r->n_samples; i++) {

@@ -191,6 +191,18 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
             continue;
         }
         estimate_line(out, label, m, i == 0);
+        if (i == 0 && strcmp(m->estimator, "Theil-Sen") == 0) {
+            /* Which estimator gave the headline, and from which samples. */
+            if (r->n_preempted > 0)
+                fprintf(out, "  %-18s Theil-Sen slope of %zu samples; %zu preempted (context "
+                             "switch) left out of it\n", "estimator:",
+                        r->n_samples - r->n_preempted, r->n_preempted);
+            else
+                fprintf(out, "  %-18s Theil-Sen slope of %zu samples%s\n", "estimator:",
+                        r->n_samples, r->switches_counted ? ", none preempted" : "");
+            if (verbose)
+                estimate_line(out, "OLS slope:", &(dkb_measure){.slope = m->ols_slope}, true);
+        }
         if (verbose) {
             char b[48];
             fprintf(out, "  %-18s R\xC2\xB2 = %.4f, intercept %s\n", "", m->fit.r2,

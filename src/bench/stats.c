@@ -305,6 +305,147 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* Robust slope: Theil-Sen with Sen's distribution-free interval        */
+/* ------------------------------------------------------------------ */
+
+/* The k-th smallest of v[0..n) (0-based), moving v's elements so that
+ * those before k are no larger and those after no smaller (Wirth's
+ * selection, expected O(n)). */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+    while (lo < hi) {
+        double pivot = v[kk];
+        ptrdiff_t i = lo, j = hi;
+        do {
+            while (v[i] < pivot)
+                i++;
+            while (pivot < v[j])
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                j--;
+            }
+        } while (i <= j);
+        if (j < kk)
+            lo = i;
+        if (kk < i)
+            hi = j;
+    }
+    return v[kk];
+}
+
+/* The standard normal quantile (Acklam's rational approximation, relative
+ * error below 1.2e-9), for p in (0, 1). */
+static double normal_quantile(double p)
+{
+    static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                               -2.759285104469687e+02, 1.383577518672690e+02,
+                               -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                               -1.556989798598866e+02, 6.680131188771972e+01,
+                               -1.328068155288572e+01};
+    static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                               -2.400758277161838e+00, -2.549732539343734e+00,
+                               4.374664141464968e+00, 2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                               2.445134137142996e+00, 3.754408661907416e+00};
+    if (p < 0.02425) {
+        double q = sqrt(-2 * log(p));
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+               ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    }
+    if (p > 1 - 0.02425)
+        return -normal_quantile(1 - p);
+    double q = p - 0.5, r = q * q;
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+           (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence,
+                   dkb_interval *out, double *intercept)
+{
+    static const char fn[] = "dkb_theil_sen";
+    if (out == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    if (intercept != NULL)
+        *intercept = 0;
+    if (!pairs_args(fn, x, y, n, 3))
+        return false;
+    if (!(confidence > 0 && confidence < 1)) {
+        dkb_fail(DK_EINVAL, "%s: confidence %g is not strictly between 0 and 1 (e.g. 0.95)", fn,
+                 confidence);
+        return false;
+    }
+    if (n > 65536) {
+        dkb_fail(DK_EINVAL, "%s: %zu samples; its pairwise slopes are counted for at most 65536",
+                 fn, n);
+        return false;
+    }
+    size_t pairs = n * (n - 1) / 2;
+    double *s = alloc_doubles(fn, pairs > n ? pairs : n);
+    if (s == NULL)
+        return false;
+    /* Pairs with equal x give no slope; ties in x also shrink the variance
+     * of Kendall's S: sum over groups of t equal x of t(t-1)(2t+5). */
+    size_t m = 0;
+    double ties = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t same = 0;
+        for (size_t j = i + 1; j < n; j++) {
+            if (x[j] == x[i]) {
+                same++;
+                continue;
+            }
+            s[m++] = (y[j] - y[i]) / (x[j] - x[i]);
+        }
+        bool first = true; /* count each tie group once, at its first member */
+        for (size_t j = 0; j < i && first; j++)
+            first = x[j] != x[i];
+        if (first && same > 0) {
+            double t = (double)(same + 1);
+            ties += t * (t - 1) * (2 * t + 5);
+        }
+    }
+    double dn = (double)n;
+    double var_s = (dn * (dn - 1) * (2 * dn + 5) - ties) / 18;
+    double cz = normal_quantile((1 + confidence) / 2) * sqrt(var_s);
+    double dm = (double)m;
+    /* Ranks (1-based) of the limits: (m - C)/2 and (m + C)/2 + 1, rounded
+     * outwards so the interval is never shorter than the rule says. */
+    double rlo = floor((dm - cz) / 2), rhi = ceil((dm + cz) / 2 + 1);
+    size_t klo = rlo < 1 ? 0 : (size_t)rlo - 1;
+    size_t khi = rhi > dm ? m - 1 : (size_t)rhi - 1;
+    double med = select_kth(s, m, m / 2);
+    if (m % 2 == 0) {
+        double below = select_kth(s, m / 2, m / 2 - 1); /* the largest of the lower half */
+        med = (med + below) / 2;
+    }
+    out->point = med;
+    out->lo = select_kth(s, m, klo);
+    out->hi = select_kth(s, m, khi);
+    if (intercept != NULL) { /* the median of y - slope x */
+        for (size_t i = 0; i < n; i++)
+            s[i] = y[i] - med * x[i];
+        double a = select_kth(s, n, n / 2);
+        if (n % 2 == 0)
+            a = (a + select_kth(s, n / 2, n / 2 - 1)) / 2;
+        *intercept = a;
+    }
+    free(s);
+    bool ok = isfinite(out->point) && isfinite(out->lo) && isfinite(out->hi);
+    if (!ok) {
+        dkb_fail(DK_EINVAL, "%s: the pairwise slopes are not finite (values too large)", fn);
+        memset(out, 0, sizeof *out);
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
 /* Summary                                                             */
 /* ------------------------------------------------------------------ */
 

@@ -45,6 +45,15 @@ bool dkb_ols(const double *x, const double *y, size_t n, dkb_fit *out);
 bool dkb_slope_ci(const double *x, const double *y, size_t n, size_t resamples, uint64_t seed,
                   double confidence, dkb_interval *out);
 
+/* A robust slope for samples with rare large positive errors (a sample
+ * that includes a preemption): the Theil-Sen estimator, the median of the
+ * slopes of every pair with different x, with Sen's distribution-free
+ * interval (limits at ranks (N -+ z sqrt(Var S)) / 2 of the N sorted pair
+ * slopes, Var S Kendall's with ties in x), no resampling. *intercept, when
+ * not NULL, gets the median of y - slope x. At most 65536 samples. */
+bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence,
+                   dkb_interval *out, double *intercept);
+
 /* Location and spread of per-iteration values v[0..n). */
 typedef struct dkb_summary {
     double mean, median, mad, stddev, min, max; /* mad: median absolute deviation, unscaled */

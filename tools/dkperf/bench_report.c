@@ -109,6 +109,10 @@ static void time_row(FILE *out, const char *label, const summary *s)
     char a[64], b[64], c[64], row[192];
     fputs("  ", out);
     cell(out, label, 16);
+    if (s->n == 1) { /* one run: its value; no spread, no outliers to speak of */
+        fprintf(out, "%s\n", fmt_time(s->mean, scale, unit, a, sizeof a));
+        return;
+    }
     snprintf(row, sizeof row, "%s ± %s", fmt_time(s->mean, scale, unit, a, sizeof a),
              fmt_time(s->stddev, scale, unit, b, sizeof b));
     cell(out, row, 26);
@@ -131,6 +135,10 @@ static void event_row(FILE *out, const bench_event *e, const summary *s)
     }
     if (s->n == 0) {
         fputs("<not counted>\n", out);
+        return;
+    }
+    if (s->n == 1) {
+        fprintf(out, "%s\n", fmt_value(e, s->mean, s->mean, 1, a, sizeof a));
         return;
     }
     snprintf(row, sizeof row, "%s ± %s", fmt_value(e, s->mean, s->mean, 1, a, sizeof a),
@@ -224,6 +232,43 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
+/* The commands of one side that the other lacks: a comparison that covers
+ * fewer commands than it seems to would mislead. */
+static void print_unmatched(FILE *out, const bench_report *r, const json_value *root)
+{
+    bool any = false;
+    for (size_t k = 0; k < r->ncmd; k++)
+        if (baseline_result(root, r->cmd[k].text) == NULL) {
+            if (any)
+                fprintf(out, ", '%s'", r->cmd[k].text);
+            else
+                fprintf(out, "\nNot in baseline '%s': '%s'", r->o->baseline, r->cmd[k].text);
+            any = true;
+        }
+    if (any)
+        fputc('\n', out);
+    const json_value *results = json_get(root, "results");
+    bool first = true;
+    for (size_t i = 0; results != NULL && results->kind == JSON_ARRAY && i < results->n; i++) {
+        const json_value *c = json_get(&results->items[i], "command");
+        if (c == NULL || c->kind != JSON_STRING)
+            continue;
+        bool ran = false;
+        for (size_t k = 0; k < r->ncmd && !ran; k++)
+            ran = strcmp(r->cmd[k].text, c->string) == 0;
+        if (ran)
+            continue;
+        if (first)
+            fprintf(out, "%sIn baseline '%s' but not run: '%s'", any ? "" : "\n", r->o->baseline,
+                    c->string);
+        else
+            fprintf(out, ", '%s'", c->string);
+        first = false;
+    }
+    if (!first)
+        fputc('\n', out);
+}
+
 /* ---- the report ---- */
 
 static void print_comparisons(FILE *out, const bench_report *r)
@@ -237,7 +282,10 @@ static void print_comparisons(FILE *out, const bench_report *r)
         if (k == best)
             continue;
         double sigma, ratio = summary_ratio(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
-        fprintf(out, "    %.2f ± %.2f times faster than '%s'\n", ratio, sigma, r->cmd[k].text);
+        if (r->cmd[best].wall.n < 2 || r->cmd[k].wall.n < 2) /* one run has no spread */
+            fprintf(out, "    %.2f times faster than '%s'\n", ratio, r->cmd[k].text);
+        else
+            fprintf(out, "    %.2f ± %.2f times faster than '%s'\n", ratio, sigma, r->cmd[k].text);
     }
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].instructions || !r->ev[e].supported)
@@ -256,8 +304,12 @@ static void print_comparisons(FILE *out, const bench_report *r)
             if (k == best)
                 continue;
             double sigma, ratio = summary_ratio(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
-            fprintf(out, "    %.2f ± %.2f times fewer %s than '%s'\n", ratio, sigma, r->ev[e].name,
-                    r->cmd[k].text);
+            if (r->cmd[best].ev[e].n < 2 || r->cmd[k].ev[e].n < 2)
+                fprintf(out, "    %.2f times fewer %s than '%s'\n", ratio, r->ev[e].name,
+                        r->cmd[k].text);
+            else
+                fprintf(out, "    %.2f ± %.2f times fewer %s than '%s'\n", ratio, sigma,
+                        r->ev[e].name, r->cmd[k].text);
         }
         break;
     }
@@ -272,22 +324,33 @@ void bench_print(FILE *out, const bench_report *r, const json_value *baseline)
         fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
         fputs("  ", out);
         cell(out, "", 16);
-        cell(out, "mean ± σ", 26);
-        cell(out, "median", 14);
-        cell(out, "min … max", 26);
-        fputs("outliers\n", out);
+        if (c->nruns == 1) {
+            fputs("value\n", out);
+        } else {
+            cell(out, "mean ± σ", 26);
+            cell(out, "median", 14);
+            cell(out, "min … max", 26);
+            fputs("outliers\n", out);
+        }
         time_row(out, "wall time", &c->wall);
         for (size_t e = 0; e < r->nev; e++)
             event_row(out, &r->ev[e], &c->ev[e]);
         const char *unit;
         double scale = time_scale(c->user.mean > c->sys.mean ? c->user.mean : c->sys.mean, &unit);
         char a[64], b[64];
-        fprintf(out, "  %zu runs; user %s, system %s (means)\n", c->nruns,
-                fmt_time(c->user.mean, scale, unit, a, sizeof a),
-                fmt_time(c->sys.mean, scale, unit, b, sizeof b));
+        if (c->nruns == 1)
+            fprintf(out, "  1 run; user %s, system %s\n",
+                    fmt_time(c->user.mean, scale, unit, a, sizeof a),
+                    fmt_time(c->sys.mean, scale, unit, b, sizeof b));
+        else
+            fprintf(out, "  %zu runs; user %s, system %s (means)\n", c->nruns,
+                    fmt_time(c->user.mean, scale, unit, a, sizeof a),
+                    fmt_time(c->sys.mean, scale, unit, b, sizeof b));
         if (baseline != NULL)
             print_baseline(out, r, c, baseline);
     }
+    if (baseline != NULL)
+        print_unmatched(out, r, baseline);
     if (r->ncmd > 1)
         print_comparisons(out, r);
     fprintf(out, "\nCounted with the %s backend; the first run: %s.\n", r->backend, r->scope);
