@@ -163,4 +163,10 @@ int dk__pe_group_stop(dk_group *g);
 int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 void dk__pe_group_close(dk_group *g);
 
+/* ---- pe_tasks.c -------------------------------------------------------- */
+
+/* The thread ids of process pid, pid itself first (just pid without /proc).
+ * Returns 0 with *tids allocated (the caller frees it), or DK_ENOMEM. */
+int dk__pe_task_ids(int pid, int **tids, size_t *n);
+
 #endif /* DKPERF_BACKEND_PE_INTERNAL_H */
