@@ -343,6 +343,18 @@ for env, backend in ((SIM, "kperf"), (SIM_NOROOT, "selfcounts")):
     one_line_error(["-t", str(busy.pid), "--timeout", "200"],
                    r"-t \d+: .*macOS counts one thread only from inside its own process", env)
 stop(busy)
+# A process reaped at once by its parent: macOS cannot read it any more, so
+# its counts are those of the last reading before its exit, not 0.
+parent = subprocess.Popen(["sh", "-c", f"{sys.executable} -c 'import time\nt = time.time()\n"
+                           f"while time.time() - t < 0.8: pass' & echo $!; wait; sleep 30"],
+                          stdout=subprocess.PIPE)
+child = int(parent.stdout.readline())
+rc, rep, err = attach(["-p", str(child), "-e", "instructions"], SIM_NOROOT)
+stop(parent)
+if rep is not None and (rc != 0 or not value(rep, "instructions") or
+                        f"process {child} exited after" not in rep["notes"]):
+    fail(f"sim -p of a process reaped at its exit: exit {rc}, {rep['events']}, "
+         f"notes {rep['notes']!r}")
 # Nothing is left held when attaching fails on the sim (machine state from outside).
 state = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"dkperf-attach-state-{os.getpid()}")
 env = dict(SIM, DKPERF_SIM_STATE=state)

@@ -141,8 +141,10 @@ typedef struct watch {
 } watch;
 
 /* The groups' counts, summed. A group whose process has ended and cannot
- * be read any more (macOS, once it is reaped) keeps its last reading. */
-static int read_all(watch *w, uint64_t *values, dk_reading *info)
+ * be read any more (macOS, once it is reaped) keeps its last reading; so
+ * does any group when quiet (the attached ids' readings between intervals,
+ * kept for that case: one may end between a look and a read). */
+static int read_all(watch *w, uint64_t *values, dk_reading *info, bool quiet)
 {
     size_t n = w->rep->n;
     memset(values, 0, n * sizeof *values);
@@ -151,14 +153,14 @@ static int read_all(watch *w, uint64_t *values, dk_reading *info)
         uint64_t v[DK_MAX_EVENTS];
         dk_reading r[DK_MAX_EVENTS];
         int rc = dk_group_read(w->groups[k], v, r);
-        if (rc != 0 && (w->child != 0 || !w->gone[k])) {
+        if (rc != 0 && !quiet && (w->child != 0 || !w->gone[k])) {
             cli_error("stat", "reading the counters failed: %s", dk_last_error());
             return rc;
         }
         if (rc == 0 && w->last != NULL) {
             memcpy(w->last[k], v, n * sizeof *v);
             memcpy(w->last_info[k], r, n * sizeof *r);
-        } else if (rc != 0) {
+        } else if (rc != 0 && w->last != NULL) {
             memcpy(v, w->last[k], n * sizeof *v);
             memcpy(r, w->last_info[k], n * sizeof *r);
         }
@@ -238,7 +240,7 @@ static int wait_loop(watch *w)
         if (now >= next) {
             uint64_t values[DK_MAX_EVENTS];
             dk_reading info[DK_MAX_EVENTS];
-            rc = read_all(w, values, info);
+            rc = read_all(w, values, info, false);
             if (rc != 0)
                 break;
             stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
@@ -247,6 +249,11 @@ static int wait_loop(watch *w)
             if (next <= now) /* missed whole intervals: skip to the next one ahead */
                 next = (now / interval + 1) * interval;
             continue;
+        }
+        if (w->child == 0) { /* the counts so far, for an id that ends before the next look */
+            uint64_t values[DK_MAX_EVENTS];
+            dk_reading info[DK_MAX_EVENTS];
+            (void)read_all(w, values, info, true);
         }
         uint64_t wake = next;
         if (timeout > 0 && !w->timed_out && timeout < wake)
@@ -461,7 +468,7 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     rc = wait_loop(&w);
     out->elapsed_ns = monotonic_ns() - w.t0;
     if (rc == 0)
-        rc = read_all(&w, out->values, out->info);
+        rc = read_all(&w, out->values, out->info, false);
     if (rc == 0 && o->interval_ms > 0)
         stat_interval_print(rep->out, rep, o, &w.iv, out->elapsed_ns, out->values, out->info);
     for (size_t k = 0; k < m; k++)
