@@ -272,6 +272,18 @@ if p.returncode != 130 or len(objs) < 3 or "interval" not in objs[-2] or "events
 elif abs(objs[-2]["interval"] - objs[-1]["elapsed_ns"] / 1e9) > 1e-6:
     fail("-p -I then SIGINT: the last interval does not end with the totals")
 
+# The same with a command: Ctrl-C reaches it, and its end ends the count.
+p = subprocess.Popen([dkperf, "stat", "-I", "100", "--json", "-e", "task-clock", "--", "sleep",
+                      "30"], env=LINUX, stderr=subprocess.PIPE)
+first = p.stderr.readline()
+p.send_signal(signal.SIGINT)
+rest = p.stderr.read().decode()
+p.wait(timeout=60)
+objs = [json.loads(l, strict=True) for l in [first.decode()] + rest.splitlines() if l.strip()]
+if p.returncode != 130 or len(objs) < 3 or "interval" not in objs[-2] or \
+        objs[-1].get("exit_status") != 130 or objs[-1]["elapsed_ns"] > 20e9:
+    fail(f"-I -- sleep 30 then SIGINT: exit {p.returncode}, output:\n{first.decode()}{rest}")
+
 # Several processes at once, and one that exits while attached.
 short = subprocess.Popen(["sleep", "0.5"])
 t0 = time.monotonic()
