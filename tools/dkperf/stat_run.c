@@ -138,6 +138,7 @@ typedef struct watch {
     bool *gone; /* attached: the id has ended */
     uint64_t t0;
     bool timed_out;
+    bool refresh; /* read between intervals: an ended id's counts vanish (macOS) */
 } watch;
 
 /* The groups' counts, summed. A group whose process has ended and cannot
@@ -250,7 +251,7 @@ static int wait_loop(watch *w)
                 next = (now / interval + 1) * interval;
             continue;
         }
-        if (w->child == 0) { /* the counts so far, for an id that ends before the next look */
+        if (w->refresh) { /* the counts so far, for an id that ends before the next look */
             uint64_t values[DK_MAX_EVENTS];
             dk_reading info[DK_MAX_EVENTS];
             (void)read_all(w, values, info, true);
@@ -424,6 +425,8 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     w.o = o;
     w.rep = rep;
     w.ngroups = m;
+    /* perf_event counters stay readable after their task exits. */
+    w.refresh = strcmp(dk_sampler_backend(s), "perf_event") != 0;
     w.groups = calloc(m, sizeof *w.groups);
     w.last = calloc(m, sizeof *w.last);
     w.last_info = calloc(m, sizeof *w.last_info);
