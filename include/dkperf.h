@@ -322,6 +322,15 @@ DK_EXPORT void dk_thread_close(dk_thread *t);
  *   kperf       process: instructions and cycles only (proc_pid_rusage);
  *               system: any event, from the per-CPU counters
  *   selfcounts  process: instructions and cycles only; no system scope
+ *
+ * Thread scope (DK_SCOPE_THREAD, pid is a thread id of any process): that
+ * one thread, not the threads it starts; perf_event only (macOS gives no
+ * counters of another process's thread without code injected into it:
+ * kperf and selfcounts return DK_ENOTSUP). A process scope on another
+ * running process (perf_event) counts every thread it has when the group
+ * opens (from /proc/PID/task) and those they start afterwards; a thread
+ * started in between the listing and the opening is missed, as with
+ * perf stat -p.
  */
 typedef enum dk_scope {
     DK_SCOPE_PROCESS = 1, /* one process (pid) */
@@ -355,8 +364,9 @@ typedef struct dk_group dk_group;
 
 /*
  * dk_group_open - counters for n named events over a scope. pid is the
- * process for DK_SCOPE_PROCESS (0: this one) and ignored for
- * DK_SCOPE_SYSTEM. Names resolve as for dk_thread_open_names; a name no
+ * process for DK_SCOPE_PROCESS (0: this one), the thread id (above 0) for
+ * DK_SCOPE_THREAD (not with DK_GROUP_ENABLE_ON_EXEC or DK_GROUP_CHILDREN),
+ * and ignored for DK_SCOPE_SYSTEM. Names resolve as for dk_thread_open_names; a name no
  * database knows is always an error, one the scope cannot count is an
  * error unless DK_GROUP_PARTIAL.
  * Returns 0 and sets *out (stopped unless DK_GROUP_ENABLE_ON_EXEC), or

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "api.h"
@@ -620,6 +621,81 @@ TEST_CASE(linux_system_group_reads_each_cpu)
     }
     free(cpus);
     dk_group_close(g);
+}
+
+/* One thread (DK_SCOPE_THREAD): a thread id above 0, nothing inherited. */
+TEST_CASE(thread_scope_arguments)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"instructions"};
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_THREAD, 0, names, 1, 0, &g), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "DK_SCOPE_THREAD");
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_THREAD, getpid(), names, 1, DK_GROUP_ENABLE_ON_EXEC, &g),
+              DK_EINVAL);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_THREAD, getpid(), names, 1, DK_GROUP_CHILDREN, &g),
+              DK_EINVAL);
+    CHECK(g == NULL);
+    dk_sampler_close(s);
+}
+
+/* macOS counts a thread only from inside its own process. */
+TEST_CASE(sim_thread_scope_is_not_supported)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"instructions"};
+    dk_group *g = NULL;
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_THREAD, getpid(), names, 1, DK_GROUP_PARTIAL, &g),
+              DK_ENOTSUP);
+    CHECK_CONTAINS(dk_last_error(), "without injecting code");
+    CHECK(g == NULL);
+    dk_sampler_close(s);
+}
+
+static volatile int spin_stop;
+static volatile pid_t spin_tid;
+
+static void *spin_thread(void *arg)
+{
+    (void)arg;
+    spin_tid = (pid_t)syscall(SYS_gettid);
+    while (!spin_stop)
+        ;
+    return NULL;
+}
+
+/* A thread group counts that thread alone: a spinning thread's time, and
+ * next to nothing of the sleeping main thread of the same process. */
+TEST_CASE(linux_thread_scope_counts_one_thread)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"task-clock"};
+    pthread_t th;
+    spin_stop = 0;
+    spin_tid = 0;
+    CHECK_INT(pthread_create(&th, NULL, spin_thread, NULL), ==, 0);
+    while (spin_tid == 0)
+        dkt_sleep_ms(1);
+    dk_group *busy = NULL, *idle = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_THREAD, spin_tid, names, 1, 0, &busy));
+    CHECK_OK(dk_group_open(s, DK_SCOPE_THREAD, getpid(), names, 1, 0, &idle));
+    CHECK_CONTAINS(dk_group_scope(busy), "thread");
+    CHECK_OK(dk_group_start(busy));
+    CHECK_OK(dk_group_start(idle));
+    uint64_t t0 = monotonic_ns();
+    dkt_sleep_ms(300);
+    uint64_t b, i;
+    CHECK_OK(dk_group_read(busy, &b, NULL));
+    CHECK_OK(dk_group_read(idle, &i, NULL));
+    uint64_t wall = monotonic_ns() - t0;
+    spin_stop = 1;
+    pthread_join(th, NULL);
+    /* Loaded machine: the spinner gets at least a tenth of a CPU. */
+    CHECK_U64(b, >=, wall / 10);
+    CHECK_U64(b, <=, wall + 50000000);
+    CHECK_U64(i, <, 30000000);
+    dk_group_close(busy);
+    dk_group_close(idle);
     dk_sampler_close(s);
 }
 

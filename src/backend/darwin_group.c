@@ -135,8 +135,20 @@ int dk__fixed_slot(const dk_database_event *ev)
     return -1;
 }
 
+int dk__darwin_thread_scope(const dk_group *g)
+{
+    return dk__fail(DK_ENOTSUP,
+                    "dk_group_open: thread %d: macOS counts one thread only from inside its "
+                    "own process (thread_selfcounts, kpc thread counters); another process's "
+                    "threads cannot be counted without injecting code: count the process "
+                    "(instructions and cycles) or every CPU instead",
+                    g->pid);
+}
+
 int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others)
 {
+    if (g->scope == DK_SCOPE_THREAD)
+        return dk__darwin_thread_scope(g);
     if (g->flags & DK_GROUP_CHILDREN)
         return dk__fail(DK_ENOTSUP, "dk_group_open: DK_GROUP_CHILDREN needs counters that "
                                     "processes inherit (perf_event); on macOS open a process "

@@ -11,6 +11,9 @@
  * than instructions and cycles are refused (or marked, with
  * DK_GROUP_PARTIAL) with "<event> " + why_others. */
 int dk__rusage_group_open(dk_group *g, const char *root, const char *why_others);
+/* DK_ENOTSUP for DK_SCOPE_THREAD, recorded with the reason: macOS has no
+ * counters of another process's thread without injecting code into it. */
+int dk__darwin_thread_scope(const dk_group *g);
 int dk__rusage_group_start(dk_group *g);
 int dk__rusage_group_stop(dk_group *g);
 int dk__rusage_group_read(dk_group *g, uint64_t *values, dk_reading *info);

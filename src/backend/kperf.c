@@ -600,6 +600,8 @@ static int read_cpus(session *k, kgroup *kg, uint64_t *sums)
 static int kperf_group_open(dk_group *g)
 {
     session *k = g->sampler->impl;
+    if (g->scope == DK_SCOPE_THREAD)
+        return dk__darwin_thread_scope(g);
     if (g->scope == DK_SCOPE_PROCESS)
         return dk__rusage_group_open(
             g, k->root,

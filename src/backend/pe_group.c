@@ -257,12 +257,25 @@ int dk__pe_group_open(dk_group *g)
             g->pid = getpid();
     }
     bool children = (g->flags & DK_GROUP_CHILDREN) != 0;
+    bool thread = g->scope == DK_SCOPE_THREAD;
+    /* A running process: a counter on each thread it has (inherit covers
+     * only those created afterwards). A process held before its exec has
+     * one thread, and this process keeps counting its own main thread. */
+    int *tids = NULL;
+    size_t ntids = 0;
+    bool attach = g->scope == DK_SCOPE_PROCESS && g->pid != getpid() &&
+                  !(g->flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN));
+    if (attach && dk__pe_task_ids(g->pid, &tids, &ntids) != 0) {
+        free(cpus);
+        return DK_ENOMEM;
+    }
     pe_pgroup *pg = calloc(1, sizeof *pg);
     struct perf_event_attr *attrs = calloc(DK__PE_CORE_PMUS_MAX, sizeof *attrs);
     if (pg == NULL || attrs == NULL) {
         free(pg);
         free(attrs);
         free(cpus);
+        free(tids);
         return dk__fail(DK_ENOMEM, "dk_group_open: out of memory");
     }
     int rc = 0;
@@ -283,13 +296,17 @@ int dk__pe_group_open(dk_group *g)
             struct perf_event_attr *a = &attrs[j];
             a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
             a->disabled = 1;
-            a->inherit = !system;
+            a->inherit = !system && !thread;
             a->enable_on_exec =
                 !system && (g->flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN)) != 0;
             dk__pe_apply_exclusions(k, a, def->exclude);
-            for (size_t c = 0; c < ncpus && !failed; c++) {
-                where.cpu = cpus[c];
+            for (size_t c = 0; c < ncpus * (attach ? ntids : 1) && !failed; c++) {
+                where.cpu = cpus[attach ? 0 : c];
+                if (attach)
+                    where.pid = tids[c];
                 int fd = dk__pe_open_fd(k, a, &where, -1);
+                if (fd < 0 && attach && c > 0 && errno == ESRCH)
+                    continue; /* a thread that ended since the list was read */
                 if (fd < 0) {
                     failed = fd;
                     break;
@@ -331,6 +348,7 @@ int dk__pe_group_open(dk_group *g)
     if (rc == 0 && system)
         rc = describe_cpus(g, k, cpus, ncpus);
     free(cpus);
+    free(tids);
     if (rc != 0) {
         free(g->cpus);
         g->cpus = NULL;
@@ -342,6 +360,13 @@ int dk__pe_group_open(dk_group *g)
     pg->children = children;
     if (system)
         snprintf(g->scope_text, sizeof g->scope_text, "every CPU (%zu online)", ncpus);
+    else if (thread)
+        snprintf(g->scope_text, sizeof g->scope_text, "thread %d (not the threads it starts)",
+                 g->pid);
+    else if (attach)
+        snprintf(g->scope_text, sizeof g->scope_text,
+                 "process %d (its %zu thread%s and the threads and processes they start)",
+                 g->pid, ntids, ntids == 1 ? "" : "s");
     else if (children)
         snprintf(g->scope_text, sizeof g->scope_text,
                  "the processes process %d starts, each from its exec, and their children",

@@ -180,4 +180,10 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
 int dk__pe_sampling_wait(dk_sampling *p, int timeout_ms);
 void dk__pe_sampling_close(dk_sampling *p);
 
+/* ---- pe_tasks.c -------------------------------------------------------- */
+
+/* The thread ids of process pid, pid itself first (just pid without /proc).
+ * Returns 0 with *tids allocated (the caller frees it), or DK_ENOMEM. */
+int dk__pe_task_ids(int pid, int **tids, size_t *n);
+
 #endif /* DKPERF_BACKEND_PE_INTERNAL_H */

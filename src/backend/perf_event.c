@@ -128,6 +128,13 @@ int dk__pe_open_fd(const pe_session *k, struct perf_event_attr *attr, const pe_t
                          "counting every CPU needs CAP_PERFMON or kernel.perf_event_paranoid "
                          "at 0 or below (it is %d)",
                          k->paranoid);
+    else if (where->pid > 0 && where->pid != getpid() && (e == EACCES || e == EPERM))
+        rc = dk__fail_os(DK_EPERM, e,
+                         "counting process %d (event %s) was refused: another user's process "
+                         "needs CAP_PERFMON or CAP_SYS_PTRACE (perf_event_open checks ptrace read "
+                         "access), and kernel.perf_event_paranoid is %d (above 1 also refuses "
+                         "kernel-mode counts to unprivileged users)",
+                         (int)where->pid, where->event, k->paranoid);
     else if (where->pid > 0 && e == ESRCH)
         rc = dk__fail_os(DK_EOS, e, "there is no process %d", (int)where->pid);
     else

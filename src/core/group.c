@@ -1,5 +1,5 @@
 /*
- * group.c - dk_group: counting a whole process or every CPU.
+ * group.c - dk_group: counting a whole process, one thread or every CPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +26,13 @@ static int group_open(dk_sampler *s, dk_scope scope, int pid, const char *const 
     int rc = dk__sampler_counts(s, "dk_group_open");
     if (rc != 0)
         return rc;
-    if (scope != DK_SCOPE_PROCESS && scope != DK_SCOPE_SYSTEM)
+    if (scope != DK_SCOPE_PROCESS && scope != DK_SCOPE_SYSTEM && scope != DK_SCOPE_THREAD)
         return dk__fail(DK_EINVAL, "dk_group_open: %d is not a scope", (int)scope);
+    /* One thread counts itself only: nothing it starts, no exec to wait for. */
+    if (scope == DK_SCOPE_THREAD &&
+        (pid <= 0 || (flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN))))
+        return dk__fail(DK_EINVAL, "dk_group_open: DK_SCOPE_THREAD needs a thread id above 0 "
+                                   "and neither DK_GROUP_ENABLE_ON_EXEC nor DK_GROUP_CHILDREN");
     if (n == 0 || n > DK_MAX_EVENTS)
         return dk__fail(DK_EINVAL, "dk_group_open: %zu events; give 1 to %d", n, DK_MAX_EVENTS);
     const unsigned known = DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_PARTIAL | DK_GROUP_CHILDREN;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Signal sweep: SIGINT, SIGTERM and SIGKILL sent at random (seeded) delays
-to `dkperf stat -- <busy command>` and `dkperf stat -a -- <busy command>`
-on the simulated frameworks, some runs with DKPERF_SIM_SLOW on framework
+to `dkperf stat -- <busy command>`, `dkperf stat -a -- <busy command>`,
+`dkperf stat -I 20 -- <busy command>` and `dkperf stat -p PID -I 50` (a busy
+process started apart, in a session of its own) on the simulated frameworks, some runs with DKPERF_SIM_SLOW on framework
 calls so that the signal lands inside opening, starting, reading or
 releasing the counters. For each run:
 
@@ -37,6 +38,7 @@ SLOW = {
     "release": "kpc_force_all_ctrs_set:200",
 }
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+MODES = ("stat", "stat-a", "stat-I", "stat-p")
 
 
 def session_procs(sid):
@@ -59,6 +61,7 @@ def session_procs(sid):
 def one(args, case):
     mode, slow, sig, delay, burn = case
     w = sweeplib.Workdir("dkperf-signal-")
+    target = None
     try:
         env = sweeplib.base_env(args.sim_root)
         # LeakSanitizer checks at exit from a tracer it clones: a signal that
@@ -69,8 +72,16 @@ def one(args, case):
         env["DKPERF_SIM_STATE"] = w.file("state")
         if SLOW[slow]:
             env["DKPERF_SIM_SLOW"] = SLOW[slow]
-        argv = [args.dkperf, "stat"] + (["-a"] if mode == "stat-a" else []) + [
-            "-e", "instructions,cycles", "--", args.busy, "--work-only", "--burn-ms", str(burn)]
+        busy = [args.busy, "--work-only", "--burn-ms", str(burn)]
+        if mode == "stat-p":
+            # Counted until the signal: it outlives any delay, and is ended below.
+            target = subprocess.Popen([args.busy, "--work-only", "--burn-ms", "60000"],
+                                      stdin=subprocess.DEVNULL, start_new_session=True)
+            argv = [args.dkperf, "stat", "-p", str(target.pid), "-I", "50"]
+        else:
+            argv = [args.dkperf, "stat"] + {"stat-a": ["-a"], "stat-I": ["-I", "20"]}.get(
+                mode, []) + ["--"] + busy
+        argv[2:2] = ["-e", "instructions,cycles"]
         p = subprocess.Popen(argv, env=env, cwd=w.path, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              start_new_session=True)
@@ -129,6 +140,9 @@ def one(args, case):
         del r
         return problems
     finally:
+        if target is not None:
+            target.kill()
+            target.wait()
         w.close()
 
 
@@ -149,7 +163,7 @@ def main():
     # Every mode x slow call x signal once, then random ones, in batches,
     # until the time is up.
     first = [] if args.quick else [
-        (m, s, g) for m in ("stat", "stat-a") for s in SLOW for g in SIGNALS]
+        (m, s, g) for m in MODES for s in SLOW for g in SIGNALS]
     results = []
     end = time.monotonic() + args.seconds
     batch_no = 0
@@ -159,7 +173,7 @@ def main():
             if first:
                 m, s, g = first.pop(0)
             else:
-                m, s, g = rng.choice(("stat", "stat-a")), rng.choice(list(SLOW)), rng.choice(SIGNALS)
+                m, s, g = rng.choice(MODES), rng.choice(list(SLOW)), rng.choice(SIGNALS)
             delay = round(rng.uniform(0.0, 0.6), 3)
             burn = rng.choice((50, 300, 800))
             batch.append((m, s, int(g), delay, burn))

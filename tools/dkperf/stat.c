@@ -97,7 +97,13 @@ int cmd_stat(int argc, char **argv)
     }
 
     int exec_failed = 0, interrupted = 0;
-    for (long r = 0; rc == 0 && signals_got() == 0 && r < o.repeat; r++) {
+    rep.out = out;
+    if (rc == 0 && o.npids > 0) { /* -p, -t: what is counted already runs */
+        rc = stat_run_attach(s, &o, names, n, &rep, &rep.runs[0]);
+        if (rc == 0)
+            rep.nruns = 1;
+    }
+    for (long r = 0; rc == 0 && o.npids == 0 && signals_got() == 0 && r < o.repeat; r++) {
         rc = stat_run_once(s, &o, names, n, &rep, &rep.runs[rep.nruns], &exec_failed);
         if (rc != 0 || exec_failed)
             break;

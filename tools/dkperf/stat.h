@@ -36,7 +36,38 @@ typedef struct report {
     bool signaled; /* the last run's command was killed by a signal */
     char scope[128];
     struct stat_rows *rows; /* per-CPU and per-level counts (stat_rows.c), or NULL */
+    FILE *out;       /* where -I prints each interval as it ends */
+    bool attached;   /* -p or -t: no command ran */
+    char notes[512]; /* what ended the attached count: "process 123 exited after 1.204 s" */
 } report;
+
+/* -I: what the last interval printed ended at (stat_interval.c). */
+typedef struct stat_interval {
+    uint64_t last[DK_MAX_EVENTS]; /* the running totals then */
+    dk_reading last_info[DK_MAX_EVENTS];
+    uint64_t last_ns; /* since the start */
+    size_t printed;
+} stat_interval;
+
+/*
+ * Print the interval from iv's last one to since_ns (since the counting
+ * began), whose running totals are values and info, in o's format (human,
+ * CSV or one JSON line), and flush it; iv moves on. Each interval's counts
+ * are the difference of two running totals, so the intervals add up to the
+ * total (scaled counts that shrink print 0 until they have grown back).
+ */
+void stat_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
+                         uint64_t since_ns, const uint64_t *values, const dk_reading *info);
+
+/*
+ * -p or -t: count the running processes or threads in o until a signal
+ * (Ctrl-C), --timeout or the exit of every one of them; -I prints
+ * intervals meanwhile. Returns 0 with the counts in *out and rep filled,
+ * or EXIT_SETUP after one line saying why (nothing is left open), or
+ * 128 + signal when interrupted before counting began.
+ */
+int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
+                    run *out);
 
 /*
  * One run: fork the command held before exec, open the counters on it (or

@@ -9,13 +9,76 @@
 #include "options.h"
 #include "stat_options.h"
 
+/* -p/-t's list: ids above 0, each once. */
+static int parse_ids(const char *opt, const char *v, stat_options *o)
+{
+    free(o->pids);
+    o->pids = NULL;
+    o->npids = 0;
+    size_t cap = 1;
+    for (const char *p = v; *p != '\0'; p++)
+        cap += *p == ',';
+    if (cap > STAT_MAX_PIDS) {
+        cli_error("stat", "%s %.32s: at most %d ids", opt, v, STAT_MAX_PIDS);
+        return EXIT_USAGE;
+    }
+    o->pids = calloc(cap, sizeof *o->pids);
+    if (o->pids == NULL) {
+        cli_error("stat", "out of memory while reading %s", opt);
+        return EXIT_SETUP;
+    }
+    const char *p = v;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        char num[24];
+        long id = 0;
+        bool ok = len > 0 && len < sizeof num;
+        if (ok) {
+            memcpy(num, p, len);
+            num[len] = '\0';
+            ok = opt_number(num, &id) && id > 0 && id <= 0x7fffffffL;
+        }
+        if (!ok) {
+            cli_error("stat", "%s %.64s: give %s ids above 0, separated by commas", opt, v,
+                      o->threads ? "thread" : "process");
+            return EXIT_USAGE;
+        }
+        for (size_t k = 0; k < o->npids; k++)
+            if (o->pids[k] == (int)id) {
+                cli_error("stat", "%s %.64s: %ld is given twice (it would be counted twice)",
+                          opt, v, id);
+                return EXIT_USAGE;
+            }
+        o->pids[o->npids++] = (int)id;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+/* -I's and --timeout's milliseconds. */
+static bool parse_ms(const char *opt, const char *v, long *out)
+{
+    if (!opt_number(v, out) || *out < STAT_MIN_INTERVAL_MS || *out > STAT_MAX_INTERVAL_MS) {
+        cli_error("stat", "%s %.32s: give milliseconds from %d (shorter is dominated by the cost "
+                          "of reading the counters) to %ld",
+                  opt, v, STAT_MIN_INTERVAL_MS, STAT_MAX_INTERVAL_MS);
+        return false;
+    }
+    return true;
+}
+
 void help_stat(FILE *out)
 {
     fputs("usage: dkperf stat [-e EV[,EV...]] [-r N] [-x SEP | --json] [-o FILE] [-a]\n"
           "                   [-A | --per-core | --per-level] [-C CPUS]\n"
-          "                   [--backend NAME] [--] CMD [ARGS...]\n"
+          "                   [-I MS] [--timeout MS] [--backend NAME] [--] CMD [ARGS...]\n"
+          "       dkperf stat [options] -p PID[,PID...] | -t TID[,TID...]\n"
           "\n"
-          "Run CMD and report its counts, then exit as CMD did.\n"
+          "Run CMD and report its counts, then exit as CMD did; or count running\n"
+          "processes or threads until Ctrl-C, --timeout or their exit.\n"
           "\n"
           "  -e, --events EV,...  events to count: portable names (instructions, cycles,\n"
           "                       branches, branch-misses, ...), native names or aliases,\n"
@@ -39,6 +102,18 @@ void help_stat(FILE *out)
           "                       split (macOS 12+: instructions and cycles, no root needed)\n"
           "  -C, --cpu CPUS       count only these CPUs (\"0,2-3\"); implies -a\n"
           "      --backend NAME   auto, kperf, selfcounts or perf_event\n"
+          "  -I, --interval-print MS\n"
+          "                       also print each MS milliseconds' counts (at least 10)\n"
+          "                       while counting, the seconds since the start first; with\n"
+          "                       --json one object per interval, each on one line\n"
+          "  -p, --pid PID,...    count these running processes (all their threads and\n"
+          "                       the threads and processes they start) instead of CMD;\n"
+          "                       macOS: their instructions and cycles only\n"
+          "                       (proc_pid_rusage); for other events count every\n"
+          "                       CPU instead (-a, root)\n"
+          "  -t, --tid TID,...    count these threads alone (Linux only)\n"
+          "      --timeout MS     stop after MS milliseconds (at least 10); a CMD still\n"
+          "                       running is sent SIGTERM\n"
           "\n"
           "On a Mac with P and E cores, stat on CMD also shows how CMD's instructions and\n"
           "cycles split between them (rows \"P\" and \"E\" below the totals).\n"
@@ -46,7 +121,8 @@ void help_stat(FILE *out)
           "Exit status: CMD's (128+N when signal N ended it; 127 not found, 126 not\n"
           "executable); 2 for a usage error; 1 when the counters could not be set up,\n"
           "read or given back, or the report could not be written; 128+N when signal N\n"
-          "reached dkperf while no command was running.\n",
+          "reached dkperf while no command was running. With -p or -t: 0 at the timeout\n"
+          "or when every one has exited, 128+N when signal N (Ctrl-C) ended the count.\n",
           out);
 }
 
@@ -142,6 +218,25 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
         } else if (opt_takes("stat", argc, argv, &i, NULL, "--backend", &v)) {
             if ((o->backend = v) == NULL)
                 return EXIT_USAGE;
+        } else if (opt_takes("stat", argc, argv, &i, "-I", "--interval-print", &v)) {
+            if (v == NULL || !parse_ms("-I", v, &o->interval_ms))
+                return EXIT_USAGE;
+        } else if (opt_takes("stat", argc, argv, &i, NULL, "--timeout", &v)) {
+            if (v == NULL || !parse_ms("--timeout", v, &o->timeout_ms))
+                return EXIT_USAGE;
+        } else if (opt_takes("stat", argc, argv, &i, "-p", "--pid", &v) ||
+                   opt_takes("stat", argc, argv, &i, "-t", "--tid", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            bool tid = a[1] == 't' || strncmp(a, "--tid", 5) == 0;
+            if (o->npids > 0 && tid != o->threads) {
+                cli_error("stat", "-p and -t cannot be used together");
+                return EXIT_USAGE;
+            }
+            o->threads = tid;
+            int rc = parse_ids(tid ? "-t" : "-p", v, o);
+            if (rc != 0)
+                return rc;
         } else if (opt_is(a, NULL, "--json")) {
             o->json = true;
         } else if (opt_is(a, "-a", "--all-cpus")) {
@@ -170,11 +265,34 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             return EXIT_USAGE;
         }
     }
-    if (i >= argc) {
-        cli_error("stat", "no command to run (usage: dkperf stat [options] [--] CMD [ARGS...])");
+    const char *ids = o->threads ? "-t" : "-p";
+    if (o->npids > 0) {
+        /* Attached: what is counted is already running. */
+        if (i < argc) {
+            cli_error("stat", "%s counts what already runs: give no command (%s) with it", ids,
+                      argv[i]);
+            return EXIT_USAGE;
+        }
+        if (o->all_cpus) {
+            cli_error("stat", "%s and -a cannot be used together: -a counts every CPU, %s %s",
+                      ids, ids, o->threads ? "these threads" : "these processes");
+            return EXIT_USAGE;
+        }
+        if (o->repeat != 1) {
+            cli_error("stat", "-r repeats a command: it cannot be used with %s", ids);
+            return EXIT_USAGE;
+        }
+    } else if (i >= argc) {
+        cli_error("stat", "no command to run (usage: dkperf stat [options] [--] CMD [ARGS...], "
+                          "or -p PID to count a running process)");
+        return EXIT_USAGE;
+    } else {
+        o->cmd = argv + i;
+    }
+    if (o->interval_ms > 0 && o->repeat != 1) {
+        cli_error("stat", "-I and -r cannot be used together");
         return EXIT_USAGE;
     }
-    o->cmd = argv + i;
     if (o->sep != NULL) {
         if (o->sep[0] == '\0' || strpbrk(o->sep, "0123456789.\n\"") != NULL) {
             cli_error("stat", "-x '%s': the separator must be non-empty and hold no digit, '.', "
@@ -208,5 +326,6 @@ void stat_options_free(stat_options *o)
         return;
     free_event_list(o->events, o->nevents);
     free(o->cpus);
+    free(o->pids);
     memset(o, 0, sizeof *o);
 }

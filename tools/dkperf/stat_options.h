@@ -24,7 +24,13 @@ typedef struct stat_options {
     const char *output;  /* -o, or NULL */
     bool all_cpus;       /* -a */
     const char *backend; /* --backend, checked against the known names, or NULL */
-    char **cmd;          /* CMD [ARGS...]: points into argv, NULL-terminated as argv is */
+    char **cmd;          /* CMD [ARGS...]: points into argv, NULL-terminated as argv is;
+                            NULL when attaching (-p, -t) */
+    long interval_ms;    /* -I, 0 when not given */
+    long timeout_ms;     /* --timeout, 0 when not given */
+    int *pids;           /* owned: the -p process ids or -t thread ids, NULL when none */
+    size_t npids;
+    bool threads;        /* pids are -t thread ids */
     int aggr;            /* STAT_AGGR_*: -A, --per-core, --per-level */
     int *cpus;           /* -C: owned, ascending, no CPU twice; NULL: every CPU */
     size_t ncpus;
@@ -36,6 +42,12 @@ enum { STAT_AGGR_TOTAL = 0, STAT_AGGR_CPU, STAT_AGGR_CORE, STAT_AGGR_LEVEL };
 
 /* Largest CPU number -C takes. */
 #define STAT_CPU_MAX 8191
+
+/* -I's and --timeout's shortest time: below it a reading costs too much of
+ * the interval (perf stat's minimum too), on every backend. */
+#define STAT_MIN_INTERVAL_MS 10
+#define STAT_MAX_INTERVAL_MS 86400000L /* a day */
+#define STAT_MAX_PIDS 64
 
 /*
  * Parse argv[1..argc-1] (argv[0] is "stat"; argv[argc] must be NULL).

@@ -162,13 +162,23 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
 {
     double elapsed, erel;
     summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
-    fputs("\n Performance counter stats for '", out);
-    print_command(out, o->cmd);
-    fputc('\'', out);
+    if (rep->attached) {
+        fprintf(out, "\n Performance counter stats for %s id '", o->threads ? "thread" : "process");
+        for (size_t k = 0; k < o->npids; k++)
+            fprintf(out, "%s%d", k ? "," : "", o->pids[k]);
+        fputc('\'', out);
+    } else {
+        fputs("\n Performance counter stats for '", out);
+        print_command(out, o->cmd);
+        fputc('\'', out);
+    }
     if (rep->nruns > 1)
         fprintf(out, " (%zu runs)", rep->nruns);
     fputs(":\n", out);
-    fprintf(out, " scope: %s (%s backend)\n\n", rep->scope, dk_sampler_backend(s));
+    fprintf(out, " scope: %s (%s backend)\n", rep->scope, dk_sampler_backend(s));
+    if (rep->notes[0] != '\0')
+        fprintf(out, " %s\n", rep->notes);
+    fputc('\n', out);
     for (size_t i = 0; i < rep->n; i++) {
         char num[48], line[256];
         size_t used;
@@ -203,7 +213,7 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
     if (rep->nruns > 1)
         fprintf(out, "  ( +- %5.2f%% )", erel);
     fputc('\n', out);
-    if (rep->nruns == 1) {
+    if (rep->nruns == 1 && !rep->attached) { /* another process's times are not dkperf's to read */
         fprintf(out, "\n%18.9f seconds user\n", (double)rep->runs[0].user_ns / 1e9);
         fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
     }
@@ -269,7 +279,7 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
     summarize(rep, 0, Q_USER, &user, &urel);
     summarize(rep, 0, Q_SYSTEM, &sys, &srel);
     fputs("{\"command\": [", out);
-    for (char **a = o->cmd; *a != NULL; a++) {
+    for (char **a = o->cmd; a != NULL && *a != NULL; a++) {
         fputs(a == o->cmd ? "" : ", ", out);
         json_string(out, *a);
     }
@@ -280,7 +290,16 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
     json_string(out, rep->scope);
     fprintf(out, ", \"all_cpus\": %s, \"elapsed_ns\": %.0f, \"elapsed_relative_stddev\": %.4f",
             o->all_cpus ? "true" : "false", elapsed, erel);
-    fprintf(out, ", \"user_ns\": %.0f, \"system_ns\": %.0f, \"events\": [", user, sys);
+    if (rep->attached) {
+        fprintf(out, ", \"%s\": [", o->threads ? "threads" : "processes");
+        for (size_t k = 0; k < o->npids; k++)
+            fprintf(out, "%s%d", k ? ", " : "", o->pids[k]);
+        fputs("], \"notes\": ", out);
+        json_string(out, rep->notes);
+        fputs(", \"user_ns\": null, \"system_ns\": null, \"events\": [", out);
+    } else {
+        fprintf(out, ", \"user_ns\": %.0f, \"system_ns\": %.0f, \"events\": [", user, sys);
+    }
     for (size_t i = 0; i < rep->n; i++) {
         double v = 0, rel = 0, mv = 0;
         const char *mu = NULL;

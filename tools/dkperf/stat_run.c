@@ -8,15 +8,28 @@
  * -a every CPU's counters. Signals that would stop dkperf are held from
  * before the counters are taken until they are given back: passed to the
  * child while it runs, acted on once nothing is held otherwise.
+ *
+ * With -I or --timeout, and when attached to running processes (-p, -t),
+ * dkperf waits in a loop instead: the held signals and SIGCHLD are blocked
+ * while it looks at the state (command exited, signal caught, ids gone,
+ * deadline passed) and unblocked only inside pselect(), which a signal then
+ * interrupts: none falls between the look and the wait. Deadlines are
+ * multiples of the interval from the start on the monotonic clock, so the
+ * intervals do not drift; a deadline missed entirely (a loaded machine) is
+ * skipped, and the next interval is longer, never printed twice.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "signals.h"
@@ -66,6 +79,201 @@ static int role_of(dk_sampler *s, const char *asked_mod, const char *native_mod)
             return roles[r].role;
     }
     return ROLE_NONE;
+}
+
+/* How often an attached process or thread is looked at: its exit is
+ * noticed this late at most (nothing signals the end of a process that is
+ * not dkperf's child). */
+#define POLL_NS 50000000u
+
+/* Whether thread or process id still runs (a zombie does not). */
+static bool alive(int id, bool thread)
+{
+#ifdef __linux__
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", id);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno != ENOENT && errno != ESRCH;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (got <= 0)
+        return false;
+    text[got] = '\0';
+    const char *paren = strrchr(text, ')'); /* the name may hold anything */
+    char state = paren != NULL && paren[1] == ' ' ? paren[2] : '?';
+    if (state != 'Z' && state != 'X')
+        return true;
+    if (thread)
+        return false;
+    /* A process whose first thread has ended lives on in its others. */
+    snprintf(path, sizeof path, "/proc/%d/status", id);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    got = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[got > 0 ? got : 0] = '\0';
+    const char *threads = strstr(text, "\nThreads:");
+    return threads != NULL && strtol(threads + 10, NULL, 10) > 1;
+#else
+    (void)thread;
+    return kill((pid_t)id, 0) == 0 || errno != ESRCH;
+#endif
+}
+
+/* Something to wake pselect() when the command exits. */
+static void on_child(int sig) { (void)sig; }
+
+/* What the wait loop watches: the command, or the attached ids. */
+typedef struct watch {
+    const stat_options *o;
+    report *rep;
+    stat_interval iv;
+    pid_t child;       /* the command, or 0 when attached */
+    dk_group **groups; /* the command's one group, or one per attached id */
+    size_t ngroups;
+    uint64_t (*last)[DK_MAX_EVENTS]; /* attached: each group's last reading */
+    dk_reading (*last_info)[DK_MAX_EVENTS];
+    bool *gone; /* attached: the id has ended */
+    uint64_t t0;
+    bool timed_out;
+    bool refresh; /* read between intervals: an ended id's counts vanish (macOS) */
+} watch;
+
+/* The groups' counts, summed. A group whose process has ended and cannot
+ * be read any more (macOS, once it is reaped) keeps its last reading; so
+ * does any group when quiet (the attached ids' readings between intervals,
+ * kept for that case: one may end between a look and a read). */
+static int read_all(watch *w, uint64_t *values, dk_reading *info, bool quiet)
+{
+    size_t n = w->rep->n;
+    memset(values, 0, n * sizeof *values);
+    memset(info, 0, n * sizeof *info);
+    for (size_t k = 0; k < w->ngroups; k++) {
+        uint64_t v[DK_MAX_EVENTS];
+        dk_reading r[DK_MAX_EVENTS];
+        int rc = dk_group_read(w->groups[k], v, r);
+        if (rc != 0 && !quiet && (w->child != 0 || !w->gone[k])) {
+            cli_error("stat", "reading the counters failed: %s", dk_last_error());
+            return rc;
+        }
+        if (rc == 0 && w->last != NULL) {
+            memcpy(w->last[k], v, n * sizeof *v);
+            memcpy(w->last_info[k], r, n * sizeof *r);
+        } else if (rc != 0 && w->last != NULL) {
+            memcpy(v, w->last[k], n * sizeof *v);
+            memcpy(r, w->last_info[k], n * sizeof *r);
+        }
+        for (size_t i = 0; i < n; i++) {
+            values[i] += v[i];
+            info[i].time_enabled += r[i].time_enabled;
+            info[i].time_running += r[i].time_running;
+            info[i].multiplexed |= r[i].multiplexed;
+            info[i].counted |= r[i].counted;
+        }
+    }
+    return 0;
+}
+
+static void add_note(report *rep, const char *what, int id, double seconds)
+{
+    size_t used = strlen(rep->notes);
+    if (used + 2 >= sizeof rep->notes)
+        return;
+    if (used > 0)
+        used += (size_t)snprintf(rep->notes + used, sizeof rep->notes - used, "; ");
+    snprintf(rep->notes + used, sizeof rep->notes - used, "%s %d exited after %.3f s", what, id,
+             seconds);
+}
+
+/*
+ * Wait until the command exits (sent SIGTERM at --timeout), or, attached,
+ * until a signal, --timeout or the end of every id; print each -I interval
+ * as it ends. Returns 0, or what a failed read returned.
+ */
+static int wait_loop(watch *w)
+{
+    const stat_options *o = w->o;
+    sigset_t block, old;
+    signals_hold_set(&block);
+    sigaddset(&block, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    struct sigaction sa, saved_chld;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_child;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, &saved_chld);
+
+    const uint64_t interval = (uint64_t)o->interval_ms * 1000000u;
+    const uint64_t timeout = (uint64_t)o->timeout_ms * 1000000u;
+    uint64_t next = interval > 0 ? interval : UINT64_MAX; /* since t0 */
+    int rc = 0;
+    for (;;) {
+        uint64_t now = monotonic_ns() - w->t0;
+        bool done = false;
+        if (w->child != 0) {
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            if (waitid(P_PID, w->child, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != 0)
+                done = true;
+        } else {
+            size_t left = 0;
+            for (size_t k = 0; k < w->ngroups; k++) {
+                if (!w->gone[k] && !alive(o->pids[k], o->threads)) {
+                    w->gone[k] = true;
+                    add_note(w->rep, o->threads ? "thread" : "process", o->pids[k],
+                             (double)now / 1e9);
+                }
+                left += !w->gone[k];
+            }
+            done = left == 0 || signals_got() != 0;
+        }
+        if (timeout > 0 && now >= timeout && !w->timed_out) {
+            w->timed_out = true;
+            if (w->child != 0)
+                kill(w->child, SIGTERM); /* as perf stat --timeout does; its exit ends the wait */
+        }
+        if (w->timed_out && w->child == 0)
+            done = true;
+        if (done)
+            break;
+        if (now >= next) {
+            uint64_t values[DK_MAX_EVENTS];
+            dk_reading info[DK_MAX_EVENTS];
+            rc = read_all(w, values, info, false);
+            if (rc != 0)
+                break;
+            stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
+                                info);
+            next += interval;
+            if (next <= now) /* missed whole intervals: skip to the next one ahead */
+                next = (now / interval + 1) * interval;
+            continue;
+        }
+        if (w->refresh) { /* the counts so far, for an id that ends before the next look */
+            uint64_t values[DK_MAX_EVENTS];
+            dk_reading info[DK_MAX_EVENTS];
+            (void)read_all(w, values, info, true);
+        }
+        uint64_t wake = next;
+        if (timeout > 0 && !w->timed_out && timeout < wake)
+            wake = timeout;
+        if (w->child == 0 && now + POLL_NS < wake)
+            wake = now + POLL_NS;
+        struct timespec ts, *tp = NULL;
+        if (wake != UINT64_MAX) {
+            uint64_t d = wake - now;
+            ts.tv_sec = (time_t)(d / 1000000000u);
+            ts.tv_nsec = (long)(d % 1000000000u);
+            tp = &ts;
+        }
+        /* Signals are let in only here; EINTR is the wake-up. */
+        (void)pselect(0, NULL, NULL, NULL, tp, &old);
+    }
+    sigaction(SIGCHLD, &saved_chld, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 /* Gives up on a command that was never let go. */
@@ -150,16 +358,30 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     }
 
     /* Wait without reaping: a Mac can only read an unreaped process's totals. */
-    spawn_wait_exit(&c, NULL);
+    watch w;
+    memset(&w, 0, sizeof w);
+    w.o = o;
+    w.rep = rep;
+    w.child = pid;
+    w.groups = &g;
+    w.ngroups = 1;
+    w.t0 = t0;
+    int looped = 0;
+    if (o->interval_ms > 0 || o->timeout_ms > 0)
+        looped = wait_loop(&w);
+    spawn_wait_exit(&c, NULL); /* at once after the loop, but the loop may have failed */
     /* It has exited: a signal from now on has nobody to go to, and is kept
      * for dkperf's own exit status instead of going to a zombie. */
     signals_child_pid = 0;
     out->elapsed_ns = monotonic_ns() - t0;
-    rc = dk_group_read(g, out->values, out->info);
-    if (rc != 0)
+    rc = looped != 0 ? looped : dk_group_read(g, out->values, out->info);
+    if (rc != 0 && looped == 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
-    else if (stat_rows_capture(g, o, rep, out) != 0)
+    else if (rc == 0 && stat_rows_capture(g, o, rep, out) != 0)
         rc = -1;
+    /* The last, partial interval: from the same reading as the total. */
+    if (rc == 0 && o->interval_ms > 0)
+        stat_interval_print(rep->out, rep, o, &w.iv, out->elapsed_ns, out->values, out->info);
     /* Stop explicitly: a stop that fails leaves counting on, machine-wide
      * on a Mac, and the user must hear of it. */
     if (dk_group_stop(g) != 0) {
@@ -180,4 +402,98 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     else if (WIFSIGNALED(status))
         rep->exit_status = 128 + WTERMSIG(status);
     return rc != 0 ? EXIT_SETUP : 0;
+}
+
+/* The facts of each event, from the first group (every group has the same
+ * events on the same backend). */
+static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep)
+{
+    for (size_t i = 0; i < n; i++) {
+        snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
+        rep->unit[i] = dk_group_event_unit(g, i);
+        rep->supported[i] = dk_group_supported(g, i);
+        snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
+        rep->role[i] = role_of(s, names[i], rep->native[i]);
+    }
+}
+
+int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
+                    run *out)
+{
+    const char *opt = o->threads ? "-t" : "-p", *what = o->threads ? "thread" : "process";
+    size_t m = o->npids;
+    for (size_t k = 0; k < m; k++)
+        if (kill((pid_t)o->pids[k], 0) != 0 && errno == ESRCH) {
+            cli_error("stat", "%s %d: there is no %s %d", opt, o->pids[k], what, o->pids[k]);
+            return EXIT_SETUP;
+        }
+    watch w;
+    memset(&w, 0, sizeof w);
+    w.o = o;
+    w.rep = rep;
+    w.ngroups = m;
+    /* perf_event counters stay readable after their task exits. */
+    w.refresh = strcmp(dk_sampler_backend(s), "perf_event") != 0;
+    w.groups = calloc(m, sizeof *w.groups);
+    w.last = calloc(m, sizeof *w.last);
+    w.last_info = calloc(m, sizeof *w.last_info);
+    w.gone = calloc(m, sizeof *w.gone);
+    int rc = 0;
+    if (w.groups == NULL || w.last == NULL || w.last_info == NULL || w.gone == NULL) {
+        cli_error("stat", "out of memory while attaching to %zu %ss", m, what);
+        rc = EXIT_SETUP;
+        goto out;
+    }
+    for (size_t k = 0; k < m && rc == 0; k++) {
+        int r = dk_group_open(s, o->threads ? DK_SCOPE_THREAD : DK_SCOPE_PROCESS, o->pids[k],
+                              (const char *const *)names, n, DK_GROUP_PARTIAL, &w.groups[k]);
+        if (r != 0) {
+            if (signals_got() != 0)
+                rc = 128 + signals_got(); /* Ctrl-C during the setup: end quietly */
+            else {
+                cli_error("stat", "%s %d: %s", opt, o->pids[k], dk_last_error());
+                rc = EXIT_SETUP;
+            }
+        }
+    }
+    if (rc != 0)
+        goto out;
+    fill_events(s, w.groups[0], names, n, rep);
+    rep->attached = true;
+    /* Which scope was counted, as the backend says it (one, or the first and how many). */
+    if (m == 1)
+        snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(w.groups[0]));
+    else
+        snprintf(rep->scope, sizeof rep->scope, "%zu %s, each as %s",
+                 m, o->threads ? "threads" : "processes", dk_group_scope(w.groups[0]));
+    for (size_t k = 0; k < m && rc == 0; k++)
+        if (dk_group_start(w.groups[k]) != 0) {
+            cli_error("stat", "%s %d: starting the counters failed: %s", opt, o->pids[k],
+                      dk_last_error());
+            rc = EXIT_SETUP;
+        }
+    if (rc != 0)
+        goto out;
+    w.t0 = monotonic_ns();
+    rc = wait_loop(&w);
+    out->elapsed_ns = monotonic_ns() - w.t0;
+    if (rc == 0)
+        rc = read_all(&w, out->values, out->info, false);
+    if (rc == 0 && o->interval_ms > 0)
+        stat_interval_print(rep->out, rep, o, &w.iv, out->elapsed_ns, out->values, out->info);
+    for (size_t k = 0; k < m; k++)
+        if (dk_group_stop(w.groups[k]) != 0 && !w.gone[k]) {
+            cli_error("stat", "the counters were not stopped: %s", dk_last_error());
+            rc = -1;
+        }
+    if (rc != 0)
+        rc = EXIT_SETUP;
+out:
+    for (size_t k = 0; w.groups != NULL && k < m; k++)
+        dk_group_close(w.groups[k]);
+    free(w.groups);
+    free(w.last);
+    free(w.last_info);
+    free(w.gone);
+    return rc;
 }

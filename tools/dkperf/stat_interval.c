@@ -1,0 +1,95 @@
+/*
+ * stat_interval.c - dkperf stat -I: each interval's counts as it ends, in
+ * the human, CSV and JSON forms, the seconds since the counting began
+ * first, as perf stat -I prints them. The totals are printed at the end by
+ * stat_print.c as without -I.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "stat.h"
+
+static bool in_ns(const report *rep, size_t i)
+{
+    return rep->unit[i] != NULL && strcmp(rep->unit[i], "ns") == 0;
+}
+
+void stat_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
+                         uint64_t since_ns, const uint64_t *values, const dk_reading *info)
+{
+    uint64_t delta[DK_MAX_EVENTS], enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS];
+    for (size_t i = 0; i < rep->n; i++) {
+        /* A scaled (time-shared) total may shrink: the interval counts 0
+         * and the next ones start from the largest total seen, so that the
+         * intervals still add up to the last total (or exceed it by what
+         * the scaling took back). */
+        delta[i] = values[i] > iv->last[i] ? values[i] - iv->last[i] : 0;
+        if (values[i] > iv->last[i])
+            iv->last[i] = values[i];
+        enabled[i] = info[i].time_enabled - iv->last_info[i].time_enabled;
+        running[i] = info[i].time_running - iv->last_info[i].time_running;
+        iv->last_info[i] = info[i];
+    }
+    double t = (double)since_ns / 1e9;
+    uint64_t span = since_ns - iv->last_ns;
+    iv->last_ns = since_ns;
+
+    if (o->json) {
+        fprintf(out, "{\"interval\": %.9f, \"interval_ns\": %llu, \"events\": [", t,
+                (unsigned long long)span);
+        for (size_t i = 0; i < rep->n; i++) {
+            fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+            json_string(out, rep->names[i]);
+            fputs(", \"event\": ", out);
+            json_string(out, rep->native[i]);
+            if (rep->supported[i] && info[i].counted)
+                fprintf(out, ", \"value\": %llu", (unsigned long long)delta[i]);
+            else
+                fputs(", \"value\": null", out);
+            fputs(", \"unit\": ", out);
+            json_string(out, rep->unit[i]);
+            fprintf(out, ", \"running_fraction\": %.4f}",
+                    enabled[i] > 0 ? (double)running[i] / (double)enabled[i] : 1.0);
+        }
+        fputs("]}\n", out);
+    } else if (o->sep != NULL) {
+        /* time, then the fields of a total's line: value, unit, event, run
+         * time, percent, metric, metric unit, spread (the last three empty). */
+        const char *x = o->sep;
+        for (size_t i = 0; i < rep->n; i++) {
+            fprintf(out, "%.9f%s", t, x);
+            if (!rep->supported[i] || !info[i].counted)
+                fprintf(out, "%s%s", rep->supported[i] ? "<not counted>" : "<not supported>", x);
+            else if (in_ns(rep, i))
+                fprintf(out, "%.2f%smsec", (double)delta[i] / 1e6, x);
+            else
+                fprintf(out, "%llu%s", (unsigned long long)delta[i], x);
+            fprintf(out, "%s%s%s%llu%s%.2f%s%s%s\n", x, rep->names[i], x,
+                    (unsigned long long)running[i], x,
+                    enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0, x,
+                    x, x);
+        }
+    } else {
+        if (iv->printed == 0)
+            fputs("#           time             counts unit events\n", out);
+        for (size_t i = 0; i < rep->n; i++) {
+            char num[48];
+            if (!rep->supported[i] || !info[i].counted)
+                fprintf(out, "%16.9f %18s      %s\n", t,
+                        rep->supported[i] ? "<not counted>" : "<not supported>", rep->names[i]);
+            else if (in_ns(rep, i))
+                fprintf(out, "%16.9f %18s msec %s", t,
+                        fmt_fixed((double)delta[i] / 1e6, 2, num, sizeof num), rep->names[i]);
+            else
+                fprintf(out, "%16.9f %18s      %s", t, fmt_count(delta[i], num, sizeof num),
+                        rep->names[i]);
+            if (rep->supported[i] && info[i].counted) {
+                if (enabled[i] > 0 && running[i] < enabled[i])
+                    fprintf(out, "  (%.2f%%)", 100.0 * (double)running[i] / (double)enabled[i]);
+                fputc('\n', out);
+            }
+        }
+    }
+    iv->printed++;
+    fflush(out); /* each interval is read as it comes */
+}
