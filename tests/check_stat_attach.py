@@ -35,8 +35,11 @@ def run(args, env=LINUX, timeout=120):
     return p.returncode, p.stdout.decode(), p.stderr.decode("utf-8", errors="strict")
 
 
-# A command busy for about 0.6 s of CPU time, and processes to attach to.
-BUSY_CMD = ["sh", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"]
+# A command busy for 0.6 s of wall time (a fixed amount of work takes 0.09 s
+# on a quiet machine and seconds on a loaded one: too few intervals, or too
+# slow), and processes to attach to.
+BUSY_CMD = ["python3", "-c",
+            "import time\nend = time.monotonic() + 0.6\nwhile time.monotonic() < end: pass\n"]
 SPIN = "import time\nwhile True: pass\n"
 # Two spinning threads, started before anyone attaches, and a sleeping main
 # thread: only counters on the existing threads see the spinning.

@@ -621,6 +621,7 @@ TEST_CASE(linux_system_group_reads_each_cpu)
     }
     free(cpus);
     dk_group_close(g);
+    dk_sampler_close(s);
 }
 
 /* One thread (DK_SCOPE_THREAD): a thread id above 0, nothing inherited. */
