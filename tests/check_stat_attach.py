@@ -315,8 +315,20 @@ with open("/proc/sys/kernel/pid_max") as f:
 spid = str(sleeper.pid)
 one_line_error(["-p", str(nopid), "-e", "task-clock"], rf"-p {nopid}: there is no process")
 one_line_error(["-t", str(nopid), "-e", "task-clock"], rf"-t {nopid}: there is no thread")
-one_line_error(["-p", spid, "-a"], r"-p and -a cannot be used together", status=2)
 one_line_error(["-t", spid, "-a"], r"-t and -a cannot be used together", status=2)
+one_line_error(["-t", spid, "-C", "0"], r"-t and -C cannot be used together", status=2)
+# -p with -a: every CPU while the process runs, and the scope says so.
+rc, rep, err = attach(["-p", spid, "-a", "--timeout", "300", "-e", "task-clock"])
+if rep is not None:
+    el = rep["elapsed_ns"] / 1e9
+    if rc != 0 or not rep["scope"].startswith("every CPU") or \
+            f"while process {spid} ran" not in rep["scope"] or \
+            value(rep, "task-clock") / 1e9 < 0.9 * el:
+        fail(f"-p -a: exit {rc}, scope {rep['scope']!r}, task-clock "
+             f"{value(rep, 'task-clock')} over {el:.3f} s")
+rc, rep, err = attach(["-p", spid, "-C", "0", "-A", "--timeout", "200", "-e", "task-clock"])
+if rep is not None and (rc != 0 or [r["cpu"] for r in rep.get("rows", [])] != [0]):
+    fail(f"-p -C 0 -A: exit {rc}, rows {rep.get('rows')}")
 one_line_error(["-p", spid, "--", "true"], r"-p counts what already runs: give no command",
                status=2)
 one_line_error(["-t", spid, "true"], r"-t counts what already runs", status=2)
@@ -353,7 +365,7 @@ for env, backend in ((SIM, "kperf"), (SIM_NOROOT, "selfcounts")):
     ev = {e["name"]: e for e in rep["events"]}
     if not ev["instructions"]["value"] or not ev["cycles"]["value"] or ev["branches"]["supported"]:
         fail(f"sim {backend} -p: instructions and cycles only expected: {rep['events']}")
-    if backend == "kperf" and "dkperf stat -a" not in ev["branches"]["reason"]:
+    if backend == "kperf" and "-a -p PID" not in ev["branches"]["reason"]:
         fail(f"sim kperf -p: the reason does not point at -a: {ev['branches']['reason']!r}")
     # The human form says which scope was measured.
     rc, _, err = run(["-p", str(busy.pid), "--timeout", "200"], env)
@@ -361,6 +373,23 @@ for env, backend in ((SIM, "kperf"), (SIM_NOROOT, "selfcounts")):
         fail(f"sim {backend} -p: no scope line:\n{err}")
     one_line_error(["-t", str(busy.pid), "--timeout", "200"],
                    r"-t \d+: .*macOS counts one thread only from inside its own process", env)
+# With root, -a -p counts every event on every CPU while the process runs;
+# per level, P and E add up to the total.
+rc, rep, err = attach(["-a", "-p", str(busy.pid), "--timeout", "300", "--per-level"], SIM)
+if rep is not None:
+    ev = {e["name"]: e for e in rep["events"]}
+    levels = {}
+    for r in rep.get("rows", []):
+        levels.setdefault(r["event"], []).append(r["value"])
+    if rc != 0 or rep["backend"] != "kperf" or not rep["scope"].startswith("every CPU") or \
+            not ev["branches"]["supported"] or not ev["branches"]["value"] or \
+            any(sum(v) != ev[name]["value"] for name, v in levels.items()) or len(levels) != len(ev):
+        fail(f"sim -a -p --per-level: exit {rc}, scope {rep['scope']!r}, {rep['events']}, "
+             f"rows {rep.get('rows')}")
+rc, _, err = run(["-a", "-p", str(busy.pid), "--timeout", "200", "-A"], SIM)
+if rc != 0 or f"while process {busy.pid} ran (kperf backend), per cpu" not in err or \
+        "seconds user" in err:
+    fail(f"sim -a -p -A: exit {rc}:\n{err}")
 stop(busy)
 # A process reaped at once by its parent: macOS cannot read it any more, so
 # its counts are those of the last reading before its exit, not 0.

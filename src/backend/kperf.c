@@ -606,7 +606,8 @@ static int kperf_group_open(dk_group *g)
         return dk__rusage_group_open(
             g, k->root,
             "cannot be counted for another process: macOS gives another process's instructions "
-            "and cycles only; count every CPU instead (system scope, dkperf stat -a)");
+            "and cycles only; count every CPU instead while it runs (system scope, with "
+            "root: dkperf stat -a, or -a -p PID for a running process)");
 
     kgroup *kg = calloc(1, sizeof *kg);
     if (kg == NULL)

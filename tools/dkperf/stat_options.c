@@ -273,9 +273,10 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
                       argv[i]);
             return EXIT_USAGE;
         }
-        if (o->all_cpus) {
-            cli_error("stat", "%s and -a cannot be used together: -a counts every CPU, %s %s",
-                      ids, ids, o->threads ? "these threads" : "these processes");
+        if (o->threads && (o->all_cpus || o->cpus != NULL)) {
+            cli_error("stat", "-t and %s cannot be used together: %s counts CPUs, -t these "
+                      "threads (-p PID -a counts every CPU while processes run)",
+                      o->all_cpus ? "-a" : "-C", o->all_cpus ? "-a" : "-C");
             return EXIT_USAGE;
         }
         if (o->repeat != 1) {

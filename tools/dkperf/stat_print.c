@@ -158,10 +158,8 @@ static void put_line(FILE *out, char *line)
     fputc('\n', out);
 }
 
-void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
+void stat_print_title(FILE *out, const report *rep, const stat_options *o)
 {
-    double elapsed, erel;
-    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
     if (rep->attached) {
         fprintf(out, "\n Performance counter stats for %s id '", o->threads ? "thread" : "process");
         for (size_t k = 0; k < o->npids; k++)
@@ -172,6 +170,13 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
         print_command(out, o->cmd);
         fputc('\'', out);
     }
+}
+
+void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
+{
+    double elapsed, erel;
+    summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
+    stat_print_title(out, rep, o);
     if (rep->nruns > 1)
         fprintf(out, " (%zu runs)", rep->nruns);
     fputs(":\n", out);

@@ -328,15 +328,15 @@ static void put_count(FILE *out, const report *rep, size_t i, double v)
 static void print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s,
                         const row *rows, size_t m)
 {
-    fputs("\n Performance counter stats for '", out);
-    for (char **a = o->cmd; *a != NULL; a++)
-        fprintf(out, "%s%s", a == o->cmd ? "" : " ", *a);
-    fputc('\'', out);
+    stat_print_title(out, rep, o);
     if (rep->nruns > 1)
         fprintf(out, " (%zu runs, means)", rep->nruns);
     fputs(":\n", out);
-    fprintf(out, " scope: %s (%s backend), per %s\n\n", rep->scope, dk_sampler_backend(s),
+    fprintf(out, " scope: %s (%s backend), per %s\n", rep->scope, dk_sampler_backend(s),
             aggr_name(o->aggr));
+    if (rep->notes[0] != '\0')
+        fprintf(out, " %s\n", rep->notes);
+    fputc('\n', out);
     for (size_t i = 0; i < rep->n; i++)
         for (size_t j = 0; j < m; j++) {
             if (o->aggr == STAT_AGGR_CPU)
@@ -346,7 +346,7 @@ static void print_human(FILE *out, const report *rep, const stat_options *o, dk_
             put_count(out, rep, i, rows[j].v[i]);
         }
     fprintf(out, "\n%18.9f seconds time elapsed\n", mean_elapsed(rep) / 1e9);
-    if (rep->nruns == 1) {
+    if (rep->nruns == 1 && !rep->attached) {
         fprintf(out, "\n%18.9f seconds user\n", (double)rep->runs[0].user_ns / 1e9);
         fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
     }

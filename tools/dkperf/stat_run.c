@@ -131,8 +131,11 @@ typedef struct watch {
     report *rep;
     stat_interval iv;
     pid_t child;       /* the command, or 0 when attached */
-    dk_group **groups; /* the command's one group, or one per attached id */
+    dk_group **groups; /* the command's one group, or one per attached id, or with
+                          -a one for every CPU while the attached ids run */
     size_t ngroups;
+    size_t nids;       /* attached: how many ids (o->pids) */
+    bool system;       /* attached with -a: groups[0] counts every CPU */
     uint64_t (*last)[DK_MAX_EVENTS]; /* attached: each group's last reading */
     dk_reading (*last_info)[DK_MAX_EVENTS];
     bool *gone; /* attached: the id has ended */
@@ -154,7 +157,7 @@ static int read_all(watch *w, uint64_t *values, dk_reading *info, bool quiet)
         uint64_t v[DK_MAX_EVENTS];
         dk_reading r[DK_MAX_EVENTS];
         int rc = dk_group_read(w->groups[k], v, r);
-        if (rc != 0 && !quiet && (w->child != 0 || !w->gone[k])) {
+        if (rc != 0 && !quiet && (w->child != 0 || w->system || !w->gone[k])) {
             cli_error("stat", "reading the counters failed: %s", dk_last_error());
             return rc;
         }
@@ -219,7 +222,7 @@ static int wait_loop(watch *w)
                 done = true;
         } else {
             size_t left = 0;
-            for (size_t k = 0; k < w->ngroups; k++) {
+            for (size_t k = 0; k < w->nids; k++) {
                 if (!w->gone[k] && !alive(o->pids[k], o->threads)) {
                     w->gone[k] = true;
                     add_note(w->rep, o->threads ? "thread" : "process", o->pids[k],
@@ -431,9 +434,12 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     memset(&w, 0, sizeof w);
     w.o = o;
     w.rep = rep;
-    w.ngroups = m;
-    /* perf_event counters stay readable after their task exits. */
-    w.refresh = strcmp(dk_sampler_backend(s), "perf_event") != 0;
+    w.nids = m;
+    w.system = o->all_cpus;
+    w.ngroups = w.system ? 1 : m;
+    /* perf_event counters stay readable after their task exits, and so do
+     * every CPU's. */
+    w.refresh = !w.system && strcmp(dk_sampler_backend(s), "perf_event") != 0;
     w.groups = calloc(m, sizeof *w.groups);
     w.last = calloc(m, sizeof *w.last);
     w.last_info = calloc(m, sizeof *w.last_info);
@@ -444,13 +450,18 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         rc = EXIT_SETUP;
         goto out;
     }
-    for (size_t k = 0; k < m && rc == 0; k++) {
-        int r = dk_group_open(s, o->threads ? DK_SCOPE_THREAD : DK_SCOPE_PROCESS, o->pids[k],
-                              (const char *const *)names, n, DK_GROUP_PARTIAL, &w.groups[k]);
+    for (size_t k = 0; k < w.ngroups && rc == 0; k++) {
+        int r = dk_group_open(s, w.system ? DK_SCOPE_SYSTEM
+                                 : o->threads ? DK_SCOPE_THREAD : DK_SCOPE_PROCESS,
+                              w.system ? 0 : o->pids[k], (const char *const *)names, n,
+                              DK_GROUP_PARTIAL, &w.groups[k]);
         if (r != 0) {
             if (signals_got() != 0)
                 rc = 128 + signals_got(); /* Ctrl-C during the setup: end quietly */
-            else {
+            else if (w.system) {
+                cli_error("stat", "-a: %s", dk_last_error());
+                rc = EXIT_SETUP;
+            } else {
                 cli_error("stat", "%s %d: %s", opt, o->pids[k], dk_last_error());
                 rc = EXIT_SETUP;
             }
@@ -460,13 +471,22 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         goto out;
     fill_events(s, w.groups[0], names, n, rep);
     rep->attached = true;
+    if (w.system) {
+        rc = stat_rows_open(w.groups[0], o, rep); /* -C, -A, --per-core, --per-level */
+        if (rc != 0)
+            goto out;
+    }
     /* Which scope was counted, as the backend says it (one, or the first and how many). */
-    if (m == 1)
+    if (w.system)
+        snprintf(rep->scope, sizeof rep->scope, "%s, while %s %d%s ran",
+                 dk_group_scope(w.groups[0]), m == 1 ? "process" : "processes", o->pids[0],
+                 m == 1 ? "" : " and the others given");
+    else if (m == 1)
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(w.groups[0]));
     else
         snprintf(rep->scope, sizeof rep->scope, "%zu %s, each as %s",
                  m, o->threads ? "threads" : "processes", dk_group_scope(w.groups[0]));
-    for (size_t k = 0; k < m && rc == 0; k++)
+    for (size_t k = 0; k < w.ngroups && rc == 0; k++)
         if (dk_group_start(w.groups[k]) != 0) {
             cli_error("stat", "%s %d: starting the counters failed: %s", opt, o->pids[k],
                       dk_last_error());
@@ -479,17 +499,19 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     out->elapsed_ns = monotonic_ns() - w.t0;
     if (rc == 0)
         rc = read_all(&w, out->values, out->info, false);
+    if (rc == 0 && w.system && stat_rows_capture(w.groups[0], o, rep, out) != 0)
+        rc = -1;
     if (rc == 0 && o->interval_ms > 0)
         stat_interval_print(rep->out, rep, o, &w.iv, out->elapsed_ns, out->values, out->info);
-    for (size_t k = 0; k < m; k++)
-        if (dk_group_stop(w.groups[k]) != 0 && !w.gone[k]) {
+    for (size_t k = 0; k < w.ngroups; k++)
+        if (dk_group_stop(w.groups[k]) != 0 && (w.system || !w.gone[k])) {
             cli_error("stat", "the counters were not stopped: %s", dk_last_error());
             rc = -1;
         }
     if (rc != 0)
         rc = EXIT_SETUP;
 out:
-    for (size_t k = 0; w.groups != NULL && k < m; k++)
+    for (size_t k = 0; w.groups != NULL && k < w.ngroups; k++)
         dk_group_close(w.groups[k]);
     free(w.groups);
     free(w.last);
