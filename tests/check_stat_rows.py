@@ -151,6 +151,27 @@ if sys.platform.startswith("linux"):
             fail("linux -C 0: cpus %r, scope %r" % (rep.get("cpus"), rep["scope"]))
         if not (rep["elapsed_ns"] * 0.5 <= v <= rep["elapsed_ns"] * 1.5):
             fail("linux -C 0: %d ns of cpu-clock in %d ns" % (v, rep["elapsed_ns"]))
+    # -C 0 -I: each interval counts CPU 0 alone, as the total does, and the
+    # intervals add up to the total.
+    rc, err = run(["-C", "0", "-I", "50", "--json", "-e", "cpu-clock", "--", "sleep", "0.3"])
+    lines = err.splitlines()
+    try:
+        objs = [json.loads(l) for l in lines]
+    except ValueError:
+        objs = []
+        fail("linux -C 0 -I 50 --json: a line is not JSON: %r" % err)
+    if rc != 0 or len(objs) < 3:
+        fail("linux -C 0 -I 50 --json: exit %d: %r" % (rc, err))
+    else:
+        ivs, rep = objs[:-1], objs[-1]
+        total = totals(rep)["cpu-clock"]
+        got = sum(o["events"][0]["value"] for o in ivs)
+        if abs(got - total) > 1:
+            fail("linux -C 0 -I 50: the intervals add up to %d, the total is %d" % (got, total))
+        for o in ivs:
+            if o["events"][0]["value"] > o["interval_ns"] * 1.5:
+                fail("linux -C 0 -I 50: %d ns of one CPU's clock in an interval of %d ns" %
+                     (o["events"][0]["value"], o["interval_ns"]))
     rc, err = run(["-C", "0", "-A", "-x", ",", "-e", "cpu-clock", "--", "true"])
     if rc != 0 or [l.split(",")[0] for l in err.splitlines() if l] != ["CPU0"]:
         fail("linux -C 0 -A: exit %d: %r" % (rc, err))

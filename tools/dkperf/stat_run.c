@@ -154,6 +154,8 @@ static int read_all(watch *w, uint64_t *values, dk_reading *info, bool quiet)
         uint64_t v[DK_MAX_EVENTS];
         dk_reading r[DK_MAX_EVENTS];
         int rc = dk_group_read(w->groups[k], v, r);
+        if (rc == 0 && w->child != 0 && stat_rows_restrict(w->groups[k], w->o, w->rep, v) != 0)
+            return -1; /* -C's CPUs: said why */
         if (rc != 0 && !quiet && (w->child != 0 || !w->gone[k])) {
             cli_error("stat", "reading the counters failed: %s", dk_last_error());
             return rc;
