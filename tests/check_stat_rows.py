@@ -219,6 +219,17 @@ with tempfile.TemporaryDirectory() as tmp:
             fail("%s: exit %d, %r (wanted one line with %r, nothing run)" %
                  (" ".join(args), rc, err, words))
 
+    # Attached, nothing is counted per CPU or level: each is refused, not ignored.
+    me = str(os.getpid())
+    for args in (["-p", me, "-C", "0"], ["-t", me, "-C", "0"], ["-p", me, "-A"],
+                 ["-p", me, "--per-core"], ["-p", me, "--per-level"]):
+        for sim in (False, True):
+            rc, err = run(args + ["--timeout", "50", "-e", "instructions"], sim=sim,
+                          env={"DKPERF_SIM_PRIVILEGED": "0"})
+            if rc != 2 or len(err.splitlines()) != 1 or "cannot be used with" not in err:
+                fail("%s%s: exit %d, %r (wanted a usage error)" %
+                     (" ".join(args), " (sim)" if sim else "", rc, err))
+
     # On the sim an unknown CPU gives the counters back (force_all_ctrs 0).
     state = os.path.join(tmp, "state")
     rc, err = run(["-C", "0,8", "--", "touch", ran], sim=True,

@@ -111,7 +111,8 @@ void help_stat(FILE *out)
           "                       macOS: their instructions and cycles only\n"
           "                       (proc_pid_rusage); for other events count every\n"
           "                       CPU instead (-a, root)\n"
-          "  -t, --tid TID,...    count these threads alone (Linux only)\n"
+          "  -t, --tid TID,...    count these threads alone (Linux only); -p and -t\n"
+          "                       take no -a, -C, -A, --per-core, --per-level or -r\n"
           "      --timeout MS     stop after MS milliseconds (at least 10); a CMD still\n"
           "                       running is sent SIGTERM\n"
           "\n"
@@ -276,6 +277,15 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
         if (o->all_cpus) {
             cli_error("stat", "%s and -a cannot be used together: -a counts every CPU, %s %s",
                       ids, ids, o->threads ? "these threads" : "these processes");
+            return EXIT_USAGE;
+        }
+        /* Not counted per CPU or level: refused rather than ignored. */
+        if (o->cpus != NULL || o->aggr != STAT_AGGR_TOTAL) {
+            cli_error("stat", "%s cannot be used with %s: %s counts whole %s, not split by CPU or level",
+                      o->cpus != NULL ? "-C" : o->aggr == STAT_AGGR_CPU ? "-A"
+                                            : o->aggr == STAT_AGGR_CORE ? "--per-core"
+                                                                        : "--per-level",
+                      ids, ids, o->threads ? "threads" : "processes");
             return EXIT_USAGE;
         }
         if (o->repeat != 1) {
