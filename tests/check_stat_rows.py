@@ -176,6 +176,18 @@ if sys.platform.startswith("linux"):
     if rc != 0 or [l.split(",")[0] for l in err.splitlines() if l] != ["CPU0"]:
         fail("linux -C 0 -A: exit %d: %r" % (rc, err))
 
+    # Few file descriptors for every CPU's counters: one line that says to
+    # raise the limit.
+    import resource
+
+    def low_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
+    p = subprocess.run([dkperf, "stat", "-a", "-A", "-e",
+                        "task-clock,context-switches,page-faults,cpu-clock", "--", "true"],
+                       capture_output=True, text=True, preexec_fn=low_files, timeout=120)
+    if p.returncode != 1 or len(p.stderr.splitlines()) != 1 or "ulimit -n" not in p.stderr:
+        fail("linux -a -A, ulimit -n 8: exit %d, %r" % (p.returncode, p.stderr))
+
     # A hybrid machine (a sysfs of two core PMUs, cpu_core on CPU 0 and
     # cpu_atom on the rest): levels P and E.
     if len(cpus) > 1:

@@ -302,7 +302,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     spawn_child c;
     int rc = spawn_prepare(&c, o->cmd, &so);
     if (rc != 0) {
-        cli_error("stat", "%s: %s", c.failed, strerror(-rc));
+        cli_error("stat", "%s: %s%s", c.failed, strerror(-rc),
+                  rc == -EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
         return EXIT_SETUP;
     }
     pid_t pid = c.pid;
