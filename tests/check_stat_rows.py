@@ -151,9 +151,42 @@ if sys.platform.startswith("linux"):
             fail("linux -C 0: cpus %r, scope %r" % (rep.get("cpus"), rep["scope"]))
         if not (rep["elapsed_ns"] * 0.5 <= v <= rep["elapsed_ns"] * 1.5):
             fail("linux -C 0: %d ns of cpu-clock in %d ns" % (v, rep["elapsed_ns"]))
+    # -C 0 -I: each interval counts CPU 0 alone, as the total does, and the
+    # intervals add up to the total.
+    rc, err = run(["-C", "0", "-I", "50", "--json", "-e", "cpu-clock", "--", "sleep", "0.3"])
+    lines = err.splitlines()
+    try:
+        objs = [json.loads(l) for l in lines]
+    except ValueError:
+        objs = []
+        fail("linux -C 0 -I 50 --json: a line is not JSON: %r" % err)
+    if rc != 0 or len(objs) < 3:
+        fail("linux -C 0 -I 50 --json: exit %d: %r" % (rc, err))
+    else:
+        ivs, rep = objs[:-1], objs[-1]
+        total = totals(rep)["cpu-clock"]
+        got = sum(o["events"][0]["value"] for o in ivs)
+        if abs(got - total) > 1:
+            fail("linux -C 0 -I 50: the intervals add up to %d, the total is %d" % (got, total))
+        for o in ivs:
+            if o["events"][0]["value"] > o["interval_ns"] * 1.5:
+                fail("linux -C 0 -I 50: %d ns of one CPU's clock in an interval of %d ns" %
+                     (o["events"][0]["value"], o["interval_ns"]))
     rc, err = run(["-C", "0", "-A", "-x", ",", "-e", "cpu-clock", "--", "true"])
     if rc != 0 or [l.split(",")[0] for l in err.splitlines() if l] != ["CPU0"]:
         fail("linux -C 0 -A: exit %d: %r" % (rc, err))
+
+    # Few file descriptors for every CPU's counters: one line that says to
+    # raise the limit.
+    import resource
+
+    def low_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (8, 8))
+    p = subprocess.run([dkperf, "stat", "-a", "-A", "-e",
+                        "task-clock,context-switches,page-faults,cpu-clock", "--", "true"],
+                       capture_output=True, text=True, preexec_fn=low_files, timeout=120)
+    if p.returncode != 1 or len(p.stderr.splitlines()) != 1 or "ulimit -n" not in p.stderr:
+        fail("linux -a -A, ulimit -n 8: exit %d, %r" % (p.returncode, p.stderr))
 
     # A hybrid machine (a sysfs of two core PMUs, cpu_core on CPU 0 and
     # cpu_atom on the rest): levels P and E.
@@ -197,6 +230,18 @@ with tempfile.TemporaryDirectory() as tmp:
         if rc != 2 or len(lines) != 1 or words not in err or os.path.exists(ran):
             fail("%s: exit %d, %r (wanted one line with %r, nothing run)" %
                  (" ".join(args), rc, err, words))
+
+    # Attached without -a, nothing is counted per CPU or level: each is
+    # refused, not ignored (-a -p and -C -p count every CPU: check_stat_attach.py).
+    me = str(os.getpid())
+    for args in (["-t", me, "-C", "0"], ["-p", me, "-A"],
+                 ["-p", me, "--per-core"], ["-p", me, "--per-level"]):
+        for sim in (False, True):
+            rc, err = run(args + ["--timeout", "50", "-e", "instructions"], sim=sim,
+                          env={"DKPERF_SIM_PRIVILEGED": "0"})
+            if rc != 2 or len(err.splitlines()) != 1 or "cannot be used" not in err:
+                fail("%s%s: exit %d, %r (wanted a usage error)" %
+                     (" ".join(args), " (sim)" if sim else "", rc, err))
 
     # On the sim an unknown CPU gives the counters back (force_all_ctrs 0).
     state = os.path.join(tmp, "state")

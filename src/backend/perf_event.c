@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -101,7 +102,17 @@ int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int parano
                                event);
         return dk__fail_os(DK_EUNAVAILABLE, e, "the kernel refused the attributes of event %s",
                            event);
-    case EMFILE:
+    case EMFILE: {
+        /* One file per event on each CPU or thread: a low limit is met soon. */
+        struct rlimit rl;
+        long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                         ? (long)rl.rlim_cur : -1;
+        return dk__fail_os(DK_ETOOMANY, e, "event %s: too many counters open: each takes a file "
+                                           "descriptor per CPU or thread; raise the open-file "
+                                           "limit (ulimit -n, now %ld) or count fewer events, "
+                                           "CPUs or threads",
+                           event, limit);
+    }
     case ENFILE:
     case ENOSPC:
         return dk__fail_os(DK_ETOOMANY, e, "event %s: too many counters open", event);

@@ -95,6 +95,11 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
  */
 int stat_rows_open(dk_group *g, const stat_options *o, report *rep);
 int stat_rows_capture(dk_group *g, const stat_options *o, report *rep, run *out);
+/* With -C, replace values (a reading of the whole group, as -I takes
+ * between intervals) by the sums of the listed CPUs, so that the intervals
+ * count what the totals count. Returns 0, or the exit status after one
+ * "dkperf stat: ..." line. */
+int stat_rows_restrict(dk_group *g, const stat_options *o, report *rep, uint64_t *values);
 /* Print the report broken down by CPU, core or level (-a with -A,
  * --per-core, --per-level); false when there is no such breakdown and the
  * plain report is to be printed. */

@@ -105,13 +105,17 @@ void help_stat(FILE *out)
           "  -I, --interval-print MS\n"
           "                       also print each MS milliseconds' counts (at least 10)\n"
           "                       while counting, the seconds since the start first; with\n"
-          "                       --json one object per interval, each on one line\n"
+          "                       --json one object per interval, each on one line;\n"
+          "                       totals only: -A's rows etc. come once, at the end\n"
           "  -p, --pid PID,...    count these running processes (all their threads and\n"
           "                       the threads and processes they start) instead of CMD;\n"
           "                       macOS: their instructions and cycles only\n"
           "                       (proc_pid_rusage); for other events count every\n"
           "                       CPU instead (-a, root)\n"
-          "  -t, --tid TID,...    count these threads alone (Linux only)\n"
+          "                       with -a (or -C): every CPU while they run, any event,\n"
+          "                       with -A, --per-core or --per-level rows\n"
+          "  -t, --tid TID,...    count these threads alone (Linux only); -t takes no\n"
+          "                       -a, -C, -A, --per-core, --per-level or -r\n"
           "      --timeout MS     stop after MS milliseconds (at least 10); a CMD still\n"
           "                       running is sent SIGTERM\n"
           "\n"
@@ -277,6 +281,18 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             cli_error("stat", "-t and %s cannot be used together: %s counts CPUs, -t these "
                       "threads (-p PID -a counts every CPU while processes run)",
                       o->all_cpus ? "-a" : "-C", o->all_cpus ? "-a" : "-C");
+            return EXIT_USAGE;
+        }
+        /* Whole processes or threads are not split by CPU or level: refused
+         * rather than ignored (-a -p splits every CPU's counts instead). */
+        if (!o->all_cpus && o->cpus == NULL && o->aggr != STAT_AGGR_TOTAL) {
+            cli_error("stat", "%s cannot be used with %s: %s counts whole %s, not split by CPU "
+                              "or level%s",
+                      o->aggr == STAT_AGGR_CPU ? "-A"
+                      : o->aggr == STAT_AGGR_CORE ? "--per-core"
+                                                  : "--per-level",
+                      ids, ids, o->threads ? "threads" : "processes",
+                      o->threads ? "" : " (add -a to count every CPU while they run)");
             return EXIT_USAGE;
         }
         if (o->repeat != 1) {

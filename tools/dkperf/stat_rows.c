@@ -226,6 +226,26 @@ int stat_rows_capture(dk_group *g, const stat_options *o, report *rep, run *out)
     return 0;
 }
 
+int stat_rows_restrict(dk_group *g, const stat_options *o, report *rep, uint64_t *values)
+{
+    stat_rows *r = rep->rows;
+    if (r == NULL || !r->system || o->cpus == NULL)
+        return 0;
+    size_t n = rep->n;
+    if (dk_group_read_cpus(g, r->buf, r->group_ncpus) != 0) {
+        cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
+        return EXIT_SETUP;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (rep->supported[i])
+            values[i] = 0;
+    for (size_t k = 0; k < r->ncpus; k++)
+        for (size_t i = 0; i < n; i++)
+            if (rep->supported[i])
+                values[i] += r->buf[r->index[k] * n + i];
+    return 0;
+}
+
 /* ---- grouping ----------------------------------------------------------- */
 
 typedef struct row {

@@ -157,6 +157,9 @@ static int read_all(watch *w, uint64_t *values, dk_reading *info, bool quiet)
         uint64_t v[DK_MAX_EVENTS];
         dk_reading r[DK_MAX_EVENTS];
         int rc = dk_group_read(w->groups[k], v, r);
+        if (rc == 0 && (w->child != 0 || w->system) &&
+            stat_rows_restrict(w->groups[k], w->o, w->rep, v) != 0)
+            return -1; /* -C's CPUs: said why */
         if (rc != 0 && !quiet && (w->child != 0 || w->system || !w->gone[k])) {
             cli_error("stat", "reading the counters failed: %s", dk_last_error());
             return rc;
@@ -303,7 +306,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     spawn_child c;
     int rc = spawn_prepare(&c, o->cmd, &so);
     if (rc != 0) {
-        cli_error("stat", "%s: %s", c.failed, strerror(-rc));
+        cli_error("stat", "%s: %s%s", c.failed, strerror(-rc),
+                  rc == -EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
         return EXIT_SETUP;
     }
     pid_t pid = c.pid;
