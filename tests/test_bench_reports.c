@@ -54,6 +54,7 @@ static void measure(dkb_result *r, size_t j, const char *name, double per_iter, 
                                 {per_iter * 1.02, per_iter * 1.0, per_iter * 1.04}};
     m->outliers = (dkb_outliers){0, 0, 2, 1, per_iter * 0.9, per_iter * 0.95, per_iter * 1.05,
                                  per_iter * 1.1};
+    snprintf(m->estimator, sizeof m->estimator, "%s", j == 0 ? "Theil-Sen" : "OLS");
 }
 
 /* A result of N samples: time 1000 ns per iteration, 2000 instructions,
