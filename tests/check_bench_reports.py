@@ -121,6 +121,7 @@ elif fmt == "csv":
     need(float(t[col["estimate"]]) == 1000 and float(t[col["lower"]]) == 990, "estimate")
     need(t[col["verdict"]] == "improved" and float(t[col["change_estimate"]]) == -0.052, "change")
     need(t[col["outliers_high_mild"]] == "2", "outliers")
+    need(t[col["estimator"]] == "Theil-Sen" and body[1][col["estimator"]] == "OLS", "estimator")
     cmiss = body[5]
     need(cmiss[col["available"]] == "false" and cmiss[col["estimate"]] == "", "unavailable")
     need(cmiss[col["why"]] == "no counter left, it is measured in the next pass only on M1", "why")
@@ -182,5 +183,7 @@ elif fmt == "html":
     tds = [td.text or "" for td in root.iter(XHTML + "td")]
     need(any(t.startswith("no counter left") for t in tds), "unavailable reason")
     need(any("improved" in (t or "") for t in tds), "change")
+    ths = [th.text or "" for th in root.iter(XHTML + "th")]
+    need("estimator" in ths and "Theil-Sen" in tds and "OLS" in tds, "estimator named")
 else:
     fail("unknown format")

@@ -265,6 +265,44 @@ TEST_CASE(preempted_samples_are_shown_and_left_out_of_the_time_estimate)
     dkb_result_free(&r);
 }
 
+/* Time samples of 3 ns per iteration with a small wobble; those marked in
+ * pre[] carry a 4 ms spike. */
+static void spiked_time(double *x, double *y, const unsigned char *pre, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        x[i] = 1000.0 * (double)(i + 1);
+        y[i] = 200 + 3 * x[i] + 5 * (double)((i * 7) % 5) + (pre[i] ? 4e6 : 0);
+    }
+}
+
+TEST_CASE(time_answer_needs_five_unpreempted_samples_for_its_interval)
+{
+    /* 4 samples left: two-sided, the extreme pair slopes of 4 miss the
+     * truth 1/12 of the time, so no 95% interval comes from them; every
+     * sample is used, and the measure says from how many. */
+    enum { N = 40 };
+    double x[N], y[N];
+    unsigned char pre[N];
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.resamples = 200;
+    for (size_t keep = 4; keep <= 5; keep++) {
+        memset(pre, 1, sizeof pre);
+        memset(pre, 0, keep); /* the first `keep` samples were not switched out */
+        spiked_time(x, y, pre, N);
+        dkb_measure m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.name, sizeof m.name, "time");
+        m.y = y;
+        CHECK_INT(dkb_estimate(&c, x, N, false, true, pre, &m), ==, 0);
+        CHECK_STR(m.estimator, "Theil-Sen");
+        CHECK_INT(m.n_fit, ==, keep == 5 ? 5 : N);
+        if (keep == 5) /* from the 5 clean samples: the truth, 3 ns */
+            CHECK(fabs(m.slope.point - 3) < 0.01);
+        free(m.outlier_class);
+    }
+}
+
 TEST_CASE(noise_stops_on_precision_or_budget)
 {
     dkb_config c;

@@ -54,6 +54,7 @@ static void measure(dkb_result *r, size_t j, const char *name, double per_iter, 
                                 {per_iter * 1.02, per_iter * 1.0, per_iter * 1.04}};
     m->outliers = (dkb_outliers){0, 0, 2, 1, per_iter * 0.9, per_iter * 0.95, per_iter * 1.05,
                                  per_iter * 1.1};
+    snprintf(m->estimator, sizeof m->estimator, "%s", j == 0 ? "Theil-Sen" : "OLS");
 }
 
 /* A result of N samples: time 1000 ns per iteration, 2000 instructions,
@@ -334,6 +335,28 @@ static void same_measure(const dkb_measure *a, const dkb_measure *b, size_t n)
         CHECK(memcmp(&a->change, &b->change, sizeof a->change) == 0);
         CHECK(a->baseline_slope == b->baseline_slope);
     }
+}
+
+TEST_CASE(terminal_names_the_samples_of_the_time_answer)
+{
+    dkb_result r;
+    sample(&r, "fib/20", 1.0);
+    snprintf(r.m[0].estimator, sizeof r.m[0].estimator, "Theil-Sen");
+    r.switches_counted = true;
+    r.n_preempted = 30;
+    r.m[0].n_fit = 70;
+    char *t = terminal(&r, false, false);
+    CHECK_CONTAINS(t, "Theil-Sen slope of 70 samples; 30 preempted (context switch) left out of it");
+    free(t);
+    /* Too few clean samples: the answer is of every sample, and says so. */
+    r.n_preempted = 97;
+    r.m[0].n_fit = N;
+    t = terminal(&r, false, false);
+    CHECK(strstr(t, "left out of it") == NULL);
+    CHECK_CONTAINS(t, "Theil-Sen slope of all 100 samples: 97 preempted (context switch), too many "
+                      "to leave out");
+    free(t);
+    dkb_result_free(&r);
 }
 
 TEST_CASE(baseline_round_trip)

@@ -280,9 +280,15 @@ static void end_sample(dk_bench *b)
     b->phase_taken++;
 }
 
+/* Fewest unpreempted samples the time answer is computed from alone. With
+ * n distinct x, Sen's interval is at widest the two extreme pair slopes,
+ * which miss the truth with probability 2/n!: 1/3 at n = 3, 1/12 at n = 4,
+ * so a "95%" interval from 3 or 4 samples is not one; 5 give 98.3%. */
+#define MIN_UNPREEMPTED 5
+
 /* The time samples the time estimate uses: those during which the thread
  * was not switched out, copied to xs, ts; returns how many, or 0 when they
- * are too few for a slope (then every sample is used). */
+ * are too few for a slope with a 95% interval (then every sample is used). */
 static size_t unpreempted(const double *x, const double *t, const unsigned char *pre, size_t n,
                           double *xs, double *ts)
 {
@@ -294,7 +300,7 @@ static size_t unpreempted(const double *x, const double *t, const unsigned char 
             xs[k] = x[i];
             ts[k++] = t[i];
         }
-    return k >= 3 && varied ? k : 0;
+    return k >= MIN_UNPREEMPTED && varied ? k : 0;
 }
 
 /* Whether every estimate of this pass is within the target precision. */
@@ -485,6 +491,7 @@ int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bo
     dkb_tukey(v, n, &m->outliers, m->outlier_class);
     if (flat || !dkb_ols(x, m->y, n, &m->fit)) {
         m->slope = m->per_iter.mean_ci;
+        m->n_fit = n;
         snprintf(m->estimator, sizeof m->estimator, "mean");
         free(v);
         return 0;
@@ -492,6 +499,7 @@ int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bo
     if (!dkb_slope_ci(x, m->y, n, cfg->resamples, cfg->seed, 0.95, &m->ols_slope))
         m->ols_slope.point = m->ols_slope.lo = m->ols_slope.hi = m->fit.slope;
     m->slope = m->ols_slope;
+    m->n_fit = n;
     snprintf(m->estimator, sizeof m->estimator, "OLS");
     /* Time: a sample that includes a preemption or an interrupt is late by
      * up to milliseconds, and one such sample moves the OLS slope; the
@@ -508,6 +516,7 @@ int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bo
         if (k > 0 ? dkb_theil_sen(xs, v, k, 0.95, &ts, NULL)
                   : dkb_theil_sen(x, m->y, n, 0.95, &ts, NULL)) {
             m->slope = ts;
+            m->n_fit = k > 0 ? k : n;
             snprintf(m->estimator, sizeof m->estimator, "Theil-Sen");
         }
         free(xs);

@@ -125,8 +125,8 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
  * flat: every sample has the same iteration count, the slope is the mean
  * per-iteration value; robust: the slope is Theil-Sen's (time), else the
  * OLS fit's, from the samples not marked in preempted (NULL: none
- * marked) when at least 3 with two iteration counts remain;
- * m->estimator says which. Returns 0 or DK_ENOMEM. */
+ * marked) when at least 5 with two iteration counts remain;
+ * m->estimator says which, m->n_fit from how many samples. Returns 0 or DK_ENOMEM. */
 int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bool robust,
                  const unsigned char *preempted, dkb_measure *m);
 

@@ -48,6 +48,9 @@ typedef struct dkb_measure {
      * bootstrap CI whatever the estimator (zero when flat). */
     char estimator[16];
     dkb_interval ols_slope;
+    /* Samples `slope` was computed from: for time, those not preempted, or
+     * every sample when too few of them are left (see dkb_estimate). */
+    size_t n_fit;
 } dkb_measure;
 
 /* One benchmark's result. */

@@ -27,7 +27,7 @@ int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *
     fputs("benchmark,group,measure,unit,available,why,samples,lower,estimate,upper,r2,intercept,"
           "mean,median,stddev,mad,min,max,outliers_low_severe,outliers_low_mild,outliers_high_mild,"
           "outliers_high_severe,change_lower,change_estimate,change_upper,p_value,verdict,"
-          "baseline_estimate\r\n",
+          "baseline_estimate,estimator\r\n",
           out);
     for (size_t i = 0; i < n; i++) {
         const dkb_result *r = results[i];
@@ -77,6 +77,11 @@ int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *
             } else {
                 fputs(",,,,,,", out);
             }
+            /* Which estimator gave lower, estimate, upper (time: Theil-Sen;
+             * r2 and intercept are the OLS fit's whatever it is). */
+            fputc(',', out);
+            if (est)
+                dkb__csv_field(out, m->estimator);
             fputs("\r\n", out);
         }
     }

@@ -275,7 +275,8 @@ static void td_num(FILE *out, double v, bool is_time)
 static void summary(FILE *out, const dkb_result *r)
 {
     fputs("<table><tr><th>measure</th><th>lower</th><th>estimate</th><th>upper</th><th>R\xC2\xB2</th>"
-          "<th>mean</th><th>\xCF\x83</th><th>median</th><th>MAD</th><th>outliers</th><th>change</th></tr>\n",
+          "<th>mean</th><th>\xCF\x83</th><th>median</th><th>MAD</th><th>outliers</th><th>change</th>"
+          "<th>estimator</th></tr>\n",
           out);
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
     for (size_t j = 0; j < nm; j++) {
@@ -285,7 +286,7 @@ static void summary(FILE *out, const dkb_result *r)
         dkb__html_text(out, m->name);
         fputs("</td>", out);
         if (!dkb__has_estimates(r, m)) {
-            fputs("<td colspan=\"10\">", out);
+            fputs("<td colspan=\"11\">", out);
             dkb__html_text(out, m->available ? "no estimate (fewer than 2 samples)" : m->why);
             fputs("</td></tr>\n", out);
             continue;
@@ -312,6 +313,11 @@ static void summary(FILE *out, const dkb_result *r)
         } else {
             fputs("<td></td>", out);
         }
+        /* The estimator of lower, estimate, upper: the line drawn in the
+         * scatter and R\xC2\xB2 are the OLS fit's whatever it is. */
+        fputs("<td>", out);
+        dkb__html_text(out, m->estimator);
+        fputs("</td>", out);
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);

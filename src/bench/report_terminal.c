@@ -193,10 +193,15 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
         estimate_line(out, label, m, i == 0);
         if (i == 0 && strcmp(m->estimator, "Theil-Sen") == 0) {
             /* Which estimator gave the headline, and from which samples. */
-            if (r->n_preempted > 0)
+            size_t used = m->n_fit ? m->n_fit : r->n_samples - r->n_preempted;
+            if (r->n_preempted > 0 && used < r->n_samples)
                 fprintf(out, "  %-18s Theil-Sen slope of %zu samples; %zu preempted (context "
                              "switch) left out of it\n", "estimator:",
-                        r->n_samples - r->n_preempted, r->n_preempted);
+                        used, r->n_samples - used);
+            else if (r->n_preempted > 0)
+                fprintf(out, "  %-18s Theil-Sen slope of all %zu samples: %zu preempted (context "
+                             "switch), too many to leave out\n", "estimator:",
+                        r->n_samples, r->n_preempted);
             else
                 fprintf(out, "  %-18s Theil-Sen slope of %zu samples%s\n", "estimator:",
                         r->n_samples, r->switches_counted ? ", none preempted" : "");
