@@ -436,6 +436,44 @@ TEST_CASE(kperf_timers_and_actions)
     CHECK_INT(u, ==, 1);
 }
 
+TEST_CASE(kperf_timer_periods_raised_to_the_minimum)
+{
+    /* kptimer_set_period raises a short period when it is set, so a client
+     * reads back what the timer will use; kptimer_set_pet_timerid turns PET
+     * off for an id past the timers and raises the PET timer's period. */
+    load();
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(kp->kperf_action_count_set(1), ==, 0);
+    CHECK_INT(kp->kperf_timer_count_set(2), ==, 0);
+    bool intel = kp->kperf_tick_frequency() == 1000000000u;
+    uint64_t min = kp->kperf_ns_to_ticks(intel ? 20000 : 50000);
+    uint64_t p = 0;
+    CHECK_INT(kp->kperf_timer_period_set(0, 1), ==, 0);
+    CHECK_INT(kp->kperf_timer_period_get(0, &p), ==, 0);
+    CHECK_U64(p, ==, min);
+    CHECK_INT(kp->kperf_timer_period_set(0, 0), ==, 0); /* 0: timer off, kept */
+    CHECK_INT(kp->kperf_timer_period_get(0, &p), ==, 0);
+    CHECK_U64(p, ==, 0);
+    CHECK_INT(kp->kperf_timer_period_set(1, min * 3), ==, 0);
+    CHECK_INT(kp->kperf_timer_period_get(1, &p), ==, 0);
+    CHECK_U64(p, ==, min * 3);
+    CHECK_INT(kp->kperf_timer_pet_set(1), ==, 0);
+    CHECK_INT(kp->kperf_timer_period_get(1, &p), ==, 0);
+    CHECK_U64(p, ==, kp->kperf_ns_to_ticks(1000000)); /* the PET minimum */
+    CHECK_INT(kp->kperf_timer_pet_set(999), ==, 0);    /* PET off */
+    uint32_t u = 0;
+    CHECK_INT(kp->kperf_timer_pet_get(&u), ==, 0);
+    CHECK_INT(u, ==, 999);
+    /* While sampling: a bad timer id is EINVAL, a good one EBUSY; the
+     * count is EBUSY whatever it is. */
+    CHECK_INT(kp->kperf_sample_set(1), ==, 0);
+    CHECK_ERRNO(kp->kperf_timer_period_set(5, min), EINVAL);
+    CHECK_ERRNO(kp->kperf_timer_action_set(5, 1), EINVAL);
+    CHECK_ERRNO(kp->kperf_timer_period_set(0, min), EBUSY);
+    CHECK_ERRNO(kp->kperf_timer_count_set(KPERF_TIMER_MAX + 1), EBUSY);
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+}
+
 TEST_CASE(sampling_needs_an_action_not_a_timer)
 {
     load();

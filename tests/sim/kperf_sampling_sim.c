@@ -186,6 +186,12 @@ static uint64_t ticks_of(uint64_t ns);
 /* Minimum timer periods (kptimer.c kptimer_minperiods_ns, foreground). */
 static uint64_t timer_min_ns(const sim_chip *c) { return is_intel(c) ? 20000 : 50000; }
 
+/* kptimer_min_period_abs, foreground: 1 ms for the PET timer. */
+static uint64_t timer_min_ticks(const sim_chip *c, bool pet)
+{
+    return ticks_of(pet ? 1000000 : c != NULL ? timer_min_ns(c) : 50000);
+}
+
 /*
  * What should be armed now. The kernel keeps its PMIs and timers armed and
  * logs only while tracing; the sim arms perf_events only while tracing is

@@ -993,10 +993,12 @@ SIM_API int kperf_action_filter_set_by_pid(uint32_t actionid, int32_t pid)
 SIM_API int kperf_timer_count_set(uint32_t count)
 {
     KPERF_SET_PROLOGUE(kperf_timer_count_set);
-    if (count > KPERF_TIMER_MAX)
-        FAIL_ERRNO(EINVAL);
     pthread_mutex_lock(&state_lock);
-    NOT_SAMPLING();
+    NOT_SAMPLING(); /* kptimer_set_count: EBUSY before the count is looked at */
+    if (count > KPERF_TIMER_MAX) {
+        pthread_mutex_unlock(&state_lock);
+        FAIL_ERRNO(EINVAL);
+    }
     timer_count = count;
     changed();
     pthread_mutex_unlock(&state_lock);
@@ -1024,9 +1026,13 @@ SIM_API int kperf_timer_period_set(uint32_t timerid, uint64_t tick)
 {
     KPERF_SET_PROLOGUE(kperf_timer_period_set);
     pthread_mutex_lock(&state_lock);
+    CHECK_TIMER(timerid); /* kptimer_set_period: the id first, then EBUSY */
     NOT_SAMPLING();
-    CHECK_TIMER(timerid);
-    timer_period[timerid] = tick;
+    /* A period under the minimum is raised to it when set, so reading it
+     * back gives what the timer will use (the PET timer's minimum for the
+     * PET timer). */
+    uint64_t min = timer_min_ticks(chip_or_null(), pet_timer == timerid);
+    timer_period[timerid] = tick != 0 && tick < min ? min : tick;
     changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
@@ -1048,8 +1054,8 @@ SIM_API int kperf_timer_action_set(uint32_t timerid, uint32_t actionid)
 {
     KPERF_SET_PROLOGUE(kperf_timer_action_set);
     pthread_mutex_lock(&state_lock);
+    CHECK_TIMER(timerid); /* kptimer_set_action: the id first, then EBUSY */
     NOT_SAMPLING();
-    CHECK_TIMER(timerid);
     timer_action[timerid] = actionid; /* kptimer_set_action validates no action id */
     changed();
     pthread_mutex_unlock(&state_lock);
@@ -1073,7 +1079,14 @@ SIM_API int kperf_timer_pet_set(uint32_t timerid)
     KPERF_SET_PROLOGUE(kperf_timer_pet_set);
     pthread_mutex_lock(&state_lock);
     NOT_SAMPLING();
-    CHECK_TIMER(timerid);
+    /* kptimer_set_pet_timerid: an id past the timers turns PET off (999 is
+     * how clients say so); a timer made the PET timer has its period
+     * raised to the PET minimum. */
+    if (timerid < timer_count) {
+        uint64_t min = timer_min_ticks(chip_or_null(), true);
+        if (timer_period[timerid] < min)
+            timer_period[timerid] = min;
+    }
     pet_timer = timerid;
     changed();
     pthread_mutex_unlock(&state_lock);
