@@ -3,6 +3,7 @@
  * input, split on NUL bytes, is argv after "stat"; the parser runs (it never
  * executes anything) and everything it allocated is freed.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = stat_parse_args(argc, argv, &o);
     if (rc == 0) {
         /* What a successful parse promises. */
-        if (o.cmd == NULL || o.cmd[0] == NULL || o.repeat < 1 || o.repeat > STAT_MAX_RUNS ||
+        /* A command, or ids to attach to (-p, -t), never both. */
+        bool attached = o.npids > 0;
+        if (attached ? o.cmd != NULL || o.pids == NULL : o.cmd == NULL || o.cmd[0] == NULL)
+            abort();
+        if (o.repeat < 1 || o.repeat > STAT_MAX_RUNS || (attached && o.repeat != 1) ||
             (o.sep != NULL && o.json) || (o.events == NULL) != (o.nevents == 0))
+            abort();
+        /* A thread is not split by CPU; rows of CPUs need every CPU counted. */
+        if (o.threads && (o.all_cpus || o.cpus != NULL || o.aggr != STAT_AGGR_TOTAL))
+            abort();
+        if ((o.aggr == STAT_AGGR_CPU || o.aggr == STAT_AGGR_CORE) && !o.all_cpus)
+            abort();
+        if ((o.interval_ms != 0 && o.interval_ms < STAT_MIN_INTERVAL_MS) ||
+            (o.interval_ms > 0 && o.repeat != 1))
             abort();
         for (size_t i = 0; i < o.nevents; i++)
             if (o.events[i][0] == '\0')
