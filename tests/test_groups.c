@@ -4,6 +4,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -653,13 +654,13 @@ TEST_CASE(sim_thread_scope_is_not_supported)
     dk_sampler_close(s);
 }
 
-static volatile int spin_stop;
-static volatile pid_t spin_tid;
+static atomic_int spin_stop;
+static atomic_int spin_tid;
 
 static void *spin_thread(void *arg)
 {
     (void)arg;
-    spin_tid = (pid_t)syscall(SYS_gettid);
+    spin_tid = (int)syscall(SYS_gettid);
     while (!spin_stop)
         ;
     return NULL;
