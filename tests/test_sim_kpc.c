@@ -287,6 +287,8 @@ TEST_CASE(intel_kernel_checks_no_selector)
     kp->kpc_force_all_ctrs_set(0);
 }
 
+static volatile unsigned burn_sink;
+
 /* Time in the kernel: open and close /dev/null until the thread has some. */
 static void burn_system_time(void)
 {
@@ -295,9 +297,8 @@ static void burn_system_time(void)
         /* Some user time too: the sim splits a stretch by getrusage's
          * user/system ticks, and a stretch of system calls alone may get
          * no user tick at all. */
-        volatile unsigned sink = 0;
         for (unsigned k = 0; k < 200000; k++)
-            sink += k;
+            burn_sink += k;
         for (int i = 0; i < 1000; i++) {
             int fd = open("/dev/null", O_RDONLY);
             if (fd >= 0)
