@@ -315,6 +315,16 @@ with open("/proc/sys/kernel/pid_max") as f:
 spid = str(sleeper.pid)
 one_line_error(["-p", str(nopid), "-e", "task-clock"], rf"-p {nopid}: there is no process")
 one_line_error(["-t", str(nopid), "-e", "task-clock"], rf"-t {nopid}: there is no thread")
+# A process that has exited but is not reaped yet: said so, not "no process".
+zombie = subprocess.Popen(["true"])
+for _ in range(200):
+    with open(f"/proc/{zombie.pid}/stat") as f:
+        if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+    time.sleep(0.01)
+one_line_error(["-p", str(zombie.pid), "-e", "task-clock"],
+               rf"-p {zombie.pid}: process {zombie.pid} has exited \(a zombie")
+zombie.wait()
 one_line_error(["-t", spid, "-a"], r"-t and -a cannot be used together", status=2)
 one_line_error(["-t", spid, "-C", "0"], r"-t and -C cannot be used together", status=2)
 # -p with -a: every CPU while the process runs, and the scope says so.

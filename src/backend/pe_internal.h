@@ -186,4 +186,8 @@ void dk__pe_sampling_close(dk_sampling *p);
  * Returns 0 with *tids allocated (the caller frees it), or DK_ENOMEM. */
 int dk__pe_task_ids(int pid, int **tids, size_t *n);
 
+/* Whether process pid has exited and waits for its parent to reap it (its
+ * /proc/PID/stat state is Z or X): perf_event_open answers ESRCH for it. */
+bool dk__pe_task_is_zombie(int pid);
+
 #endif /* DKPERF_BACKEND_PE_INTERNAL_H */

@@ -8,7 +8,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/pe_internal.h"
 
@@ -55,4 +57,20 @@ int dk__pe_task_ids(int pid, int **tids, size_t *n)
     *tids = ids;
     *n = count;
     return 0;
+}
+
+bool dk__pe_task_is_zombie(int pid)
+{
+    /* /proc/PID/stat: "pid (comm) S ..."; comm may hold spaces and ')',
+     * so the state is the first field after the last ')'. */
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    const char *close = strrchr(buf, ')');
+    return close != NULL && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
 }
