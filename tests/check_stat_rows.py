@@ -172,6 +172,43 @@ if sys.platform.startswith("linux"):
             if o["events"][0]["value"] > o["interval_ns"] * 1.5:
                 fail("linux -C 0 -I 50: %d ns of one CPU's clock in an interval of %d ns" %
                      (o["events"][0]["value"], o["interval_ns"]))
+    # -A -I: each interval prints one row per CPU and event (not the
+    # totals), and each CPU's intervals add up to its row in the report.
+    rc, err = run(["-a", "-A", "-I", "50", "--json", "-e", "cpu-clock,task-clock", "--",
+                   "sleep", "0.3"])
+    try:
+        objs = [json.loads(l) for l in err.splitlines()]
+    except ValueError:
+        objs = []
+        fail("linux -a -A -I 50 --json: a line is not JSON: %r" % err)
+    if rc != 0 or len(objs) < 3:
+        fail("linux -a -A -I 50 --json: exit %d: %r" % (rc, err))
+    else:
+        ivs, rep = objs[:-1], objs[-1]
+        sums = {}
+        for o in ivs:
+            keys = sorted((r["cpu"], r["event"]) for r in o.get("rows", []))
+            if o.get("aggregation") != "cpu" or "events" in o or \
+                    keys != sorted((c, e) for c in cpus for e in ("cpu-clock", "task-clock")):
+                fail("linux -a -A -I 50: an interval's rows are %r" % o)
+                break
+            for r in o["rows"]:
+                sums[(r["cpu"], r["event"])] = sums.get((r["cpu"], r["event"]), 0) + r["value"]
+        for r in rep.get("rows", []):
+            if sums.get((r["cpu"], r["event"])) != r["value"]:
+                fail("linux -a -A -I 50: CPU %d's %s intervals add up to %r, its row is %d" %
+                     (r["cpu"], r["event"], sums.get((r["cpu"], r["event"])), r["value"]))
+    rc, err = run(["-a", "-A", "-I", "50", "-e", "cpu-clock", "--", "sleep", "0.2"])
+    ivrows = [l.split() for l in err.splitlines() if re.match(r"^\s+\d+\.\d{9} CPU\d+ ", l)]
+    if rc != 0 or not err.startswith("#           time CPU ") or len(ivrows) < 2 * len(cpus) or \
+            any(l[3:] != ["msec", "cpu-clock"] for l in ivrows):
+        fail("linux -a -A -I 50 human: exit %d: %r" % (rc, err))
+    rc, err = run(["-a", "--per-core", "-I", "50", "-x", ",", "-e", "cpu-clock", "--",
+                   "sleep", "0.2"])
+    ivrows = [l.split(",") for l in err.splitlines() if re.match(r"^\d+\.\d{9},", l)]
+    if rc != 0 or len(ivrows) < 2 or any(len(l) != 8 or not l[1].startswith("S") or
+                                         l[4] != "msec" or l[5] != "cpu-clock" for l in ivrows):
+        fail("linux -a --per-core -I 50 -x,: exit %d: %r" % (rc, err))
     rc, err = run(["-C", "0", "-A", "-x", ",", "-e", "cpu-clock", "--", "true"])
     if rc != 0 or [l.split(",")[0] for l in err.splitlines() if l] != ["CPU0"]:
         fail("linux -C 0 -A: exit %d: %r" % (rc, err))
@@ -288,6 +325,26 @@ for chip in chips:
             fail("%s --per-level: a level counted nothing: %r" % (what, rep["rows"]))
         check_rows_add_up(rep, what + " --per-level")
 
+    # --per-level -I: P and E rows in each interval, adding up to the report's.
+    rc, err = run(["-a", "--per-level", "-I", "100", "--json", "-e", "cycles", "--"] + burn,
+                  env, True)
+    try:
+        objs = [json.loads(l) for l in err.splitlines()]
+    except ValueError:
+        objs = []
+    if rc != 0 or len(objs) < 2:
+        fail("%s --per-level -I 100 --json: exit %d: %r" % (what, rc, err))
+    else:
+        sums = {}
+        for o in objs[:-1]:
+            if [r["label"] for r in o.get("rows", [])] != (["P", "E"] if e else ["all"]):
+                fail("%s --per-level -I 100: an interval's rows are %r" % (what, o))
+            for r in o.get("rows", []):
+                sums[r["label"]] = sums.get(r["label"], 0) + r["value"]
+        final = {r["label"]: r["value"] for r in objs[-1].get("rows", [])}
+        if sums != final:
+            fail("%s --per-level -I 100: intervals add up to %r, the report's rows are %r" %
+                 (what, sums, final))
     rc, err = run(["-a", "--per-level", "-e", "instructions,cycles", "--"] + burn, env, True)
     rows = human_rows(err, "cycles")
     if rc != 0 or [label for label, _ in rows] != (["P", "E"] if e else ["all"]):

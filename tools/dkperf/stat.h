@@ -110,5 +110,14 @@ void stat_rows_human_levels(FILE *out, const report *rep);
 void stat_rows_csv_levels(FILE *out, const report *rep, const stat_options *o);
 void stat_rows_json(FILE *out, const report *rep, const stat_options *o);
 void stat_rows_free(report *rep);
+/* -I with -a and a breakdown (-A, --per-core, --per-level): each interval
+ * prints the rows, not the totals. stat_rows_read takes the per-CPU
+ * reading (0, or the exit status after one line); stat_rows_interval_print
+ * prints the rows of the interval ending at since_ns from the last reading,
+ * as stat_interval_print does the totals (info: the totals' times). */
+bool stat_rows_per_interval(const report *rep);
+int stat_rows_read(dk_group *g, report *rep);
+void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
+                              uint64_t since_ns, const dk_reading *info);
 
 #endif /* DKPERF_STAT_H */

@@ -1,8 +1,9 @@
 /*
  * stat_interval.c - dkperf stat -I: each interval's counts as it ends, in
  * the human, CSV and JSON forms, the seconds since the counting began
- * first, as perf stat -I prints them. The totals are printed at the end by
- * stat_print.c as without -I.
+ * first, as perf stat -I prints them; with -a and -A, --per-core or
+ * --per-level, the rows of each interval instead (stat_rows.c). The totals
+ * are printed at the end by stat_print.c as without -I.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,15 @@ static bool in_ns(const report *rep, size_t i)
 void stat_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
                          uint64_t since_ns, const uint64_t *values, const dk_reading *info)
 {
+    /* With a breakdown, the rows (their last per-CPU reading is taken by
+     * the caller) instead of the totals, as perf stat -I -A prints them. */
+    if (stat_rows_per_interval(rep)) {
+        for (size_t i = 0; i < rep->n; i++)
+            if (values[i] > iv->last[i])
+                iv->last[i] = values[i];
+        stat_rows_interval_print(out, rep, o, iv, since_ns, info);
+        return;
+    }
     uint64_t delta[DK_MAX_EVENTS], enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS];
     for (size_t i = 0; i < rep->n; i++) {
         /* A scaled (time-shared) total may shrink: the interval counts 0

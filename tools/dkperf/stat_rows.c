@@ -16,6 +16,13 @@
 
 #define LEVELS_MAX 4
 
+typedef struct row {
+    char label[40];
+    size_t cpus;
+    int id, core, package, level;
+    double v[DK_MAX_EVENTS]; /* means over the runs */
+} row;
+
 typedef struct stat_rows {
     bool system;       /* rows per CPU; otherwise a process's levels */
     size_t group_ncpus; /* CPUs the group reads */
@@ -28,6 +35,11 @@ typedef struct stat_rows {
     char level_names[LEVELS_MAX][16];
     double level_sum[LEVELS_MAX][DK_MAX_EVENTS];
     size_t runs;
+    /* -I: each reported CPU's counts at the last interval, the interval's
+     * differences, and room for its rows (allocated with -I only). */
+    uint64_t *prev;
+    double *delta;
+    row *rows;
 } stat_rows;
 
 void stat_rows_free(report *rep)
@@ -42,6 +54,9 @@ void stat_rows_free(report *rep)
     free(r->package);
     free(r->level);
     free(r->sum);
+    free(r->prev);
+    free(r->delta);
+    free(r->rows);
     free(r);
     rep->rows = NULL;
 }
@@ -158,6 +173,13 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
     if (r->buf == NULL || r->sum == NULL || r->index == NULL || r->id == NULL ||
         r->core == NULL || r->package == NULL || r->level == NULL)
         return out_of_memory(); /* stat.c frees what was allocated */
+    if (o->interval_ms > 0 && o->aggr != STAT_AGGR_TOTAL) {
+        r->prev = calloc(k * n, sizeof *r->prev);
+        r->delta = calloc(k * n, sizeof *r->delta);
+        r->rows = calloc(k, sizeof *r->rows);
+        if (r->prev == NULL || r->delta == NULL || r->rows == NULL)
+            return out_of_memory();
+    }
     r->levels = dk_group_perf_levels(g);
     if (r->levels > LEVELS_MAX)
         r->levels = LEVELS_MAX;
@@ -248,12 +270,6 @@ int stat_rows_restrict(dk_group *g, const stat_options *o, report *rep, uint64_t
 
 /* ---- grouping ----------------------------------------------------------- */
 
-typedef struct row {
-    char label[40];
-    size_t cpus;
-    int id, core, package, level;
-    double v[DK_MAX_EVENTS]; /* means over the runs */
-} row;
 
 /* The rows of the breakdown asked for; returns how many (rows has r->ncpus
  * entries). */
@@ -487,6 +503,29 @@ void stat_rows_csv_levels(FILE *out, const report *rep, const stat_options *o)
                     r->level_sum[l][i] / (double)r->runs, o->sep, o->sep, rep->names[i]);
 }
 
+/* One row's count of event i as a JSON object. */
+static void json_row(FILE *out, const stat_rows *r, const report *rep, const stat_options *o,
+                     const row *w, size_t i, bool ok)
+{
+    if (o->aggr == STAT_AGGR_CPU)
+        fprintf(out, "{\"cpu\": %d, \"core\": %d, \"package\": %d, ", w->id, w->core, w->package);
+    else if (o->aggr == STAT_AGGR_CORE)
+        fprintf(out, "{\"core\": %d, \"package\": %d, \"cpus\": %zu, ", w->core, w->package,
+                w->cpus);
+    else
+        fprintf(out, "{\"cpus\": %zu, ", w->cpus);
+    fputs("\"label\": ", out);
+    json_string(out, w->label);
+    fputs(", \"level\": ", out);
+    json_string(out, r->level_names[w->level]);
+    fputs(", \"event\": ", out);
+    json_string(out, rep->names[i]);
+    if (ok)
+        fprintf(out, ", \"value\": %.0f}", w->v[i]);
+    else
+        fputs(", \"value\": null}", out);
+}
+
 void stat_rows_json(FILE *out, const report *rep, const stat_options *o)
 {
     const stat_rows *r = rep->rows;
@@ -528,28 +567,112 @@ void stat_rows_json(FILE *out, const report *rep, const stat_options *o)
     bool first = true;
     for (size_t i = 0; i < rep->n; i++)
         for (size_t j = 0; j < m; j++) {
-            const row *w = &rows[j];
-            fputs(first ? "{" : ", {", out);
+            fputs(first ? "" : ", ", out);
             first = false;
-            if (o->aggr == STAT_AGGR_CPU)
-                fprintf(out, "\"cpu\": %d, \"core\": %d, \"package\": %d, ", w->id, w->core,
-                        w->package);
-            else if (o->aggr == STAT_AGGR_CORE)
-                fprintf(out, "\"core\": %d, \"package\": %d, \"cpus\": %zu, ", w->core, w->package,
-                        w->cpus);
-            else
-                fprintf(out, "\"cpus\": %zu, ", w->cpus);
-            fputs("\"label\": ", out);
-            json_string(out, w->label);
-            fputs(", \"level\": ", out);
-            json_string(out, r->level_names[w->level]);
-            fputs(", \"event\": ", out);
-            json_string(out, rep->names[i]);
-            if (rep->supported[i] && counted(rep, i))
-                fprintf(out, ", \"value\": %.0f}", w->v[i]);
-            else
-                fputs(", \"value\": null}", out);
+            json_row(out, r, rep, o, &rows[j], i, rep->supported[i] && counted(rep, i));
         }
     fputc(']', out);
     free(rows);
+}
+
+/* ---- -I with a breakdown ------------------------------------------------ */
+
+bool stat_rows_per_interval(const report *rep)
+{
+    const stat_rows *r = rep->rows;
+    return r != NULL && r->system && r->rows != NULL;
+}
+
+int stat_rows_read(dk_group *g, report *rep)
+{
+    stat_rows *r = rep->rows;
+    if (dk_group_read_cpus(g, r->buf, r->group_ncpus) != 0) {
+        cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
+        return EXIT_SETUP;
+    }
+    return 0;
+}
+
+void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
+                              uint64_t since_ns, const dk_reading *info)
+{
+    stat_rows *r = rep->rows;
+    size_t n = rep->n;
+    /* Each CPU's counts since the last interval (from 0 at the first: the
+     * counters of each run start at 0). */
+    for (size_t k = 0; k < r->ncpus; k++)
+        for (size_t i = 0; i < n; i++) {
+            uint64_t now = r->buf[r->index[k] * n + i];
+            uint64_t before = iv->printed > 0 ? r->prev[k * n + i] : 0;
+            r->delta[k * n + i] = now > before ? (double)(now - before) : 0;
+            r->prev[k * n + i] = now > before ? now : before;
+        }
+    stat_rows once = *r;
+    once.sum = r->delta;
+    once.runs = 1;
+    size_t m = make_rows(&once, n, o->aggr, r->rows);
+    uint64_t enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS];
+    for (size_t i = 0; i < n; i++) {
+        enabled[i] = info[i].time_enabled - iv->last_info[i].time_enabled;
+        running[i] = info[i].time_running - iv->last_info[i].time_running;
+        iv->last_info[i] = info[i];
+    }
+    double t = (double)since_ns / 1e9;
+    uint64_t span = since_ns - iv->last_ns;
+    iv->last_ns = since_ns;
+    const char *x = o->sep;
+    if (o->json) {
+        fprintf(out, "{\"interval\": %.9f, \"interval_ns\": %llu, \"aggregation\": ", t,
+                (unsigned long long)span);
+        json_string(out, aggr_name(o->aggr));
+        fputs(", \"rows\": [", out);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++) {
+                fputs(i + j > 0 ? ", " : "", out);
+                json_row(out, r, rep, o, &r->rows[j], i, rep->supported[i] && info[i].counted);
+            }
+        fputs("]}\n", out);
+    } else {
+        if (x == NULL && iv->printed == 0)
+            fprintf(out, "#           time %-10s%s %18s unit events\n",
+                    o->aggr == STAT_AGGR_CPU ? "CPU" : aggr_name(o->aggr),
+                    o->aggr == STAT_AGGR_CPU ? "" : " cpus", "counts");
+        for (size_t i = 0; i < n; i++) {
+            bool ok = rep->supported[i] && info[i].counted;
+            const char *why = rep->supported[i] ? "<not counted>" : "<not supported>";
+            double pct = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
+            for (size_t j = 0; j < m; j++) {
+                const row *w = &r->rows[j];
+                if (x != NULL) { /* time, label[, cpus], value, unit, event, run time, percent */
+                    fprintf(out, "%.9f%s%s", t, x, w->label);
+                    if (o->aggr != STAT_AGGR_CPU)
+                        fprintf(out, "%s%zu", x, w->cpus);
+                    if (!ok)
+                        fprintf(out, "%s%s%s", x, why, x);
+                    else if (in_ns(rep, i))
+                        fprintf(out, "%s%.2f%smsec", x, w->v[i] / 1e6, x);
+                    else
+                        fprintf(out, "%s%.0f%s", x, w->v[i], x);
+                    fprintf(out, "%s%s%s%llu%s%.2f\n", x, rep->names[i], x,
+                            (unsigned long long)running[i], x, pct);
+                    continue;
+                }
+                fprintf(out, "%16.9f %-10s", t, w->label);
+                if (o->aggr != STAT_AGGR_CPU)
+                    fprintf(out, " %4zu", w->cpus);
+                char num[48];
+                if (!ok)
+                    fprintf(out, " %18s      %s\n", why, rep->names[i]);
+                else if (in_ns(rep, i))
+                    fprintf(out, " %18s msec %s\n", fmt_fixed(w->v[i] / 1e6, 2, num, sizeof num),
+                            rep->names[i]);
+                else
+                    fprintf(out, " %18s      %s\n", fmt_count((uint64_t)(w->v[i] + 0.5), num,
+                                                           sizeof num),
+                            rep->names[i]);
+            }
+        }
+    }
+    iv->printed++;
+    fflush(out);
 }

@@ -248,6 +248,8 @@ static int wait_loop(watch *w)
             uint64_t values[DK_MAX_EVENTS];
             dk_reading info[DK_MAX_EVENTS];
             rc = read_all(w, values, info, false);
+            if (rc == 0 && stat_rows_per_interval(w->rep) && (w->child != 0 || w->system))
+                rc = stat_rows_read(w->groups[0], w->rep) != 0 ? -1 : 0;
             if (rc != 0)
                 break;
             stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
