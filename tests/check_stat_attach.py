@@ -326,6 +326,12 @@ one_line_error(["-p", str(zombie.pid), "-e", "task-clock"],
                rf"-p {zombie.pid}: process {zombie.pid} has exited \(a zombie")
 zombie.wait()
 one_line_error(["-t", spid, "-a"], r"-t and -a cannot be used together", status=2)
+one_line_error(["-p", spid, "--per-core"], r"--per-core cannot be used with -p", status=2)
+one_line_error(["-t", spid, "--per-level"], r"--per-level cannot be used with -t: -t counts whole "
+               r"threads, not split by level", status=2)
+one_line_error(["-p", spid, "--per-level", "--timeout", "100", "-e", "task-clock"],
+               r"--per-level without -a needs the processes' counts split by performance level")
+
 one_line_error(["-t", spid, "-C", "0"], r"-t and -C cannot be used together", status=2)
 # -p with -a: every CPU while the process runs, and the scope says so.
 rc, rep, err = attach(["-p", spid, "-a", "--timeout", "300", "-e", "task-clock"])
@@ -383,6 +389,27 @@ for env, backend in ((SIM, "kperf"), (SIM_NOROOT, "selfcounts")):
         fail(f"sim {backend} -p: no scope line:\n{err}")
     one_line_error(["-t", str(busy.pid), "--timeout", "200"],
                    r"-t \d+: .*macOS counts one thread only from inside its own process", env)
+# Without -a, a process's instructions and cycles split by level (P and E
+# on the simulated Macs), by default and with --per-level, adding up to the
+# totals; -A and --per-core split CPUs, which whole processes are not.
+for env, backend in ((SIM, "kperf"), (SIM_NOROOT, "selfcounts")):
+    rc, rep, err = attach(["-p", str(busy.pid), "--timeout", "300", "--per-level", "-e",
+                           "instructions,cycles"], env)
+    if rep is None:
+        continue
+    split = {}
+    for lv in rep.get("levels", []):
+        split.setdefault(lv["event"], {})[lv["level"]] = lv["value"]
+    if rc != 0 or sorted(split) != ["cycles", "instructions"] or \
+            any(sorted(v) != ["E", "P"] or sum(v.values()) != value(rep, name) or not v["P"]
+                for name, v in split.items()):
+        fail(f"sim {backend} -p --per-level: exit {rc}, {rep['events']}, levels {split}")
+    rc, _, err = run(["-p", str(busy.pid), "--timeout", "200", "-e", "instructions"], env)
+    if rc != 0 or "by CPU performance level:" not in err or not re.search(r"\n P +[\d,]+ +instr", err):
+        fail(f"sim {backend} -p: no P/E split shown:\n{err}")
+one_line_error(["-p", str(busy.pid), "-A", "--timeout", "200"],
+               r"-A cannot be used with -p: -p counts whole processes, not split by CPU \(add -a",
+               SIM)
 # With root, -a -p counts every event on every CPU while the process runs;
 # per level, P and E add up to the total.
 rc, rep, err = attach(["-a", "-p", str(busy.pid), "--timeout", "300", "--per-level"], SIM)

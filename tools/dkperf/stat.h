@@ -116,6 +116,15 @@ void stat_rows_free(report *rep);
  * prints the rows of the interval ending at since_ns from the last reading,
  * as stat_interval_print does the totals (info: the totals' times). */
 bool stat_rows_per_interval(const report *rep);
+/* -p without -a: the processes' split by performance level (--per-level, or
+ * by default where there are P and E cores), from groups g[0..ng):
+ * stat_rows_open_attached sets it up (0, or the exit status after one
+ * line); stat_rows_note_levels takes group k's split at each reading of it
+ * (one that fails keeps the last); stat_rows_capture_attached adds up the
+ * last ones at the end. */
+int stat_rows_open_attached(dk_group *const *g, size_t ng, const stat_options *o, report *rep);
+void stat_rows_note_levels(report *rep, size_t k, dk_group *g);
+void stat_rows_capture_attached(report *rep);
 int stat_rows_read(dk_group *g, report *rep);
 void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
                               uint64_t since_ns, const dk_reading *info);

@@ -283,15 +283,18 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
                       o->all_cpus ? "-a" : "-C", o->all_cpus ? "-a" : "-C");
             return EXIT_USAGE;
         }
-        /* Whole processes or threads are not split by CPU or level: refused
-         * rather than ignored (-a -p splits every CPU's counts instead). */
-        if (!o->all_cpus && o->cpus == NULL && o->aggr != STAT_AGGR_TOTAL) {
-            cli_error("stat", "%s cannot be used with %s: %s counts whole %s, not split by CPU "
-                              "or level%s",
-                      o->aggr == STAT_AGGR_CPU ? "-A"
+        /* Whole processes or threads are not split by CPU: refused rather
+         * than ignored (-a -p splits every CPU's counts instead). By level
+         * they are where the OS splits them (macOS: P and E cores). */
+        if (!o->all_cpus && o->cpus == NULL && o->aggr != STAT_AGGR_TOTAL &&
+            (o->aggr != STAT_AGGR_LEVEL || o->threads)) {
+            cli_error("stat", "%s cannot be used with %s: %s counts whole %s, not split by "
+                              "%s%s",
+                      o->aggr == STAT_AGGR_CPU    ? "-A"
                       : o->aggr == STAT_AGGR_CORE ? "--per-core"
                                                   : "--per-level",
                       ids, ids, o->threads ? "threads" : "processes",
+                      o->aggr == STAT_AGGR_LEVEL ? "level" : "CPU",
                       o->threads ? "" : " (add -a to count every CPU while they run)");
             return EXIT_USAGE;
         }

@@ -40,6 +40,10 @@ typedef struct stat_rows {
     uint64_t *prev;
     double *delta;
     row *rows;
+    /* -p: each attached process's last split by level, kept for one that
+     * ends and cannot be read any more. */
+    uint64_t (*glevels)[LEVELS_MAX * DK_MAX_EVENTS];
+    size_t ngroups;
 } stat_rows;
 
 void stat_rows_free(report *rep)
@@ -57,6 +61,7 @@ void stat_rows_free(report *rep)
     free(r->prev);
     free(r->delta);
     free(r->rows);
+    free(r->glevels);
     free(r);
     rep->rows = NULL;
 }
@@ -93,10 +98,11 @@ static int open_process(dk_group *g, const stat_options *o, report *rep)
 {
     size_t levels = dk_group_perf_levels(g);
     if (o->aggr == STAT_AGGR_LEVEL && levels == 0) {
-        cli_error("stat", "--per-level without -a needs CMD's counts split by performance level, "
+        cli_error("stat", "--per-level without -a needs %s counts split by performance level, "
                           "which this backend does not give (macOS 12 and later give "
                           "instructions and cycles per level on Macs with P and E cores); add "
-                          "-a to split every CPU's counts");
+                          "-a to split every CPU's counts",
+                  o->npids > 0 ? "the processes'" : "CMD's");
         return EXIT_USAGE;
     }
     /* Shown by default only where there is something to split. */
@@ -113,6 +119,41 @@ static int open_process(dk_group *g, const stat_options *o, report *rep)
                  dk_group_perf_level_name(g, l));
     rep->rows = r;
     return 0;
+}
+
+int stat_rows_open_attached(dk_group *const *g, size_t ng, const stat_options *o, report *rep)
+{
+    int rc = open_process(g[0], o, rep);
+    stat_rows *r = rep->rows;
+    if (rc != 0 || r == NULL)
+        return rc;
+    r->glevels = calloc(ng, sizeof *r->glevels);
+    if (r->glevels == NULL)
+        return out_of_memory();
+    r->ngroups = ng;
+    return 0;
+}
+
+void stat_rows_note_levels(report *rep, size_t k, dk_group *g)
+{
+    stat_rows *r = rep->rows;
+    if (r == NULL || r->system || r->glevels == NULL || k >= r->ngroups)
+        return;
+    uint64_t lv[LEVELS_MAX * DK_MAX_EVENTS];
+    if (dk_group_read_perf_levels(g, lv, r->levels) == 0) /* else the last one stands */
+        memcpy(r->glevels[k], lv, r->levels * rep->n * sizeof *lv);
+}
+
+void stat_rows_capture_attached(report *rep)
+{
+    stat_rows *r = rep->rows;
+    if (r == NULL || r->system || r->glevels == NULL)
+        return;
+    for (size_t k = 0; k < r->ngroups; k++)
+        for (size_t l = 0; l < r->levels; l++)
+            for (size_t i = 0; i < rep->n; i++)
+                r->level_sum[l][i] += (double)r->glevels[k][l * rep->n + i];
+    r->runs++;
 }
 
 int stat_rows_open(dk_group *g, const stat_options *o, report *rep)

@@ -165,6 +165,7 @@ static int read_all(watch *w, uint64_t *values, dk_reading *info, bool quiet)
             return rc;
         }
         if (rc == 0 && w->last != NULL) {
+            stat_rows_note_levels(w->rep, k, w->groups[k]);
             memcpy(w->last[k], v, n * sizeof *v);
             memcpy(w->last_info[k], r, n * sizeof *r);
         } else if (rc != 0 && w->last != NULL) {
@@ -477,11 +478,11 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         goto out;
     fill_events(s, w.groups[0], names, n, rep);
     rep->attached = true;
-    if (w.system) {
-        rc = stat_rows_open(w.groups[0], o, rep); /* -C, -A, --per-core, --per-level */
-        if (rc != 0)
-            goto out;
-    }
+    /* -C, -A, --per-core, --per-level; without -a a split by level */
+    rc = w.system ? stat_rows_open(w.groups[0], o, rep)
+                  : stat_rows_open_attached(w.groups, w.ngroups, o, rep);
+    if (rc != 0)
+        goto out;
     /* Which scope was counted, as the backend says it (one, or the first and how many). */
     if (w.system)
         snprintf(rep->scope, sizeof rep->scope, "%s, while %s %d%s ran",
@@ -507,6 +508,8 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         rc = read_all(&w, out->values, out->info, false);
     if (rc == 0 && w.system && stat_rows_capture(w.groups[0], o, rep, out) != 0)
         rc = -1;
+    if (rc == 0 && !w.system)
+        stat_rows_capture_attached(rep);
     if (rc == 0 && o->interval_ms > 0)
         stat_interval_print(rep->out, rep, o, &w.iv, out->elapsed_ns, out->values, out->info);
     for (size_t k = 0; k < w.ngroups; k++)
