@@ -268,11 +268,13 @@ with tempfile.TemporaryDirectory() as tmp:
             fail("%s: exit %d, %r (wanted one line with %r, nothing run)" %
                  (" ".join(args), rc, err, words))
 
-    # Attached without -a, nothing is counted per CPU or level: each is
-    # refused, not ignored (-a -p and -C -p count every CPU: check_stat_attach.py).
+    # Attached without -a, nothing is counted per CPU, nor a thread per level:
+    # each is refused, not ignored (-a -p and -C -p count every CPU, and -p
+    # --per-level splits a process by level where the OS does:
+    # check_stat_attach.py).
     me = str(os.getpid())
     for args in (["-t", me, "-C", "0"], ["-p", me, "-A"],
-                 ["-p", me, "--per-core"], ["-p", me, "--per-level"]):
+                 ["-p", me, "--per-core"], ["-t", me, "--per-level"]):
         for sim in (False, True):
             rc, err = run(args + ["--timeout", "50", "-e", "instructions"], sim=sim,
                           env={"DKPERF_SIM_PRIVILEGED": "0"})
