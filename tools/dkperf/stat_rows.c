@@ -492,10 +492,16 @@ bool stat_rows_print(FILE *out, const report *rep, const stat_options *o, dk_sam
 
 /* Whether event i has counts split by level (events a process's split
  * leaves out read 0 at every level). */
+/* Whether event i of a process has a split to show: the system splits a
+ * process's instructions and cycles (shown even when the process ran
+ * nothing, so the output does not depend on whether it did); another
+ * event reads 0 on every level, unless the backend split it after all. */
 static bool split(const stat_rows *r, const report *rep, size_t i)
 {
     if (!rep->supported[i])
         return false;
+    if (rep->role[i] == ROLE_INSTRUCTIONS || rep->role[i] == ROLE_CYCLES)
+        return true;
     for (size_t l = 0; l < r->levels; l++)
         if (r->level_sum[l][i] > 0)
             return true;
