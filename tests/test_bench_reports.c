@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/model.h"
 #include "bench/report.h"
@@ -55,6 +56,8 @@ static void measure(dkb_result *r, size_t j, const char *name, double per_iter, 
     m->outliers = (dkb_outliers){0, 0, 2, 1, per_iter * 0.9, per_iter * 0.95, per_iter * 1.05,
                                  per_iter * 1.1};
     snprintf(m->estimator, sizeof m->estimator, "%s", j == 0 ? "Theil-Sen" : "OLS");
+    m->ols_slope = (dkb_interval){per_iter * 1.001, per_iter * 0.98, per_iter * 1.02};
+    m->n_fit = j == 0 ? r->n_samples - 3 : r->n_samples;
 }
 
 /* A result of N samples: time 1000 ns per iteration, 2000 instructions,
@@ -91,6 +94,12 @@ static void sample(dkb_result *r, const char *name, double scale)
     r->level_cycle_share[0] = 0.92;
     r->level_cycle_share[1] = 0.08;
     r->moved_levels = true;
+    /* Three samples preempted (left out of the time answer: n_fit above). */
+    r->switches_counted = true;
+    r->preempted = calloc(N, 1);
+    CHECK(r->preempted != NULL);
+    r->preempted[5] = r->preempted[50] = r->preempted[95] = 1;
+    r->n_preempted = 3;
 }
 
 static void run_info(dkb_run_info *run)
@@ -178,6 +187,8 @@ static void two_results(dkb_result *a, dkb_result *b)
     dkb_result_free(b);
     b->n_samples = 0;
     b->n_measures = 1;
+    b->m[0].n_fit = 0;
+    b->n_preempted = 0;
     b->m[0].available = false;
     snprintf(b->m[0].why, sizeof b->m[0].why, "the benchmark returned before one iteration");
 }
@@ -330,6 +341,9 @@ static void same_measure(const dkb_measure *a, const dkb_measure *b, size_t n)
     CHECK(memcmp(&a->slope, &b->slope, sizeof a->slope) == 0);
     CHECK(memcmp(&a->per_iter, &b->per_iter, sizeof a->per_iter) == 0);
     CHECK(memcmp(&a->outliers, &b->outliers, sizeof a->outliers) == 0);
+    CHECK_STR(a->estimator, b->estimator);
+    CHECK(memcmp(&a->ols_slope, &b->ols_slope, sizeof a->ols_slope) == 0);
+    CHECK_INT(a->n_fit, ==, b->n_fit);
     CHECK(a->has_change == b->has_change);
     if (a->has_change) {
         CHECK(memcmp(&a->change, &b->change, sizeof a->change) == 0);
@@ -411,6 +425,10 @@ TEST_CASE(baseline_round_trip)
             CHECK(x->level_cycle_share[l] == y->level_cycle_share[l]);
         }
         CHECK(x->moved_levels == y->moved_levels);
+        CHECK(x->switches_counted == y->switches_counted);
+        CHECK_INT(x->n_preempted, ==, y->n_preempted);
+        CHECK((x->preempted == NULL) == (y->preempted == NULL));
+        CHECK(x->preempted == NULL || memcmp(x->preempted, y->preempted, x->n_samples) == 0);
         dkb_result_free(&back[k]);
     }
     free(back);
@@ -463,6 +481,23 @@ static void rejected(const char *dir, const char *text, size_t len, const char *
 
 #define REJECT(dir, lit, why) rejected(dir, lit, sizeof lit - 1, why)
 
+/* The text with its first `from` replaced by `to` (same length) is rejected
+ * with `why`. */
+static void swapped(const char *dir, const char *text, size_t len, const char *from, const char *to,
+                    const char *why)
+{
+    CHECK_INT(strlen(from), ==, strlen(to));
+    const char *at = strstr(text, from);
+    if (at == NULL)
+        DKT_FAIL("the saved baseline has no %s", from);
+    char *copy = malloc(len + 1);
+    CHECK(copy != NULL);
+    memcpy(copy, text, len + 1);
+    memcpy(copy + (at - text), to, strlen(to));
+    rejected(dir, copy, len, why);
+    free(copy);
+}
+
 TEST_CASE(baseline_rejects_malformed)
 {
     dkb_result a, b;
@@ -504,6 +539,14 @@ TEST_CASE(baseline_rejects_malformed)
     snprintf(typed, len + 3, "%.*s\"passes\":\"1\"%s", (int)(p - text), text, p + 10);
     rejected(dir, typed, len + 2, "\"passes\": must be a number");
     free(typed);
+    /* The estimate's estimator, sample count and preempted samples. */
+    swapped(dir, text, len, "\"estimator\":\"OLS\"", "\"estimator\":\"XYZ\"",
+            "\"estimator\": must be OLS, Theil-Sen, mean or empty");
+    swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\":999", "\"n_fit\": is more than the samples");
+    swapped(dir, text, len, "\"preempted\":[0,0,0,0,0,1", "\"preempted\":[0,0,0,0,0,2",
+            "\"preempted\": must hold 0 or 1 per sample");
+    swapped(dir, text, len, "\"n_preempted\":3", "\"n_preempted\":4",
+            "\"preempted\": does not agree with n_preempted");
     /* The samples must match n_samples. */
     p = strstr(text, "\"n_samples\":100");
     CHECK(p != NULL);
@@ -583,6 +626,122 @@ TEST_CASE(write_errors_reported)
     CHECK_CONTAINS(dkb_last_error(), "/dev/full/x");
     dkb_result_free(&a);
     dkb_result_free(&b);
+}
+
+/* A result of one exact-count measure and time on its own iteration
+ * schedule: yᵢ = intercept + per_iter · xᵢ · (1 + wobbleᵢ). */
+static void line_result(dkb_result *r, double step, double intercept, double per_iter,
+                        double wobble)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "line");
+    r->n_samples = 40;
+    r->iterations = doubles(r->n_samples);
+    r->n_measures = 2;
+    for (size_t j = 0; j < 2; j++) {
+        dkb_measure *m = &r->m[j];
+        snprintf(m->name, sizeof m->name, "%s", j == 0 ? "time" : "instructions");
+        m->available = true;
+        m->y = doubles(r->n_samples);
+        for (size_t i = 0; i < r->n_samples; i++) {
+            r->iterations[i] = step * (double)(i + 1);
+            double w = j == 0 ? wobble * ((double)((i * 7) % 5) - 2) : 0;
+            m->y[i] = intercept + per_iter * r->iterations[i] * (1 + w);
+        }
+        m->fit = (dkb_fit){per_iter, intercept, 1};
+        m->slope = (dkb_interval){per_iter, per_iter, per_iter};
+        m->n_fit = r->n_samples;
+        snprintf(m->estimator, sizeof m->estimator, "%s", j == 0 ? "Theil-Sen" : "OLS");
+    }
+}
+
+/* Two runs of the same code on different iteration counts: a per-sample
+ * cost (the counter reads) spread over fewer iterations is not a change
+ * of the per-iteration cost. */
+TEST_CASE(change_is_of_the_per_iteration_cost_not_the_per_sample_cost)
+{
+    dkb_result old, cur;
+    line_result(&old, 10, 50000, 2000, 0.002);
+    line_result(&cur, 37, 50000, 2000, 0.002);
+    CHECK_INT(dkb_compare_baseline(&cur, &old, 0.01, 1000, 7), ==, 2);
+    const dkb_measure *ins = &cur.m[1];
+    CHECK(ins->has_change);
+    /* Exact counts on the same line: no change at all. */
+    CHECK(ins->change.rel.point == 0);
+    CHECK_INT(ins->change.verdict, ==, DKB_NO_CHANGE);
+    CHECK(ins->baseline_slope == 2000);
+    CHECK(fabs(cur.m[0].change.rel.point) < 0.002);
+    CHECK(cur.m[0].change.verdict != DKB_REGRESSED && cur.m[0].change.verdict != DKB_IMPROVED);
+    /* A real 5% increase of the per-iteration cost is found. */
+    dkb_result slower;
+    line_result(&slower, 37, 50000, 2100, 0.002);
+    dkb_compare_baseline(&slower, &old, 0.01, 1000, 7);
+    CHECK_INT(slower.m[1].change.verdict, ==, DKB_REGRESSED);
+    CHECK(fabs(slower.m[1].change.rel.point - 0.05) < 1e-9);
+    CHECK_INT(slower.m[0].change.verdict, ==, DKB_REGRESSED);
+    dkb_result_free(&old);
+    dkb_result_free(&cur);
+    dkb_result_free(&slower);
+}
+
+/* The time answer leaves preempted samples out; so does its change. */
+TEST_CASE(change_of_time_leaves_out_the_preempted_samples)
+{
+    dkb_result old, cur;
+    line_result(&old, 10, 300, 50, 0.002);
+    line_result(&cur, 10, 300, 50, 0.002);
+    cur.switches_counted = true;
+    cur.preempted = calloc(cur.n_samples, 1);
+    CHECK(cur.preempted != NULL);
+    for (size_t i = 3; i < cur.n_samples; i += 8) {
+        cur.preempted[i] = 1;
+        cur.n_preempted++;
+        cur.m[0].y[i] += 2e6; /* 2 ms switched out */
+    }
+    cur.m[0].n_fit = cur.n_samples - cur.n_preempted;
+    dkb_fit line;
+    CHECK(dkb_headline_line(&cur, &cur.m[0], &line));
+    CHECK(fabs(line.intercept - 300) < 5);
+    CHECK(line.slope == 50);
+    size_t k = 0;
+    double *v = dkb_change_values(&cur, &cur.m[0], &k);
+    CHECK(v != NULL);
+    CHECK_INT(k, ==, cur.n_samples - cur.n_preempted);
+    free(v);
+    CHECK_INT(dkb_compare_baseline(&cur, &old, 0.01, 1000, 7), ==, 2);
+    CHECK(fabs(cur.m[0].change.rel.point) < 0.002);
+    CHECK(cur.m[0].change.verdict != DKB_REGRESSED);
+    /* Every sample counts when too few were left clean (n_fit = all). */
+    cur.m[0].n_fit = cur.n_samples;
+    CHECK(dkb_sample_in_fit(&cur, &cur.m[0], 3));
+    dkb_compare_baseline(&cur, &old, 0.01, 1000, 7);
+    CHECK(cur.m[0].change.rel.point > 0.5);
+    dkb_result_free(&old);
+    dkb_result_free(&cur);
+}
+
+/* The scatter plot draws the line of the estimate the table gives: the
+ * Theil-Sen time answer, even when the OLS fit is undefined. */
+TEST_CASE(html_scatter_draws_the_headline_line)
+{
+    dkb_result r;
+    line_result(&r, 10, 300, 50, 0.002);
+    r.m[0].fit = (dkb_fit){NAN, NAN, NAN};
+    dkb_run_info run;
+    run_info(&run);
+    const dkb_result *rs[] = {&r};
+    char *mem = NULL;
+    size_t mlen = 0;
+    FILE *f = open_memstream(&mem, &mlen);
+    CHECK(f != NULL);
+    CHECK(dkb_report_html(f, &run, rs, NULL, 1) == 0);
+    CHECK(fclose(f) == 0);
+    size_t lines = 0;
+    for (const char *p = mem; (p = strstr(p, "<line class=\"fit\"")) != NULL; p++)
+        lines++;
+    CHECK_INT(lines, ==, 2);
+    free(mem);
+    dkb_result_free(&r);
 }
 
 TEST_MAIN()

@@ -522,6 +522,28 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
         return p->err;
     if (get_interval(p, o, w, "slope", &m->slope))
         return p->err;
+    /* Which estimator gave the slope, from how many samples: the change
+     * test works on the samples and line of that estimate (compare.c).
+     * Files written before these members existed read as OLS of every
+     * sample. */
+    snprintf(m->estimator, sizeof m->estimator, "OLS");
+    m->n_fit = n;
+    if (member(o, "estimator") != NULL) {
+        if (get_str(p, o, w, "estimator", m->estimator, sizeof m->estimator))
+            return p->err;
+        if (m->estimator[0] != '\0' && strcmp(m->estimator, "OLS") != 0 &&
+            strcmp(m->estimator, "Theil-Sen") != 0 && strcmp(m->estimator, "mean") != 0)
+            return schema_err(p, member(o, "estimator"), w, "estimator",
+                              "must be OLS, Theil-Sen, mean or empty (no estimate)");
+    }
+    if (member(o, "ols_slope") != NULL && get_interval(p, o, w, "ols_slope", &m->ols_slope))
+        return p->err;
+    if (member(o, "n_fit") != NULL) {
+        if (get_count(p, o, w, "n_fit", &m->n_fit))
+            return p->err;
+        if (m->n_fit > n)
+            return schema_err(p, member(o, "n_fit"), w, "n_fit", "is more than the samples");
+    }
     dkb_summary *s = &m->per_iter;
     if ((v = need(p, o, w, "per_iter", J_OBJ)) == NULL || get_num(p, v, "per_iter", "mean", &s->mean) ||
         get_num(p, v, "per_iter", "median", &s->median) || get_num(p, v, "per_iter", "mad", &s->mad) ||
@@ -572,6 +594,40 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         get_bool(p, o, w, "moved_levels", &r->moved_levels) ||
         get_array(p, o, w, "iterations", r->n_samples, &r->iterations))
         return p->err;
+    /* Preempted samples (left out of the time estimate); optional, as in
+     * files written before they were recorded. */
+    if (member(o, "switches_counted") != NULL &&
+        get_bool(p, o, w, "switches_counted", &r->switches_counted))
+        return p->err;
+    if (member(o, "n_preempted") != NULL &&
+        get_count(p, o, w, "n_preempted", &r->n_preempted))
+        return p->err;
+    if (member(o, "preempted") != NULL) {
+        double *pre = NULL;
+        if (get_array(p, o, w, "preempted", r->n_samples, &pre))
+            return p->err;
+        if (pre != NULL) {
+            size_t count = 0;
+            r->preempted = malloc(r->n_samples ? r->n_samples : 1);
+            if (r->preempted == NULL) {
+                free(pre);
+                return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+            }
+            for (size_t i = 0; i < r->n_samples; i++) {
+                if (pre[i] != 0 && pre[i] != 1) {
+                    free(pre);
+                    return schema_err(p, member(o, "preempted"), w, "preempted",
+                                      "must hold 0 or 1 per sample");
+                }
+                r->preempted[i] = (unsigned char)pre[i];
+                count += pre[i] == 1;
+            }
+            free(pre);
+            if (count != r->n_preempted)
+                return schema_err(p, member(o, "preempted"), w, "preempted",
+                                  "does not agree with n_preempted");
+        }
+    }
     if ((v = need(p, o, w, "throughput", J_OBJ)) == NULL)
         return p->err;
     char kind[16];

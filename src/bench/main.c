@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
@@ -328,14 +329,6 @@ static void say_unmatched(const char *prog, const char *name, const dkb_result *
         fputc('\n', stderr);
 }
 
-static const dkb_measure *find_measure(const dkb_result *r, const char *name)
-{
-    for (size_t i = 0; i < r->n_measures; i++)
-        if (r->m[i].available && strcmp(r->m[i].name, name) == 0)
-            return &r->m[i];
-    return NULL;
-}
-
 /* Per-iteration values of a measure (malloc'ed), or NULL. */
 static double *per_iteration(const dkb_result *r, const dkb_measure *m)
 {
@@ -346,25 +339,6 @@ static double *per_iteration(const dkb_result *r, const dkb_measure *m)
         for (size_t i = 0; i < r->n_samples; i++)
             v[i] = m->y[i] / r->iterations[i];
     return v;
-}
-
-static void compare_with(const options *o, dkb_result *r, const dkb_result *old)
-{
-    for (size_t i = 0; i < r->n_measures; i++) {
-        dkb_measure *m = &r->m[i];
-        const dkb_measure *om = m->available ? find_measure(old, m->name) : NULL;
-        if (om == NULL)
-            continue;
-        double *nv = per_iteration(r, m), *ov = per_iteration(old, om);
-        if (nv != NULL && ov != NULL &&
-            dkb_change_test(ov, old->n_samples, nv, r->n_samples, o->noise, 0.05,
-                            o->cfg.resamples, o->cfg.seed, &m->change)) {
-            m->has_change = true;
-            m->baseline_slope = om->slope.point;
-        }
-        free(nv);
-        free(ov);
-    }
 }
 
 static int write_file(const char *prog, const char *path, const char *what, const dkb_run_info *run,
@@ -589,7 +563,7 @@ int dk_bench_main(int argc, char **argv)
             dkb_result *r = &results[done + j];
             const dkb_result *old = base ? find_result(base, n_base, r->name) : NULL;
             if (old != NULL)
-                compare_with(&o, r, old);
+                dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
             rp[done + j] = r;
             bp[done + j] = old;
             if (!o.quiet && dkb_report_terminal(stdout, &run, r, color, o.verbose) != 0) {

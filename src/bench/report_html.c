@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
@@ -250,13 +251,17 @@ static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const 
     char title[512];
     snprintf(title, sizeof title, "%s: %s against iterations", r->name, m->name);
     svg_open(out, title);
+    dkb_fit line;
     if (with_base) {
         points(out, base, bm, &xr, &yr, ydiv, true);
-        fit_line(out, &bm->fit, &xr, &yr, ydiv, "bfit", "#888", " stroke-dasharray=\"6 4\"");
+        if (dkb_headline_line(base, bm, &line))
+            fit_line(out, &line, &xr, &yr, ydiv, "bfit", "#888", " stroke-dasharray=\"6 4\"");
     }
     points(out, r, m, &xr, &yr, ydiv, false);
-    if (dkb__has_estimates(r, m))
-        fit_line(out, &m->fit, &xr, &yr, ydiv, "fit", "#d62728", "");
+    /* The line of the estimate the table and the terminal give (for time
+     * the Theil-Sen slope of the unpreempted samples), not always OLS. */
+    if (dkb__has_estimates(r, m) && dkb_headline_line(r, m, &line))
+        fit_line(out, &line, &xr, &yr, ydiv, "fit", "#d62728", "");
     char yl[200];
     snprintf(yl, sizeof yl, "total %s per sample", m->name);
     axes(out, &xr, &yr, false, is_time, ydiv, with_base ? "iterations (grey: baseline)" : "iterations",

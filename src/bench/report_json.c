@@ -83,6 +83,8 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     fputc(',', out);
     str(out, "estimator", m->estimator);
     fputc(',', out);
+    num(out, "n_fit", (double)m->n_fit);
+    fputc(',', out);
     interval(out, "ols_slope", &m->ols_slope);
     fputc(',', out);
     key(out, "per_iter");

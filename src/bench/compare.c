@@ -1,0 +1,106 @@
+/*
+ * compare.c - the headline estimate of a measure as a line, and the change
+ * against a baseline computed on the same samples and the same line, so
+ * that the change agrees with the estimate the reports print.
+ */
+#include "bench/compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool theil_sen(const dkb_measure *m)
+{
+    return strcmp(m->estimator, "Theil-Sen") == 0;
+}
+
+bool dkb_sample_in_fit(const dkb_result *r, const dkb_measure *m, size_t i)
+{
+    if (!theil_sen(m) || r->preempted == NULL || m->n_fit == 0 || m->n_fit >= r->n_samples)
+        return true;
+    return r->preempted[i] == 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line)
+{
+    if (!m->available || m->y == NULL || r->iterations == NULL || r->n_samples == 0 ||
+        !isfinite(m->slope.point))
+        return false;
+    line->slope = m->slope.point;
+    line->r2 = m->fit.r2;
+    if (strcmp(m->estimator, "mean") == 0) {
+        line->intercept = 0;
+        return true;
+    }
+    if (!theil_sen(m)) {
+        line->intercept = m->fit.intercept;
+        return isfinite(line->intercept);
+    }
+    double *res = malloc(r->n_samples * sizeof *res);
+    if (res == NULL)
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_samples; i++)
+        if (dkb_sample_in_fit(r, m, i))
+            res[k++] = m->y[i] - line->slope * r->iterations[i];
+    bool ok = k > 0;
+    if (ok) {
+        qsort(res, k, sizeof *res, cmp_double);
+        line->intercept = dkb_quantile_sorted(res, k, 0.5);
+        ok = isfinite(line->intercept);
+    }
+    free(res);
+    return ok;
+}
+
+double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k)
+{
+    dkb_fit line;
+    *k = 0;
+    if (!dkb_headline_line(r, m, &line))
+        return NULL;
+    double *v = malloc(r->n_samples * sizeof *v);
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < r->n_samples; i++)
+        if (dkb_sample_in_fit(r, m, i) && r->iterations[i] > 0)
+            v[(*k)++] = (m->y[i] - line.intercept) / r->iterations[i];
+    return v;
+}
+
+static const dkb_measure *named(const dkb_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_measures && i < DKB_MAX_MEASURES; i++)
+        if (r->m[i].available && strcmp(r->m[i].name, name) == 0)
+            return &r->m[i];
+    return NULL;
+}
+
+size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, size_t resamples,
+                            uint64_t seed)
+{
+    size_t compared = 0;
+    for (size_t i = 0; i < r->n_measures && i < DKB_MAX_MEASURES; i++) {
+        dkb_measure *m = &r->m[i];
+        const dkb_measure *om = m->available ? named(old, m->name) : NULL;
+        if (om == NULL)
+            continue;
+        size_t kn = 0, ko = 0;
+        double *nv = dkb_change_values(r, m, &kn), *ov = dkb_change_values(old, om, &ko);
+        if (nv != NULL && ov != NULL &&
+            dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed, &m->change)) {
+            m->has_change = true;
+            m->baseline_slope = om->slope.point;
+            compared++;
+        }
+        free(nv);
+        free(ov);
+    }
+    return compared;
+}

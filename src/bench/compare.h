@@ -1,0 +1,42 @@
+/*
+ * compare.h - a measure's headline estimate as a line, and a result
+ * compared with its baseline on the samples and line of that estimate.
+ * Not installed.
+ */
+#ifndef DKPERF_BENCH_COMPARE_H
+#define DKPERF_BENCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench/model.h"
+
+/* Whether sample i entered the headline estimate of m: for the Theil-Sen
+ * time answer, the samples not preempted when n_fit says some were left
+ * out; for every other estimator, every sample. */
+bool dkb_sample_in_fit(const dkb_result *r, const dkb_measure *m, size_t i);
+
+/* The line of m's headline estimate, measurement = intercept + slope *
+ * iterations: slope = m->slope.point; the intercept of the OLS fit
+ * ("OLS"), the median of yᵢ − slope·xᵢ over the samples used
+ * ("Theil-Sen", as Sen's slope is usually completed), or 0 ("mean": flat
+ * sampling cannot tell a per-sample cost from a per-iteration one).
+ * false when m has no estimate. */
+bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line);
+
+/* The per-iteration values the change test compares: (yᵢ − intercept) / xᵢ
+ * of the headline line, over the samples the headline used, so that two
+ * runs with different iteration counts compare per-iteration costs, not
+ * per-sample overheads spread over different counts. Returns a malloc'ed
+ * array and its length in *k, or NULL (no estimate, out of memory). */
+double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k);
+
+/* Compare every available measure of r with the measure of the same name
+ * in old (dkb_change_test on dkb_change_values of both sides); sets
+ * has_change, change and baseline_slope where the test gives an answer.
+ * Returns how many measures were compared. */
+size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, size_t resamples,
+                            uint64_t seed);
+
+#endif /* DKPERF_BENCH_COMPARE_H */
