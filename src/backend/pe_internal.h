@@ -188,6 +188,5 @@ int dk__pe_task_ids(int pid, int **tids, size_t *n);
 
 /* Whether process pid has exited and waits for its parent to reap it (its
  * /proc/PID/stat state is Z or X): perf_event_open answers ESRCH for it. */
-bool dk__pe_task_is_zombie(int pid);
 
 #endif /* DKPERF_BACKEND_PE_INTERNAL_H */

@@ -58,19 +58,3 @@ int dk__pe_task_ids(int pid, int **tids, size_t *n)
     *n = count;
     return 0;
 }
-
-bool dk__pe_task_is_zombie(int pid)
-{
-    /* /proc/PID/stat: "pid (comm) S ..."; comm may hold spaces and ')',
-     * so the state is the first field after the last ')'. */
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return false;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    const char *close = strrchr(buf, ')');
-    return close != NULL && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
-}

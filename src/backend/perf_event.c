@@ -146,7 +146,7 @@ int dk__pe_open_fd(const pe_session *k, struct perf_event_attr *attr, const pe_t
                          "access), and kernel.perf_event_paranoid is %d (above 1 also refuses "
                          "kernel-mode counts to unprivileged users)",
                          (int)where->pid, where->event, k->paranoid);
-    else if (where->pid > 0 && e == ESRCH && dk__pe_task_is_zombie(where->pid))
+    else if (where->pid > 0 && e == ESRCH && dk__proc_is_zombie(where->pid))
         rc = dk__fail_os(DK_EOS, e,
                          "process %d has exited (a zombie its parent has not reaped): "
                          "there is nothing left to count",

@@ -57,6 +57,10 @@ typedef struct dk__error_state {
 void dk__error_save(dk__error_state *st);
 void dk__error_restore(const dk__error_state *st);
 
+/* Whether /proc says process pid has exited and waits to be reaped (a
+ * zombie, state Z or X); false when it runs, is gone or /proc cannot tell. */
+bool dk__proc_is_zombie(long pid);
+
 /* Copy src into dst (size bytes), always terminated; returns strlen(src). */
 size_t dk__strlcpy(char *dst, const char *src, size_t size);
 

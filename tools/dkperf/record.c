@@ -29,6 +29,7 @@
 #include "record.h"
 #include "signals.h"
 #include "spawn.h"
+#include "util/util.h"
 
 /* Identities of the images seen, by path: each file is read once. */
 typedef struct image_id {
@@ -221,22 +222,6 @@ static void synthesize_all(recorder *r)
     closedir(d);
 }
 
-/* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
-static bool process_gone(long pid)
-{
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        return true;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-    return paren != NULL && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
-}
 #else
 /* No /proc elsewhere: what a backend reports of running processes is all. */
 static void synthesize_comm(recorder *r, int pid)
@@ -246,9 +231,13 @@ static void synthesize_comm(recorder *r, int pid)
 }
 
 static void synthesize_all(recorder *r) { (void)r; }
-
-static bool process_gone(long pid) { return kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
 #endif
+
+/* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
+static bool process_gone(long pid)
+{
+    return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || dk__proc_is_zombie(pid);
+}
 
 static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
 {

@@ -1,0 +1,24 @@
+/*
+ * proc.c - what /proc says of a process, for the backends and the tools.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "util/util.h"
+
+bool dk__proc_is_zombie(long pid)
+{
+    /* /proc/PID/stat: "pid (comm) S ..."; comm may hold spaces and ')',
+     * so the state is the first field after the last ')'. No /proc (not
+     * Linux, or not mounted): not known to be a zombie. */
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    const char *close = strrchr(buf, ')');
+    return close != NULL && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
