@@ -49,6 +49,12 @@ typedef struct stat_interval {
     size_t printed;
 } stat_interval;
 
+/* Move iv on to since_ns (since the counting began) with the readings
+ * info of n events: each one's enabled and running time over the interval,
+ * the interval's span in *span_ns; returns since_ns in seconds. */
+double stat_interval_advance(stat_interval *iv, size_t n, uint64_t since_ns, const dk_reading *info,
+                             uint64_t *enabled, uint64_t *running, uint64_t *span_ns);
+
 /*
  * Print the interval from iv's last one to since_ns (since the counting
  * began), whose running totals are values and info, in o's format (human,

@@ -15,6 +15,19 @@ static bool in_ns(const report *rep, size_t i)
     return rep->unit[i] != NULL && strcmp(rep->unit[i], "ns") == 0;
 }
 
+double stat_interval_advance(stat_interval *iv, size_t n, uint64_t since_ns, const dk_reading *info,
+                             uint64_t *enabled, uint64_t *running, uint64_t *span_ns)
+{
+    for (size_t i = 0; i < n; i++) {
+        enabled[i] = info[i].time_enabled - iv->last_info[i].time_enabled;
+        running[i] = info[i].time_running - iv->last_info[i].time_running;
+        iv->last_info[i] = info[i];
+    }
+    *span_ns = since_ns - iv->last_ns;
+    iv->last_ns = since_ns;
+    return (double)since_ns / 1e9;
+}
+
 void stat_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
                          uint64_t since_ns, const uint64_t *values, const dk_reading *info)
 {
@@ -36,13 +49,9 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
         delta[i] = values[i] > iv->last[i] ? values[i] - iv->last[i] : 0;
         if (values[i] > iv->last[i])
             iv->last[i] = values[i];
-        enabled[i] = info[i].time_enabled - iv->last_info[i].time_enabled;
-        running[i] = info[i].time_running - iv->last_info[i].time_running;
-        iv->last_info[i] = info[i];
     }
-    double t = (double)since_ns / 1e9;
-    uint64_t span = since_ns - iv->last_ns;
-    iv->last_ns = since_ns;
+    uint64_t span;
+    double t = stat_interval_advance(iv, rep->n, since_ns, info, enabled, running, &span);
 
     if (o->json) {
         fprintf(out, "{\"interval\": %.9f, \"interval_ns\": %llu, \"events\": [", t,

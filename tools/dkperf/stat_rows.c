@@ -658,15 +658,8 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
     once.sum = r->delta;
     once.runs = 1;
     size_t m = make_rows(&once, n, o->aggr, r->rows);
-    uint64_t enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS];
-    for (size_t i = 0; i < n; i++) {
-        enabled[i] = info[i].time_enabled - iv->last_info[i].time_enabled;
-        running[i] = info[i].time_running - iv->last_info[i].time_running;
-        iv->last_info[i] = info[i];
-    }
-    double t = (double)since_ns / 1e9;
-    uint64_t span = since_ns - iv->last_ns;
-    iv->last_ns = since_ns;
+    uint64_t enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS], span;
+    double t = stat_interval_advance(iv, n, since_ns, info, enabled, running, &span);
     const char *x = o->sep;
     if (o->json) {
         fprintf(out, "{\"interval\": %.9f, \"interval_ns\": %llu, \"aggregation\": ", t,
