@@ -56,6 +56,16 @@ def core_id(cpu):
         return -1
 
 
+def json_lines(err, what):
+    """Each line of err as JSON (-I --json: one object per interval, then
+    the report); [] and a failure when a line is not JSON."""
+    try:
+        return [json.loads(l) for l in err.splitlines()]
+    except ValueError:
+        fail("%s: a line is not JSON: %r" % (what, err))
+        return []
+
+
 def as_json(rc, err, what):
     if rc != 0:
         fail("%s: exit %d: %s" % (what, rc, err))
@@ -154,12 +164,7 @@ if sys.platform.startswith("linux"):
     # -C 0 -I: each interval counts CPU 0 alone, as the total does, and the
     # intervals add up to the total.
     rc, err = run(["-C", "0", "-I", "50", "--json", "-e", "cpu-clock", "--", "sleep", "0.3"])
-    lines = err.splitlines()
-    try:
-        objs = [json.loads(l) for l in lines]
-    except ValueError:
-        objs = []
-        fail("linux -C 0 -I 50 --json: a line is not JSON: %r" % err)
+    objs = json_lines(err, "linux -C 0 -I 50 --json")
     if rc != 0 or len(objs) < 3:
         fail("linux -C 0 -I 50 --json: exit %d: %r" % (rc, err))
     else:
@@ -174,30 +179,32 @@ if sys.platform.startswith("linux"):
                      (o["events"][0]["value"], o["interval_ns"]))
     # -A -I: each interval prints one row per CPU and event (not the
     # totals), and each CPU's intervals add up to its row in the report.
-    rc, err = run(["-a", "-A", "-I", "50", "--json", "-e", "cpu-clock,task-clock", "--",
-                   "sleep", "0.3"])
-    try:
-        objs = [json.loads(l) for l in err.splitlines()]
-    except ValueError:
-        objs = []
-        fail("linux -a -A -I 50 --json: a line is not JSON: %r" % err)
-    if rc != 0 or len(objs) < 3:
-        fail("linux -a -A -I 50 --json: exit %d: %r" % (rc, err))
-    else:
+    # With -C 0 the same, for CPU 0 alone (its rows and the restricted
+    # totals come from one read of the per-CPU counts).
+    for args, want in ((["-a"], cpus), (["-C", "0"], [0])):
+        what = "linux %s -A -I 50 --json" % " ".join(args)
+        rc, err = run(args + ["-A", "-I", "50", "--json", "-e", "cpu-clock,task-clock", "--",
+                              "sleep", "0.3"])
+        objs = json_lines(err, what)
+        if rc != 0 or len(objs) < 3:
+            fail("%s: exit %d: %r" % (what, rc, err))
+            continue
         ivs, rep = objs[:-1], objs[-1]
         sums = {}
         for o in ivs:
             keys = sorted((r["cpu"], r["event"]) for r in o.get("rows", []))
             if o.get("aggregation") != "cpu" or "events" in o or \
-                    keys != sorted((c, e) for c in cpus for e in ("cpu-clock", "task-clock")):
-                fail("linux -a -A -I 50: an interval's rows are %r" % o)
+                    keys != sorted((c, e) for c in want for e in ("cpu-clock", "task-clock")):
+                fail("%s: an interval's rows are %r" % (what, o))
                 break
             for r in o["rows"]:
                 sums[(r["cpu"], r["event"])] = sums.get((r["cpu"], r["event"]), 0) + r["value"]
+        if sorted(r["cpu"] for r in rep.get("rows", [])) != sorted(c for c in want for _ in "ab"):
+            fail("%s: the report's rows are %r" % (what, rep.get("rows")))
         for r in rep.get("rows", []):
             if sums.get((r["cpu"], r["event"])) != r["value"]:
-                fail("linux -a -A -I 50: CPU %d's %s intervals add up to %r, its row is %d" %
-                     (r["cpu"], r["event"], sums.get((r["cpu"], r["event"])), r["value"]))
+                fail("%s: CPU %d's %s intervals add up to %r, its row is %d" %
+                     (what, r["cpu"], r["event"], sums.get((r["cpu"], r["event"])), r["value"]))
     rc, err = run(["-a", "-A", "-I", "50", "-e", "cpu-clock", "--", "sleep", "0.2"])
     ivrows = [l.split() for l in err.splitlines() if re.match(r"^\s+\d+\.\d{9} CPU\d+ ", l)]
     if rc != 0 or not err.startswith("#           time CPU ") or len(ivrows) < 2 * len(cpus) or \
@@ -330,10 +337,7 @@ for chip in chips:
     # --per-level -I: P and E rows in each interval, adding up to the report's.
     rc, err = run(["-a", "--per-level", "-I", "100", "--json", "-e", "cycles", "--"] + burn,
                   env, True)
-    try:
-        objs = [json.loads(l) for l in err.splitlines()]
-    except ValueError:
-        objs = []
+    objs = json_lines(err, what + " --per-level -I 100 --json")
     if rc != 0 or len(objs) < 2:
         fail("%s --per-level -I 100 --json: exit %d: %r" % (what, rc, err))
     else:

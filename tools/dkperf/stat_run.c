@@ -249,7 +249,10 @@ static int wait_loop(watch *w)
             uint64_t values[DK_MAX_EVENTS];
             dk_reading info[DK_MAX_EVENTS];
             rc = read_all(w, values, info, false);
-            if (rc == 0 && stat_rows_per_interval(w->rep) && (w->child != 0 || w->system))
+            /* The rows' per-CPU counts: with -C, read_all has just read
+             * them (stat_rows_restrict), so rows and totals are one read. */
+            if (rc == 0 && stat_rows_per_interval(w->rep) && (w->child != 0 || w->system) &&
+                o->cpus == NULL)
                 rc = stat_rows_read(w->groups[0], w->rep) != 0 ? -1 : 0;
             if (rc != 0)
                 break;
