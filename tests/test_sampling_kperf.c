@@ -448,6 +448,123 @@ TEST_CASE(every_failure_leaves_nothing_armed)
 }
 
 
+/* The simulated libsystem's sysctl and the sim kernel's simk_emit, as
+ * loaded by the library: another tool's settings and a flood of records. */
+typedef struct sim_kernel {
+    int (*sysctl)(int *, unsigned, void *, size_t *, void *, size_t);
+    void (*emit)(const void *, size_t);
+} sim_kernel;
+
+static sim_kernel sim_kernel_open(void)
+{
+    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
+    CHECK(root != NULL);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL)
+        DKT_FAIL("dlopen %s: %s", path, dlerror());
+    sim_kernel k;
+    *(void **)&k.sysctl = dlsym(h, "sysctl");
+    *(void **)&k.emit = dlsym(h, "simk_emit");
+    CHECK(k.sysctl != NULL && k.emit != NULL);
+    return k;
+}
+
+/* n records of kperf's class that no sample decodes, as a busy machine's
+ * other kperf users would leave (64-byte kd_buf). */
+static void flood(const sim_kernel *k, size_t n)
+{
+    struct {
+        uint64_t timestamp, arg[5];
+        uint32_t debugid, cpuid;
+        uint64_t unused;
+    } *r = calloc(n, 64);
+    CHECK(r != NULL);
+    for (size_t i = 0; i < n; i++) {
+        r[i].timestamp = i + 1;
+        r[i].debugid = 0x25ff0000u;
+    }
+    k->emit(r, n);
+    free(r);
+}
+
+/* kbufinfo_t's nkdbufs (KERN_KDGETBUF). */
+static int trace_buffer_events(const sim_kernel *k)
+{
+    int mib[3] = {1, 24, 5}, info[5] = {0};
+    size_t len = sizeof info;
+    CHECK_INT(k->sysctl(mib, 3, info, &len, NULL, 0), ==, 0);
+    return info[0];
+}
+
+static dk_sampling *open_timer_sampling(dk_sampler *s)
+{
+    dk_sampling_event e = {"timer", 1000000, 0};
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &e, 1, &o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    return p;
+}
+
+TEST_CASE(a_wrapped_trace_buffer_counts_lost_samples)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling *p = open_timer_sampling(s);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    sim_kernel k = sim_kernel_open();
+    /* One record more than the buffer holds: its oldest unit is dropped. */
+    int n = trace_buffer_events(&k);
+    CHECK_INT(n, >, 0);
+    flood(&k, (size_t)n + 1);
+    collected c = {0};
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    dk_sampling_stats st;
+    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
+    CHECK_U64(st.lost, ==, 1);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+TEST_CASE(the_kernel_stopping_tracing_is_reported)
+{
+    /* DKPERF_SIM_KDEBUG=xnu-8020: a kernel where KDBG_NOWRAP stops
+     * logging when the buffer fills. Another tool sets it after this
+     * sampling's set-up (KDREMOVE cleared it there). */
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling *p = open_timer_sampling(s);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    sim_kernel k = sim_kernel_open();
+    int mib[4] = {1, 24, 1, 0x2}; /* KERN_KDEFLAGS KDBG_NOWRAP */
+    size_t zero = 0;
+    CHECK_INT(k.sysctl(mib, 4, NULL, &zero, NULL, 0), ==, 0);
+    flood(&k, (size_t)trace_buffer_events(&k) + 1);
+    collected c = {0};
+    int rc = dk_sampling_drain(p, collect_any, &c);
+    fprintf(stderr, "%s\n", dk_last_error());
+    CHECK_INT(rc, ==, DK_EOS);
+    CHECK_CONTAINS(dk_last_error(), "the kernel stopped tracing");
+    CHECK_CONTAINS(dk_last_error(), "KDBG_NOWRAP");
+    dk_sampling_stats st;
+    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
+    CHECK_U64(st.lost, >=, 1);
+    /* Said once; then stopping and closing undo everything. */
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(sim_kpc_actionid_checks_what_the_kernel_checks)
 {
     /* sysctl_getset_bigarray: EINVAL only when the classes name no counter;

@@ -36,12 +36,15 @@
 #define KERN_KDEBUG 24
 #define KERN_KDENABLE 3
 #define KERN_KDSETBUF 4
+#define KERN_KDGETBUF 5
 #define KERN_KDSETUP 6
 #define KERN_KDREMOVE 7
 #define KERN_KDSETREG 8
 #define KERN_KDREADTR 10
 #define KERN_KDBUFWAIT 23
 #define KDBG_RANGETYPE 0x40000u
+#define KDBG_NOWRAP 0x2u
+#define KDBG_WRAPPED 0x8u
 #define KDEBUG_ENABLE_TRACE 1
 
 /* Debug ids (osfmk/kperf/buffer.h; bsd/sys/kdebug.h). */
@@ -82,6 +85,15 @@ typedef struct kd_regtype {
     unsigned type, value1, value2, value3, value4;
 } kd_regtype;
 
+/* kbufinfo_t (bsd/sys/kdebug_private.h), what KERN_KDGETBUF copies out. */
+typedef struct kbufinfo {
+    int nkdbufs;
+    int nolog; /* kdc_emit == KDEMIT_DISABLE: nothing is being logged */
+    unsigned flags;
+    int nkdthreads;
+    int bufid; /* the owning pid, or -1 */
+} kbufinfo;
+
 enum { BLOCK_NONE, BLOCK_INTR, BLOCK_AST };
 
 /* One thread's sample in progress: its interrupt-time part, then the user
@@ -121,6 +133,7 @@ typedef struct ksamp {
     size_t npmi, ntimers;
     /* What open did, for teardown. */
     bool kdebug, kperf, periods, counting, sampling, enabled;
+    bool kernel_stopped;       /* tracing found off while enabled (reported once) */
     kd_buf *buf;
     size_t pos, len;           /* records read but not yet decoded */
     slot *slots;
@@ -828,6 +841,40 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
         k->len = len < READ_EVENTS ? len : READ_EVENTS;
         if (k->len == 0)
             break;
+    }
+    /* The kernel can stop tracing on its own: with KDBG_NOWRAP in effect a
+     * full buffer turns logging off instead of wrapping (kdebug_common.c
+     * allocate_storage_unit; on macOS 12 and earlier KERN_KDEFLAGS's NOWRAP,
+     * which KERN_KDREMOVE clears there, so only another tool setting it
+     * after this one's set-up), and so does a wrap that finds no storage
+     * unit to take. Every sample after that is lost and nothing more comes:
+     * KERN_KDGETBUF's nolog says so, and it is reported, not waited out.
+     * (A wrap loses records too, but the next read says so with a
+     * TRACE_LOST_EVENTS record, counted above.) */
+    if (k->enabled && !k->kernel_stopped && d.stop == 0) {
+        kbufinfo b;
+        memset(&b, 0, sizeof b);
+        size_t blen = sizeof b;
+        int e = kdebug(k, KERN_KDGETBUF, 0, false, &b, &blen);
+        if (e != 0)
+            return trace_fail("checking that tracing is still on (KERN_KDGETBUF)", e);
+        if (b.nolog != 0) {
+            k->kernel_stopped = true;
+            p->stats.lost++;
+            return dk__fail(DK_EOS,
+                            "the kernel stopped tracing while sampling (KERN_KDGETBUF reports "
+                            "nolog, flags %#x): %s; samples from then on are lost (%llu "
+                            "delivered before)",
+                            b.flags,
+                            (b.flags & KDBG_NOWRAP)
+                                ? "the trace buffer filled while KDBG_NOWRAP was set (by "
+                                  "another tool; on macOS 12 and earlier it makes a full "
+                                  "buffer stop logging instead of wrapping)"
+                            : (b.flags & KDBG_WRAPPED)
+                                ? "the trace buffer filled and logging stopped"
+                                : "tracing was turned off by something other than this sampling",
+                            (unsigned long long)p->stats.samples);
+        }
     }
     /* Samples whose stacks cannot come any more once sampling stopped. */
     if (!k->enabled)

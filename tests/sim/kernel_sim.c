@@ -37,6 +37,9 @@
 #define KDBG_USERFLAGS 0xe02u /* NOWRAP | CONTINUOUS_TIME | DISABLE_COPROCS | MATCH_DISABLE, as read */
 #define KDBG_NOWRAP 0x2u
 #define KDBG_WRAPPED 0x8u
+#define KDBG_CONTINUOUS_TIME 0x200u
+#define KDBG_DISABLE_COPROCS 0x400u
+#define KDBG_MATCH_DISABLE 0x800u
 #define KDBG_LP64 0x100u
 #define KDBG_BUFINIT 0x80000000u
 
@@ -53,7 +56,12 @@
 #define DBG_TRACE 7u
 
 #define TYPEFILTER_BYTES 8192
-#define DEFAULT_EVENTS 65536u   /* when KDSETBUF was not given */
+/* bsd/sys/kdebug_common.h, bsd/kern/kdebug.c create_buffers_trace: the
+ * buffer is whole storage units of 2048 events, at least 4 units for each
+ * CPU and each of the EXTRA_COPROC_COUNT (16) coprocessor slots. */
+#define EVENTS_PER_UNIT 2048u
+#define MIN_UNITS_PER_CPU 4u
+#define EXTRA_COPROC_COUNT 16u
 #define MAX_EVENTS (1u << 22)   /* the sim's stand-in for sane_size / 2 / 64 */
 
 typedef struct kd_regtype {
@@ -75,16 +83,24 @@ static unsigned active_mask;
 static bool other_owner; /* DKPERF_SIM_KTRACE_BUSY: Instruments or ktrace has it */
 
 /* kdebug */
-static unsigned nkdbufs;     /* KDSETBUF */
+static unsigned nkdbufs;     /* kdb_event_count: KDSETBUF's, then KDSETUP's rounded */
 static bool bufinit;
 static int enabled;
-static unsigned flags;       /* KDBG_NOWRAP, KDBG_WRAPPED */
+static unsigned flags;       /* kdc_flags: the user flags (KDEFLAGS) */
+static unsigned live_flags;  /* kdc_live_flags: KDBG_WRAPPED (and the legacy NOWRAP stop) */
+static bool legacy_nowrap;   /* DKPERF_SIM_KDEBUG=xnu-8020: KDEFLAGS(NOWRAP) takes effect */
+static uint64_t oldest_time; /* kdc_oldest_time: the lost-events record's timestamp */
+static bool stopped;         /* the kernel turned tracing off since the last sysctl */
 static enum { F_ALL, F_RANGE, F_EXACT, F_TYPEFILTER } filter;
 static uint32_t range_beg, range_end, values[4];
 static unsigned char typefilter[TYPEFILTER_BYTES];
 static simk_kd_buf *ring;
 static size_t capacity, head, count; /* oldest at head */
 static bool lost;
+/* A ring entry whose `unused` word holds this starts a storage unit that
+ * follows lost events (kds_lostevents); the word is zeroed when read out. */
+#define MARK_LOST 0x6c6f7374u
+static bool lost_next;       /* kd_lostevents of the bufinfo: mark the next stored record */
 
 static void (*pull_hook)(int);
 static void (*changed_hook)(void);
@@ -93,6 +109,14 @@ static void init(void)
 {
     const char *v = getenv("DKPERF_SIM_KTRACE_BUSY");
     other_owner = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+    const char *k = getenv("DKPERF_SIM_KDEBUG");
+    if (k != NULL && *k != '\0' && strcmp(k, "xnu-11417") != 0) {
+        if (strcmp(k, "xnu-8020") != 0) {
+            fprintf(stderr, "DKPERF_SIM_KDEBUG=%s: expected xnu-8020 or xnu-11417\n", k);
+            abort();
+        }
+        legacy_nowrap = true;
+    }
 }
 
 static void ensure(void) { pthread_once(&once, init); }
@@ -180,16 +204,33 @@ void simk_emit(const simk_kd_buf *r, size_t n)
         if (!wants_locked(r[i].debugid))
             continue;
         if (count == capacity) {
-            /* kdebug_common.c: NOWRAP stops logging; otherwise the oldest
-             * storage is taken and the reader is told events were lost. */
-            lost = true;
-            flags |= KDBG_WRAPPED;
-            if (flags & KDBG_NOWRAP)
+            /* kdebug_common.c allocate_storage_unit, no free unit left. */
+            if (legacy_nowrap && (flags & KDBG_NOWRAP)) {
+                /* xnu-8020: KDBG_NOWRAP (a kdebug_flags bit that KDEFLAGS
+                 * sets) makes it set SLOW_NOLOG: nothing more is logged,
+                 * KDGETBUF says nolog, KDBG_WRAPPED is not set, and the
+                 * unit allocated after a re-enable carries lost events. */
+                enabled = 0;
+                stopped = true;
+                lost_next = true;
                 continue;
-            head = (head + 1) % capacity;
-            count--;
+            }
+            /* xnu-11417 (and from xnu-8792): the oldest storage unit is
+             * stolen, KDBG_WRAPPED set; kdc_oldest_time moves up to its
+             * last event. KDEFLAGS' NOWRAP is a kdc_flags bit that the
+             * allocator does not look at (it reads kdc_live_flags). */
+            size_t drop = count < EVENTS_PER_UNIT ? count : EVENTS_PER_UNIT;
+            uint64_t last = ring[(head + drop - 1) % capacity].timestamp;
+            if (last > oldest_time)
+                oldest_time = last;
+            head = (head + drop) % capacity;
+            count -= drop;
+            live_flags |= KDBG_WRAPPED;
         }
-        ring[(head + count) % capacity] = r[i];
+        simk_kd_buf *slot = &ring[(head + count) % capacity];
+        *slot = r[i];
+        slot->unused = lost_next ? MARK_LOST : 0;
+        lost_next = false;
         count++;
     }
     pthread_mutex_unlock(&lock);
@@ -221,7 +262,10 @@ size_t simk_state_text(char *buf, size_t size)
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }
 
-/* kdbg_clear: disable, free, every filter and flag cleared. Caller holds lock. */
+/* kdbg_clear: disable, free, filters cleared, kdb_event_count 0. Of the
+ * user flags it clears CONTINUOUS_TIME, DISABLE_COPROCS and MATCH_DISABLE;
+ * NOWRAP stays in kdc_flags (only the live NOWRAP and WRAPPED are
+ * cleared) since xnu-8792, while xnu-8020 cleared it. Caller holds lock. */
 static void clear_locked(void)
 {
     enabled = 0;
@@ -229,10 +273,30 @@ static void clear_locked(void)
     free(ring);
     ring = NULL;
     capacity = head = count = 0;
-    lost = false;
-    flags = 0;
+    lost = lost_next = false;
+    flags &= ~(KDBG_CONTINUOUS_TIME | KDBG_DISABLE_COPROCS | KDBG_MATCH_DISABLE);
+    if (legacy_nowrap)
+        flags &= ~KDBG_NOWRAP;
+    live_flags = 0;
+    oldest_time = 0;
     filter = F_ALL;
     nkdbufs = 0;
+}
+
+/* create_buffers_trace: whole storage units, at least 4 per CPU slot. */
+static size_t rounded_events(unsigned asked)
+{
+    const sim_layout *l = sim_cpu_layout();
+    size_t cpus = (l != NULL && l->ncpu > 0 ? l->ncpu : 1) + EXTRA_COPROC_COUNT;
+    size_t min_units = cpus * MIN_UNITS_PER_CPU;
+    size_t units = asked < min_units * EVENTS_PER_UNIT ? min_units : asked / EVENTS_PER_UNIT;
+    return units * EVENTS_PER_UNIT;
+}
+
+/* kdc_storage_used: storage units holding records (a ring of whole units). */
+static size_t units_used_locked(void)
+{
+    return (count + EVENTS_PER_UNIT - 1) / EVENTS_PER_UNIT;
 }
 
 static void call_changed(void)
@@ -253,41 +317,93 @@ static void call_pull(int timeout_ms)
         fn(timeout_ms);
 }
 
-/* kernel_debug_read: oldlen in bytes, out events; lost events first. */
+/* kdebug_common.c kernel_debug_read: oldlen in bytes, out events (at
+ * most kdb_event_count). A wrap since the last read (KDBG_WRAPPED, cleared
+ * here) gives one TRACE_LOST_EVENTS first, arg1 0, at kdc_oldest_time on
+ * CPU 0; a unit that follows lost events gives one with arg1 1 before its
+ * records. Records copied out move kdc_oldest_time up. A failed copy-out
+ * (oldp NULL) is EINVAL, what was taken being lost. */
 static int read_locked(void *oldp, size_t *oldlenp)
 {
     size_t want = *oldlenp / sizeof(simk_kd_buf);
     *oldlenp = 0;
-    if (want == 0 || !bufinit || oldp == NULL)
+    if (want == 0 || !bufinit)
         return EINVAL;
+    if (want > nkdbufs)
+        want = nkdbufs;
     simk_kd_buf *out = oldp;
     size_t w = 0;
-    if (lost) {
-        simk_kd_buf l;
-        memset(&l, 0, sizeof l);
-        l.debugid = TRACE_LOST_EVENTS;
-        l.arg1 = 1;
-        l.timestamp = count > 0 ? ring[head].timestamp : 0;
-        out[w++] = l;
+    bool wrapped = (live_flags & KDBG_WRAPPED) != 0;
+    live_flags &= ~KDBG_WRAPPED;
+    simk_kd_buf l;
+    memset(&l, 0, sizeof l);
+    l.debugid = TRACE_LOST_EVENTS;
+    if (wrapped) {
+        l.timestamp = oldest_time;
+        if (out != NULL)
+            out[w] = l;
+        w++;
         lost = false;
-        flags &= ~KDBG_WRAPPED;
+    } else if (lost && want > 0) {
+        /* The sampling sources' own losses (simk_lost). */
+        l.arg1 = 1;
+        l.timestamp = count > 0 ? ring[head].timestamp : oldest_time;
+        if (out != NULL)
+            out[w] = l;
+        w++;
+        lost = false;
     }
     while (w < want && count > 0) {
-        out[w++] = ring[head];
+        simk_kd_buf r = ring[head];
+        if (r.unused == MARK_LOST) {
+            ring[head].unused = 0;
+            l.arg1 = 1;
+            l.timestamp = r.timestamp > oldest_time ? r.timestamp : oldest_time;
+            if (out != NULL)
+                out[w] = l;
+            w++;
+            continue;
+        }
+        r.unused = 0;
+        if (out != NULL)
+            out[w] = r;
+        w++;
+        if (r.timestamp > oldest_time)
+            oldest_time = r.timestamp;
         head = (head + 1) % capacity;
         count--;
     }
+    if (out == NULL && w > 0)
+        return EINVAL;
     *oldlenp = w;
     return 0;
 }
 
+static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldlenp,
+                         const void *newp, size_t newlen);
+
+/* bsd/kern/kern_newsysctl.c sysctl(): after an error other than ENOMEM the
+ * caller's oldlen is not written back, so it reads as it was passed. */
 int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldlenp,
                        const void *newp, size_t newlen)
 {
+    size_t given = oldlenp != NULL ? *oldlenp : 0;
+    int e = kdebug_sysctl(mib, miblen, oldp, oldlenp, newp, newlen);
+    if (e != 0 && e != ENOMEM && oldlenp != NULL)
+        *oldlenp = given;
+    return e;
+}
+
+static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldlenp,
+                         const void *newp, size_t newlen)
+{
     ensure();
     (void)newlen;
-    if (miblen < 3 || mib[0] != CTL_KERN || mib[1] != KERN_KDEBUG)
+    if (miblen < 2 || mib[0] != CTL_KERN || mib[1] != KERN_KDEBUG)
         return ENOENT;
+    /* kdebug_sysctl: no op after the node → ENOTSUP. */
+    if (miblen < 3)
+        return ENOTSUP;
     int op = mib[2];
     /* kdebug's OID is CTLFLAG_RD: no new value is ever accepted. */
     if (newp != NULL)
@@ -304,15 +420,19 @@ int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldl
         e = simk_ktrace_read_check();
         if (e != 0)
             return e;
-        if (oldp == NULL || oldlenp == NULL || *oldlenp < sizeof(kbufinfo))
-            return EINVAL;
+        /* kdb_event_count; nolog while kdc_emit is KDEMIT_DISABLE (tracing
+         * off, or stopped by the kernel); flags = kdc_flags | kdc_live_flags.
+         * MIN(oldlen, sizeof) bytes are copied and oldlen is left as given. */
+        size_t size = oldlenp == NULL ? 0 : *oldlenp;
+        if (size > 0 && oldp == NULL)
+            return EFAULT;
         pthread_mutex_lock(&lock);
-        kbufinfo info = {(int)(bufinit ? capacity : nkdbufs), 0,
-                         flags | KDBG_LP64 | (bufinit ? KDBG_BUFINIT : 0), 0,
+        kbufinfo info = {(int)nkdbufs, enabled ? 0 : 1,
+                         flags | live_flags | KDBG_LP64 | (bufinit ? KDBG_BUFINIT : 0), 0,
                          owner > 0 ? (int)owner : -1};
         pthread_mutex_unlock(&lock);
-        memcpy(oldp, &info, sizeof info);
-        *oldlenp = sizeof info;
+        if (size > 0)
+            memcpy(oldp, &info, size < sizeof info ? size : sizeof info);
         return 0;
     }
     /* Sampling sources deliver what they caught before a read or a wait. */
@@ -337,7 +457,7 @@ int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldl
                 long spent = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
                 call_pull(spent >= timeout ? 0 : (int)(timeout - spent));
                 pthread_mutex_lock(&lock);
-                bool full = count >= capacity / 2 || !bufinit;
+                bool full = !bufinit || units_used_locked() >= capacity / EVENTS_PER_UNIT / 2;
                 pthread_mutex_unlock(&lock);
                 if (full || spent >= timeout)
                     break;
@@ -368,23 +488,30 @@ int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldl
         }
         break;
     case KERN_KDSETBUF:
-        nkdbufs = value < 0 ? 0 : (unsigned)value > MAX_EVENTS ? MAX_EVENTS : (unsigned)value;
+        /* kdbg_set_nkdbufs_trace(unsigned): a negative value is huge. */
+        nkdbufs = (unsigned)value > MAX_EVENTS ? MAX_EVENTS : (unsigned)value;
         break;
     case KERN_KDSETUP: {
-        /* kdbg_reinit: tracing off, the old buffer freed, a new one made. */
+        /* kdbg_reinit: tracing off, the old buffer freed, KDBG_WRAPPED
+         * cleared, a new one of whole storage units made (the count read
+         * back rounded). */
         changed = enabled != 0;
         enabled = 0;
-        size_t n = nkdbufs != 0 ? nkdbufs : DEFAULT_EVENTS;
+        free(ring);
+        ring = NULL;
+        capacity = head = count = 0;
+        bufinit = false;
+        lost = lost_next = false;
+        live_flags &= ~KDBG_WRAPPED;
+        size_t n = rounded_events(nkdbufs);
         simk_kd_buf *r = calloc(n, sizeof *r);
         if (r == NULL) {
-            e = ENOMEM;
+            e = ENOSPC; /* create_buffers */
             break;
         }
-        free(ring);
         ring = r;
         capacity = n;
-        head = count = 0;
-        lost = false;
+        nkdbufs = (unsigned)n;
         bufinit = true;
         break;
     }
@@ -443,15 +570,23 @@ int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *oldl
     case KERN_KDBUFWAIT:
         /* 1 once half of the buffer is used (the storage-unit threshold). */
         if (oldlenp != NULL)
-            *oldlenp = count >= capacity / 2 ? 1 : 0;
+            *oldlenp = units_used_locked() >= capacity / EVENTS_PER_UNIT / 2 ? 1 : 0;
         break;
     case KERN_KDGETREG:
         e = EINVAL;
         break;
+    case 11: case 12: case 14: case 17: case 18: case 19: case 21: /* KDPIDTR .. READCURTHRMAP */
+    case 24: case 25: case 26: case 27: case 28: /* KDCPUMAP .. KDWRITETR_V3 */
+        e = EINVAL; /* real operations, not simulated (a guess at what a client sees) */
+        break;
     default:
-        e = EINVAL; /* not simulated: KDWRITETR, KDCPUMAP, ... */
+        e = ENOTSUP; /* _kd_sysctl_internal: an operation it does not know */
     }
 out:
+    if (stopped) {
+        stopped = false;
+        changed = true;
+    }
     pthread_mutex_unlock(&lock);
     /* The state file shows the buffer and the owner after every change. */
     if (changed || (e == 0 && op != KERN_KDREADTR && op != KERN_KDBUFWAIT))
