@@ -46,6 +46,8 @@ for p in (st_path, data):
 r = subprocess.run([dkperf, "record", "-e", "cycles/100000", "-g", "-o", data, "--", prog, "0.5"],
                    env=env, capture_output=True, text=True, timeout=300)
 check(r.returncode == 0, f"record: {r.returncode} {r.stderr!r}")
+# The sim samples on the host's CPUs, however many the simulated chip has.
+check("dkperf sim:" not in r.stderr, f"record: the sim could not sample: {r.stderr!r}")
 disarmed(st_path, "record")
 rep = subprocess.run([dkperf, "report", "-i", data, "--stdio"], env=env, capture_output=True,
                      text=True, timeout=120)

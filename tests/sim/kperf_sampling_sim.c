@@ -157,7 +157,10 @@ static void open_source(source *s)
     a.exclude_user = s->spec.mode == MODE_KERNEL;
     a.wakeup_events = 1;
     if (s->spec.pid == -1) {
-        for (int cpu = 0; cpu < cpu_count; cpu++)
+        /* The host's CPUs, not the chip's: the simulated chip may have
+         * more than the machine the sim runs on (an 8-CPU M1 on a 2-CPU
+         * VM), and perf_event_open refuses a CPU that is not there. */
+        for (int cpu = 0; cpu < host_cpus; cpu++)
             if (open_one(s, &a, -1, cpu) != 0)
                 say_open_failed("every CPU", errno);
         return;
@@ -174,7 +177,7 @@ static void open_source(source *s)
         int tid = atoi(e->d_name);
         /* An inherited per-thread event can be mapped only per CPU
          * (perf_mmap refuses cpu -1 with inherit), as perf record does. */
-        for (int cpu = 0; tid > 0 && cpu < cpu_count; cpu++)
+        for (int cpu = 0; tid > 0 && cpu < host_cpus; cpu++)
             if (open_one(s, &a, tid, cpu) != 0 && errno != ESRCH)
                 say_open_failed("a thread of the filtered process", errno);
     }
