@@ -7,69 +7,26 @@
 # Exits 77 (skipped) when Chromium is not installed.
 set -euo pipefail
 bin=$1 checker=$2 out=$3
-browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [ -z "$browser" ]; then
+here=$(cd "$(dirname "$0")" && pwd)
+if ! python3 "$here/html_render.py" browser >/dev/null; then
     echo "skipped: no chromium to render the HTML report (apt-get install chromium)" >&2
     exit 77
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd) # file:// wants an absolute path
 html=$out/bench-report.html png=$out/bench-report.png
-rm -f "$png"
 DKB_SAMPLE_HTML=$html DKB_REPORT_CHECK=$checker "$bin" html_with_baseline_overlay
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
-timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-background-networking \
-    --disable-component-update --disable-sync --no-first-run --user-data-dir="$profile" \
-    --hide-scrollbars --screenshot="$png" --window-size=1200,2000 "file://$html" \
-    >"$out/chromium.log" 2>&1 || { cat "$out/chromium.log" >&2; echo "chromium failed" >&2; exit 1; }
-if [ ! -s "$png" ]; then
-    cat "$out/chromium.log" >&2
-    echo "chromium wrote no screenshot $png (its log is above)" >&2
-    exit 1
-fi
-python3 - "$png" <<'PY'
-import struct, sys, zlib
+python3 "$here/html_render.py" shot "file://$html" "$png" 1200x2000 "$out/chromium.log"
+python3 - "$here" "$png" <<'PY'
+import sys
 
-path = sys.argv[1]
-data = open(path, "rb").read()
-if data[:8] != b"\x89PNG\r\n\x1a\n":
-    sys.exit(f"{path}: not a PNG")
-pos, idat, ihdr = 8, b"", None
-while pos < len(data):
-    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + length]
-    if kind == b"IHDR":
-        ihdr = struct.unpack(">IIBBBBB", body)
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + length
-w, h, depth, ctype, _, _, interlace = ihdr
-if depth != 8 or ctype not in (2, 6) or interlace:
-    sys.exit(f"{path}: unexpected PNG layout depth {depth} colour type {ctype}")
-bpp = 3 if ctype == 2 else 4
-raw = zlib.decompress(idat)
+sys.path.insert(0, sys.argv[1])
+from html_render import rows
+
+path = sys.argv[2]
+w, h, bpp, lines = rows(path)
 stride = w * bpp
-rows, prev, i = [], bytearray(stride), 0
-for _ in range(h):
-    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
-    i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b = prev[x]
-        c = prev[x - bpp] if x >= bpp else 0
-        if f == 1:
-            line[x] = (line[x] + a) & 255
-        elif f == 2:
-            line[x] = (line[x] + b) & 255
-        elif f == 3:
-            line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    rows.append(line)
-    prev = line
+
 
 def near(px, rgb, tol):
     return all(abs(px[k] - rgb[k]) <= tol for k in range(3))
@@ -82,7 +39,7 @@ colours = {"bars/points": ((71, 146, 199), 40, 800), "fit": ((214, 39, 40), 40, 
            "baseline": ((255, 127, 14), 40, 80), "baseline points": ((195, 195, 195), 5, 50)}
 count = dict.fromkeys(colours, 0)
 nonwhite = 0
-for line in rows[::2]:
+for line in lines[::2]:
     for x in range(0, stride, 2 * bpp):
         px = line[x:x + 3]
         if px[0] < 245 or px[1] < 245 or px[2] < 245:
