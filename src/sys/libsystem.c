@@ -64,7 +64,9 @@ int dk__libsystem_load(const char *root, const dk__libsystem **out)
     return rc;
 }
 
-int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cycles)
+/* proc_pid_rusage(pid, flavor) into ri: 0, or the failure said. The V6
+ * flavor is refused before macOS 12 (EINVAL or ENOTSUP: DK_ENOTSUP). */
+static int pid_rusage(const char *root, int pid, int flavor, void *ri)
 {
     const dk__libsystem *ls = NULL;
     int rc = dk__libsystem_load(root, &ls);
@@ -72,16 +74,27 @@ int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cy
         return rc;
     if (ls->proc_pid_rusage == NULL)
         return dk__fail(DK_ENOTSUP, "proc_pid_rusage is missing from libSystem");
-    struct dk__rusage_info_v4 ri;
-    memset(&ri, 0, sizeof ri);
     if (pid == 0)
         pid = getpid();
-    if (ls->proc_pid_rusage(pid, DK__RUSAGE_INFO_V4, &ri) != 0) {
-        int e = errno != 0 ? errno : EIO;
-        if (e == EPERM || e == EACCES)
-            return dk__fail_os(DK_EPERM, e, "proc_pid_rusage(%d) was refused", pid);
-        return dk__fail_os(DK_EOS, e, "proc_pid_rusage(%d) failed", pid);
-    }
+    if (ls->proc_pid_rusage(pid, flavor, ri) == 0)
+        return 0;
+    int e = errno != 0 ? errno : EIO;
+    if (flavor == DK__RUSAGE_INFO_V6 && (e == EINVAL || e == ENOTSUP))
+        return dk__fail_os(DK_ENOTSUP, e, "proc_pid_rusage(%d, RUSAGE_INFO_V6) was refused: "
+                                          "the per-level split needs macOS 12 or later",
+                           pid);
+    if (e == EPERM || e == EACCES)
+        return dk__fail_os(DK_EPERM, e, "proc_pid_rusage(%d) was refused", pid);
+    return dk__fail_os(DK_EOS, e, "proc_pid_rusage(%d) failed", pid);
+}
+
+int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cycles)
+{
+    struct dk__rusage_info_v4 ri;
+    memset(&ri, 0, sizeof ri);
+    int rc = pid_rusage(root, pid, DK__RUSAGE_INFO_V4, &ri);
+    if (rc != 0)
+        return rc;
     *instructions = ri.ri_instructions;
     *cycles = ri.ri_cycles;
     return 0;
@@ -89,26 +102,11 @@ int dk__proc_cpi(const char *root, int pid, uint64_t *instructions, uint64_t *cy
 
 int dk__proc_cpi_p(const char *root, int pid, uint64_t counts[4])
 {
-    const dk__libsystem *ls = NULL;
-    int rc = dk__libsystem_load(root, &ls);
-    if (rc != 0)
-        return rc;
-    if (ls->proc_pid_rusage == NULL)
-        return dk__fail(DK_ENOTSUP, "proc_pid_rusage is missing from libSystem");
     struct dk__rusage_info_v6 ri;
     memset(&ri, 0, sizeof ri);
-    if (pid == 0)
-        pid = getpid();
-    if (ls->proc_pid_rusage(pid, DK__RUSAGE_INFO_V6, &ri) != 0) {
-        int e = errno != 0 ? errno : EIO;
-        if (e == EINVAL || e == ENOTSUP)
-            return dk__fail_os(DK_ENOTSUP, e, "proc_pid_rusage(%d, RUSAGE_INFO_V6) was refused: "
-                                              "the per-level split needs macOS 12 or later",
-                               pid);
-        if (e == EPERM || e == EACCES)
-            return dk__fail_os(DK_EPERM, e, "proc_pid_rusage(%d) was refused", pid);
-        return dk__fail_os(DK_EOS, e, "proc_pid_rusage(%d) failed", pid);
-    }
+    int rc = pid_rusage(root, pid, DK__RUSAGE_INFO_V6, &ri);
+    if (rc != 0)
+        return rc;
     counts[0] = ri.v4.ri_instructions;
     counts[1] = ri.v4.ri_cycles;
     counts[2] = ri.ri_pinstructions;
