@@ -5,11 +5,12 @@ empty file, a cut header, a bad CRC, absurd counts and lengths, stack nodes
 and events out of range. Each is one clear line on stderr naming the file,
 a non-zero exit, no crash and no hang. Then recordings that are valid but
 built to hurt: deep stacks shared by many samples (peak memory stays near
-the file's size), one function name in two images (folded output and the
+the file's size), stacks multiplied by thousands of processes (refused, in
+bounded memory), one function name in two images (folded output and the
 flame graph merge them), a very long image name (the offset stays).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, names, longname (default: all)
+CASE: errors, memory, multiply, names, longname (default: all)
 """
 import os
 import re
@@ -252,6 +253,23 @@ def case_memory():
         check(rc == 0 and rss < 64 * 1024, f"deep {opt}: exit {rc} {err!r}, peak {rss} KiB")
 
 
+def case_multiply():
+    # 1500 processes, each with its own image at the same addresses, all in
+    # one 1000-frame stack: 1.5 million distinct frames from 65 kB. Refused,
+    # in bounded memory and time, rather than followed.
+    depth, npids = 1000, 1500
+    maps = [map_(p, 0x400000, 0x100000, "/nonexistent/p%d.so" % p) for p in range(1, npids + 1)]
+    chunks = [chunk(event(0, "cpu-clock") + nodes([(0, 0x401000)] + [(1, 0x10)] * (depth - 1)))]
+    chunks += [chunk(b"".join(maps[i:i + 1000])) for i in range(0, npids, 1000)]
+    chunks.append(chunk(b"".join(sample(depth, pid=p) for p in range(1, npids + 1)) + end(npids)))
+    path = write("multiply.data", HEADER + b"".join(chunks))
+    rc, out, err, rss = run("report", "-i", path, "--folded", timeout=60)
+    check(rc == 1 and err.count("\n") == 1 and re.search(
+        r"its stacks come to more than \d+ distinct nodes, from a file of \d+ bytes: refused", err),
+        f"stacks multiplied by processes: {rc} {err!r}")
+    check(rss < 64 * 1024, f"refused after a peak of {rss} KiB")
+
+
 def elf_symbol(path, name):
     """The file offset of function name in ELF file path (64-bit, little-endian)."""
     b = open(path, "rb").read()
@@ -316,8 +334,8 @@ def case_longname():
     check("+0x1234]" in out.decode(), "the table keeps the offset")
 
 
-cases = {"memory": case_memory, "errors": case_errors, "names": case_names,
-         "longname": case_longname}
+cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
+         "names": case_names, "longname": case_longname}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

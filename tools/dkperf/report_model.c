@@ -31,13 +31,19 @@ typedef struct builder {
     uint32_t *chain; /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
+    size_t max_nodes;
 } builder;
 
-/* More distinct stack nodes than this is a recording made to exhaust
- * memory: refused rather than followed. */
-#define MAX_NODES (1u << 24)
+/* A recording's stack nodes take 2 bytes or more each in the file, its
+ * samples 3 or more: the stacks of the report (a node per recording node
+ * and process whose images differ, one more for a kernel sample) come to
+ * fewer nodes than the file has bytes, but for a file built to multiply
+ * them (thousands of processes, each with its own image at the same
+ * addresses, sampling one deep stack): refused past this many. */
+#define NODES_FREE 65536u
+#define NODES_MAX (1u << 30)
 /* The memo is a cache: emptied when it grows past this. */
-#define MAX_MEMO (1u << 22)
+#define MAX_MEMO (1u << 18)
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -258,7 +264,7 @@ static int64_t stack_node(builder *b, uint32_t parent, uint32_t frame)
     int64_t id = rmap_get(&b->stacks, parent, frame);
     if (id >= 0)
         return id;
-    if (p->n_nodes >= MAX_NODES)
+    if (p->n_nodes >= b->max_nodes)
         return -2;
     if (grow((void **)&p->nodes, p->n_nodes, &b->cap_nodes, sizeof *p->nodes) != 0 ||
         rmap_put(&b->stacks, parent, frame, (uint32_t)p->n_nodes) != 0)
@@ -383,6 +389,8 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     memset(&b, 0, sizeof b);
     b.p = p;
     b.syms = symbols_new();
+    b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
+                                                          : NODES_MAX;
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
@@ -429,8 +437,10 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
             node = f < 0 ? -1 : stack_node(&b, (uint32_t)node, (uint32_t)f);
         }
         if (node == -2) {
-            cli_error("report", "%s: more than %u distinct stack frames: not reported (is the "
-                                "recording damaged?)", path, MAX_NODES);
+            cli_error("report", "%s: its stacks come to more than %zu distinct nodes, from a "
+                                "file of %llu bytes: refused (a recording built to exhaust "
+                                "memory?)", path, b.max_nodes,
+                      (unsigned long long)rec->file_size);
             builder_free(&b);
             rprofile_free(p);
             return -1;
