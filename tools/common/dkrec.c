@@ -895,18 +895,50 @@ fail:
     return -1;
 }
 
+/* What a file that is not a regular file is, for the error. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
 int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO with no writer would block the open forever; it
+     * is refused below, and a regular file reads as it would without. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: %s", path,
-                 fstat(fd, &st) == 0 ? "not a regular file, so not a recording" : strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        const char *kind = file_kind(st.st_mode);
+        if (strcmp(kind, "not a regular file") == 0)
+            snprintf(err, errlen, "%s is not a regular file, so not a recording", path);
+        else
+            snprintf(err, errlen, "%s is %s, not a regular file, so not a recording", path, kind);
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }

@@ -273,16 +273,19 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
         dkrec_write_meta(r->w, "all-cpus", "1");
 }
 
-/* The default event: cycles where it is counted here, else cpu-clock. */
-static const char *default_event(dk_sampler *s)
+/* The default event: cycles where it is counted here, else cpu-clock. The
+ * line that says which is left in *notice, printed once the sampling is
+ * set up: a mistake (an unwritable -o, a -p that names no process) is
+ * said alone. */
+static const char *default_event(dk_sampler *s, const char **notice)
 {
     const dk_database_event *ev = NULL;
     if (dk_sampler_resolve(s, "cycles", &ev) == 0 && ev != NULL && ev->supported) {
-        fprintf(stderr, "dkperf record: sampling cycles (the default event)\n");
+        *notice = "dkperf record: sampling cycles (the default event)\n";
         return "cycles";
     }
-    fprintf(stderr, "dkperf record: sampling cpu-clock: this machine does not count cycles "
-                    "(no hardware PMU is visible)\n");
+    *notice = "dkperf record: sampling cpu-clock: this machine does not count cycles "
+              "(no hardware PMU is visible)\n";
     return "cpu-clock";
 }
 
@@ -331,6 +334,15 @@ int cmd_record(int argc, char **argv)
     dk_sampling *smp = NULL;
     spawn_child c = {-1, -1, -1, NULL};
 
+    /* A process to watch that is not there is the whole answer. */
+    if (o.pid && process_gone(o.pid)) {
+        cli_error("record", "-p %ld: %s", o.pid,
+                  kill((pid_t)o.pid, 0) != 0 && errno == ESRCH ? "there is no such process"
+                                                               : "the process has exited");
+        record_options_free(&o);
+        return EXIT_SETUP;
+    }
+    const char *notice = NULL;
     signals_catch();
     struct sigaction chld, saved_chld;
     memset(&chld, 0, sizeof chld);
@@ -344,7 +356,7 @@ int cmd_record(int argc, char **argv)
     }
     uint64_t freq = o.freq ? (uint64_t)o.freq : o.period ? 0 : RECORD_DEFAULT_FREQ;
     for (size_t i = 0; i < n; i++) {
-        const char *name = o.nevents ? o.events[i].name : default_event(s);
+        const char *name = o.nevents ? o.events[i].name : default_event(s, &notice);
         /* An event no database knows is a mistake: refuse it before running anything. */
         const dk_database_event *ev;
         int r2 = dk_sampler_resolve(s, name, &ev);
@@ -415,6 +427,8 @@ int cmd_record(int argc, char **argv)
         exit_rc = EXIT_SETUP;
         goto out;
     }
+    if (notice != NULL)
+        fputs(notice, stderr);
     for (size_t i = 0; i < n; i++)
         dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i), evs[i].period,
                           evs[i].freq);

@@ -1,6 +1,7 @@
 /*
  * record_options.c - dkperf record's command line (see record.h).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,17 +47,36 @@ static bool all_digits(const char *s)
     return true;
 }
 
-/* A positive whole number no larger than max. */
-static bool positive(const char *s, uint64_t max, uint64_t *out)
+/* A number as written after '/' or '@': an optional sign, then digits. */
+static bool signed_digits(const char *s)
 {
-    if (!all_digits(s) || strlen(s) > 19)
-        return false;
-    uint64_t v = strtoull(s, NULL, 10);
-    if (v == 0 || v > max)
-        return false;
-    *out = v;
-    return true;
+    if (*s == '-' || *s == '+')
+        s++;
+    return all_digits(s);
 }
+
+typedef enum { NUM_OK, NUM_NOT_POSITIVE, NUM_TOO_LARGE } num_check;
+
+/* A whole number from 1 to max, or why not. */
+static num_check positive(const char *s, uint64_t max, uint64_t *out)
+{
+    bool minus = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    while (*s == '0' && s[1] != '\0')
+        s++; /* leading zeros do not make a number larger */
+    if (minus || strcmp(s, "0") == 0)
+        return NUM_NOT_POSITIVE;
+    if (strlen(s) > 19)
+        return NUM_TOO_LARGE;
+    uint64_t v = strtoull(s, NULL, 10);
+    if (v > max)
+        return NUM_TOO_LARGE;
+    *out = v;
+    return NUM_OK;
+}
+
+#define RECORD_MAX_PERIOD (UINT64_MAX / 2)
 
 /* One EV[/PERIOD|@FREQ] of -e, appended to o->events. */
 static int add_event(record_options *o, const char *spec, size_t len)
@@ -70,17 +90,31 @@ static int add_event(record_options *o, const char *spec, size_t len)
     name[len] = '\0';
     record_event ev = {name, 0, 0};
     char *at = strrchr(name, '@'), *slash = strrchr(name, '/');
-    if (at != NULL && all_digits(at + 1)) {
-        if (!positive(at + 1, RECORD_MAX_FREQ, &ev.freq)) {
-            cli_error("record", "-e %s: give a frequency from 1 to %d samples a second", name,
-                      RECORD_MAX_FREQ);
+    if (at != NULL && signed_digits(at + 1)) {
+        num_check c = positive(at + 1, RECORD_MAX_FREQ, &ev.freq);
+        if (c != NUM_OK) {
+            if (c == NUM_NOT_POSITIVE)
+                cli_error("record", "-e %s: the frequency must be a positive integer (1 to %d "
+                                    "samples a second)", name, RECORD_MAX_FREQ);
+            else
+                cli_error("record", "-e %s: the frequency of %.*s is out of range (1 to %d "
+                                    "samples a second)", name, (int)(at - name), name,
+                          RECORD_MAX_FREQ);
             free(name);
             return EXIT_USAGE;
         }
         *at = '\0';
-    } else if (slash != NULL && all_digits(slash + 1)) {
-        if (!positive(slash + 1, UINT64_MAX / 2, &ev.period)) {
-            cli_error("record", "-e %s: give a period of at least 1 event", name);
+    } else if (slash != NULL && signed_digits(slash + 1)) {
+        num_check c = positive(slash + 1, RECORD_MAX_PERIOD, &ev.period);
+        if (c != NUM_OK) {
+            if (c == NUM_NOT_POSITIVE)
+                cli_error("record", "-e %s: the period must be a positive integer (events "
+                                    "between samples, 1 to %llu)", name,
+                          (unsigned long long)RECORD_MAX_PERIOD);
+            else
+                cli_error("record", "-e %s: the period of %.*s is out of range (1 to %llu "
+                                    "events)", name, (int)(slash - name), name,
+                          (unsigned long long)RECORD_MAX_PERIOD);
             free(name);
             return EXIT_USAGE;
         }
@@ -109,8 +143,9 @@ static int add_event(record_options *o, const char *spec, size_t len)
 
 /*
  * Splits a -e list on commas. A '/' opens a pmu/term=value,.../ event,
- * whose commas belong to it, unless only digits follow it up to the next
- * comma or the end: that is a period ("cycles/100000").
+ * whose commas belong to it, unless only digits (after a sign) follow it up
+ * to the next comma or the end: that is a period ("cycles/100000"), checked
+ * by add_event ("cycles/-1" is a period that is not positive).
  */
 static int split_events(record_options *o, const char *list)
 {
@@ -121,7 +156,8 @@ static int split_events(record_options *o, const char *list)
             size_t k = strcspn(p + 1, ",/");
             bool period = k > 0 && (p[1 + k] == ',' || p[1 + k] == '\0') && !in_terms;
             for (size_t j = 0; period && j < k; j++)
-                period = p[1 + j] >= '0' && p[1 + j] <= '9';
+                period = (p[1 + j] >= '0' && p[1 + j] <= '9') ||
+                         (j == 0 && k > 1 && (p[1] == '-' || p[1] == '+'));
             if (!period)
                 in_terms = !in_terms;
             continue;
@@ -165,20 +201,29 @@ int record_parse_args(int argc, char **argv, record_options *o)
         } else if (opt_takes("record", argc, argv, &i, "-F", "--freq", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
-            if (!opt_number(v, &n) || n < 1 || n > RECORD_MAX_FREQ) {
-                cli_error("record", "-F %s: give a frequency from 1 to %d samples a second", v,
+            uint64_t f = 0;
+            num_check c = signed_digits(v) ? positive(v, RECORD_MAX_FREQ, &f) : NUM_NOT_POSITIVE;
+            if (c != NUM_OK) {
+                cli_error("record", "-F %s: %s (1 to %d samples a second)", v,
+                          c == NUM_TOO_LARGE ? "the frequency is out of range"
+                                             : "the frequency must be a positive integer",
                           RECORD_MAX_FREQ);
                 return EXIT_USAGE;
             }
-            o->freq = n;
+            o->freq = (long)f;
         } else if (opt_takes("record", argc, argv, &i, "-c", "--count", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
-            if (!opt_number(v, &n) || n < 1) {
-                cli_error("record", "-c %s: give a period of at least 1 event", v);
+            uint64_t c_period = 0;
+            num_check c = signed_digits(v) ? positive(v, LONG_MAX, &c_period) : NUM_NOT_POSITIVE;
+            if (c != NUM_OK) {
+                cli_error("record", "-c %s: %s (1 to %ld events)", v,
+                          c == NUM_TOO_LARGE ? "the period is out of range"
+                                             : "the period must be a positive integer",
+                          LONG_MAX);
                 return EXIT_USAGE;
             }
-            o->period = n;
+            o->period = (long)c_period;
         } else if (opt_takes("record", argc, argv, &i, "-p", "--pid", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;

@@ -1,7 +1,9 @@
 /*
  * report.h - dkperf report's model of a recording: every sample's stack
  * turned into frames (function and image, symbolized once per distinct
- * address and process), and the outputs written from it (report_out.c).
+ * address and process), its stacks stored once as a tree of nodes that the
+ * samples name, and the outputs written from it (report_out.c). Its size
+ * grows with the recording's, not with its samples times their depths.
  */
 #ifndef DKPERF_REPORT_H
 #define DKPERF_REPORT_H
@@ -18,13 +20,21 @@ typedef struct rframe {
     char *dso;  /* image file name (no directory), or "[unknown]" */
 } rframe;
 
+/* A stack, stored once: node 0 is the empty stack (the root); every other
+ * node is its parent's stack with one more frame, inner to it. A node's
+ * parent has a smaller id. */
+typedef struct rnode {
+    uint32_t parent;
+    uint32_t frame; /* unused for node 0 */
+    uint32_t depth; /* frames from the root: 0 for node 0 */
+} rnode;
+
 typedef struct rsample {
     uint32_t event;
     int32_t pid;
     uint64_t weight; /* the period, 1 when none was recorded */
     uint32_t comm;   /* index into comms */
-    size_t first;    /* this sample's frames: stack[first .. first+depth), root first */
-    uint32_t depth;
+    uint32_t stack;  /* its innermost frame's node: never 0 */
 } rsample;
 
 typedef struct rprofile {
@@ -34,14 +44,28 @@ typedef struct rprofile {
     size_t n_frames;
     char **comms;
     size_t n_comms;
-    uint32_t *stack;
-    size_t n_stack;
+    rnode *nodes; /* the stacks, shared by the samples that have them */
+    size_t n_nodes;
+    uint32_t max_depth;
     rsample *samples;
     size_t n_samples;
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
     size_t n_notes;
 } rprofile;
+
+/* A map from a pair of numbers to a number (open addressing). */
+typedef struct rmap {
+    uint64_t *ka, *kb;
+    uint32_t *val1; /* value + 1; 0: empty */
+    size_t cap, n;
+} rmap;
+
+/* The value of (a, b), or -1. */
+int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
+/* Sets (a, b) to v; -1 when out of memory. */
+int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
+void rmap_free(rmap *m);
 
 /* Builds the model; -1 after an error line (out of memory). */
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path);

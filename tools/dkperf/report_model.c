@@ -1,7 +1,9 @@
 /*
  * report_model.c - a recording's samples turned into stacks of frames
  * (see report.h). Each distinct (process, stack node) is symbolized once;
- * a frame is a (function, image) pair, interned.
+ * a frame is a (function, image) pair, interned; a stack is a node of a
+ * tree interned by (parent, frame), so a stack that many samples share, or
+ * that is the prefix of many, is stored once.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,21 +19,97 @@ typedef struct fslot {
     uint32_t id1; /* frame id + 1; 0: empty */
 } fslot;
 
-typedef struct nslot {
-    int32_t pid;
-    uint32_t node; /* 0: empty (node 0 is never cached) */
-    uint32_t frame;
-} nslot;
-
 typedef struct builder {
     rprofile *p;
     symbols *syms;
     fslot *fslots;
     size_t nfslots;
-    nslot *nslots;
-    size_t nnslots, nncached;
-    size_t cap_frames, cap_stack, cap_comms, cap_notes;
+    rmap stacks; /* (parent node, frame) -> node */
+    rmap memo;   /* (process key, recording node * 2 + leaf) -> node */
+    int32_t *map_pids; /* the pids that have maps of their own, sorted */
+    size_t n_map_pids;
+    uint32_t *chain; /* a sample's recording nodes not yet in memo */
+    size_t cap_chain;
+    size_t cap_frames, cap_nodes, cap_comms, cap_notes;
+    size_t max_nodes;
 } builder;
+
+/* A recording's stack nodes take 2 bytes or more each in the file, its
+ * samples 3 or more: the stacks of the report (a node per recording node
+ * and process whose images differ, one more for a kernel sample) come to
+ * fewer nodes than the file has bytes, but for a file built to multiply
+ * them (thousands of processes, each with its own image at the same
+ * addresses, sampling one deep stack): refused past this many. */
+#define NODES_FREE 65536u
+#define NODES_MAX (1u << 30)
+/* The memo is a cache: emptied when it grows past this. */
+#define MAX_MEMO (1u << 18)
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+    uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 31);
+}
+
+int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b)
+{
+    if (m->cap == 0)
+        return -1;
+    size_t j = (size_t)mix(a, b) & (m->cap - 1);
+    while (m->val1[j] != 0) {
+        if (m->ka[j] == a && m->kb[j] == b)
+            return (int64_t)m->val1[j] - 1;
+        j = (j + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v)
+{
+    if ((m->n + 1) * 2 >= m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 1024;
+        rmap g = {calloc(cap, sizeof *g.ka), calloc(cap, sizeof *g.kb),
+                  calloc(cap, sizeof *g.val1), cap, 0};
+        if (g.ka == NULL || g.kb == NULL || g.val1 == NULL) {
+            rmap_free(&g);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->val1[i] == 0)
+                continue;
+            size_t j = (size_t)mix(m->ka[i], m->kb[i]) & (cap - 1);
+            while (g.val1[j] != 0)
+                j = (j + 1) & (cap - 1);
+            g.ka[j] = m->ka[i];
+            g.kb[j] = m->kb[i];
+            g.val1[j] = m->val1[i];
+        }
+        g.n = m->n;
+        rmap_free(m);
+        *m = g;
+    }
+    size_t j = (size_t)mix(a, b) & (m->cap - 1);
+    while (m->val1[j] != 0) {
+        if (m->ka[j] == a && m->kb[j] == b) {
+            m->val1[j] = v + 1;
+            return 0;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->ka[j] = a;
+    m->kb[j] = b;
+    m->val1[j] = v + 1;
+    m->n++;
+    return 0;
+}
+
+void rmap_free(rmap *m)
+{
+    free(m->ka);
+    free(m->kb);
+    free(m->val1);
+    memset(m, 0, sizeof *m);
+}
 
 static uint64_t hash_str(uint64_t h, const char *s)
 {
@@ -160,52 +238,99 @@ static int64_t resolve(builder *b, int32_t pid, uint64_t addr, bool leaf)
         if (add_note(b, line) != 0)
             return -1;
     }
-    /* "[libfoo.so+0x1234]"; a pseudo image keeps its own brackets: "[vdso+0xbe1]". */
+    /* "[libfoo.so+0x1234]"; a pseudo image keeps its own brackets: "[vdso+0xbe1]".
+     * A name too long is cut, never the offset: "[averyl...+0x1234]". */
+    const char *image = dso;
     size_t dn = strlen(dso);
-    if (dn >= 2 && dso[0] == '[' && dso[dn - 1] == ']')
-        snprintf(name, sizeof name, "[%.*s+0x%" PRIx64 "]", (int)(dn - 2), dso + 1, off);
+    if (dn >= 2 && dso[0] == '[' && dso[dn - 1] == ']') {
+        image = dso + 1;
+        dn -= 2;
+    }
+    char tail[32];
+    int tn = snprintf(tail, sizeof tail, "+0x%" PRIx64 "]", off);
+    size_t room = sizeof name - 2 - (size_t)tn; /* '[' and the NUL */
+    if (dn <= room)
+        snprintf(name, sizeof name, "[%.*s%s", (int)dn, image, tail);
     else
-        snprintf(name, sizeof name, "[%s+0x%" PRIx64 "]", dso, off);
+        snprintf(name, sizeof name, "[%.*s...%s", (int)(room - 3), image, tail);
     return frame_id(b, name, dso);
 }
 
-/* The frame of stack node id in pid, cached. */
-static int64_t node_frame(builder *b, int32_t pid, uint32_t node, bool leaf)
+/* The node of stack parent with frame inner to it, made when new; -1
+ * when out of memory or past MAX_NODES (-2). */
+static int64_t stack_node(builder *b, uint32_t parent, uint32_t frame)
 {
-    /* Leaves and callers look up different addresses: cache them apart. */
-    uint32_t key = node * 2u + (leaf ? 1u : 0u);
-    if ((b->nncached + 1) * 2 >= b->nnslots) {
-        size_t n = b->nnslots ? b->nnslots * 2 : 4096;
-        nslot *s = calloc(n, sizeof *s);
-        if (s == NULL)
-            return -1;
-        for (size_t i = 0; i < b->nnslots; i++) {
-            if (b->nslots[i].node == 0)
-                continue;
-            size_t j = ((size_t)b->nslots[i].node * 2654435761u ^ (size_t)b->nslots[i].pid) &
-                       (n - 1);
-            while (s[j].node != 0)
-                j = (j + 1) & (n - 1);
-            s[j] = b->nslots[i];
-        }
-        free(b->nslots);
-        b->nslots = s;
-        b->nnslots = n;
-    }
-    size_t j = ((size_t)key * 2654435761u ^ (size_t)pid) & (b->nnslots - 1);
-    while (b->nslots[j].node != 0) {
-        if (b->nslots[j].node == key && b->nslots[j].pid == pid)
-            return b->nslots[j].frame;
-        j = (j + 1) & (b->nnslots - 1);
-    }
-    int64_t f = resolve(b, pid, b->p->rec->nodes[node].addr, leaf);
-    if (f < 0)
+    rprofile *p = b->p;
+    int64_t id = rmap_get(&b->stacks, parent, frame);
+    if (id >= 0)
+        return id;
+    if (p->n_nodes >= b->max_nodes)
+        return -2;
+    if (grow((void **)&p->nodes, p->n_nodes, &b->cap_nodes, sizeof *p->nodes) != 0 ||
+        rmap_put(&b->stacks, parent, frame, (uint32_t)p->n_nodes) != 0)
         return -1;
-    b->nslots[j].node = key;
-    b->nslots[j].pid = pid;
-    b->nslots[j].frame = (uint32_t)f;
-    b->nncached++;
-    return f;
+    rnode *n = &p->nodes[p->n_nodes];
+    n->parent = parent;
+    n->frame = frame;
+    n->depth = p->nodes[parent].depth + 1;
+    if (n->depth > p->max_depth)
+        p->max_depth = n->depth;
+    return (int64_t)p->n_nodes++;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The key under which pid's addresses are symbolized: its pid when it has
+ * maps of its own, else one key for every process without (they all take
+ * other processes' maps, the same way). */
+static uint64_t process_key(const builder *b, int32_t pid)
+{
+    if (bsearch(&pid, b->map_pids, b->n_map_pids, sizeof *b->map_pids, cmp_pid) != NULL)
+        return (uint64_t)(uint32_t)pid;
+    return UINT64_MAX;
+}
+
+/* The node of the stack ending in recording node leaf, in pid; -1 out of
+ * memory, -2 too many nodes. */
+static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
+{
+    const dkrec *r = b->p->rec;
+    uint64_t key = process_key(b, pid);
+    /* Up from the leaf to the first recording node already translated. */
+    size_t n = 0;
+    int64_t base = 0;
+    for (uint32_t k = leaf_node; k != 0; k = r->nodes[k].parent) {
+        uint64_t kk = (uint64_t)k * 2u + (k == leaf_node ? 1u : 0u);
+        int64_t hit = rmap_get(&b->memo, key, kk);
+        if (hit >= 0) {
+            base = hit;
+            break;
+        }
+        if (grow((void **)&b->chain, n, &b->cap_chain, sizeof *b->chain) != 0)
+            return -1;
+        b->chain[n++] = k;
+    }
+    if (b->memo.n + n > MAX_MEMO) {
+        rmap_free(&b->memo); /* a cache: start it again */
+    }
+    /* Down again, making the nodes. */
+    while (n-- > 0) {
+        uint32_t k = b->chain[n];
+        bool leaf = k == leaf_node;
+        int64_t f = resolve(b, pid, r->nodes[k].addr, leaf);
+        if (f < 0)
+            return -1;
+        base = stack_node(b, (uint32_t)base, (uint32_t)f);
+        if (base < 0)
+            return base;
+        if (rmap_put(&b->memo, key, (uint64_t)k * 2u + (leaf ? 1u : 0u), (uint32_t)base) != 0)
+            return -1;
+    }
+    return base;
 }
 
 /* The index of comm name s in p->comms. */
@@ -245,6 +370,16 @@ static const char *comm_of(const dkrec *r, int32_t pid, size_t i, char *buf, siz
     return buf;
 }
 
+static void builder_free(builder *b)
+{
+    symbols_free(b->syms);
+    free(b->fslots);
+    rmap_free(&b->stacks);
+    rmap_free(&b->memo);
+    free(b->map_pids);
+    free(b->chain);
+}
+
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
 {
     memset(p, 0, sizeof *p);
@@ -254,9 +389,21 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     memset(&b, 0, sizeof b);
     b.p = p;
     b.syms = symbols_new();
+    b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
+                                                          : NODES_MAX;
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
-    if (b.syms == NULL || p->samples == NULL)
+    p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
+    b.cap_nodes = 1024;
+    b.map_pids = calloc(rec->n_maps ? rec->n_maps : 1, sizeof *b.map_pids);
+    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.map_pids == NULL)
         goto oom;
+    p->n_nodes = 1;
+    for (size_t i = 0; i < rec->n_maps; i++)
+        b.map_pids[i] = rec->maps[i].pid;
+    qsort(b.map_pids, rec->n_maps, sizeof *b.map_pids, cmp_pid);
+    for (size_t i = 0; i < rec->n_maps; i++)
+        if (b.n_map_pids == 0 || b.map_pids[b.n_map_pids - 1] != b.map_pids[i])
+            b.map_pids[b.n_map_pids++] = b.map_pids[i];
     /* Comm lookups are per pid; cache the last one. */
     int32_t last_pid = 0;
     int64_t last_comm = -1;
@@ -281,49 +428,33 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
             last_comm_at = i;
         }
         o->comm = (uint32_t)last_comm;
-        uint32_t depth = s->node ? rec->nodes[s->node].depth : 0;
-        uint32_t extra = (s->flags & DKREC_SAMPLE_KERNEL) || depth == 0 ? 1 : 0;
-        if (p->n_stack + depth + extra > b.cap_stack) {
-            size_t cap = b.cap_stack ? b.cap_stack : 1024;
-            while (cap < p->n_stack + depth + extra)
-                cap *= 2;
-            uint32_t *q = realloc(p->stack, cap * sizeof *q);
-            if (q == NULL)
-                goto oom;
-            p->stack = q;
-            b.cap_stack = cap;
-        }
-        o->first = p->n_stack;
-        o->depth = depth + extra;
-        /* Root first: fill from the end of this sample's slice. */
-        size_t at = p->n_stack + depth;
-        bool leaf = true;
-        for (uint32_t n = s->node; n != 0; n = rec->nodes[n].parent) {
-            int64_t f = node_frame(&b, s->pid, n, leaf);
-            if (f < 0)
-                goto oom;
-            p->stack[--at] = (uint32_t)f;
-            leaf = false;
-        }
-        if (extra) {
+        int64_t node = s->node ? sample_stack(&b, s->pid, s->node) : 0;
+        /* A kernel sample gets a [kernel] frame inner to its user stack; a
+         * sample with no frame at all, [unknown]. */
+        if (node >= 0 && ((s->flags & DKREC_SAMPLE_KERNEL) || node == 0)) {
             int64_t f = (s->flags & DKREC_SAMPLE_KERNEL) ? frame_id(&b, "[kernel]", "[kernel]")
                                                          : frame_id(&b, "[unknown]", "[unknown]");
-            if (f < 0)
-                goto oom;
-            p->stack[p->n_stack + depth] = (uint32_t)f;
+            node = f < 0 ? -1 : stack_node(&b, (uint32_t)node, (uint32_t)f);
         }
-        p->n_stack += depth + extra;
+        if (node == -2) {
+            cli_error("report", "%s: its stacks come to more than %zu distinct nodes, from a "
+                                "file of %llu bytes: refused (a recording built to exhaust "
+                                "memory?)", path, b.max_nodes,
+                      (unsigned long long)rec->file_size);
+            builder_free(&b);
+            rprofile_free(p);
+            return -1;
+        }
+        if (node < 0)
+            goto oom;
+        o->stack = (uint32_t)node;
         p->n_samples++;
     }
-    symbols_free(b.syms);
-    free(b.fslots);
-    free(b.nslots);
+    builder_free(&b);
     return 0;
 oom:
     cli_error("report", "%s: out of memory while symbolizing %zu samples", path, rec->n_samples);
-    symbols_free(b.syms);
-    free(b.fslots);
-    free(b.nslots);
+    builder_free(&b);
     rprofile_free(p);
     return -1;
 }
@@ -341,7 +472,7 @@ void rprofile_free(rprofile *p)
     for (size_t i = 0; i < p->n_notes; i++)
         free(p->notes[i]);
     free(p->notes);
-    free(p->stack);
+    free(p->nodes);
     free(p->samples);
     memset(p, 0, sizeof *p);
 }

@@ -41,24 +41,103 @@ static int row_order(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The row key of frame f of sample s under sort. */
-static size_t key_of(const rprofile *p, const rsample *s, uint32_t f, report_sort sort,
-                     const char **dsos, size_t ndsos)
+/* Children and first-child lists of the stack tree, for walks down it. */
+typedef struct kids {
+    uint32_t *first, *next; /* 0: none (node 0 is never a child) */
+} kids;
+
+static int kids_make(kids *k, const rnode *nodes, size_t n)
 {
-    switch (sort) {
-    case SORT_SYM:
-        return f;
-    case SORT_DSO:
-        for (size_t i = 0; i < ndsos; i++)
-            if (strcmp(dsos[i], p->frames[f].dso) == 0)
-                return i;
-        return 0;
-    case SORT_COMM:
-        return s->comm;
-    case SORT_PID:
-        break;
+    k->first = calloc(n ? n : 1, sizeof *k->first);
+    k->next = calloc(n ? n : 1, sizeof *k->next);
+    if (k->first == NULL || k->next == NULL)
+        return -1;
+    /* From the last: each list ends up in id order. */
+    for (size_t v = n; v-- > 1;) {
+        k->next[v] = k->first[nodes[v].parent];
+        k->first[nodes[v].parent] = (uint32_t)v;
     }
-    return 0; /* SORT_PID rows are made apart */
+    return 0;
+}
+
+static void kids_free(kids *k)
+{
+    free(k->first);
+    free(k->next);
+}
+
+/*
+ * The rows of one event keyed by stack frame (key[frame]): self and sample
+ * count from each stack's own samples, children (total) from the weight
+ * under the outermost node of each key on a path, so that a key that recurs
+ * in a stack counts its samples once. Linear in the tree's size.
+ */
+static int tree_rows(const rprofile *p, const kids *k, uint32_t e, const size_t *key, row *rows,
+                     size_t nkeys)
+{
+    size_t n = p->n_nodes;
+    uint64_t *self = calloc(n, sizeof *self), *sub = calloc(n, sizeof *sub);
+    uint64_t *cnt = calloc(n, sizeof *cnt);
+    uint32_t *active = calloc(nkeys ? nkeys : 1, sizeof *active);
+    uint32_t *stack = calloc(2 * n, sizeof *stack);
+    int rc = -1;
+    if (self == NULL || sub == NULL || cnt == NULL || active == NULL || stack == NULL)
+        goto out;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const rsample *s = &p->samples[i];
+        if (s->event == e) {
+            self[s->stack] += s->weight;
+            cnt[s->stack]++;
+        }
+    }
+    for (size_t v = n; v-- > 1;)
+        sub[v] += self[v], sub[p->nodes[v].parent] += sub[v];
+    /* Depth first; the top bit marks the way back up from a node. */
+    size_t sp = 0;
+    for (uint32_t c = k->first[0]; c != 0; c = k->next[c])
+        stack[sp++] = c;
+    while (sp > 0) {
+        uint32_t v = stack[--sp];
+        if (v & 0x80000000u) {
+            active[key[p->nodes[v & 0x7fffffffu].frame]]--;
+            continue;
+        }
+        if (sub[v] == 0)
+            continue;
+        size_t kk = key[p->nodes[v].frame];
+        if (active[kk]++ == 0)
+            rows[kk].children += sub[v];
+        rows[kk].self += self[v];
+        rows[kk].samples += cnt[v];
+        /* The way back is pushed before the children: the stack holds at
+         * most one entry per node plus one per node on the path. */
+        stack[sp++] = v | 0x80000000u;
+        for (uint32_t c = k->first[v]; c != 0; c = k->next[c])
+            stack[sp++] = c;
+    }
+    rc = 0;
+out:
+    free(self);
+    free(sub);
+    free(cnt);
+    free(active);
+    free(stack);
+    return rc;
+}
+
+static const rframe *order_frames;
+
+static int dso_order(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(order_frames[x].dso, order_frames[y].dso);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static int pid_order(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_children)
@@ -77,50 +156,50 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     for (size_t i = 0; i < p->n_notes; i++)
         fprintf(out, "# %s\n", p->notes[i]);
 
-    /* Distinct image names, for --sort dso. */
-    const char **dsos = NULL;
-    size_t ndsos = 0;
+    /* Each frame's row for --sort sym (itself) and dso (its image's). */
+    size_t *key = calloc(p->n_frames ? p->n_frames : 1, sizeof *key);
+    const char **dsos = calloc(p->n_frames ? p->n_frames : 1, sizeof *dsos);
+    size_t *order = calloc(p->n_frames ? p->n_frames : 1, sizeof *order);
+    int32_t *pids = NULL;
+    size_t ndsos = 0, npids = 0;
+    row *rows = NULL;
+    kids tk = {NULL, NULL};
+    if (key == NULL || dsos == NULL || order == NULL || kids_make(&tk, p->nodes, p->n_nodes) != 0)
+        goto oom;
+    for (size_t f = 0; f < p->n_frames; f++)
+        key[f] = f;
     if (sort == SORT_DSO) {
-        dsos = calloc(p->n_frames ? p->n_frames : 1, sizeof *dsos);
-        if (dsos == NULL)
-            goto oom;
-        for (size_t f = 0; f < p->n_frames; f++) {
-            size_t k = 0;
-            while (k < ndsos && strcmp(dsos[k], p->frames[f].dso) != 0)
-                k++;
-            if (k == ndsos)
-                dsos[ndsos++] = p->frames[f].dso;
+        /* Frames by image name; one row per name. */
+        for (size_t f = 0; f < p->n_frames; f++)
+            order[f] = f;
+        order_frames = p->frames;
+        qsort(order, p->n_frames, sizeof *order, dso_order);
+        for (size_t i = 0; i < p->n_frames; i++) {
+            const char *d = p->frames[order[i]].dso;
+            if (ndsos == 0 || strcmp(dsos[ndsos - 1], d) != 0)
+                dsos[ndsos++] = d;
+            key[order[i]] = ndsos - 1;
         }
     }
-    /* Pids, for --sort pid. */
-    int32_t *pids = NULL;
-    size_t npids = 0;
+    /* Pids, for --sort pid: sorted, each once. */
     if (sort == SORT_PID) {
         pids = calloc(p->n_samples ? p->n_samples : 1, sizeof *pids);
         if (pids == NULL)
             goto oom;
-        for (size_t i = 0; i < p->n_samples; i++) {
-            size_t k = 0;
-            while (k < npids && pids[k] != p->samples[i].pid)
-                k++;
-            if (k == npids)
-                pids[npids++] = p->samples[i].pid;
-        }
+        for (size_t i = 0; i < p->n_samples; i++)
+            pids[i] = p->samples[i].pid;
+        qsort(pids, p->n_samples, sizeof *pids, pid_order);
+        for (size_t i = 0; i < p->n_samples; i++)
+            if (npids == 0 || pids[npids - 1] != pids[i])
+                pids[npids++] = pids[i];
     }
     size_t nkeys = sort == SORT_SYM ? p->n_frames : sort == SORT_DSO ? ndsos
                  : sort == SORT_COMM ? p->n_comms : npids;
-    row *rows = calloc(nkeys ? nkeys : 1, sizeof *rows);
-    size_t *seen = calloc(nkeys ? nkeys : 1, sizeof *seen);
-    if (rows == NULL || seen == NULL) {
-        free(rows);
-        free(seen);
-        free(pids);
-        free(dsos);
+    rows = calloc(nkeys ? nkeys : 1, sizeof *rows);
+    if (rows == NULL)
         goto oom;
-    }
     for (uint32_t e = 0; e < r->n_events; e++) {
         memset(rows, 0, nkeys * sizeof *rows);
-        memset(seen, 0, nkeys * sizeof *seen);
         uint64_t total = 0, nsamples = 0;
         for (size_t i = 0; i < p->n_samples; i++) {
             const rsample *s = &p->samples[i];
@@ -129,32 +208,27 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             total += s->weight;
             nsamples++;
             if (sort == SORT_PID || sort == SORT_COMM) {
-                size_t k = s->comm;
-                if (sort == SORT_PID)
-                    for (k = 0; pids[k] != s->pid; k++)
-                        ;
-                rows[k].self += s->weight;
-                rows[k].children += s->weight;
-                rows[k].samples++;
-                rows[k].pid = s->pid;
-                rows[k].label = p->comms[s->comm];
-                continue;
-            }
-            for (uint32_t d = 0; d < s->depth; d++) {
-                uint32_t f = p->stack[s->first + d];
-                size_t k = key_of(p, s, f, sort, dsos, ndsos);
-                /* Children: once per sample, however often the key recurs. */
-                if (seen[k] != i + 1) {
-                    seen[k] = i + 1;
-                    rows[k].children += s->weight;
+                size_t kk = s->comm;
+                if (sort == SORT_PID) {
+                    const int32_t *hit = bsearch(&s->pid, pids, npids, sizeof *pids, pid_order);
+                    kk = (size_t)(hit - pids);
                 }
-                if (d + 1 == s->depth) {
-                    rows[k].self += s->weight;
-                    rows[k].samples++;
-                }
-                rows[k].label = sort == SORT_SYM ? p->frames[f].name : p->frames[f].dso;
-                rows[k].dso = p->frames[f].dso;
+                rows[kk].self += s->weight;
+                rows[kk].children += s->weight;
+                rows[kk].samples++;
+                rows[kk].pid = s->pid;
+                rows[kk].label = p->comms[s->comm];
             }
+        }
+        if (sort == SORT_SYM || sort == SORT_DSO) {
+            if (tree_rows(p, &tk, e, key, rows, nkeys) != 0)
+                goto oom;
+            if (sort == SORT_SYM)
+                for (size_t f = 0; f < p->n_frames; f++)
+                    rows[f].label = p->frames[f].name, rows[f].dso = p->frames[f].dso;
+            else
+                for (size_t d = 0; d < ndsos; d++)
+                    rows[d].label = rows[d].dso = dsos[d];
         }
         const dkrec_event *ev = &r->events[e];
         fprintf(out, "#\n# Event: %s (", ev->name);
@@ -190,11 +264,19 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
         }
     }
     free(rows);
-    free(seen);
     free(pids);
     free(dsos);
+    free(key);
+    free(order);
+    kids_free(&tk);
     return 0;
 oom:
+    free(rows);
+    free(pids);
+    free(dsos);
+    free(key);
+    free(order);
+    kids_free(&tk);
     cli_error("report", "out of memory while sorting the report");
     return -1;
 }
@@ -203,76 +285,252 @@ oom:
 /* Folded stacks                                                        */
 /* ------------------------------------------------------------------ */
 
-static const rprofile *order_profile;
+/*
+ * The stacks as printed: frames with the same printed name are one, however
+ * many images or addresses they came from (two images' main, a static
+ * helper in two libraries). A name node is interned by (parent name node,
+ * name); of_node maps each stack node to its name node; rank orders the
+ * name nodes depth first with siblings by name, so that sorting by rank
+ * sorts the stacks as the folded format lists them.
+ */
+typedef struct ntree {
+    char **names;      /* printed names, each once */
+    size_t n_names;
+    uint32_t *name_of; /* by frame */
+    uint32_t *of_node; /* by stack node */
+    uint32_t *parent, *name, *frame, *rank, *first, *next; /* by name node */
+    bool *mixed;       /* frames of several images share the name node */
+    size_t n;
+} ntree;
 
-/* Samples by comm, then by stack (root first). */
-static int stack_order(const void *a, const void *b)
+static void ntree_free(ntree *t)
 {
-    const rprofile *p = order_profile;
-    const rsample *x = &p->samples[*(const size_t *)a], *y = &p->samples[*(const size_t *)b];
-    int c = strcmp(p->comms[x->comm], p->comms[y->comm]);
-    if (c != 0)
-        return c;
-    for (uint32_t d = 0; d < x->depth && d < y->depth; d++) {
-        uint32_t fx = p->stack[x->first + d], fy = p->stack[y->first + d];
-        if (fx != fy)
-            return strcmp(p->frames[fx].name, p->frames[fy].name) < 0 ? -1 : 1;
+    for (size_t i = 0; i < t->n_names; i++)
+        free(t->names[i]);
+    free(t->names);
+    free(t->name_of);
+    free(t->of_node);
+    free(t->parent);
+    free(t->name);
+    free(t->frame);
+    free(t->rank);
+    free(t->first);
+    free(t->next);
+    free(t->mixed);
+    memset(t, 0, sizeof *t);
+}
+
+/* A name as the folded format allows: no ';' and no line break. */
+static char *folded_name(const char *s)
+{
+    char *c = strdup(s);
+    for (char *q = c; q != NULL && *q; q++)
+        if (*q == ';' || *q == '\n' || *q == '\r')
+            *q = '_';
+    return c;
+}
+
+static char **order_names;
+
+static int name_order(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = strcmp(order_names[x], order_names[y]);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static const ntree *order_tree;
+
+static int child_order(const void *a, const void *b)
+{
+    const ntree *t = order_tree;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return name_order(&t->name[x], &t->name[y]);
+}
+
+static int ntree_make(ntree *t, const rprofile *p)
+{
+    memset(t, 0, sizeof *t);
+    size_t nf = p->n_frames ? p->n_frames : 1, nn = p->n_nodes;
+    uint32_t *by = calloc(nf, sizeof *by);
+    t->names = calloc(nf, sizeof *t->names);
+    t->name_of = calloc(nf, sizeof *t->name_of);
+    t->of_node = calloc(nn, sizeof *t->of_node);
+    t->parent = calloc(nn, sizeof *t->parent);
+    t->name = calloc(nn, sizeof *t->name);
+    t->frame = calloc(nn, sizeof *t->frame);
+    t->rank = calloc(nn, sizeof *t->rank);
+    t->first = calloc(nn, sizeof *t->first);
+    t->next = calloc(nn, sizeof *t->next);
+    t->mixed = calloc(nn, sizeof *t->mixed);
+    rmap m = {NULL, NULL, NULL, 0, 0};
+    uint32_t *kid = NULL, *stack = NULL;
+    char **printed = calloc(nf, sizeof *printed);
+    if (by == NULL || printed == NULL || t->names == NULL || t->name_of == NULL ||
+        t->of_node == NULL || t->parent == NULL || t->name == NULL || t->frame == NULL ||
+        t->rank == NULL || t->first == NULL || t->next == NULL || t->mixed == NULL)
+        goto oom;
+    /* Frame names as printed, each once, numbered in name order. */
+    for (size_t f = 0; f < p->n_frames; f++) {
+        if ((printed[f] = folded_name(p->frames[f].name)) == NULL)
+            goto oom;
+        by[f] = (uint32_t)f;
     }
-    return x->depth < y->depth ? -1 : x->depth > y->depth;
+    order_names = printed;
+    qsort(by, p->n_frames, sizeof *by, name_order);
+    for (size_t i = 0; i < p->n_frames; i++) {
+        uint32_t f = by[i];
+        if (t->n_names == 0 || strcmp(t->names[t->n_names - 1], printed[f]) != 0) {
+            t->names[t->n_names++] = printed[f];
+            printed[f] = NULL;
+        }
+        t->name_of[f] = (uint32_t)t->n_names - 1;
+    }
+    /* Name nodes; node 0 is the root of both trees. */
+    t->n = 1;
+    for (size_t v = 1; v < nn; v++) {
+        const rnode *s = &p->nodes[v];
+        uint32_t par = t->of_node[s->parent], nm = t->name_of[s->frame];
+        int64_t id = rmap_get(&m, par, nm);
+        if (id < 0) {
+            id = (int64_t)t->n++;
+            if (rmap_put(&m, par, nm, (uint32_t)id) != 0)
+                goto oom;
+            t->parent[id] = par;
+            t->name[id] = nm;
+            t->frame[id] = s->frame;
+        } else if (strcmp(p->frames[t->frame[id]].dso, p->frames[s->frame].dso) != 0) {
+            t->mixed[id] = true;
+        }
+        t->of_node[v] = (uint32_t)id;
+    }
+    /* Children by name, then ranks depth first. */
+    kid = calloc(t->n, sizeof *kid);
+    stack = calloc(t->n, sizeof *stack);
+    if (kid == NULL || stack == NULL)
+        goto oom;
+    for (size_t v = 1; v < t->n; v++)
+        kid[v - 1] = (uint32_t)v;
+    order_tree = t;
+    order_names = t->names;
+    qsort(kid, t->n - 1, sizeof *kid, child_order);
+    for (size_t i = t->n - 1; i-- > 0;) {
+        uint32_t v = kid[i];
+        t->next[v] = t->first[t->parent[v]];
+        t->first[t->parent[v]] = v;
+    }
+    size_t sp = 0;
+    uint32_t r = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        uint32_t v = stack[--sp];
+        t->rank[v] = r++;
+        size_t at = sp;
+        for (uint32_t c = t->first[v]; c != 0; c = t->next[c])
+            stack[sp++] = c;
+        for (size_t x = at, y = sp; y > x + 1; x++, y--) {
+            uint32_t tmp = stack[x];
+            stack[x] = stack[y - 1];
+            stack[y - 1] = tmp;
+        }
+    }
+    for (size_t f = 0; f < p->n_frames; f++)
+        free(printed[f]);
+    free(printed);
+    free(by);
+    free(kid);
+    free(stack);
+    rmap_free(&m);
+    return 0;
+oom:
+    for (size_t f = 0; printed != NULL && f < p->n_frames; f++)
+        free(printed[f]);
+    free(printed);
+    free(by);
+    free(kid);
+    free(stack);
+    rmap_free(&m);
+    ntree_free(t);
+    return -1;
 }
 
-static bool same_stack(const rprofile *p, const rsample *x, const rsample *y)
-{
-    if (x->comm != y->comm || x->depth != y->depth)
-        return false;
-    return memcmp(p->stack + x->first, p->stack + y->first, x->depth * sizeof *p->stack) == 0;
-}
+/* A comm as printed, and its place among them. */
+typedef struct fline {
+    uint32_t comm_rank, node_rank, node;
+    uint32_t comm;
+} fline;
 
-/* A frame name as the folded format allows: no ';' and no line break. */
-static void put_folded_name(FILE *out, const char *s)
+static int fline_order(const void *a, const void *b)
 {
-    for (; *s; s++)
-        fputc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, out);
-}
-
-/* The samples of event (all with -1), sorted by stack; NULL when none. */
-static size_t *sorted_samples(const rprofile *p, int event, size_t *n)
-{
-    size_t *idx = malloc((p->n_samples ? p->n_samples : 1) * sizeof *idx);
-    *n = 0;
-    if (idx == NULL)
-        return NULL;
-    for (size_t i = 0; i < p->n_samples; i++)
-        if (event < 0 || p->samples[i].event == (uint32_t)event)
-            idx[(*n)++] = i;
-    order_profile = p;
-    qsort(idx, *n, sizeof *idx, stack_order);
-    return idx;
+    const fline *x = a, *y = b;
+    if (x->comm_rank != y->comm_rank)
+        return x->comm_rank < y->comm_rank ? -1 : 1;
+    return x->node_rank < y->node_rank ? -1 : x->node_rank > y->node_rank;
 }
 
 int report_folded(FILE *out, const rprofile *p, int event)
 {
-    size_t n;
-    size_t *idx = sorted_samples(p, event, &n);
-    if (idx == NULL) {
+    ntree t;
+    if (ntree_make(&t, p) != 0) {
         cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
         return -1;
     }
+    /* Comms as printed, ranked by name; equal ones share a rank. */
+    char **cn = calloc(p->n_comms ? p->n_comms : 1, sizeof *cn);
+    uint32_t *cby = calloc(p->n_comms ? p->n_comms : 1, sizeof *cby);
+    uint32_t *crank = calloc(p->n_comms ? p->n_comms : 1, sizeof *crank);
+    fline *lines = calloc(p->n_samples ? p->n_samples : 1, sizeof *lines);
+    uint32_t *path = calloc((size_t)p->max_depth + 1, sizeof *path);
+    int rc = -1;
+    if (cn == NULL || cby == NULL || crank == NULL || lines == NULL || path == NULL)
+        goto out;
+    for (size_t c = 0; c < p->n_comms; c++) {
+        if ((cn[c] = folded_name(p->comms[c])) == NULL)
+            goto out;
+        cby[c] = (uint32_t)c;
+    }
+    order_names = cn;
+    qsort(cby, p->n_comms, sizeof *cby, name_order);
+    for (size_t i = 0; i < p->n_comms; i++)
+        crank[cby[i]] = i > 0 && strcmp(cn[cby[i]], cn[cby[i - 1]]) == 0 ? crank[cby[i - 1]]
+                                                                        : (uint32_t)i;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const rsample *s = &p->samples[i];
+        if (event >= 0 && s->event != (uint32_t)event)
+            continue;
+        uint32_t v = t.of_node[s->stack];
+        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm};
+    }
+    qsort(lines, n, sizeof *lines, fline_order);
     for (size_t i = 0; i < n;) {
-        const rsample *s = &p->samples[idx[i]];
         size_t j = i + 1;
-        while (j < n && same_stack(p, s, &p->samples[idx[j]]))
+        while (j < n && lines[j].comm_rank == lines[i].comm_rank && lines[j].node == lines[i].node)
             j++;
-        put_folded_name(out, p->comms[s->comm]);
-        for (uint32_t d = 0; d < s->depth; d++) {
+        fputs(cn[lines[i].comm], out);
+        size_t d = 0;
+        for (uint32_t v = lines[i].node; v != 0; v = t.parent[v])
+            path[d++] = v;
+        while (d-- > 0) {
             fputc(';', out);
-            put_folded_name(out, p->frames[p->stack[s->first + d]].name);
+            fputs(t.names[t.name[path[d]]], out);
         }
         fprintf(out, " %zu\n", j - i);
         i = j;
     }
-    free(idx);
-    return 0;
+    rc = 0;
+out:
+    if (rc != 0)
+        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
+    for (size_t c = 0; cn != NULL && c < p->n_comms; c++)
+        free(cn[c]);
+    free(cn);
+    free(cby);
+    free(crank);
+    free(lines);
+    free(path);
+    ntree_free(&t);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -287,6 +545,12 @@ static bool time_event(const char *name)
 int report_speedscope(FILE *out, const rprofile *p)
 {
     const dkrec *r = p->rec;
+    /* A stack root first, from its innermost node up. */
+    uint32_t *path = calloc((size_t)p->max_depth + 1, sizeof *path);
+    if (path == NULL) {
+        cli_error("report", "out of memory while writing speedscope");
+        return -1;
+    }
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", out);
     fputs("\"shared\":{\"frames\":[", out);
     for (size_t f = 0; f < p->n_frames; f++) {
@@ -313,8 +577,11 @@ int report_speedscope(FILE *out, const rprofile *p)
                 continue;
             fputs(first ? "[" : ",\n[", out);
             first = false;
-            for (uint32_t d = 0; d < s->depth; d++)
-                fprintf(out, d ? ",%u" : "%u", p->stack[s->first + d]);
+            size_t d = 0;
+            for (uint32_t v = s->stack; v != 0; v = p->nodes[v].parent)
+                path[d++] = p->nodes[v].frame;
+            for (size_t k = d; k-- > 0;)
+                fprintf(out, k + 1 < d ? ",%u" : "%u", path[k]);
             fputc(']', out);
         }
         fputs("],\n\"weights\":[", out);
@@ -330,6 +597,7 @@ int report_speedscope(FILE *out, const rprofile *p)
     fputs("],\n\"name\":", out);
     json_string(out, p->path);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"dkperf report\"}\n", out);
+    free(path);
     return 0;
 }
 
@@ -399,47 +667,32 @@ int report_html(FILE *out, const rprofile *p, int event)
 {
     const dkrec *r = p->rec;
     uint32_t e = event < 0 ? 0 : (uint32_t)event;
-    size_t cap = 1024, n = 1;
-    tnode *t = calloc(cap, sizeof *t);
+    /* The flame graph merges frames by name, as the folded stacks do. */
+    ntree nt;
+    if (ntree_make(&nt, p) != 0) {
+        cli_error("report", "out of memory while drawing the flame graph");
+        return -1;
+    }
+    size_t n = nt.n;
+    tnode *t = calloc(n, sizeof *t);
     if (t == NULL)
         goto oom;
-    t[0].frame = UINT32_MAX;
+    for (size_t i = 0; i < p->n_samples; i++)
+        if (p->samples[i].event == e)
+            t[nt.of_node[p->samples[i].stack]].weight++;
     uint32_t maxdepth = 0;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
-        if (s->event != e)
-            continue;
-        size_t at = 0;
-        t[0].weight++;
-        for (uint32_t d = 0; d < s->depth; d++) {
-            uint32_t f = p->stack[s->first + d];
-            size_t c = t[at].first_child, last = 0;
-            while (c != 0 && t[c].frame != f) {
-                last = c;
-                c = t[c].next_sibling;
-            }
-            if (c == 0) {
-                if (n == cap) {
-                    tnode *q = realloc(t, cap * 2 * sizeof *t);
-                    if (q == NULL)
-                        goto oom;
-                    t = q;
-                    cap *= 2;
-                }
-                c = n++;
-                memset(&t[c], 0, sizeof t[c]);
-                t[c].frame = f;
-                t[c].depth = d + 1;
-                if (last)
-                    t[last].next_sibling = c;
-                else
-                    t[at].first_child = c;
-            }
-            t[c].weight++;
-            at = c;
-        }
-        if (s->depth > maxdepth)
-            maxdepth = s->depth;
+    t[0].frame = UINT32_MAX;
+    for (size_t k = 1; k < n; k++) {
+        t[k].frame = nt.frame[k];
+        t[k].depth = t[nt.parent[k]].depth + 1;
+        t[k].first_child = nt.first[k];
+        t[k].next_sibling = nt.next[k];
+    }
+    t[0].first_child = nt.first[0];
+    for (size_t k = n; k-- > 1;) {
+        t[nt.parent[k]].weight += t[k].weight;
+        if (t[k].weight > 0 && t[k].depth > maxdepth)
+            maxdepth = t[k].depth;
     }
     const int rowh = 17, top = 10;
     int height = top + (int)(maxdepth + 1) * rowh + 10;
@@ -496,7 +749,7 @@ int report_html(FILE *out, const rprofile *p, int event)
         html_text(out, name);
         if (k != 0) {
             fputs(" (", out);
-            html_text(out, p->frames[t[k].frame].dso);
+            html_text(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);
             fputc(')', out);
         }
         fprintf(out, ": %" PRIu64 " samples, %.2f%%</title>", t[k].weight, 100.0 * w);
@@ -525,9 +778,11 @@ int report_html(FILE *out, const rprofile *p, int event)
     free(x);
     free(stack);
     free(t);
+    ntree_free(&nt);
     return 0;
 oom:
     free(t);
+    ntree_free(&nt);
     cli_error("report", "out of memory while drawing the flame graph");
     return -1;
 }

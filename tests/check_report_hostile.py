@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""dkperf report on hostile input, each file written here byte by byte (the
+format of doc/RECORD-FORMAT.md): a FIFO with no writer, a directory, an
+empty file, a cut header, a bad CRC, absurd counts and lengths, stack nodes
+and events out of range. Each is one clear line on stderr naming the file,
+a non-zero exit, no crash and no hang. Then recordings that are valid but
+built to hurt: deep stacks shared by many samples (peak memory stays near
+the file's size), stacks multiplied by thousands of processes (refused, in
+bounded memory), one function name in two images (folded output and the
+flame graph merge them), a very long image name (the offset stays).
+
+usage: check_report_hostile.py DKPERF WORKDIR [CASE]
+CASE: errors, memory, multiply, names, longname (default: all)
+"""
+import os
+import re
+import resource
+import struct
+import subprocess
+import sys
+import zlib
+
+dkperf, work = sys.argv[1:3]
+only = sys.argv[3] if len(sys.argv) > 3 else None
+os.makedirs(work, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+# ---- the recording format ------------------------------------------------
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def svarint(v):
+    return varint(((v << 1) ^ (v >> 63)) & (2**64 - 1))
+
+
+def string(s):
+    b = s.encode() if isinstance(s, str) else s
+    return varint(len(b)) + b
+
+
+HEADER = b"DKREC\x1a\n\x00" + struct.pack("<HHI", 1, 0, 0)
+
+
+def chunk(payload, crc=None):
+    c = zlib.crc32(payload) if crc is None else crc
+    return b"C" + varint(len(payload)) + struct.pack("<I", c & 0xFFFFFFFF) + payload
+
+
+def meta(k, v):
+    return b"m" + string(k) + string(v)
+
+
+def event(i, name, period=0, freq=999):
+    return b"e" + varint(i) + string(name) + varint(period) + varint(freq)
+
+
+def map_(pid, start, length, path, pgoff=0):
+    return b"p" + svarint(pid) + varint(start) + varint(length) + varint(pgoff) + string(path) \
+        + b"\x00" + varint(0)
+
+
+def comm(pid, name):
+    return b"c" + svarint(pid) + varint(pid) + string(name)
+
+
+def nodes(pairs):
+    """pairs: (back, addr_delta) per node."""
+    return b"n" + varint(len(pairs)) + b"".join(varint(b) + svarint(d) for b, d in pairs)
+
+
+def sample(node, dt=1000, pid=None, period=None):
+    change, fields = 0, b""
+    if pid is not None:
+        change |= 0x02
+        fields += svarint(pid)
+    if period is not None:
+        change |= 0x10
+        fields += svarint(period)
+    head = node << 3 | (1 if change else 0)
+    return b"s" + varint(head) + (bytes([change]) + fields if change else b"") + svarint(dt)
+
+
+def end(n):
+    return b"z" + varint(n)
+
+
+def write(name, data):
+    path = os.path.join(work, name)
+    if os.path.lexists(path):
+        os.unlink(path)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def run(*args, timeout=60):
+    """dkperf with args; (returncode, stdout, stderr, peak RSS in KiB)."""
+    p = subprocess.Popen([dkperf, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        return None, b"", b"(hung: killed after %d s)" % timeout, 0
+    # The child is reaped by communicate(); RUSAGE_CHILDREN keeps the
+    # largest of every child so far, so the memory case runs first.
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return p.returncode, out, err.decode(errors="replace"), rss
+
+
+PID = 4242
+GOOD = HEADER + chunk(meta("comm", "hostile") + event(0, "cpu-clock") + comm(PID, "hostile")
+                      + map_(PID, 0x400000, 0x10000, "/nonexistent/hostile.so")
+                      + nodes([(0, 0x401000), (1, 0x10)]) + sample(2, pid=PID, period=1000)
+                      + sample(1) + end(2))
+
+
+def refused(name, data, want, args=()):
+    path = write(name, data) if data is not None else os.path.join(work, name)
+    rc, out, err, _ = run("report", "-i", path, *args, timeout=20)
+    ok = rc == 1 and err.count("\n") == 1 and err.startswith("dkperf report: ") and path in err \
+        and re.search(want, err) is not None and out == b""
+    check(ok, f"{name}: exit {rc}, stderr {err!r}, wanted /{want}/")
+
+
+def case_errors():
+    rc, out, err, _ = run("report", "-i", write("good.data", GOOD), "--folded")
+    check(rc == 0 and out.decode().count(";") >= 2, f"the valid base file reads: {rc} {err!r} {out!r}")
+    # Not regular files: refused before any read, never waiting for a writer.
+    fifo = os.path.join(work, "fifo.data")
+    if os.path.lexists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    refused("fifo.data", None, r"fifo\.data is a FIFO, not a regular file")
+    d = os.path.join(work, "dir.data")
+    os.makedirs(d, exist_ok=True)
+    refused("dir.data", None, r"dir\.data is a directory, not a regular file")
+    refused("empty.data", b"", r"not a dkperf recording \(no DKREC header; the file is shorter")
+    refused("header-cut.data", HEADER[:9], r"not a dkperf recording")
+    refused("magic.data", b"PERFILE2" + HEADER[8:] + GOOD[16:], r"not a dkperf recording")
+    refused("version.data", HEADER[:8] + struct.pack("<HHI", 9, 0, 0) + GOOD[16:],
+            r"recording format version 9\.0")
+    body = meta("comm", "hostile") + event(0, "cpu-clock")
+    refused("crc.data", HEADER + chunk(body, crc=zlib.crc32(body) ^ 1),
+            r"corrupt recording at byte offset 16: the chunk's checksum does not match")
+    refused("tag.data", HEADER + b"X" + chunk(body)[1:], r"a chunk starts with 0x58")
+    refused("chunk-huge.data", HEADER + b"C" + varint(1 << 40) + b"\0\0\0\0" + body,
+            r"a chunk of 1099511627776 bytes")
+    refused("chunk-zero.data", HEADER + b"C" + varint(0) + b"\0\0\0\0", r"a chunk of 0 bytes")
+    refused("varint-long.data", HEADER + chunk(b"e" + b"\xff" * 11), r"longer than 64 bits")
+    refused("string-huge.data", HEADER + chunk(b"m" + varint(1 << 62) + b"abc"),
+            r"a string of \d+ bytes does not fit")
+    refused("nodes-count.data", HEADER + chunk(b"n" + varint(1 << 60) + b"\0\0"),
+            r"a nodes record claims \d+ nodes")
+    refused("node-parent.data", HEADER + chunk(nodes([(0, 1), (5, 1)])),
+            r"stack node 2 names a parent 5 nodes back")
+    refused("sample-node.data", HEADER + chunk(event(0, "cpu-clock") + nodes([(0, 0x1000)])
+                                               + sample(7)),
+            r"a sample names stack node 7, of 1 defined")
+    refused("sample-node-huge.data", HEADER + chunk(event(0, "cpu-clock") + sample(1 << 58)),
+            r"a sample names stack node \d+, of 0 defined")
+    refused("sample-event.data", HEADER + chunk(sample(0)), r"a sample of event 0, of 0 events")
+    refused("event-index.data", HEADER + chunk(event(3, "cpu-clock")),
+            r"event 3 is described where event 0 was due")
+    refused("end-count.data", HEADER + chunk(event(0, "cpu-clock") + sample(0) + end(1 << 40)),
+            r"the end mark counts 1099511627776 samples, the file holds 1")
+    refused("after-end.data", GOOD + chunk(body), r"bytes follow the end mark")
+    refused("record-type.data", HEADER + chunk(b"\x07"), r"unknown record type 0x07")
+    refused("map-id.data", HEADER + chunk(b"p" + svarint(1) + varint(0) + varint(1) + varint(0)
+                                          + string("/x") + b"\x09" + varint(200)),
+            r"image identity \(kind 9, 200 bytes\) is not valid")
+    refused("pid.data", HEADER + chunk(b"c" + svarint(1 << 40) + varint(1) + string("x")),
+            r"pid 1099511627776 is out of range")
+    # A cut chunk is read up to the cut, with one warning.
+    cut = write("cut.data", GOOD[:-5])
+    rc, out, err, _ = run("report", "-i", cut, "--folded", timeout=20)
+    check(rc == 0 and "is incomplete" in err and err.count("\n") == 1, f"a cut file: {rc} {err!r}")
+    # Every prefix and every single-byte change of the valid file: no crash, no hang.
+    for k in range(len(GOOD)):
+        path = write("prefix.data", GOOD[:k])
+        rc, _, err, _ = run("report", "-i", path, "--folded", timeout=20)
+        check(rc in (0, 1) and err.count("\n") <= 1, f"prefix of {k} bytes: {rc} {err!r}")
+    for k in range(16, len(GOOD)):
+        for x in (0x01, 0x80, 0xFF):
+            b = bytearray(GOOD)
+            b[k] ^= x
+            path = write("flip.data", bytes(b))
+            rc, _, err, _ = run("report", "-i", path, "--folded", timeout=20)
+            check(rc in (0, 1) and err.count("\n") <= 1, f"byte {k} ^ {x:#x}: {rc} {err!r}")
+
+
+def deep(depth, nsamples, spread):
+    """One chain of depth frames; nsamples samples at its last spread nodes."""
+    pairs = [(0, 0x401000)] + [(1, 0x10)] * (depth - 1)
+    body = meta("comm", "deep") + event(0, "cpu-clock") + comm(PID, "deep") \
+        + map_(PID, 0x400000, 0x100000, "/nonexistent/deep.so") + nodes(pairs)
+    chunks = [chunk(body)]
+    samples = b""
+    first = True
+    for i in range(nsamples):
+        samples += sample(depth - i % spread, pid=PID if first else None, period=1 if first else None)
+        first = False
+        if len(samples) > 60000:
+            chunks.append(chunk(samples))
+            samples, first = b"", True
+    chunks.append(chunk(samples + end(nsamples)))
+    return HEADER + b"".join(chunks)
+
+
+def case_memory():
+    data = deep(1000, 30000, 50)
+    path = write("deep.data", data)
+    check(len(data) < 160 * 1024, f"the deep recording is small: {len(data)} bytes")
+    # First, so that RUSAGE_CHILDREN's peak is this run's.
+    rc, out, err, rss = run("report", "-i", path, "--stdio", timeout=120)
+    check(rc == 0, f"deep --stdio: {rc} {err!r}")
+    text = out.decode()
+    # The outermost frame (a return address, looked up at 0x400fff) and
+    # every one down to depth 950 hold every sample and none of their own;
+    # the 50 innermost hold 600 samples (2%) each of their own.
+    full = re.findall(r"^\s+100\.00%\s+0\.00%\s+0\s+deep\.so\s+(\S+)$", text, re.M)
+    check(len(full) == 950 and "[deep.so+0xfff]" in full,
+          f"{len(full)} frames hold every sample:\n" + text[:600])
+    check(len(re.findall(r"^\s+[\d.]+%\s+2\.00%\s+600\s+deep\.so", text, re.M)) == 50,
+          "the 50 innermost frames hold 600 samples each")
+    check(rss < 64 * 1024, f"report --stdio of a {len(data)}-byte recording peaked at {rss} KiB")
+    folded = os.path.join(work, "deep.folded")
+    with open(folded, "wb") as f:
+        p = subprocess.run([dkperf, "report", "-i", path, "--folded"], stdout=f,
+                           stderr=subprocess.PIPE, timeout=120)
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    check(p.returncode == 0, f"deep --folded: {p.stderr!r}")
+    lines = open(folded).read().splitlines()
+    check(len(lines) == 50 and sum(int(x.rsplit(" ", 1)[1]) for x in lines) == 30000,
+          f"deep --folded: {len(lines)} lines")
+    check(rss < 64 * 1024, f"report --folded peaked at {rss} KiB")
+    for opt in ("--speedscope", "--html"):
+        rc, _, err, rss = run("report", "-i", path, opt, "/dev/null", timeout=300)
+        check(rc == 0 and rss < 64 * 1024, f"deep {opt}: exit {rc} {err!r}, peak {rss} KiB")
+
+
+def case_multiply():
+    # 1500 processes, each with its own image at the same addresses, all in
+    # one 1000-frame stack: 1.5 million distinct frames from 65 kB. Refused,
+    # in bounded memory and time, rather than followed.
+    depth, npids = 1000, 1500
+    maps = [map_(p, 0x400000, 0x100000, "/nonexistent/p%d.so" % p) for p in range(1, npids + 1)]
+    chunks = [chunk(event(0, "cpu-clock") + nodes([(0, 0x401000)] + [(1, 0x10)] * (depth - 1)))]
+    chunks += [chunk(b"".join(maps[i:i + 1000])) for i in range(0, npids, 1000)]
+    chunks.append(chunk(b"".join(sample(depth, pid=p) for p in range(1, npids + 1)) + end(npids)))
+    path = write("multiply.data", HEADER + b"".join(chunks))
+    rc, out, err, rss = run("report", "-i", path, "--folded", timeout=60)
+    check(rc == 1 and err.count("\n") == 1 and re.search(
+        r"its stacks come to more than \d+ distinct nodes, from a file of \d+ bytes: refused", err),
+        f"stacks multiplied by processes: {rc} {err!r}")
+    check(rss < 64 * 1024, f"refused after a peak of {rss} KiB")
+
+
+def elf_symbol(path, name):
+    """The file offset of function name in ELF file path (64-bit, little-endian)."""
+    b = open(path, "rb").read()
+    if b[:4] != b"\x7fELF" or b[4] != 2 or b[5] != 1:
+        return None
+    phoff, shoff = struct.unpack_from("<QQ", b, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", b, 0x36)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+    for s in secs:
+        if s[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = secs[s[6]]
+        for k in range(s[5] // 24):
+            st_name, st_info, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", b, s[4] + k * 24)
+            end_ = b.index(b"\0", strtab[4] + st_name)
+            if st_info & 0xF == 2 and b[strtab[4] + st_name:end_] == name.encode():
+                for i in range(phnum):
+                    p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
+                        "<IIQQQQ", b, phoff + i * phentsize)
+                    if p_type == 1 and p_vaddr <= st_value < p_vaddr + p_filesz:
+                        return st_value - p_vaddr + p_offset
+    return None
+
+
+def case_names():
+    # Two images, each with a main: record_fixture and this test's dkperf.
+    fixture = os.environ.get("DK_SECOND_IMAGE")
+    images = [dkperf, fixture]
+    offs = [elf_symbol(i, "main") if i else None for i in images]
+    if None in offs:
+        print(f"skipped: no main symbol in {images}")
+        sys.exit(77)
+    a, b = 0x10000000, 0x20000000
+    body = meta("comm", "names") + event(0, "cpu-clock") + comm(PID, "names") \
+        + map_(PID, a, 0x1000000, images[0]) + map_(PID, b, 0x1000000, images[1]) \
+        + nodes([(0, a + offs[0] + 4), (0, b + offs[1] + 4)])
+    s = sample(1, pid=PID, period=1) + sample(1) + sample(2) + sample(2) + sample(2)
+    path = write("names.data", HEADER + chunk(body + s + end(5)))
+    rc, out, err, _ = run("report", "-i", path, "--folded")
+    check(rc == 0 and out.decode() == "names;main 5\n",
+          f"one folded line for main in two images: {rc} {out!r} {err!r}")
+    rc, out, err, _ = run("report", "-i", path, "--stdio")
+    rows = re.findall(r"^\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+(\S+)\s+main$", out.decode(), re.M)
+    check(sorted(rows) == sorted([("2", os.path.basename(images[0])), ("3", os.path.basename(images[1]))]),
+          f"the table keeps a row per image: {rows}")
+    html = os.path.join(work, "names.html")
+    rc, _, err, _ = run("report", "-i", path, "--html", html)
+    groups = re.findall(r'data-n="main"', open(html).read()) if rc == 0 else []
+    check(len(groups) == 1, f"one flame graph box for main: {len(groups)} {err!r}")
+
+
+def case_longname():
+    long_path = "/nonexistent/" + "a" * 700 + "-very-long-image-name.so"
+    body = meta("comm", "long") + event(0, "cpu-clock") + comm(PID, "long") \
+        + map_(PID, 0x400000, 0x10000, long_path) + nodes([(0, 0x401234)])
+    path = write("long.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    rc, out, err, _ = run("report", "-i", path, "--folded")
+    line = out.decode()
+    check(rc == 0 and re.fullmatch(r"long;\[a+\.\.\.\+0x1234\] 1\n", line),
+          f"a long image name is cut, not its offset: {rc} {line!r} {err!r}")
+    rc, out, _, _ = run("report", "-i", path, "--stdio")
+    check("+0x1234]" in out.decode(), "the table keeps the offset")
+
+
+cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
+         "names": case_names, "longname": case_longname}
+for name, fn in cases.items():
+    if only is None or only == name:
+        fn()
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("ok")
