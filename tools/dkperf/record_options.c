@@ -1,6 +1,7 @@
 /*
  * record_options.c - dkperf record's command line (see record.h).
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,20 @@ static num_check positive(const char *s, uint64_t max, uint64_t *out)
 }
 
 #define RECORD_MAX_PERIOD (UINT64_MAX / 2)
+
+/* The value v of option opt (-F, -c), a whole number from 1 to max, into
+ * *out; false with the error said ("the frequency is out of range (1 to
+ * N samples a second)"). */
+static bool positive_option(const char *opt, const char *v, uint64_t max, const char *what,
+                            const char *unit, uint64_t *out)
+{
+    num_check c = signed_digits(v) ? positive(v, max, out) : NUM_NOT_POSITIVE;
+    if (c == NUM_OK)
+        return true;
+    cli_error("record", "%s %s: the %s %s (1 to %" PRIu64 " %s)", opt, v, what,
+              c == NUM_TOO_LARGE ? "is out of range" : "must be a positive integer", max, unit);
+    return false;
+}
 
 /* One EV[/PERIOD|@FREQ] of -e, appended to o->events. */
 static int add_event(record_options *o, const char *spec, size_t len)
@@ -202,27 +217,15 @@ int record_parse_args(int argc, char **argv, record_options *o)
             if (v == NULL)
                 return EXIT_USAGE;
             uint64_t f = 0;
-            num_check c = signed_digits(v) ? positive(v, RECORD_MAX_FREQ, &f) : NUM_NOT_POSITIVE;
-            if (c != NUM_OK) {
-                cli_error("record", "-F %s: %s (1 to %d samples a second)", v,
-                          c == NUM_TOO_LARGE ? "the frequency is out of range"
-                                             : "the frequency must be a positive integer",
-                          RECORD_MAX_FREQ);
+            if (!positive_option("-F", v, RECORD_MAX_FREQ, "frequency", "samples a second", &f))
                 return EXIT_USAGE;
-            }
             o->freq = (long)f;
         } else if (opt_takes("record", argc, argv, &i, "-c", "--count", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
             uint64_t c_period = 0;
-            num_check c = signed_digits(v) ? positive(v, LONG_MAX, &c_period) : NUM_NOT_POSITIVE;
-            if (c != NUM_OK) {
-                cli_error("record", "-c %s: %s (1 to %ld events)", v,
-                          c == NUM_TOO_LARGE ? "the period is out of range"
-                                             : "the period must be a positive integer",
-                          LONG_MAX);
+            if (!positive_option("-c", v, LONG_MAX, "period", "events", &c_period))
                 return EXIT_USAGE;
-            }
             o->period = (long)c_period;
         } else if (opt_takes("record", argc, argv, &i, "-p", "--pid", &v)) {
             if (v == NULL)

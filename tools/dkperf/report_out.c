@@ -164,6 +164,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     size_t ndsos = 0, npids = 0;
     row *rows = NULL;
     kids tk = {NULL, NULL};
+    int rc = -1; /* out of memory until the table is printed */
     if (key == NULL || dsos == NULL || order == NULL || kids_make(&tk, p->nodes, p->n_nodes) != 0)
         goto oom;
     for (size_t f = 0; f < p->n_frames; f++)
@@ -263,13 +264,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                 fprintf(out, "%s\n", w->label);
         }
     }
-    free(rows);
-    free(pids);
-    free(dsos);
-    free(key);
-    free(order);
-    kids_free(&tk);
-    return 0;
+    rc = 0;
 oom:
     free(rows);
     free(pids);
@@ -277,8 +272,9 @@ oom:
     free(key);
     free(order);
     kids_free(&tk);
-    cli_error("report", "out of memory while sorting the report");
-    return -1;
+    if (rc != 0)
+        cli_error("report", "out of memory while sorting the report");
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
