@@ -40,6 +40,16 @@ def disarmed(path, what):
         check(int(st.get(key, "-99"), 0) == 0, f"{what}: {key} is {st.get(key)} afterwards")
 
 
+# PROG under a name longer than Linux's 15-character comm: the library's
+# name (pbi_name, up to 31) is the whole of it, while a name read from
+# /proc/PID/comm (what dkperf record falls back to on Linux) is cut.
+long_name = "record_prog_named_at_length"
+link = os.path.join(work, long_name)
+if os.path.lexists(link):
+    os.unlink(link)
+os.symlink(os.path.abspath(prog), link)
+prog = link
+
 env = dict(os.environ)
 st_path = os.path.join(work, "state")
 env["DKPERF_SIM_STATE"] = st_path
