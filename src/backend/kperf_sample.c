@@ -12,7 +12,10 @@
  *
  * One kperf action per event (action i + 1 for event i), so a sample's
  * action id names its event. Samplers: TH_INFO (pid, tid), USTACK for
- * call chains, PMC_THREAD for DK_SAMPLE_READ. Tracing is exclusive and
+ * call chains, PMC_THREAD for DK_SAMPLE_READ. A process is named (COMM,
+ * proc_pidinfo PROC_PIDTBSDINFO) before its first sample, and its exit is
+ * XNU's BSD_PROC_EXIT record (EXIT), let through by the typefilter with
+ * kperf's class. Tracing is exclusive and
  * system-wide: the sampling owns ktrace from open to close, and every step
  * taken is undone on every exit path (teardown).
  */
