@@ -4,7 +4,11 @@ simulated, not Apple hardware): `dkperf record -e cycles/100000 -g -- PROG`
 produces samples whose stacks name PROG's functions; unprivileged it says
 that sampling needs root and why; nothing is left armed (the sim's state).
 
-usage: check_record_sim.py DKPERF RECORD_PROG WORKDIR
+The recording names PROG's process (a COMM record from
+proc_pidinfo(PROC_PIDTBSDINFO)) and holds its exit (an EXIT record from
+XNU's BSD_PROC_EXIT); with proc_pidinfo failing it still holds the samples.
+
+usage: check_record_sim.py DKPERF RECORD_PROG WORKDIR [RECORD_FIXTURE]
 Environment: DKPERF_FRAMEWORK_ROOT and DKPERF_SIM_CPU, as ctest sets them.
 """
 import os
@@ -12,6 +16,7 @@ import subprocess
 import sys
 
 dkperf, prog, work = sys.argv[1:4]
+fixture = sys.argv[4] if len(sys.argv) > 4 else None
 os.makedirs(work, exist_ok=True)
 failures = []
 
@@ -34,6 +39,16 @@ def disarmed(path, what):
                 "counting", "force_all_ctrs"):
         check(int(st.get(key, "-99"), 0) == 0, f"{what}: {key} is {st.get(key)} afterwards")
 
+
+# PROG under a name longer than Linux's 15-character comm: the library's
+# name (pbi_name, up to 31) is the whole of it, while a name read from
+# /proc/PID/comm (what dkperf record falls back to on Linux) is cut.
+long_name = "record_prog_named_at_length"
+link = os.path.join(work, long_name)
+if os.path.lexists(link):
+    os.unlink(link)
+os.symlink(os.path.abspath(prog), link)
+prog = link
 
 env = dict(os.environ)
 st_path = os.path.join(work, "state")
@@ -71,6 +86,49 @@ samples = sum(int(l.rsplit(" ", 1)[1]) for l in fold.stdout.splitlines() if " " 
 # unless Linux lowered perf_event_max_sample_rate (it does when sampling
 # interrupts take long on a loaded machine; the sim has no PMI of its own).
 check(samples >= 1500, f"{samples} samples for 0.5 s of CPU at 30,000 a second")
+
+
+
+def holds(path):
+    """samples, exits and the names (pid -> comm) of a recording."""
+    c = subprocess.run([fixture, "--count", path], capture_output=True, text=True, timeout=60)
+    check(c.returncode == 0, f"record_fixture --count: {c.stderr!r}")
+    out = {"names": {}}
+    for line in c.stdout.splitlines():
+        f = line.split(" ", 4)
+        if f[0] == "comm" and len(f) == 5:
+            out["names"][int(f[1])] = f[4]
+        elif len(f) == 2:
+            out[f[0]] = int(f[1])
+    return out
+
+
+# By process: PROG's name, not a pid.
+com = subprocess.run([dkperf, "report", "-i", data, "--sort", "comm", "--stdio"], env=env,
+                     capture_output=True, text=True, timeout=120)
+check(com.returncode == 0, f"report --sort comm: {com.stderr!r}")
+crows = [l.split() for l in com.stdout.splitlines() if l.strip() and not l.startswith("#")]
+check(len(crows) > 0 and crows[0][-1] == os.path.basename(prog),
+      f"report --sort comm does not name {os.path.basename(prog)}: {crows[:3]}")
+if fixture:
+    h = holds(data)
+    print("recording:", h)
+    check(h.get("exits") == 1, f"{h.get('exits')} exits recorded, not PROG's one")
+    check(os.path.basename(prog) in h["names"].values(), f"no COMM names PROG: {h['names']}")
+    # proc_pidinfo failing (every call, ESRCH): no names or maps from the
+    # library, but the samples and the exit, and no word of a failure.
+    failing = os.path.join(work, "failing.data")
+    r = subprocess.run([dkperf, "record", "-e", "cycles/100000", "-g", "-o", failing, "--", prog,
+                        "0.2"], env=dict(env, DKPERF_SIM_FAIL="proc_pidinfo:3"),
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"record, proc_pidinfo failing: {r.returncode} {r.stderr!r}")
+    said = [l for l in r.stderr.splitlines() if l.strip() and not l.startswith("[ dkperf record:")]
+    check(said == [], f"record, proc_pidinfo failing, says: {said!r}")
+    disarmed(st_path, "record, proc_pidinfo failing")
+    h = holds(failing)
+    print("recording, proc_pidinfo failing:", h)
+    check(h.get("samples", 0) >= 500, f"{h.get('samples')} samples with proc_pidinfo failing")
+    check(h.get("exits") == 1, f"{h.get('exits')} exits with proc_pidinfo failing")
 
 # Unprivileged: a clear error, no file, nothing armed.
 env2 = dict(env, DKPERF_SIM_PRIVILEGED="0")

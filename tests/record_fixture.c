@@ -19,6 +19,7 @@
  * of the same file recorded with a wrong UUID.
  *
  * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--macho FILE]
+ *        record_fixture --count RECORDING
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -64,8 +65,29 @@ static void sample(dkrec_writer *w, uint32_t event, uint64_t t, unsigned flags,
         die("dkrec_write_sample", rc);
 }
 
+/* --count FILE: what a recording holds, one "key value" a line, for the
+ * checks that read a recording back (samples, exits, and each process name
+ * with the number of samples before it). */
+static int count(const char *path)
+{
+    dkrec *r = NULL;
+    char err[512];
+    if (dkrec_read_file(path, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    printf("samples %zu\nexits %zu\ncomplete %d\n", r->n_samples, r->n_exits, r->complete);
+    for (size_t i = 0; i < r->n_comms; i++)
+        printf("comm %d %llu %zu %s\n", r->comms[i].pid, (unsigned long long)r->comms[i].tid,
+               r->comms[i].first_sample, r->comms[i].comm);
+    dkrec_free(r);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--count") == 0)
+        return count(argv[2]);
     if (argc < 2) {
         fprintf(stderr, "usage: record_fixture OUT [--rounds N] [--two-events] [--no-end]\n");
         return 2;

@@ -23,7 +23,7 @@
 extern char **environ;
 
 typedef struct collected {
-    size_t samples, maps, in_hot, user, hot_from_caller, bad_pid, bad_period;
+    size_t samples, maps, in_hot, user, hot_from_caller, bad_pid, bad_period, comms;
     uint64_t last_time;
     bool time_backwards;
     uint64_t period;
@@ -66,6 +66,15 @@ static int collect(void *ctx, const dk_sample *s)
     if (s->kind == DK_SAMPLE_KIND_MAP) {
         CHECK(s->map_path != NULL && s->map_path[0] == '/');
         c->maps++;
+        return 0;
+    }
+    if (s->kind == DK_SAMPLE_KIND_COMM) {
+        /* This process, named before its first sample (pbi_name: the
+         * executable's name). */
+        CHECK_INT(s->pid, ==, getpid());
+        CHECK_U64(c->samples, ==, 0);
+        CHECK(s->comm != NULL && strcmp(s->comm, "test_sampling_kperf") == 0);
+        c->comms++;
         return 0;
     }
     CHECK_INT(s->kind, ==, DK_SAMPLE_KIND_SAMPLE);
@@ -164,6 +173,7 @@ static void check_hot(const collected *c, size_t expected)
     CHECK_U64(c->hot_from_caller, >=, c->in_hot * 9 / 10);
     CHECK_U64(c->maps, >=, 1);
     CHECK_U64(c->user, >=, c->in_hot / 2);
+    CHECK_U64(c->comms, ==, 1);
 }
 
 /* "KEY VALUE" of the sim's state file. */
@@ -562,6 +572,133 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
     CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
     dk_sampling_close(p);
     dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+/* A child's records: its name, its samples, its exit. */
+typedef struct child_records {
+    int pid;
+    size_t samples, comms, exits, samples_after_exit, comm_after_sample, other;
+    char comm[64];
+    uint64_t exit_tid;
+} child_records;
+
+static int collect_child(void *ctx, const dk_sample *s)
+{
+    child_records *c = ctx;
+    if (s->kind == DK_SAMPLE_KIND_MAP)
+        return 0;
+    if (s->pid != c->pid) {
+        c->other++;
+        return 0;
+    }
+    switch (s->kind) {
+    case DK_SAMPLE_KIND_COMM:
+        c->comms++;
+        if (c->samples > 0)
+            c->comm_after_sample++;
+        snprintf(c->comm, sizeof c->comm, "%s", s->comm != NULL ? s->comm : "(null)");
+        break;
+    case DK_SAMPLE_KIND_EXIT:
+        c->exits++;
+        c->exit_tid = s->tid;
+        break;
+    default:
+        c->samples++;
+        if (c->exits > 0)
+            c->samples_after_exit++;
+        break;
+    }
+    return 0;
+}
+
+/* Sample a child that execs /bin/sh running a busy loop, until it exits
+ * (a zombie, not reaped), as dkperf record does. */
+static void sample_child(child_records *c)
+{
+    int go[2];
+    CHECK_INT(pipe(go), ==, 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char b;
+        close(go[1]);
+        if (read(go[0], &b, 1) != 1)
+            _exit(120);
+        execl("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3",
+              (char *)NULL);
+        _exit(121);
+    }
+    CHECK(pid > 0);
+    close(go[0]);
+    c->pid = pid;
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"cycles", 1000000, 0};
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.pid = pid;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_PERIOD;
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &e, 1, &o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open(pid %d): %d %s", (int)pid, rc, dk_last_error());
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    CHECK_INT((int)write(go[1], "x", 1), ==, 1);
+    close(go[1]);
+    for (int i = 0; i < 600; i++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        bool gone = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                    si.si_pid == pid;
+        (void)dk_sampling_wait(p, 50);
+        CHECK_INT(dk_sampling_drain(p, collect_child, c), >=, 0);
+        if (gone)
+            break;
+    }
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect_child, c), >=, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    int status = 0;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    fprintf(stderr, "child %d: %zu samples, %zu names (%s), %zu exits (tid %llu), %zu records "
+                    "of other processes\n",
+            (int)pid, c->samples, c->comms, c->comm, c->exits, (unsigned long long)c->exit_tid,
+            c->other);
+}
+
+TEST_CASE(a_child_is_named_before_its_samples_and_its_exit_recorded)
+{
+    fresh_state();
+    child_records c;
+    memset(&c, 0, sizeof c);
+    sample_child(&c);
+    CHECK_U64(c.samples, >=, 5);
+    /* proc_pidinfo(PROC_PIDTBSDINFO) once, before the first sample: the
+     * name it took at its exec. */
+    CHECK_U64(c.comms, ==, 1);
+    CHECK_U64(c.comm_after_sample, ==, 0);
+    CHECK_STR(c.comm, "sh");
+    /* BSD_PROC_EXIT, once, after every sample; no other process's records
+     * (the pid filter). */
+    CHECK_U64(c.exits, ==, 1);
+    CHECK_U64(c.exit_tid, ==, (uint64_t)c.pid);
+    CHECK_U64(c.samples_after_exit, ==, 0);
+    CHECK_U64(c.other, ==, 0);
+    check_disarmed(state_path());
+}
+
+/* DKPERF_SIM_FAIL=proc_pidinfo (ctest): no name can be had, the samples
+ * and the exit still come. */
+TEST_CASE(a_process_whose_name_cannot_be_read_is_still_sampled)
+{
+    fresh_state();
+    child_records c;
+    memset(&c, 0, sizeof c);
+    sample_child(&c);
+    CHECK_U64(c.samples, >=, 5);
+    CHECK_U64(c.comms, ==, 0);
+    CHECK_U64(c.exits, ==, 1);
+    CHECK_U64(c.samples_after_exit, ==, 0);
     check_disarmed(state_path());
 }
 

@@ -12,7 +12,10 @@
  *
  * One kperf action per event (action i + 1 for event i), so a sample's
  * action id names its event. Samplers: TH_INFO (pid, tid), USTACK for
- * call chains, PMC_THREAD for DK_SAMPLE_READ. Tracing is exclusive and
+ * call chains, PMC_THREAD for DK_SAMPLE_READ. A process is named (COMM,
+ * proc_pidinfo PROC_PIDTBSDINFO) before its first sample, and its exit is
+ * XNU's BSD_PROC_EXIT record (EXIT), let through by the typefilter with
+ * kperf's class. Tracing is exclusive and
  * system-wide: the sampling owns ktrace from open to close, and every step
  * taken is undone on every exit path (teardown).
  */
@@ -41,7 +44,9 @@
 #define KERN_KDREMOVE 7
 #define KERN_KDSETREG 8
 #define KERN_KDREADTR 10
+#define KERN_KDSET_TYPEFILTER 22
 #define KERN_KDBUFWAIT 23
+#define TYPEFILTER_BYTES 8192 /* KDBG_TYPEFILTER_BITMAP_SIZE: a bit per class:subclass */
 #define KDBG_RANGETYPE 0x40000u
 #define KDBG_NOWRAP 0x2u
 #define KDBG_WRAPPED 0x8u
@@ -57,6 +62,11 @@
 #define ID_TM_HNDLR 0x25030008u
 #define ID_KPC_HNDLR 0x25060000u
 #define ID_KPC_DATA_THREAD 0x25060020u
+/* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) (bsd/sys/kdebug.h): proc_exit
+ * (bsd/kern/kern_exit.c) logs it as START when a process starts to exit
+ * and END when it becomes a zombie, both with (pid, p_xstat), arg5 the
+ * exiting thread. */
+#define ID_PROC_EXIT 0x04010004u
 #define FUNC_START 1u
 #define FUNC_END 2u
 #define KPC_KERNEL_PC 0x1u
@@ -141,6 +151,9 @@ typedef struct ksamp {
     size_t nmaps, maps_cap;
     int pids[PIDS_MAX];        /* processes whose maps were read in this drain */
     size_t npids;
+    int *named;                /* processes whose name was asked (COMM) */
+    size_t nnamed, named_cap;
+    bool exits;                /* the filter lets BSD_PROC_EXIT through */
 } ksamp;
 
 /* ------------------------------------------------------------------------ */
@@ -198,6 +211,7 @@ static void free_ksamp(ksamp *k)
     free(k->buf);
     free(k->slots);
     free(k->maps);
+    free(k->named);
     free(k);
 }
 
@@ -343,9 +357,29 @@ static int arm(dk_sampling *p, ksamp *k)
     if (rc == 0)
         rc = kdebug_call(k, "allocating the trace buffer (KERN_KDSETUP)", KERN_KDSETUP, 0, false,
                          NULL, NULL);
+    /* The typefilter (kdbg_copyin_typefilter): every subclass of kperf's
+     * class, and DBG_BSD_PROC for the process exits (BSD_PROC_EXIT; the
+     * subclass's few other records, exec and exit reasons, are skipped
+     * when decoding). A kernel that refuses it gets the range filter of
+     * kperf alone: samples, no exits. */
+    if (rc == 0) {
+        unsigned char *tf = calloc(1, TYPEFILTER_BYTES);
+        if (tf == NULL)
+            return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+        for (unsigned csc = 0x2500u; csc <= 0x25ffu; csc++)
+            tf[csc / 8] |= (unsigned char)(1u << (csc % 8));
+        unsigned exit_csc = ID_PROC_EXIT >> 16;
+        tf[exit_csc / 8] |= (unsigned char)(1u << (exit_csc % 8));
+        size_t tflen = TYPEFILTER_BYTES;
+        int e = kdebug(k, KERN_KDSET_TYPEFILTER, 0, false, tf, &tflen);
+        free(tf);
+        k->exits = e == 0;
+        if (e == EPERM || e == EACCES || e == EBUSY)
+            rc = trace_fail("filtering the trace buffer (KERN_KDSET_TYPEFILTER)", e);
+    }
     kd_regtype reg = {KDBG_RANGETYPE, 0x25000000u, 0x25ffffffu, 0, 0};
     size_t reglen = sizeof reg;
-    if (rc == 0)
+    if (rc == 0 && !k->exits)
         rc = kdebug_call(k, "filtering the trace buffer to kperf (KERN_KDSETREG)", KERN_KDSETREG,
                          0, false, &reg, &reglen);
     if (rc != 0)
@@ -626,6 +660,54 @@ static void report_maps(drain_ctx *d, int pid)
     free(ri);
 }
 
+/* A COMM record for pid, the first time it is asked for: its name from
+ * proc_pidinfo(PROC_PIDTBSDINFO), pbi_name (the executable's name, up to
+ * 31 characters) or else pbi_comm (15). arg 1 finds a zombie too, so that
+ * a short command drained after its exit is still named; a process
+ * already reaped, or one the caller may not look at, gets no record. */
+static void report_comm(drain_ctx *d, int pid, uint64_t time)
+{
+    ksamp *k = d->k;
+    if (pid <= 0 || d->stop != 0)
+        return;
+    for (size_t i = 0; i < k->nnamed; i++)
+        if (k->named[i] == pid)
+            return;
+    if (k->nnamed == k->named_cap) {
+        size_t cap = k->named_cap ? k->named_cap * 2 : 16;
+        int *n = realloc(k->named, cap * sizeof *n);
+        if (n == NULL)
+            return; /* a name is a convenience: do without */
+        k->named = n;
+        k->named_cap = cap;
+    }
+    k->named[k->nnamed++] = pid;
+    if (k->ls->proc_pidinfo == NULL)
+        return;
+    struct dk__proc_bsdinfo bi;
+    memset(&bi, 0, sizeof bi);
+    int got = k->ls->proc_pidinfo(pid, DK__PROC_PIDTBSDINFO, 1, &bi, (int)sizeof bi);
+    if (got < (int)sizeof bi)
+        return;
+    bi.pbi_comm[sizeof bi.pbi_comm - 1] = '\0';
+    bi.pbi_name[sizeof bi.pbi_name - 1] = '\0';
+    const char *name = bi.pbi_name[0] != '\0' ? bi.pbi_name : bi.pbi_comm;
+    if (name[0] == '\0')
+        return;
+    dk_sample c;
+    memset(&c, 0, sizeof c);
+    c.kind = DK_SAMPLE_KIND_COMM;
+    c.pid = pid;
+    c.tid = (uint64_t)pid;
+    if (d->p->opts.record & DK_SAMPLE_TIME)
+        c.time_ns = time;
+    c.comm = name;
+    int rc = d->fn(d->ctx, &c);
+    d->delivered++;
+    if (rc != 0)
+        d->stop = rc;
+}
+
 static void deliver(drain_ctx *d, slot *sl)
 {
     ksamp *k = d->k;
@@ -633,6 +715,10 @@ static void deliver(drain_ctx *d, slot *sl)
     dk_sample *s = &sl->s;
     sl->pending = false;
     if (d->stop != 0 || (k->tid != 0 && s->tid != k->tid))
+        return;
+    /* The process's name before its first sample. */
+    report_comm(d, s->pid, k->kp->kperf_ticks_to_ns(s->time_ns));
+    if (d->stop != 0)
         return;
     /* Maps of a process before its samples: read again (at most once a
      * drain) when a sample's pc is in no region reported so far. */
@@ -726,10 +812,47 @@ static slot *slot_of(drain_ctx *d, uint64_t tid, bool make)
     return free_slot;
 }
 
+/* BSD_PROC_EXIT's END: the process is a zombie, nothing of it runs any
+ * more. Only the target's exit, or every process's without a pid filter;
+ * its samples still waiting for their user stacks come first. */
+static void process_exit(drain_ctx *d, const kd_buf *r)
+{
+    ksamp *k = d->k;
+    int pid = (int)r->arg1;
+    if (pid <= 0 || (k->pid != -1 && pid != k->pid))
+        return;
+    for (size_t i = 0; i < SLOTS && d->stop == 0; i++) {
+        slot *sl = &k->slots[i];
+        if (sl->used && sl->pending && sl->s.pid == pid) {
+            deliver(d, sl);
+            sl->used = false;
+        }
+    }
+    report_comm(d, pid, k->kp->kperf_ticks_to_ns(r->timestamp)); /* a zombie still has its name */
+    if (d->stop != 0)
+        return;
+    dk_sample x;
+    memset(&x, 0, sizeof x);
+    x.kind = DK_SAMPLE_KIND_EXIT;
+    x.pid = pid;
+    x.tid = r->arg5;
+    if (d->p->opts.record & DK_SAMPLE_TIME)
+        x.time_ns = k->kp->kperf_ticks_to_ns(r->timestamp);
+    int rc = d->fn(d->ctx, &x);
+    d->delivered++;
+    if (rc != 0)
+        d->stop = rc;
+}
+
 static void decode(drain_ctx *d, const kd_buf *r)
 {
     ksamp *k = d->k;
     uint32_t id = r->debugid & ID_MASK, q = r->debugid & 3u;
+    if (id == ID_PROC_EXIT) {
+        if (q == FUNC_END)
+            process_exit(d, r);
+        return;
+    }
     if (id == ID_LOST) {
         /* kdebug says only that records were overwritten, not how many:
          * each such mark counts as one. */
@@ -883,5 +1006,8 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
                 deliver(&d, &k->slots[i]);
                 k->slots[i].used = false;
             }
+    /* The target is named even when none of its samples came. */
+    if (!k->enabled && k->pid > 0 && d.stop == 0)
+        report_comm(&d, k->pid, 0);
     return d.stop != 0 ? d.stop : d.delivered;
 }

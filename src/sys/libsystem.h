@@ -145,13 +145,48 @@ _Static_assert(sizeof(struct dk__proc_regioninfo) == 96, "proc_regioninfo is 96 
 _Static_assert(sizeof(struct dk__proc_regionwithpathinfo) == 1272,
                "proc_regionwithpathinfo is 1272 bytes");
 
+/* proc_pidinfo flavor PROC_PIDTBSDINFO (bsd/sys/proc_info.h, xnu-11417):
+ * struct proc_bsdinfo, 136 bytes. pbi_comm is char[MAXCOMLEN] (16) and
+ * pbi_name char[2 * MAXCOMLEN] (32), both NUL-terminated by the kernel
+ * (bsd/kern/proc_info.c proc_pidbsdinfo); pbi_name is empty when no name
+ * was registered. A non-zero arg finds a zombie too (proc_pidinfo_internal:
+ * findzomb); with arg 0 a process that has exited is ESRCH. */
+#define DK__PROC_PIDTBSDINFO 3
+#define DK__MAXCOMLEN 16
+
+struct dk__proc_bsdinfo {
+    uint32_t pbi_flags;
+    uint32_t pbi_status;
+    uint32_t pbi_xstatus;
+    uint32_t pbi_pid;
+    uint32_t pbi_ppid;
+    uint32_t pbi_uid, pbi_gid, pbi_ruid, pbi_rgid, pbi_svuid, pbi_svgid;
+    uint32_t rfu_1;
+    char pbi_comm[DK__MAXCOMLEN];
+    char pbi_name[2 * DK__MAXCOMLEN];
+    uint32_t pbi_nfiles;
+    uint32_t pbi_pgid;
+    uint32_t pbi_pjobc;
+    uint32_t e_tdev;
+    uint32_t e_tpgid;
+    int32_t pbi_nice;
+    uint64_t pbi_start_tvsec;
+    uint64_t pbi_start_tvusec;
+};
+
+_Static_assert(sizeof(struct dk__proc_bsdinfo) == 136, "proc_bsdinfo is 136 bytes");
+_Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_comm) == 48, "pbi_comm at 48");
+_Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_name) == 64, "pbi_name at 64");
+_Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_start_tvsec) == 120,
+               "pbi_start_tvsec at 120");
+
 /* Any of the pointers may be NULL: the symbol is missing. */
 typedef struct dk__libsystem {
     dk__thread_selfcounts_fn thread_selfcounts;
     dk__proc_pid_rusage_fn proc_pid_rusage;
     dk__sysctlbyname_fn sysctlbyname;
     dk__sysctl_fn sysctl;             /* the kdebug trace buffer (sampling) */
-    dk__proc_pidinfo_fn proc_pidinfo; /* image regions (sampling) */
+    dk__proc_pidinfo_fn proc_pidinfo; /* image regions, process names (sampling) */
 } dk__libsystem;
 
 /*

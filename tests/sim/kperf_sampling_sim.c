@@ -40,6 +40,7 @@
 #define ID_TM_HNDLR 0x25030008u
 #define ID_KPC_HNDLR 0x25060000u
 #define ID_KPC_DATA_THREAD 0x25060020u
+#define ID_PROC_EXIT 0x04010004u /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) */
 #define FUNC_START 1u
 #define FUNC_END 2u
 
@@ -156,6 +157,10 @@ static void open_source(source *s)
     a.exclude_kernel = s->spec.mode == MODE_USER;
     a.exclude_user = s->spec.mode == MODE_KERNEL;
     a.wakeup_events = 1;
+    /* Thread exits (PERF_RECORD_EXIT, with TID, TIME and CPU after it):
+     * a process's own is XNU's BSD_PROC_EXIT (see exit_batch). */
+    a.task = 1;
+    a.sample_id_all = 1;
     if (s->spec.pid == -1) {
         /* The host's CPUs, not the chip's: the simulated chip may have
          * more than the machine the sim runs on (an 8-CPU M1 on a 2-CPU
@@ -286,6 +291,7 @@ typedef struct batch {
     uint64_t time;
     size_t seq, n;
     simk_kd_buf *r;
+    uint32_t exit_pid; /* a process exit's records; 0: a sample's */
 } batch;
 
 typedef struct batches {
@@ -474,6 +480,63 @@ static bool parse_sample(const uint64_t *p, size_t words, linux_sample *ls)
     return true;
 }
 
+/* The wait status a process exited with (p_xstat): /proc/<pid>/stat's
+ * exit_code (field 52), readable while it is a zombie; 0 once reaped. */
+static uint64_t exit_status(uint32_t pid)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    const char *p = ok ? strrchr(line, ')') : NULL;
+    if (p == NULL)
+        return 0;
+    /* Field 3 (state) follows ") "; exit_code is field 52. */
+    int field = 2;
+    for (; *p != '\0' && field < 52; p++)
+        if (*p == ' ')
+            field++;
+    return field == 52 ? strtoull(p, NULL, 10) : 0;
+}
+
+/*
+ * A process's exit, from the PERF_RECORD_EXIT of its main thread (Linux
+ * reports each thread; the process has ended when the thread whose tid is
+ * its pid has, unless that thread left early with pthread_exit, which the
+ * sim does not tell apart): proc_exit (bsd/kern/kern_exit.c) logs
+ * BSD_PROC_EXIT START and END with (pid, p_xstat), arg5 the exiting
+ * thread. body: pid, ppid, tid, ptid (u32), time, then the sample_id
+ * trailer (pid/tid, time, cpu). The same exit seen by several sources is
+ * logged once (pull_samples).
+ */
+static int exit_batch(const uint64_t *body, size_t words, batch *b)
+{
+    if (words < 6)
+        return -1;
+    uint32_t pid = (uint32_t)body[0], tid = (uint32_t)body[1];
+    if (pid != tid || pid == 0)
+        return 1; /* a thread, not the process */
+    b->r = calloc(2, sizeof *b->r);
+    if (b->r == NULL)
+        return -1;
+    linux_sample ls;
+    memset(&ls, 0, sizeof ls);
+    ls.tid = tid;
+    ls.cpu = (uint32_t)body[5];
+    uint64_t ts = ticks_of(body[2]);
+    uint64_t xstat = exit_status(pid);
+    size_t w = 0;
+    put(b->r, &w, ts, ID_PROC_EXIT | FUNC_START, pid, xstat, 0, 0, &ls);
+    put(b->r, &w, ts, ID_PROC_EXIT | FUNC_END, pid, xstat, 0, 0, &ls);
+    b->time = body[2];
+    b->n = w;
+    b->exit_pid = pid;
+    return 0;
+}
+
 /* Drain one ring into batches. Caller holds state_lock. */
 static void drain_ring(source *s, void *ring, batches *out)
 {
@@ -497,7 +560,8 @@ static void drain_ring(source *s, void *ring, batches *out)
         linux_sample ls;
         if (h.type == PERF_RECORD_LOST) {
             simk_lost();
-        } else if (h.type == PERF_RECORD_SAMPLE && parse_sample(copy, body / 8, &ls)) {
+        } else if ((h.type == PERF_RECORD_SAMPLE && parse_sample(copy, body / 8, &ls)) ||
+                   h.type == PERF_RECORD_EXIT) {
             if (out->n == out->cap) {
                 size_t cap = out->cap ? out->cap * 2 : 256;
                 batch *v = realloc(out->v, cap * sizeof *v);
@@ -510,9 +574,12 @@ static void drain_ring(source *s, void *ring, batches *out)
             }
             batch *b = &out->v[out->n];
             b->seq = out->n;
-            if (make_batch(s, &ls, b) == 0)
+            b->exit_pid = 0;
+            int rc = h.type == PERF_RECORD_EXIT ? exit_batch(copy, body / 8, b)
+                                                : make_batch(s, &ls, b);
+            if (rc == 0)
                 out->n++;
-            else
+            else if (rc < 0)
                 simk_lost();
         }
     }
@@ -545,7 +612,11 @@ static void pull_samples(int timeout_ms)
     if (all.n > 1)
         qsort(all.v, all.n, sizeof *all.v, batch_cmp);
     for (size_t i = 0; i < all.n; i++) {
-        simk_emit(all.v[i].r, all.v[i].n);
+        bool again = false; /* the exit of a process that several sources watch */
+        for (size_t j = 0; j < i && all.v[i].exit_pid != 0 && !again; j++)
+            again = all.v[j].exit_pid == all.v[i].exit_pid;
+        if (!again)
+            simk_emit(all.v[i].r, all.v[i].n);
         free(all.v[i].r);
     }
     free(all.v);

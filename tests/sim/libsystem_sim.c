@@ -3,7 +3,8 @@
  * unprivileged counters: thread_selfcounts(), proc_pid_rusage() and the
  * sysctlbyname() nodes the library reads (hw.nperflevels,
  * hw.perflevelN.name), and for sampling sysctl() of the kdebug trace buffer
- * and proc_pidinfo(PROC_PIDREGIONPATHINFO). Test code; see README.md.
+ * and proc_pidinfo(PROC_PIDREGIONPATHINFO, PROC_PIDTBSDINFO). Test code;
+ * see README.md.
  *
  * A thread's instructions and cycles follow its own CPU time, split into
  * performance levels by the CPU it runs on (CPU number modulo the levels):
@@ -240,6 +241,76 @@ SIM_API int sysctl(int *name, unsigned namelen, void *oldp, size_t *oldlenp, voi
 }
 
 /*
+ * proc_pidinfo(pid, PROC_PIDTBSDINFO, arg, ...): struct proc_bsdinfo
+ * (bsd/kern/proc_info.c proc_pidinfo_internal, proc_pidbsdinfo) from
+ * /proc/<pid>: pbi_comm from comm (Linux keeps 15 characters, as
+ * pbi_comm does), pbi_name from the basename of argv[0] (cmdline; a
+ * zombie has none, so its pbi_name is empty), pid, ppid, status (SRUN 2,
+ * SZOMB 5). A zombie is found only with a non-zero arg (findzomb), else
+ * ESRCH, as is a pid that is gone; a buffer under 136 bytes is ENOMEM.
+ */
+static void put_name(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static int bsdinfo(int pid, uint64_t arg, void *buffer, int buffersize)
+{
+    struct dk__proc_bsdinfo bi;
+    if (buffer == NULL || buffersize < (int)sizeof bi) {
+        errno = ENOMEM;
+        return 0;
+    }
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        errno = ESRCH;
+        return 0;
+    }
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    const char *close_paren = ok ? strrchr(line, ')') : NULL;
+    char state = 0;
+    int ppid = 0;
+    if (close_paren == NULL || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) {
+        errno = ESRCH;
+        return 0;
+    }
+    if ((state == 'Z' || state == 'X') && arg == 0) {
+        errno = ESRCH;
+        return 0;
+    }
+    memset(&bi, 0, sizeof bi);
+    bi.pbi_pid = (uint32_t)pid;
+    bi.pbi_ppid = (uint32_t)ppid;
+    bi.pbi_status = state == 'Z' || state == 'X' ? 5u : 2u;
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fgets(line, sizeof line, f) != NULL) {
+            line[strcspn(line, "\n")] = '\0';
+            put_name(bi.pbi_comm, sizeof bi.pbi_comm, line);
+        }
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+    if ((f = fopen(path, "r")) != NULL) {
+        size_t n = fread(line, 1, sizeof line - 1, f);
+        line[n] = '\0'; /* argv[0] ends at its NUL */
+        fclose(f);
+        const char *base = strrchr(line, '/');
+        base = base != NULL ? base + 1 : line;
+        put_name(bi.pbi_name, sizeof bi.pbi_name, base);
+    }
+    memcpy(buffer, &bi, sizeof bi);
+    return (int)sizeof bi;
+}
+
+/*
  * proc_pidinfo(pid, PROC_PIDREGIONPATHINFO, address, ...): the region at or
  * after address, with the path of the file it maps (bsd/kern/proc_info.c
  * proc_pidregionpathinfo, fill_procregioninfo), from /proc/<pid>/maps. Like
@@ -252,6 +323,8 @@ SIM_API int proc_pidinfo(int pid, int flavor, uint64_t arg, void *buffer, int bu
         errno = code;
         return 0;
     }
+    if (flavor == DK__PROC_PIDTBSDINFO)
+        return bsdinfo(pid, arg, buffer, buffersize);
     struct dk__proc_regionwithpathinfo ri;
     if (flavor != DK__PROC_PIDREGIONPATHINFO || buffer == NULL || buffersize < (int)sizeof ri) {
         errno = EINVAL;
