@@ -653,3 +653,36 @@ TEST_CASE(interleaved_alternatives_measure_every_pass)
 }
 
 int main(int argc, char **argv) { return dkt_main(argc, argv); }
+
+/* A function-form body that ignores its count (or was optimized away):
+ * the time of a sample does not grow with the iterations, so no per-
+ * iteration cost exists. The warm-up must not double the count until it
+ * wraps to 0 (2^64), nor schedule counts past 2^64, and the benchmark fails
+ * with the reason instead of ending with no samples and success. */
+static void bm_ignores_count(void *ctx, uint64_t k)
+{
+    (void)ctx, (void)k;
+}
+
+TEST_CASE(a_body_that_ignores_its_iteration_count_fails_with_the_reason)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    dkb_result r;
+    dkb_entry e = entry("ignores", NULL, bm_ignores_count);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_ESTATE);
+    CHECK_CONTAINS(dkb_last_error(), "ignores: ");
+    CHECK_CONTAINS(dkb_last_error(), "does not grow with the iteration count");
+    /* Through dk_bench_main: a non-zero exit. */
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register_fn("ignores", bm_ignores_count, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01";
+    char *argv[] = {prog, quiet, time, t, NULL};
+    char err[4096];
+    CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 1);
+    CHECK_CONTAINS(err, "does not grow with the iteration count");
+    dkb_registry_clear();
+}
