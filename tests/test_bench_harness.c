@@ -13,6 +13,7 @@
 
 #include "bench/error.h"
 #include "bench/harness.h"
+#include "bench/report.h"
 #include "check.h"
 
 /* The synthetic machine: each iteration of a body costs per_iter ns (times
@@ -685,4 +686,54 @@ TEST_CASE(a_body_that_ignores_its_iteration_count_fails_with_the_reason)
     CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 1);
     CHECK_CONTAINS(err, "does not grow with the iteration count");
     dkb_registry_clear();
+}
+
+/* A measure of a benchmark found in the baseline that cannot be compared
+ * (here the baseline's time per iteration is 0, so no relative change
+ * exists) is named on stderr with the reason, not silently left without
+ * a change. */
+TEST_CASE(a_measure_not_compared_with_the_baseline_says_why)
+{
+    char dir[] = "/tmp/dkbench-nochange-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    dkb_result old;
+    memset(&old, 0, sizeof old);
+    snprintf(old.name, sizeof old.name, "g/both");
+    snprintf(old.group, sizeof old.group, "g");
+    snprintf(old.stop_reason, sizeof old.stop_reason, "samples: 10 as asked");
+    old.n_samples = 10;
+    old.iterations = calloc(10, sizeof(double));
+    old.n_measures = 1;
+    dkb_measure *m = &old.m[0];
+    snprintf(m->name, sizeof m->name, "time");
+    snprintf(m->unit, sizeof m->unit, "ns");
+    m->available = true;
+    m->y = calloc(10, sizeof(double));
+    CHECK(old.iterations != NULL && m->y != NULL);
+    for (size_t i = 0; i < 10; i++) {
+        old.iterations[i] = (double)(i + 1) * 100;
+        m->y[i] = 1000; /* the same time whatever the count */
+    }
+    m->fit = (dkb_fit){0, 1000, 0};
+    m->n_fit = 10;
+    snprintf(m->estimator, sizeof m->estimator, "OLS");
+    dkb_run_info run;
+    memset(&run, 0, sizeof run);
+    const dkb_result *rp = &old;
+    CHECK_INT(dkb_baseline_save(dir, "flat", &run, &rp, 1), ==, 0);
+    dkb_result_free(&old);
+
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         cmp[] = "--baseline", name[] = "flat";
+    char *argv[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv, err, sizeof err), ==, 0);
+    CHECK_CONTAINS(err, "bench: g/both: time: not compared with baseline 'flat': ");
+    CHECK_CONTAINS(err, "positive");
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }

@@ -562,8 +562,13 @@ int dk_bench_main(int argc, char **argv)
         for (size_t j = 0; j < k; j++) {
             dkb_result *r = &results[done + j];
             const dkb_result *old = base ? find_result(base, n_base, r->name) : NULL;
-            if (old != NULL)
+            if (old != NULL) {
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
+                for (size_t q = 0; q < r->n_measures; q++)
+                    if (r->m[q].no_change[0] != '\0')
+                        fprintf(stderr, "%s: %s: %s: not compared with baseline '%s': %s\n", prog,
+                                r->name, r->m[q].name, o.baseline, r->m[q].no_change);
+            }
             rp[done + j] = r;
             bp[done + j] = old;
             if (!o.quiet && dkb_report_terminal(stdout, &run, r, color, o.verbose) != 0) {
