@@ -737,3 +737,29 @@ TEST_CASE(a_measure_not_compared_with_the_baseline_says_why)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
+
+/* Whole-number options take digits only: strtoull reads " -1" as
+ * 2^64 - 1, which must not pass as a seed or a sample count. */
+TEST_CASE(whole_number_options_refuse_a_sign_or_blank)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    const char *bad[][2] = {{"--seed", " -1"}, {"--seed", "-1"}, {"--samples", " 3"},
+                            {"--samples", "+3"}, {"--seed", "\t7"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char prog[] = "bench", quiet[] = "-q", opt[32], val[32];
+        snprintf(opt, sizeof opt, "%s", bad[i][0]);
+        snprintf(val, sizeof val, "%s", bad[i][1]);
+        char *argv[] = {prog, quiet, opt, val, NULL};
+        CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 2);
+        CHECK_CONTAINS(err, "expected a whole number");
+    }
+    setenv("DKBENCH_SEED", " -1", 1);
+    char prog[] = "bench", quiet[] = "-q";
+    char *argv[] = {prog, quiet, NULL};
+    CHECK_INT(main_capturing(2, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "DKBENCH_SEED ' -1': expected a whole number");
+    unsetenv("DKBENCH_SEED");
+    dkb_registry_clear();
+}

@@ -80,7 +80,8 @@ static int parse_u64(const char *prog, const char *what, const char *v, uint64_t
     char *end;
     errno = 0;
     unsigned long long u = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || u < lo) {
+    /* Digits only: strtoull would skip blanks and take " -1" as 2^64 - 1. */
+    if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9' || u < lo) {
         char expect[64];
         snprintf(expect, sizeof expect, "expected a whole number >= %llu", (unsigned long long)lo);
         return bad(prog, what, v, expect);
