@@ -4,6 +4,7 @@
  * events, flat sampling, setup, levels, interleaving, the registry.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, dup, fileno */
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -761,5 +762,33 @@ TEST_CASE(whole_number_options_refuse_a_sign_or_blank)
     CHECK_INT(main_capturing(2, argv, err, sizeof err), ==, 2);
     CHECK_CONTAINS(err, "DKBENCH_SEED ' -1': expected a whole number");
     unsetenv("DKBENCH_SEED");
+    dkb_registry_clear();
+}
+
+/* --list (what a CI reads to know the benchmarks) and --help on a stdout
+ * that cannot be written: exit 1 with the reason, not 0 and nothing. */
+TEST_CASE(list_and_help_report_a_failed_stdout)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    const char *flags[] = {"--list", "--help"};
+    for (size_t i = 0; i < 2; i++) {
+        fflush(stdout);
+        int saved = dup(1), full = open("/dev/full", O_WRONLY);
+        CHECK(saved >= 0 && full >= 0);
+        CHECK(dup2(full, 1) == 1);
+        close(full);
+        char prog[] = "bench", flag[16];
+        snprintf(flag, sizeof flag, "%s", flags[i]);
+        char *argv[] = {prog, flag, NULL};
+        int rc = main_capturing(2, argv, err, sizeof err);
+        fflush(stdout);
+        clearerr(stdout);
+        dup2(saved, 1);
+        close(saved);
+        CHECK_INT(rc, ==, 1);
+        CHECK_CONTAINS(err, "bench: writing to stdout failed");
+    }
     dkb_registry_clear();
 }

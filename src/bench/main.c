@@ -434,6 +434,15 @@ static void print_ratios(const options *o, const dkb_result *rs, size_t k)
         }
 }
 
+/* 0 when what was printed on stdout reached it, else 1 with the reason. */
+static int stdout_written(const char *prog)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "%s: writing to stdout failed: %s\n", prog, strerror(errno));
+    return 1;
+}
+
 int dk_bench_main(int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
@@ -441,8 +450,10 @@ int dk_bench_main(int argc, char **argv)
     prog = slash ? slash + 1 : prog;
     options o;
     int rc = parse(&o, argc, argv);
+    if (rc < 0) /* --help */
+        return stdout_written(prog);
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return rc;
     if (dkb_registry_load_error()[0] != '\0') {
         fprintf(stderr, "%s: %s\n", prog, dkb_registry_load_error());
         return 2;
@@ -480,6 +491,7 @@ int dk_bench_main(int argc, char **argv)
     if (o.list) {
         for (size_t i = 0; i < n; i++)
             printf("%s\n", dkb_registry_at(chosen[i])->name);
+        status = stdout_written(prog);
         goto out;
     }
     const char *names[DK_MAX_EVENTS];
