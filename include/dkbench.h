@@ -129,7 +129,7 @@ DK_EXPORT void dk_bench_set_elements(dk_bench *b, uint64_t elements_per_iteratio
  * dk_bench_register_fn - add a function-form benchmark: fn(ctx, k) runs
  * the body k times.
  * Benchmarks run in the order registered. Both return 0, or DK_EINVAL (NULL
- * name or fn, an empty name or one of 255 bytes or more, a name already
+ * name or fn, an empty name or one of 256 bytes or more, a name already
  * registered), DK_ENOMEM.
  */
 DK_EXPORT int dk_bench_register(const char *name, dk_bench_loop_fn fn, void *ctx);

@@ -792,3 +792,35 @@ TEST_CASE(list_and_help_report_a_failed_stdout)
     }
     dkb_registry_clear();
 }
+
+/* Names of up to 255 bytes are accepted (dkbench.h), and the group is the
+ * whole part before the '/', however long, in the result (the JSON and
+ * CSV "group" and a baseline read back). */
+TEST_CASE(a_long_group_name_is_kept_whole)
+{
+    char name[256];
+    memset(name, 'g', 255);
+    name[255] = '\0';
+    name[200] = '/';
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register(name, bm_loop, NULL), ==, 0);
+    name[255] = 'x';
+    char longer[257];
+    memcpy(longer, name, 256);
+    longer[256] = '\0';
+    CHECK_INT(dk_bench_register(longer, bm_loop, NULL), ==, DK_EINVAL);
+    name[255] = '\0';
+    dkb_registry_clear();
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 6;
+    dkb_source src = make_source(5, 0, 0);
+    dkb_plan plan;
+    dkb_result r;
+    dkb_entry e = entry(name, bm_loop, NULL);
+    run(&c, &src, four, 1, &e, &r, &plan);
+    CHECK_INT(strlen(r.name), ==, 255);
+    CHECK_INT(strlen(r.group), ==, 200);
+    CHECK(strncmp(r.group, name, 200) == 0);
+    dkb_result_free(&r);
+}

@@ -59,7 +59,7 @@ typedef struct dkb_measure {
 /* One benchmark's result. */
 typedef struct dkb_result {
     char name[256];       /* "group/name" when grouped */
-    char group[128];      /* "" when not grouped */
+    char group[256];      /* the part of name before its first '/'; "" when not grouped */
     size_t n_samples;
     double *iterations;   /* per sample */
     size_t n_measures;    /* measure 0 is time */
