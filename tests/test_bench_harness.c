@@ -824,3 +824,27 @@ TEST_CASE(a_long_group_name_is_kept_whole)
     CHECK(strncmp(r.group, name, 200) == 0);
     dkb_result_free(&r);
 }
+
+/* A name that is not valid UTF-8 is saved with U+FFFD in its place
+ * (BENCH-JSON.md); it still finds itself in that baseline. */
+TEST_CASE(a_name_that_is_not_utf8_is_compared_with_its_baseline)
+{
+    char dir[] = "/tmp/dkbench-utf8-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/\xff\xfe-x", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/\xef\xbf\xbd\xef\xbf\xbd-y", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         save[] = "--save-baseline", cmp[] = "--baseline", name[] = "u";
+    char *argv1[] = {prog, quiet, time, t, rd, dir, save, name, NULL};
+    CHECK_INT(main_capturing(8, argv1, err, sizeof err), ==, 0);
+    char *argv2[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv2, err, sizeof err), ==, 0);
+    CHECK(strstr(err, "not in baseline") == NULL);
+    CHECK(strstr(err, "but not run") == NULL);
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}

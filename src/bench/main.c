@@ -16,6 +16,7 @@
 #include "bench/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
+#include "bench/report_common.h"
 
 typedef struct options {
     dkb_config cfg;
@@ -294,10 +295,23 @@ static void ask_p_cores(const char *prog, bool quiet)
                         "places the thread as usual\n", prog, strerror(rc));
 }
 
+/* Whether two names are the same once read as UTF-8: a baseline holds a
+ * name's invalid bytes as U+FFFD (BENCH-JSON.md), so a run's name is
+ * compared with what it was saved as. */
+static bool same_name(const char *a, const char *b)
+{
+    unsigned long ca, cb;
+    do {
+        ca = dkb__utf8_next(&a);
+        cb = dkb__utf8_next(&b);
+    } while (ca == cb && ca != 0);
+    return ca == cb;
+}
+
 static const dkb_result *find_result(const dkb_result *rs, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp(rs[i].name, name) == 0)
+        if (same_name(rs[i].name, name))
             return &rs[i];
     return NULL;
 }
