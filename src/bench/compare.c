@@ -68,11 +68,31 @@ double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k)
     if (!dkb_headline_line(r, m, &line))
         return NULL;
     double *v = malloc(r->n_samples * sizeof *v);
-    if (v == NULL)
+    unsigned char *cls = malloc(r->n_samples ? r->n_samples : 1);
+    if (v == NULL || cls == NULL) {
+        free(v);
+        free(cls);
         return NULL;
+    }
+    size_t n = 0;
     for (size_t i = 0; i < r->n_samples; i++)
         if (dkb_sample_in_fit(r, m, i) && r->iterations[i] > 0)
-            v[(*k)++] = (m->y[i] - line.intercept) / r->iterations[i];
+            v[n++] = (m->y[i] - line.intercept) / r->iterations[i];
+    /* The median pair slope is not moved by a sample that a disturbance
+     * not seen as a preemption made late (an interrupt, the host, a
+     * backend that does not count switches); a mean of values is. So for
+     * the Theil-Sen answer the values beyond the severe fences (3 IQR) of
+     * that side's values are left out too. */
+    dkb_outliers ol;
+    if (theil_sen(m) && n >= 4 && dkb_tukey(v, n, &ol, cls)) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if (cls[i] != DKB_OUTLIER_LOW_SEVERE && cls[i] != DKB_OUTLIER_HIGH_SEVERE)
+                v[kept++] = v[i];
+        n = kept;
+    }
+    free(cls);
+    *k = n;
     return v;
 }
 
