@@ -848,3 +848,18 @@ TEST_CASE(a_name_that_is_not_utf8_is_compared_with_its_baseline)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
+
+/* An event given twice would be two measures of one name (a JSON report
+ * with two "instructions", a baseline compare that sees only the first):
+ * it is a bad option value. */
+TEST_CASE(an_event_given_twice_is_refused)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", e[] = "-e", ev[] = "cycles,instructions,cycles";
+    char *argv[] = {prog, quiet, e, ev, NULL};
+    CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: events 'cycles,instructions,cycles': cycles is given twice");
+    dkb_registry_clear();
+}

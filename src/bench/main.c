@@ -516,6 +516,13 @@ int dk_bench_main(int argc, char **argv)
         status = 2;
         goto out;
     }
+    for (int a = 0; a < n_events; a++)
+        for (int b = a + 1; b < n_events; b++)
+            if (strcmp(names[a], names[b]) == 0) {
+                fprintf(stderr, "%s: events '%s': %s is given twice\n", prog, o.events, names[a]);
+                status = 2;
+                goto out;
+            }
     if (n == 0) {
         fprintf(stderr, "%s: no benchmark matches '%s' (--list shows them)\n", prog,
                 have_re ? o.filter : "");
