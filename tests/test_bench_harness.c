@@ -863,3 +863,21 @@ TEST_CASE(an_event_given_twice_is_refused)
     CHECK_CONTAINS(err, "bench: events 'cycles,instructions,cycles': cycles is given twice");
     dkb_registry_clear();
 }
+
+/* --compare: when one member of a group fails, the message names that
+ * member (not the group's first as if it had failed) and says the group
+ * was not measured. */
+TEST_CASE(a_failing_member_of_a_compared_group_is_the_one_named)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/fine", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/breaks", bm_breaks, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", cmp[] = "--compare", time[] = "--time", t[] = "0.01";
+    char *argv[] = {prog, quiet, cmp, time, t, NULL};
+    CHECK_INT(main_capturing(5, argv, err, sizeof err), ==, 1);
+    CHECK_CONTAINS(err, "bench: g/breaks: the benchmark function left DK_BENCH_LOOP early");
+    CHECK_CONTAINS(err, "(group g, run interleaved, not measured)");
+    CHECK(strstr(err, "g/fine: g/breaks") == NULL);
+    dkb_registry_clear();
+}

@@ -584,11 +584,22 @@ int dk_bench_main(int argc, char **argv)
             rc = dkb_measure_one(&o.cfg, &src, &plan, e, &results[done]);
         }
         if (rc != 0) {
-            /* The harness's messages start with the benchmark's name. */
+            /* The harness's messages start with the benchmark's name (in a
+             * group, the member that failed). */
             const char *why = dkb_last_error();
-            size_t len = strlen(e->name);
-            bool named = strncmp(why, e->name, len) == 0 && why[len] == ':';
-            fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ", why);
+            bool named = false;
+            for (size_t j = 0; j < k && !named; j++) {
+                const char *nm = dkb_registry_at(chosen[i + j])->name;
+                size_t len = strlen(nm);
+                named = strncmp(why, nm, len) == 0 && why[len] == ':';
+            }
+            if (k > 1)
+                fprintf(stderr, "%s: %s%s%s (group %.*s, run interleaved, not measured)\n", prog,
+                        named ? "" : e->name, named ? "" : ": ", why,
+                        (int)(strchr(e->name, '/') - e->name), e->name);
+            else
+                fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ",
+                        why);
             status = 1;
             i += k;
             continue;
