@@ -129,7 +129,7 @@ DK_EXPORT void dk_bench_set_elements(dk_bench *b, uint64_t elements_per_iteratio
  * dk_bench_register_fn - add a function-form benchmark: fn(ctx, k) runs
  * the body k times.
  * Benchmarks run in the order registered. Both return 0, or DK_EINVAL (NULL
- * name or fn, an empty name or one of 255 bytes or more, a name already
+ * name or fn, an empty name or one of 256 bytes or more, a name already
  * registered), DK_ENOMEM.
  */
 DK_EXPORT int dk_bench_register(const char *name, dk_bench_loop_fn fn, void *ctx);
@@ -182,7 +182,9 @@ DK_EXPORT void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loo
  *   -e, --events EV,...   events to count (default: instructions,cycles,
  *                         branches,branch-misses; those not available here
  *                         are reported once, with the reason)
- *   --time S              measurement budget per benchmark (0.2)
+ *   --time S              measurement budget per benchmark (0.2); a
+ *                         body slower than S/20 per iteration still
+ *                         takes 20 samples of one iteration
  *   --warm-up S           warm-up bound per benchmark (0.08)
  *   --samples N           exactly N samples (no adaptive stop)
  *   --precision P         stop when every CI half-width <= P x estimate (0.01)

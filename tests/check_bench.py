@@ -203,6 +203,20 @@ with open(os.path.join(rdir, "bad.json"), "w") as f:
 _, err = bench(["--results-dir", rdir, "--baseline", "bad", "--", work], 1)
 if "bad.json is not JSON" not in err:
     fail(f"bad baseline: {err}")
+# Summaries that no run gives (a negative or fractional run count, a
+# negative mean or spread) are not compared: converting -5 runs to a count
+# is undefined, and a mean of -1 read as "-100.1% regressed".
+for key, value in (("runs", -5), ("runs", 1e30), ("runs", 2.5), ("mean", -1.0), ("stddev", -1.0)):
+    with open(os.path.join(rdir, "base.json")) as f:
+        odd = json.load(f)
+    for r in odd["results"]:
+        r[key] = value
+    with open(os.path.join(rdir, "odd.json"), "w") as f:
+        json.dump(odd, f)
+    stdout, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "odd", "--", work])
+    section = stdout.split("Baseline 'odd':")[1].splitlines()[0]
+    if f"not a valid summary ({key})" not in section:
+        fail(f"baseline with {key} {value}: {section!r}\n{stdout}")
 
 # Errors leave nothing behind (checked by bench() on the simulator).
 bench(["-e", "no-such-event", "--", work], 2)

@@ -4,6 +4,7 @@
  * events, flat sampling, setup, levels, interleaving, the registry.
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, dup, fileno */
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "bench/error.h"
 #include "bench/harness.h"
+#include "bench/report.h"
 #include "check.h"
 
 /* The synthetic machine: each iteration of a body costs per_iter ns (times
@@ -653,3 +655,229 @@ TEST_CASE(interleaved_alternatives_measure_every_pass)
 }
 
 int main(int argc, char **argv) { return dkt_main(argc, argv); }
+
+/* A function-form body that ignores its count (or was optimized away):
+ * the time of a sample does not grow with the iterations, so no per-
+ * iteration cost exists. The warm-up must not double the count until it
+ * wraps to 0 (2^64), nor schedule counts past 2^64, and the benchmark fails
+ * with the reason instead of ending with no samples and success. */
+static void bm_ignores_count(void *ctx, uint64_t k)
+{
+    (void)ctx, (void)k;
+}
+
+TEST_CASE(a_body_that_ignores_its_iteration_count_fails_with_the_reason)
+{
+    dkb_config c;
+    dkb_config_defaults(&c);
+    dkb_source src = make_source(5, 0, 0);
+    dkb_plan plan;
+    CHECK_INT(dkb_plan_events(&src, four, 1, &plan), ==, 0);
+    dkb_result r;
+    dkb_entry e = entry("ignores", NULL, bm_ignores_count);
+    CHECK_INT(dkb_measure_one(&c, &src, &plan, &e, &r), ==, DK_ESTATE);
+    CHECK_CONTAINS(dkb_last_error(), "ignores: ");
+    CHECK_CONTAINS(dkb_last_error(), "does not grow with the iteration count");
+    /* Through dk_bench_main: a non-zero exit. */
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register_fn("ignores", bm_ignores_count, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01";
+    char *argv[] = {prog, quiet, time, t, NULL};
+    char err[4096];
+    CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 1);
+    CHECK_CONTAINS(err, "does not grow with the iteration count");
+    dkb_registry_clear();
+}
+
+/* A measure of a benchmark found in the baseline that cannot be compared
+ * (here the baseline's time per iteration is 0, so no relative change
+ * exists) is named on stderr with the reason, not silently left without
+ * a change. */
+TEST_CASE(a_measure_not_compared_with_the_baseline_says_why)
+{
+    char dir[] = "/tmp/dkbench-nochange-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    dkb_result old;
+    memset(&old, 0, sizeof old);
+    snprintf(old.name, sizeof old.name, "g/both");
+    snprintf(old.group, sizeof old.group, "g");
+    snprintf(old.stop_reason, sizeof old.stop_reason, "samples: 10 as asked");
+    old.n_samples = 10;
+    old.iterations = calloc(10, sizeof(double));
+    old.n_measures = 1;
+    dkb_measure *m = &old.m[0];
+    snprintf(m->name, sizeof m->name, "time");
+    snprintf(m->unit, sizeof m->unit, "ns");
+    m->available = true;
+    m->y = calloc(10, sizeof(double));
+    CHECK(old.iterations != NULL && m->y != NULL);
+    for (size_t i = 0; i < 10; i++) {
+        old.iterations[i] = (double)(i + 1) * 100;
+        m->y[i] = 1000; /* the same time whatever the count */
+    }
+    m->fit = (dkb_fit){0, 1000, 0};
+    m->n_fit = 10;
+    snprintf(m->estimator, sizeof m->estimator, "OLS");
+    dkb_run_info run;
+    memset(&run, 0, sizeof run);
+    const dkb_result *rp = &old;
+    CHECK_INT(dkb_baseline_save(dir, "flat", &run, &rp, 1), ==, 0);
+    dkb_result_free(&old);
+
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         cmp[] = "--baseline", name[] = "flat";
+    char *argv[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv, err, sizeof err), ==, 0);
+    CHECK_CONTAINS(err, "bench: g/both: time: not compared with baseline 'flat': ");
+    CHECK_CONTAINS(err, "positive");
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* Whole-number options take digits only: strtoull reads " -1" as
+ * 2^64 - 1, which must not pass as a seed or a sample count. */
+TEST_CASE(whole_number_options_refuse_a_sign_or_blank)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    const char *bad[][2] = {{"--seed", " -1"}, {"--seed", "-1"}, {"--samples", " 3"},
+                            {"--samples", "+3"}, {"--seed", "\t7"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char prog[] = "bench", quiet[] = "-q", opt[32], val[32];
+        snprintf(opt, sizeof opt, "%s", bad[i][0]);
+        snprintf(val, sizeof val, "%s", bad[i][1]);
+        char *argv[] = {prog, quiet, opt, val, NULL};
+        CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 2);
+        CHECK_CONTAINS(err, "expected a whole number");
+    }
+    setenv("DKBENCH_SEED", " -1", 1);
+    char prog[] = "bench", quiet[] = "-q";
+    char *argv[] = {prog, quiet, NULL};
+    CHECK_INT(main_capturing(2, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "DKBENCH_SEED ' -1': expected a whole number");
+    unsetenv("DKBENCH_SEED");
+    dkb_registry_clear();
+}
+
+/* --list (what a CI reads to know the benchmarks) and --help on a stdout
+ * that cannot be written: exit 1 with the reason, not 0 and nothing. */
+TEST_CASE(list_and_help_report_a_failed_stdout)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    const char *flags[] = {"--list", "--help"};
+    for (size_t i = 0; i < 2; i++) {
+        fflush(stdout);
+        int saved = dup(1), full = open("/dev/full", O_WRONLY);
+        CHECK(saved >= 0 && full >= 0);
+        CHECK(dup2(full, 1) == 1);
+        close(full);
+        char prog[] = "bench", flag[16];
+        snprintf(flag, sizeof flag, "%s", flags[i]);
+        char *argv[] = {prog, flag, NULL};
+        int rc = main_capturing(2, argv, err, sizeof err);
+        fflush(stdout);
+        clearerr(stdout);
+        dup2(saved, 1);
+        close(saved);
+        CHECK_INT(rc, ==, 1);
+        CHECK_CONTAINS(err, "bench: writing to stdout failed");
+    }
+    dkb_registry_clear();
+}
+
+/* Names of up to 255 bytes are accepted (dkbench.h), and the group is the
+ * whole part before the '/', however long, in the result (the JSON and
+ * CSV "group" and a baseline read back). */
+TEST_CASE(a_long_group_name_is_kept_whole)
+{
+    char name[256];
+    memset(name, 'g', 255);
+    name[255] = '\0';
+    name[200] = '/';
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register(name, bm_loop, NULL), ==, 0);
+    name[255] = 'x';
+    char longer[257];
+    memcpy(longer, name, 256);
+    longer[256] = '\0';
+    CHECK_INT(dk_bench_register(longer, bm_loop, NULL), ==, DK_EINVAL);
+    name[255] = '\0';
+    dkb_registry_clear();
+    dkb_config c;
+    dkb_config_defaults(&c);
+    c.samples = 6;
+    dkb_source src = make_source(5, 0, 0);
+    dkb_plan plan;
+    dkb_result r;
+    dkb_entry e = entry(name, bm_loop, NULL);
+    run(&c, &src, four, 1, &e, &r, &plan);
+    CHECK_INT(strlen(r.name), ==, 255);
+    CHECK_INT(strlen(r.group), ==, 200);
+    CHECK(strncmp(r.group, name, 200) == 0);
+    dkb_result_free(&r);
+}
+
+/* A name that is not valid UTF-8 is saved with U+FFFD in its place
+ * (BENCH-JSON.md); it still finds itself in that baseline. */
+TEST_CASE(a_name_that_is_not_utf8_is_compared_with_its_baseline)
+{
+    char dir[] = "/tmp/dkbench-utf8-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/\xff\xfe-x", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/\xef\xbf\xbd\xef\xbf\xbd-y", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         save[] = "--save-baseline", cmp[] = "--baseline", name[] = "u";
+    char *argv1[] = {prog, quiet, time, t, rd, dir, save, name, NULL};
+    CHECK_INT(main_capturing(8, argv1, err, sizeof err), ==, 0);
+    char *argv2[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv2, err, sizeof err), ==, 0);
+    CHECK(strstr(err, "not in baseline") == NULL);
+    CHECK(strstr(err, "but not run") == NULL);
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* An event given twice would be two measures of one name (a JSON report
+ * with two "instructions", a baseline compare that sees only the first):
+ * it is a bad option value. */
+TEST_CASE(an_event_given_twice_is_refused)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", e[] = "-e", ev[] = "cycles,instructions,cycles";
+    char *argv[] = {prog, quiet, e, ev, NULL};
+    CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: events 'cycles,instructions,cycles': cycles is given twice");
+    dkb_registry_clear();
+}
+
+/* --compare: when one member of a group fails, the message names that
+ * member (not the group's first as if it had failed) and says the group
+ * was not measured. */
+TEST_CASE(a_failing_member_of_a_compared_group_is_the_one_named)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/fine", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/breaks", bm_breaks, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", cmp[] = "--compare", time[] = "--time", t[] = "0.01";
+    char *argv[] = {prog, quiet, cmp, time, t, NULL};
+    CHECK_INT(main_capturing(5, argv, err, sizeof err), ==, 1);
+    CHECK_CONTAINS(err, "bench: g/breaks: the benchmark function left DK_BENCH_LOOP early");
+    CHECK_CONTAINS(err, "(group g, run interleaved, not measured)");
+    CHECK(strstr(err, "g/fine: g/breaks") == NULL);
+    dkb_registry_clear();
+}

@@ -4,8 +4,10 @@
  * that the change agrees with the estimate the reports print.
  */
 #include "bench/compare.h"
+#include "bench/error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,11 +68,31 @@ double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k)
     if (!dkb_headline_line(r, m, &line))
         return NULL;
     double *v = malloc(r->n_samples * sizeof *v);
-    if (v == NULL)
+    unsigned char *cls = malloc(r->n_samples ? r->n_samples : 1);
+    if (v == NULL || cls == NULL) {
+        free(v);
+        free(cls);
         return NULL;
+    }
+    size_t n = 0;
     for (size_t i = 0; i < r->n_samples; i++)
         if (dkb_sample_in_fit(r, m, i) && r->iterations[i] > 0)
-            v[(*k)++] = (m->y[i] - line.intercept) / r->iterations[i];
+            v[n++] = (m->y[i] - line.intercept) / r->iterations[i];
+    /* The median pair slope is not moved by a sample that a disturbance
+     * not seen as a preemption made late (an interrupt, the host, a
+     * backend that does not count switches); a mean of values is. So for
+     * the Theil-Sen answer the values beyond the severe fences (3 IQR) of
+     * that side's values are left out too. */
+    dkb_outliers ol;
+    if (theil_sen(m) && n >= 4 && dkb_tukey(v, n, &ol, cls)) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if (cls[i] != DKB_OUTLIER_LOW_SEVERE && cls[i] != DKB_OUTLIER_HIGH_SEVERE)
+                v[kept++] = v[i];
+        n = kept;
+    }
+    free(cls);
+    *k = n;
     return v;
 }
 
@@ -88,16 +110,37 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
     size_t compared = 0;
     for (size_t i = 0; i < r->n_measures && i < DKB_MAX_MEASURES; i++) {
         dkb_measure *m = &r->m[i];
-        const dkb_measure *om = m->available ? named(old, m->name) : NULL;
-        if (om == NULL)
+        m->no_change[0] = '\0';
+        if (!m->available)
             continue;
+        const dkb_measure *om = named(old, m->name);
+        if (om == NULL) {
+            snprintf(m->no_change, sizeof m->no_change, "the baseline did not measure it");
+            continue;
+        }
+        dkb_fit line;
+        if (!dkb_headline_line(r, m, &line)) {
+            snprintf(m->no_change, sizeof m->no_change, "this run has no estimate of it");
+            continue;
+        }
+        if (!dkb_headline_line(old, om, &line)) {
+            snprintf(m->no_change, sizeof m->no_change,
+                     "the baseline has no estimate of it (fewer than 2 samples, or a null value)");
+            continue;
+        }
         size_t kn = 0, ko = 0;
         double *nv = dkb_change_values(r, m, &kn), *ov = dkb_change_values(old, om, &ko);
-        if (nv != NULL && ov != NULL &&
-            dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed, &m->change)) {
+        if (nv == NULL || ov == NULL) {
+            snprintf(m->no_change, sizeof m->no_change, "out of memory");
+        } else if (dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed, &m->change)) {
             m->has_change = true;
             m->baseline_slope = om->slope.point;
             compared++;
+        } else {
+            /* The test's reason, without its function name. */
+            const char *why = dkb_last_error();
+            const char *colon = strncmp(why, "dkb_change_test: ", 17) == 0 ? why + 17 : why;
+            snprintf(m->no_change, sizeof m->no_change, "%s", colon);
         }
         free(nv);
         free(ov);

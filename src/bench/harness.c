@@ -350,6 +350,9 @@ static bool precise(dk_bench *b, double *time_half)
     return true;
 }
 
+/* The warm-up's largest sample: past it the body is taken not to run. */
+#define WARMUP_MAX_ITERATIONS ((uint64_t)1 << 40)
+
 /* The iteration count of the next sample of this phase, 0 when it is over. */
 static uint64_t plan_next(dk_bench *b)
 {
@@ -373,6 +376,16 @@ static uint64_t plan_next(dk_bench *b)
          * the bound. */
         if (settled || elapsed + 2.0 * (double)b->wu_next * p * 1e-9 > c->warmup_bound)
             return 0;
+        /* 2^40 iterations within the bound is under 0.1 ps each: the body
+         * does not run per iteration, and doubling on would wrap to 0. */
+        if (b->wu_next >= WARMUP_MAX_ITERATIONS) {
+            b->err = dkb_fail(DK_ESTATE, "%s: %llu iterations took %.3g ns: the time does not "
+                                         "grow with the iteration count; the body must run its "
+                                         "iterations (a function that ignores its count, or a "
+                                         "body the compiler removed?)",
+                              b->e->name, (unsigned long long)b->wu_next, b->t[b->n - 1]);
+            return 0;
+        }
         return b->wu_next *= 2;
     }
     case PHASE_REPLAY:
@@ -677,6 +690,9 @@ static void schedule(dk_bench *b)
     size_t plan_n = c->samples ? c->samples : c->max_samples;
     double tri = (double)plan_n * (double)(plan_n + 1) / 2;
     double d = floor(budget / (p * tri));
+    /* Counts stay exact in a double and far from 2^64. */
+    if (d > 9007199254740992.0 / (double)(plan_n + 1))
+        d = floor(9007199254740992.0 / (double)(plan_n + 1));
     size_t min_n = c->samples ? c->samples : c->min_samples;
     double min_tri = (double)min_n * (double)(min_n + 1) / 2;
     b->flat = false;

@@ -16,6 +16,7 @@
 #include "bench/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
+#include "bench/report_common.h"
 
 typedef struct options {
     dkb_config cfg;
@@ -80,7 +81,8 @@ static int parse_u64(const char *prog, const char *what, const char *v, uint64_t
     char *end;
     errno = 0;
     unsigned long long u = strtoull(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || u < lo) {
+    /* Digits only: strtoull would skip blanks and take " -1" as 2^64 - 1. */
+    if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9' || u < lo) {
         char expect[64];
         snprintf(expect, sizeof expect, "expected a whole number >= %llu", (unsigned long long)lo);
         return bad(prog, what, v, expect);
@@ -293,10 +295,23 @@ static void ask_p_cores(const char *prog, bool quiet)
                         "places the thread as usual\n", prog, strerror(rc));
 }
 
+/* Whether two names are the same once read as UTF-8: a baseline holds a
+ * name's invalid bytes as U+FFFD (BENCH-JSON.md), so a run's name is
+ * compared with what it was saved as. */
+static bool same_name(const char *a, const char *b)
+{
+    unsigned long ca, cb;
+    do {
+        ca = dkb__utf8_next(&a);
+        cb = dkb__utf8_next(&b);
+    } while (ca == cb && ca != 0);
+    return ca == cb;
+}
+
 static const dkb_result *find_result(const dkb_result *rs, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp(rs[i].name, name) == 0)
+        if (same_name(rs[i].name, name))
             return &rs[i];
     return NULL;
 }
@@ -433,6 +448,15 @@ static void print_ratios(const options *o, const dkb_result *rs, size_t k)
         }
 }
 
+/* 0 when what was printed on stdout reached it, else 1 with the reason. */
+static int stdout_written(const char *prog)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "%s: writing to stdout failed: %s\n", prog, strerror(errno));
+    return 1;
+}
+
 int dk_bench_main(int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
@@ -440,8 +464,10 @@ int dk_bench_main(int argc, char **argv)
     prog = slash ? slash + 1 : prog;
     options o;
     int rc = parse(&o, argc, argv);
+    if (rc < 0) /* --help */
+        return stdout_written(prog);
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return rc;
     if (dkb_registry_load_error()[0] != '\0') {
         fprintf(stderr, "%s: %s\n", prog, dkb_registry_load_error());
         return 2;
@@ -479,6 +505,7 @@ int dk_bench_main(int argc, char **argv)
     if (o.list) {
         for (size_t i = 0; i < n; i++)
             printf("%s\n", dkb_registry_at(chosen[i])->name);
+        status = stdout_written(prog);
         goto out;
     }
     const char *names[DK_MAX_EVENTS];
@@ -489,6 +516,13 @@ int dk_bench_main(int argc, char **argv)
         status = 2;
         goto out;
     }
+    for (int a = 0; a < n_events; a++)
+        for (int b = a + 1; b < n_events; b++)
+            if (strcmp(names[a], names[b]) == 0) {
+                fprintf(stderr, "%s: events '%s': %s is given twice\n", prog, o.events, names[a]);
+                status = 2;
+                goto out;
+            }
     if (n == 0) {
         fprintf(stderr, "%s: no benchmark matches '%s' (--list shows them)\n", prog,
                 have_re ? o.filter : "");
@@ -550,11 +584,22 @@ int dk_bench_main(int argc, char **argv)
             rc = dkb_measure_one(&o.cfg, &src, &plan, e, &results[done]);
         }
         if (rc != 0) {
-            /* The harness's messages start with the benchmark's name. */
+            /* The harness's messages start with the benchmark's name (in a
+             * group, the member that failed). */
             const char *why = dkb_last_error();
-            size_t len = strlen(e->name);
-            bool named = strncmp(why, e->name, len) == 0 && why[len] == ':';
-            fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ", why);
+            bool named = false;
+            for (size_t j = 0; j < k && !named; j++) {
+                const char *nm = dkb_registry_at(chosen[i + j])->name;
+                size_t len = strlen(nm);
+                named = strncmp(why, nm, len) == 0 && why[len] == ':';
+            }
+            if (k > 1)
+                fprintf(stderr, "%s: %s%s%s (group %.*s, run interleaved, not measured)\n", prog,
+                        named ? "" : e->name, named ? "" : ": ", why,
+                        (int)(strchr(e->name, '/') - e->name), e->name);
+            else
+                fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ",
+                        why);
             status = 1;
             i += k;
             continue;
@@ -562,8 +607,13 @@ int dk_bench_main(int argc, char **argv)
         for (size_t j = 0; j < k; j++) {
             dkb_result *r = &results[done + j];
             const dkb_result *old = base ? find_result(base, n_base, r->name) : NULL;
-            if (old != NULL)
+            if (old != NULL) {
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
+                for (size_t q = 0; q < r->n_measures; q++)
+                    if (r->m[q].no_change[0] != '\0')
+                        fprintf(stderr, "%s: %s: %s: not compared with baseline '%s': %s\n", prog,
+                                r->name, r->m[q].name, o.baseline, r->m[q].no_change);
+            }
             rp[done + j] = r;
             bp[done + j] = old;
             if (!o.quiet && dkb_report_terminal(stdout, &run, r, color, o.verbose) != 0) {

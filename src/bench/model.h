@@ -41,6 +41,9 @@ typedef struct dkb_measure {
     bool has_change;
     dkb_change change;
     double baseline_slope;
+    /* After a comparison, why this measure has no change ("" otherwise):
+     * not in the baseline, no estimate on one side, or the test refused. */
+    char no_change[256];
     /* Which estimator gave `slope`: "OLS" (the fit's slope with its
      * bootstrap CI), "Theil-Sen" (time: the median pair slope with Sen's
      * interval, robust to preempted samples) or "mean" (flat sampling:
@@ -56,7 +59,7 @@ typedef struct dkb_measure {
 /* One benchmark's result. */
 typedef struct dkb_result {
     char name[256];       /* "group/name" when grouped */
-    char group[128];      /* "" when not grouped */
+    char group[256];      /* the part of name before its first '/'; "" when not grouped */
     size_t n_samples;
     double *iterations;   /* per sample */
     size_t n_measures;    /* measure 0 is time */

@@ -177,15 +177,30 @@ static double number_of(const json_value *obj, const char *key, bool *ok)
     return v->number;
 }
 
-/* The summary a baseline kept: mean, stddev, n. */
-static bool baseline_summary(const json_value *obj, const char *nkey, summary *s)
+/* The summary a baseline kept: mean, stddev, n. false when a member is
+ * missing, or is not what a run gives (a count of runs that is not a whole
+ * number from 0 to 10^9, a negative or non-finite mean or spread); *bad
+ * then names it. */
+static bool baseline_summary(const json_value *obj, const char *nkey, summary *s, const char **bad)
 {
     bool ok = true;
     memset(s, 0, sizeof *s);
     s->mean = number_of(obj, "mean", &ok);
     s->stddev = number_of(obj, "stddev", &ok);
-    s->n = (size_t)number_of(obj, nkey, &ok);
-    return ok;
+    double n = number_of(obj, nkey, &ok);
+    *bad = NULL;
+    if (!ok)
+        return false;
+    if (!(n >= 0 && n <= 1e9 && n == floor(n)))
+        *bad = nkey;
+    else if (!(s->mean >= 0 && isfinite(s->mean)))
+        *bad = "mean";
+    else if (!(s->stddev >= 0 && isfinite(s->stddev)))
+        *bad = "stddev";
+    if (*bad != NULL)
+        return false;
+    s->n = (size_t)n;
+    return true;
 }
 
 static void change_row(FILE *out, const char *label, const summary *base, const summary *now)
@@ -206,8 +221,12 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     const json_value *res = baseline_result(root, c->text);
     fprintf(out, "  Baseline '%s':", r->o->baseline);
     summary base;
-    if (res == NULL || !baseline_summary(res, "runs", &base)) {
-        fputs(" no result for this command\n", out);
+    const char *bad = NULL;
+    if (res == NULL || !baseline_summary(res, "runs", &base, &bad)) {
+        if (bad != NULL)
+            fprintf(out, " not a valid summary (%s)\n", bad);
+        else
+            fputs(" no result for this command\n", out);
         return;
     }
     fputc('\n', out);
@@ -222,10 +241,13 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
             if (name != NULL && name->kind == JSON_STRING && strcmp(name->string, r->ev[e].name) == 0)
                 found = &ctrs->items[i];
         }
-        if (found == NULL || !baseline_summary(found, "counted_runs", &base) || base.n == 0) {
+        if (found == NULL || !baseline_summary(found, "counted_runs", &base, &bad) || base.n == 0) {
             fputs("    ", out);
             cell(out, r->ev[e].name, 16);
-            fputs("not in the baseline\n", out);
+            if (bad != NULL)
+                fprintf(out, "not a valid summary (%s)\n", bad);
+            else
+                fputs("not in the baseline\n", out);
             continue;
         }
         change_row(out, r->ev[e].name, &base, &c->ev[e]);
