@@ -48,17 +48,34 @@ if p.returncode != 0 and re.search(r"permission|paranoid|EPERM|EACCES", p.stderr
     sys.exit(77)
 check(p.returncode == 0, f"record of /bin/true: {p.returncode} {p.stderr!r}")
 
+def stolen_seconds():
+    """The machine's irq, softirq and steal time so far (/proc/stat), in
+    seconds: time the cpu-clock counts on a CPU but the task's own clock
+    does not (the scheduler's task clock leaves it out)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return sum(int(v) for v in fields[6:9]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 # The acceptance run: -F 999 -g, default event.
 data = path("prog.data")
 start = time.monotonic()
-child = subprocess.Popen([dkperf, "record", "-F", "999", "-g", "-o", data, "--", prog, "1"],
+stolen0 = stolen_seconds()
+child = subprocess.Popen([dkperf, "record", "-F", "999", "-g", "-o", data, "--", prog,
+                          "--print-cpu", "1"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-_, status, ru = os.wait4(child.pid, 0)
-err = child.stderr.read()
-child.stdout.close()
-child.stderr.close()
-cpu = ru.ru_utime + ru.ru_stime  # dkperf and the program it reaped
-check(os.waitstatus_to_exitcode(status) == 0, f"record exits as the program did: {status} {err!r}")
+out, err = child.communicate()
+status = child.returncode
+stolen = stolen_seconds() - stolen0
+# The program's own CPU clock at its end (record_prog --print-cpu): what
+# the cpu-clock samples, without dkperf's own time.
+pm = re.search(r"^cpu ([\d.]+)$", out, re.M)
+check(pm is not None, f"record_prog printed its CPU time: {out!r}")
+cpu = float(pm[1]) if pm else 1.0
+check(status == 0, f"record exits as the program did: {status} {err!r}")
 lines = err.strip().splitlines()
 check(len(lines) == 2, f"two lines on stderr (the event chosen, the summary): {lines}")
 check(re.search(r"sampling (cycles|cpu-clock)", lines[0] if lines else ""), f"the default event is said: {lines[:1]}")
@@ -69,11 +86,17 @@ if m:
     n = int(m[1].replace(",", ""))
     check(m[4] == data, "the summary names the file")
     expected = cpu * 999
-    print(f"{n} samples for {cpu:.3f} CPU seconds (x 999 = {expected:.0f}); {m[5]}, {m[6]} bytes a sample")
+    print(f"{n} samples for {cpu:.3f} CPU seconds (x 999 = {expected:.0f}); {m[5]}, {m[6]} "
+          f"bytes a sample; {stolen:.3f} s of irq and steal time on the machine meanwhile")
     # The program's own CPU time dominates; dkperf's drain adds a little.
-    check(abs(n - expected) <= 0.05 * expected, f"{n} samples for {cpu:.3f} CPU seconds at 999 Hz")
+    # cpu-clock also ticks through interrupts and time the hypervisor took
+    # (the task's clock does not): on a busy VM that allows more samples.
+    check(0.95 * expected <= n <= 1.05 * (cpu + stolen) * 999,
+          f"{n} samples for {cpu:.3f} CPU seconds at 999 Hz ({stolen:.3f} s of irq and steal)")
     check(float(m[6]) < 65, f"{m[6]} bytes a sample is at most half of perf.data's ~130")
-    check(os.path.getsize(data) == int(round(float(m[6]) * n)) or m[5].endswith("bytes") or True, "size")
+    # The summary's bytes a sample is the file's size over its samples.
+    check(abs(os.path.getsize(data) / n - float(m[6])) <= 0.05,
+          f"{m[6]} bytes a sample, but the file holds {os.path.getsize(data)} bytes for {n}")
 
 p = run("report", "-i", data)
 check(p.returncode == 0 and p.stderr == "", f"report: {p.returncode} {p.stderr!r}")
