@@ -211,8 +211,12 @@ def value(rep, name):
     return next(e["value"] for e in rep["events"] if e["name"] == name)
 
 
-# A sleeping process: next to no CPU time.
-sleeper = subprocess.Popen(["sleep", "600"])
+# A sleeping process: next to no CPU time. It says when its start-up (the
+# loader, the interpreter) is over, so that only its sleep is counted.
+sleeper = subprocess.Popen([sys.executable, "-c",
+                            "import sys, time; print('ready', flush=True); time.sleep(600)"],
+                           stdout=subprocess.PIPE, text=True)
+sleeper.stdout.readline()
 rc, rep, err = attach(["-p", str(sleeper.pid), "--timeout", "500",
                        "-e", "task-clock,context-switches"])
 if rep is not None:
