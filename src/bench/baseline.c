@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
@@ -580,6 +581,34 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
     return 0;
 }
 
+/* A measure's n_fit against the result's preempted samples, by which
+ * compare.c picks the samples of the estimate. The Theil-Sen time estimate
+ * uses the unpreempted samples when at least DKB_MIN_UNPREEMPTED of them on
+ * more than one iteration count are left, else every sample; OLS and mean
+ * use every sample. A file written before n_fit was saved gets the count
+ * by that rule. */
+static int fit_samples(const jval *o, const dkb_result *r, dkb_measure *m)
+{
+    size_t n = r->n_samples, clean = n;
+    bool varied = false;
+    if (r->preempted != NULL && r->iterations != NULL) {
+        clean = 0;
+        double x0 = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!r->preempted[i]) {
+                if (clean++ == 0)
+                    x0 = r->iterations[i];
+                else
+                    varied |= r->iterations[i] != x0;
+            }
+    }
+    bool theil_sen = strcmp(m->estimator, "Theil-Sen") == 0;
+    size_t used = theil_sen && clean >= DKB_MIN_UNPREEMPTED && varied ? clean : n;
+    if (member(o, "n_fit") == NULL && m->estimator[0] != '\0')
+        m->n_fit = used;
+    return 0;
+}
+
 static int read_result(jparser *p, const jval *o, dkb_result *r)
 {
     const char *w = "result";
@@ -660,7 +689,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return schema_err(p, v, w, "measures", "too many measures");
     r->n_measures = v->n;
     for (size_t i = 0; i < v->n; i++)
-        if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0)
+        if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0 ||
+            fit_samples(&v->kids[i], r, &r->m[i]) != 0)
             return p->err;
     return 0;
 }
