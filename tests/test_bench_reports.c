@@ -547,6 +547,12 @@ TEST_CASE(baseline_rejects_malformed)
             "\"preempted\": must hold 0 or 1 per sample");
     swapped(dir, text, len, "\"n_preempted\":3", "\"n_preempted\":4",
             "\"preempted\": does not agree with n_preempted");
+    /* The time estimate's sample count is its unpreempted samples (97 of
+     * 100 here), or every sample; an OLS estimate uses every sample. */
+    swapped(dir, text, len, "\"n_fit\":97", "\"n_fit\":95",
+            "\"n_fit\": does not agree with the preempted samples");
+    swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\": 98",
+            "\"n_fit\": must be n_samples for an OLS or mean estimate");
     /* The samples must match n_samples. */
     p = strstr(text, "\"n_samples\":100");
     CHECK(p != NULL);

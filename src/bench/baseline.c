@@ -586,8 +586,9 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
  * uses the unpreempted samples when at least DKB_MIN_UNPREEMPTED of them on
  * more than one iteration count are left, else every sample; OLS and mean
  * use every sample. A file written before n_fit was saved gets the count
- * by that rule. */
-static int fit_samples(const jval *o, const dkb_result *r, dkb_measure *m)
+ * by that rule; a file whose n_fit disagrees with it is not valid (the
+ * change would be computed on samples the estimate did not use). */
+static int fit_samples(jparser *p, const jval *o, const dkb_result *r, dkb_measure *m)
 {
     size_t n = r->n_samples, clean = n;
     bool varied = false;
@@ -604,8 +605,20 @@ static int fit_samples(const jval *o, const dkb_result *r, dkb_measure *m)
     }
     bool theil_sen = strcmp(m->estimator, "Theil-Sen") == 0;
     size_t used = theil_sen && clean >= DKB_MIN_UNPREEMPTED && varied ? clean : n;
-    if (member(o, "n_fit") == NULL && m->estimator[0] != '\0')
-        m->n_fit = used;
+    const jval *nf = member(o, "n_fit");
+    if (nf == NULL) {
+        if (m->estimator[0] != '\0')
+            m->n_fit = used;
+        return 0;
+    }
+    /* Every sample (n_fit = n_samples) is always a safe reading. */
+    if (m->estimator[0] == '\0' || m->n_fit == n)
+        return 0;
+    if (!theil_sen)
+        return schema_err(p, nf, "measure", "n_fit",
+                          "must be n_samples for an OLS or mean estimate");
+    if (m->n_fit != used)
+        return schema_err(p, nf, "measure", "n_fit", "does not agree with the preempted samples");
     return 0;
 }
 
@@ -690,7 +703,7 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
     r->n_measures = v->n;
     for (size_t i = 0; i < v->n; i++)
         if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0 ||
-            fit_samples(&v->kids[i], r, &r->m[i]) != 0)
+            fit_samples(p, &v->kids[i], r, &r->m[i]) != 0)
             return p->err;
     return 0;
 }
