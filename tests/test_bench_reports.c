@@ -547,6 +547,12 @@ TEST_CASE(baseline_rejects_malformed)
             "\"preempted\": must hold 0 or 1 per sample");
     swapped(dir, text, len, "\"n_preempted\":3", "\"n_preempted\":4",
             "\"preempted\": does not agree with n_preempted");
+    /* The time estimate's sample count is its unpreempted samples (97 of
+     * 100 here), or every sample; an OLS estimate uses every sample. */
+    swapped(dir, text, len, "\"n_fit\":97", "\"n_fit\":95",
+            "\"n_fit\": does not agree with the preempted samples");
+    swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\": 98",
+            "\"n_fit\": must be n_samples for an OLS or mean estimate");
     /* The samples must match n_samples. */
     p = strstr(text, "\"n_samples\":100");
     CHECK(p != NULL);
@@ -596,6 +602,57 @@ static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *cons
     (void)n;
     return dkb_report_terminal(f, run, rs[0], false, true);
 }
+
+/* A baseline saved before "n_fit" was written holds the Theil-Sen time
+ * estimate and its preempted samples: the estimate used the unpreempted
+ * ones, and so must the change against it. */
+TEST_CASE(baseline_without_n_fit_leaves_out_the_preempted_samples)
+{
+    dkb_result a, b;
+    dkb_run_info run;
+    run_info(&run);
+    two_results(&a, &b);
+    const dkb_result *rs[] = {&a, &b};
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("bl-old"));
+    CHECK(dkb_baseline_save(dir, "new", &run, rs, 2) == 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/new.json", dir);
+    char *text = slurp(path);
+    /* Every "n_fit":N, member out, as the older writer had it. */
+    size_t len = strlen(text), out = 0;
+    for (size_t i = 0; i < len;) {
+        if (strncmp(text + i, "\"n_fit\":", 8) == 0) {
+            i += 8;
+            while (text[i] != ',')
+                i++;
+            i++;
+        } else {
+            text[out++] = text[i++];
+        }
+    }
+    text[out] = '\0';
+    CHECK(strstr(text, "n_fit") == NULL);
+    snprintf(path, sizeof path, "%s/old.json", dir);
+    write_text(path, text, out);
+    free(text);
+    dkb_result *back = NULL;
+    size_t n = 0;
+    if (dkb_baseline_load(dir, "old", &back, &n) != 0)
+        DKT_FAIL("load: %s", dkb_last_error());
+    CHECK_INT(n, ==, 2);
+    CHECK_STR(back[0].m[0].estimator, "Theil-Sen");
+    CHECK_INT(back[0].m[0].n_fit, ==, N - 3);
+    CHECK(!dkb_sample_in_fit(&back[0], &back[0].m[0], 5));
+    CHECK(dkb_sample_in_fit(&back[0], &back[0].m[0], 6));
+    CHECK_INT(back[0].m[1].n_fit, ==, N);
+    for (size_t k = 0; k < n; k++)
+        dkb_result_free(&back[k]);
+    free(back);
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+}
+
 
 TEST_CASE(write_errors_reported)
 {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
@@ -580,6 +581,47 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
     return 0;
 }
 
+/* A measure's n_fit against the result's preempted samples, by which
+ * compare.c picks the samples of the estimate. The Theil-Sen time estimate
+ * uses the unpreempted samples when at least DKB_MIN_UNPREEMPTED of them on
+ * more than one iteration count are left, else every sample; OLS and mean
+ * use every sample. A file written before n_fit was saved gets the count
+ * by that rule; a file whose n_fit disagrees with it is not valid (the
+ * change would be computed on samples the estimate did not use). */
+static int fit_samples(jparser *p, const jval *o, const dkb_result *r, dkb_measure *m)
+{
+    size_t n = r->n_samples, clean = n;
+    bool varied = false;
+    if (r->preempted != NULL && r->iterations != NULL) {
+        clean = 0;
+        double x0 = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!r->preempted[i]) {
+                if (clean++ == 0)
+                    x0 = r->iterations[i];
+                else
+                    varied |= r->iterations[i] != x0;
+            }
+    }
+    bool theil_sen = strcmp(m->estimator, "Theil-Sen") == 0;
+    size_t used = theil_sen && clean >= DKB_MIN_UNPREEMPTED && varied ? clean : n;
+    const jval *nf = member(o, "n_fit");
+    if (nf == NULL) {
+        if (m->estimator[0] != '\0')
+            m->n_fit = used;
+        return 0;
+    }
+    /* Every sample (n_fit = n_samples) is always a safe reading. */
+    if (m->estimator[0] == '\0' || m->n_fit == n)
+        return 0;
+    if (!theil_sen)
+        return schema_err(p, nf, "measure", "n_fit",
+                          "must be n_samples for an OLS or mean estimate");
+    if (m->n_fit != used)
+        return schema_err(p, nf, "measure", "n_fit", "does not agree with the preempted samples");
+    return 0;
+}
+
 static int read_result(jparser *p, const jval *o, dkb_result *r)
 {
     const char *w = "result";
@@ -660,7 +702,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return schema_err(p, v, w, "measures", "too many measures");
     r->n_measures = v->n;
     for (size_t i = 0; i < v->n; i++)
-        if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0)
+        if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0 ||
+            fit_samples(p, &v->kids[i], r, &r->m[i]) != 0)
             return p->err;
     return 0;
 }

@@ -12,6 +12,10 @@
 
 #include "bench/model.h"
 
+/* Fewest unpreempted samples (on more than one iteration count) the time
+ * estimate is computed from alone; with fewer it uses every sample. */
+#define DKB_MIN_UNPREEMPTED 5
+
 /* Whether sample i entered the headline estimate of m: for the Theil-Sen
  * time answer, the samples not preempted when n_fit says some were left
  * out; for every other estimator, every sample. */

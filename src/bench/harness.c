@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/harness.h"
 
@@ -284,7 +285,7 @@ static void end_sample(dk_bench *b)
  * n distinct x, Sen's interval is at widest the two extreme pair slopes,
  * which miss the truth with probability 2/n!: 1/3 at n = 3, 1/12 at n = 4,
  * so a "95%" interval from 3 or 4 samples is not one; 5 give 98.3%. */
-#define MIN_UNPREEMPTED 5
+#define MIN_UNPREEMPTED DKB_MIN_UNPREEMPTED
 
 /* The time samples the time estimate uses: those during which the thread
  * was not switched out, copied to xs, ts; returns how many, or 0 when they
