@@ -51,7 +51,11 @@ bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line)
     for (size_t i = 0; i < r->n_samples; i++)
         if (dkb_sample_in_fit(r, m, i))
             res[k++] = m->y[i] - line->slope * r->iterations[i];
+    /* A value that is not a number (null in a baseline file) has no place
+     * in an order: no intercept then, rather than a sort of NaNs. */
     bool ok = k > 0;
+    for (size_t i = 0; i < k; i++)
+        ok = ok && isfinite(res[i]);
     if (ok) {
         qsort(res, k, sizeof *res, cmp_double);
         line->intercept = dkb_quantile_sorted(res, k, 0.5);
