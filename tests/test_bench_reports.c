@@ -841,4 +841,22 @@ TEST_CASE(html_scatter_draws_the_headline_line)
     dkb_result_free(&r);
 }
 
+/* A baseline value that is not a number (null in the file): the time
+ * answer's line has no intercept, and no change is computed from it. */
+TEST_CASE(a_null_time_value_gives_no_headline_line)
+{
+    dkb_result old, cur;
+    line_result(&old, 10, 300, 50, 0.002);
+    line_result(&cur, 10, 300, 50, 0.002);
+    old.m[0].y[7] = NAN;
+    dkb_fit line;
+    CHECK(!dkb_headline_line(&old, &old.m[0], &line));
+    CHECK(dkb_headline_line(&cur, &cur.m[0], &line));
+    dkb_compare_baseline(&cur, &old, 0.01, 1000, 7);
+    CHECK(!cur.m[0].has_change);
+    CHECK_CONTAINS(cur.m[0].no_change, "null value");
+    dkb_result_free(&old);
+    dkb_result_free(&cur);
+}
+
 TEST_MAIN()
