@@ -602,7 +602,8 @@ DK_EXPORT int dk_sampling_stop(dk_sampling *p);
  * dk_sampling_drain - deliver every record buffered so far to fn, oldest
  * first, without blocking and without stopping the target. Returns the
  * number of records delivered (>= 0), fn's non-zero return, or DK_EINVAL,
- * DK_EOS.
+ * DK_EOS, DK_ESTATE (called from fn for the same sampling). Drains from
+ * several threads take turns; fn may drain another sampling.
  */
 DK_EXPORT int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
 /* dk_sampling_wait - wait up to timeout_ms (-1: forever) for records to

@@ -327,6 +327,72 @@ TEST_CASE(arguments_are_checked)
     dk_sampler_close(s);
 }
 
+/* A drain from inside a drain's callback (the same sampling) is refused
+ * with DK_ESTATE and says so, instead of blocking on the drain in progress
+ * (perf_event) or decoding the buffer under it (kperf); the outer drain
+ * goes on, and draining another sampling from the callback is allowed. */
+typedef struct nested_ctx {
+    dk_sampling *self, *other;
+    int inner_rc, other_rc;
+    size_t calls;
+    char inner_error[256];
+} nested_ctx;
+
+static int ignore_one(void *ctx, const dk_sample *x)
+{
+    (void)ctx;
+    (void)x;
+    return 0;
+}
+
+static int nested_drain(void *ctx, const dk_sample *x)
+{
+    (void)x;
+    nested_ctx *c = ctx;
+    if (c->calls++ == 0) {
+        c->inner_rc = dk_sampling_drain(c->self, nested_drain, c);
+        snprintf(c->inner_error, sizeof c->inner_error, "%s", dk_last_error());
+        c->other_rc = dk_sampling_drain(c->other, ignore_one, NULL);
+    }
+    return 0;
+}
+
+static void give_up_nested(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAILED: a drain from its own callback blocked\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+TEST_CASE(drain_from_its_callback_is_refused)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    dk_sampling *p = open_one(s, "cpu-clock", 100000, 0, &o);
+    dk_sampling *q = open_one(s, "cpu-clock", 100000, 0, &o);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    burn(50, NULL, NULL);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    nested_ctx c = {p, q, 0, 0, 0, ""};
+    signal(SIGALRM, give_up_nested);
+    alarm(10);
+    int rc = dk_sampling_drain(p, nested_drain, &c);
+    alarm(0);
+    signal(SIGALRM, SIG_DFL);
+    CHECK(rc > 0);
+    CHECK_INT(c.calls, ==, (size_t)rc);
+    CHECK_ERR(c.inner_rc, DK_ESTATE);
+    CHECK_CONTAINS(c.inner_error, "callback");
+    CHECK_INT(c.other_rc, ==, 0);
+    /* The guard is lifted once the drain returns. */
+    CHECK_INT(dk_sampling_drain(p, ignore_one, NULL), ==, 0);
+    dk_sampling_close(q);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 /* A failed open and every close give back what they took. */
 TEST_CASE(close_gives_everything_back)
 {

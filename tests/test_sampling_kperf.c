@@ -702,6 +702,45 @@ TEST_CASE(a_process_whose_name_cannot_be_read_is_still_sampled)
     check_disarmed(state_path());
 }
 
+/* The calls in any order: drain and wait before the start, start and stop
+ * twice, drain after the stop, start again after a stop, a callback that
+ * stops the sampling; every one answers, and the close disarms it all. */
+static int stop_from_callback(void *ctx, const dk_sample *x)
+{
+    (void)x;
+    dk_sampling *p = ctx;
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    return 0;
+}
+
+TEST_CASE(calls_in_any_order_leave_nothing_armed)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"cycles", 1000000, 0};
+    dk_sampling *p = NULL;
+    CHECK_INT(dk_sampling_open(s, &e, 1, NULL, &p), ==, 0);
+    collected c = {0};
+    CHECK_INT(dk_sampling_drain(p, collect, &c), >=, 0);
+    CHECK_INT(dk_sampling_wait(p, 0), >=, 0);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    dkt_hot_caller(50000000);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect, &c), >=, 0);
+    CHECK_INT(dk_sampling_drain(p, collect, &c), ==, 0);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    dkt_hot_caller(50000000);
+    CHECK_INT(dk_sampling_drain(p, stop_from_callback, p), >=, 0);
+    CHECK_INT(dk_sampling_drain(p, collect, &c), >=, 0);
+    CHECK_INT(state_value(state_path(), "kperf.sampling"), ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(sim_kpc_actionid_checks_what_the_kernel_checks)
 {
     /* sysctl_getset_bigarray: EINVAL only when the classes name no counter;

@@ -118,6 +118,7 @@ struct dk_sampling {
     unsigned char mode[DK_MAX_EVENTS];               /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS];
     dk_sampling_stats stats;
+    pthread_mutex_t drain_lock; /* one drain at a time (the core's; see dk_sampling_drain) */
 };
 
 #define DK__BACKEND_VERSION 1

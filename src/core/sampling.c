@@ -21,8 +21,18 @@ static void free_sampling(dk_sampling *p)
         free((char *)p->asked[i].name);
         free(p->label[i]);
     }
+    pthread_mutex_destroy(&p->drain_lock);
     free(p);
 }
+
+/* The drains this thread is inside of, innermost first: a callback that
+ * drains its own sampling again is told so rather than blocking on the
+ * drain it is called from, or decoding the buffer under it. */
+typedef struct drain_frame {
+    const dk_sampling *p;
+    struct drain_frame *next;
+} drain_frame;
+static _Thread_local drain_frame *drains_here;
 
 /* The caller's options, of any size an older or newer header gives. */
 static int copy_options(const dk_sampling_options *opts, dk_sampling_options *o)
@@ -104,6 +114,7 @@ static int sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t 
     dk_sampling *p = calloc(1, sizeof *p);
     if (p == NULL)
         return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+    pthread_mutex_init(&p->drain_lock, NULL);
     p->sampler = s;
     p->opts = o;
     for (size_t i = 0; i < n; i++) {
@@ -202,7 +213,18 @@ int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
 {
     if (p == NULL || fn == NULL)
         return dk__fail(DK_EINVAL, "dk_sampling_drain: sampling and fn must not be NULL");
-    return p->sampler->backend->sampling_drain(p, fn, ctx);
+    for (const drain_frame *f = drains_here; f != NULL; f = f->next)
+        if (f->p == p)
+            return dk__fail(DK_ESTATE, "dk_sampling_drain: called from the callback of a drain "
+                                       "of the same sampling, which is still running; return "
+                                       "from the callback and drain again");
+    drain_frame here = {p, drains_here};
+    drains_here = &here;
+    pthread_mutex_lock(&p->drain_lock); /* drains from two threads take turns */
+    int rc = p->sampler->backend->sampling_drain(p, fn, ctx);
+    pthread_mutex_unlock(&p->drain_lock);
+    drains_here = here.next;
+    return rc;
 }
 
 int dk_sampling_wait(dk_sampling *p, int timeout_ms)

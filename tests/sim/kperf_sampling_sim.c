@@ -464,16 +464,24 @@ static bool parse_sample(const uint64_t *p, size_t words, linux_sample *ls)
     const uint64_t *chain = p + 5;
     ls->kchain = ls->uchain = NULL;
     ls->nk = ls->nu = 0;
+    /* The context the next frames are in: each chain is the frames right
+     * after its marker, and a later marker (hypervisor, guest: neither)
+     * ends it without taking back the frames it holds. */
+    enum { IN_NONE, IN_KERNEL, IN_USER } in = IN_NONE;
     for (uint64_t i = 0; i < nr; i++) {
         if (chain[i] == PERF_CONTEXT_KERNEL) {
             ls->kchain = chain + i + 1;
+            ls->nk = 0;
+            in = IN_KERNEL;
         } else if (chain[i] == PERF_CONTEXT_USER) {
             ls->uchain = chain + i + 1;
+            ls->nu = 0;
+            in = IN_USER;
         } else if (chain[i] >= PERF_CONTEXT_MAX) {
-            ls->kchain = ls->uchain = NULL; /* hypervisor, guest: neither */
-        } else if (ls->uchain != NULL) {
+            in = IN_NONE;
+        } else if (in == IN_USER) {
             ls->nu++;
-        } else if (ls->kchain != NULL) {
+        } else if (in == IN_KERNEL) {
             ls->nk++;
         }
     }

@@ -355,11 +355,19 @@ int cmd_record(int argc, char **argv)
         goto out;
     }
     uint64_t freq = o.freq ? (uint64_t)o.freq : o.period ? 0 : RECORD_DEFAULT_FREQ;
+    /* kpc interrupts after a number of events and has no frequency mode
+     * (kpc_set_period): a counter event given no rate of its own (no
+     * EV/N, EV@HZ, -c or -F) samples there on the library's period. */
+    bool kperf = strcmp(dk_sampler_backend(s), "kperf") == 0;
+    char kperf_notice[512];
     for (size_t i = 0; i < n; i++) {
         const char *name = o.nevents ? o.events[i].name : default_event(s, &notice);
-        /* An event no database knows is a mistake: refuse it before running anything. */
+        /* An event no database knows is a mistake: refuse it before running
+         * anything. "timer" is no event of a database but the library's
+         * time-based sampling, where the backend has one. */
+        bool timer = strcmp(name, "timer") == 0;
         const dk_database_event *ev;
-        int r2 = dk_sampler_resolve(s, name, &ev);
+        int r2 = timer ? 0 : dk_sampler_resolve(s, name, &ev);
         if (r2 != 0) {
             cli_error("record", "event '%.64s': %s", name, dk_last_error());
             exit_rc = EXIT_SETUP;
@@ -369,6 +377,16 @@ int cmd_record(int argc, char **argv)
         evs[i].period = o.nevents && o.events[i].period ? o.events[i].period
                         : o.nevents && o.events[i].freq ? 0 : (uint64_t)o.period;
         evs[i].freq = evs[i].period ? 0 : o.nevents && o.events[i].freq ? o.events[i].freq : freq;
+        if (kperf && !timer && evs[i].period == 0 && !o.freq &&
+            !(o.nevents && o.events[i].freq)) {
+            evs[i].period = RECORD_KPERF_PERIOD;
+            evs[i].freq = 0;
+            snprintf(kperf_notice, sizeof kperf_notice,
+                     "dkperf record: sampling %s%s, one sample every %d events (kpc has no "
+                     "frequency mode; EV/N or -c sets the period)\n",
+                     name, o.nevents ? "" : " (the default event)", RECORD_KPERF_PERIOD);
+            notice = kperf_notice;
+        }
     }
 
     /* The file, before anything runs: a path that cannot be written is
