@@ -543,6 +543,31 @@ TEST_CASE(a_wrapped_trace_buffer_counts_lost_samples)
     check_disarmed(state_path());
 }
 
+/* DKPERF_SIM_KDEBUG_WRITER (ctest): other kperf users write as fast as the
+ * drain reads. Each drain still returns, having read at most a buffer's
+ * worth, and the samples still come. */
+TEST_CASE(a_drain_returns_while_the_kernel_keeps_writing)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling *p = open_timer_sampling(s);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    alarm(60); /* before the bound, the first drain never returned */
+    collected c = {0};
+    for (int i = 0; i < 3; i++) {
+        dkt_hot_caller(20000000);
+        CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    }
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    alarm(0);
+    fprintf(stderr, "%zu samples through a busy trace buffer\n", c.samples);
+    CHECK_U64(c.samples, >, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(the_kernel_stopping_tracing_is_reported)
 {
     /* DKPERF_SIM_KDEBUG=xnu-8020: a kernel where KDBG_NOWRAP stops

@@ -950,11 +950,17 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
     ksamp *k = p->impl;
     drain_ctx d = {p, k, fn, ctx, 0, 0};
     k->npids = 0; /* maps are looked at again in each drain */
+    /* At most a buffer's worth of records a drain: a machine whose kperf
+     * users write as fast as this reads would otherwise keep it reading
+     * for ever; what is left is the next drain's. */
+    size_t read = 0;
     for (;;) {
         while (k->pos < k->len && d.stop == 0)
             decode(&d, &k->buf[k->pos++]);
         if (d.stop != 0)
             return d.stop;
+        if (read >= KD_EVENTS)
+            break;
         size_t len = READ_EVENTS * sizeof *k->buf;
         int e = kdebug(k, KERN_KDREADTR, 0, false, k->buf, &len);
         if (e != 0)
@@ -962,6 +968,7 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
         /* oldlen comes back as a number of records (kernel_debug_read). */
         k->pos = 0;
         k->len = len < READ_EVENTS ? len : READ_EVENTS;
+        read += k->len;
         if (k->len == 0)
             break;
     }

@@ -105,8 +105,17 @@ static bool lost_next;       /* kd_lostevents of the bufinfo: mark the next stor
 static void (*pull_hook)(int);
 static void (*changed_hook)(void);
 
+/* DKPERF_SIM_KDEBUG_WRITER=N: before each KERN_KDREADTR, N records of
+ * kperf's class that no sample decodes are logged, as from other kperf
+ * users of a busy machine writing as fast as the reader reads. */
+static size_t busy_writer;
+
 static void init(void)
 {
+    const char *w = getenv("DKPERF_SIM_KDEBUG_WRITER");
+    busy_writer = w != NULL ? (size_t)strtoul(w, NULL, 10) : 0;
+    if (busy_writer > 65536)
+        busy_writer = 65536;
     const char *v = getenv("DKPERF_SIM_KTRACE_BUSY");
     other_owner = v != NULL && *v != '\0' && strcmp(v, "0") != 0;
     const char *k = getenv("DKPERF_SIM_KDEBUG");
@@ -447,6 +456,14 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
             return EINVAL;
         if (op == KERN_KDREADTR) {
             call_pull(0);
+            if (busy_writer > 0) {
+                simk_kd_buf *f = calloc(busy_writer, sizeof *f);
+                for (size_t i = 0; f != NULL && i < busy_writer; i++)
+                    f[i].debugid = 0x25ff0000u;
+                if (f != NULL)
+                    simk_emit(f, busy_writer);
+                free(f);
+            }
         } else {
             /* kdbg_wait: until half the buffer is used or the time is up. */
             long timeout = oldlenp == NULL ? 0 : *oldlenp > 600000 ? 600000 : (long)*oldlenp;
