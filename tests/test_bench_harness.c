@@ -860,7 +860,39 @@ TEST_CASE(an_event_given_twice_is_refused)
     char prog[] = "bench", quiet[] = "-q", e[] = "-e", ev[] = "cycles,instructions,cycles";
     char *argv[] = {prog, quiet, e, ev, NULL};
     CHECK_INT(main_capturing(4, argv, err, sizeof err), ==, 2);
-    CHECK_CONTAINS(err, "bench: events 'cycles,instructions,cycles': cycles is given twice");
+    CHECK_CONTAINS(err, "bench: option --events 'cycles,instructions,cycles': cycles is given "
+                        "twice");
+    dkb_registry_clear();
+}
+
+/* A bad filter or event list from the environment names its variable, so
+ * that a CI log says which setting to fix. */
+TEST_CASE(bad_filter_and_events_from_the_environment_name_the_variable)
+{
+    char err[4096];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q";
+    char *argv[] = {prog, quiet, NULL};
+    CHECK_INT(setenv("DKBENCH_FILTER", "(", 1), ==, 0);
+    CHECK_INT(main_capturing(2, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: DKBENCH_FILTER '(' is not a POSIX regular expression");
+    CHECK_INT(unsetenv("DKBENCH_FILTER"), ==, 0);
+    CHECK_INT(setenv("DKBENCH_EVENTS", "cycles,,", 1), ==, 0);
+    CHECK_INT(main_capturing(2, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: DKBENCH_EVENTS 'cycles,,': give 1 to");
+    CHECK_INT(setenv("DKBENCH_EVENTS", "cycles,cycles", 1), ==, 0);
+    CHECK_INT(main_capturing(2, argv, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: DKBENCH_EVENTS 'cycles,cycles': cycles is given twice");
+    CHECK_INT(unsetenv("DKBENCH_EVENTS"), ==, 0);
+    /* An option names itself; the name filter is the filter. */
+    char e[] = "--events", ev[] = ",", re[] = "[";
+    char *argv2[] = {prog, quiet, e, ev, NULL};
+    CHECK_INT(main_capturing(4, argv2, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: option --events ',': give 1 to");
+    char *argv3[] = {prog, quiet, re, NULL};
+    CHECK_INT(main_capturing(3, argv3, err, sizeof err), ==, 2);
+    CHECK_CONTAINS(err, "bench: the filter '[' is not a POSIX regular expression");
     dkb_registry_clear();
 }
 

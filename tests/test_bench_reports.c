@@ -547,6 +547,9 @@ TEST_CASE(baseline_rejects_malformed)
             "\"preempted\": must hold 0 or 1 per sample");
     swapped(dir, text, len, "\"n_preempted\":3", "\"n_preempted\":4",
             "\"preempted\": does not agree with n_preempted");
+    /* The empty result lists no preempted sample: it cannot count one. */
+    swapped(dir, text, len, "\"n_preempted\":0", "\"n_preempted\":5",
+            "\"n_preempted\": counts preempted samples but none are listed");
     /* The time estimate's sample count is its unpreempted samples (97 of
      * 100 here), or every sample; an OLS estimate uses every sample. */
     swapped(dir, text, len, "\"n_fit\":97", "\"n_fit\":95",

@@ -670,6 +670,10 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
                                   "does not agree with n_preempted");
         }
     }
+    /* Preempted samples counted but none listed: no run writes that. */
+    if (r->preempted == NULL && r->n_preempted != 0)
+        return schema_err(p, member(o, "n_preempted"), w, "n_preempted",
+                          "counts preempted samples but none are listed in \"preempted\"");
     if ((v = need(p, o, w, "throughput", J_OBJ)) == NULL)
         return p->err;
     char kind[16];

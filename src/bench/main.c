@@ -21,6 +21,7 @@
 typedef struct options {
     dkb_config cfg;
     const char *filter;
+    char filter_from[64], events_from[64]; /* named in their errors: "DKBENCH_FILTER", ... */
     const char *events;
     bool list, quiet, verbose, compare, p_cores;
     double noise;
@@ -114,8 +115,10 @@ static int apply(options *o, const char *prog, const char *what, const char *key
         rc = parse_u64(prog, what, v, 0, &o->cfg.seed);
     } else if (strcmp(key, "events") == 0) {
         o->events = v;
+        snprintf(o->events_from, sizeof o->events_from, "%s", what);
     } else if (strcmp(key, "filter") == 0) {
         o->filter = v;
+        snprintf(o->filter_from, sizeof o->filter_from, "%s", what);
     } else if (strcmp(key, "results-dir") == 0) {
         o->results_dir = v;
     } else if (strcmp(key, "baseline") == 0) {
@@ -172,6 +175,8 @@ static int parse(options *o, int argc, char **argv)
     o->noise = 0.01;
     o->results_dir = "dkbench-results";
     o->events = default_events;
+    snprintf(o->events_from, sizeof o->events_from, "events");
+    snprintf(o->filter_from, sizeof o->filter_from, "the filter");
     for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++) {
         const char *v = getenv(env_keys[i].env);
         if (v != NULL && v[0] != '\0') {
@@ -246,6 +251,7 @@ static int parse(options *o, int argc, char **argv)
             return 2;
         }
         o->filter = a;
+        snprintf(o->filter_from, sizeof o->filter_from, "the filter");
         filter_given = true;
     }
     if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
@@ -479,8 +485,8 @@ int dk_bench_main(int argc, char **argv)
         if (e != 0) {
             char msg[128];
             regerror(e, &re, msg, sizeof msg);
-            fprintf(stderr, "%s: the filter '%s' is not a POSIX regular expression: %s\n", prog,
-                    o.filter, msg);
+            fprintf(stderr, "%s: %s '%s' is not a POSIX regular expression: %s\n", prog,
+                    o.filter_from, o.filter, msg);
             return 2;
         }
     }
@@ -511,15 +517,16 @@ int dk_bench_main(int argc, char **argv)
     const char *names[DK_MAX_EVENTS];
     int n_events = split_events(evbuf, names);
     if (n_events < 0) {
-        fprintf(stderr, "%s: events '%s': give 1 to %d names separated by commas\n", prog,
-                o.events, DK_MAX_EVENTS);
+        fprintf(stderr, "%s: %s '%s': give 1 to %d names separated by commas\n", prog,
+                o.events_from, o.events, DK_MAX_EVENTS);
         status = 2;
         goto out;
     }
     for (int a = 0; a < n_events; a++)
         for (int b = a + 1; b < n_events; b++)
             if (strcmp(names[a], names[b]) == 0) {
-                fprintf(stderr, "%s: events '%s': %s is given twice\n", prog, o.events, names[a]);
+                fprintf(stderr, "%s: %s '%s': %s is given twice\n", prog, o.events_from, o.events,
+                        names[a]);
                 status = 2;
                 goto out;
             }
