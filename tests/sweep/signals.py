@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Signal sweep: SIGINT, SIGTERM and SIGKILL sent at random (seeded) delays
 to `dkperf stat -- <busy command>`, `dkperf stat -a -- <busy command>`,
-`dkperf stat -I 20 -- <busy command>` and `dkperf stat -p PID -I 50` (a busy
-process started apart, in a session of its own) on the simulated frameworks, some runs with DKPERF_SIM_SLOW on framework
-calls so that the signal lands inside opening, starting, reading or
-releasing the counters. For each run:
+`dkperf stat -I 20 -- <busy command>`, `dkperf stat -p PID -I 50` (a busy
+process started apart, in a session of its own) and `dkperf record -e
+cycles/100000 -- <busy command>` on the simulated frameworks, some runs with
+DKPERF_SIM_SLOW on framework calls so that the signal lands inside opening,
+starting, reading or releasing the counters, or setting up and tearing down
+sampling. For each run:
 
 - SIGINT/SIGTERM: dkperf exits 128 + the signal number or dies by that
   signal (exit 0 only when the command had already finished and the report
@@ -13,7 +15,8 @@ releasing the counters. For each run:
   dkperf, its command must still end by itself within its own run time
   plus a grace period) and no zombie.
 - Unless dkperf itself was SIGKILLed, force_all_ctrs is back at 0 and
-  nothing is left counting (DKPERF_SIM_STATE).
+  nothing is left counting (DKPERF_SIM_STATE); after record, nothing is
+  left sampling, no trace buffer and no ktrace owner.
 
 usage: signals.py --dkperf BIN --busy BIN --sim-root DIR [--seconds S] [--seed N] [--jobs N]
 (--busy: tests/region_program, run as `--work-only --burn-ms MS`).
@@ -36,9 +39,10 @@ SLOW = {
     "start": "kpc_set_config:100,kpc_set_counting:150",
     "read": "kpc_get_cpu_counters:150,proc_pid_rusage:100",
     "release": "kpc_force_all_ctrs_set:200",
+    "sampling": "kperf_sample_set:150,kpc_set_period:100,sysctl:20",
 }
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
-MODES = ("stat", "stat-a", "stat-I", "stat-p")
+MODES = ("stat", "stat-a", "stat-I", "stat-p", "record")
 
 
 def session_procs(sid):
@@ -78,10 +82,14 @@ def one(args, case):
             target = subprocess.Popen([args.busy, "--work-only", "--burn-ms", "60000"],
                                       stdin=subprocess.DEVNULL, start_new_session=True)
             argv = [args.dkperf, "stat", "-p", str(target.pid), "-I", "50"]
+        elif mode == "record":
+            argv = [args.dkperf, "record", "-e", "cycles/100000", "-o", w.file("rec.data"),
+                    "--"] + busy
         else:
             argv = [args.dkperf, "stat"] + {"stat-a": ["-a"], "stat-I": ["-I", "20"]}.get(
                 mode, []) + ["--"] + busy
-        argv[2:2] = ["-e", "instructions,cycles"]
+        if mode != "record":
+            argv[2:2] = ["-e", "instructions,cycles"]
         p = subprocess.Popen(argv, env=env, cwd=w.path, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              start_new_session=True)
@@ -102,7 +110,7 @@ def one(args, case):
         if sweeplib.SANITIZER.search(err) or rc == 86:
             problems.append("sanitizer report: " + next(
                 (l for l in err.splitlines() if sweeplib.SANITIZER.search(l)), "exit 86")[:160])
-        complete = "time elapsed" in err
+        complete = "time elapsed" in err or "[ dkperf record:" in err
         if not sent:
             if rc != 0:
                 problems.append("finished before the signal with exit %d" % rc)
@@ -134,7 +142,8 @@ def one(args, case):
             state = sweeplib.read_state(w.file("state"))
             if state.get("force_all_ctrs", 0) != 0:
                 problems.append("force_all_ctrs left at %d" % state["force_all_ctrs"])
-            for k in ("counting", "thread_counting"):
+            for k in ("counting", "thread_counting", "kperf.sampling", "kdebug.bufinit",
+                      "ktrace.owning_pid", "kpc.pmi"):
                 if state.get(k, 0) != 0:
                     problems.append("%s left at 0x%x" % (k, state[k]))
         del r
