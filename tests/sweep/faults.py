@@ -68,7 +68,7 @@ def sequences(a):
         "record": (d + ["record", "-e", "cycles/100000", "-g", "-o", "out.data", "--", "true"],
                    {}),
         # Every CPU (a pid filter of none), and kperf's timer.
-        "record-a": (d + ["record", "-a", "-e", "cycles/100000", "-o", "out.data", "--",
+        "record-a": (d + ["record", "-a", "-e", "cycles/100000000", "-o", "out.data", "--",
                           "true"], {}),
         "record-timer": (d + ["record", "-e", "timer@1000", "-o", "out.data", "--", "true"], {}),
     }
