@@ -362,6 +362,7 @@ static int ntree_make(ntree *t, const rprofile *p)
     rmap m = {NULL, NULL, NULL, 0, 0};
     uint32_t *kid = NULL, *stack = NULL;
     char **printed = calloc(nf, sizeof *printed);
+    int rc = -1; /* out of memory until the tree is made */
     if (by == NULL || printed == NULL || t->names == NULL || t->name_of == NULL ||
         t->of_node == NULL || t->parent == NULL || t->name == NULL || t->frame == NULL ||
         t->rank == NULL || t->first == NULL || t->next == NULL || t->mixed == NULL)
@@ -430,14 +431,7 @@ static int ntree_make(ntree *t, const rprofile *p)
             stack[y - 1] = tmp;
         }
     }
-    for (size_t f = 0; f < p->n_frames; f++)
-        free(printed[f]);
-    free(printed);
-    free(by);
-    free(kid);
-    free(stack);
-    rmap_free(&m);
-    return 0;
+    rc = 0;
 oom:
     for (size_t f = 0; printed != NULL && f < p->n_frames; f++)
         free(printed[f]);
@@ -446,8 +440,9 @@ oom:
     free(kid);
     free(stack);
     rmap_free(&m);
-    ntree_free(t);
-    return -1;
+    if (rc != 0)
+        ntree_free(t);
+    return rc;
 }
 
 /* A comm as printed, and its place among them. */
