@@ -10,6 +10,12 @@ how often its CI held the median of all runs, and dkbench's wall time over
 google benchmark's, each target with met/missed. Exit status 0 when every
 run ran and was read (the figures are judged by whoever reads them: the
 machine is shared), 1 otherwise.
+
+With --bare, a plain timed loop of each body (bare_loop.c, no harness) runs
+for the whole 0.35 s a dkbench run may take, alternated with the tools: its
+spread is the machine's own, the floor under any harness's spread here. A
+dkbench spread over +-1% is reported with it, so that a reader can tell the
+harness's share from the machine's.
 """
 import argparse
 import json
@@ -23,6 +29,7 @@ import time
 
 BODIES = [("body/long", "about 100 ns"), ("body/short", "about 5 ns")]
 NUM = r"([-+0-9.eE]+|nan|inf)"
+BARE_SECONDS = 0.35  # the most wall time a dkbench run may take
 
 
 class Failure(Exception):
@@ -138,6 +145,23 @@ class Gbench:
                       None, None, None), (None, "")
 
 
+class Bare:
+    """A plain timed loop of the body (bare_loop.c) for SECONDS of wall time."""
+
+    def __init__(self, exe, seconds):
+        self.exe, self.seconds = exe, seconds
+
+    def once(self, name):
+        cmd = [self.exe, name.split("/")[1], "%g" % self.seconds]
+        wall, p = run(cmd)
+        f = p.stdout.split()
+        if p.returncode != 0 or len(f) != 4:
+            raise Failure("%s exited %d: %s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr.strip()))
+        # (median chunk, 10% quantile of the chunks, mean) in ns per call
+        return wall, (float(f[0]), None, None, None, None, None, None, None,
+                      float(f[1]), float(f[2])), (None, "")
+
+
 def spread(values):
     med = statistics.median(values)
     return med, 100 * max(abs(v - med) for v in values) / med
@@ -152,6 +176,7 @@ def main():
     ap.add_argument("--dkbench", required=True)
     ap.add_argument("--gbench", required=True)
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--bare", help="tta-bare: the machine's own spread, from a plain loop")
     ap.add_argument("--harness-cost", help="bench-harness-cost, run after the runs and printed")
     ap.add_argument("--quick", action="store_true",
                     help="2 runs, google benchmark at 0.01 s: checks that it all runs")
@@ -167,6 +192,9 @@ def main():
              Gbench(a.gbench, ["--benchmark_repetitions=" + reps, "--benchmark_min_time=" + gmin,
                                "--benchmark_report_aggregates_only=true"])),
         ]
+        if a.bare:
+            bare_s = 0.05 if a.quick else BARE_SECONDS
+            tools.append(("bare", "loop %.2gs" % bare_s, Bare(a.bare, bare_s)))
         data = {(b, i): [] for b, _ in BODIES for i in range(len(tools))}
         insn, stops = {}, {}
         try:
@@ -223,6 +251,17 @@ def main():
         print("  dkbench time estimator: %s; preempted/samples per run: %s"
               % (", ".join(ests) or "not reported", " ".join(pre) or "not reported"))
         print("  dkbench spread %.2f%% <= 1%%: %s" % (dk_sp, verdict(dk_sp <= 1)))
+        if a.bare:
+            bare = [e for _, e in data[(body, len(tools) - 1)]]
+            sps = [spread([e[0] for e in bare])[1], spread([e[8] for e in bare])[1],
+                   spread([e[9] for e in bare])[1]]
+            print("  the machine's own spread: a bare loop of %.2f s, no harness, spread %.2f%% "
+                  "(median chunk), %.2f%% (10%% quantile), %.2f%% (mean)"
+                  % (tools[-1][2].seconds, sps[0], sps[1], sps[2]))
+            if dk_sp > 1 and min(sps) > 1:
+                print("  (no estimator of those reached +-1%%: the machine's speed moved by more "
+                      "than that between runs; dkbench's spread is %.2f times the best of them)"
+                      % (dk_sp / min(sps)))
         print("  dkbench wall per run, max %.3f s <= 0.35 s: %s" % (dk_max, verdict(dk_max <= 0.35)))
         print("  dkbench wall / gbench defaults wall: %.3f" % (dk_wall / g_def))
         # Time to +-1% is only a time to an answer when the answer is within +-1%.
@@ -231,6 +270,12 @@ def main():
                  verdict(dk_wall / g_rep <= 0.25) if dk_sp <= 1 else "MISSED (dkbench not within +-1%)",
                  g_rep_sp,
                  "" if g_rep_sp <= 1 else ", not yet within +-1%: its true time to +-1% is longer"))
+        if dk_sp > 1 and g_rep_sp > 1:
+            # Neither reached +-1%: compare the walls at the spread each got.
+            print("  neither within +-1%%: dkbench spread %.2f%% in %.3f s, gbench %s %.2f%% in "
+                  "%.3f s (%s)" % (dk_sp, dk_wall, tools[2][1], g_rep_sp, g_rep,
+                                   "dkbench no wider, in %.3f of the wall time" % (dk_wall / g_rep)
+                                   if dk_sp <= g_rep_sp else "dkbench wider"))
         ins = insn.get(body)
         print("  instructions/iteration: %s" % (ins if ins else "not reported"))
     print()
