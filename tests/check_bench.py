@@ -218,6 +218,40 @@ for key, value in (("runs", -5), ("runs", 1e30), ("runs", 2.5), ("mean", -1.0), 
     if f"not a valid summary ({key})" not in section:
         fail(f"baseline with {key} {value}: {section!r}\n{stdout}")
 
+if sim:
+    # A run on macOS is posix_spawn, a wait that does not reap, one
+    # proc_pid_rusage of the zombie and the reap: four more runs make four
+    # more calls. (Forking each command held and opening counters on it
+    # read it at least twice a run.) The counts are the command's from its
+    # first instruction: the simulated rate of its own CPU time.
+    def rusage_calls(runs):
+        calls = os.path.join(tmp, "calls-%d" % runs)
+        env["DKPERF_SIM_CALLS"] = calls
+        try:
+            out, _ = bench(["-N", "-r", str(runs), "-e", "instructions,cycles",
+                            "--export-json", os.path.join(tmp, "calls.json"), "--", slow])
+        finally:
+            del env["DKPERF_SIM_CALLS"]
+        n = 0
+        with open(calls) as f:
+            for line in f:
+                name, count = line.split()
+                if name == "proc_pid_rusage":
+                    n += int(count)
+        return n, load_json(os.path.join(tmp, "calls.json"))["results"][0]
+    (two, _), (six, r6) = rusage_calls(2), rusage_calls(6)
+    if six - two != 4:
+        fail(f"proc_pid_rusage called {two} times for 2 runs and {six} for 6: not once a run")
+    cpu = r6["user"] + r6["system"]
+    ins = r6["counters"][0]["mean"]
+    # 7.5 instructions a ns of CPU time; the kernel's CPU times tick in 10 ms.
+    if not abs(ins / 7.5e9 - cpu) <= 0.011 + 0.05 * cpu:
+        fail(f"{ins} instructions a run for {cpu} s of CPU a run (7.5 a ns expected)")
+    # A modifier that proc_pid_rusage cannot honour is still refused, by name.
+    _, err = bench(["-r", "2", "-e", "instructions:u", "--", work], 1)
+    if ":u" not in err or "proc_pid_rusage" not in err:
+        fail(f"instructions:u on macOS: {err}")
+
 # Errors leave nothing behind (checked by bench() on the simulator).
 bench(["-e", "no-such-event", "--", work], 2)
 bench(["-r", "2", "--", "/nonexistent/command"], 127)

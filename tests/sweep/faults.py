@@ -71,6 +71,10 @@ def sequences(a):
         "record-a": (d + ["record", "-a", "-e", "cycles/100000000", "-o", "out.data", "--",
                           "true"], {}),
         "record-timer": (d + ["record", "-e", "timer@1000", "-o", "out.data", "--", "true"], {}),
+        # dkperf bench: a run is posix_spawn, the zombie's proc_pid_rusage
+        # and the reap; with a modifier, the held child and its counters.
+        "bench": (d + ["bench", "-r", "2"] + STAT, {}),
+        "bench-noroot": (d + ["bench", "-r", "2"] + STAT, {"DKPERF_SIM_PRIVILEGED": "0"}),
     }
 
 

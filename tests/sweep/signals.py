@@ -2,8 +2,9 @@
 """Signal sweep: SIGINT, SIGTERM and SIGKILL sent at random (seeded) delays
 to `dkperf stat -- <busy command>`, `dkperf stat -a -- <busy command>`,
 `dkperf stat -I 20 -- <busy command>`, `dkperf stat -p PID -I 50` (a busy
-process started apart, in a session of its own) and `dkperf record -e
-cycles/100000 -- <busy command>` on the simulated frameworks, some runs with
+process started apart, in a session of its own), `dkperf record -e
+cycles/100000 -- <busy command>` and `dkperf bench -N -r 3 -- '<busy
+command>'` on the simulated frameworks, some runs with
 DKPERF_SIM_SLOW on framework calls so that the signal lands inside opening,
 starting, reading or releasing the counters, or setting up and tearing down
 sampling. For each run:
@@ -42,7 +43,7 @@ SLOW = {
     "sampling": "kperf_sample_set:150,kpc_set_period:100,sysctl:20",
 }
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
-MODES = ("stat", "stat-a", "stat-I", "stat-p", "record")
+MODES = ("stat", "stat-a", "stat-I", "stat-p", "record", "bench")
 
 
 def session_procs(sid):
@@ -82,6 +83,9 @@ def one(args, case):
             target = subprocess.Popen([args.busy, "--work-only", "--burn-ms", "60000"],
                                       stdin=subprocess.DEVNULL, start_new_session=True)
             argv = [args.dkperf, "stat", "-p", str(target.pid), "-I", "50"]
+        elif mode == "bench":
+            # Three runs of the command, each read from its zombie.
+            argv = [args.dkperf, "bench", "-N", "-r", "3", "--", " ".join(busy)]
         elif mode == "record":
             argv = [args.dkperf, "record", "-e", "cycles/100000", "-o", w.file("rec.data"),
                     "--"] + busy
@@ -110,7 +114,8 @@ def one(args, case):
         if sweeplib.SANITIZER.search(err) or rc == 86:
             problems.append("sanitizer report: " + next(
                 (l for l in err.splitlines() if sweeplib.SANITIZER.search(l)), "exit 86")[:160])
-        complete = "time elapsed" in err or "[ dkperf record:" in err
+        complete = "time elapsed" in err or "[ dkperf record:" in err or \
+            (mode == "bench" and b"3 runs;" in out)
         if not sent:
             if rc != 0:
                 problems.append("finished before the signal with exit %d" % rc)

@@ -4,8 +4,11 @@
  * manner of hyperfine -N. The sampler stays open across the runs. Where
  * the backend has DK_GROUP_CHILDREN (perf_event), one group opened for the
  * whole benchmark counts every command from its exec: a run is read,
- * posix_spawn, wait4, read. Elsewhere (kperf, selfcounts) each run forks
- * the command held before its exec (tools/common/spawn.c), opens the
+ * posix_spawn, wait4, read. On macOS (kperf, selfcounts), where another
+ * process's counts are its proc_pid_rusage instructions and cycles, a run
+ * is posix_spawn, a wait that does not reap, the zombie's totals, and the
+ * reap. Otherwise (events neither way can open, whose errors are then
+ * reported for the command) each run forks the command held before its exec (tools/common/spawn.c), opens the
  * counters on it, releases it, waits without reaping, reads, and reaps, as
  * dkperf stat does. Signals that would stop dkperf are passed to the
  * running command and end the benchmark once nothing is held.
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -67,6 +71,13 @@ typedef struct runner {
      * a run is then a posix_spawn, a wait and two reads. NULL: each run
      * forks a held child and opens counters on it. */
     dk_group *children;
+    /* Else on macOS, where a process's instructions and cycles are its
+     * proc_pid_rusage totals: when every event that can be counted is one
+     * of those two, a run is a posix_spawn, a wait that does not reap, the
+     * zombie's totals (dk_process_cpi) and the reap. cpi_slot[i] says which
+     * total event i is: 0 instructions, 1 cycles, -1 not counted. */
+    bool cpi;
+    int cpi_slot[DK_MAX_EVENTS];
 } runner;
 
 /* Run the --prepare command, not measured. Returns 0 or the exit status. */
@@ -224,6 +235,113 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
 }
 
 /*
+ * One run on the proc_pid_rusage totals (runner.cpi): posix_spawn, wait
+ * without reaping, read the zombie's totals, reap. A process posix_spawn
+ * starts has retired nothing before its first instruction, so its totals
+ * are the run's counts: no fork of dkperf's pages, no held child, no
+ * counters to open. The held path counts from before the exec; this one
+ * from the new image, so the exec's own work in the kernel is left out.
+ */
+static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_run *out)
+{
+    sigset_t hold, mask;
+    signals_hold_set(&hold);
+    sigprocmask(SIG_BLOCK, &hold, &mask);
+    pid_t pid = -1;
+    uint64_t t0 = monotonic_ns();
+    int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
+                                  !signals_pipe_was_ignored());
+    if (exec_errno == 0)
+        signals_child_pid = pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
+    int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
+    struct rusage use;
+    memset(&use, 0, sizeof use);
+    for (size_t i = 0; i < ru->n; i++)
+        out->counted[i] = false;
+    if (exec_errno != 0) {
+        out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+        return finish_run(ru, cmd, out, status, &use, exec_errno);
+    }
+    char why[2048] = "";
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0) {
+        if (errno != EINTR) {
+            snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
+                     strerror(errno));
+            break;
+        }
+    }
+    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    uint64_t cpi[2] = {0, 0};
+    if (why[0] == '\0' && dk_process_cpi(ru->s, (int)pid, &cpi[0], &cpi[1]) != 0)
+        snprintf(why, sizeof why, "reading the instructions and cycles of '%s' (pid %d) failed: %s",
+                 cmd->text, (int)pid, dk_last_error());
+    while (wait4(pid, &status, 0, &use) < 0) {
+        if (errno != EINTR) {
+            if (why[0] == '\0')
+                snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
+                         strerror(errno));
+            break;
+        }
+    }
+    signals_child_pid = 0;
+    if (why[0] != '\0') {
+        cli_error("bench", "%s", why);
+        return EXIT_SETUP;
+    }
+    if (rep->scope[0] == '\0') /* as the held path's group says it */
+        snprintf(rep->scope, sizeof rep->scope, "process %d (its own threads)", (int)pid);
+    for (size_t i = 0; i < ru->n; i++) {
+        out->counted[i] = ru->cpi_slot[i] >= 0;
+        out->values[i] = out->counted[i] ? cpi[ru->cpi_slot[i]] : 0;
+    }
+    return finish_run(ru, cmd, out, status, &use, 0);
+}
+
+/*
+ * Whether the runs can be read from proc_pid_rusage totals (runner.cpi):
+ * on a Darwin backend (which has no DK_GROUP_CHILDREN), the events are
+ * opened once on dkperf itself, and when every one that can be counted is
+ * instructions or cycles, they are described from that group and the runs
+ * take run_rusage. Returns false (nothing described) otherwise, and the
+ * held path opens and reports the events on each command.
+ */
+static bool use_rusage_totals(runner *ru, bench_report *rep)
+{
+    if (dk_sampler_framework_root(ru->s) == NULL)
+        return false;
+    dk_group *g = NULL;
+    if (dk_group_open(ru->s, DK_SCOPE_PROCESS, (int)getpid(), (const char *const *)ru->names, ru->n,
+                      DK_GROUP_PARTIAL, &g) != 0)
+        return false;
+    const char *native[2] = {NULL, NULL};
+    const char *which[2] = {"instructions", "cycles"};
+    for (int k = 0; k < 2; k++) {
+        const dk_database_event *ev = NULL;
+        if (dk_sampler_resolve(ru->s, which[k], &ev) == 0 && ev != NULL)
+            native[k] = ev->name;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < ru->n && ok; i++) {
+        ru->cpi_slot[i] = -1;
+        if (!dk_group_supported(g, i))
+            continue;
+        const char *name = dk_group_event_name(g, i);
+        for (int k = 0; k < 2; k++)
+            if (native[k] != NULL && name != NULL && strcmp(name, native[k]) == 0)
+                ru->cpi_slot[i] = k;
+        ok = ru->cpi_slot[i] >= 0;
+    }
+    if (ok) {
+        describe_events(ru, rep, g);
+        ru->cpi = true;
+    }
+    dk_group_close(g);
+    return ok;
+}
+
+/*
  * One run of cmd with its counters. Returns 0, or the exit status dkperf
  * ends with (after its line): EXIT_SETUP, 127/126 when the command cannot
  * run, 128 + signal when interrupted.
@@ -237,6 +355,8 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     }
     if (ru->children != NULL)
         return run_spawned(ru, rep, cmd, out);
+    if (ru->cpi)
+        return run_rusage(ru, rep, cmd, out);
     sigset_t hold;
     signals_hold_set(&hold);
     spawn_options so = SPAWN_OPTIONS_INIT;
@@ -452,6 +572,8 @@ int cmd_bench(int argc, char **argv)
     if (rc == 0 && dk_group_open(s, DK_SCOPE_PROCESS, 0, (const char *const *)ru.names, ru.n,
                                  DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0)
         describe_events(&ru, &rep, ru.children);
+    else if (rc == 0)
+        use_rusage_totals(&ru, &rep);
     for (size_t k = 0; rc == 0 && k < rep.ncmd && !signals_got(); k++)
         rc = bench_command_runs(&ru, &rep, &rep.cmd[k]);
     dk_group_close(ru.children);
