@@ -18,6 +18,22 @@ assert ev["instructions"]["counted"] and ev["instructions"]["value"] > 10**7, ev
 assert ev["cycles"]["counted"] and ev["cycles"]["value"] > 10**6, ev["cycles"]
 print("stat:", s["backend"], s["scope"], "instructions", ev["instructions"]["value"])
 ' || fail "dkperf stat --json: $out"
+# dkperf bench reads each run from the command's zombie (proc_pid_rusage):
+# a loop of a known size retires about the instructions stat counts for it.
+loop="/bin/sh -c 'i=0; while [ \$i -lt 200000 ]; do i=\$((i+1)); done'"
+bjson=$(mktemp)
+"$dkperf" bench -r 5 -e instructions,cycles --export-json "$bjson" -- "$loop" >/dev/null ||
+    fail "dkperf bench"
+python3 - "$bjson" "$(echo "$out" | python3 -c 'import json,sys; s=json.load(sys.stdin); print([e["value"] for e in s["events"] if e["name"]=="instructions"][0])')" <<'PY' || fail "dkperf bench --export-json"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+ins = r["counters"][0]["mean"]
+stat = float(sys.argv[2])
+assert r["counters"][0]["counted_runs"] == 5, r["counters"][0]
+assert 0.8 * stat < ins < 1.2 * stat, (ins, stat)
+print("bench: instructions a run", ins, "against stat's", stat)
+PY
+rm -f "$bjson"
 if [ "$(id -u)" = 0 ]; then
     "$dkperf" stat -a -e instructions,cycles,branches,branch-misses -- sleep 0.2 ||
         fail "dkperf stat -a as root"
