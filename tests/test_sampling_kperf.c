@@ -18,6 +18,8 @@
 
 #include "dkperf.h"
 #include "dkperf/kperf.h"
+#include "sim/sim_kdebug.h"
+#include "sim/sim_kernel.h"
 #include "util.h"
 
 extern char **environ;
@@ -462,7 +464,7 @@ TEST_CASE(every_failure_leaves_nothing_armed)
  * loaded by the library: another tool's settings and a flood of records. */
 typedef struct sim_kernel {
     int (*sysctl)(int *, unsigned, void *, size_t *, void *, size_t);
-    void (*emit)(const void *, size_t);
+    void (*emit)(const simk_kd_buf *, size_t);
 } sim_kernel;
 
 static sim_kernel sim_kernel_open(void)
@@ -482,14 +484,10 @@ static sim_kernel sim_kernel_open(void)
 }
 
 /* n records of kperf's class that no sample decodes, as a busy machine's
- * other kperf users would leave (64-byte kd_buf). */
+ * other kperf users would leave. */
 static void flood(const sim_kernel *k, size_t n)
 {
-    struct {
-        uint64_t timestamp, arg[5];
-        uint32_t debugid, cpuid;
-        uint64_t unused;
-    } *r = calloc(n, 64);
+    simk_kd_buf *r = calloc(n, sizeof *r);
     CHECK(r != NULL);
     for (size_t i = 0; i < n; i++) {
         r[i].timestamp = i + 1;
@@ -502,10 +500,11 @@ static void flood(const sim_kernel *k, size_t n)
 /* kbufinfo_t's nkdbufs (KERN_KDGETBUF). */
 static int trace_buffer_events(const sim_kernel *k)
 {
-    int mib[3] = {1, 24, 5}, info[5] = {0};
+    int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDGETBUF};
+    kbufinfo info = {0};
     size_t len = sizeof info;
-    CHECK_INT(k->sysctl(mib, 3, info, &len, NULL, 0), ==, 0);
-    return info[0];
+    CHECK_INT(k->sysctl(mib, 3, &info, &len, NULL, 0), ==, 0);
+    return info.nkdbufs;
 }
 
 static dk_sampling *open_timer_sampling(dk_sampler *s)
@@ -578,7 +577,7 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
     dk_sampling *p = open_timer_sampling(s);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     sim_kernel k = sim_kernel_open();
-    int mib[4] = {1, 24, 1, 0x2}; /* KERN_KDEFLAGS KDBG_NOWRAP */
+    int mib[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDEFLAGS, (int)KDBG_NOWRAP};
     size_t zero = 0;
     CHECK_INT(k.sysctl(mib, 4, NULL, &zero, NULL, 0), ==, 0);
     flood(&k, (size_t)trace_buffer_events(&k) + 1);
