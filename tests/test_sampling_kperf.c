@@ -16,8 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_sampling.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
+#include "sim/sim_kdebug.h"
+#include "sim/sim_kernel.h"
 #include "util.h"
 
 extern char **environ;
@@ -462,7 +465,7 @@ TEST_CASE(every_failure_leaves_nothing_armed)
  * loaded by the library: another tool's settings and a flood of records. */
 typedef struct sim_kernel {
     int (*sysctl)(int *, unsigned, void *, size_t *, void *, size_t);
-    void (*emit)(const void *, size_t);
+    void (*emit)(const simk_kd_buf *, size_t);
 } sim_kernel;
 
 static sim_kernel sim_kernel_open(void)
@@ -482,14 +485,10 @@ static sim_kernel sim_kernel_open(void)
 }
 
 /* n records of kperf's class that no sample decodes, as a busy machine's
- * other kperf users would leave (64-byte kd_buf). */
+ * other kperf users would leave. */
 static void flood(const sim_kernel *k, size_t n)
 {
-    struct {
-        uint64_t timestamp, arg[5];
-        uint32_t debugid, cpuid;
-        uint64_t unused;
-    } *r = calloc(n, 64);
+    simk_kd_buf *r = calloc(n, sizeof *r);
     CHECK(r != NULL);
     for (size_t i = 0; i < n; i++) {
         r[i].timestamp = i + 1;
@@ -502,10 +501,11 @@ static void flood(const sim_kernel *k, size_t n)
 /* kbufinfo_t's nkdbufs (KERN_KDGETBUF). */
 static int trace_buffer_events(const sim_kernel *k)
 {
-    int mib[3] = {1, 24, 5}, info[5] = {0};
+    int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDGETBUF};
+    kbufinfo info = {0};
     size_t len = sizeof info;
-    CHECK_INT(k->sysctl(mib, 3, info, &len, NULL, 0), ==, 0);
-    return info[0];
+    CHECK_INT(k->sysctl(mib, 3, &info, &len, NULL, 0), ==, 0);
+    return info.nkdbufs;
 }
 
 static dk_sampling *open_timer_sampling(dk_sampler *s)
@@ -578,7 +578,7 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
     dk_sampling *p = open_timer_sampling(s);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     sim_kernel k = sim_kernel_open();
-    int mib[4] = {1, 24, 1, 0x2}; /* KERN_KDEFLAGS KDBG_NOWRAP */
+    int mib[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDEFLAGS, (int)KDBG_NOWRAP};
     size_t zero = 0;
     CHECK_INT(k.sysctl(mib, 4, NULL, &zero, NULL, 0), ==, 0);
     flood(&k, (size_t)trace_buffer_events(&k) + 1);
@@ -600,102 +600,27 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
     check_disarmed(state_path());
 }
 
-/* A child's records: its name, its samples, its exit. */
-typedef struct child_records {
-    int pid;
-    size_t samples, comms, exits, samples_after_exit, comm_after_sample, other;
-    char comm[64];
-    uint64_t exit_tid;
-} child_records;
-
-static int collect_child(void *ctx, const dk_sample *s)
-{
-    child_records *c = ctx;
-    if (s->kind == DK_SAMPLE_KIND_MAP)
-        return 0;
-    if (s->pid != c->pid) {
-        c->other++;
-        return 0;
-    }
-    switch (s->kind) {
-    case DK_SAMPLE_KIND_COMM:
-        c->comms++;
-        if (c->samples > 0)
-            c->comm_after_sample++;
-        snprintf(c->comm, sizeof c->comm, "%s", s->comm != NULL ? s->comm : "(null)");
-        break;
-    case DK_SAMPLE_KIND_EXIT:
-        c->exits++;
-        c->exit_tid = s->tid;
-        break;
-    default:
-        c->samples++;
-        if (c->exits > 0)
-            c->samples_after_exit++;
-        break;
-    }
-    return 0;
-}
-
 /* Sample a child that execs /bin/sh running a busy loop, until it exits
  * (a zombie, not reaped), as dkperf record does. */
-static void sample_child(child_records *c)
+static void sample_child(dkt_child_records *c)
 {
-    int go[2];
-    CHECK_INT(pipe(go), ==, 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        char b;
-        close(go[1]);
-        if (read(go[0], &b, 1) != 1)
-            _exit(120);
-        execl("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3",
-              (char *)NULL);
-        _exit(121);
-    }
-    CHECK(pid > 0);
-    close(go[0]);
-    c->pid = pid;
     dk_sampler *s = open_sampler();
-    dk_sampling_event e = {"cycles", 1000000, 0};
-    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
-    o.pid = pid;
-    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_PERIOD;
-    dk_sampling *p = NULL;
-    int rc = dk_sampling_open(s, &e, 1, &o, &p);
-    if (rc != 0)
-        DKT_FAIL("dk_sampling_open(pid %d): %d %s", (int)pid, rc, dk_last_error());
-    CHECK_INT(dk_sampling_start(p), ==, 0);
-    CHECK_INT((int)write(go[1], "x", 1), ==, 1);
-    close(go[1]);
-    for (int i = 0; i < 600; i++) {
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        bool gone = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                    si.si_pid == pid;
-        (void)dk_sampling_wait(p, 50);
-        CHECK_INT(dk_sampling_drain(p, collect_child, c), >=, 0);
-        if (gone)
-            break;
-    }
-    CHECK_INT(dk_sampling_stop(p), ==, 0);
-    CHECK_INT(dk_sampling_drain(p, collect_child, c), >=, 0);
-    dk_sampling_close(p);
+    int rc = dkt_sample_child(
+        s, "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3", 600, c);
     dk_sampler_close(s);
-    int status = 0;
-    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+    if (rc != 0)
+        DKT_FAIL("%s", c->err);
+    CHECK(WIFEXITED(c->status) && WEXITSTATUS(c->status) == 3);
     fprintf(stderr, "child %d: %zu samples, %zu names (%s), %zu exits (tid %llu), %zu records "
                     "of other processes\n",
-            (int)pid, c->samples, c->comms, c->comm, c->exits, (unsigned long long)c->exit_tid,
-            c->other);
+            (int)c->pid, c->samples, c->comms, c->comm, c->exits,
+            (unsigned long long)c->exit_tid, c->other);
 }
 
 TEST_CASE(a_child_is_named_before_its_samples_and_its_exit_recorded)
 {
     fresh_state();
-    child_records c;
-    memset(&c, 0, sizeof c);
+    dkt_child_records c;
     sample_child(&c);
     CHECK_U64(c.samples, >=, 5);
     /* proc_pidinfo(PROC_PIDTBSDINFO) once, before the first sample: the
@@ -717,8 +642,7 @@ TEST_CASE(a_child_is_named_before_its_samples_and_its_exit_recorded)
 TEST_CASE(a_process_whose_name_cannot_be_read_is_still_sampled)
 {
     fresh_state();
-    child_records c;
-    memset(&c, 0, sizeof c);
+    dkt_child_records c;
     sample_child(&c);
     CHECK_U64(c.samples, >=, 5);
     CHECK_U64(c.comms, ==, 0);

@@ -12,39 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim_kdebug.h"
+#include "sim/sim_kernel.h"
 #include "util.h"
-
-#define CTL_KERN 1
-#define KERN_KDEBUG 24
-#define KERN_KDEFLAGS 1
-#define KERN_KDDFLAGS 2
-#define KERN_KDENABLE 3
-#define KERN_KDSETBUF 4
-#define KERN_KDGETBUF 5
-#define KERN_KDSETUP 6
-#define KERN_KDREMOVE 7
-#define KERN_KDREADTR 10
-#define KDBG_NOWRAP 0x2u
-#define KDBG_WRAPPED 0x8u
-#define KDBG_BUFINIT 0x80000000u
-#define TRACE_LOST_EVENTS 0x07020008u
-#define UNIT 2048u
-
-typedef struct kd_buf {
-    uint64_t timestamp, arg1, arg2, arg3, arg4, arg5;
-    uint32_t debugid, cpuid;
-    uint64_t unused;
-} kd_buf;
-
-typedef struct kbufinfo {
-    int nkdbufs, nolog;
-    unsigned flags;
-    int nkdthreads, bufid;
-} kbufinfo;
 
 typedef int (*sysctl_fn)(int *, unsigned, void *, size_t *, void *, size_t);
 typedef int (*sysctlbyname_fn)(const char *, void *, size_t *, void *, size_t);
-typedef void (*emit_fn)(const kd_buf *, size_t);
+typedef void (*emit_fn)(const simk_kd_buf *, size_t);
 
 static sysctl_fn sys;
 static sysctlbyname_fn sysbyname;
@@ -96,13 +70,13 @@ static unsigned min_events(void)
     size_t len = sizeof ncpu;
     CHECK_INT(sysbyname("hw.ncpu", &ncpu, &len, NULL, 0), ==, 0);
     CHECK_INT(ncpu, >, 0);
-    return ((unsigned)ncpu + 16u) * 4u * UNIT;
+    return ((unsigned)ncpu + EXTRA_COPROC_COUNT) * MIN_UNITS_PER_CPU * EVENTS_PER_UNIT;
 }
 
 /* n kperf-class records with timestamps first, first + 1, ... */
 static void put(size_t n, uint64_t first)
 {
-    kd_buf *r = calloc(n, sizeof *r);
+    simk_kd_buf *r = calloc(n, sizeof *r);
     CHECK(r != NULL);
     for (size_t i = 0; i < n; i++) {
         r[i].timestamp = first + i;
@@ -114,10 +88,10 @@ static void put(size_t n, uint64_t first)
 }
 
 /* Read everything left; returns the number of records in *out. */
-static size_t read_all(kd_buf **out)
+static size_t read_all(simk_kd_buf **out)
 {
     size_t cap = 1024, n = 0;
-    kd_buf *all = malloc(cap * sizeof *all);
+    simk_kd_buf *all = malloc(cap * sizeof *all);
     CHECK(all != NULL);
     for (;;) {
         if (cap - n < 4096) {
@@ -125,7 +99,7 @@ static size_t read_all(kd_buf **out)
             all = realloc(all, cap * sizeof *all);
             CHECK(all != NULL);
         }
-        size_t len = 4096 * sizeof(kd_buf);
+        size_t len = 4096 * sizeof(simk_kd_buf);
         CHECK_INT(kd(KERN_KDREADTR, 0, 3, all + n, &len), ==, 0);
         CHECK_U64(len, <=, 4096);
         if (len == 0)
@@ -159,10 +133,10 @@ TEST_CASE(setbuf_rounds_to_whole_storage_units)
     CHECK_INT(b.nkdbufs, ==, (int)min);
     CHECK(b.flags & KDBG_BUFINIT);
     /* Above the minimum: whole units, rounded down. */
-    unsigned asked = min + 5 * UNIT + 1000;
+    unsigned asked = min + 5 * EVENTS_PER_UNIT + 1000;
     CHECK_INT(OPV(KERN_KDSETBUF, (int)asked), ==, 0);
     CHECK_INT(OP(KERN_KDSETUP), ==, 0);
-    CHECK_INT(getbuf().nkdbufs, ==, (int)(min + 5 * UNIT));
+    CHECK_INT(getbuf().nkdbufs, ==, (int)(min + 5 * EVENTS_PER_UNIT));
     /* No KDSETBUF since KDREMOVE: the minimum. */
     CHECK_INT(OP(KERN_KDREMOVE), ==, 0);
     CHECK_INT(OP(KERN_KDSETUP), ==, 0);
@@ -187,16 +161,16 @@ TEST_CASE(wrapping_drops_the_oldest_storage_unit)
     kbufinfo b = getbuf();
     CHECK(b.flags & KDBG_WRAPPED);
     CHECK_INT(b.nolog, ==, 0); /* still tracing */
-    kd_buf *r = NULL;
+    simk_kd_buf *r = NULL;
     size_t n = read_all(&r);
     /* One lost-events record (arg1 0, at the stolen unit's last time, CPU
      * 0), then everything after the stolen unit. */
-    CHECK_U64(n, ==, 1 + min - UNIT + 1);
+    CHECK_U64(n, ==, 1 + min - EVENTS_PER_UNIT + 1);
     CHECK_U64(r[0].debugid, ==, TRACE_LOST_EVENTS);
     CHECK_U64(r[0].arg1, ==, 0);
-    CHECK_U64(r[0].timestamp, ==, UNIT);
+    CHECK_U64(r[0].timestamp, ==, EVENTS_PER_UNIT);
     CHECK_U64(r[0].cpuid, ==, 0);
-    CHECK_U64(r[1].timestamp, ==, UNIT + 1);
+    CHECK_U64(r[1].timestamp, ==, EVENTS_PER_UNIT + 1);
     CHECK_U64(r[n - 1].timestamp, ==, min + 1);
     CHECK_U64(r[1].unused, ==, 0);
     free(r);
@@ -218,9 +192,9 @@ TEST_CASE(nowrap_is_only_a_flag_on_xnu_11417)
     kbufinfo b = getbuf();
     CHECK_INT(b.nolog, ==, 0);
     CHECK(b.flags & KDBG_WRAPPED);
-    kd_buf *r = NULL;
+    simk_kd_buf *r = NULL;
     size_t n = read_all(&r);
-    CHECK_U64(n, ==, 1 + min - UNIT + 1);
+    CHECK_U64(n, ==, 1 + min - EVENTS_PER_UNIT + 1);
     CHECK_U64(r[0].debugid, ==, TRACE_LOST_EVENTS);
     free(r);
     /* kdbg_clear leaves it in kdc_flags; KDDFLAGS clears it. */
@@ -242,7 +216,7 @@ TEST_CASE(nowrap_stops_tracing_on_xnu_8020)
     kbufinfo b = getbuf();
     CHECK_INT(b.nolog, ==, 1);
     CHECK_INT(b.flags & KDBG_WRAPPED, ==, 0);
-    kd_buf *r = NULL;
+    simk_kd_buf *r = NULL;
     size_t n = read_all(&r);
     CHECK_U64(n, ==, min);
     CHECK_U64(r[0].timestamp, ==, 1);
@@ -265,7 +239,7 @@ TEST_CASE(nowrap_stops_tracing_on_xnu_8020)
 TEST_CASE(readtr_sizes_and_errors)
 {
     load();
-    kd_buf r[8];
+    simk_kd_buf r[8];
     size_t len = sizeof r;
     CHECK_INT(OP(KERN_KDREMOVE), ==, 0);
     /* No buffer: EINVAL (kernel_debug_read); oldlen is not written back
@@ -276,11 +250,11 @@ TEST_CASE(readtr_sizes_and_errors)
     CHECK_INT(OPV(KERN_KDENABLE, 1), ==, 0);
     put(5, 100);
     /* Less than one record's room: EINVAL. */
-    len = sizeof(kd_buf) - 1;
+    len = sizeof(simk_kd_buf) - 1;
     CHECK_INT(kd(KERN_KDREADTR, 0, 3, r, &len), ==, EINVAL);
-    CHECK_U64(len, ==, sizeof(kd_buf) - 1);
+    CHECK_U64(len, ==, sizeof(simk_kd_buf) - 1);
     /* oldlen in bytes, out records; what does not fit stays for later. */
-    len = 3 * sizeof(kd_buf) + 10;
+    len = 3 * sizeof(simk_kd_buf) + 10;
     CHECK_INT(kd(KERN_KDREADTR, 0, 3, r, &len), ==, 0);
     CHECK_U64(len, ==, 3);
     CHECK_U64(r[0].timestamp, ==, 100);
@@ -325,7 +299,7 @@ TEST_CASE(kdremove_frees_the_buffer_and_stops_tracing)
     CHECK_INT(b.nolog, ==, 1);
     CHECK_INT(b.flags & KDBG_BUFINIT, ==, 0);
     CHECK_INT(b.bufid, ==, -1); /* ownership released */
-    kd_buf r[4];
+    simk_kd_buf r[4];
     size_t len = sizeof r;
     CHECK_INT(kd(KERN_KDREADTR, 0, 3, r, &len), ==, EINVAL);
     CHECK_INT(OPV(KERN_KDENABLE, 1), ==, EINVAL);

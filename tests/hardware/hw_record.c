@@ -9,14 +9,13 @@
  *   ./build/tests/hardware/hw_record        # without root: the refusal
  */
 #include <dlfcn.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../child_sampling.h"
 #include "dkperf.h"
 #include "hw.h"
 
@@ -112,86 +111,18 @@ static void run(dk_sampler *s, const char *event, uint64_t period)
     HW_CHECK(t.maps >= 1);
 }
 
-/* What a child's sampling delivered: its name, its samples, its exit. */
-typedef struct child_tally {
-    pid_t pid;
-    size_t samples, comms, exits, comm_after_sample, samples_after_exit, other;
-    char comm[64];
-} child_tally;
-
-static int count_child(void *ctx, const dk_sample *s)
-{
-    child_tally *c = ctx;
-    if (s->kind == DK_SAMPLE_KIND_MAP)
-        return 0;
-    if (s->pid != c->pid) {
-        c->other++;
-        return 0;
-    }
-    if (s->kind == DK_SAMPLE_KIND_COMM) {
-        c->comms++;
-        c->comm_after_sample += c->samples > 0;
-        snprintf(c->comm, sizeof c->comm, "%s", s->comm != NULL ? s->comm : "(null)");
-    } else if (s->kind == DK_SAMPLE_KIND_EXIT) {
-        c->exits++;
-    } else {
-        c->samples++;
-        c->samples_after_exit += c->exits > 0;
-    }
-    return 0;
-}
-
 /* A child that execs /bin/sh with a busy loop, sampled by pid until it
  * exits: one COMM naming "sh" before its samples (proc_pidinfo
  * PROC_PIDTBSDINFO), one EXIT after them (the kernel's BSD_PROC_EXIT). */
 static void run_child(dk_sampler *s)
 {
-    int go[2];
-    HW_CHECK(pipe(go) == 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        char b;
-        close(go[1]);
-        if (read(go[0], &b, 1) != 1)
-            _exit(120);
-        char sh[] = "sh", c[] = "-c", loop[] = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
-        char *argv[] = {sh, c, loop, NULL};
-        execvp("/bin/sh", argv);
-        _exit(121);
-    }
-    HW_CHECK(pid > 0);
-    close(go[0]);
-    child_tally c = {.pid = pid};
-    dk_sampling_event e = {"cycles", 1000000, 0};
-    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
-    o.pid = pid;
-    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_PERIOD;
-    dk_sampling *p = NULL;
-    if (dk_sampling_open(s, &e, 1, &o, &p) != 0) {
-        fprintf(stderr, "dk_sampling_open(pid %d): %s\n", (int)pid, dk_last_error());
-        kill(pid, SIGKILL);
+    dkt_child_records c;
+    if (dkt_sample_child(s, "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done", 1200, &c) != 0) {
+        fprintf(stderr, "%s\n", c.err);
         exit(1);
     }
-    HW_CHECK(dk_sampling_start(p) == 0);
-    HW_CHECK(write(go[1], "x", 1) == 1);
-    close(go[1]);
-    for (int i = 0; i < 1200; i++) {
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        bool gone = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                    si.si_pid == pid;
-        (void)dk_sampling_wait(p, 50);
-        HW_CHECK(dk_sampling_drain(p, count_child, &c) >= 0);
-        if (gone)
-            break;
-    }
-    HW_CHECK(dk_sampling_stop(p) == 0);
-    HW_CHECK(dk_sampling_drain(p, count_child, &c) >= 0);
-    dk_sampling_close(p);
-    int status = 0;
-    HW_CHECK(waitpid(pid, &status, 0) == pid);
     printf("child %d: %zu samples, %zu names (%s), %zu exits, %zu records of other processes\n",
-           (int)pid, c.samples, c.comms, c.comm, c.exits, c.other);
+           (int)c.pid, c.samples, c.comms, c.comm, c.exits, c.other);
     HW_CHECK(c.samples >= 5);
     HW_CHECK(c.comms == 1 && c.comm_after_sample == 0 && strcmp(c.comm, "sh") == 0);
     HW_CHECK(c.exits == 1 && c.samples_after_exit == 0);

@@ -1,0 +1,145 @@
+/*
+ * kperf_sample_state.h - what kperf_sample.c (set-up and tear-down of the
+ * trace buffer, kperf's actions and timers, the PMIs) and
+ * kperf_sample_drain.c (reading, decoding and delivering the kdebug
+ * records, waiting) share: the kdebug ABI taken from XNU and the state of
+ * a kperf dk_sampling. Not installed.
+ */
+#ifndef DKPERF_BACKEND_KPERF_SAMPLE_STATE_H
+#define DKPERF_BACKEND_KPERF_SAMPLE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/kperf_sample.h"
+#include "sys/libsystem.h"
+
+/* bsd/sys/sysctl.h, bsd/sys/kdebug_private.h */
+#define CTL_KERN 1
+#define KERN_KDEBUG 24
+#define KERN_KDENABLE 3
+#define KERN_KDSETBUF 4
+#define KERN_KDGETBUF 5
+#define KERN_KDSETUP 6
+#define KERN_KDREMOVE 7
+#define KERN_KDSETREG 8
+#define KERN_KDREADTR 10
+#define KERN_KDSET_TYPEFILTER 22
+#define KERN_KDBUFWAIT 23
+#define TYPEFILTER_BYTES 8192 /* KDBG_TYPEFILTER_BITMAP_SIZE: a bit per class:subclass */
+#define KDBG_RANGETYPE 0x40000u
+#define KDBG_NOWRAP 0x2u
+#define KDBG_WRAPPED 0x8u
+#define KDEBUG_ENABLE_TRACE 1
+
+/* Debug ids (osfmk/kperf/buffer.h; bsd/sys/kdebug.h). */
+#define ID_MASK 0xfffffffcu
+#define ID_LOST 0x07020008u /* TRACE_LOST_EVENTS */
+#define ID_GEN_EVENT 0x25000000u
+#define ID_TI_DATA 0x25010004u
+#define ID_CS_UDATA 0x25020010u
+#define ID_CS_UHDR 0x25020018u
+#define ID_TM_HNDLR 0x25030008u
+#define ID_KPC_HNDLR 0x25060000u
+#define ID_KPC_DATA_THREAD 0x25060020u
+/* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) (bsd/sys/kdebug.h): proc_exit
+ * (bsd/kern/kern_exit.c) logs it as START when a process starts to exit
+ * and END when it becomes a zombie, both with (pid, p_xstat), arg5 the
+ * exiting thread. */
+#define ID_PROC_EXIT 0x04010004u
+#define FUNC_START 1u
+#define FUNC_END 2u
+#define KPC_KERNEL_PC 0x1u
+#define CS_VALID 0x1u
+#define CS_TRUNCATED 0x10u
+
+#define KD_EVENTS 262144u  /* trace buffer: 16 MB of 64-byte records */
+#define READ_EVENTS 4096u  /* records per KERN_KDREADTR */
+#define FRAMES_MAX 256     /* MAX_UCALLSTACK_FRAMES */
+#define SLOTS 64           /* threads with a sample in progress */
+#define PIDS_MAX 16
+
+/* kd_buf of LP64 and arm64 (bsd/sys/kdebug_private.h), 64 bytes. */
+typedef struct kd_buf {
+    uint64_t timestamp;
+    uint64_t arg1, arg2, arg3, arg4, arg5;
+    uint32_t debugid;
+    uint32_t cpuid;
+    uint64_t unused;
+} kd_buf;
+_Static_assert(sizeof(kd_buf) == 64, "kd_buf is 64 bytes");
+
+typedef struct kd_regtype {
+    unsigned type, value1, value2, value3, value4;
+} kd_regtype;
+
+/* kbufinfo_t (bsd/sys/kdebug_private.h), what KERN_KDGETBUF copies out. */
+typedef struct kbufinfo {
+    int nkdbufs;
+    int nolog; /* kdc_emit == KDEMIT_DISABLE: nothing is being logged */
+    unsigned flags;
+    int nkdthreads;
+    int bufid; /* the owning pid, or -1 */
+} kbufinfo;
+
+enum { BLOCK_NONE, BLOCK_INTR, BLOCK_AST };
+
+/* One thread's sample in progress: its interrupt-time part, then the user
+ * stack logged when it returns to user space (a later block). */
+typedef struct slot {
+    uint64_t tid;
+    bool used;
+    int block;
+    bool trig;            /* a KPC_HNDLR or TM_HNDLR started it */
+    uint64_t trig_pc;
+    bool trig_kernel;
+    bool pending;         /* interrupt part done, user stack to come */
+    bool have_stack;
+    dk_sample s;
+    uint64_t values[KPC_MAX_COUNTERS];
+    uint64_t frames[FRAMES_MAX];
+    size_t want_frames;
+    uint64_t cs_flags;
+} slot;
+
+typedef struct map_seen {
+    int pid;
+    uint64_t start, len;
+} map_seen;
+
+typedef struct ksamp {
+    const dk_kperf_vtable *kp;
+    const dk__libsystem *ls;
+    uint32_t fixed_counters, config_counters;
+    dk__kperf_prog *prog;      /* PMI events' counters; NULL without */
+    int kind[DK_MAX_EVENTS];   /* 1 PMI, 2 timer */
+    size_t counter[DK_MAX_EVENTS];
+    uint64_t period[DK_MAX_EVENTS]; /* events, or ns for a timer */
+    uint32_t samplers;
+    int pid;                   /* the pid filter, -1: every process */
+    uint64_t tid;              /* DK_SCOPE_THREAD: the one thread; 0: any */
+    size_t npmi, ntimers;
+    /* What open did, for teardown. */
+    bool kdebug, kperf, periods, counting, sampling, enabled;
+    bool kernel_stopped;       /* tracing found off while enabled (reported once) */
+    kd_buf *buf;
+    size_t pos, len;           /* records read but not yet decoded */
+    slot *slots;
+    map_seen *maps;
+    size_t nmaps, maps_cap;
+    int pids[PIDS_MAX];        /* processes whose maps were read in this drain */
+    size_t npids;
+    int *named;                /* processes whose name was asked (COMM) */
+    size_t nnamed, named_cap;
+    bool exits;                /* the filter lets BSD_PROC_EXIT through */
+} ksamp;
+
+/* A failed trace or kperf call as the caller should read it: EPERM and
+ * EACCES need root, EBUSY is another tool owning tracing. */
+int dk__ks_trace_fail(const char *what, int e);
+/* sysctl({CTL_KERN, KERN_KDEBUG, op[, value]}); data moves through oldp.
+ * 0, or the errno. */
+int dk__ks_kdebug(const ksamp *k, int op, int value, bool with_value, void *oldp, size_t *oldlen);
+
+#endif /* DKPERF_BACKEND_KPERF_SAMPLE_STATE_H */
