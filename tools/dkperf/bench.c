@@ -193,6 +193,10 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     /* The command gets dkperf's own mask and SIGPIPE as dkperf found it;
      * the forwarded signals are held until signals_child_pid names it. */
     sigprocmask(SIG_BLOCK, &hold, &mask);
+    if (signals_got()) { /* caught since the last run: start no other command */
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        return 128 + signals_got();
+    }
     pid_t pid = -1;
     uint64_t t0 = monotonic_ns();
     int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
@@ -247,6 +251,10 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     sigset_t hold, mask;
     signals_hold_set(&hold);
     sigprocmask(SIG_BLOCK, &hold, &mask);
+    if (signals_got()) { /* caught since the last run: start no other command */
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        return 128 + signals_got();
+    }
     pid_t pid = -1;
     uint64_t t0 = monotonic_ns();
     int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
@@ -273,6 +281,11 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
         }
     }
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    /* A zombie takes no signal, and once reaped its pid may be another
+     * process's: the pid is forgotten before the reap. (If the wait failed,
+     * the command may still run, and a signal is still passed on to it.) */
+    if (why[0] == '\0')
+        signals_child_pid = 0;
     uint64_t cpi[2] = {0, 0};
     if (why[0] == '\0' && dk_process_cpi(ru->s, (int)pid, &cpi[0], &cpi[1]) != 0)
         snprintf(why, sizeof why, "reading the instructions and cycles of '%s' (pid %d) failed: %s",
