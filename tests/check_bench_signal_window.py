@@ -6,8 +6,8 @@ lands it there):
   started ends the benchmark (exit 130) without starting that command;
 - a SIGTERM that arrives right after a run's command was reaped is not
   passed on to its pid, which is free for another process by then (exit
-  143; checked where dkperf reads the command from its zombie, the
-  simulated macOS path: --after-reap).
+  143; --after-reap: on the simulated macOS path, which reads the command
+  from its zombie, and on Linux's DK_GROUP_CHILDREN path alike).
 
 usage: check_bench_signal_window.py DKPERF SHIM [--after-reap]
 (DKPERF_FRAMEWORK_ROOT as the test sets it)

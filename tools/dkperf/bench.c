@@ -208,14 +208,23 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     struct rusage use;
     memset(&use, 0, sizeof use);
     if (exec_errno == 0) {
-        while (wait4(pid, &status, 0, &use) < 0) {
-            if (errno != EINTR) {
-                int why = errno;
-                signals_child_pid = 0;
-                cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
-                          strerror(why));
-                return EXIT_SETUP;
-            }
+        /* Wait for the exit without reaping, forget the pid, then reap: a
+         * signal that lands between the reap and forgetting would be passed
+         * on to a pid that may be another process's by then. */
+        siginfo_t si;
+        int rc;
+        while ((rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT)) != 0 && errno == EINTR)
+            ;
+        if (rc == 0)
+            signals_child_pid = 0;
+        while (rc == 0 && (rc = wait4(pid, &status, 0, &use)) < 0 && errno == EINTR)
+            rc = 0;
+        if (rc < 0) {
+            int why = errno;
+            signals_child_pid = 0;
+            cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
+                      strerror(why));
+            return EXIT_SETUP;
         }
         if (rep->scope[0] == '\0') /* what was counted, as the held path says it */
             snprintf(rep->scope, sizeof rep->scope,
