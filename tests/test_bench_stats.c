@@ -367,9 +367,12 @@ TEST_CASE(tukey_with_ties_and_few_values)
     CHECK_INT(cls[0], ==, DKB_OUTLIER_NONE);
 }
 
+typedef bool (*change_fn)(const double *, size_t, const double *, size_t, double, double,
+                          size_t, uint64_t, dkb_change *);
+
 /* n = 50 per side, 2% relative noise, a shift of `shift`: the verdicts
- * over 20 seeds, counted by kind. */
-static void change_verdicts(double shift, size_t counts[4])
+ * over 20 seeds, counted by kind, of the mean test or (test) another. */
+static void change_verdicts_of(change_fn test, double shift, size_t counts[4])
 {
     memset(counts, 0, 4 * sizeof *counts);
     for (uint64_t seed = 1; seed <= 20; seed++) {
@@ -379,11 +382,16 @@ static void change_verdicts(double shift, size_t counts[4])
         noisy_values(&r, 50, 100, 0.02, old_v);
         noisy_values(&r, 50, 100 * (1 + shift), 0.02, new_v);
         dkb_change c;
-        CHECK(dkb_change_test(old_v, 50, new_v, 50, 0.01, 0.05, 5000, seed, &c));
+        CHECK(test(old_v, 50, new_v, 50, 0.01, 0.05, 5000, seed, &c));
         CHECK_DBL(c.rel.lo, <=, c.rel.point);
         CHECK_DBL(c.rel.point, <=, c.rel.hi);
         counts[c.verdict]++;
     }
+}
+
+static void change_verdicts(double shift, size_t counts[4])
+{
+    change_verdicts_of(dkb_change_test, shift, counts);
 }
 
 TEST_CASE(change_test_flags_a_five_percent_shift)
@@ -433,8 +441,8 @@ TEST_CASE(change_test_does_not_flag_a_half_percent_shift)
 }
 
 /* The fraction of null trials (no shift) with p < 0.05. */
-static double null_rejections(size_t n_old, double rel_old, size_t n_new, double rel_new,
-                              uint64_t seed)
+static double null_rejections_of(change_fn test, size_t n_old, double rel_old, size_t n_new,
+                                 double rel_new, uint64_t seed)
 {
     dkb_rng r;
     dkb_rng_seed(&r, seed);
@@ -444,12 +452,18 @@ static double null_rejections(size_t n_old, double rel_old, size_t n_new, double
         noisy_values(&r, n_old, 100, rel_old, old_v);
         noisy_values(&r, n_new, 100, rel_new, new_v);
         dkb_change c;
-        CHECK(dkb_change_test(old_v, n_old, new_v, n_new, 0.01, 0.05, 1000, seed + t, &c));
+        CHECK(test(old_v, n_old, new_v, n_new, 0.01, 0.05, 1000, seed + t, &c));
         CHECK_DBL(c.p_value, >, 0);
         CHECK_DBL(c.p_value, <=, 1);
         below += c.p_value < 0.05;
     }
     return (double)below / 200;
+}
+
+static double null_rejections(size_t n_old, double rel_old, size_t n_new, double rel_new,
+                              uint64_t seed)
+{
+    return null_rejections_of(dkb_change_test, n_old, rel_old, n_new, rel_new, seed);
 }
 
 TEST_CASE(change_test_p_value_is_uniform_under_the_null)
@@ -490,6 +504,94 @@ TEST_CASE(change_test_on_exact_counts)
     CHECK_DBL(c.rel.point, ==, 0.5); /* 12 / 8 - 1 */
     CHECK_STR(dkb_verdict_name(DKB_NO_CHANGE), "no change");
     CHECK_STR(dkb_verdict_name(DKB_WITHIN_NOISE), "within noise");
+}
+
+TEST_CASE(median_change_test_flags_a_five_percent_shift_not_a_half_percent)
+{
+    size_t k[4];
+    change_verdicts_of(dkb_change_test_median, 0.05, k);
+    CHECK_U64(k[DKB_REGRESSED], ==, 20);
+    change_verdicts_of(dkb_change_test_median, -0.05, k);
+    CHECK_U64(k[DKB_IMPROVED], ==, 20);
+    change_verdicts_of(dkb_change_test_median, 0.005, k);
+    CHECK_U64(k[DKB_REGRESSED] + k[DKB_IMPROVED], ==, 0);
+    change_verdicts_of(dkb_change_test_median, -0.005, k);
+    CHECK_U64(k[DKB_REGRESSED] + k[DKB_IMPROVED], ==, 0);
+    /* The point is the ratio of the medians: 101 / 100 - 1 with odd n. */
+    const double o[] = {90, 100, 130}, w[] = {101, 10, 500};
+    dkb_change c;
+    CHECK(dkb_change_test_median(o, 3, w, 3, 0.01, 0.05, 999, 1, &c));
+    CHECK_NEAR(c.rel.point, 0.01, 1e-12);
+    CHECK_DBL(c.rel.lo, <=, c.rel.point);
+    CHECK_DBL(c.rel.point, <=, c.rel.hi);
+    /* and of the middle pair's means with even n: 105 / 100 - 1. */
+    const double o4[] = {98, 102, 50, 400}, w4[] = {104, 106, 1, 9999};
+    CHECK(dkb_change_test_median(o4, 4, w4, 4, 0.01, 0.05, 999, 1, &c));
+    CHECK_NEAR(c.rel.point, 0.05, 1e-12);
+}
+
+TEST_CASE(median_change_test_p_value_is_uniform_under_the_null)
+{
+    double f = null_rejections_of(dkb_change_test_median, 50, 0.02, 50, 0.02, 21);
+    fprintf(stderr, "null, equal sizes: %.3f below 0.05\n", f);
+    CHECK_DBL(f, >=, 0.02);
+    CHECK_DBL(f, <=, 0.09);
+    f = null_rejections_of(dkb_change_test_median, 30, 0.01, 80, 0.04, 22);
+    fprintf(stderr, "null, unequal sizes and spreads: %.3f below 0.05\n", f);
+    CHECK_DBL(f, >=, 0.02);
+    CHECK_DBL(f, <=, 0.09);
+}
+
+/* A third of the new samples disturbed (+20%, as a busy neighbour makes
+ * them): the means differ by about 7% and the mean test calls it a
+ * regression; the medians, like the Theil-Sen answer, barely move. */
+TEST_CASE(median_change_is_not_moved_by_a_disturbed_third)
+{
+    dkb_rng r;
+    dkb_rng_seed(&r, 31);
+    double old_v[60], new_v[60];
+    noisy_values(&r, 60, 100, 0.005, old_v);
+    noisy_values(&r, 60, 100, 0.005, new_v);
+    for (size_t i = 0; i < 60; i += 3)
+        new_v[i] *= 1.2;
+    dkb_change mean, med;
+    CHECK(dkb_change_test(old_v, 60, new_v, 60, 0.01, 0.05, 5000, 3, &mean));
+    CHECK(dkb_change_test_median(old_v, 60, new_v, 60, 0.01, 0.05, 5000, 3, &med));
+    fprintf(stderr, "mean change %.4f (%s), median change %.4f [%.4f, %.4f] (%s)\n",
+            mean.rel.point, dkb_verdict_name(mean.verdict), med.rel.point, med.rel.lo,
+            med.rel.hi, dkb_verdict_name(med.verdict));
+    CHECK_INT(mean.verdict, ==, DKB_REGRESSED);
+    CHECK(med.verdict == DKB_NO_CHANGE || med.verdict == DKB_WITHIN_NOISE);
+    CHECK_DBL(fabs(med.rel.point), <, 0.01);
+    CHECK_DBL(med.rel.hi, <, 0.02);
+}
+
+TEST_CASE(median_change_test_on_exact_counts_and_bad_input)
+{
+    const double a[] = {12, 12, 12, 12}, b[] = {13, 13, 13}, zeros[] = {0, 0, 0, 0};
+    const double with_nan[] = {1, NAN, 3, 4};
+    dkb_change c;
+    CHECK(dkb_change_test_median(a, 4, a, 4, 0.01, 0.05, 999, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_NO_CHANGE);
+    CHECK_DBL(c.p_value, ==, 1);
+    CHECK(dkb_change_test_median(a, 4, b, 3, 0.01, 0.05, 999, 1, &c));
+    CHECK_INT(c.verdict, ==, DKB_REGRESSED);
+    CHECK_DBL(c.p_value, ==, 1.0 / 1000);
+    CHECK_NEAR(c.rel.lo, 1.0 / 12, 1e-15);
+    CHECK_NEAR(c.rel.hi, 1.0 / 12, 1e-15);
+    CHECK(!dkb_change_test_median(zeros, 4, a, 4, 0.01, 0.05, 100, 1, &c));
+    CHECK_CONTAINS(dkb_last_error(), "dkb_change_test_median: the baseline median is 0");
+    CHECK(!dkb_change_test_median(a, 1, a, 4, 0.01, 0.05, 100, 1, &c));
+    CHECK_CONTAINS(dkb_last_error(), "1 baseline values; at least 2");
+    CHECK(!dkb_change_test_median(a, 4, with_nan, 4, 0.01, 0.05, 100, 1, &c));
+    CHECK_CONTAINS(dkb_last_error(), "NaN");
+    CHECK(!dkb_change_test_median(a, 4, a, 4, 0.01, 0.05, 0, 1, &c));
+    CHECK(!dkb_change_test_median(a, 4, a, 4, 0.01, 0.05, 100, 1, NULL));
+    /* A baseline whose resamples often have a median of 0 or less: those
+     * are drawn again, and the answer is finite. */
+    const double mostly_zero[] = {0, 0, 0, 24, 24, 24, 24};
+    CHECK(dkb_change_test_median(mostly_zero, 7, a, 4, 0.01, 0.05, 2000, 1, &c));
+    CHECK(isfinite(c.rel.lo) && isfinite(c.rel.hi));
 }
 
 TEST_CASE(ratio_recovers_a_known_ratio)

@@ -71,31 +71,13 @@ double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k)
     *k = 0;
     if (!dkb_headline_line(r, m, &line))
         return NULL;
-    double *v = malloc(r->n_samples * sizeof *v);
-    unsigned char *cls = malloc(r->n_samples ? r->n_samples : 1);
-    if (v == NULL || cls == NULL) {
-        free(v);
-        free(cls);
+    double *v = malloc((r->n_samples ? r->n_samples : 1) * sizeof *v);
+    if (v == NULL)
         return NULL;
-    }
     size_t n = 0;
     for (size_t i = 0; i < r->n_samples; i++)
         if (dkb_sample_in_fit(r, m, i) && r->iterations[i] > 0)
             v[n++] = (m->y[i] - line.intercept) / r->iterations[i];
-    /* The median pair slope is not moved by a sample that a disturbance
-     * not seen as a preemption made late (an interrupt, the host, a
-     * backend that does not count switches); a mean of values is. So for
-     * the Theil-Sen answer the values beyond the severe fences (3 IQR) of
-     * that side's values are left out too. */
-    dkb_outliers ol;
-    if (theil_sen(m) && n >= 4 && dkb_tukey(v, n, &ol, cls)) {
-        size_t kept = 0;
-        for (size_t i = 0; i < n; i++)
-            if (cls[i] != DKB_OUTLIER_LOW_SEVERE && cls[i] != DKB_OUTLIER_HIGH_SEVERE)
-                v[kept++] = v[i];
-        n = kept;
-    }
-    free(cls);
     *k = n;
     return v;
 }
@@ -136,14 +118,18 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
         double *nv = dkb_change_values(r, m, &kn), *ov = dkb_change_values(old, om, &ko);
         if (nv == NULL || ov == NULL) {
             snprintf(m->no_change, sizeof m->no_change, "out of memory");
-        } else if (dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed, &m->change)) {
+        } else if (theil_sen(m) ? dkb_change_test_median(ov, ko, nv, kn, noise, 0.05, resamples,
+                                                         seed, &m->change)
+                                : dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed,
+                                                  &m->change)) {
             m->has_change = true;
             m->baseline_slope = om->slope.point;
             compared++;
         } else {
             /* The test's reason, without its function name. */
             const char *why = dkb_last_error();
-            const char *colon = strncmp(why, "dkb_change_test: ", 17) == 0 ? why + 17 : why;
+            const char *colon = strstr(why, ": ");
+            colon = strncmp(why, "dkb_change_test", 15) == 0 && colon != NULL ? colon + 2 : why;
             snprintf(m->no_change, sizeof m->no_change, "%s", colon);
         }
         free(nv);

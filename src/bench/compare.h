@@ -37,7 +37,10 @@ bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line)
 double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k);
 
 /* Compare every available measure of r with the measure of the same name
- * in old (dkb_change_test on dkb_change_values of both sides); sets
+ * in old, on dkb_change_values of both sides: dkb_change_test_median for
+ * the Theil-Sen answer (time), whose median pair slope a minority of
+ * disturbed samples does not move, dkb_change_test (means) for the rest;
+ * sets
  * has_change, change and baseline_slope where the test gives an answer.
  * Returns how many measures were compared. */
 size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, size_t resamples,

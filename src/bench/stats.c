@@ -338,6 +338,15 @@ static double select_kth(double *v, size_t n, size_t k)
     return v[kk];
 }
 
+/* The median of v[0..n) (n >= 1), moving v's elements. */
+static double median_inplace(double *v, size_t n)
+{
+    double med = select_kth(v, n, n / 2);
+    if (n % 2 == 0) /* and the largest of the lower half */
+        med = (med + select_kth(v, n / 2, n / 2 - 1)) / 2;
+    return med;
+}
+
 /* The standard normal quantile (Acklam's rational approximation, relative
  * error below 1.2e-9), for p in (0, 1). */
 static double normal_quantile(double p)
@@ -420,21 +429,14 @@ bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence
     double rlo = floor((dm - cz) / 2), rhi = ceil((dm + cz) / 2 + 1);
     size_t klo = rlo < 1 ? 0 : (size_t)rlo - 1;
     size_t khi = rhi > dm ? m - 1 : (size_t)rhi - 1;
-    double med = select_kth(s, m, m / 2);
-    if (m % 2 == 0) {
-        double below = select_kth(s, m / 2, m / 2 - 1); /* the largest of the lower half */
-        med = (med + below) / 2;
-    }
+    double med = median_inplace(s, m);
     out->point = med;
     out->lo = select_kth(s, m, klo);
     out->hi = select_kth(s, m, khi);
     if (intercept != NULL) { /* the median of y - slope x */
         for (size_t i = 0; i < n; i++)
             s[i] = y[i] - med * x[i];
-        double a = select_kth(s, n, n / 2);
-        if (n % 2 == 0)
-            a = (a + select_kth(s, n / 2, n / 2 - 1)) / 2;
-        *intercept = a;
+        *intercept = median_inplace(s, n);
     }
     free(s);
     bool ok = isfinite(out->point) && isfinite(out->lo) && isfinite(out->hi);
@@ -593,11 +595,11 @@ static double variance_of_sums(double s, double q, size_t n)
     return v > 0 ? v : 0;
 }
 
-bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
-                     double noise, double significance, size_t resamples, uint64_t seed,
-                     dkb_change *out)
+/* The checks both change tests share; clears *out. */
+static bool change_args(const char *fn, const double *old_v, size_t n_old, const double *new_v,
+                        size_t n_new, double noise, double significance, size_t resamples,
+                        dkb_change *out)
 {
-    static const char fn[] = "dkb_change_test";
     if (out == NULL)
         return false;
     memset(out, 0, sizeof *out);
@@ -615,6 +617,36 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
                  fn, significance);
         return false;
     }
+    return true;
+}
+
+/* The verdict of a change whose interval and p-value are set (§7 of
+ * doc/BENCH-STATISTICS.md); false, *out cleared, when they are not finite. */
+static bool change_verdict(const char *fn, double noise, double significance, dkb_change *out)
+{
+    if (!isfinite(out->rel.point) || !isfinite(out->rel.lo) || !isfinite(out->rel.hi)) {
+        memset(out, 0, sizeof *out);
+        dkb_fail(DK_EINVAL, "%s: the relative change is not finite (values too large)", fn);
+        return false;
+    }
+    if (out->p_value >= significance)
+        out->verdict = DKB_NO_CHANGE;
+    else if (out->rel.hi < -noise)
+        out->verdict = DKB_IMPROVED;
+    else if (out->rel.lo > noise)
+        out->verdict = DKB_REGRESSED;
+    else
+        out->verdict = DKB_WITHIN_NOISE;
+    return true;
+}
+
+bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
+                     double noise, double significance, size_t resamples, uint64_t seed,
+                     dkb_change *out)
+{
+    static const char fn[] = "dkb_change_test";
+    if (!change_args(fn, old_v, n_old, new_v, n_new, noise, significance, resamples, out))
+        return false;
     double m_old = mean_of(old_v, n_old), m_new = mean_of(new_v, n_new);
     if (!(m_old > 0)) {
         dkb_fail(DK_EINVAL, "%s: the baseline mean is %g; a relative change needs a positive "
@@ -672,20 +704,76 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
     percentile_ci(rel, resamples, DKB_CHANGE_CONFIDENCE, &out->rel.lo, &out->rel.hi);
     out->rel.point = m_new / m_old - 1;
     out->p_value = (double)(hits + 1) / ((double)resamples + 1);
-    if (!isfinite(out->rel.point) || !isfinite(out->rel.lo) || !isfinite(out->rel.hi)) {
-        memset(out, 0, sizeof *out);
-        dkb_fail(DK_EINVAL, "%s: the relative change is not finite (values too large)", fn);
+    ok = change_verdict(fn, noise, significance, out);
+out:
+    free(buf);
+    return ok;
+}
+
+/* The median of one resample of v[0..n) drawn into scratch. */
+static double resample_median(dkb_rng *rng, const double *v, size_t n, double *scratch)
+{
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = v[rng_below(rng, n)];
+    return median_inplace(scratch, n);
+}
+
+bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
+                            double noise, double significance, size_t resamples, uint64_t seed,
+                            dkb_change *out)
+{
+    static const char fn[] = "dkb_change_test_median";
+    if (!change_args(fn, old_v, n_old, new_v, n_new, noise, significance, resamples, out))
+        return false;
+    if (n_old > SIZE_MAX / sizeof(double) - n_new ||
+        resamples > SIZE_MAX / sizeof(double) - 2 * (n_old + n_new)) {
+        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
+        return false;
+    }
+    double *buf = alloc_doubles(fn, 2 * (n_old + n_new) + resamples);
+    if (buf == NULL)
+        return false;
+    bool ok = false;
+    double *co = buf, *cn = co + n_old, *scratch = cn + n_new, *rel = scratch + n_old + n_new;
+    memcpy(co, old_v, n_old * sizeof *co);
+    memcpy(cn, new_v, n_new * sizeof *cn);
+    double m_old = median_inplace(co, n_old), m_new = median_inplace(cn, n_new);
+    if (!(m_old > 0)) {
+        dkb_fail(DK_EINVAL, "%s: the baseline median is %g; a relative change needs a "
+                            "positive baseline", fn, m_old);
         goto out;
     }
-    if (out->p_value >= significance)
-        out->verdict = DKB_NO_CHANGE;
-    else if (out->rel.hi < -noise)
-        out->verdict = DKB_IMPROVED;
-    else if (out->rel.lo > noise)
-        out->verdict = DKB_REGRESSED;
-    else
-        out->verdict = DKB_WITHIN_NOISE;
-    ok = true;
+    /* Each side centred on its own median: the null of equal medians,
+     * spreads as they are. */
+    for (size_t i = 0; i < n_old; i++)
+        co[i] -= m_old;
+    for (size_t i = 0; i < n_new; i++)
+        cn[i] -= m_new;
+    double d_obs = fabs(m_new - m_old);
+    dkb_rng rng;
+    dkb_rng_seed(&rng, seed);
+    size_t hits = 0, redraws = 0;
+    for (size_t b = 0; b < resamples;) {
+        double so = resample_median(&rng, co, n_old, scratch);
+        if (!(m_old + so > 0)) {
+            if (++redraws > DKB_MAX_REDRAWS) {
+                dkb_fail(DK_EINVAL, "%s: %d baseline resamples in a row had a median of 0 or "
+                                    "less", fn, DKB_MAX_REDRAWS);
+                goto out;
+            }
+            continue;
+        }
+        redraws = 0;
+        double sn = resample_median(&rng, cn, n_new, scratch);
+        rel[b++] = (m_new + sn) / (m_old + so) - 1;
+        /* The same draws shifted to a common median: their difference is
+         * that of the offsets alone. */
+        hits += fabs(sn - so) >= d_obs;
+    }
+    percentile_ci(rel, resamples, DKB_CHANGE_CONFIDENCE, &out->rel.lo, &out->rel.hi);
+    out->rel.point = m_new / m_old - 1;
+    out->p_value = (double)(hits + 1) / ((double)resamples + 1);
+    ok = change_verdict(fn, noise, significance, out);
 out:
     free(buf);
     return ok;

@@ -92,6 +92,14 @@ typedef struct dkb_change {
 bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
                      double noise, double significance, size_t resamples, uint64_t seed,
                      dkb_change *out);
+/* The same test on medians (§7): the change of the medians, med(new) /
+ * med(old) - 1, its bootstrap interval, and the p-value of the difference
+ * of the medians by bootstrap under the null (each side centred on its own
+ * median). A median is not moved by a minority of disturbed values, as a
+ * mean is: this is the test of the Theil-Sen answer. */
+bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
+                            double noise, double significance, size_t resamples, uint64_t seed,
+                            dkb_change *out);
 const char *dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "improved", "regressed" */
 
 /* Interleaved comparison of alternatives run on the same iteration counts:
