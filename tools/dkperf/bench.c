@@ -170,6 +170,32 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
 }
 
 /*
+ * Start cmd for a run with posix_spawn. The command gets dkperf's own mask
+ * and SIGPIPE as dkperf found it; the forwarded signals are held until
+ * signals_child_pid names it. Returns 0 with *pid (or *exec_errno, when it
+ * could not start) and the start time *t0, or 128 + the signal caught
+ * since the last run, and then no command is started.
+ */
+static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t0,
+                         int *exec_errno)
+{
+    sigset_t hold, mask;
+    signals_hold_set(&hold);
+    sigprocmask(SIG_BLOCK, &hold, &mask);
+    if (signals_got()) {
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        return 128 + signals_got();
+    }
+    *t0 = monotonic_ns();
+    *exec_errno = launch_spawn(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
+                               !signals_pipe_was_ignored());
+    if (*exec_errno == 0)
+        signals_child_pid = *pid;
+    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
+    return 0;
+}
+
+/*
  * One run on the DK_GROUP_CHILDREN group: read, posix_spawn (no fork of
  * dkperf's pages, no held child, no counters to open), wait, read. The
  * group's readings are running totals over every process dkperf started
@@ -188,22 +214,12 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
                   dk_last_error());
         return EXIT_SETUP;
     }
-    sigset_t hold, mask;
-    signals_hold_set(&hold);
-    /* The command gets dkperf's own mask and SIGPIPE as dkperf found it;
-     * the forwarded signals are held until signals_child_pid names it. */
-    sigprocmask(SIG_BLOCK, &hold, &mask);
-    if (signals_got()) { /* caught since the last run: start no other command */
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        return 128 + signals_got();
-    }
     pid_t pid = -1;
-    uint64_t t0 = monotonic_ns();
-    int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
-                                  !signals_pipe_was_ignored());
-    if (exec_errno == 0)
-        signals_child_pid = pid;
-    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
+    uint64_t t0 = 0;
+    int exec_errno = 0;
+    int sig = start_command(ru, cmd, &pid, &t0, &exec_errno);
+    if (sig != 0)
+        return sig;
     int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
     memset(&use, 0, sizeof use);
@@ -257,20 +273,12 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
  */
 static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_run *out)
 {
-    sigset_t hold, mask;
-    signals_hold_set(&hold);
-    sigprocmask(SIG_BLOCK, &hold, &mask);
-    if (signals_got()) { /* caught since the last run: start no other command */
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        return 128 + signals_got();
-    }
     pid_t pid = -1;
-    uint64_t t0 = monotonic_ns();
-    int exec_errno = launch_spawn(&pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
-                                  !signals_pipe_was_ignored());
-    if (exec_errno == 0)
-        signals_child_pid = pid;
-    sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
+    uint64_t t0 = 0;
+    int exec_errno = 0;
+    int sig = start_command(ru, cmd, &pid, &t0, &exec_errno);
+    if (sig != 0)
+        return sig;
     int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
     memset(&use, 0, sizeof use);
