@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""dkperf bench when things go wrong: a later command that fails keeps the
+earlier results (report and exports), export files are checked before the
+first run, hostile baselines are named, not read forever.
+
+usage: check_bench_errors.py DKPERF   (DKPERF_FRAMEWORK_ROOT etc. from the environment;
+       with it set, a state file checks that nothing stays acquired)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+dkperf = os.path.abspath(sys.argv[1])
+tmp = tempfile.mkdtemp(prefix="dkperf-bench-errors-")
+env = dict(os.environ)
+sim = bool(env.get("DKPERF_FRAMEWORK_ROOT"))
+state = os.path.join(tmp, "sim-state")
+if sim:
+    env["DKPERF_SIM_STATE"] = state
+events = ["-e", "instructions" if sim else "task-clock"]
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print(f"FAIL: {msg}", file=sys.stderr)
+
+
+def bench(args, want_rc, timeout=60):
+    try:
+        p = subprocess.run([dkperf, "bench"] + args, capture_output=True, env=env,
+                           timeout=timeout, cwd=tmp)
+    except subprocess.TimeoutExpired:
+        fail(f"dkperf bench {args}: still running after {timeout} s")
+        return "", ""
+    out, err = p.stdout.decode(), p.stderr.decode()
+    if p.returncode != want_rc:
+        fail(f"dkperf bench {args}: exit {p.returncode}, want {want_rc}\n{out}\n{err}")
+    if sim and os.path.exists(state):
+        with open(state) as f:
+            for line in f.read().splitlines():
+                if int(line.split()[1], 0) != 0:
+                    fail(f"dkperf bench {args} left {line!r} behind")
+    return out, err
+
+
+def path(name):
+    return os.path.join(tmp, name)
+
+
+# 1. A later command fails: the first command's block is printed and the
+# exports hold it, as hyperfine keeps what finished.
+out, err = bench(["-r", "2"] + events + ["--export-json", path("two.json"), "--export-csv",
+                                          path("two.csv"), "--", "true", "false", "true"], 1)
+if "Benchmark 1: true" not in out or "2 runs" not in out or "Benchmark 2" in out:
+    fail(f"the first command's results are not kept when the second fails:\n{out}")
+if "command 'false' exited with status 1" not in err:
+    fail(f"the failure is not named: {err}")
+try:
+    with open(path("two.json")) as f:
+        doc = json.load(f)
+    if [r["command"] for r in doc["results"]] != ["true"] or doc["results"][0]["runs"] != 2:
+        fail(f"the JSON export does not hold the command that ran: {doc['results']}")
+    with open(path("two.csv")) as f:
+        rows = f.read().splitlines()
+    if len(rows) != 2 or not rows[1].startswith("true,"):
+        fail(f"the CSV export does not hold the command that ran: {rows}")
+except (OSError, ValueError, KeyError) as e:
+    fail(f"no export after a later command failed: {e}")
+# Nothing ran at all: no export file is left behind, empty and invalid.
+bench(["-r", "2"] + events + ["--export-json", path("none.json"), "--", "/nonexistent/cmd"], 127)
+if os.path.exists(path("none.json")):
+    fail("an export file was left when no command ran")
+
+# 2. An export that cannot be written ends dkperf before the first run
+# (--prepare would leave a mark), naming the option and the file.
+marks = path("marks")
+prep = ["--prepare", f"sh -c 'echo x >> {marks}'"]
+for bad, why in ((path("no-such-dir/r.json"), "No such file or directory"),
+                 (tmp, "Is a directory")):
+    _, err = bench(["-r", "2"] + events + prep + ["--export-json", bad, "--", "true"], 1)
+    if f"--export-json {bad}: cannot write {bad}: {why}" not in err:
+        fail(f"export to {bad}: {err!r}")
+if os.path.exists(marks):
+    fail("the commands ran although an export file could not be written")
+# The same file for two exports (however spelled), or standard output twice.
+_, err = bench(["-r", "2"] + events + prep + ["--export-json", path("same"), "--export-csv",
+                                               os.path.join(tmp, ".", "same"), "--", "true"], 2)
+if "--export-json" not in err or "--export-csv" not in err or "the same file" not in err:
+    fail(f"two exports to one file: {err!r}")
+_, err = bench(["-r", "2"] + events + ["--export-json", "-", "--export-markdown", "-", "--", "true"], 2)
+if "the same file" not in err:
+    fail(f"two exports to standard output: {err!r}")
+if os.path.exists(marks):
+    fail("the commands ran although two exports named one file")
+# An export on standard output is all that standard output holds.
+out, err = bench(["-r", "2"] + events + ["--export-json", "-", "--", "true"], 0)
+try:
+    if json.loads(out)["results"][0]["command"] != "true":
+        fail(f"--export-json -: {out}")
+except ValueError:
+    fail(f"--export-json -: standard output is not the JSON alone:\n{out}")
+if "Benchmark 1: true" not in err:
+    fail(f"--export-json -: the report is not on standard error:\n{err}")
+
+# 3. --save-baseline: a benchmark that fails keeps the previous baseline.
+rdir = path("results")
+bench(["-r", "2"] + events + ["--results-dir", rdir, "--save-baseline", "b", "--", "true"], 0)
+with open(os.path.join(rdir, "b.json")) as f:
+    saved = f.read()
+bench(["-r", "2"] + events + ["--results-dir", rdir, "--save-baseline", "b", "--", "true", "false"], 1)
+with open(os.path.join(rdir, "b.json")) as f:
+    if f.read() != saved:
+        fail("a failed benchmark replaced the saved baseline")
+if sorted(os.listdir(rdir)) != ["b.json"]:
+    fail(f"files left in the results directory: {os.listdir(rdir)}")
+
+# 4. Baselines that are no file to read: named, and not read forever.
+os.mkfifo(os.path.join(rdir, "fifo.json"))
+os.mkdir(os.path.join(rdir, "dir.json"))
+for name, why in (("fifo", "is not a regular file"), ("dir", "is not a regular file (a directory)")):
+    _, err = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", name, "--", "true"],
+                   1, timeout=20)
+    if f"{name}.json {why}" not in err:
+        fail(f"baseline {name}: {err!r}")
+
+# 5. Baselines with malformed members: the member is named, not "missing".
+base = json.loads(saved)
+odd = json.loads(saved)
+odd["results"][0]["counters"][0]["mean"] = "1"
+with open(os.path.join(rdir, "strmean.json"), "w") as f:
+    json.dump(odd, f)
+out, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "strmean", "--", "true"], 0)
+if f"{events[1]}" not in out or "not a valid summary (mean)" not in out:
+    fail(f"a counter whose mean is a string:\n{out}")
+odd = json.loads(saved)
+odd["results"][0]["mean"] = "fast"
+with open(os.path.join(rdir, "strwall.json"), "w") as f:
+    json.dump(odd, f)
+out, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "strwall", "--", "true"], 0)
+if "Baseline 'strwall': not a valid summary (mean)" not in out or "Not in baseline" in out:
+    fail(f"a result whose mean is a string is not 'no result':\n{out}")
+odd = json.loads(saved)
+odd["results"][0]["counters"] = "none"
+with open(os.path.join(rdir, "strctr.json"), "w") as f:
+    json.dump(odd, f)
+out, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "strctr", "--", "true"], 0)
+if "counters        not a valid list (not an array)" not in out:
+    fail(f"counters that are not a list:\n{out}")
+# A mean of 0 has no percentage change: "+0.0% regressed" said nothing.
+odd = json.loads(saved)
+odd["results"][0]["mean"] = 0
+odd["results"][0]["stddev"] = 0
+with open(os.path.join(rdir, "zero.json"), "w") as f:
+    json.dump(odd, f)
+out, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "zero", "--", "true"], 0)
+line = [l for l in out.splitlines() if l.strip().startswith("wall time") and "%" in l or "from 0" in l]
+if not line or "from 0 to" not in line[0] or "+0.0%" in line[0]:
+    fail(f"a change from a mean of 0:\n{out}")
+# A number longer than 63 characters is JSON, and is read.
+text = saved.replace('"runs": 2', '"runs": 2.' + "0" * 100, 1)
+with open(os.path.join(rdir, "long.json"), "w") as f:
+    f.write(text)
+out, err = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "long", "--", "true"], 0)
+if "Baseline 'long':" not in out:
+    fail(f"a baseline with a long number: {err}")
+
+# 6. A --prepare that cannot be split is named as --prepare, not as a command.
+_, err = bench(events + ["--prepare", "echo 'a", "--", "true"], 2)
+if "--prepare 'echo 'a': an unterminated ' quote" not in err:
+    fail(f"--prepare with an unterminated quote: {err!r}")
+
+if failures:
+    sys.exit(f"check_bench_errors: {len(failures)} failed")
+print("check_bench_errors: ok")
