@@ -172,6 +172,14 @@ _, err = bench(events + ["--prepare", "echo 'a", "--", "true"], 2)
 if "--prepare 'echo 'a': an unterminated ' quote" not in err:
     fail(f"--prepare with an unterminated quote: {err!r}")
 
+# 7. With -i the failed runs are measured, and said to have failed.
+out, _ = bench(["-r", "3", "-i"] + events + ["--", "sh -c 'exit 3'"], 0)
+if "warning: 3 of 3 runs exited non-zero (the first with status 3), ignored with -i" not in out:
+    fail(f"-i does not say that the runs failed:\n{out}")
+out, _ = bench(["-r", "2", "-i"] + events + ["--", "true"], 0)
+if "warning" in out:
+    fail(f"a warning without a failed run:\n{out}")
+
 if failures:
     sys.exit(f"check_bench_errors: {len(failures)} failed")
 print("check_bench_errors: ok")

@@ -382,6 +382,16 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_
         fprintf(out, "  %zu runs; user %s, system %s (means)\n", c->nruns,
                 fmt_time(c->user.mean, scale, unit, a, sizeof a),
                 fmt_time(c->sys.mean, scale, unit, b, sizeof b));
+    /* With -i, failed runs are measured too: say so, as hyperfine warns. */
+    size_t failed = 0;
+    int first = 0;
+    for (size_t i = 0; i < c->nruns; i++)
+        if (c->runs[i].status != 0 && failed++ == 0)
+            first = c->runs[i].status;
+    if (failed > 0)
+        fprintf(out, "  warning: %zu of %zu runs exited non-zero (the first with status %d), "
+                     "ignored with -i\n",
+                failed, c->nruns, first);
     if (baseline != NULL)
         print_baseline(out, r, c, baseline);
     fflush(out);
