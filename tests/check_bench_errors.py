@@ -167,6 +167,24 @@ out, err = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "l
 if "Baseline 'long':" not in out:
     fail(f"a baseline with a long number: {err}")
 
+# A baseline's command strings reach the terminal escaped: a file from
+# elsewhere must not clear the screen or retitle the window.
+odd = json.loads(saved)
+odd["results"][0]["command"] = "evil\x1b]0;owned\x07\x1b[2J\u009b1m"
+with open(os.path.join(rdir, "esc.json"), "w") as f:
+    json.dump(odd, f)
+with open(os.path.join(rdir, "badutf.json"), "wb") as f:
+    f.write(saved.replace('"command": "true"', '"command": "x\udcff"', 1)
+            .encode("utf-8", "surrogateescape"))
+out, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "esc", "--", "true"], 0)
+if "\x1b" in out or "\x07" in out or "\u009b" in out or \
+        "but not run: 'evil\\x1b]0;owned\\x07\\x1b[2J\\xc2\\x9b1m'" not in out:
+    fail(f"control characters of a baseline reach the terminal: {out!r}")
+p = subprocess.run([dkperf, "bench", "-r", "2"] + events + ["--results-dir", rdir, "--baseline",
+                    "badutf", "--", "true"], capture_output=True, env=env)
+if b"but not run: 'x\\xff'" not in p.stdout:
+    fail(f"a baseline's bytes that are not UTF-8 reach the terminal: {p.stdout!r}")
+
 # 6. A --prepare that cannot be split is named as --prepare, not as a command.
 _, err = bench(events + ["--prepare", "echo 'a", "--", "true"], 2)
 if "--prepare 'echo 'a': an unterminated ' quote" not in err:

@@ -269,6 +269,28 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
+/* Print a string read from a baseline file, which may come from anywhere:
+ * control characters (ESC starts a terminal's escape sequences), C1
+ * controls and bytes that are not UTF-8 are printed as \xNN. */
+static void put_untrusted(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        size_t len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+                                 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        bool ok = len > 0 && !(len == 1 && (*p < 0x20 || *p == 0x7f)) &&
+                  !(len == 2 && (*p < 0xc2 || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)));
+        for (size_t i = 1; ok && i < len; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (!ok) {
+            fprintf(out, "\\x%02x", *p++);
+            continue;
+        }
+        fwrite(p, 1, len, out);
+        p += len;
+    }
+}
+
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
 static void print_unmatched(FILE *out, const bench_report *r, const json_value *root)
@@ -296,10 +318,11 @@ static void print_unmatched(FILE *out, const bench_report *r, const json_value *
         if (ran)
             continue;
         if (first)
-            fprintf(out, "%sIn baseline '%s' but not run: '%s'", any ? "" : "\n", r->o->baseline,
-                    c->string);
+            fprintf(out, "%sIn baseline '%s' but not run: '", any ? "" : "\n", r->o->baseline);
         else
-            fprintf(out, ", '%s'", c->string);
+            fputs(", '", out);
+        put_untrusted(out, c->string);
+        fputc('\'', out);
         first = false;
     }
     if (!first)
