@@ -276,13 +276,9 @@ static void put_untrusted(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     while (*p != '\0') {
-        size_t len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-                                 : (*p & 0xf8) == 0xf0 ? 4 : 0;
-        bool ok = len > 0 && !(len == 1 && (*p < 0x20 || *p == 0x7f)) &&
-                  !(len == 2 && (*p < 0xc2 || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)));
-        for (size_t i = 1; ok && i < len; i++)
-            ok = (p[i] & 0xc0) == 0x80;
-        if (!ok) {
+        size_t len = utf8_length(p);
+        bool control = len == 1 ? *p < 0x20 || *p == 0x7f : len == 2 && p[0] == 0xc2 && p[1] < 0xa0;
+        if (len == 0 || control) {
             fprintf(out, "\\x%02x", *p++);
             continue;
         }
