@@ -198,6 +198,21 @@ out, _ = bench(["-r", "2", "-i"] + events + ["--", "true"], 0)
 if "warning" in out:
     fail(f"a warning without a failed run:\n{out}")
 
+# 8. A reader that goes away (| head -1) stops the benchmark at the next
+# report block: the commands after it are not run for nothing.
+marks2 = path("marks2")
+p = subprocess.Popen([dkperf, "bench", "-r", "2"] + events +
+                     ["--", "true", f"sh -c 'echo x >> {marks2}'", f"sh -c 'echo x >> {marks2}'"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp)
+p.stdout.close()  # before the first block is written
+err = p.stderr.read().decode()
+p.wait(timeout=60)
+# Killed by SIGPIPE (as any filter) once the counters are given back, or 1.
+if p.returncode not in (1, -13):
+    fail(f"a closed standard output: exit {p.returncode}: {err!r}")
+if os.path.exists(marks2):
+    fail("commands ran after standard output was closed")
+
 if failures:
     sys.exit(f"check_bench_errors: {len(failures)} failed")
 print("check_bench_errors: ok")

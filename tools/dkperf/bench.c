@@ -480,6 +480,13 @@ int cmd_bench(int argc, char **argv)
         if (rc == 0) {
             bench_print_command(report, &rep, k, baseline);
             done++;
+            /* The reader is gone (| head): the other commands would run for
+             * nothing. Standard output's error is said by main. */
+            if (ferror(report)) {
+                if (report == stderr)
+                    cli_error("bench", "cannot write the report on standard error");
+                rc = EXIT_SETUP;
+            }
         }
     }
     dk_group_close(ru.children);
