@@ -213,6 +213,15 @@ if p.returncode not in (1, -13):
 if os.path.exists(marks2):
     fail("commands ran after standard output was closed")
 
+# 9. On Linux one group counts every process dkperf starts: what a command
+# leaves running is counted in the runs that follow, and the report says so.
+if not sim:
+    out, _ = bench(["-r", "3"] + events + ["-S", "sh", "--", "sleep 1 & true", "true"], 0)
+    blocks = out.split("Benchmark 2:")
+    if len(blocks) != 2 or "warning: it left processes running after it exited" not in blocks[0] \
+            or "warning: processes an earlier command left running ran during its runs" not in blocks[1]:
+        fail(f"processes left running are not reported:\n{out}")
+
 if failures:
     sys.exit(f"check_bench_errors: {len(failures)} failed")
 print("check_bench_errors: ok")

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "bench.h"
 #include "clock.h"
@@ -158,6 +161,20 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
     return 0;
 }
 
+/* Whether processes that a command left running are still running. They
+ * were adopted by dkperf (a subreaper on Linux, where one group counts
+ * every process dkperf starts): the exited are reaped here. */
+static bool strays_running(void)
+{
+    for (;;) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0)
+            continue;
+        return p == 0;
+    }
+}
+
 /*
  * One run on the DK_GROUP_CHILDREN group: read, posix_spawn (no fork of
  * dkperf's pages, no held child, no counters to open), wait, read. The
@@ -177,6 +194,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
                   dk_last_error());
         return EXIT_SETUP;
     }
+    bool strays_before = strays_running();
     sigset_t hold, mask;
     signals_hold_set(&hold);
     /* The command gets dkperf's own mask and SIGPIPE as dkperf found it;
@@ -208,6 +226,10 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     }
     signals_child_pid = 0;
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    if (strays_running())
+        cmd->stray_counted = true;
+    if (strays_running() && !strays_before)
+        cmd->strays = true;
     /* The child's counts were added to the group before it became a zombie
      * (see DK_GROUP_CHILDREN), so after wait4 they are all in. */
     if (dk_group_read(g, after, after_info) != 0) {
@@ -465,8 +487,14 @@ int cmd_bench(int argc, char **argv)
     /* A backend without DK_GROUP_CHILDREN, or one that cannot open the
      * events so, leaves the held-child path, which reports what fails. */
     if (rc == 0 && dk_group_open(s, DK_SCOPE_PROCESS, 0, (const char *const *)ru.names, ru.n,
-                                 DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0)
+                                 DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0) {
         describe_events(&ru, &rep, ru.children);
+#ifdef PR_SET_CHILD_SUBREAPER
+        /* The group counts every process dkperf starts and theirs, the
+         * ones a command leaves running too: adopted, they can be seen. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+    }
     /* Each command's block is printed once its runs are done: a later
      * command that fails, or a signal, does not take the earlier results
      * with it (nor, below, out of the exports). */

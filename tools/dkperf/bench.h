@@ -64,6 +64,11 @@ typedef struct bench_command {
     size_t nruns, cap;
     summary wall, user, sys;
     summary ev[DK_MAX_EVENTS];
+    /* Processes it started were still running after it exited (seen where
+     * dkperf can adopt them: Linux); one group counting every process
+     * dkperf starts then counts them in the runs that follow. */
+    bool strays;
+    bool stray_counted; /* processes left by an earlier run ran during one of its runs */
 } bench_command;
 
 typedef struct bench_report {

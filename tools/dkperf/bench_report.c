@@ -411,6 +411,14 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_
         fprintf(out, "  warning: %zu of %zu runs exited non-zero (the first with status %d), "
                      "ignored with -i\n",
                 failed, c->nruns, first);
+    if (c->strays)
+        fputs("  warning: it left processes running after it exited; the counts of the runs "
+              "that followed include them\n",
+              out);
+    else if (c->stray_counted)
+        fputs("  warning: processes an earlier command left running ran during its runs; its "
+              "counts include them\n",
+              out);
     if (baseline != NULL)
         print_baseline(out, r, c, baseline);
     fflush(out);
