@@ -179,18 +179,31 @@ static void number(parser *ps, json_value *v)
         fail(ps, "number with a leading zero");
         return;
     }
-    char buf[64];
+    /* The whole token, however long (0.000...1 with many digits is JSON). */
+    char small[64], *buf = small;
     size_t len = 0;
-    while (ps->p < ps->end && strchr("+-0123456789.eE", *ps->p) != NULL && len < sizeof buf - 1)
-        buf[len++] = *ps->p++;
+    while (ps->p + len < ps->end && *(ps->p + len) != '\0' &&
+           strchr("+-0123456789.eE", *(ps->p + len)) != NULL)
+        len++;
+    if (len >= sizeof small && (buf = malloc(len + 1)) == NULL) {
+        fail(ps, "out of memory");
+        return;
+    }
+    memcpy(buf, ps->p, len);
     buf[len] = '\0';
     char *end;
     errno = 0;
     v->kind = JSON_NUMBER;
     v->number = strtod(buf, &end);
-    if (*end != '\0' || errno == ERANGE || buf[len - 1] == '.' || strstr(buf, ".e") != NULL ||
+    if (*end != '\0' || buf[len - 1] == '.' || strstr(buf, ".e") != NULL ||
         strstr(buf, ".E") != NULL)
         fail(ps, "bad number");
+    else if (errno == ERANGE && (v->number > 1 || v->number < -1))
+        fail(ps, "number out of range (beyond 1.8e308)");
+    /* A number too small for a double (1e-400) is 0, as it is to others. */
+    if (buf != small)
+        free(buf);
+    ps->p += len;
 }
 
 static void value(parser *ps, json_value *v, int depth);

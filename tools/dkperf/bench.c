@@ -22,6 +22,9 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "bench.h"
 #include "clock.h"
@@ -34,22 +37,22 @@
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
 /* The words a command runs as: split (-N), or SHELL -c CMD. */
-static char **command_words(const bench_options *o, const char *text)
+static char **command_words(const bench_options *o, const char *what, const char *text)
 {
     const char *why;
     if (o->shell == NULL) {
         char **w = bench_split_words(text, &why);
         if (w == NULL)
-            cli_error("bench", "command '%s': %s (each command is one argument, split into "
+            cli_error("bench", "%s '%s': %s (each command is one argument, split into "
                                "words as a shell would; -S sh runs it through a shell)",
-                      text, why);
+                      what, text, why);
         return w;
     }
     char **w = calloc(4, sizeof *w);
     if (w == NULL || (w[0] = strdup(o->shell)) == NULL || (w[1] = strdup("-c")) == NULL ||
         (w[2] = strdup(text)) == NULL) {
         bench_free_words(w);
-        cli_error("bench", "out of memory while preparing command '%s'", text);
+        cli_error("bench", "out of memory while preparing %s '%s'", what, text);
         return NULL;
     }
     return w;
@@ -169,6 +172,20 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
     return 0;
 }
 
+/* Whether processes that a command left running are still running. They
+ * were adopted by dkperf (a subreaper on Linux, where one group counts
+ * every process dkperf starts): the exited are reaped here. */
+static bool strays_running(void)
+{
+    for (;;) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0)
+            continue;
+        return p == 0;
+    }
+}
+
 /*
  * Start cmd for a run with posix_spawn. The command gets dkperf's own mask
  * and SIGPIPE as dkperf found it; the forwarded signals are held until
@@ -214,6 +231,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
                   dk_last_error());
         return EXIT_SETUP;
     }
+    bool strays_before = strays_running();
     pid_t pid = -1;
     uint64_t t0 = 0;
     int exec_errno = 0;
@@ -248,6 +266,10 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     }
     signals_child_pid = 0;
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    if (strays_running())
+        cmd->stray_counted = true;
+    if (strays_running() && !strays_before)
+        cmd->strays = true;
     /* The child's counts were added to the group before it became a zombie
      * (see DK_GROUP_CHILDREN), so after wait4 they are all in. */
     if (dk_group_read(g, after, after_info) != 0) {
@@ -516,9 +538,6 @@ static int bench_command_runs(runner *ru, bench_report *rep, bench_command *cmd)
     return 0;
 }
 
-/* Write a report file, or stdout for "-". */
-typedef int (*exporter)(const bench_report *, const char *);
-
 int cmd_bench(int argc, char **argv)
 {
     bench_options o;
@@ -542,6 +561,17 @@ int cmd_bench(int argc, char **argv)
     dk_sampler *s = NULL;
     char release_error[1024];
     int released = 0;
+    bench_export ex[3] = {{"--export-json", o.export_json, 0, NULL, false},
+                          {"--export-csv", o.export_csv, 1, NULL, false},
+                          {"--export-markdown", o.export_markdown, 2, NULL, false}};
+    bench_baseline_file save = {NULL, "", "", NULL};
+    /* With an export on standard output, the report goes to standard
+     * error: what a pipe gets is the export alone. */
+    FILE *report = stdout;
+    for (int k = 0; k < 3; k++)
+        if (ex[k].path != NULL && strcmp(ex[k].path, "-") == 0)
+            report = stderr;
+    size_t done = 0; /* the commands that ran all their runs */
 
     rep.cmd = calloc(o.ncommands, sizeof *rep.cmd);
     if (rep.cmd == NULL) {
@@ -551,13 +581,13 @@ int cmd_bench(int argc, char **argv)
     }
     for (size_t k = 0; k < o.ncommands; k++) {
         rep.cmd[k].text = o.commands[k];
-        if ((rep.cmd[k].argv = command_words(&o, o.commands[k])) == NULL) {
+        if ((rep.cmd[k].argv = command_words(&o, "command", o.commands[k])) == NULL) {
             rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
             goto out;
         }
         rep.ncmd++;
     }
-    if (o.prepare != NULL && (ru.prepare = command_words(&o, o.prepare)) == NULL) {
+    if (o.prepare != NULL && (ru.prepare = command_words(&o, "--prepare", o.prepare)) == NULL) {
         rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
         goto out;
     }
@@ -565,6 +595,11 @@ int cmd_bench(int argc, char **argv)
         rc = EXIT_SETUP;
         goto out;
     }
+    if ((rc = bench_exports_open(ex, 3)) != 0)
+        goto out;
+    if (o.save_baseline != NULL &&
+        (rc = bench_baseline_begin(&save, o.results_dir, o.save_baseline)) != 0)
+        goto out;
     ru.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (ru.null_fd < 0) {
         cli_error("bench", "cannot open /dev/null: %s", strerror(errno));
@@ -585,6 +620,8 @@ int cmd_bench(int argc, char **argv)
         ru.n = ndefaults;
     }
     ru.s = s;
+    if (s != NULL)
+        rep.backend = dk_sampler_backend(s);
     for (size_t i = 0; rc == 0 && i < ru.n; i++) {
         const dk_database_event *ev;
         int r = dk_sampler_resolve(s, ru.names[i], &ev);
@@ -600,42 +637,63 @@ int cmd_bench(int argc, char **argv)
     /* A backend without DK_GROUP_CHILDREN, or one that cannot open the
      * events so, leaves the held-child path, which reports what fails. */
     if (rc == 0 && dk_group_open(s, DK_SCOPE_PROCESS, 0, (const char *const *)ru.names, ru.n,
-                                 DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0)
+                                 DK_GROUP_PARTIAL | DK_GROUP_CHILDREN, &ru.children) == 0) {
         describe_events(&ru, &rep, ru.children);
-    else if (rc == 0)
+#ifdef PR_SET_CHILD_SUBREAPER
+        /* The group counts every process dkperf starts and theirs, the
+         * ones a command leaves running too: adopted, they can be seen. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+    } else if (rc == 0) {
         use_rusage_totals(&ru, &rep);
-    for (size_t k = 0; rc == 0 && k < rep.ncmd && !signals_got(); k++)
+    }
+    /* Each command's block is printed once its runs are done: a later
+     * command that fails, or a signal, does not take the earlier results
+     * with it (nor, below, out of the exports). */
+    for (size_t k = 0; rc == 0 && k < rep.ncmd && !signals_got(); k++) {
         rc = bench_command_runs(&ru, &rep, &rep.cmd[k]);
+        if (rc == 0 && bench_summarize_command(&rep, k) != 0) {
+            cli_error("bench", "out of memory while summarizing the runs of '%s'",
+                      rep.cmd[k].text);
+            rc = EXIT_SETUP;
+        }
+        if (rc == 0) {
+            bench_print_command(report, &rep, k, baseline);
+            done++;
+            /* The reader is gone (| head): the other commands would run for
+             * nothing. Standard output's error is said by main. */
+            if (ferror(report)) {
+                if (report == stderr)
+                    cli_error("bench", "cannot write the report on standard error");
+                rc = EXIT_SETUP;
+            }
+        }
+    }
     dk_group_close(ru.children);
     ru.children = NULL;
     if (rc == 0 && signals_got())
         rc = 128 + signals_got();
     released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;
     signals_restore();
-    if (s != NULL)
-        rep.backend = dk_sampler_backend(s);
 
-    if (rc == 0 && bench_summarize(&rep) != 0) {
-        cli_error("bench", "out of memory while summarizing the runs");
-        rc = EXIT_SETUP;
-    }
-    if (rc == 0) {
-        bench_print(stdout, &rep, baseline);
-        const char *paths[3] = {o.export_json, o.export_csv, o.export_markdown};
-        exporter fns[3] = {bench_export_json, bench_export_csv, bench_export_markdown};
-        for (int k = 0; k < 3; k++)
-            if (paths[k] != NULL && fns[k](&rep, paths[k]) != 0)
-                rc = EXIT_SETUP;
-        if (o.save_baseline != NULL &&
-            bench_save_baseline(&rep, o.results_dir, o.save_baseline) != 0)
-            rc = EXIT_SETUP;
-    }
+    bench_report ran = rep;
+    ran.ncmd = done;
+    bool complete = rc == 0 && done == rep.ncmd;
+    bench_print_end(report, &ran, baseline, complete);
+    int wrc = bench_exports_finish(ex, 3, &ran);
+    if (rc == 0)
+        rc = wrc;
+    wrc = bench_baseline_finish(&save, complete ? &rep : NULL);
+    if (rc == 0)
+        rc = wrc;
     if (released != 0) {
         cli_error("bench", "%s", release_error);
         if (rc == 0)
             rc = EXIT_SETUP;
     }
 out:
+    bench_exports_finish(ex, 3, NULL); /* what an early error left open */
+    bench_baseline_finish(&save, NULL);
     dk_sampler_close(s);
     if (ru.null_fd >= 0)
         close(ru.null_fd);

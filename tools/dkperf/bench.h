@@ -64,6 +64,11 @@ typedef struct bench_command {
     size_t nruns, cap;
     summary wall, user, sys;
     summary ev[DK_MAX_EVENTS];
+    /* Processes it started were still running after it exited (seen where
+     * dkperf can adopt them: Linux); one group counting every process
+     * dkperf starts then counts them in the runs that follow. */
+    bool strays;
+    bool stray_counted; /* processes left by an earlier run ran during one of its runs */
 } bench_command;
 
 typedef struct bench_report {
@@ -95,19 +100,51 @@ void bench_options_free(bench_options *o);
 char **bench_split_words(const char *s, const char **why);
 void bench_free_words(char **words);
 
-/* Fill the summaries of every command from its runs. Returns 0 or -1 (out of memory). */
-int bench_summarize(bench_report *r);
+/* Fill the summaries of command k from its runs. Returns 0 or -1 (out of memory). */
+int bench_summarize_command(bench_report *r, size_t k);
 
-/* The report on out; with a baseline (parsed JSON root, may be NULL). */
+/* The report on out, command by command as each finishes (the block of
+ * command k, with its baseline comparison when baseline, a parsed JSON
+ * root, is not NULL), then the end: with complete (every command ran) the
+ * commands missing on either side of the baseline and the comparisons;
+ * always the backend, the scope and why events were not supported. */
 struct json_value;
-void bench_print(FILE *out, const bench_report *r, const struct json_value *baseline);
+void bench_print_command(FILE *out, const bench_report *r, size_t k,
+                         const struct json_value *baseline);
+void bench_print_end(FILE *out, const bench_report *r, const struct json_value *baseline,
+                     bool complete);
 
-/* Exports: return 0, or EXIT_SETUP after a line naming the file. */
-int bench_export_json(const bench_report *r, const char *path);
-int bench_export_csv(const bench_report *r, const char *path);
-int bench_export_markdown(const bench_report *r, const char *path);
-/* <dir>/<name>.json, creating dir. */
-int bench_save_baseline(const bench_report *r, const char *dir, const char *name);
+/* An export file (kind 0 JSON, 1 CSV, 2 Markdown). */
+typedef struct bench_export {
+    const char *option, *path; /* path NULL: not asked; "-": standard output */
+    unsigned kind;
+    FILE *f;
+    bool created; /* the file did not exist before */
+} bench_export;
+
+/* Open every asked export before the first run, so that a file that
+ * cannot be written ends dkperf before the benchmark rather than after
+ * it. Returns 0, EXIT_USAGE after a line naming two exports to one file,
+ * or EXIT_SETUP after a line naming the file; bench_exports_finish always. */
+int bench_exports_open(bench_export *x, size_t n);
+/* Write r (its commands that ran; NULL or none: nothing, and a file that
+ * was made for it is removed) to each open export and close it. Returns 0
+ * or EXIT_SETUP after a line naming the file (standard output's errors are
+ * said by main). */
+int bench_exports_finish(bench_export *x, size_t n, const bench_report *r);
+
+/* --save-baseline: <dir>/<name>.json, written to a file beside it that
+ * replaces it only when the benchmark completes. begin creates dir and the
+ * file (0, or EXIT_USAGE / EXIT_SETUP after a line); finish writes r and
+ * renames, or with r NULL removes what begin made. */
+typedef struct bench_baseline_file {
+    const char *name;
+    char path[4096], tmp[4096];
+    FILE *f;
+} bench_baseline_file;
+int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *name);
+int bench_baseline_finish(bench_baseline_file *b, const bench_report *r);
+
 /* Parse <dir>/<name>.json; NULL after a line naming the file and the problem. */
 struct json_value *bench_load_baseline(const char *dir, const char *name);
 

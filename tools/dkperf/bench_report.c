@@ -3,42 +3,40 @@
  * bench.h and the BENCH section of dkperf(1) for the JSON schema).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "json.h"
 
 #define BENCH_SCHEMA "dkperf-bench/1"
 
-int bench_summarize(bench_report *r)
+int bench_summarize_command(bench_report *r, size_t k)
 {
-    double *v = NULL;
+    bench_command *c = &r->cmd[k];
+    double *v = malloc((c->nruns ? c->nruns : 1) * sizeof *v);
+    if (v == NULL)
+        return -1;
     int rc = 0;
-    for (size_t k = 0; rc == 0 && k < r->ncmd; k++) {
-        bench_command *c = &r->cmd[k];
-        free(v);
-        v = malloc((c->nruns ? c->nruns : 1) * sizeof *v);
-        if (v == NULL)
-            return -1;
-        double *fields[3] = {&c->runs[0].wall, &c->runs[0].user, &c->runs[0].sys};
-        summary *out[3] = {&c->wall, &c->user, &c->sys};
-        for (int f = 0; rc == 0 && f < 3 && c->nruns > 0; f++) {
-            size_t off = (size_t)((char *)fields[f] - (char *)&c->runs[0]);
-            for (size_t i = 0; i < c->nruns; i++)
-                v[i] = *(double *)((char *)&c->runs[i] + off);
-            rc = summary_of(v, c->nruns, out[f]);
-        }
-        for (size_t e = 0; rc == 0 && e < r->nev; e++) {
-            size_t m = 0;
-            for (size_t i = 0; i < c->nruns; i++)
-                if (c->runs[i].counted[e])
-                    v[m++] = (double)c->runs[i].values[e];
-            rc = summary_of(v, m, &c->ev[e]);
-        }
+    double *fields[3] = {&c->runs[0].wall, &c->runs[0].user, &c->runs[0].sys};
+    summary *out[3] = {&c->wall, &c->user, &c->sys};
+    for (int f = 0; rc == 0 && f < 3 && c->nruns > 0; f++) {
+        size_t off = (size_t)((char *)fields[f] - (char *)&c->runs[0]);
+        for (size_t i = 0; i < c->nruns; i++)
+            v[i] = *(double *)((char *)&c->runs[i] + off);
+        rc = summary_of(v, c->nruns, out[f]);
+    }
+    for (size_t e = 0; rc == 0 && e < r->nev; e++) {
+        size_t m = 0;
+        for (size_t i = 0; i < c->nruns; i++)
+            if (c->runs[i].counted[e])
+                v[m++] = (double)c->runs[i].values[e];
+        rc = summary_of(v, m, &c->ev[e]);
     }
     free(v);
     return rc;
@@ -167,10 +165,14 @@ static const json_value *baseline_result(const json_value *root, const char *com
     return NULL;
 }
 
-static double number_of(const json_value *obj, const char *key, bool *ok)
+/* The number obj holds at key; *ok false when it holds none, and *bad then
+ * names the first member that is there but is not a number. */
+static double number_of(const json_value *obj, const char *key, bool *ok, const char **bad)
 {
     const json_value *v = json_get(obj, key);
     if (v == NULL || v->kind != JSON_NUMBER) {
+        if (v != NULL && v->kind != JSON_NULL && *bad == NULL) /* null: never counted */
+            *bad = key;
         *ok = false;
         return 0;
     }
@@ -185,10 +187,14 @@ static bool baseline_summary(const json_value *obj, const char *nkey, summary *s
 {
     bool ok = true;
     memset(s, 0, sizeof *s);
-    s->mean = number_of(obj, "mean", &ok);
-    s->stddev = number_of(obj, "stddev", &ok);
-    double n = number_of(obj, nkey, &ok);
     *bad = NULL;
+    if (obj->kind != JSON_OBJECT) {
+        *bad = "not an object";
+        return false;
+    }
+    s->mean = number_of(obj, "mean", &ok, bad);
+    s->stddev = number_of(obj, "stddev", &ok, bad);
+    double n = number_of(obj, nkey, &ok, bad);
     if (!ok)
         return false;
     if (!(n >= 0 && n <= 1e9 && n == floor(n)))
@@ -207,12 +213,16 @@ static void change_row(FILE *out, const char *label, const summary *base, const 
 {
     double pct;
     summary_verdict v = summary_change(base, now, &pct);
+    const char *verdict = v == SUMMARY_INCREASED   ? "regressed"
+                          : v == SUMMARY_DECREASED ? "improved"
+                                                   : "within noise";
     fputs("    ", out);
     cell(out, label, 16);
-    fprintf(out, "%+.1f%%  %s\n", pct,
-            v == SUMMARY_INCREASED   ? "regressed"
-            : v == SUMMARY_DECREASED ? "improved"
-                                     : "within noise");
+    /* From a mean of 0 a change has no percentage: the two means instead. */
+    if (base->mean == 0 && now->mean != 0)
+        fprintf(out, "from 0 to %.4g  %s\n", now->mean, verdict);
+    else
+        fprintf(out, "%+.1f%%  %s\n", pct, verdict);
 }
 
 static void print_baseline(FILE *out, const bench_report *r, const bench_command *c,
@@ -222,16 +232,21 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     fprintf(out, "  Baseline '%s':", r->o->baseline);
     summary base;
     const char *bad = NULL;
-    if (res == NULL || !baseline_summary(res, "runs", &base, &bad)) {
-        if (bad != NULL)
-            fprintf(out, " not a valid summary (%s)\n", bad);
-        else
-            fputs(" no result for this command\n", out);
+    if (res == NULL) {
+        fputs(" no result for this command\n", out);
+        return;
+    }
+    if (!baseline_summary(res, "runs", &base, &bad)) {
+        fprintf(out, " not a valid summary (%s)\n", bad != NULL ? bad : "mean, stddev or runs missing");
         return;
     }
     fputc('\n', out);
     change_row(out, "wall time", &base, &c->wall);
     const json_value *ctrs = json_get(res, "counters");
+    if (ctrs != NULL && ctrs->kind != JSON_ARRAY) {
+        fputs("    counters        not a valid list (not an array)\n", out);
+        ctrs = NULL;
+    }
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].supported || c->ev[e].n == 0)
             continue;
@@ -251,6 +266,24 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
             continue;
         }
         change_row(out, r->ev[e].name, &base, &c->ev[e]);
+    }
+}
+
+/* Print a string read from a baseline file, which may come from anywhere:
+ * control characters (ESC starts a terminal's escape sequences), C1
+ * controls and bytes that are not UTF-8 are printed as \xNN. */
+static void put_untrusted(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        size_t len = utf8_length(p);
+        bool control = len == 1 ? *p < 0x20 || *p == 0x7f : len == 2 && p[0] == 0xc2 && p[1] < 0xa0;
+        if (len == 0 || control) {
+            fprintf(out, "\\x%02x", *p++);
+            continue;
+        }
+        fwrite(p, 1, len, out);
+        p += len;
     }
 }
 
@@ -281,10 +314,11 @@ static void print_unmatched(FILE *out, const bench_report *r, const json_value *
         if (ran)
             continue;
         if (first)
-            fprintf(out, "%sIn baseline '%s' but not run: '%s'", any ? "" : "\n", r->o->baseline,
-                    c->string);
+            fprintf(out, "%sIn baseline '%s' but not run: '", any ? "" : "\n", r->o->baseline);
         else
-            fprintf(out, ", '%s'", c->string);
+            fputs(", '", out);
+        put_untrusted(out, c->string);
+        fputc('\'', out);
         first = false;
     }
     if (!first)
@@ -337,43 +371,66 @@ static void print_comparisons(FILE *out, const bench_report *r)
     }
 }
 
-void bench_print(FILE *out, const bench_report *r, const json_value *baseline)
+void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_value *baseline)
 {
-    for (size_t k = 0; k < r->ncmd; k++) {
-        const bench_command *c = &r->cmd[k];
-        if (k > 0)
-            fputc('\n', out);
-        fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
-        fputs("  ", out);
-        cell(out, "", 16);
-        if (c->nruns == 1) {
-            fputs("value\n", out);
-        } else {
-            cell(out, "mean ± σ", 26);
-            cell(out, "median", 14);
-            cell(out, "min … max", 26);
-            fputs("outliers\n", out);
-        }
-        time_row(out, "wall time", &c->wall);
-        for (size_t e = 0; e < r->nev; e++)
-            event_row(out, &r->ev[e], &c->ev[e]);
-        const char *unit;
-        double scale = time_scale(c->user.mean > c->sys.mean ? c->user.mean : c->sys.mean, &unit);
-        char a[64], b[64];
-        if (c->nruns == 1)
-            fprintf(out, "  1 run; user %s, system %s\n",
-                    fmt_time(c->user.mean, scale, unit, a, sizeof a),
-                    fmt_time(c->sys.mean, scale, unit, b, sizeof b));
-        else
-            fprintf(out, "  %zu runs; user %s, system %s (means)\n", c->nruns,
-                    fmt_time(c->user.mean, scale, unit, a, sizeof a),
-                    fmt_time(c->sys.mean, scale, unit, b, sizeof b));
-        if (baseline != NULL)
-            print_baseline(out, r, c, baseline);
+    const bench_command *c = &r->cmd[k];
+    if (k > 0)
+        fputc('\n', out);
+    fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
+    fputs("  ", out);
+    cell(out, "", 16);
+    if (c->nruns == 1) {
+        fputs("value\n", out);
+    } else {
+        cell(out, "mean ± σ", 26);
+        cell(out, "median", 14);
+        cell(out, "min … max", 26);
+        fputs("outliers\n", out);
     }
+    time_row(out, "wall time", &c->wall);
+    for (size_t e = 0; e < r->nev; e++)
+        event_row(out, &r->ev[e], &c->ev[e]);
+    const char *unit;
+    double scale = time_scale(c->user.mean > c->sys.mean ? c->user.mean : c->sys.mean, &unit);
+    char a[64], b[64];
+    if (c->nruns == 1)
+        fprintf(out, "  1 run; user %s, system %s\n",
+                fmt_time(c->user.mean, scale, unit, a, sizeof a),
+                fmt_time(c->sys.mean, scale, unit, b, sizeof b));
+    else
+        fprintf(out, "  %zu runs; user %s, system %s (means)\n", c->nruns,
+                fmt_time(c->user.mean, scale, unit, a, sizeof a),
+                fmt_time(c->sys.mean, scale, unit, b, sizeof b));
+    /* With -i, failed runs are measured too: say so, as hyperfine warns. */
+    size_t failed = 0;
+    int first = 0;
+    for (size_t i = 0; i < c->nruns; i++)
+        if (c->runs[i].status != 0 && failed++ == 0)
+            first = c->runs[i].status;
+    if (failed > 0)
+        fprintf(out, "  warning: %zu of %zu runs exited non-zero (the first with status %d), "
+                     "ignored with -i\n",
+                failed, c->nruns, first);
+    if (c->strays)
+        fputs("  warning: it left processes running after it exited; the counts of the runs "
+              "that followed include them\n",
+              out);
+    else if (c->stray_counted)
+        fputs("  warning: processes an earlier command left running ran during its runs; its "
+              "counts include them\n",
+              out);
     if (baseline != NULL)
+        print_baseline(out, r, c, baseline);
+    fflush(out);
+}
+
+void bench_print_end(FILE *out, const bench_report *r, const json_value *baseline, bool complete)
+{
+    if (r->ncmd == 0)
+        return;
+    if (complete && baseline != NULL)
         print_unmatched(out, r, baseline);
-    if (r->ncmd > 1)
+    if (complete && r->ncmd > 1)
         print_comparisons(out, r);
     fprintf(out, "\nCounted with the %s backend; the first run: %s.\n", r->backend, r->scope);
     for (size_t e = 0; e < r->nev; e++)
@@ -382,30 +439,6 @@ void bench_print(FILE *out, const bench_report *r, const json_value *baseline)
 }
 
 /* ---- exports ---- */
-
-static FILE *open_export(const char *path, bool *is_stdout)
-{
-    *is_stdout = strcmp(path, "-") == 0;
-    if (*is_stdout)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        cli_error("bench", "cannot write %s: %s", path, strerror(errno));
-    return f;
-}
-
-static int close_export(FILE *f, bool is_stdout, const char *path)
-{
-    if (is_stdout)
-        return fflush(f) == 0 && !ferror(f) ? 0 : EXIT_SETUP;
-    bool bad = ferror(f) != 0;
-    errno = 0;
-    if (fclose(f) != 0 || bad) {
-        cli_error("bench", "cannot write %s: %s", path, errno ? strerror(errno) : "write error");
-        return EXIT_SETUP;
-    }
-    return 0;
-}
 
 static void json_num(FILE *f, double v) { fprintf(f, "%.17g", v); }
 
@@ -497,16 +530,6 @@ static void write_json(FILE *f, const bench_report *r)
     fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
-int bench_export_json(const bench_report *r, const char *path)
-{
-    bool is_stdout;
-    FILE *f = open_export(path, &is_stdout);
-    if (f == NULL)
-        return EXIT_SETUP;
-    write_json(f, r);
-    return close_export(f, is_stdout, path);
-}
-
 static void csv_field(FILE *f, const char *s)
 {
     if (strpbrk(s, ",\"\n\r") == NULL) {
@@ -522,12 +545,8 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int bench_export_csv(const bench_report *r, const char *path)
+static void write_csv(FILE *f, const bench_report *r)
 {
-    bool is_stdout;
-    FILE *f = open_export(path, &is_stdout);
-    if (f == NULL)
-        return EXIT_SETUP;
     static const char *const cols[] = {"mean", "stddev", "median", "min", "max"};
     fputs("command,mean,stddev,median,user,system,min,max", f);
     for (size_t e = 0; e < r->nev; e++)
@@ -556,7 +575,6 @@ int bench_export_csv(const bench_report *r, const char *path)
         }
         fputc('\n', f);
     }
-    return close_export(f, is_stdout, path);
 }
 
 static void md_text(FILE *f, const char *s)
@@ -568,12 +586,8 @@ static void md_text(FILE *f, const char *s)
     }
 }
 
-int bench_export_markdown(const bench_report *r, const char *path)
+static void write_markdown(FILE *f, const bench_report *r)
 {
-    bool is_stdout;
-    FILE *f = open_export(path, &is_stdout);
-    if (f == NULL)
-        return EXIT_SETUP;
     size_t best = 0;
     for (size_t k = 1; k < r->ncmd; k++)
         if (r->cmd[k].wall.mean < r->cmd[best].wall.mean)
@@ -611,7 +625,6 @@ int bench_export_markdown(const bench_report *r, const char *path)
         }
         fputc('\n', f);
     }
-    return close_export(f, is_stdout, path);
 }
 
 static int baseline_path(const char *dir, const char *name, char *buf, size_t size)
@@ -624,17 +637,153 @@ static int baseline_path(const char *dir, const char *name, char *buf, size_t si
     return 0;
 }
 
-int bench_save_baseline(const bench_report *r, const char *dir, const char *name)
+static mode_t current_umask(void)
 {
-    char path[4096];
-    if (baseline_path(dir, name, path, sizeof path) != 0)
-        return EXIT_SETUP;
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
+
+/* ---- the files written: opened before the first run, written at the end ---- */
+
+static void (*const writers[])(FILE *, const bench_report *) = {write_json, write_csv,
+                                                                write_markdown};
+
+int bench_exports_open(bench_export *x, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        x[k].f = NULL;
+        x[k].created = false;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (x[k].path == NULL)
+            continue;
+        bool out = strcmp(x[k].path, "-") == 0;
+        struct stat st;
+        bool exists = !out && stat(x[k].path, &st) == 0;
+        /* Two exports to one file would leave only the last: refused, as
+         * is a directory, before anything is run. */
+        for (size_t j = 0; j < k; j++) {
+            if (x[j].f == NULL)
+                continue;
+            struct stat sj;
+            bool same = out ? x[j].f == stdout
+                            : exists && x[j].f != stdout && fstat(fileno(x[j].f), &sj) == 0 &&
+                                  sj.st_dev == st.st_dev && sj.st_ino == st.st_ino;
+            if (same) {
+                cli_error("bench", "%s %s and %s %s: the same file (give each export its own)",
+                          x[j].option, x[j].path, x[k].option, x[k].path);
+                return EXIT_USAGE;
+            }
+        }
+        if (out) {
+            x[k].f = stdout;
+            continue;
+        }
+        if (exists && S_ISDIR(st.st_mode)) {
+            cli_error("bench", "%s %s: cannot write %s: %s", x[k].option, x[k].path, x[k].path,
+                      strerror(EISDIR));
+            return EXIT_SETUP;
+        }
+        x[k].f = fopen(x[k].path, "w");
+        if (x[k].f == NULL) {
+            cli_error("bench", "%s %s: cannot write %s: %s", x[k].option, x[k].path, x[k].path,
+                      strerror(errno));
+            return EXIT_SETUP;
+        }
+        x[k].created = !exists;
+    }
+    return 0;
+}
+
+int bench_exports_finish(bench_export *x, size_t n, const bench_report *r)
+{
+    int rc = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (x[k].f == NULL)
+            continue;
+        if (r != NULL && r->ncmd > 0 && x[k].kind < sizeof writers / sizeof writers[0])
+            writers[x[k].kind](x[k].f, r);
+        if (x[k].f == stdout) {
+            if (fflush(stdout) != 0 || ferror(stdout))
+                rc = EXIT_SETUP; /* said by main, as any write error on standard output */
+            x[k].f = NULL;
+            continue;
+        }
+        bool bad = ferror(x[k].f) != 0;
+        errno = 0;
+        if (fclose(x[k].f) != 0 || bad) {
+            cli_error("bench", "%s %s: cannot write %s: %s", x[k].option, x[k].path, x[k].path,
+                      errno ? strerror(errno) : "write error");
+            rc = EXIT_SETUP;
+        }
+        x[k].f = NULL;
+        /* Nothing to export (the first command failed): a file made for it
+         * would be an empty, invalid document. */
+        if ((r == NULL || r->ncmd == 0) && x[k].created)
+            unlink(x[k].path);
+    }
+    return rc;
+}
+
+int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *name)
+{
+    b->f = NULL;
+    b->name = name;
+    if (baseline_path(dir, name, b->path, sizeof b->path) != 0)
+        return EXIT_USAGE;
+    int n = snprintf(b->tmp, sizeof b->tmp, "%s.XXXXXX", b->path);
+    if (n < 0 || (size_t)n >= sizeof b->tmp) {
+        cli_error("bench", "the baseline path %s is too long", b->path);
+        return EXIT_USAGE;
+    }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         cli_error("bench", "--save-baseline %s: cannot create the directory %s: %s", name, dir,
                   strerror(errno));
         return EXIT_SETUP;
     }
-    return bench_export_json(r, path);
+    /* Written beside it and renamed over it once every command ran: a
+     * benchmark that fails leaves the baseline it had. */
+    int fd = mkstemp(b->tmp);
+    if (fd < 0 || (b->f = fdopen(fd, "w")) == NULL) {
+        cli_error("bench", "--save-baseline %s: cannot write in %s: %s", name, dir,
+                  strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(b->tmp);
+        }
+        return EXIT_SETUP;
+    }
+    return 0;
+}
+
+int bench_baseline_finish(bench_baseline_file *b, const bench_report *r)
+{
+    if (b->f == NULL)
+        return 0;
+    if (r != NULL)
+        write_json(b->f, r);
+    bool bad = ferror(b->f) != 0 || fchmod(fileno(b->f), 0666 & ~current_umask()) != 0;
+    int why = bad ? errno : 0;
+    int rc = 0;
+    errno = 0;
+    if (fclose(b->f) != 0 || bad) {
+        if (why == 0)
+            why = errno;
+        if (r != NULL)
+            cli_error("bench", "--save-baseline %s: cannot write %s: %s", b->name, b->tmp,
+                      why ? strerror(why) : "write error");
+        rc = EXIT_SETUP;
+    }
+    b->f = NULL;
+    if (r != NULL && rc == 0 && rename(b->tmp, b->path) != 0) {
+        cli_error("bench", "--save-baseline %s: cannot write %s: %s", b->name, b->path,
+                  strerror(errno));
+        rc = EXIT_SETUP;
+    }
+    if (r == NULL || rc != 0)
+        unlink(b->tmp);
+    return rc;
 }
 
 json_value *bench_load_baseline(const char *dir, const char *name)
@@ -642,10 +791,27 @@ json_value *bench_load_baseline(const char *dir, const char *name)
     char path[4096], why[256];
     if (baseline_path(dir, name, path, sizeof path) != 0)
         return NULL;
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    /* Non-blocking, so that opening a pipe with no writer does not hang. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         cli_error("bench", "--baseline %s: cannot read %s: %s (save one with --save-baseline %s)",
                   name, path, strerror(errno), name);
+        return NULL;
+    }
+    /* A device (/dev/zero), a pipe or a directory is no saved result:
+     * read, it would never end, or fill the memory. */
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cli_error("bench", "--baseline %s: %s is not a regular file%s", name, path,
+                  S_ISDIR(st.st_mode) ? " (a directory)" : "");
+        close(fd);
+        return NULL;
+    }
+    if (fcntl(fd, F_SETFL, 0) != 0 || (f = fdopen(fd, "r")) == NULL) {
+        cli_error("bench", "--baseline %s: cannot read %s: %s", name, path, strerror(errno));
+        close(fd);
         return NULL;
     }
     char *text = NULL;
@@ -668,11 +834,12 @@ json_value *bench_load_baseline(const char *dir, const char *name)
             break;
     }
     bool bad = ferror(f) != 0;
+    int read_errno = errno;
     fclose(f);
     json_value *root = bad ? NULL : json_parse(text, len, why, sizeof why);
     free(text);
     if (bad) {
-        cli_error("bench", "--baseline %s: cannot read %s", name, path);
+        cli_error("bench", "--baseline %s: cannot read %s: %s", name, path, strerror(read_errno));
         return NULL;
     }
     if (root == NULL) {

@@ -137,7 +137,7 @@ int cli_close_stdout(int rc)
  * surrogate, a code point above U+10FFFF, or a sequence cut short (by the
  * terminating NUL too, so p is never read past it).
  */
-static size_t utf8_length(const unsigned char *p)
+size_t utf8_length(const unsigned char *p)
 {
     unsigned lo = 0x80, hi = 0xbf;
     size_t len;
