@@ -238,6 +238,57 @@ TEST_CASE(pmi_samples_land_in_the_busy_function)
     check_disarmed(state_path());
 }
 
+typedef struct read_values {
+    size_t samples, counted;
+} read_values;
+
+static int collect_values(void *ctx, const dk_sample *x)
+{
+    read_values *r = ctx;
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE)
+        return 0;
+    r->samples++;
+    CHECK_U64(x->n_values, ==, 2);
+    CHECK(x->tid == (uint64_t)syscall(SYS_gettid));
+    if (x->values[0] > 0 && x->values[1] > 0)
+        r->counted++;
+    return 0;
+}
+
+TEST_CASE(sampled_values_are_the_threads_running_counts)
+{
+    /* DK_SAMPLE_READ asks for the sampled thread's counts of every event
+     * (kperf's PMC_THREAD sampler). The kernel reads them with
+     * kpc_get_curthread_counters, which gives nothing (kperf logs zeros)
+     * unless per-thread counting is on (osfmk/kperf/kperf_kpc.c
+     * kperf_kpc_thread_sample): no dk_thread runs here to turn it on. */
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e[2] = {{"cycles", 1000000, 0}, {"branches", 1000000, 0}};
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_READ;
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, e, 2, &o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    read_values r = {0};
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    for (int i = 0; i < 4; i++) {
+        dkt_burn_cpu_ms(50);
+        CHECK_INT(dk_sampling_drain(p, collect_values, &r), >=, 0);
+    }
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect_values, &r), >=, 0);
+    fprintf(stderr, "samples %zu, with counts %zu\n", r.samples, r.counted);
+    CHECK_U64(r.samples, >=, 10);
+    CHECK_U64(r.counted, >=, r.samples * 9 / 10);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+    CHECK_INT(state_value(state_path(), "thread_counting"), ==, 0);
+}
+
 TEST_CASE(timer_samples_land_in_the_busy_function)
 {
     fresh_state();
