@@ -10,8 +10,11 @@
  *     const dk_event ev[] = {DK_EVENT_FIXED_INSTRUCTIONS, DK_EVENT_FIXED_CYCLES};
  *     uint64_t before[2], after[2];
  *
- *     if (dk_sampler_open(&s, NULL) != 0 || dk_thread_open(s, ev, 2, &t) != 0)
+ *     if (dk_sampler_open(&s, NULL) != 0 || dk_thread_open(s, ev, 2, &t) != 0) {
  *         fprintf(stderr, "%s\n", dk_last_error());
+ *         dk_sampler_close(s);
+ *         return 1;
+ *     }
  *     dk_thread_start(t);
  *     dk_thread_sample(t, before);
  *     work();
@@ -22,7 +25,9 @@
  *
  * Conventions. Every int-returning function returns 0 on success or a
  * negative DK_E* code (dkperf/error.h); dk_last_error() then holds a
- * sentence naming the event, symbol, errno or kperfdata code. Handles are
+ * sentence naming the event, symbol, errno or kperfdata code. A function
+ * that returns a handle through an out pointer sets it to NULL when it
+ * fails (so do not pass the address of a handle you still hold). Handles are
  * opaque; functions that free accept NULL. Strings returned by the library
  * live as long as the object they came from.
  *
@@ -589,8 +594,9 @@ typedef struct dk_sampling_stats {
  * this process, default record bits). Opens stopped unless
  * DK_SAMPLING_ENABLE_ON_EXEC. Returns 0 and sets *out, or DK_EINVAL,
  * DK_ENOEVENT, DK_EUNAVAILABLE, DK_EPERM (sampling needs a privilege the
- * caller lacks; dk_last_error says which), DK_EBUSY (another tool owns
- * tracing), DK_ENOTSUP (the backend or scope cannot sample), DK_ETOOMANY,
+ * caller lacks, e.g. root on macOS, where the selfcounts backend taken
+ * without it cannot sample; dk_last_error says which), DK_EBUSY (another
+ * tool owns tracing or holds the counters), DK_ENOTSUP (the backend or scope cannot sample), DK_ETOOMANY,
  * DK_ESTATE, DK_EOS, DK_ENOMEM. Nothing is left armed on failure.
  */
 DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t n,
