@@ -128,7 +128,8 @@ DK_EXPORT int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts);
  * dk_sampler_release - give the counters back before closing (e.g. when a
  * long-lived sampler is done measuring). Idempotent. Thread samplers of
  * this sampler cannot be opened or started afterwards (DK_ESTATE).
- * Returns 0, DK_ESTATE when one of its thread samplers is still running,
+ * Returns 0, DK_ESTATE when one of its thread samplers, groups or
+ * samplings is still running (the detail says which),
  * or DK_EOS (DK_EPERM, DK_EBUSY) when restoring the previous state failed:
  * kpc.force_all_ctrs is then left at 1, and dk_last_error() says so and how
  * to restore it by hand. The sampler counts as released either way, and

@@ -321,3 +321,31 @@ TEST_CASE(database_read_failure_leaves_nothing_held)
 }
 
 TEST_MAIN()
+
+/* dk_sampler_release refuses while anything of the sampler counts, and
+ * says what: a group or a sampling is not a thread sampler. */
+TEST_CASE(release_names_what_is_still_running)
+{
+    dk_sampler *s = NULL;
+    CHECK_INT(dk_sampler_open(&s, NULL), ==, 0);
+    const char *names[] = {"instructions", "branches"};
+    dk_group *g = NULL;
+    CHECK_INT(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 2, 0, &g), ==, 0);
+    CHECK_INT(dk_group_start(g), ==, 0);
+    CHECK_ERR(dk_sampler_release(s), DK_ESTATE);
+    CHECK_CONTAINS(dk_last_error(), "1 group is still running");
+    CHECK_CONTAINS(dk_last_error(), "dk_group_stop");
+    CHECK(strstr(dk_last_error(), "thread sampler") == NULL);
+    dk_thread *t = NULL;
+    CHECK_INT(dk_thread_open_names(s, names, 1, &t), ==, 0);
+    CHECK_INT(dk_thread_start(t), ==, 0);
+    CHECK_ERR(dk_sampler_release(s), DK_ESTATE);
+    CHECK_CONTAINS(dk_last_error(), "1 thread sampler and 1 group are still running");
+    CHECK_INT(dk_thread_stop(t), ==, 0);
+    CHECK_INT(dk_group_stop(g), ==, 0);
+    CHECK_INT(dk_sampler_release(s), ==, 0);
+    dk_thread_close(t);
+    dk_group_close(g);
+    dk_sampler_close(s);
+    check_nothing_held();
+}

@@ -121,7 +121,8 @@ static int teardown(dk_sampling *p, ksamp *k)
     const dk_kperf_vtable *kp = k->kp;
     int rc = 0;
     if (k->counting)
-        UNDO(rc, dk__kperf_prog_stop(s, k->prog, thread_counts(p)));
+        UNDO(rc,
+             dk__kperf_prog_stop(s, k->prog, thread_counts(p)));
     if (k->sampling)
         UNDO(rc, kperf_call("stopping kperf sampling (kperf_sample_set(0))", kp->kperf_sample_set(0)));
     if (k->enabled)

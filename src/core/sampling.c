@@ -184,6 +184,7 @@ int dk_sampling_start(dk_sampling *p)
         if (rc == 0) {
             p->running = true;
             s->running++;
+            s->running_samplings++;
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -201,6 +202,7 @@ static int stop(dk_sampling *p)
     int rc = s->backend->sampling_stop(p);
     p->running = false;
     s->running--;
+    s->running_samplings--;
     int settled = dk__sampler_settle(s);
     pthread_mutex_unlock(&s->lock);
     return rc != 0 ? rc : settled;
