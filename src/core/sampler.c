@@ -316,8 +316,11 @@ int dk_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cyc
         return dk__fail(DK_EINVAL, "dk_process_cpi: sampler, instructions and cycles must not be "
                                    "NULL");
     if (s->backend->process_cpi == NULL)
-        return dk__fail(DK_ENOTSUP, "the %s backend cannot read another process's totals",
-                        s->backend->name);
+        return dk__fail(DK_ENOTSUP,
+                        "dk_process_cpi(%d): the %s backend has no running totals of a process "
+                        "(macOS's proc_pid_rusage); count one with a process group instead "
+                        "(dk_group_open with DK_SCOPE_PROCESS)",
+                        pid, s->backend->name);
     return s->backend->process_cpi(s, pid, instructions, cycles);
 }
 
