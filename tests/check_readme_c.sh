@@ -51,4 +51,31 @@ if [ $rc -eq 0 ]; then
 else
     [ $rc -eq 1 ] && [ -s "$work/out" ] || fail "exit $rc without an error line: $(cat "$work/out")"
 fi
+# The example at the top of dkperf.h (the comment's indented lines), with
+# stdio.h and a work(): it compiles, and on failure returns before it uses
+# the handles (so no count is printed from an unset handle).
+awk 'NR > 1 && /^ \*\/$/ { exit } /^ \*     / { print substr($0, 8) }' "$inc/dkperf.h" >"$work/header.c"
+[ -s "$work/header.c" ] || fail "no example in the comment at the top of dkperf.h"
+{
+    echo '#include <dkperf.h>'
+    echo '#include <stdio.h>'
+    echo 'static volatile unsigned long sink;'
+    echo 'static void work(void) { for (unsigned long i = 0; i < 1000000; i++) sink += i; }'
+    echo 'int main(void) {'
+    cat "$work/header.c"
+    echo 'printf("%llu %llu\n", (unsigned long long)(after[0] - before[0]), (unsigned long long)(after[1] - before[1]));'
+    echo 'return 0; }'
+} >"$work/hexample.c"
+"$cc" -std=c11 -Wall -Wextra -Werror -I"$inc" "$work/hexample.c" -L"$lib" -ldkperf \
+    -Wl,-rpath,"$lib" -o "$work/hexample" 2>"$work/cc.err" ||
+    fail "the example of dkperf.h does not compile: $(cat "$work/cc.err")"
+DKPERF_FRAMEWORK_ROOT=$root "$work/hexample" >"$work/out" 2>&1 ||
+    fail "the example of dkperf.h failed on the simulated frameworks: $(cat "$work/out")"
+grep -Eq '^[1-9][0-9]* [1-9][0-9]*$' "$work/out" || fail "dkperf.h example: no counts: $(cat "$work/out")"
+DKPERF_FRAMEWORK_ROOT=$root DKPERF_SIM_CPU=none "$work/hexample" >"$work/out" 2>&1
+rc=$?
+grep -Eq '^[0-9]+ [0-9]+$' "$work/out" &&
+    fail "dkperf.h example printed counts after an error: $(cat "$work/out")"
+[ $rc -ne 0 ] || fail "dkperf.h example: exit 0 after an error: $(cat "$work/out")"
+
 echo "README C example: compiles, counts on the simulated frameworks, fails with the reason without root"
