@@ -72,7 +72,7 @@ awk 'NR > 1 && /^ \*\/$/ { exit } /^ \*     / { print substr($0, 8) }' "$inc/dkp
 DKPERF_FRAMEWORK_ROOT=$root "$work/hexample" >"$work/out" 2>&1 ||
     fail "the example of dkperf.h failed on the simulated frameworks: $(cat "$work/out")"
 grep -Eq '^[1-9][0-9]* [1-9][0-9]*$' "$work/out" || fail "dkperf.h example: no counts: $(cat "$work/out")"
-DKPERF_FRAMEWORK_ROOT=$root DKPERF_SIM_CPU=none "$work/hexample" >"$work/out" 2>&1
+DKPERF_FRAMEWORK_ROOT=$root DKPERF_BACKEND=kperf DKPERF_SIM_PRIVILEGED=0 "$work/hexample" >"$work/out" 2>&1
 rc=$?
 grep -Eq '^[0-9]+ [0-9]+$' "$work/out" &&
     fail "dkperf.h example printed counts after an error: $(cat "$work/out")"
