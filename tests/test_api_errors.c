@@ -349,3 +349,38 @@ TEST_CASE(release_names_what_is_still_running)
     dk_sampler_close(s);
     check_nothing_held();
 }
+
+/* A Mac whose chip libdkperf has no table for (a newer one): kperf is
+ * refused (DK_ECPU) and selfcounts counts instructions and cycles from its
+ * own database. DK_EVENT_FIXED_INSTRUCTIONS and DK_EVENT_FIXED_CYCLES, the
+ * enums of dkperf.h's example, come from that database as their names do
+ * (dk_event_on: on DK_CPU_UNKNOWN events come from the database). */
+TEST_CASE(fixed_event_enums_count_on_an_unknown_chip)
+{
+    dk_sampler *s = NULL;
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.backend = DK_BACKEND_SELFCOUNTS;
+    CHECK_INT(dk_sampler_open(&s, &o), ==, 0);
+    CHECK_INT(dk_sampler_cpu(s), ==, DK_CPU_UNKNOWN);
+    const dk_event ev[] = {DK_EVENT_FIXED_INSTRUCTIONS, DK_EVENT_FIXED_CYCLES};
+    dk_thread *t = NULL;
+    int rc = dk_thread_open(s, ev, 2, &t);
+    if (rc != 0)
+        DKT_FAIL("dk_thread_open: %s", dk_last_error());
+    CHECK_STR(dk_thread_event_name(t, 0), "FIXED_INSTRUCTIONS");
+    CHECK_STR(dk_thread_event_name(t, 1), "FIXED_CYCLES");
+    uint64_t a[2], b[2];
+    CHECK_INT(dk_thread_start(t), ==, 0);
+    CHECK_INT(dk_thread_sample(t, a), ==, 0);
+    for (volatile int i = 0; i < 1000000; i++)
+        ;
+    CHECK_INT(dk_thread_sample(t, b), ==, 0);
+    CHECK(b[0] > a[0] && b[1] > a[1]);
+    dk_thread_close(t);
+    /* An event only kperf counts still says it is not available. */
+    const dk_event br = DK_EVENT_INST_BRANCH;
+    CHECK_ERR(dk_thread_open(s, &br, 1, &t), DK_EUNAVAILABLE);
+    CHECK_CONTAINS(dk_last_error(), "INST_BRANCH");
+    dk_sampler_close(s);
+    check_nothing_held();
+}
