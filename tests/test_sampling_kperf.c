@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "child_sampling.h"
@@ -287,6 +288,51 @@ TEST_CASE(sampled_values_are_the_threads_running_counts)
     dk_sampler_close(s);
     check_disarmed(state_path());
     CHECK_INT(state_value(state_path(), "thread_counting"), ==, 0);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int count_records(void *ctx, const dk_sample *x)
+{
+    (void)x;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+TEST_CASE(wait_returns_when_records_are_ready)
+{
+    /* dk_sampling_wait gives 1 when some records are ready to drain. The
+     * kernel's KERN_KDBUFWAIT wakes only once the trace buffer is half
+     * full (bsd/kern/kdebug.c kdbg_wait): a few hundred samples in its
+     * 16 MB are ready long before that. */
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"cycles", 1000000, 0};
+    dk_sampling *p = NULL;
+    CHECK_INT(dk_sampling_open(s, &e, 1, NULL, &p), ==, 0);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    dkt_burn_cpu_ms(30);
+    uint64_t t0 = now_ns();
+    CHECK_INT(dk_sampling_wait(p, 3000), ==, 1);
+    CHECK_U64(now_ns() - t0, <, 1000000000ull);
+    size_t n = 0;
+    CHECK_INT(dk_sampling_drain(p, count_records, &n), >, 0);
+    CHECK_U64(n, >, 0);
+    /* Drained: nothing ready, and a short wait times out. */
+    t0 = now_ns();
+    CHECK_INT(dk_sampling_wait(p, 0), ==, 0);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    (void)dk_sampling_drain(p, count_records, &n);
+    CHECK_INT(dk_sampling_wait(p, 100), ==, 0);
+    CHECK_U64(now_ns() - t0, >=, 90000000ull);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
 }
 
 TEST_CASE(timer_samples_land_in_the_busy_function)
