@@ -615,7 +615,9 @@ DK_EXPORT int dk_sampling_stop(dk_sampling *p);
 DK_EXPORT int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
 /* dk_sampling_wait - wait up to timeout_ms (-1: forever) for records to
  * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS. EINTR gives 0,
- * and so does a wait without timeout once every target has exited. */
+ * and so does a wait without timeout once every target has exited. A
+ * stopped sampling with nothing left to drain waits out the timeout (with
+ * -1, until a signal): after dk_sampling_stop, drain instead of waiting. */
 DK_EXPORT int dk_sampling_wait(dk_sampling *p, int timeout_ms);
 /* Counts so far. */
 DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out);
