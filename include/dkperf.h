@@ -10,8 +10,11 @@
  *     const dk_event ev[] = {DK_EVENT_FIXED_INSTRUCTIONS, DK_EVENT_FIXED_CYCLES};
  *     uint64_t before[2], after[2];
  *
- *     if (dk_sampler_open(&s, NULL) != 0 || dk_thread_open(s, ev, 2, &t) != 0)
+ *     if (dk_sampler_open(&s, NULL) != 0 || dk_thread_open(s, ev, 2, &t) != 0) {
  *         fprintf(stderr, "%s\n", dk_last_error());
+ *         dk_sampler_close(s);
+ *         return 1;
+ *     }
  *     dk_thread_start(t);
  *     dk_thread_sample(t, before);
  *     work();
@@ -22,7 +25,9 @@
  *
  * Conventions. Every int-returning function returns 0 on success or a
  * negative DK_E* code (dkperf/error.h); dk_last_error() then holds a
- * sentence naming the event, symbol, errno or kperfdata code. Handles are
+ * sentence naming the event, symbol, errno or kperfdata code. A function
+ * that returns a handle through an out pointer sets it to NULL when it
+ * fails (so do not pass the address of a handle you still hold). Handles are
  * opaque; functions that free accept NULL. Strings returned by the library
  * live as long as the object they came from.
  *
@@ -123,7 +128,8 @@ DK_EXPORT int dk_sampler_open(dk_sampler **out, const dk_sampler_options *opts);
  * dk_sampler_release - give the counters back before closing (e.g. when a
  * long-lived sampler is done measuring). Idempotent. Thread samplers of
  * this sampler cannot be opened or started afterwards (DK_ESTATE).
- * Returns 0, DK_ESTATE when one of its thread samplers is still running,
+ * Returns 0, DK_ESTATE when one of its thread samplers, groups or
+ * samplings is still running (the detail says which),
  * or DK_EOS (DK_EPERM, DK_EBUSY) when restoring the previous state failed:
  * kpc.force_all_ctrs is then left at 1, and dk_last_error() says so and how
  * to restore it by hand. The sampler counts as released either way, and
@@ -589,8 +595,9 @@ typedef struct dk_sampling_stats {
  * this process, default record bits). Opens stopped unless
  * DK_SAMPLING_ENABLE_ON_EXEC. Returns 0 and sets *out, or DK_EINVAL,
  * DK_ENOEVENT, DK_EUNAVAILABLE, DK_EPERM (sampling needs a privilege the
- * caller lacks; dk_last_error says which), DK_EBUSY (another tool owns
- * tracing), DK_ENOTSUP (the backend or scope cannot sample), DK_ETOOMANY,
+ * caller lacks, e.g. root on macOS, where the selfcounts backend taken
+ * without it cannot sample; dk_last_error says which), DK_EBUSY (another
+ * tool owns tracing or holds the counters), DK_ENOTSUP (the backend or scope cannot sample), DK_ETOOMANY,
  * DK_ESTATE, DK_EOS, DK_ENOMEM. Nothing is left armed on failure.
  */
 DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t n,
@@ -608,7 +615,9 @@ DK_EXPORT int dk_sampling_stop(dk_sampling *p);
 DK_EXPORT int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
 /* dk_sampling_wait - wait up to timeout_ms (-1: forever) for records to
  * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS. EINTR gives 0,
- * and so does a wait without timeout once every target has exited. */
+ * and so does a wait without timeout once every target has exited. A
+ * stopped sampling with nothing left to drain waits out the timeout (with
+ * -1, until a signal): after dk_sampling_stop, drain instead of waiting. */
 DK_EXPORT int dk_sampling_wait(dk_sampling *p, int timeout_ms);
 /* Counts so far. */
 DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out);

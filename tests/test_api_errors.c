@@ -321,3 +321,66 @@ TEST_CASE(database_read_failure_leaves_nothing_held)
 }
 
 TEST_MAIN()
+
+/* dk_sampler_release refuses while anything of the sampler counts, and
+ * says what: a group or a sampling is not a thread sampler. */
+TEST_CASE(release_names_what_is_still_running)
+{
+    dk_sampler *s = NULL;
+    CHECK_INT(dk_sampler_open(&s, NULL), ==, 0);
+    const char *names[] = {"instructions", "branches"};
+    dk_group *g = NULL;
+    CHECK_INT(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 2, 0, &g), ==, 0);
+    CHECK_INT(dk_group_start(g), ==, 0);
+    CHECK_ERR(dk_sampler_release(s), DK_ESTATE);
+    CHECK_CONTAINS(dk_last_error(), "1 group is still running");
+    CHECK_CONTAINS(dk_last_error(), "dk_group_stop");
+    CHECK(strstr(dk_last_error(), "thread sampler") == NULL);
+    dk_thread *t = NULL;
+    CHECK_INT(dk_thread_open_names(s, names, 1, &t), ==, 0);
+    CHECK_INT(dk_thread_start(t), ==, 0);
+    CHECK_ERR(dk_sampler_release(s), DK_ESTATE);
+    CHECK_CONTAINS(dk_last_error(), "1 thread sampler and 1 group are still running");
+    CHECK_INT(dk_thread_stop(t), ==, 0);
+    CHECK_INT(dk_group_stop(g), ==, 0);
+    CHECK_INT(dk_sampler_release(s), ==, 0);
+    dk_thread_close(t);
+    dk_group_close(g);
+    dk_sampler_close(s);
+    check_nothing_held();
+}
+
+/* A Mac whose chip libdkperf has no table for (a newer one): kperf is
+ * refused (DK_ECPU) and selfcounts counts instructions and cycles from its
+ * own database. DK_EVENT_FIXED_INSTRUCTIONS and DK_EVENT_FIXED_CYCLES, the
+ * enums of dkperf.h's example, come from that database as their names do
+ * (dk_event_on: on DK_CPU_UNKNOWN events come from the database). */
+TEST_CASE(fixed_event_enums_count_on_an_unknown_chip)
+{
+    dk_sampler *s = NULL;
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.backend = DK_BACKEND_SELFCOUNTS;
+    CHECK_INT(dk_sampler_open(&s, &o), ==, 0);
+    CHECK_INT(dk_sampler_cpu(s), ==, DK_CPU_UNKNOWN);
+    const dk_event ev[] = {DK_EVENT_FIXED_INSTRUCTIONS, DK_EVENT_FIXED_CYCLES};
+    dk_thread *t = NULL;
+    int rc = dk_thread_open(s, ev, 2, &t);
+    if (rc != 0)
+        DKT_FAIL("dk_thread_open: %s", dk_last_error());
+    CHECK_STR(dk_thread_event_name(t, 0), "FIXED_INSTRUCTIONS");
+    CHECK_STR(dk_thread_event_name(t, 1), "FIXED_CYCLES");
+    uint64_t a[2], b[2];
+    CHECK_INT(dk_thread_start(t), ==, 0);
+    CHECK_INT(dk_thread_sample(t, a), ==, 0);
+    for (volatile int i = 0; i < 1000000; i++)
+        ;
+    CHECK_INT(dk_thread_sample(t, b), ==, 0);
+    CHECK(b[0] > a[0] && b[1] > a[1]);
+    dk_thread_close(t);
+    /* An event only kperf counts still says it is not available. */
+    const dk_event br = DK_EVENT_INST_BRANCH;
+    CHECK_ERR(dk_thread_open(s, &br, 1, &t), DK_EUNAVAILABLE);
+    CHECK_CONTAINS(dk_last_error(), "INST_BRANCH");
+    dk_sampler_close(s);
+    check_nothing_held();
+}

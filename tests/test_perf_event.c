@@ -420,6 +420,9 @@ TEST_CASE(no_process_totals_on_linux)
     uint64_t i, c;
     CHECK_ERR(dk_process_cpi(s, 0, &i, &c), DK_ENOTSUP);
     CHECK_CONTAINS(dk_last_error(), "perf_event");
+    /* pid 0 is this process, not another one; the error says what to use. */
+    CHECK(strstr(dk_last_error(), "another process") == NULL);
+    CHECK_CONTAINS(dk_last_error(), "dk_group_open");
     const char *name = "task-clock";
     dk_thread *t = open_names(s, &name, 1);
     uint64_t v[2];

@@ -55,7 +55,9 @@ struct dk_sampler {
 
     pthread_mutex_t lock; /* guards everything below */
     int refs;             /* 1 while open, +1 per open thread sampler */
-    int running;          /* thread samplers counting */
+    int running;          /* thread samplers, groups and samplings counting */
+    int running_groups;   /* of which groups */
+    int running_samplings; /* and samplings */
     bool holding;         /* the backend holds the counters */
     bool released;        /* no new thread samplers may open or start */
 };

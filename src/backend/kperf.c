@@ -856,20 +856,20 @@ int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
     return 0;
 }
 
-int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p)
+int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p, bool per_thread)
 {
     session *k = s->impl;
     dk__arbiter_lock(k->arb);
-    int rc = start_counting(k, &p->kt, false);
+    int rc = start_counting(k, &p->kt, per_thread);
     dk__arbiter_unlock(k->arb);
     return rc;
 }
 
-int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p)
+int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p, bool per_thread)
 {
     session *k = s->impl;
     dk__arbiter_lock(k->arb);
-    int rc = stop_counting(k, &p->kt, false);
+    int rc = stop_counting(k, &p->kt, per_thread);
     dk__arbiter_unlock(k->arb);
     return rc;
 }

@@ -108,6 +108,11 @@ static void free_ksamp(ksamp *k)
             (rc) = r_;                  \
     } while (0)
 
+/* DK_SAMPLE_READ logs the sampled thread's counters (PMC_THREAD), which
+ * kperf_kpc_thread_sample reads with kpc_get_curthread_counters: zeros
+ * unless thread counting is on for the classes counting. */
+static bool thread_counts(const dk_sampling *p) { return (p->opts.record & DK_SAMPLE_READ) != 0; }
+
 /* Undo what open did, in reverse, whatever fails on the way: each step is
  * independent, and the first failure is the one reported. */
 static int teardown(dk_sampling *p, ksamp *k)
@@ -116,7 +121,8 @@ static int teardown(dk_sampling *p, ksamp *k)
     const dk_kperf_vtable *kp = k->kp;
     int rc = 0;
     if (k->counting)
-        UNDO(rc, dk__kperf_prog_stop(s, k->prog));
+        UNDO(rc,
+             dk__kperf_prog_stop(s, k->prog, thread_counts(p)));
     if (k->sampling)
         UNDO(rc, kperf_call("stopping kperf sampling (kperf_sample_set(0))", kp->kperf_sample_set(0)));
     if (k->enabled)
@@ -415,7 +421,7 @@ int dk__kperf_sampling_start(dk_sampling *p)
     if (rc == 0) {
         k->sampling = true;
         if (k->prog != NULL) {
-            rc = dk__kperf_prog_start(p->sampler, k->prog);
+            rc = dk__kperf_prog_start(p->sampler, k->prog, thread_counts(p));
             k->counting = rc == 0;
         }
     }
@@ -429,7 +435,7 @@ int dk__kperf_sampling_stop(dk_sampling *p)
     ksamp *k = p->impl;
     int rc = 0, r;
     if (k->counting) {
-        rc = dk__kperf_prog_stop(p->sampler, k->prog);
+        rc = dk__kperf_prog_stop(p->sampler, k->prog, thread_counts(p));
         k->counting = false;
     }
     if (k->sampling) {

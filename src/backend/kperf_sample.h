@@ -24,9 +24,12 @@ void dk__kperf_parts(dk_sampler *s, const dk_kperf_vtable **kp, const char **roo
 int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
                       const unsigned char *mode, const char *const *label,
                       dk__kperf_prog **out, size_t *counter);
-/* Count (system-wide) the program's classes; stop; give the registers back. */
-int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p);
-int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p);
+/* Count (system-wide) the program's classes, and per thread too when
+ * per_thread (kperf's PMC_THREAD sampler reads the interrupted thread's
+ * counters, which are zeros while thread counting is off); stop (with the
+ * same per_thread); give the registers back. */
+int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p, bool per_thread);
+int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p, bool per_thread);
 void dk__kperf_prog_free(dk_sampler *s, dk__kperf_prog *p);
 
 int dk__kperf_sampling_open(dk_sampling *p);

@@ -4,7 +4,8 @@
  * samples (a thread's interrupt-time part joined with the user stack that
  * follows it), the processes named and their maps reported before their
  * first sample, exits delivered, lost records counted, and the kernel
- * found to have stopped tracing; wait blocks on KERN_KDBUFWAIT. See
+ * found to have stopped tracing; wait reads, and blocks on KERN_KDBUFWAIT
+ * in short slices between reads. See
  * kperf_sample.c for the set-up and tear-down.
  */
 #include <errno.h>
@@ -13,20 +14,51 @@
 
 #include "backend/kperf_sample_state.h"
 
+/* Read what the kernel has logged into k->buf, undecoded (the next drain
+ * decodes it first). Returns 0 or the errno. */
+static int read_ahead(ksamp *k)
+{
+    size_t len = READ_EVENTS * sizeof *k->buf;
+    int e = dk__ks_kdebug(k, KERN_KDREADTR, 0, false, k->buf, &len);
+    if (e != 0)
+        return e;
+    /* oldlen comes back as a number of records (kernel_debug_read). */
+    k->pos = 0;
+    k->len = len < READ_EVENTS ? len : READ_EVENTS;
+    return 0;
+}
+
+/* Longest KERN_KDBUFWAIT between two reads, in ms. */
+#define WAIT_SLICE_MS 20
+
 int dk__kperf_sampling_wait(dk_sampling *p, int timeout_ms)
 {
     ksamp *k = p->impl;
-    if (k->pos < k->len)
-        return 1;
-    /* KERN_KDBUFWAIT: oldlen in is the timeout in ms, out 1 once the
-     * buffer is half full; a timeout leaves what came so far to drain. */
-    size_t len = timeout_ms < 0 ? 600000u : (size_t)timeout_ms;
-    int e = dk__ks_kdebug(k, KERN_KDBUFWAIT, 0, false, NULL, &len);
-    if (e == EINTR)
-        return 0;
-    if (e != 0)
-        return dk__ks_trace_fail("waiting for trace records (KERN_KDBUFWAIT)", e);
-    return len != 0 ? 1 : 0;
+    /* KERN_KDBUFWAIT wakes only once the buffer is half full, or at its
+     * timeout (bsd/kern/kdebug.c kdbg_wait): records logged before then
+     * are not "ready" to it. So read (what comes is kept for the drain),
+     * and wait in short slices between reads, until a record comes or the
+     * timeout passes. */
+    long left = timeout_ms; /* < 0: no timeout */
+    for (;;) {
+        if (k->pos < k->len)
+            return 1;
+        int e = read_ahead(k);
+        if (e != 0)
+            return dk__ks_trace_fail("reading the trace buffer (KERN_KDREADTR)", e);
+        if (k->len > 0)
+            return 1;
+        if (left == 0)
+            return 0;
+        size_t len = left < 0 || left > WAIT_SLICE_MS ? WAIT_SLICE_MS : (size_t)left;
+        if (left > 0)
+            left -= (long)len;
+        e = dk__ks_kdebug(k, KERN_KDBUFWAIT, 0, false, NULL, &len);
+        if (e == EINTR)
+            return 0;
+        if (e != 0)
+            return dk__ks_trace_fail("waiting for trace records (KERN_KDBUFWAIT)", e);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -398,13 +430,9 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
             return d.stop;
         if (read >= KD_EVENTS)
             break;
-        size_t len = READ_EVENTS * sizeof *k->buf;
-        int e = dk__ks_kdebug(k, KERN_KDREADTR, 0, false, k->buf, &len);
+        int e = read_ahead(k);
         if (e != 0)
             return dk__ks_trace_fail("reading the trace buffer (KERN_KDREADTR)", e);
-        /* oldlen comes back as a number of records (kernel_debug_read). */
-        k->pos = 0;
-        k->len = len < READ_EVENTS ? len : READ_EVENTS;
         read += k->len;
         if (k->len == 0)
             break;

@@ -165,6 +165,7 @@ int dk_group_start(dk_group *g)
     if (rc == 0) {
         g->running = true;
         s->running++;
+        s->running_groups++;
     }
     pthread_mutex_unlock(&s->lock);
     return rc;
@@ -181,6 +182,7 @@ static int stop(dk_group *g)
     int rc = s->backend->group_stop(g);
     g->running = false;
     s->running--;
+    s->running_groups--;
     int settled = dk__sampler_settle(s);
     pthread_mutex_unlock(&s->lock);
     return rc != 0 ? rc : settled;

@@ -242,12 +242,30 @@ int dk_sampler_release(dk_sampler *s)
         return dk__fail(DK_EINVAL, "dk_sampler_release: sampler must not be NULL");
     pthread_mutex_lock(&s->lock);
     if (s->running > 0) {
-        int running = s->running;
+        /* Say what runs, and how to stop each kind. */
+        int n[3] = {s->running - s->running_groups - s->running_samplings, s->running_groups,
+                    s->running_samplings};
         pthread_mutex_unlock(&s->lock);
+        static const char *const kind[3] = {"thread sampler", "group", "sampling"};
+        static const char *const stop[3] = {"dk_thread_stop", "dk_group_stop", "dk_sampling_stop"};
+        char what[160] = "", how[80] = "";
+        int kinds = 0, parts = 0;
+        for (int i = 0; i < 3; i++)
+            kinds += n[i] > 0;
+        for (int i = 0; i < 3; i++) {
+            if (n[i] <= 0)
+                continue;
+            size_t w = strlen(what), h = strlen(how);
+            const char *sep = parts == 0 ? "" : parts + 1 == kinds ? " and " : ", ";
+            snprintf(what + w, sizeof what - w, "%s%d %s%s", sep, n[i], kind[i],
+                     n[i] == 1 ? "" : "s");
+            snprintf(how + h, sizeof how - h, "%s%s", parts == 0 ? "" : ", ", stop[i]);
+            parts++;
+        }
+        int all = n[0] + n[1] + n[2];
         return dk__fail(DK_ESTATE,
-                        "cannot release the counters: %d thread sampler%s still running; stop "
-                        "them first",
-                        running, running == 1 ? " is" : "s are");
+                        "cannot release the counters: %s %s still running; stop %s first (%s)",
+                        what, all == 1 ? "is" : "are", all == 1 ? "it" : "them", how);
     }
     s->released = true;
     int rc = dk__sampler_settle(s);
@@ -298,8 +316,11 @@ int dk_process_cpi(dk_sampler *s, int pid, uint64_t *instructions, uint64_t *cyc
         return dk__fail(DK_EINVAL, "dk_process_cpi: sampler, instructions and cycles must not be "
                                    "NULL");
     if (s->backend->process_cpi == NULL)
-        return dk__fail(DK_ENOTSUP, "the %s backend cannot read another process's totals",
-                        s->backend->name);
+        return dk__fail(DK_ENOTSUP,
+                        "dk_process_cpi(%d): the %s backend has no running totals of a process "
+                        "(macOS's proc_pid_rusage); count one with a process group instead "
+                        "(dk_group_open with DK_SCOPE_PROCESS)",
+                        pid, s->backend->name);
     return s->backend->process_cpi(s, pid, instructions, cycles);
 }
 

@@ -99,8 +99,12 @@ static int sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t 
     }
     /* The backend probed first (kperf) samples; the one in use cannot: say
      * why the first was passed over. */
+    /* Passed over for privileges (or another client holding the
+     * counters): that is the error, as dk_thread_open gives for an event
+     * only kperf counts; for any other reason the backend cannot sample. */
     if (s->backend->sampling_open == NULL && s->passed_rc != 0)
-        return dk__fail(DK_ENOTSUP,
+        return dk__fail(s->passed_rc == DK_EPERM || s->passed_rc == DK_EBUSY ? s->passed_rc
+                                                                             : DK_ENOTSUP,
                         "the %s backend cannot sample, and the kperf backend, which samples, "
                         "could not be used: %s. Sampling needs root: kperf's and kdebug's "
                         "sysctls are configured only by root or the owner of tracing",
@@ -180,6 +184,7 @@ int dk_sampling_start(dk_sampling *p)
         if (rc == 0) {
             p->running = true;
             s->running++;
+            s->running_samplings++;
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -197,6 +202,7 @@ static int stop(dk_sampling *p)
     int rc = s->backend->sampling_stop(p);
     p->running = false;
     s->running--;
+    s->running_samplings--;
     int settled = dk__sampler_settle(s);
     pthread_mutex_unlock(&s->lock);
     return rc != 0 ? rc : settled;

@@ -49,6 +49,8 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
         const dk_event_def *def = dk__event_on(ev, s->cpu);
         if (def != NULL)
             name = def->name;
+        else if (s->cpu == DK_CPU_UNKNOWN && dk_database_find(&s->db, dk_event_name(ev)) != NULL)
+            name = dk_event_name(ev); /* no chip table: the database's own event of that name */
     }
     if (name == NULL) {
         char chips[64];
