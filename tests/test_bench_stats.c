@@ -591,6 +591,30 @@ TEST_CASE(median_change_test_refuses_too_few_values_and_holds_its_level_from_fiv
     CHECK_DBL(f, <=, 0.09);
 }
 
+/* The resampled medians have an exact distribution when the new values
+ * are all equal (their resamples' median never moves): of 6 values 10..60
+ * it is (10, 15, ..., 60) with cumulative probabilities 0.0087, 0.0349,
+ * 0.1160, ..., 0.8840, 0.9651, 0.9913, 1 (all 6^6 resamples counted); of 5
+ * values 10..50 it is 10..50 with 0.0579, 0.3174, 0.6826, 0.9421, 1. So
+ * the interval of 50 / med* - 1 and the p-value of |med* - med| >= |50 -
+ * med| are known: even and odd counts, the walk up the sorted values. */
+TEST_CASE(median_change_test_resamples_have_the_exact_distribution_of_a_median)
+{
+    const double even[] = {60, 10, 40, 30, 20, 50}, odd[] = {30, 50, 10, 40, 20};
+    const double fifty[] = {50, 50, 50, 50, 50};
+    dkb_change c;
+    CHECK(dkb_change_test_median(even, 6, fifty, 5, 0.01, 0.05, 20000, 5, &c));
+    CHECK_NEAR(c.rel.point, 50.0 / 35 - 1, 1e-12);
+    CHECK_NEAR(c.rel.lo, 50.0 / 55 - 1, 1e-12); /* the 97.5% quantile of med*: 55 */
+    CHECK_NEAR(c.rel.hi, 50.0 / 15 - 1, 1e-12); /* the 2.5% quantile: 15 */
+    CHECK_NEAR(c.p_value, 0.1160 + (1 - 0.8840), 0.012); /* med* <= 20 or >= 50 */
+    CHECK(dkb_change_test_median(odd, 5, fifty, 5, 0.01, 0.05, 20000, 5, &c));
+    CHECK_NEAR(c.rel.point, 50.0 / 30 - 1, 1e-12);
+    CHECK_NEAR(c.rel.lo, 0, 1e-12);         /* 50 / 50 - 1 */
+    CHECK_NEAR(c.rel.hi, 50.0 / 10 - 1, 1e-12);
+    CHECK_NEAR(c.p_value, 2 * 0.0579, 0.01); /* med* = 10 or 50 */
+}
+
 TEST_CASE(median_change_test_on_exact_counts_and_bad_input)
 {
     const double a[] = {12, 12, 12, 12, 12}, b[] = {13, 13, 13, 13, 13};
