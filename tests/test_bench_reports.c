@@ -814,6 +814,24 @@ TEST_CASE(change_of_time_is_not_moved_by_a_disturbed_third_of_the_samples)
     dkb_result_free(&slower);
 }
 
+/* Runs of 3 samples (--samples 3): a median's bootstrap of so few values
+ * is too narrow to test, so the time is not compared and the reason says
+ * how many values there were; the instructions (means) still are. */
+TEST_CASE(change_of_time_needs_five_values_a_side)
+{
+    dkb_result old, cur;
+    line_result(&old, 10, 300, 50, 0.002);
+    line_result(&cur, 10, 300, 50, 0.002);
+    old.n_samples = cur.n_samples = 3;
+    old.m[0].n_fit = old.m[1].n_fit = cur.m[0].n_fit = cur.m[1].n_fit = 3;
+    CHECK_INT(dkb_compare_baseline(&cur, &old, 0.01, 1000, 7), ==, 1);
+    CHECK(!cur.m[0].has_change);
+    CHECK_STR(cur.m[0].no_change, "3 baseline values; at least 5 are needed");
+    CHECK(cur.m[1].has_change);
+    dkb_result_free(&old);
+    dkb_result_free(&cur);
+}
+
 /* The time answer leaves preempted samples out; so does its change. */
 TEST_CASE(change_of_time_leaves_out_the_preempted_samples)
 {

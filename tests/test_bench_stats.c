@@ -518,15 +518,15 @@ TEST_CASE(median_change_test_flags_a_five_percent_shift_not_a_half_percent)
     change_verdicts_of(dkb_change_test_median, -0.005, k);
     CHECK_U64(k[DKB_REGRESSED] + k[DKB_IMPROVED], ==, 0);
     /* The point is the ratio of the medians: 101 / 100 - 1 with odd n. */
-    const double o[] = {90, 100, 130}, w[] = {101, 10, 500};
+    const double o[] = {90, 100, 130, 95, 120}, w[] = {101, 10, 500, 5, 700};
     dkb_change c;
-    CHECK(dkb_change_test_median(o, 3, w, 3, 0.01, 0.05, 999, 1, &c));
+    CHECK(dkb_change_test_median(o, 5, w, 5, 0.01, 0.05, 999, 1, &c));
     CHECK_NEAR(c.rel.point, 0.01, 1e-12);
     CHECK_DBL(c.rel.lo, <=, c.rel.point);
     CHECK_DBL(c.rel.point, <=, c.rel.hi);
     /* and of the middle pair's means with even n: 105 / 100 - 1. */
-    const double o4[] = {98, 102, 50, 400}, w4[] = {104, 106, 1, 9999};
-    CHECK(dkb_change_test_median(o4, 4, w4, 4, 0.01, 0.05, 999, 1, &c));
+    const double o6[] = {98, 102, 50, 400, 20, 500}, w6[] = {104, 106, 1, 9999, 2, 8888};
+    CHECK(dkb_change_test_median(o6, 6, w6, 6, 0.01, 0.05, 999, 1, &c));
     CHECK_NEAR(c.rel.point, 0.05, 1e-12);
 }
 
@@ -566,31 +566,80 @@ TEST_CASE(median_change_is_not_moved_by_a_disturbed_third)
     CHECK_DBL(med.rel.hi, <, 0.02);
 }
 
+/* A median's bootstrap with few values on a side is too narrow: with 2 (a
+ * resample's median is one of 3 values) a third of null trials fell below
+ * 0.05 and a tenth read as regressed or improved; with 3 or 4 beside 50,
+ * about a tenth fell below 0.05. The test refuses fewer than 5 and says
+ * so; from 5 on it does not exceed its level, beside many values too
+ * (the lower bound of 200 trials is too loose to check here). */
+TEST_CASE(median_change_test_refuses_too_few_values_and_holds_its_level_from_five)
+{
+    double v[50];
+    for (size_t i = 0; i < 50; i++)
+        v[i] = 100 + (double)(i % 7);
+    dkb_change c;
+    CHECK(!dkb_change_test_median(v, 2, v, 50, 0.01, 0.05, 999, 1, &c));
+    CHECK_CONTAINS(dkb_last_error(), "dkb_change_test_median: 2 baseline values; at least 5");
+    CHECK(!dkb_change_test_median(v, 50, v, 4, 0.01, 0.05, 999, 1, &c));
+    CHECK_CONTAINS(dkb_last_error(), "4 new values; at least 5");
+    CHECK(dkb_change_test_median(v, 5, v, 5, 0.01, 0.05, 999, 1, &c));
+    double f = null_rejections_of(dkb_change_test_median, 5, 0.02, 50, 0.02, 41);
+    fprintf(stderr, "null, 5 beside 50: %.3f below 0.05\n", f);
+    CHECK_DBL(f, <=, 0.09);
+    f = null_rejections_of(dkb_change_test_median, 5, 0.02, 5, 0.02, 42);
+    fprintf(stderr, "null, 5 beside 5: %.3f below 0.05\n", f);
+    CHECK_DBL(f, <=, 0.09);
+}
+
+/* The resampled medians have an exact distribution when the new values
+ * are all equal (their resamples' median never moves): of 6 values 10..60
+ * it is (10, 15, ..., 60) with cumulative probabilities 0.0087, 0.0349,
+ * 0.1160, ..., 0.8840, 0.9651, 0.9913, 1 (all 6^6 resamples counted); of 5
+ * values 10..50 it is 10..50 with 0.0579, 0.3174, 0.6826, 0.9421, 1. So
+ * the interval of 50 / med* - 1 and the p-value of |med* - med| >= |50 -
+ * med| are known: even and odd counts, the walk up the sorted values. */
+TEST_CASE(median_change_test_resamples_have_the_exact_distribution_of_a_median)
+{
+    const double even[] = {60, 10, 40, 30, 20, 50}, odd[] = {30, 50, 10, 40, 20};
+    const double fifty[] = {50, 50, 50, 50, 50};
+    dkb_change c;
+    CHECK(dkb_change_test_median(even, 6, fifty, 5, 0.01, 0.05, 20000, 5, &c));
+    CHECK_NEAR(c.rel.point, 50.0 / 35 - 1, 1e-12);
+    CHECK_NEAR(c.rel.lo, 50.0 / 55 - 1, 1e-12); /* the 97.5% quantile of med*: 55 */
+    CHECK_NEAR(c.rel.hi, 50.0 / 15 - 1, 1e-12); /* the 2.5% quantile: 15 */
+    CHECK_NEAR(c.p_value, 0.1160 + (1 - 0.8840), 0.012); /* med* <= 20 or >= 50 */
+    CHECK(dkb_change_test_median(odd, 5, fifty, 5, 0.01, 0.05, 20000, 5, &c));
+    CHECK_NEAR(c.rel.point, 50.0 / 30 - 1, 1e-12);
+    CHECK_NEAR(c.rel.lo, 0, 1e-12);         /* 50 / 50 - 1 */
+    CHECK_NEAR(c.rel.hi, 50.0 / 10 - 1, 1e-12);
+    CHECK_NEAR(c.p_value, 2 * 0.0579, 0.01); /* med* = 10 or 50 */
+}
+
 TEST_CASE(median_change_test_on_exact_counts_and_bad_input)
 {
-    const double a[] = {12, 12, 12, 12}, b[] = {13, 13, 13}, zeros[] = {0, 0, 0, 0};
-    const double with_nan[] = {1, NAN, 3, 4};
+    const double a[] = {12, 12, 12, 12, 12}, b[] = {13, 13, 13, 13, 13};
+    const double zeros[] = {0, 0, 0, 0, 0}, with_nan[] = {1, NAN, 3, 4, 5};
     dkb_change c;
-    CHECK(dkb_change_test_median(a, 4, a, 4, 0.01, 0.05, 999, 1, &c));
+    CHECK(dkb_change_test_median(a, 5, a, 5, 0.01, 0.05, 999, 1, &c));
     CHECK_INT(c.verdict, ==, DKB_NO_CHANGE);
     CHECK_DBL(c.p_value, ==, 1);
-    CHECK(dkb_change_test_median(a, 4, b, 3, 0.01, 0.05, 999, 1, &c));
+    CHECK(dkb_change_test_median(a, 5, b, 5, 0.01, 0.05, 999, 1, &c));
     CHECK_INT(c.verdict, ==, DKB_REGRESSED);
     CHECK_DBL(c.p_value, ==, 1.0 / 1000);
     CHECK_NEAR(c.rel.lo, 1.0 / 12, 1e-15);
     CHECK_NEAR(c.rel.hi, 1.0 / 12, 1e-15);
-    CHECK(!dkb_change_test_median(zeros, 4, a, 4, 0.01, 0.05, 100, 1, &c));
+    CHECK(!dkb_change_test_median(zeros, 5, a, 5, 0.01, 0.05, 100, 1, &c));
     CHECK_CONTAINS(dkb_last_error(), "dkb_change_test_median: the baseline median is 0");
-    CHECK(!dkb_change_test_median(a, 1, a, 4, 0.01, 0.05, 100, 1, &c));
-    CHECK_CONTAINS(dkb_last_error(), "1 baseline values; at least 2");
-    CHECK(!dkb_change_test_median(a, 4, with_nan, 4, 0.01, 0.05, 100, 1, &c));
+    CHECK(!dkb_change_test_median(a, 1, a, 5, 0.01, 0.05, 100, 1, &c));
+    CHECK_CONTAINS(dkb_last_error(), "1 baseline values; at least 5");
+    CHECK(!dkb_change_test_median(a, 5, with_nan, 5, 0.01, 0.05, 100, 1, &c));
     CHECK_CONTAINS(dkb_last_error(), "NaN");
-    CHECK(!dkb_change_test_median(a, 4, a, 4, 0.01, 0.05, 0, 1, &c));
-    CHECK(!dkb_change_test_median(a, 4, a, 4, 0.01, 0.05, 100, 1, NULL));
+    CHECK(!dkb_change_test_median(a, 5, a, 5, 0.01, 0.05, 0, 1, &c));
+    CHECK(!dkb_change_test_median(a, 5, a, 5, 0.01, 0.05, 100, 1, NULL));
     /* A baseline whose resamples often have a median of 0 or less: those
      * are drawn again, and the answer is finite. */
     const double mostly_zero[] = {0, 0, 0, 24, 24, 24, 24};
-    CHECK(dkb_change_test_median(mostly_zero, 7, a, 4, 0.01, 0.05, 2000, 1, &c));
+    CHECK(dkb_change_test_median(mostly_zero, 7, a, 5, 0.01, 0.05, 2000, 1, &c));
     CHECK(isfinite(c.rel.lo) && isfinite(c.rel.hi));
 }
 

@@ -13,9 +13,10 @@ machine is shared), 1 otherwise.
 
 With --bare, a plain timed loop of each body (bare_loop.c, no harness) runs
 for the whole 0.35 s a dkbench run may take, alternated with the tools: its
-spread is the machine's own, the floor under any harness's spread here. A
-dkbench spread over +-1% is reported with it, so that a reader can tell the
-harness's share from the machine's.
+spread is the machine's own, the floor under any harness's spread here. It
+is printed beside dkbench's, and a dkbench spread over +-1% is said to be
+the machine's when no bare estimator reached +-1% either, else the
+harness's.
 """
 import argparse
 import json
@@ -262,6 +263,10 @@ def main():
                 print("  (no estimator of those reached +-1%%: the machine's speed moved by more "
                       "than that between runs; dkbench's spread is %.2f times the best of them)"
                       % (dk_sp / min(sps)))
+            elif dk_sp > 1:
+                print("  (the bare loop reached +-1%% (%.2f%%): the machine held within that "
+                      "between runs, so dkbench's spread, %.2f times it, is the harness's)"
+                      % (min(sps), dk_sp / min(sps) if min(sps) > 0 else float("inf")))
         print("  dkbench wall per run, max %.3f s <= 0.35 s: %s" % (dk_max, verdict(dk_max <= 0.35)))
         print("  dkbench wall / gbench defaults wall: %.3f" % (dk_wall / g_def))
         # Time to +-1% is only a time to an answer when the answer is within +-1%.

@@ -96,7 +96,9 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
  * med(old) - 1, its bootstrap interval, and the p-value of the difference
  * of the medians by bootstrap under the null (each side centred on its own
  * median). A median is not moved by a minority of disturbed values, as a
- * mean is: this is the test of the Theil-Sen answer. */
+ * mean is: this is the test of the Theil-Sen answer. It needs at least
+ * DKB_MEDIAN_CHANGE_MIN values on each side. */
+#define DKB_MEDIAN_CHANGE_MIN 5
 bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
                             double noise, double significance, size_t resamples, uint64_t seed,
                             dkb_change *out);
