@@ -128,34 +128,43 @@ int spawn_exec_result(spawn_child *c, int *exec_errno)
 
 int spawn_exec_status(int exec_errno) { return exec_errno == ENOENT ? 127 : 126; }
 
-int spawn_wait_exit(const spawn_child *c, siginfo_t *si)
+int spawn_wait_pid_exit(pid_t pid, siginfo_t *si)
 {
     siginfo_t ignored;
-    if (c->pid <= 0)
+    if (pid <= 0)
         return -ECHILD;
     memset(si != NULL ? si : &ignored, 0, sizeof *si);
-    while (waitid(P_PID, (id_t)c->pid, si != NULL ? si : &ignored, WEXITED | WNOWAIT) != 0)
+    while (waitid(P_PID, (id_t)pid, si != NULL ? si : &ignored, WEXITED | WNOWAIT) != 0)
         if (errno != EINTR)
             return -errno;
     return 0;
 }
 
-int spawn_reap(spawn_child *c, int *status, struct rusage *ru)
+int spawn_wait_exit(const spawn_child *c, siginfo_t *si) { return spawn_wait_pid_exit(c->pid, si); }
+
+int spawn_reap_pid(pid_t pid, int *status, struct rusage *ru)
 {
     int st = 0;
-    close_fd(&c->go_fd);
-    close_fd(&c->err_fd);
-    if (c->pid <= 0)
+    if (pid <= 0)
         return -ECHILD;
     if (ru != NULL)
         memset(ru, 0, sizeof *ru);
-    while (wait4(c->pid, &st, 0, ru) < 0)
+    while (wait4(pid, &st, 0, ru) < 0)
         if (errno != EINTR)
             return -errno;
-    c->pid = -1;
     if (status != NULL)
         *status = st;
     return 0;
+}
+
+int spawn_reap(spawn_child *c, int *status, struct rusage *ru)
+{
+    close_fd(&c->go_fd);
+    close_fd(&c->err_fd);
+    int rc = spawn_reap_pid(c->pid, status, ru);
+    if (rc == 0)
+        c->pid = -1;
+    return rc;
 }
 
 void spawn_abandon(spawn_child *c)

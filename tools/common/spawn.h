@@ -69,6 +69,10 @@ int spawn_wait_exit(const spawn_child *c, siginfo_t *si);
  * Retries on EINTR. Closes what is left open; c->pid becomes -1. */
 int spawn_reap(spawn_child *c, int *status, struct rusage *ru);
 
+/* The same two for a child started otherwise (launch_spawn): 0 or -errno. */
+int spawn_wait_pid_exit(pid_t pid, siginfo_t *si);
+int spawn_reap_pid(pid_t pid, int *status, struct rusage *ru);
+
 /* Gives up on a child: closes its pipes, kills it and reaps it. */
 void spawn_abandon(spawn_child *c);
 

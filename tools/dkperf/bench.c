@@ -245,19 +245,15 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
         /* Wait for the exit without reaping, forget the pid, then reap: a
          * signal that lands between the reap and forgetting would be passed
          * on to a pid that may be another process's by then. */
-        siginfo_t si;
-        int rc;
-        while ((rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT)) != 0 && errno == EINTR)
-            ;
-        if (rc == 0)
+        int rc = spawn_wait_pid_exit(pid, NULL);
+        if (rc == 0) {
             signals_child_pid = 0;
-        while (rc == 0 && (rc = wait4(pid, &status, 0, &use)) < 0 && errno == EINTR)
-            rc = 0;
+            rc = spawn_reap_pid(pid, &status, &use);
+        }
         if (rc < 0) {
-            int why = errno;
             signals_child_pid = 0;
             cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
-                      strerror(why));
+                      strerror(-rc));
             return EXIT_SETUP;
         }
         if (rep->scope[0] == '\0') /* what was counted, as the held path says it */
@@ -266,10 +262,10 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     }
     signals_child_pid = 0;
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
-    if (strays_running())
+    if (strays_running()) {
         cmd->stray_counted = true;
-    if (strays_running() && !strays_before)
-        cmd->strays = true;
+        cmd->strays = cmd->strays || !strays_before;
+    }
     /* The child's counts were added to the group before it became a zombie
      * (see DK_GROUP_CHILDREN), so after wait4 they are all in. */
     if (dk_group_read(g, after, after_info) != 0) {
@@ -311,14 +307,10 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
         return finish_run(ru, cmd, out, status, &use, exec_errno);
     }
     char why[2048] = "";
-    siginfo_t si;
-    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0) {
-        if (errno != EINTR) {
-            snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
-                     strerror(errno));
-            break;
-        }
-    }
+    int rc = spawn_wait_pid_exit(pid, NULL);
+    if (rc != 0)
+        snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
+                 strerror(-rc));
     out->wall = (double)(monotonic_ns() - t0) * 1e-9;
     /* A zombie takes no signal, and once reaped its pid may be another
      * process's: the pid is forgotten before the reap. (If the wait failed,
@@ -329,14 +321,10 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     if (why[0] == '\0' && dk_process_cpi(ru->s, (int)pid, &cpi[0], &cpi[1]) != 0)
         snprintf(why, sizeof why, "reading the instructions and cycles of '%s' (pid %d) failed: %s",
                  cmd->text, (int)pid, dk_last_error());
-    while (wait4(pid, &status, 0, &use) < 0) {
-        if (errno != EINTR) {
-            if (why[0] == '\0')
-                snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
-                         strerror(errno));
-            break;
-        }
-    }
+    rc = spawn_reap_pid(pid, &status, &use);
+    if (rc != 0 && why[0] == '\0')
+        snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
+                 strerror(-rc));
     signals_child_pid = 0;
     if (why[0] != '\0') {
         cli_error("bench", "%s", why);
