@@ -3,7 +3,6 @@
  * disk (see symbols.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "dkrec.h"
+#include "regfile.h"
 #include "symbols.h"
 #ifdef DKPERF_HAVE_LIBELF
 #include <gelf.h>
@@ -197,7 +197,8 @@ static void read_debug_file(sym_image *im)
     char h[2 * DKREC_ID_MAX + 1], path[64 + 2 * DKREC_ID_MAX];
     hex(h, sizeof h, im->id, im->id_len);
     snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char why[160];
+    int fd = regfile_open(path, NULL, why, sizeof why);
     if (fd < 0)
         return;
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -266,9 +267,12 @@ static void open_image(sym_image *im)
         snprintf(im->problem, sizeof im->problem, "not a file");
         return;
     }
-    int fd = open(im->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* A recording may name any path: only a regular file on an ordinary
+     * file system is opened, for every format, before a byte is read. */
+    char why[160];
+    int fd = regfile_open(im->path, NULL, why, sizeof why);
     if (fd < 0) {
-        snprintf(im->problem, sizeof im->problem, "cannot open it: %s", strerror(errno));
+        snprintf(im->problem, sizeof im->problem, "%s", why);
         return;
     }
     uint8_t m[4] = {0};
@@ -285,12 +289,11 @@ static void open_image(sym_image *im)
 #endif
     } else if (macho) {
 #ifdef DKPERF_HAVE_MACHO
-        char why[256] = "";
-        int rc = im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16
-                     ? dk_macho_open_uuid(im->path, im->id, &im->macho, why, sizeof why)
-                     : dk_macho_open(im->path, &im->macho, why, sizeof why);
-        if (rc != 0)
-            snprintf(im->problem, sizeof im->problem, "%s", why);
+        const uint8_t *uuid =
+            im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16 ? im->id : NULL;
+        char err[256] = "";
+        if (dk_macho_open_fd(fd, im->path, uuid, &im->macho, err, sizeof err) != 0)
+            snprintf(im->problem, sizeof im->problem, "%s", err);
         else
             im->kind = KIND_MACHO;
 #else
