@@ -272,8 +272,9 @@ def case_multiply():
     check(rss < 64 * 1024, f"refused after a peak of {rss} KiB")
 
 
-def elf_symbol(path, name):
-    """The file offset of function name in ELF file path (64-bit, little-endian)."""
+def elf_symbol(path, name, where=None):
+    """The file offset of function name in ELF file path (64-bit, little-endian);
+    where (a list), when given, receives the file offset of its symbol entry."""
     b = open(path, "rb").read()
     if b[:4] != b"\x7fELF" or b[4] != 2 or b[5] != 1:
         return None
@@ -288,6 +289,8 @@ def elf_symbol(path, name):
             st_name, st_info, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", b, s[4] + k * 24)
             end_ = b.index(b"\0", strtab[4] + st_name)
             if st_info & 0xF == 2 and b[strtab[4] + st_name:end_] == name.encode():
+                if where is not None:
+                    where.append(s[4] + k * 24)
                 for i in range(phnum):
                     p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
                         "<IIQQQQ", b, phoff + i * phentsize)
@@ -393,6 +396,26 @@ def case_images():
         check(f"[{os.path.basename(h)}+0x1234]" in out, f"{h} stays image+offset")
     check(re.search(r"^\s+[\d.]+%\s+[\d.]+%\s+1\s+dkperf\s+main$", out, re.M),
           "the regular file beside them is read: main in dkperf\n" + out)
+
+    # A symbol table that cannot be read whole (main's name points past
+    # its string table) gives no names and says why, rather than leaving
+    # main out and naming its addresses after something else.
+    where = []
+    elf_symbol(image, "main", where)
+    bad = os.path.join(work, "badname")
+    data = bytearray(open(image, "rb").read())
+    struct.pack_into("<I", data, where[0], 0x7FFFFFF0)
+    with open(bad, "wb") as f:
+        f.write(data)
+    body = meta("comm", "badname") + event(0, "cpu-clock") + comm(PID, "badname") \
+        + map_(PID, base, 0x1000000, bad) + nodes([(0, base + off + 4)])
+    path = write("badname.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    rc, out, err, _ = run("report", "-i", path, "--stdio")
+    out = out.decode()
+    check(rc == 0 and re.search(r"^# " + re.escape(bad) + r": no symbols: its symbols could not "
+                                r"be read \(a symbol's name: .+\)$", out, re.M)
+          and f"[badname+{off + 4:#x}]" in out,
+          f"a bad symbol name: the image's note, and image+offset: {rc} {err!r}\n{out}")
 
 
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
