@@ -7,14 +7,16 @@ a non-zero exit, no crash and no hang. Then recordings that are valid but
 built to hurt: deep stacks shared by many samples (peak memory stays near
 the file's size), stacks multiplied by thousands of processes (refused, in
 bounded memory), one function name in two images (folded output and the
-flame graph merge them), a very long image name (the offset stays).
+flame graph merge them), a very long image name (the offset stays), images
+that are devices, FIFOs or kernel files (never opened: strace watches).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname (default: all)
+CASE: errors, memory, multiply, names, longname, images (default: all)
 """
 import os
 import re
 import resource
+import shutil
 import struct
 import subprocess
 import sys
@@ -270,8 +272,9 @@ def case_multiply():
     check(rss < 64 * 1024, f"refused after a peak of {rss} KiB")
 
 
-def elf_symbol(path, name):
-    """The file offset of function name in ELF file path (64-bit, little-endian)."""
+def elf_symbol(path, name, where=None):
+    """The file offset of function name in ELF file path (64-bit, little-endian);
+    where (a list), when given, receives the file offset of its symbol entry."""
     b = open(path, "rb").read()
     if b[:4] != b"\x7fELF" or b[4] != 2 or b[5] != 1:
         return None
@@ -286,6 +289,8 @@ def elf_symbol(path, name):
             st_name, st_info, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", b, s[4] + k * 24)
             end_ = b.index(b"\0", strtab[4] + st_name)
             if st_info & 0xF == 2 and b[strtab[4] + st_name:end_] == name.encode():
+                if where is not None:
+                    where.append(s[4] + k * 24)
                 for i in range(phnum):
                     p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
                         "<IIQQQQ", b, phoff + i * phentsize)
@@ -334,8 +339,87 @@ def case_longname():
     check("+0x1234]" in out.decode(), "the table keeps the offset")
 
 
+def case_images():
+    # A recording names any path it likes as an image. Devices, FIFOs and
+    # the files of kernel file systems (some of which stat as regular
+    # files: reading /proc/kmsg as root takes the kernel log from its
+    # reader) are never opened; a regular file beside them is read as ever.
+    strace = shutil.which("strace")
+    if strace is None:
+        print("skipped: no strace, which shows what report opens")
+        sys.exit(77)
+    image = os.path.abspath(dkperf)
+    off = elf_symbol(image, "main")
+    if off is None:
+        print(f"skipped: no main symbol in {dkperf}")
+        sys.exit(77)
+    fifo = os.path.join(work, "image.fifo")
+    link = os.path.join(work, "kmsg-link.so")
+    for p in (fifo, link):
+        if os.path.lexists(p):
+            os.unlink(p)
+    os.mkfifo(fifo)
+    os.symlink("/proc/kmsg", link)
+    hostile = {"/proc/kmsg": r"on procfs, a kernel file system",
+               "/proc/self/mem": r"on procfs, a kernel file system",
+               "/sys/kernel/notes": r"on sysfs, a kernel file system",
+               link: r"on procfs, a kernel file system",
+               "/dev/zero": r"not a regular file \(a character device\)",
+               "/dev/tty": r"not a regular file \(a character device\)",
+               "/dev/ptmx": r"not a regular file \(a character device\)",
+               fifo: r"not a regular file \(a FIFO\)"}
+    body = meta("comm", "images") + event(0, "cpu-clock") + comm(PID, "images")
+    leaves, base = [], 0x10000000
+    for i, path in enumerate([image] + list(hostile)):
+        start = base * (i + 1)
+        body += map_(PID, start, 0x1000000, path)
+        leaves.append((0, start + (off + 4 if i == 0 else 0x1234)))
+    body += nodes(leaves)
+    s = b"".join(sample(k + 1, pid=PID if k == 0 else None, period=1 if k == 0 else None)
+                 for k in range(len(leaves)))
+    path = write("images.data", HEADER + chunk(body + s + end(len(leaves))))
+    log = os.path.join(work, "images.strace")
+    p = subprocess.run([strace, "-f", "-qq", "-e", "trace=open,openat", "-o", log,
+                        dkperf, "report", "-i", path, "--stdio"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    check(p.returncode == 0, f"report of images that are no files: exit {p.returncode} {err!r}")
+    opened = open(log).read()
+    check(opened.count(path) >= 1, f"strace saw report open its recording:\n{opened[:2000]}")
+    for h in hostile:
+        check(f'"{h}"' not in opened, f"{h} was opened:\n" +
+              "\n".join(l for l in opened.splitlines() if h in l))
+    for h, why in hostile.items():
+        notes = re.findall(r"^# " + re.escape(h) + r": no symbols: (.*)$", out, re.M)
+        check(len(notes) == 1 and re.match(why, notes[0]),
+              f"one note for {h}, saying /{why}/: {notes}")
+        check(f"[{os.path.basename(h)}+0x1234]" in out, f"{h} stays image+offset")
+    check(re.search(r"^\s+[\d.]+%\s+[\d.]+%\s+1\s+dkperf\s+main$", out, re.M),
+          "the regular file beside them is read: main in dkperf\n" + out)
+
+    # A symbol table that cannot be read whole (main's name points past
+    # its string table) gives no names and says why, rather than leaving
+    # main out and naming its addresses after something else.
+    where = []
+    elf_symbol(image, "main", where)
+    bad = os.path.join(work, "badname")
+    data = bytearray(open(image, "rb").read())
+    struct.pack_into("<I", data, where[0], 0x7FFFFFF0)
+    with open(bad, "wb") as f:
+        f.write(data)
+    body = meta("comm", "badname") + event(0, "cpu-clock") + comm(PID, "badname") \
+        + map_(PID, base, 0x1000000, bad) + nodes([(0, base + off + 4)])
+    path = write("badname.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    rc, out, err, _ = run("report", "-i", path, "--stdio")
+    out = out.decode()
+    check(rc == 0 and re.search(r"^# " + re.escape(bad) + r": no symbols: its symbols could not "
+                                r"be read \(a symbol's name: .+\)$", out, re.M)
+          and f"[badname+{off + 4:#x}]" in out,
+          f"a bad symbol name: the image's note, and image+offset: {rc} {err!r}\n{out}")
+
+
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
-         "names": case_names, "longname": case_longname}
+         "names": case_names, "longname": case_longname, "images": case_images}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

@@ -13,6 +13,11 @@
  *                              loader may then abort or crash, which no
  *                              program can prevent, so checkers count that
  *                              run apart
+ *   DKPERF_MALLOC_ONLY=NAME    count (and fail) only the allocations called
+ *                              from the shared object whose file name
+ *                              starts with NAME ("libelf": elfutils'
+ *                              libelf), so that a sweep reaches the
+ *                              failures of one library in few runs
  *
  * Allocations are malloc, calloc, realloc (to a non-zero size),
  * posix_memalign, aligned_alloc, memalign, valloc; strdup, asprintf,
@@ -42,13 +47,34 @@ static unsigned long failed;
 
 #define SHIM __attribute__((visibility("default")))
 
-/* Where the dynamic loader (ld-linux*.so*) is mapped, read at start. */
-#define LOADER_RANGES 8
-static uintptr_t loader_lo[LOADER_RANGES], loader_hi[LOADER_RANGES];
-static int loader_ranges;
+/* Where the dynamic loader (ld-linux*.so*) is mapped, and the object of
+ * DKPERF_MALLOC_ONLY, read at start. */
+#define RANGES 8
+typedef struct ranges {
+    uintptr_t lo[RANGES], hi[RANGES];
+    int n;
+} ranges;
+static ranges loader, only;
+static const char *only_name;
+
+static int in_ranges(const ranges *r, const void *caller)
+{
+    for (int i = 0; i < r->n; i++)
+        if ((uintptr_t)caller >= r->lo[i] && (uintptr_t)caller < r->hi[i])
+            return 1;
+    return 0;
+}
+
+static void add_range(ranges *r, unsigned long lo, unsigned long hi)
+{
+    if (r->n < RANGES) {
+        r->lo[r->n] = (uintptr_t)lo;
+        r->hi[r->n++] = (uintptr_t)hi;
+    }
+}
 
 /* /proc/self/maps with read(2) only: malloc is not ours to call here. */
-static void find_loader(void)
+static void find_ranges(void)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -67,23 +93,17 @@ static void find_loader(void)
             used = 0;
             const char *name = strrchr(line, '/');
             unsigned long lo, hi;
-            if (name != NULL && strncmp(name + 1, "ld-linux", 8) == 0 &&
-                sscanf(line, "%lx-%lx", &lo, &hi) == 2 && loader_ranges < LOADER_RANGES) {
-                loader_lo[loader_ranges] = (uintptr_t)lo;
-                loader_hi[loader_ranges++] = (uintptr_t)hi;
-            }
+            if (name == NULL || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+                continue;
+            if (strncmp(name + 1, "ld-linux", 8) == 0)
+                add_range(&loader, lo, hi);
+            if (only_name != NULL && strncmp(name + 1, only_name, strlen(only_name)) == 0)
+                add_range(&only, lo, hi);
         }
     }
     close(fd);
 }
 
-static int in_loader(const void *caller)
-{
-    for (int i = 0; i < loader_ranges; i++)
-        if ((uintptr_t)caller >= loader_lo[i] && (uintptr_t)caller < loader_hi[i])
-            return 1;
-    return 0;
-}
 
 /* Say at once that the loader's own allocation failed (it may not return). */
 static void note_loader(unsigned long n)
@@ -116,8 +136,11 @@ __attribute__((constructor)) static void init(void)
         fail_at = strtoul(at, &end, 10);
         and_later = *end == '+';
     }
+    const char *o = getenv("DKPERF_MALLOC_ONLY");
+    if (o != NULL && *o != '\0')
+        only_name = o;
     owner = getpid();
-    find_loader();
+    find_ranges();
 }
 
 __attribute__((destructor)) static void report(void)
@@ -135,12 +158,12 @@ __attribute__((destructor)) static void report(void)
 /* Whether this allocation, made from caller, must fail. */
 static int hit(const void *caller)
 {
-    if (owner == 0 || getpid() != owner)
+    if (owner == 0 || getpid() != owner || (only_name != NULL && !in_ranges(&only, caller)))
         return 0;
     unsigned long n = __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED);
     if (fail_at != 0 && (n == fail_at || (and_later && n > fail_at))) {
         __atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED);
-        if (in_loader(caller))
+        if (in_ranges(&loader, caller))
             note_loader(n);
         errno = ENOMEM;
         return 1;

@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "dkrec.h"
 #include "imageid.h"
+#include "regfile.h"
 
 /* A deterministic generator, so that a failure repeats. */
 static uint64_t rng = 88172645463325252ull;
@@ -359,6 +361,53 @@ TEST_CASE(build_id_of_an_elf_file)
     CHECK_STR(got, want);
     CHECK_INT(imageid_read("/etc/hostname", &kind, id, sizeof id), ==, 0);
     CHECK_INT(kind, ==, DKREC_ID_NONE);
+}
+
+/* A path a map or a recording names is opened only when it is a regular
+ * file on an ordinary file system; /proc/self/mem and /proc/kmsg stat as
+ * regular files, and are refused by their file system. */
+TEST_CASE(image_paths_open_only_regular_files_of_ordinary_file_systems)
+{
+    char why[160];
+    struct stat st;
+    static const struct {
+        const char *path, *why;
+    } refused[] = {
+        {"/proc/self/mem", "on procfs, a kernel file system, not an ordinary one"},
+        {"/proc/self/status", "on procfs, a kernel file system, not an ordinary one"},
+        {"/sys/kernel/notes", "on sysfs, a kernel file system, not an ordinary one"},
+        {"/dev/null", "not a regular file (a character device)"},
+        {"/", "not a regular file (a directory)"},
+        {"/nonexistent/x.so", "cannot open: No such file or directory"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        if (strncmp(refused[i].path, "/sys/", 5) == 0 && access(refused[i].path, F_OK) != 0)
+            continue; /* no sysfs here */
+        why[0] = '\0';
+        CHECK_INT(regfile_open(refused[i].path, &st, why, sizeof why), ==, -1);
+        CHECK_STR(why, refused[i].why);
+    }
+    char dir[] = "/tmp/dkrec-regfile-XXXXXX", fifo[64], link[64], file[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    snprintf(file, sizeof file, "%s/file", dir);
+    CHECK(mkfifo(fifo, 0600) == 0 && symlink("/proc/self/mem", link) == 0);
+    CHECK_INT(regfile_open(fifo, &st, why, sizeof why), ==, -1); /* and no wait for a writer */
+    CHECK_STR(why, "not a regular file (a FIFO)");
+    CHECK_INT(regfile_open(link, &st, why, sizeof why), ==, -1);
+    CHECK_STR(why, "on procfs, a kernel file system, not an ordinary one");
+    FILE *f = fopen(file, "w");
+    CHECK(f != NULL && fputs("image", f) >= 0 && fclose(f) == 0);
+    int fd = regfile_open(file, &st, why, sizeof why);
+    CHECK(fd >= 0);
+    CHECK_INT(st.st_size, ==, 5);
+    CHECK_INT(fcntl(fd, F_GETFD) & FD_CLOEXEC, ==, FD_CLOEXEC);
+    close(fd);
+    unlink(fifo);
+    unlink(link);
+    unlink(file);
+    rmdir(dir);
 }
 
 TEST_MAIN()

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -263,6 +264,24 @@ static void check_fixture_dir(const char *dir)
         check_slice(m, &f[i]);
         dk_macho_close(m);
     }
+    /* The same slices from a descriptor the caller opened and vetted. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CHECK(fd >= 0);
+    for (size_t i = 0; i < n; i++) {
+        if (dk_macho_open_fd(fd, path, f[i].uuid, &m, err, sizeof err) != 0)
+            DKT_FAIL("%s", err);
+        check_slice(m, &f[i]);
+        dk_macho_close(m);
+    }
+    CHECK_INT(dk_macho_open_fd(fd, path, NULL, &m, err, sizeof err), ==, 0);
+    check_slice(m, slice_of(f, n, host_pick()));
+    dk_macho_close(m);
+    close(fd);
+    fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    CHECK_INT(dk_macho_open_fd(fd, "/dev/null", NULL, &m, err, sizeof err), ==, -1);
+    CHECK_STR(err, "/dev/null: not a regular file (a character device)");
+    CHECK(m == NULL);
+    close(fd);
 }
 
 TEST_CASE(committed_fixtures_match_nm)
@@ -855,7 +874,7 @@ TEST_CASE(not_macho_files_are_refused)
     CHECK_INT(dk_macho_open("/nonexistent/dir/libfoo.dylib", &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/nonexistent/dir/libfoo.dylib: cannot open: No such file or directory");
     CHECK_INT(dk_macho_open("/", &m, err, sizeof err), ==, -1);
-    CHECK_STR(err, "/: not a regular file");
+    CHECK_STR(err, "/: not a regular file (a directory)");
     /* A FIFO without a writer: refused at once, not waited on. */
     path = temp_file("", 0);
     CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);

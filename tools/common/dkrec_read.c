@@ -15,6 +15,7 @@
 
 #include "dkrec.h"
 #include "dkrec_format.h"
+#include "regfile.h"
 
 typedef struct reader {
     const uint8_t *p, *end;
@@ -416,22 +417,6 @@ fail:
     return -1;
 }
 
-/* What a file that is not a regular file is, for the error. */
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    return "not a regular file";
-}
-
 int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -449,7 +434,7 @@ int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
-        const char *kind = file_kind(st.st_mode);
+        const char *kind = regfile_kind(st.st_mode);
         if (strcmp(kind, "not a regular file") == 0)
             snprintf(err, errlen, "%s is not a regular file, so not a recording", path);
         else

@@ -11,6 +11,7 @@
 
 #include "dkrec.h"
 #include "imageid.h"
+#include "regfile.h"
 #ifdef DKPERF_HAVE_MACHO
 #include "macho.h"
 #endif
@@ -80,14 +81,14 @@ size_t imageid_read(const char *path, unsigned *kind, uint8_t *id, size_t max)
     *kind = DKREC_ID_NONE;
     if (path == NULL || path[0] != '/')
         return 0; /* [vdso], [heap], anonymous maps */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* A map may name a device or a /proc file: never opened, never read. */
+    char why[160];
+    struct stat st;
+    int fd = regfile_open(path, &st, why, sizeof why);
     if (fd < 0)
         return 0;
-    struct stat st;
     uint8_t *buf = NULL;
     size_t n = 0, got = 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        goto out;
     size_t want = (size_t)st.st_size < READ_MAX ? (size_t)st.st_size : READ_MAX;
     buf = malloc(want ? want : 1);
     if (buf == NULL)
@@ -105,7 +106,7 @@ size_t imageid_read(const char *path, unsigned *kind, uint8_t *id, size_t max)
 #ifdef DKPERF_HAVE_MACHO
     {
         dk_macho *m = NULL;
-        if (dk_macho_open(path, &m, NULL, 0) == 0) {
+        if (dk_macho_open_fd(fd, path, NULL, &m, NULL, 0) == 0) {
             const uint8_t *u = dk_macho_uuid(m);
             if (u != NULL && max >= 16) {
                 memcpy(id, u, 16);

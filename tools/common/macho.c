@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "macho.h"
+#include "regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -702,6 +703,17 @@ static int open_src(const src *s, const uint8_t *want_uuid, dk_macho **out)
     return 0;
 }
 
+/* Reads the open regular file fd of size bytes, named name in errors. */
+static int open_fd(int fd, uint64_t size, const char *name, const uint8_t *want_uuid,
+                   dk_macho **out, char *err, size_t errlen)
+{
+    src s = {fd, NULL, size, name ? name : "(null)", err, errlen};
+    if (out == NULL)
+        return fail(&s, "no place for the result (out is NULL)");
+    *out = NULL;
+    return open_src(&s, want_uuid, out);
+}
+
 static int open_path(const char *path, const uint8_t *want_uuid, dk_macho **out, char *err,
                      size_t errlen)
 {
@@ -711,21 +723,15 @@ static int open_path(const char *path, const uint8_t *want_uuid, dk_macho **out,
     *out = NULL;
     if (path == NULL)
         return fail(&s, "no file name given");
-    /* O_NONBLOCK: a FIFO given as an image must not wait for a writer. */
-    s.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (s.fd < 0)
-        return fail(&s, "cannot open: %s", strerror(errno));
+    /* Only a regular file on an ordinary file system: a FIFO must not
+     * block the open, a device or /proc file must not be read. */
+    char why[160];
     struct stat st;
-    int rc;
-    if (fstat(s.fd, &st) != 0)
-        rc = fail(&s, "cannot stat: %s", strerror(errno));
-    else if (!S_ISREG(st.st_mode))
-        rc = fail(&s, "not a regular file");
-    else {
-        s.size = (uint64_t)st.st_size;
-        rc = open_src(&s, want_uuid, out);
-    }
-    close(s.fd);
+    int fd = regfile_open(path, &st, why, sizeof why);
+    if (fd < 0)
+        return fail(&s, "%s", why);
+    int rc = open_fd(fd, (uint64_t)st.st_size, path, want_uuid, out, err, errlen);
+    close(fd);
     return rc;
 }
 
@@ -744,6 +750,20 @@ int dk_macho_open_uuid(const char *path, const uint8_t uuid[16], dk_macho **out,
         return fail(&s, "no UUID given");
     }
     return open_path(path, uuid, out, err, errlen);
+}
+
+int dk_macho_open_fd(int fd, const char *name, const uint8_t *uuid, dk_macho **out, char *err,
+                     size_t errlen)
+{
+    src s = {fd, NULL, 0, name ? name : "(null)", err, errlen};
+    if (out != NULL)
+        *out = NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return fail(&s, "cannot stat: %s", strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return fail(&s, "not a regular file (%s)", regfile_kind(st.st_mode));
+    return open_fd(fd, (uint64_t)st.st_size, name, uuid, out, err, errlen);
 }
 
 int dk_macho_open_buffer(const void *data, size_t size, const char *name, dk_macho **out,

@@ -13,7 +13,8 @@
  * Every offset, size and count in the file is checked against the file
  * before use; a bad one fails the open with one line naming the file and
  * the field. Only libc (open, pread, fstat, malloc); the file is read once
- * at open and closed again.
+ * at open and closed again. A path is opened only when it is a regular
+ * file on an ordinary file system (regfile.h).
  *
  * Addresses are unslid: in the image's own address space, the one `nm`
  * prints, where __TEXT starts at dk_macho_text_vmaddr(). A sampled pc of
@@ -52,6 +53,13 @@ int dk_macho_open(const char *path, dk_macho **out, char *err, size_t errlen);
  * without such a slice fails with an error naming the UUIDs it has. */
 int dk_macho_open_uuid(const char *path, const uint8_t uuid[16], dk_macho **out, char *err,
                        size_t errlen);
+
+/* The same on the file open for reading at fd (which stays the caller's),
+ * which must be a regular file; name stands for it in errors; uuid NULL
+ * reads the slice dk_macho_open would. For a path that untrusted data
+ * names, open fd with regfile_open (regfile.h), as dk_macho_open does. */
+int dk_macho_open_fd(int fd, const char *name, const uint8_t *uuid, dk_macho **out, char *err,
+                     size_t errlen);
 
 /* The same as dk_macho_open on the size bytes at data (which need stay
  * valid only during the call); name stands for the file in errors. */

@@ -3,7 +3,6 @@
  * disk (see symbols.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "dkrec.h"
+#include "regfile.h"
 #include "symbols.h"
 #ifdef DKPERF_HAVE_LIBELF
 #include <gelf.h>
@@ -119,55 +119,85 @@ static int by_start(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* The GNU build-id of an open ELF, into id; its length or 0. */
-static size_t elf_build_id(Elf *e, uint8_t *id, size_t max)
+/* After a libelf call failed: -ENOMEM when it was for want of memory
+ * (libelf's allocations fail with errno ENOMEM, which the caller cleared
+ * before the call), else -EIO with why set to libelf's reason. */
+static int elf_failed(char *why, size_t whylen, const char *what)
+{
+    int err = errno;
+    snprintf(why, whylen, "%s: %s", what, elf_errmsg(-1));
+    return err == ENOMEM ? -ENOMEM : -EIO;
+}
+
+/* The GNU build-id of an open ELF, into id: its length, 0 when it has
+ * none, or -ENOMEM. */
+static ssize_t elf_build_id(Elf *e, uint8_t *id, size_t max)
 {
     size_t n = 0;
+    char why[160];
+    errno = 0;
     if (elf_getphdrnum(e, &n) != 0)
-        return 0;
+        return elf_failed(why, sizeof why, "program headers") == -ENOMEM ? -ENOMEM : 0;
     for (size_t i = 0; i < n; i++) {
         GElf_Phdr ph;
         if (gelf_getphdr(e, (int)i, &ph) == NULL || ph.p_type != PT_NOTE)
             continue;
+        errno = 0;
         Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-        if (d == NULL)
+        if (d == NULL) {
+            if (elf_failed(why, sizeof why, "notes") == -ENOMEM)
+                return -ENOMEM;
             continue;
+        }
         size_t off = 0, name_off, desc_off;
         GElf_Nhdr nh;
         while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
             if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
                 memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= max) {
                 memcpy(id, (const char *)d->d_buf + desc_off, nh.n_descsz);
-                return nh.n_descsz;
+                return (ssize_t)nh.n_descsz;
             }
         }
     }
     return 0;
 }
 
-/* Function symbols of the table of type want (SHT_SYMTAB or SHT_DYNSYM). */
-static int read_table(sym_image *im, Elf *e, Elf64_Word want, size_t *found)
+/* Function symbols of the table of type want (SHT_SYMTAB or SHT_DYNSYM),
+ * appended to im->syms. A table that cannot be read whole fails: a symbol
+ * left out would lend its addresses to its neighbour. Returns 0, -ENOMEM,
+ * or -EIO with why set. */
+static int read_table(sym_image *im, Elf *e, Elf64_Word want, size_t *found, char *why,
+                      size_t whylen)
 {
     *found = 0;
     Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(e, scn)) != NULL) {
+    for (;;) {
+        errno = 0;
+        if ((scn = elf_nextscn(e, scn)) == NULL)
+            break;
         GElf_Shdr sh;
-        if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != want || sh.sh_entsize == 0)
+        if (gelf_getshdr(scn, &sh) == NULL)
+            return elf_failed(why, whylen, "a section header");
+        if (sh.sh_type != want || sh.sh_entsize == 0)
             continue;
         Elf_Data *d = elf_getdata(scn, NULL);
         if (d == NULL)
-            continue;
+            return elf_failed(why, whylen, "the symbol table");
         size_t count = sh.sh_size / sh.sh_entsize;
         for (size_t i = 0; i < count; i++) {
             GElf_Sym st;
-            if (gelf_getsym(d, (int)i, &st) == NULL || st.st_value == 0 ||
-                st.st_shndx == SHN_UNDEF)
+            errno = 0;
+            if (gelf_getsym(d, (int)i, &st) == NULL)
+                return elf_failed(why, whylen, "a symbol");
+            if (st.st_value == 0 || st.st_shndx == SHN_UNDEF)
                 continue;
             int type = GELF_ST_TYPE(st.st_info);
             if (type != STT_FUNC && type != STT_GNU_IFUNC)
                 continue;
             const char *name = elf_strptr(e, sh.sh_link, st.st_name);
-            if (name == NULL || name[0] == '\0')
+            if (name == NULL)
+                return elf_failed(why, whylen, "a symbol's name");
+            if (name[0] == '\0')
                 continue;
             if (im->nsyms % 256 == 0) {
                 sym *p = realloc(im->syms, (im->nsyms + 256) * sizeof *p);
@@ -188,89 +218,124 @@ static int read_table(sym_image *im, Elf *e, Elf64_Word want, size_t *found)
     return 0;
 }
 
-/* The symbols of a separate debug file of this build-id, when installed
- * (Debian's -dbgsym packages put them under /usr/lib/debug/.build-id). */
-static void read_debug_file(sym_image *im)
+/* Drops the symbols read after the first n (a table that failed). */
+static void drop_syms(sym_image *im, size_t n)
 {
-    if (im->id_kind != DKREC_ID_ELF_BUILD_ID || im->id_len < 2)
-        return;
-    char h[2 * DKREC_ID_MAX + 1], path[64 + 2 * DKREC_ID_MAX];
-    hex(h, sizeof h, im->id, im->id_len);
-    snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    size_t found = 0;
-    if (e != NULL)
-        read_table(im, e, SHT_SYMTAB, &found);
-    elf_end(e);
-    close(fd);
+    while (im->nsyms > n)
+        free(im->syms[--im->nsyms].name);
 }
 
-static void read_elf(sym_image *im, int fd)
+/* The symbols of a separate debug file of this build-id, when installed
+ * (Debian's -dbgsym packages put them under /usr/lib/debug/.build-id).
+ * Returns 0 (a debug file that is absent or unreadable adds nothing) or
+ * -ENOMEM. */
+static int read_debug_file(sym_image *im)
 {
+    if (im->id_kind != DKREC_ID_ELF_BUILD_ID || im->id_len < 2)
+        return 0;
+    char h[2 * DKREC_ID_MAX + 1], path[64 + 2 * DKREC_ID_MAX], why[160];
+    hex(h, sizeof h, im->id, im->id_len);
+    snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
+    int fd = regfile_open(path, NULL, why, sizeof why);
+    if (fd < 0)
+        return 0;
+    errno = 0;
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t found = 0, n0 = im->nsyms;
+    int rc = e != NULL ? read_table(im, e, SHT_SYMTAB, &found, why, sizeof why)
+                       : elf_failed(why, sizeof why, "the debug file");
+    if (rc != 0)
+        drop_syms(im, n0);
+    elf_end(e);
+    close(fd);
+    return rc == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* Reads the symbols of the ELF file open at fd. Returns 0 (with
+ * im->problem set when they cannot be used) or -ENOMEM. */
+static int read_elf(sym_image *im, int fd)
+{
+    errno = 0;
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (e == NULL || elf_kind(e) != ELF_K_ELF) {
-        snprintf(im->problem, sizeof im->problem, "not readable as ELF: %s", elf_errmsg(-1));
+        int rc = elf_failed(im->problem, sizeof im->problem, "not readable as ELF");
         elf_end(e);
-        return;
+        return rc == -ENOMEM ? -ENOMEM : 0;
     }
     uint8_t id[DKREC_ID_MAX] = {0};
-    size_t n = elf_build_id(e, id, sizeof id);
+    ssize_t got = elf_build_id(e, id, sizeof id);
+    if (got < 0) {
+        elf_end(e);
+        return -ENOMEM;
+    }
+    size_t n = (size_t)got;
     if (im->id_len > 0 && (im->id_kind != DKREC_ID_ELF_BUILD_ID || n != im->id_len ||
                            memcmp(id, im->id, n) != 0)) {
-        char want[2 * DKREC_ID_MAX + 1], got[2 * DKREC_ID_MAX + 1];
+        char want[2 * DKREC_ID_MAX + 1], have[2 * DKREC_ID_MAX + 1];
         hex(want, sizeof want, im->id, im->id_len);
-        hex(got, sizeof got, id, n);
+        hex(have, sizeof have, id, n);
         snprintf(im->problem, sizeof im->problem,
                  "build-id %.40s on disk differs from %.40s recorded: the image changed since "
                  "the recording",
-                 n ? got : "(none)", want);
+                 n ? have : "(none)", want);
         elf_end(e);
-        return;
+        return 0;
     }
     size_t nph = 0;
-    if (elf_getphdrnum(e, &nph) == 0) {
-        im->segs = calloc(nph ? nph : 1, sizeof *im->segs);
-        for (size_t i = 0; im->segs != NULL && i < nph; i++) {
-            GElf_Phdr ph;
-            if (gelf_getphdr(e, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
-                continue;
+    char why[200] = "";
+    errno = 0;
+    int rc = elf_getphdrnum(e, &nph) != 0 ? elf_failed(why, sizeof why, "program headers") : 0;
+    if (rc == 0 && (im->segs = calloc(nph ? nph : 1, sizeof *im->segs)) == NULL)
+        rc = -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < nph; i++) {
+        GElf_Phdr ph;
+        errno = 0;
+        if (gelf_getphdr(e, (int)i, &ph) == NULL)
+            rc = elf_failed(why, sizeof why, "a program header");
+        else if (ph.p_type == PT_LOAD)
             im->segs[im->nsegs++] = (segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
-        }
     }
     size_t found = 0;
-    int rc = read_table(im, e, SHT_SYMTAB, &found);
+    if (rc == 0)
+        rc = read_table(im, e, SHT_SYMTAB, &found, why, sizeof why);
     if (rc == 0 && found == 0)
-        read_debug_file(im);
+        rc = read_debug_file(im);
     if (rc == 0 && im->nsyms == 0)
-        rc = read_table(im, e, SHT_DYNSYM, &found);
+        rc = read_table(im, e, SHT_DYNSYM, &found, why, sizeof why);
     elf_end(e);
+    if (rc == -ENOMEM)
+        return -ENOMEM;
     if (rc != 0) {
-        snprintf(im->problem, sizeof im->problem, "out of memory reading its symbols");
-        return;
+        snprintf(im->problem, sizeof im->problem, "its symbols could not be read (%s)", why);
+        return 0;
     }
     if (im->nsyms == 0) {
         snprintf(im->problem, sizeof im->problem, "it has no function symbols (stripped)");
-        return;
+        return 0;
     }
     qsort(im->syms, im->nsyms, sizeof *im->syms, by_start);
     im->kind = KIND_ELF;
+    return 0;
 }
 #endif
 
-static void open_image(sym_image *im)
+/* Reads the image's symbols. Returns 0 (with im->problem set when there
+ * are none to use) or -ENOMEM: a report short of memory cannot be right. */
+static int open_image(sym_image *im)
 {
     if (im->path[0] != '/') {
         snprintf(im->problem, sizeof im->problem, "not a file");
-        return;
+        return 0;
     }
-    int fd = open(im->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* A recording may name any path: only a regular file on an ordinary
+     * file system is opened, for every format, before a byte is read. */
+    char why[160];
+    int fd = regfile_open(im->path, NULL, why, sizeof why);
     if (fd < 0) {
-        snprintf(im->problem, sizeof im->problem, "cannot open it: %s", strerror(errno));
-        return;
+        snprintf(im->problem, sizeof im->problem, "%s", why);
+        return 0;
     }
+    int rc = 0;
     uint8_t m[4] = {0};
     ssize_t got = pread(fd, m, sizeof m, 0);
     bool elf = got == 4 && memcmp(m, "\x7f" "ELF", 4) == 0;
@@ -278,20 +343,22 @@ static void open_image(sym_image *im)
     bool macho = got == 4 && (le == 0xfeedfacfu || le == 0xbebafecau || le == 0xfeedfaceu);
     if (elf) {
 #ifdef DKPERF_HAVE_LIBELF
-        read_elf(im, fd);
+        rc = read_elf(im, fd);
 #else
         snprintf(im->problem, sizeof im->problem,
                  "an ELF image, and this dkperf was built without elfutils");
 #endif
     } else if (macho) {
 #ifdef DKPERF_HAVE_MACHO
-        char why[256] = "";
-        int rc = im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16
-                     ? dk_macho_open_uuid(im->path, im->id, &im->macho, why, sizeof why)
-                     : dk_macho_open(im->path, &im->macho, why, sizeof why);
-        if (rc != 0)
-            snprintf(im->problem, sizeof im->problem, "%s", why);
-        else
+        const uint8_t *uuid =
+            im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16 ? im->id : NULL;
+        char err[256] = "";
+        errno = 0;
+        if (dk_macho_open_fd(fd, im->path, uuid, &im->macho, err, sizeof err) != 0) {
+            snprintf(im->problem, sizeof im->problem, "%s", err);
+            if (errno == ENOMEM)
+                rc = -ENOMEM;
+        } else
             im->kind = KIND_MACHO;
 #else
         snprintf(im->problem, sizeof im->problem,
@@ -301,6 +368,7 @@ static void open_image(sym_image *im)
         snprintf(im->problem, sizeof im->problem, "neither ELF nor Mach-O");
     }
     close(fd);
+    return rc;
 }
 
 sym_image *symbols_image(symbols *s, const char *path, unsigned id_kind, const uint8_t *id,
@@ -321,7 +389,10 @@ sym_image *symbols_image(symbols *s, const char *path, unsigned id_kind, const u
     im->id_len = id_len;
     if (id_len)
         memcpy(im->id, id, id_len);
-    open_image(im);
+    if (open_image(im) != 0) {
+        image_free(im);
+        return NULL;
+    }
     im->next = s->images;
     s->images = im;
     return im;

@@ -21,8 +21,10 @@ symbols *symbols_new(void);
 void symbols_free(symbols *s);
 
 /* The image at path with the identity recorded for it (id_len 0: none
- * recorded), opened and read once and kept; NULL only when out of memory.
- * An image that cannot be read is kept too, with its reason. */
+ * recorded), opened and read once and kept; NULL only when out of memory,
+ * ours or the ELF or Mach-O reader's (whose symbols would be incomplete).
+ * An image that cannot be read is kept too, with its reason: a symbol
+ * table that cannot be read whole gives no names, never wrong ones. */
 sym_image *symbols_image(symbols *s, const char *path, unsigned id_kind, const uint8_t *id,
                          size_t id_len);
 
