@@ -12,6 +12,10 @@ Layers, lowest first, chosen by directory so that new files are covered:
     sys      src/sys/          bindings to the frameworks and libSystem
     backend  src/backend/      the backend contract and the backends
     core     src/core/         the public API over the backends
+    common   src/common/       UTF-8 and untrusted text: compiled into
+                               libdkbench and the tools, not libdkperf, so
+                               it includes nothing of ours but itself
+    bench    src/bench/        libdkbench, on the public API and common
     tools    tools/            the dkperf command-line tool
 
 In src/ every quoted include names its path from src/ ("core/core.h") or
@@ -36,13 +40,17 @@ LAYERS = [  # (name, directory relative to the root), lowest first
     ("sys", "src/sys"),
     ("backend", "src/backend"),
     ("core", "src/core"),
+    ("common", "src/common"),
     ("bench", "src/bench"),
     ("tools", "tools"),
 ]
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 # Layers that may include less than everything below them: libdkbench is
-# built on the public API alone, as any user of libdkperf would be.
-ONLY = {"bench": ("public", "bench")}
+# built on the public API alone, as any user of libdkperf would be, and on
+# the common layer, which is compiled into it; the common layer is in no
+# library of the layers below it, so it may include none of them. libdkperf's
+# layers rank below common: an include of it from them goes up.
+ONLY = {"common": ("public", "common"), "bench": ("public", "common", "bench")}
 
 
 def may_include(me):
@@ -169,8 +177,10 @@ def self_test():
         "src/backend/b.h": '#include "sys/s.c"\n',
         "src/backend/pe_new.c": '#include "backend/b.h"\n',
         "src/core/c.c": '#include "backend/b.h"\n',
-        "src/bench/h.c": '#include "pub.h"\n#include "bench/m.h"\n',
+        "src/bench/h.c": '#include "pub.h"\n#include "bench/m.h"\n#include "common/t.h"\n',
         "src/bench/m.h": "",
+        "src/common/t.h": '#include <stdio.h>\n',
+        "tools/x/t.c": '#include "common/t.h"\n',
         "tools/x/own.h": "",
         "tools/x/m.c": '#include "own.h"\n#include "pub.h"\n',
     }
@@ -188,6 +198,10 @@ def self_test():
         ({"src/util/u.c": '#include <stdio.h>\n#include <core/c.h>\n', "src/core/c.h": ""},
          "goes up from util to core"),
         ({"src/bench/h.c": '#include "util/util.h"\n'}, "reaches past the public API from bench"),
+        ({"src/common/t.h": '#include "util/util.h"\n'}, "reaches past the public API from common"),
+        ({"src/common/t.h": '#include "bench/m.h"\n'}, "goes up from common to bench"),
+        ({"src/util/u.c": '#include "common/t.h"\n'}, "goes up from util to common"),
+        ({"src/core/c.c": '#include "common/t.h"\n'}, "goes up from core to common"),
     ]
     with tree(clean) as d:
         got = check(d)

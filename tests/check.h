@@ -88,6 +88,26 @@ static dkt_case *dkt_cases;
         exit(77);                                                         \
     } while (0)
 
+/* Fail unless no byte of s would drive a terminal: no control byte but
+ * the newlines (and tabs, when tabs_ok) of a layout, no C1 control, none of
+ * the malformed UTF-8 lead bytes hostile inputs use (0xff, 0xc0, a
+ * surrogate's 0xed 0xa0..). Checked byte by byte, not with the code under
+ * test. */
+#define CHECK_NO_RAW_CONTROLS(s, tabs_ok) dkt_no_raw_controls((s), (tabs_ok), __FILE__, __LINE__)
+static inline void dkt_no_raw_controls(const char *s, int tabs_ok, const char *file, int line)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        int bad = (*p < 0x20 && *p != '\n' && !(tabs_ok && *p == '\t')) || *p == 0x7f ||
+                  *p == 0xff || *p == 0xc0 || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) ||
+                  (*p == 0xed && p[1] >= 0xa0);
+        if (bad) {
+            fprintf(stderr, "%s:%d: raw byte 0x%02x at %td of: %s\n", file, line, *p,
+                    (const char *)p - s, s);
+            exit(1);
+        }
+    }
+}
+
 /* The cases in the order they were defined (each constructor prepends). */
 static inline void dkt_list(const dkt_case *c)
 {

@@ -114,7 +114,9 @@ elif fmt == "csv":
     need(all(len(r) == len(head) for r in rows), "ragged rows")
     body = rows[1:]
     need(len(body) == 6 + 1, f"{len(body)} rows, want 7 (6 measures + 1)")
-    need([r[0] for r in body[:6]] == [NAME] * 6, f"names {body[0][0]!r}")
+    # Control characters are escaped in CSV, line breaks and tabs too.
+    csv_name = NAME.replace("\n", "\\x0a").replace("\t", "\\x09")
+    need([r[0] for r in body[:6]] == [csv_name] * 6, f"names {body[0][0]!r}")
     need([r[2] for r in body[:6]] == MEASURES, "measures")
     col = {k: i for i, k in enumerate(head)}
     t = body[0]

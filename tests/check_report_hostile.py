@@ -8,10 +8,11 @@ built to hurt: deep stacks shared by many samples (peak memory stays near
 the file's size), stacks multiplied by thousands of processes (refused, in
 bounded memory), one function name in two images (folded output and the
 flame graph merge them), a very long image name (the offset stays), images
-that are devices, FIFOs or kernel files (never opened: strace watches).
+that are devices, FIFOs or kernel files (never opened: strace watches), names
+with terminal escapes and malformed UTF-8 (no raw control byte is printed).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname, images (default: all)
+CASE: errors, memory, multiply, names, longname, images, escapes (default: all)
 """
 import os
 import re
@@ -418,8 +419,97 @@ def case_images():
           f"a bad symbol name: the image's note, and image+offset: {rc} {err!r}\n{out}")
 
 
+# Bytes that drive a terminal or break a line format: ESC (a title change,
+# a screen clear), BEL, CR, tab, newline, DEL, C1's CSI, bytes that are not
+# UTF-8 (0xff, an overlong '/', a surrogate).
+HOSTILE = b"\x1b]0;TITLE\x07\x1b[2J\r\t\n\x7f\xc2\x9b31m\xff\xc0\xaf\xed\xa0\x80"
+
+
+def raw_controls(text, layout=b"\n"):
+    """The bytes of text that would reach a terminal unescaped."""
+    bad = re.findall(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|[\xc0\xc1\xf5-\xff]|\xed[\xa0-\xbf]",
+                     text)
+    return [b for b in bad if b not in layout]
+
+
+def hostile_image(work_dir):
+    """A copy of dkperf whose symbol cli_open_sampler_flags is renamed to
+    the hostile bytes (padded to its length), and that symbol's offset."""
+    b = bytearray(open(dkperf, "rb").read())
+    name = b"cli_open_sampler_flags"
+    off = elf_symbol(dkperf, name.decode())
+    if off is None or b.find(b"\0" + name + b"\0") < 0:
+        return None, None
+    # Every copy: the symbol table's string table, and any other.
+    b = bytearray(bytes(b).replace(b"\0" + name + b"\0",
+                                   b"\0" + (HOSTILE + b"x" * len(name))[:len(name)] + b"\0"))
+    path = os.path.join(work_dir, "img-" + "x" * 4 + ".so")
+    with open(path, "wb") as f:
+        f.write(bytes(b))
+    return path, off
+
+
+def case_escapes():
+    img, off = hostile_image(work)
+    a, b_ = 0x10000000, 0x20000000
+    body = meta("command", HOSTILE) + event(0, HOSTILE) + comm(PID, HOSTILE) \
+        + map_(PID, a, 0x1000000, b"/nonexistent/" + HOSTILE + b".so") \
+        + nodes([(0, a + 0x1234)])
+    samples = sample(1, pid=PID, period=1) + sample(1)
+    n = 2
+    if img is not None:
+        body += map_(PID, b_, 0x1000000, img) + nodes([(0, b_ + off + 4)])
+        samples += sample(2) + sample(2)
+        n = 4
+    data = HEADER + chunk(body + samples + end(n))
+    runs = []
+    for name in ("esc.data", "esc-\x1b[2J-\x07.data"):
+        path = write(name, data)
+        runs += [(path, ["--stdio"]), (path, ["--stdio", "--children"]),
+                 (path, ["--folded"])]
+        runs += [(path, ["--stdio", "--sort", k]) for k in ("sym", "dso", "comm", "pid")]
+        # Cut short: the warning that it is incomplete names the file.
+        runs.append((write("cut-" + name, data[:-3]), ["--folded"]))
+    runs.append((path, ["--event", "\x1b]0;T\x07"]))  # an error quoting the argument
+    for path, args in runs:
+        p = subprocess.run([dkperf, "report", "-i", path, *args], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        what = f"report {' '.join(args)!r} of {os.path.basename(path)!r}"
+        check(p.returncode in (0, 2), f"{what}: exit {p.returncode} {p.stderr!r}")
+        check(raw_controls(p.stdout) == [], f"{what}: raw bytes on stdout: {p.stdout!r}")
+        check(raw_controls(p.stderr) == [], f"{what}: raw bytes on stderr: {p.stderr!r}")
+        if args == ["--folded"] and not os.path.basename(path).startswith("cut-"):
+            lines = p.stdout.split(b"\n")
+            check(lines[-1] == b"" and all(re.fullmatch(rb"[^;\n]+(;[^;\n]+)+ \d+", x)
+                                           for x in lines[:-1]),
+                  f"{what}: not the folded format: {p.stdout!r}")
+            # Escaped, and ';' (the frame separator) made '_'.
+            check(all(x.startswith(b"\\x1b]0_TITLE\\x07\\x1b[2J\\x0d\\x09\\x0a") for x in lines[:-1]),
+                  f"{what}: the comm escaped: {p.stdout!r}")
+            if img is not None:
+                check(any(x.endswith(b";\\x1b]0_TITLE\\x07\\x1b[2J\\x0d\\x09\\x0a\\x7f\\xc2\\x9b31 2")
+                          for x in lines), f"{what}: the symbol escaped: {p.stdout!r}")
+        if args == ["--stdio"] and p.returncode == 0:
+            check(b"of '\\x1b]0;TITLE\\x07\\x1b[2J\\x0d\\x09\\x0a\\x7f\\xc2\\x9b31m"
+                  b"\\xff\\xc0\\xaf\\xed\\xa0\\x80'" in p.stdout,
+                  f"{what}: the command escaped in the header: {p.stdout[:300]!r}")
+    # JSON escapes by its own rules: valid, no raw C0 control or DEL (C1
+    # characters are valid unescaped JSON text).
+    path = os.path.join(work, "esc.data")
+    js = os.path.join(work, "esc.json")
+    p = subprocess.run([dkperf, "report", "-i", path, "--speedscope", js], stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stderr) == [], f"speedscope: {p.stderr!r}")
+    if p.returncode == 0:
+        import json
+        text = open(js, "rb").read()
+        check(re.search(rb"[\x00-\x09\x0b-\x1f\x7f]", text) is None
+              and json.loads(text.decode("utf-8")) is not None,
+              "speedscope: valid JSON, no raw control byte")
+
+
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
-         "names": case_names, "longname": case_longname, "images": case_images}
+         "names": case_names, "longname": case_longname, "images": case_images,
+         "escapes": case_escapes}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

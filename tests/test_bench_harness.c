@@ -825,6 +825,33 @@ TEST_CASE(a_long_group_name_is_kept_whole)
     dkb_result_free(&r);
 }
 
+/* A benchmark name from a baseline file reaches stderr escaped: the file
+ * may come from anywhere, and its names may hold terminal escapes. */
+TEST_CASE(baseline_names_reach_stderr_escaped)
+{
+    char dir[] = "/tmp/dkbench-esc-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char err[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", quiet[] = "-q", time[] = "--time", t[] = "0.01", rd[] = "--results-dir",
+         save[] = "--save-baseline", cmp[] = "--baseline", name[] = "esc";
+    char *argv1[] = {prog, quiet, time, t, rd, dir, save, name, NULL};
+    CHECK_INT(main_capturing(8, argv1, err, sizeof err), ==, 0);
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/both", bm_loop, NULL), ==, 0);
+    char *argv2[] = {prog, quiet, time, t, rd, dir, cmp, name, NULL};
+    CHECK_INT(main_capturing(8, argv2, err, sizeof err), ==, 0);
+    CHECK_CONTAINS(err, "bench: in baseline 'esc' but not run: "
+                        "g/\\x1b]0;TITLE\\x07\\x0d\\x09\\x0a\\x7f\\xc2\\x9b[2J\n");
+    CHECK_NO_RAW_CONTROLS(err, 0);
+    dkb_registry_clear();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
 /* A name that is not valid UTF-8 is saved with U+FFFD in its place
  * (BENCH-JSON.md); it still finds itself in that baseline. */
 TEST_CASE(a_name_that_is_not_utf8_is_compared_with_its_baseline)

@@ -606,6 +606,47 @@ static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *cons
     return dkb_report_terminal(f, run, rs[0], false, true);
 }
 
+/* Names, reasons and levels with terminal escapes, as a result loaded from
+ * a baseline may hold them: the terminal, Markdown and CSV reports print no
+ * raw control byte (the layout's own newlines aside; CSV's \r\n too). */
+TEST_CASE(control_characters_in_names_are_escaped)
+{
+    const char *hostile = "x\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J\xff\xc0\xaf\xed\xa0\x80";
+    dkb_result r;
+    dkb_run_info run;
+    run_info(&run);
+    sample(&r, hostile, 1.0);
+    snprintf(r.m[1].name, sizeof r.m[1].name, "%s", hostile);
+    r.m[5].available = false;
+    snprintf(r.m[5].why, sizeof r.m[5].why, "%s", hostile);
+    snprintf(r.stop_reason, sizeof r.stop_reason, "%s", hostile);
+    r.n_levels = 1;
+    snprintf(r.level_name[0], sizeof r.level_name[0], "%s", "P\x1b[2J\x07\xc2\x9b");
+    r.level_cycle_share[0] = 1;
+    for (int verbose = 0; verbose < 2; verbose++) {
+        char *t = terminal(&r, false, verbose);
+        CHECK_CONTAINS(t, "x\\x1b]0;TITLE\\x07\\x0d\\x09\\x0a\\x7f\\xc2\\x9b[2J\\xff\\xc0\\xaf");
+        CHECK_NO_RAW_CONTROLS(t, 0);
+        free(t);
+    }
+    const dkb_result *rs[] = {&r};
+    render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(f != NULL);
+        CHECK(fns[i](f, &run, rs, 1) == 0);
+        CHECK(fclose(f) == 0);
+        /* CSV's line ends are \r\n: those of its layout only. */
+        for (char *c = buf; i == 0 && (c = strstr(c, "\r\n")) != NULL; c += 2)
+            *c = ' ';
+        CHECK_NO_RAW_CONTROLS(buf, 0);
+        free(buf);
+    }
+    dkb_result_free(&r);
+}
+
 /* A baseline saved before "n_fit" was written holds the Theil-Sen time
  * estimate and its preempted samples: the estimate used the unpreempted
  * ones, and so must the change against it. */

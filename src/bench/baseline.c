@@ -193,7 +193,7 @@ static int parse_string(jparser *p, char **out)
         size_t avail = end - p->pos < 4 ? end - p->pos : 4;
         memcpy(tmp, q, avail);
         const char *t = tmp;
-        unsigned long cp = dkb__utf8_next(&t);
+        unsigned long cp = dk__utf8_next(&t);
         if (cp == 0xFFFD && !(avail >= 3 && memcmp(tmp, "\xEF\xBF\xBD", 3) == 0)) {
             free(buf);
             return jerr(p, p->pos, "invalid UTF-8 in a string");

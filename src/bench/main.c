@@ -5,6 +5,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "bench/harness.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/text.h"
 
 typedef struct options {
     dkb_config cfg;
@@ -55,9 +57,32 @@ static const char usage[] =
 
 static const char default_events[] = "instructions,cycles,branches,branch-misses";
 
+/* Messages on stderr are escaped as a whole (common/text.h): they quote
+ * benchmark names, baseline files, their names and library messages, any of
+ * which may hold terminal escapes; their own words hold no control byte.
+ * put writes part of a line, say a whole one. */
+static void put(const char *fmt, ...) DKB_PRINTF(1, 2);
+static void put(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dk__vput_untrusted(stderr, fmt, ap);
+    va_end(ap);
+}
+
+static void say(const char *fmt, ...) DKB_PRINTF(1, 2);
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dk__vput_untrusted(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 static int bad(const char *prog, const char *what, const char *value, const char *expect)
 {
-    fprintf(stderr, "%s: %s '%s': %s (see --help)\n", prog, what, value, expect);
+    say("%s: %s '%s': %s (see --help)", prog, what, value, expect);
     return 2;
 }
 
@@ -220,7 +245,7 @@ static int parse(options *o, int argc, char **argv)
             size_t len = strlen(lng);
             if (strcmp(a, lng) == 0 || (value_opts[k].shrt && strcmp(a, value_opts[k].shrt) == 0)) {
                 if (i + 1 >= argc) {
-                    fprintf(stderr, "%s: option %s needs a value (see --help)\n", prog, a);
+                    say("%s: option %s needs a value (see --help)", prog, a);
                     return 2;
                 }
                 value = argv[++i];
@@ -243,11 +268,11 @@ static int parse(options *o, int argc, char **argv)
         if (matched)
             continue;
         if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, a);
+            say("%s: unknown option '%s' (see --help)", prog, a);
             return 2;
         }
         if (filter_given) {
-            fprintf(stderr, "%s: one name filter only, got '%s' after '%s'\n", prog, a, o->filter);
+            say("%s: one name filter only, got '%s' after '%s'", prog, a, o->filter);
             return 2;
         }
         o->filter = a;
@@ -308,8 +333,8 @@ static bool same_name(const char *a, const char *b)
 {
     unsigned long ca, cb;
     do {
-        ca = dkb__utf8_next(&a);
-        cb = dkb__utf8_next(&b);
+        ca = dk__utf8_next(&a);
+        cb = dk__utf8_next(&b);
     } while (ca == cb && ca != 0);
     return ca == cb;
 }
@@ -328,12 +353,14 @@ static const dkb_result *find_result(const dkb_result *rs, size_t n, const char 
 static void say_unmatched(const char *prog, const char *name, const dkb_result *rs, size_t n,
                           const dkb_result *base, size_t n_base)
 {
+    /* The names are escaped (common/text.h): a baseline file may come from
+     * anywhere, and its names may hold terminal escapes. */
     const char *sep = "";
     for (size_t i = 0; i < n; i++)
         if (find_result(base, n_base, rs[i].name) == NULL) {
             if (*sep == '\0')
-                fprintf(stderr, "%s: not in baseline '%s': ", prog, name);
-            fprintf(stderr, "%s%s", sep, rs[i].name);
+                put("%s: not in baseline '%s': ", prog, name);
+            put("%s%s", sep, rs[i].name);
             sep = ", ";
         }
     if (*sep != '\0')
@@ -342,8 +369,8 @@ static void say_unmatched(const char *prog, const char *name, const dkb_result *
     for (size_t i = 0; i < n_base; i++)
         if (find_result(rs, n, base[i].name) == NULL) {
             if (*sep == '\0')
-                fprintf(stderr, "%s: in baseline '%s' but not run: ", prog, name);
-            fprintf(stderr, "%s%s", sep, base[i].name);
+                put("%s: in baseline '%s' but not run: ", prog, name);
+            put("%s%s", sep, base[i].name);
             sep = ", ";
         }
     if (*sep != '\0')
@@ -367,7 +394,7 @@ static int write_file(const char *prog, const char *path, const char *what, cons
 {
     FILE *f = fopen(path, "w");
     if (f == NULL) {
-        fprintf(stderr, "%s: cannot write the %s report to %s: %s\n", prog, what, path,
+        say("%s: cannot write the %s report to %s: %s", prog, what, path,
                 strerror(errno));
         return 1;
     }
@@ -385,7 +412,7 @@ static int write_file(const char *prog, const char *path, const char *what, cons
     if (fclose(f) != 0 && rc == 0)
         rc = dkb_fail(DK_EOS, "closing %s: %s", path, strerror(errno));
     if (rc != 0) {
-        fprintf(stderr, "%s: writing the %s report to %s failed: %s\n", prog, what, path,
+        say("%s: writing the %s report to %s failed: %s", prog, what, path,
                 dkb_last_error());
         return 1;
     }
@@ -425,7 +452,7 @@ static void say_unavailable(const char *prog, const dkb_plan *plan, dkb_run_info
         }
     if (k == 0)
         return;
-    fprintf(stderr, "%s: not measured here: %s (%s)\n", prog, names, plan->why[first]);
+    say("%s: not measured here: %s (%s)", prog, names, plan->why[first]);
     /* A reason longer than the field is cut: the line above said it whole. */
     if (k == plan->n && run->why_no_counters[0] == '\0' &&
         snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s: %s", names,
@@ -459,7 +486,7 @@ static int stdout_written(const char *prog)
 {
     if (fflush(stdout) == 0 && !ferror(stdout))
         return 0;
-    fprintf(stderr, "%s: writing to stdout failed: %s\n", prog, strerror(errno));
+    say("%s: writing to stdout failed: %s", prog, strerror(errno));
     return 1;
 }
 
@@ -475,7 +502,7 @@ int dk_bench_main(int argc, char **argv)
     if (rc != 0)
         return rc;
     if (dkb_registry_load_error()[0] != '\0') {
-        fprintf(stderr, "%s: %s\n", prog, dkb_registry_load_error());
+        say("%s: %s", prog, dkb_registry_load_error());
         return 2;
     }
     regex_t re;
@@ -485,7 +512,7 @@ int dk_bench_main(int argc, char **argv)
         if (e != 0) {
             char msg[128];
             regerror(e, &re, msg, sizeof msg);
-            fprintf(stderr, "%s: %s '%s' is not a POSIX regular expression: %s\n", prog,
+            say("%s: %s '%s' is not a POSIX regular expression: %s", prog,
                     o.filter_from, o.filter, msg);
             return 2;
         }
@@ -501,7 +528,7 @@ int dk_bench_main(int argc, char **argv)
     dkb_source src = {0};
     int status = 0;
     if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL) {
-        fprintf(stderr, "%s: out of memory\n", prog);
+        say("%s: out of memory", prog);
         status = 1;
         goto out;
     }
@@ -517,7 +544,7 @@ int dk_bench_main(int argc, char **argv)
     const char *names[DK_MAX_EVENTS];
     int n_events = split_events(evbuf, names);
     if (n_events < 0) {
-        fprintf(stderr, "%s: %s '%s': give 1 to %d names separated by commas\n", prog,
+        say("%s: %s '%s': give 1 to %d names separated by commas", prog,
                 o.events_from, o.events, DK_MAX_EVENTS);
         status = 2;
         goto out;
@@ -525,13 +552,13 @@ int dk_bench_main(int argc, char **argv)
     for (int a = 0; a < n_events; a++)
         for (int b = a + 1; b < n_events; b++)
             if (strcmp(names[a], names[b]) == 0) {
-                fprintf(stderr, "%s: %s '%s': %s is given twice\n", prog, o.events_from, o.events,
+                say("%s: %s '%s': %s is given twice", prog, o.events_from, o.events,
                         names[a]);
                 status = 2;
                 goto out;
             }
     if (n == 0) {
-        fprintf(stderr, "%s: no benchmark matches '%s' (--list shows them)\n", prog,
+        say("%s: no benchmark matches '%s' (--list shows them)", prog,
                 have_re ? o.filter : "");
         status = 1;
         goto out;
@@ -539,7 +566,7 @@ int dk_bench_main(int argc, char **argv)
     if (o.baseline != NULL) {
         rc = dkb_baseline_load(o.results_dir, o.baseline, &base, &n_base);
         if (rc != 0) {
-            fprintf(stderr, "%s: cannot compare with baseline '%s': %s\n", prog, o.baseline,
+            say("%s: cannot compare with baseline '%s': %s", prog, o.baseline,
                     dkb_last_error());
             status = 1;
             goto out;
@@ -549,15 +576,15 @@ int dk_bench_main(int argc, char **argv)
         ask_p_cores(prog, o.quiet);
     if (dkb_source_open_dkperf(&src) != 0) {
         if (src.self == NULL) {
-            fprintf(stderr, "%s: %s\n", prog, dkb_last_error());
+            say("%s: %s", prog, dkb_last_error());
             status = 1;
             goto out;
         }
-        fprintf(stderr, "%s: %s\n", prog, src.why_no_counters);
+        say("%s: %s", prog, src.why_no_counters);
     }
     dkb_plan plan;
     if (dkb_plan_events(&src, names, (size_t)n_events, &plan) != 0) {
-        fprintf(stderr, "%s: %s\n", prog, dkb_last_error());
+        say("%s: %s", prog, dkb_last_error());
         status = 2;
         goto out;
     }
@@ -579,7 +606,7 @@ int dk_bench_main(int argc, char **argv)
             /* Registered together: consecutive entries of the registry. */
             dkb_entry *group = malloc(k * sizeof *group);
             if (group == NULL) {
-                fprintf(stderr, "%s: out of memory\n", prog);
+                say("%s: out of memory", prog);
                 status = 1;
                 break;
             }
@@ -601,11 +628,11 @@ int dk_bench_main(int argc, char **argv)
                 named = strncmp(why, nm, len) == 0 && why[len] == ':';
             }
             if (k > 1)
-                fprintf(stderr, "%s: %s%s%s (group %.*s, run interleaved, not measured)\n", prog,
+                say("%s: %s%s%s (group %.*s, run interleaved, not measured)", prog,
                         named ? "" : e->name, named ? "" : ": ", why,
                         (int)(strchr(e->name, '/') - e->name), e->name);
             else
-                fprintf(stderr, "%s: %s%s%s\n", prog, named ? "" : e->name, named ? "" : ": ",
+                say("%s: %s%s%s", prog, named ? "" : e->name, named ? "" : ": ",
                         why);
             status = 1;
             i += k;
@@ -618,13 +645,13 @@ int dk_bench_main(int argc, char **argv)
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
                 for (size_t q = 0; q < r->n_measures; q++)
                     if (r->m[q].no_change[0] != '\0')
-                        fprintf(stderr, "%s: %s: %s: not compared with baseline '%s': %s\n", prog,
+                        say("%s: %s: %s: not compared with baseline '%s': %s", prog,
                                 r->name, r->m[q].name, o.baseline, r->m[q].no_change);
             }
             rp[done + j] = r;
             bp[done + j] = old;
             if (!o.quiet && dkb_report_terminal(stdout, &run, r, color, o.verbose) != 0) {
-                fprintf(stderr, "%s: writing to stdout failed: %s\n", prog, dkb_last_error());
+                say("%s: writing to stdout failed: %s", prog, dkb_last_error());
                 status = 1;
             }
         }
@@ -648,7 +675,7 @@ int dk_bench_main(int argc, char **argv)
         status |= write_file(prog, o.html, "HTML", &run, rp, bp, done);
     if (o.save_baseline != NULL && done > 0) {
         if (dkb_baseline_save(o.results_dir, o.save_baseline, &run, rp, done) != 0) {
-            fprintf(stderr, "%s: saving baseline '%s' in %s failed: %s\n", prog, o.save_baseline,
+            say("%s: saving baseline '%s' in %s failed: %s", prog, o.save_baseline,
                     o.results_dir, dkb_last_error());
             status = 1;
         }

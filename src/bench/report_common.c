@@ -21,47 +21,6 @@ int dkb__report_done(FILE *out, const char *format)
     return 0;
 }
 
-unsigned long dkb__utf8_next(const char **s)
-{
-    const unsigned char *p = (const unsigned char *)*s;
-    unsigned long cp;
-    size_t len;
-    if (p[0] == 0)
-        return 0;
-    if (p[0] < 0x80) {
-        *s += 1;
-        return p[0];
-    }
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-        len = 2;
-        cp = p[0] & 0x1F;
-    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        len = 3;
-        cp = p[0] & 0x0F;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        len = 4;
-        cp = p[0] & 0x07;
-    } else {
-        *s += 1;
-        return 0xFFFD;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) {
-            *s += 1;
-            return 0xFFFD;
-        }
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    /* Overlong forms, surrogates and values past U+10FFFF are malformed. */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-        *s += 1;
-        return 0xFFFD;
-    }
-    *s += len;
-    return cp;
-}
-
 void dkb__put_utf8(FILE *out, unsigned long cp)
 {
     if (cp < 0x80) {
@@ -85,7 +44,7 @@ void dkb__json_str(FILE *out, const char *s)
 {
     unsigned long cp;
     fputc('"', out);
-    while ((cp = dkb__utf8_next(&s)) != 0) {
+    while ((cp = dk__utf8_next(&s)) != 0) {
         switch (cp) {
         case '"': fputs("\\\"", out); break;
         case '\\': fputs("\\\\", out); break;
@@ -115,7 +74,7 @@ void dkb__json_num(FILE *out, double v)
 void dkb__html_text(FILE *out, const char *s)
 {
     unsigned long cp;
-    while ((cp = dkb__utf8_next(&s)) != 0) {
+    while ((cp = dk__utf8_next(&s)) != 0) {
         switch (cp) {
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;
@@ -134,20 +93,25 @@ void dkb__html_text(FILE *out, const char *s)
 
 void dkb__csv_field(FILE *out, const char *s)
 {
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        unsigned long cp;
-        while ((cp = dkb__utf8_next(&s)) != 0)
-            dkb__put_utf8(out, cp);
-        return;
-    }
-    fputc('"', out);
+    /* Control characters are escaped (common/text.h), line breaks too: a
+     * CSV is printed and read line by line as often as it is parsed. */
+    bool quote = strpbrk(s, ",\"") != NULL;
     unsigned long cp;
-    while ((cp = dkb__utf8_next(&s)) != 0) {
+    if (quote)
+        fputc('"', out);
+    while ((cp = dk__utf8_next(&s)) != 0) {
         if (cp == '"')
             fputc('"', out);
-        dkb__put_utf8(out, cp);
+        if (!dk__is_control(cp)) {
+            dkb__put_utf8(out, cp);
+            continue;
+        }
+        if (cp >= 0x80)
+            fputs("\\xc2", out); /* a C1 control, as dk__put_untrusted writes it */
+        fprintf(out, "\\x%02lx", cp);
     }
-    fputc('"', out);
+    if (quote)
+        fputc('"', out);
 }
 
 double dkb__time_scale(double ns, const char **unit)

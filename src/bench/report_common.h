@@ -10,16 +10,15 @@
 #include <stdio.h>
 
 #include "bench/model.h"
+#include "common/text.h"
 
 /* 0 when every write to out so far succeeded (flushes it), else a DK_EOS
  * failure naming the format and errno. */
 int dkb__report_done(FILE *out, const char *format);
 
-/* The next code point of s (advancing *s); malformed UTF-8 gives U+FFFD
- * one byte at a time, so every report is valid UTF-8 whatever a name holds.
- * Returns 0 at the end. */
-unsigned long dkb__utf8_next(const char **s);
-/* Write code point cp as UTF-8. */
+/* Names are read with dk__utf8_next (common/text.h): malformed UTF-8 gives
+ * U+FFFD one byte at a time, so every report is valid UTF-8 whatever a name
+ * holds. Write code point cp as UTF-8. */
 void dkb__put_utf8(FILE *out, unsigned long cp);
 
 /* A JSON string literal with its quotes; a JSON number (non-finite: null). */
@@ -28,7 +27,8 @@ void dkb__json_num(FILE *out, double v);
 /* Text for HTML or XML (also inside attribute values): & < > " ' escaped,
  * control characters XML forbids replaced with U+FFFD. */
 void dkb__html_text(FILE *out, const char *s);
-/* One CSV field, quoted as RFC 4180 says when it must be. */
+/* One CSV field, quoted as RFC 4180 says when it must be; control
+ * characters (line breaks too) escaped as dk__put_untrusted does. */
 void dkb__csv_field(FILE *out, const char *s);
 
 /* A per-iteration value with its unit, into buf: time in ns scaled to

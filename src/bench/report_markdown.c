@@ -12,12 +12,13 @@
 #include "bench/report_common.h"
 
 /* Markdown text in a table cell: the characters that would end the cell or
- * start markup are backslash-escaped; line breaks become spaces. */
+ * start markup are backslash-escaped; line breaks and other control
+ * characters (C1 too) become spaces. */
 static void md_text(FILE *out, const char *s)
 {
     unsigned long cp;
-    while ((cp = dkb__utf8_next(&s)) != 0) {
-        if (cp < 0x20 || cp == 0x7F) {
+    while ((cp = dk__utf8_next(&s)) != 0) {
+        if (dk__is_control(cp)) {
             fputc(' ', out);
             continue;
         }

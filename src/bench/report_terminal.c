@@ -109,8 +109,9 @@ static void derived_lines(FILE *out, const dkb_result *r)
 static void change_lines(FILE *out, const dkb_measure *m, bool color)
 {
     const dkb_change *c = &m->change;
-    char label[160];
-    snprintf(label, sizeof label, "change (%s):", m->name);
+    char label[160], name[128];
+    dk__untrusted(name, sizeof name, m->name);
+    snprintf(label, sizeof label, "change (%s):", name);
     fprintf(out, "  %-18s [%+.2f%% %+.2f%% %+.2f%%] (p = %.2f %s %.2f)\n", label, 100 * c->rel.lo,
             100 * c->rel.point, 100 * c->rel.hi, c->p_value,
             c->p_value < SIGNIFICANCE ? "<" : ">=", SIGNIFICANCE);
@@ -165,23 +166,29 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
         return dkb_fail(DK_EINVAL, "dkb_report_terminal: %s is NULL", out == NULL ? "out" : "the result");
     (void)run;
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
-    fprintf(out, "%s%s%s\n", color ? BOLD : "", r->name, color ? RESET : "");
+    /* Names, reasons and levels may come from a baseline file, which may
+     * come from anywhere: escaped (common/text.h). */
+    fputs(color ? BOLD : "", out);
+    dk__put_untrusted(out, r->name);
+    fprintf(out, "%s\n", color ? RESET : "");
     /* Why an event cannot be counted is said once for the run (by
      * dk_bench_main, before the first block): each block names them, and
      * only verbose blocks repeat the reason. */
     char unmeasured[512] = "";
     for (size_t i = 0; i < nm; i++) {
         const dkb_measure *m = &r->m[i];
-        char label[160];
-        snprintf(label, sizeof label, "%s:", m->name);
+        char label[160], name[128];
+        dk__untrusted(name, sizeof name, m->name);
+        snprintf(label, sizeof label, "%s:", name);
         if (!m->available) {
             if (verbose) {
-                fprintf(out, "  %-18s not measured: %s\n", label,
-                        m->why[0] ? m->why : "no reason given");
+                fprintf(out, "  %-18s not measured: ", label);
+                dk__put_untrusted(out, m->why[0] ? m->why : "no reason given");
+                fputc('\n', out);
             } else {
                 size_t len = strlen(unmeasured);
                 snprintf(unmeasured + len, sizeof unmeasured - len, "%s%s", len ? ", " : "",
-                         m->name);
+                         name);
             }
             continue;
         }
@@ -229,11 +236,19 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
     if (r->passes > 1)
         fprintf(out, "  measured in %zu passes: the events did not fit the counters at once\n", r->passes);
     if (r->stop_reason[0])
-        fprintf(out, "  stopped: %s\n", r->stop_reason);
+    {
+        fputs("  stopped: ", out);
+        dk__put_untrusted(out, r->stop_reason);
+        fputc('\n', out);
+    }
     if (r->n_levels > 0) {
         fprintf(out, "  cycles by level:");
         for (size_t i = 0; i < r->n_levels && i < DKB_MAX_LEVELS; i++)
-            fprintf(out, "%s %s %.1f%%", i ? "," : "", r->level_name[i], 100 * r->level_cycle_share[i]);
+        {
+            fputs(i ? ", " : " ", out);
+            dk__put_untrusted(out, r->level_name[i]);
+            fprintf(out, " %.1f%%", 100 * r->level_cycle_share[i]);
+        }
         fputc('\n', out);
     }
     if (r->moved_levels)

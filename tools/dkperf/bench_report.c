@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "common/text.h"
 #include "json.h"
 
 #define BENCH_SCHEMA "dkperf-bench/1"
@@ -269,24 +270,6 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
-/* Print a string read from a baseline file, which may come from anywhere:
- * control characters (ESC starts a terminal's escape sequences), C1
- * controls and bytes that are not UTF-8 are printed as \xNN. */
-static void put_untrusted(FILE *out, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p != '\0') {
-        size_t len = utf8_length(p);
-        bool control = len == 1 ? *p < 0x20 || *p == 0x7f : len == 2 && p[0] == 0xc2 && p[1] < 0xa0;
-        if (len == 0 || control) {
-            fprintf(out, "\\x%02x", *p++);
-            continue;
-        }
-        fwrite(p, 1, len, out);
-        p += len;
-    }
-}
-
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
 static void print_unmatched(FILE *out, const bench_report *r, const json_value *root)
@@ -317,7 +300,7 @@ static void print_unmatched(FILE *out, const bench_report *r, const json_value *
             fprintf(out, "%sIn baseline '%s' but not run: '", any ? "" : "\n", r->o->baseline);
         else
             fputs(", '", out);
-        put_untrusted(out, c->string);
+        dk__put_untrusted(out, c->string);
         fputc('\'', out);
         first = false;
     }

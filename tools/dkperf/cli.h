@@ -41,10 +41,6 @@ int cli_close_sampler(const char *command, dk_sampler *s, int rc);
  * ..." and return rc, or EXIT_SETUP when rc is 0. */
 int cli_close_stdout(int rc);
 
-/* The length of the well-formed UTF-8 sequence at p (1 to 4), or 0 when p
- * does not begin one (never reads past a terminating NUL). */
-size_t utf8_length(const unsigned char *p);
-
 /* Parse a backend name for --backend; -1 when unknown. */
 int cli_backend_kind(const char *name);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/text.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -144,17 +145,27 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
 {
     const dkrec *r = p->rec;
     char b1[32], b2[32], b3[32];
-    fprintf(out, "# dkperf report of %s: %s samples", p->path, fmt_count(p->n_samples, b1, sizeof b1));
+    /* Every string from the recording or the images it names is escaped
+     * (common/text.h): a command or a symbol could drive the terminal. */
+    fputs("# dkperf report of ", out);
+    dk__put_untrusted(out, p->path);
+    fprintf(out, ": %s samples", fmt_count(p->n_samples, b1, sizeof b1));
     const char *cmd = dkrec_meta(r, "command");
-    if (cmd != NULL)
-        fprintf(out, " of '%s'", cmd);
+    if (cmd != NULL) {
+        fputs(" of '", out);
+        dk__put_untrusted(out, cmd);
+        fputc('\'', out);
+    }
     fputc('\n', out);
-    fprintf(out, "# lost %s, throttled %s times%s%s\n", fmt_count(r->lost, b2, sizeof b2),
-            fmt_count(r->throttled, b3, sizeof b3), r->complete ? "" : "; INCOMPLETE: ",
-            r->complete ? "" : r->tail_note);
-    fprintf(out, "# symbols from the images on disk: %s\n", symbols_readers());
-    for (size_t i = 0; i < p->n_notes; i++)
-        fprintf(out, "# %s\n", p->notes[i]);
+    fprintf(out, "# lost %s, throttled %s times%s", fmt_count(r->lost, b2, sizeof b2),
+            fmt_count(r->throttled, b3, sizeof b3), r->complete ? "" : "; INCOMPLETE: ");
+    dk__put_untrusted(out, r->complete ? "" : r->tail_note);
+    fprintf(out, "\n# symbols from the images on disk: %s\n", symbols_readers());
+    for (size_t i = 0; i < p->n_notes; i++) {
+        fputs("# ", out);
+        dk__put_untrusted(out, p->notes[i]);
+        fputc('\n', out);
+    }
 
     /* Each frame's row for --sort sym (itself) and dso (its image's). */
     size_t *key = calloc(p->n_frames ? p->n_frames : 1, sizeof *key);
@@ -232,7 +243,9 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                     rows[d].label = rows[d].dso = dsos[d];
         }
         const dkrec_event *ev = &r->events[e];
-        fprintf(out, "#\n# Event: %s (", ev->name);
+        fputs("#\n# Event: ", out);
+        dk__put_untrusted(out, ev->name);
+        fputs(" (", out);
         if (ev->freq)
             fprintf(out, "%" PRIu64 " samples a second", ev->freq);
         else
@@ -256,12 +269,16 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             const row *w = &rows[k];
             fprintf(out, "  %7.2f%%  %7.2f%%  %9" PRIu64 "  ", 100.0 * (double)w->children / (double)total,
                     100.0 * (double)w->self / (double)total, w->samples);
-            if (sort == SORT_SYM)
-                fprintf(out, "%-16s  %s\n", w->dso, w->label);
-            else if (sort == SORT_PID)
-                fprintf(out, "%-7d %s\n", (int)w->pid, w->label);
-            else
-                fprintf(out, "%s\n", w->label);
+            if (sort == SORT_SYM) {
+                dk__put_untrusted(out, w->dso);
+                for (size_t c = dk__untrusted(NULL, 0, w->dso); c < 16; c++)
+                    fputc(' ', out);
+                fputs("  ", out);
+            } else if (sort == SORT_PID) {
+                fprintf(out, "%-7d ", (int)w->pid);
+            }
+            dk__put_untrusted(out, w->label);
+            fputc('\n', out);
         }
     }
     rc = 0;
@@ -316,12 +333,17 @@ static void ntree_free(ntree *t)
     memset(t, 0, sizeof *t);
 }
 
-/* A name as the folded format allows: no ';' and no line break. */
+/* A name as the folded format allows: escaped as untrusted text, so no
+ * line break or control byte, and no ';', which separates frames. */
 static char *folded_name(const char *s)
 {
-    char *c = strdup(s);
-    for (char *q = c; q != NULL && *q; q++)
-        if (*q == ';' || *q == '\n' || *q == '\r')
+    size_t n = dk__untrusted(NULL, 0, s);
+    char *c = malloc(n + 1);
+    if (c == NULL)
+        return NULL;
+    dk__untrusted(c, n + 1, s);
+    for (char *q = c; *q; q++)
+        if (*q == ';')
             *q = '_';
     return c;
 }

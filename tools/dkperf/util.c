@@ -8,13 +8,17 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/text.h"
 
+/* The message is escaped as a whole: it quotes paths, names from
+ * recordings and baselines and library messages, any of which may hold
+ * control bytes, and the tool's own words hold none. */
 void cli_error(const char *command, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "dkperf %s: ", command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    dk__vput_untrusted(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
 }
@@ -131,42 +135,6 @@ int cli_close_stdout(int rc)
     return rc != 0 ? rc : EXIT_SETUP;
 }
 
-/*
- * The length of the well-formed UTF-8 sequence at p (1 to 4), or 0 when p
- * does not begin one: a stray continuation byte, an overlong form, a
- * surrogate, a code point above U+10FFFF, or a sequence cut short (by the
- * terminating NUL too, so p is never read past it).
- */
-size_t utf8_length(const unsigned char *p)
-{
-    unsigned lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        len = 2;
-    else if (p[0] == 0xe0)
-        len = 3, lo = 0xa0; /* below: overlong */
-    else if (p[0] == 0xed)
-        len = 3, hi = 0x9f; /* above: surrogates */
-    else if (p[0] >= 0xe1 && p[0] <= 0xef)
-        len = 3;
-    else if (p[0] == 0xf0)
-        len = 4, lo = 0x90; /* below: overlong */
-    else if (p[0] >= 0xf1 && p[0] <= 0xf3)
-        len = 4;
-    else if (p[0] == 0xf4)
-        len = 4, hi = 0x8f; /* above: past U+10FFFF */
-    else
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
-
 void json_string(FILE *out, const char *s)
 {
     if (s == NULL) {
@@ -176,7 +144,7 @@ void json_string(FILE *out, const char *s)
     fputc('"', out);
     const unsigned char *p = (const unsigned char *)s;
     while (*p != '\0') {
-        size_t len = utf8_length(p);
+        size_t len = dk__utf8_length(p);
         if (len == 0) {
             /* JSON text is UTF-8: a byte that is not becomes U+FFFD, one per byte. */
             fputs("\\ufffd", out);

@@ -1,0 +1,135 @@
+/*
+ * text.c - UTF-8 decoding and the escaping of untrusted text; see text.h.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "common/text.h"
+
+size_t dk__utf8_length(const unsigned char *p)
+{
+    unsigned lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (p[0] < 0x80)
+        return 1;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf)
+        len = 2;
+    else if (p[0] == 0xe0)
+        len = 3, lo = 0xa0; /* below: overlong */
+    else if (p[0] == 0xed)
+        len = 3, hi = 0x9f; /* above: surrogates */
+    else if (p[0] >= 0xe1 && p[0] <= 0xef)
+        len = 3;
+    else if (p[0] == 0xf0)
+        len = 4, lo = 0x90; /* below: overlong */
+    else if (p[0] >= 0xf1 && p[0] <= 0xf3)
+        len = 4;
+    else if (p[0] == 0xf4)
+        len = 4, hi = 0x8f; /* above: past U+10FFFF */
+    else
+        return 0; /* a continuation byte, C0/C1 (overlong), F5 and above */
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+unsigned long dk__utf8_next(const char **s)
+{
+    const unsigned char *p = (const unsigned char *)*s;
+    if (p[0] == 0)
+        return 0;
+    size_t len = dk__utf8_length(p);
+    if (len == 0) {
+        *s += 1;
+        return 0xFFFD;
+    }
+    static const unsigned char lead_mask[5] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+    unsigned long cp = p[0] & lead_mask[len];
+    for (size_t i = 1; i < len; i++)
+        cp = (cp << 6) | (p[i] & 0x3f);
+    *s += len;
+    return cp;
+}
+
+bool dk__is_control(unsigned long cp)
+{
+    /* C1 too: U+009B is CSI, as ESC [ is, to a terminal that reads UTF-8. */
+    return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+}
+
+/* The bytes at p that print as they are (0 when *p must be escaped). */
+static size_t kept(const unsigned char *p)
+{
+    size_t len = dk__utf8_length(p);
+    if (len == 1 && dk__is_control(p[0]))
+        return 0;
+    if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+        return 0;
+    return len;
+}
+
+void dk__put_untrusted(FILE *out, const char *s)
+{
+    if (s == NULL)
+        s = "(null)";
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        size_t len = kept(p);
+        if (len == 0) {
+            fprintf(out, "\\x%02x", *p++);
+            continue;
+        }
+        fwrite(p, 1, len, out);
+        p += len;
+    }
+}
+
+size_t dk__untrusted(char *buf, size_t size, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (s == NULL)
+        s = "(null)";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = 0;
+    bool cut = size == 0;
+    while (*p != '\0') {
+        size_t len = kept(p);
+        char esc[4];
+        const char *from = (const char *)p;
+        size_t w = len;
+        if (len == 0) {
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[*p >> 4], esc[3] = hex[*p & 15];
+            from = esc, w = 4, len = 1;
+        }
+        if (!cut && n + w < size) {
+            for (size_t i = 0; i < w; i++)
+                buf[n + i] = from[i];
+        } else if (!cut) {
+            buf[n] = '\0';
+            cut = true;
+        }
+        n += w;
+        p += len;
+    }
+    if (!cut)
+        buf[n] = '\0';
+    return n;
+}
+
+void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
+{
+    char small[1024], *text = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    va_end(again);
+    /* Out of memory: the message cut at its first 1023 bytes. */
+    dk__put_untrusted(out, n < 0 ? fmt : text != NULL ? text : small);
+    if (text != small)
+        free(text);
+}

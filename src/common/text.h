@@ -1,0 +1,54 @@
+/*
+ * text.h - UTF-8 and untrusted text, shared by libdkbench and the tools
+ * (compiled into each, never into libdkperf; see CMakeLists.txt here).
+ * Internal: hidden in every library it is part of.
+ *
+ * Untrusted text is any string that came from outside the program: a
+ * recording's command, comm and image names, symbol names from an image, a
+ * baseline's names. Printed raw, a control byte drives the terminal (ESC
+ * starts an escape sequence: a title change, a screen clear; CR and newline
+ * forge lines) and a byte that is not UTF-8 garbles what follows it. So
+ * every such string passes through dk__put_untrusted or dk__untrusted on its
+ * way to a terminal or a line-oriented text format.
+ */
+#ifndef DKPERF_COMMON_TEXT_H
+#define DKPERF_COMMON_TEXT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* The length of the well-formed UTF-8 sequence at p (1 to 4), or 0 when p
+ * does not begin one: a stray continuation byte, an overlong form, a
+ * surrogate, a code point above U+10FFFF, or a sequence cut short (by the
+ * terminating NUL too, so p is never read past it). The NUL itself is 1. */
+size_t dk__utf8_length(const unsigned char *p);
+
+/* The next code point of s, advancing *s; a byte that does not begin a
+ * well-formed sequence gives U+FFFD and advances by that one byte. Returns
+ * 0 at the terminating NUL (and does not advance). */
+unsigned long dk__utf8_next(const char **s);
+
+/* Whether code point cp is a control character: C0 (tab and newline
+ * included), DEL or C1 (U+0080 to U+009F). */
+bool dk__is_control(unsigned long cp);
+
+/* Write s to out with every control byte (C0 including tab and newline,
+ * DEL), every C1 control (U+0080 to U+009F) and every byte that is not
+ * well-formed UTF-8 written as \xNN (lower-case hex, one per byte); valid
+ * UTF-8 and printable ASCII are kept as they are. NULL prints "(null)". */
+void dk__put_untrusted(FILE *out, const char *s);
+
+/* The same escaping into buf (size > 0: always NUL-terminated, cut only
+ * between whole characters and escapes). Returns the length the whole
+ * escaped text needs without the NUL, as snprintf does: the text was cut
+ * when that is >= size. */
+size_t dk__untrusted(char *buf, size_t size, const char *s);
+
+/* vsnprintf(fmt, ap), then dk__put_untrusted of the result: for messages
+ * that quote untrusted text, whose own words hold no control byte. */
+void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+#endif /* DKPERF_COMMON_TEXT_H */
