@@ -27,6 +27,7 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAILED:", what)
+    return cond
 
 
 def run(*args, timeout=120):
@@ -60,16 +61,48 @@ def stolen_seconds():
         return 0.0
 
 
+def explain_rate(data, wall, children):
+    """What a wrong sample count needs to be told apart: whose samples they
+    are (the program's, dkperf's, the kernel's), the CPU time of dkperf and
+    the program together, the wall time, and whether the clock was being
+    slewed (a fast CPU-clock timer against the task's clock)."""
+    print(f"  wall {wall:.3f} s; CPU of dkperf and the program together {children:.3f} s")
+    for key in ("pid", "dso"):
+        p = run("report", "-i", data, "--stdio", "--sort", key)
+        print(f"  report --sort {key}:\n" + "\n".join("    " + l for l in p.stdout.splitlines()[:12]))
+    try:
+        import ctypes
+        class Timex(ctypes.Structure):  # struct timex, as far as freq and tick
+            _fields_ = [("modes", ctypes.c_uint), ("offset", ctypes.c_long),
+                        ("freq", ctypes.c_long), ("maxerror", ctypes.c_long),
+                        ("esterror", ctypes.c_long), ("status", ctypes.c_int),
+                        ("constant", ctypes.c_long), ("precision", ctypes.c_long),
+                        ("tolerance", ctypes.c_long), ("sec", ctypes.c_long),
+                        ("usec", ctypes.c_long), ("tick", ctypes.c_long),
+                        ("pad", ctypes.c_byte * 256)]
+        tx = Timex()
+        state = ctypes.CDLL(None, use_errno=True).adjtimex(ctypes.byref(tx))
+        print(f"  adjtimex: state {state}, offset {tx.offset}, freq {tx.freq / 65536:.1f} ppm, "
+              f"tick {tx.tick} us, status {tx.status:#x}")
+    except (OSError, AttributeError) as e:
+        print(f"  adjtimex: {e}")
+
+
 # The acceptance run: -F 999 -g, default event.
 data = path("prog.data")
 start = time.monotonic()
 stolen0 = stolen_seconds()
+children0 = os.times()
 child = subprocess.Popen([dkperf, "record", "-F", "999", "-g", "-o", data, "--", prog,
                           "--print-cpu", "1"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 out, err = child.communicate()
 status = child.returncode
 stolen = stolen_seconds() - stolen0
+wall = time.monotonic() - start
+children1 = os.times()
+children = (children1.children_user - children0.children_user
+            + children1.children_system - children0.children_system)
 # The program's own CPU clock at its end (record_prog --print-cpu): what
 # the cpu-clock samples, without dkperf's own time.
 pm = re.search(r"^cpu ([\d.]+)$", out, re.M)
@@ -91,8 +124,9 @@ if m:
     # The program's own CPU time dominates; dkperf's drain adds a little.
     # cpu-clock also ticks through interrupts and time the hypervisor took
     # (the task's clock does not): on a busy VM that allows more samples.
-    check(0.95 * expected <= n <= 1.05 * (cpu + stolen) * 999,
-          f"{n} samples for {cpu:.3f} CPU seconds at 999 Hz ({stolen:.3f} s of irq and steal)")
+    if not check(0.95 * expected <= n <= 1.05 * (cpu + stolen) * 999,
+                 f"{n} samples for {cpu:.3f} CPU seconds at 999 Hz ({stolen:.3f} s of irq and steal)"):
+        explain_rate(data, wall, children)
     check(float(m[6]) < 65, f"{m[6]} bytes a sample is at most half of perf.data's ~130")
     # The summary's bytes a sample is the file's size over its samples.
     check(abs(os.path.getsize(data) / n - float(m[6])) <= 0.05,
