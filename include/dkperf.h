@@ -105,6 +105,21 @@ typedef struct dk_sampler_options {
 #define DK_SAMPLER_OPTIONS_INIT {sizeof(dk_sampler_options), NULL, DK_BACKEND_AUTO, 0u}
 
 /*
+ * Signals and exit. On a Mac a sampler changes state that every process
+ * shares (kpc.force_all_ctrs and the counting classes; a sampling also
+ * kperf's sampling, the counters' periods and actions and the kdebug trace
+ * buffer), and only dk_sampling_close, dk_sampler_release and
+ * dk_sampler_close give it back. A process that holds a sampler should not
+ * let a signal end it by its default action: catch every catchable signal
+ * whose default ends the process (SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
+ * SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, ...), only note it in the
+ * handler (these functions are not async-signal-safe), close from ordinary
+ * code, then exit or re-raise; and ignore SIGPIPE and SIGXFSZ, so that a
+ * failed write returns EPIPE or EFBIG instead of ending the process.
+ * dkperf(1), section SIGNALS, is the tool's policy.
+ */
+
+/*
  * dk_sampler_open - load the frameworks, open this CPU's event database,
  * recognise the chip, and take the hardware counters.
  *

@@ -436,7 +436,7 @@ static uint64_t spawn_region(size_t pages)
     sigprocmask(SIG_SETMASK, NULL, &mask);
     pid_t pid;
     uint64_t t0 = monotonic_ns();
-    CHECK_INT(launch_spawn(&pid, argv, null_fd, false, &mask, false), ==, 0);
+    CHECK_INT(launch_spawn(&pid, argv, null_fd, false, &mask, NULL), ==, 0);
     int status;
     CHECK_INT(waitpid(pid, &status, 0), ==, pid);
     uint64_t took = monotonic_ns() - t0;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ static uint64_t reload[KPC_MAX_COUNTERS];      /* kpc.period: max - period */
 static uint32_t pmi_action[KPC_MAX_COUNTERS];  /* kpc.actionid */
 #endif
 static int force_all;
+static long force_all_pid; /* the process that forced them (0: unknown, or none) */
 static atomic_uint_fast64_t generation = 1;    /* bumped on every change */
 
 /* Per-CPU counters. */
@@ -438,9 +440,9 @@ static void publish_state(void)
     int len = snprintf(text, sizeof text,
                        "force_all_ctrs %d\ncounting 0x%x\nthread_counting 0x%x\n"
                        "kperf.sampling %u\nkperf.actions_set %u\nkperf.timers_set %u\n"
-                       "kpc.pmi 0x%x\nsim.perf_events %zu\n",
+                       "kpc.pmi 0x%x\nsim.perf_events %zu\nforce_all_ctrs.pid %ld\n",
                        force_all, (unsigned)counting, (unsigned)thread_counting, sampling, actions,
-                       timers, (unsigned)pmi, armed_fds());
+                       timers, (unsigned)pmi, armed_fds(), force_all ? force_all_pid : 0L);
     if (len < 0 || (size_t)len >= sizeof text)
         return;
     len += (int)simk_state_text(text + len, sizeof text - (size_t)len);
@@ -452,7 +454,14 @@ static void publish_state(void)
         unlink(tmp);
 }
 
-/* A state file left by an earlier process is the machine's state now. */
+/*
+ * A state file left by an earlier process is the machine's state now, but
+ * for force_all_ctrs: the kernel gives it back when the task that forced
+ * the counters ends (osfmk/kern/task.c calls kpc_force_all_ctrs(task, 0)
+ * for a task with TASK_KPC_FORCED_ALL_CTRS), so a holder that is gone
+ * left nothing forced. A file that names no holder (written by hand) is
+ * adopted as it is.
+ */
 static void adopt_state(void)
 {
     const char *path = getenv("DKPERF_SIM_STATE");
@@ -461,10 +470,25 @@ static void adopt_state(void)
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return;
-    int v;
-    if (fscanf(f, "force_all_ctrs %d", &v) == 1)
-        force_all = v ? 1 : 0;
+    char key[64];
+    long v;
+    int found = 0;
+    long pid = 0;
+    while (fscanf(f, "%63s %li", key, &v) == 2) {
+        if (strcmp(key, "force_all_ctrs") == 0) {
+            force_all = v ? 1 : 0;
+            found = 1;
+        } else if (strcmp(key, "force_all_ctrs.pid") == 0) {
+            pid = v;
+        }
+    }
     fclose(f);
+    /* kill(pid, 0): ESRCH when no such process (pid reuse not modelled:
+     * XNU tells tasks apart, not pids). */
+    if (found && force_all && pid > 0 && pid != (long)getpid() &&
+        kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        force_all = 0;
+    force_all_pid = force_all ? pid : 0;
 }
 
 static void changed(void)
@@ -740,6 +764,7 @@ SIM_API int kpc_force_all_ctrs_set(int val)
     sync_thread(c);
     pthread_mutex_lock(&state_lock);
     force_all = val ? 1 : 0;
+    force_all_pid = force_all ? (long)getpid() : 0;
     if (!force_all && c != NULL) {
         /* The power manager takes its counters back. */
         for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++)

@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
-"""Signal sweep: SIGINT, SIGTERM and SIGKILL sent at random (seeded) delays
-to `dkperf stat -- <busy command>`, `dkperf stat -a -- <busy command>`,
-`dkperf stat -I 20 -- <busy command>`, `dkperf stat -p PID -I 50` (a busy
-process started apart, in a session of its own), `dkperf record -e
-cycles/100000 -- <busy command>` and `dkperf bench -N -r 3 -- '<busy
-command>'` on the simulated frameworks, some runs with
+"""Signal sweep: signals sent at random (seeded) delays to `dkperf stat --
+<busy command>`, `dkperf stat -a -- <busy command>`, `dkperf stat -I 20 --
+<busy command>`, `dkperf stat -p PID -I 50` (a busy process started apart,
+in a session of its own), `dkperf record -e cycles/100000 -- <busy
+command>` (also under a file size limit of 8 KiB, as `ulimit -f 8`, so
+that the recording's writes fail with EFBIG) and `dkperf bench -N -r 3 --
+'<busy command>'` on the simulated frameworks, some runs with
 DKPERF_SIM_SLOW on framework calls so that the signal lands inside opening,
 starting, reading or releasing the counters, or setting up and tearing down
-sampling. For each run:
+sampling. The signals: every terminating one dkperf catches (SIGINT,
+SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF),
+the two it ignores (SIGPIPE, SIGXFSZ) and SIGKILL. For each run:
 
-- SIGINT/SIGTERM: dkperf exits 128 + the signal number or dies by that
+- A caught signal: dkperf exits 128 + the signal number or dies by that
   signal (exit 0 only when the command had already finished and the report
-  is complete); SIGKILL: killed.
+  is complete); SIGKILL: killed. An ignored one changes nothing: dkperf
+  finishes as it would have (`stat -p`, which would count on, is then
+  stopped with SIGINT), or, sent before dkperf held anything, ends it by
+  its default action. Under the file size limit, `record` may also exit
+  1 saying the recording could not be written ("File too large").
 - No process of the run is left: nothing running (after a SIGKILL of
   dkperf, its command must still end by itself within its own run time
   plus a grace period) and no zombie.
-- Unless dkperf itself was SIGKILLed, force_all_ctrs is back at 0 and
-  nothing is left counting (DKPERF_SIM_STATE); after record, nothing is
-  left sampling, no trace buffer and no ktrace owner.
+- force_all_ctrs is back at 0 and nothing is left counting
+  (DKPERF_SIM_STATE); after record, nothing is left sampling, no trace
+  buffer and no ktrace owner. After a SIGKILL of dkperf, that holds once
+  the next `dkperf stat` has run: the kernel gives force_all_ctrs back when
+  its holder dies, so the next stat must not adopt it.
 
 usage: signals.py --dkperf BIN --busy BIN --sim-root DIR [--seconds S] [--seed N] [--jobs N]
 (--busy: tests/region_program, run as `--work-only --burn-ms MS`).
@@ -26,6 +35,7 @@ usage: signals.py --dkperf BIN --busy BIN --sim-root DIR [--seconds S] [--seed N
 import argparse
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -42,8 +52,14 @@ SLOW = {
     "release": "kpc_force_all_ctrs_set:200",
     "sampling": "kperf_sample_set:150,kpc_set_period:100,sysctl:20",
 }
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
-MODES = ("stat", "stat-a", "stat-I", "stat-p", "record", "bench")
+# The policy of tools/dkperf/signals.c: caught (the counters are given back,
+# then dkperf exits 128 + the signal), ignored (writes fail instead), KILL.
+CAUGHT = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+          signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF)
+IGNORED = (signal.SIGPIPE, signal.SIGXFSZ)
+SIGNALS = CAUGHT + IGNORED + (signal.SIGKILL,)
+MODES = ("stat", "stat-a", "stat-I", "stat-p", "record", "record-fsize", "bench")
+FSIZE_LIMIT = 8192  # ulimit -f 8
 
 
 def session_procs(sid):
@@ -86,21 +102,39 @@ def one(args, case):
         elif mode == "bench":
             # Three runs of the command, each read from its zombie.
             argv = [args.dkperf, "bench", "-N", "-r", "3", "--", " ".join(busy)]
-        elif mode == "record":
+        elif mode in ("record", "record-fsize"):
             argv = [args.dkperf, "record", "-e", "cycles/100000", "-o", w.file("rec.data"),
                     "--"] + busy
         else:
             argv = [args.dkperf, "stat"] + {"stat-a": ["-a"], "stat-I": ["-I", "20"]}.get(
                 mode, []) + ["--"] + busy
-        if mode != "record":
+        if not mode.startswith("record"):
             argv[2:2] = ["-e", "instructions,cycles"]
+        limit = None
+        if mode == "record-fsize":
+            def limit():
+                resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE_LIMIT, FSIZE_LIMIT))
         p = subprocess.Popen(argv, env=env, cwd=w.path, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True)
+                             start_new_session=True, preexec_fn=limit)
         time.sleep(delay)
         sent = p.poll() is None
         if sent:
             os.kill(p.pid, sig)
+        ended_by = sig
+        problems = []
+        if sent and sig in IGNORED and mode == "stat-p":
+            # It counts until told to stop: the ignored signal must not have
+            # ended it (but by its default action before dkperf held
+            # anything), and SIGINT still must.
+            time.sleep(0.2)
+            if p.poll() is not None:
+                if p.returncode != -sig:
+                    problems.append("%s ended stat -p with exit %s" % (
+                        signal.Signals(sig).name, p.returncode))
+            else:
+                os.kill(p.pid, signal.SIGINT)
+                ended_by = signal.SIGINT
         try:
             out, err = p.communicate(timeout=30)
         except subprocess.TimeoutExpired:
@@ -109,24 +143,35 @@ def one(args, case):
             return ["dkperf hung after the signal"]
         err = err.decode(errors="replace")
         rc = p.returncode
-        problems = []
         r = sweeplib.Result(rc, "", err, 0, False)
         if sweeplib.SANITIZER.search(err) or rc == 86:
             problems.append("sanitizer report: " + next(
                 (l for l in err.splitlines() if sweeplib.SANITIZER.search(l)), "exit 86")[:160])
         complete = "time elapsed" in err or "[ dkperf record:" in err or \
             (mode == "bench" and b"3 runs;" in out)
+        # Under the file size limit the recording may not fit: a write error
+        # (EFBIG, SIGXFSZ being ignored), said so, exit 1.
+        too_large = mode == "record-fsize" and rc == 1 and \
+            "cannot write the recording: File too large" in err
         if not sent:
-            if rc != 0:
+            if rc != 0 and not too_large:
                 problems.append("finished before the signal with exit %d" % rc)
+        elif ended_by in IGNORED:
+            # Death by the default action is right only before dkperf held
+            # anything: the checks of what is left below tell.
+            if not (rc == 0 and complete) and not too_large and rc != -sig:
+                problems.append("%s (ignored): exit %s, not a complete run%s" % (
+                    signal.Signals(sig).name, rc,
+                    ": " + err.strip().splitlines()[-1][:120] if err.strip() else ""))
         elif sig == signal.SIGKILL:
             # A SIGKILL that lands after dkperf exited (poll saw it running a
             # moment before) meets a zombie: a complete report and exit 0.
             if rc != -signal.SIGKILL and not (rc == 0 and complete):
                 problems.append("SIGKILL: exit %s, not killed" % rc)
-        elif rc not in (128 + sig, -sig) and not (rc == 0 and complete):
+        elif rc not in (128 + ended_by, -ended_by) and not (rc == 0 and complete) \
+                and not too_large:
             problems.append("%s: exit %s (want %d or death by the signal)%s" % (
-                signal.Signals(sig).name, rc, 128 + sig,
+                signal.Signals(sig).name, rc, 128 + ended_by,
                 ": " + err.strip().splitlines()[-1][:120] if err.strip() else ", stderr empty"))
         # Nothing of the run may stay: wait for the command's own run time
         # after a SIGKILL of dkperf (it is orphaned then), briefly otherwise.
@@ -143,14 +188,25 @@ def one(args, case):
                 os.killpg(p.pid, signal.SIGKILL)
             except OSError:
                 pass
-        if rc != -signal.SIGKILL:
-            state = sweeplib.read_state(w.file("state"))
-            if state.get("force_all_ctrs", 0) != 0:
-                problems.append("force_all_ctrs left at %d" % state["force_all_ctrs"])
-            for k in ("counting", "thread_counting", "kperf.sampling", "kdebug.bufinit",
-                      "ktrace.owning_pid", "kpc.pmi"):
-                if state.get(k, 0) != 0:
-                    problems.append("%s left at 0x%x" % (k, state[k]))
+        if rc == -signal.SIGKILL:
+            # The kernel gave force_all_ctrs back when dkperf died: the next
+            # stat takes the counters afresh, and gives them back.
+            nxt = sweeplib.run([args.dkperf, "stat", "-e", "instructions", "--", args.busy,
+                                "--work-only", "--burn-ms", "10"], env, cwd=w.path)
+            if nxt.rc != 0:
+                problems.append("the next stat after SIGKILL: exit %s" % nxt.rc)
+        state = sweeplib.read_state(w.file("state"))
+        if state.get("force_all_ctrs", 0) != 0:
+            problems.append("force_all_ctrs left at %d" % state["force_all_ctrs"])
+        # Sampling state lives in the sim's process (tests/sim/README.md):
+        # after a SIGKILL the next process does not see it, so only the
+        # counters are judged then.
+        keys = ("counting", "thread_counting") if rc == -signal.SIGKILL else (
+            "counting", "thread_counting", "kperf.sampling", "kdebug.bufinit",
+            "ktrace.owning_pid", "kpc.pmi")
+        for k in keys:
+            if state.get(k, 0) != 0:
+                problems.append("%s left at 0x%x" % (k, state[k]))
         del r
         return problems
     finally:
@@ -174,10 +230,14 @@ def main():
     args.dkperf, args.busy = os.path.abspath(args.dkperf), os.path.abspath(args.busy)
     args.sim_root = os.path.abspath(args.sim_root)
     rng = random.Random(args.seed)
-    # Every mode x slow call x signal once, then random ones, in batches,
-    # until the time is up.
+    # Every mode x signal and every mode x slow call once, then random ones,
+    # in batches, until the time is up.
+    slows = list(SLOW)
     first = [] if args.quick else [
-        (m, s, g) for m in MODES for s in SLOW for g in SIGNALS]
+        (m, slows[i % len(slows)], g) for i, (m, g) in enumerate(
+            (m, g) for m in MODES for g in SIGNALS)] + [
+        (m, s, SIGNALS[i % len(SIGNALS)]) for i, (m, s) in enumerate(
+            (m, s) for m in MODES for s in SLOW)]
     results = []
     end = time.monotonic() + args.seconds
     batch_no = 0

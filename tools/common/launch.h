@@ -12,10 +12,11 @@
 
 /* Starts argv[0] (searched in PATH) with stdin on null_fd, and stdout and
  * stderr on it too unless show_output; the child takes the signal mask
- * *mask and, when pipe_default, SIGPIPE's default action. Returns 0 and sets
+ * *mask and the default action of every signal in *dfl (NULL: none).
+ * Returns 0 and sets
  * *pid, or the errno of the failure, the exec's included (the child then
  * never ran). */
 int launch_spawn(pid_t *pid, char *const argv[], int null_fd, bool show_output,
-                 const sigset_t *mask, bool pipe_default);
+                 const sigset_t *mask, const sigset_t *dfl);
 
 #endif /* DKPERF_TOOLS_LAUNCH_H */

@@ -188,7 +188,7 @@ static bool strays_running(void)
 
 /*
  * Start cmd for a run with posix_spawn. The command gets dkperf's own mask
- * and SIGPIPE as dkperf found it; the forwarded signals are held until
+ * and SIGPIPE and SIGXFSZ as dkperf found them; the caught signals are held until
  * signals_child_pid names it. Returns 0 with *pid (or *exec_errno, when it
  * could not start) and the start time *t0, or 128 + the signal caught
  * since the last run, and then no command is started.
@@ -196,16 +196,16 @@ static bool strays_running(void)
 static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t0,
                          int *exec_errno)
 {
-    sigset_t hold, mask;
+    sigset_t hold, mask, dfl;
     signals_hold_set(&hold);
+    signals_default_set(&dfl);
     sigprocmask(SIG_BLOCK, &hold, &mask);
     if (signals_got()) {
         sigprocmask(SIG_SETMASK, &mask, NULL);
         return 128 + signals_got();
     }
     *t0 = monotonic_ns();
-    *exec_errno = launch_spawn(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask,
-                               !signals_pipe_was_ignored());
+    *exec_errno = launch_spawn(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask, &dfl);
     if (*exec_errno == 0)
         signals_child_pid = *pid;
     sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */

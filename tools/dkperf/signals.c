@@ -1,6 +1,6 @@
 /*
- * signals.c - the signals dkperf holds while it owns counters (see
- * signals.h).
+ * signals.c - the signal policy of the commands that hold machine state
+ * (see signals.h): one table, read by every command.
  */
 #include <string.h>
 #include <sys/types.h>
@@ -8,13 +8,40 @@
 #include "signals.h"
 
 /*
- * Signals dkperf passes on to the command while it runs, and the
- * dispositions dkperf was started with: the command gets those back before
- * exec, so it sees what it would have seen without dkperf.
+ * Caught: every catchable signal whose default action ends the process
+ * (POSIX's list, and the systems' own). Passed on to the command while it
+ * runs, remembered otherwise; dkperf exits 128 + the signal once the
+ * counters are back. SIGXCPU is here, not with the faults: it comes from a
+ * limit, and the hard limit's SIGKILL follows only if dkperf goes on.
  */
-static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
-static struct sigaction saved[NFORWARDED], saved_pipe;
+static const int caught[] = {
+    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+#if defined(__linux__)
+    /* Linux's own: Darwin's SIGIO discards by default, and its SIGPOLL
+     * (strict POSIX builds only) is SIGEMT, a fault. */
+    SIGPOLL, SIGSTKFLT, SIGPWR,
+#endif
+};
+#define NCAUGHT (sizeof caught / sizeof caught[0])
+
+/* Ignored: a write past the limit or to a closed pipe fails with EFBIG or
+ * EPIPE and is reported as a write error instead of ending dkperf with the
+ * counters held. */
+static const int ignored[] = {SIGPIPE, SIGXFSZ};
+#define NIGNORED (sizeof ignored / sizeof ignored[0])
+
+/* Real-time signals end a process too; SIGRTMIN is a function call on
+ * glibc (it leaves out the ones the C library keeps), so they are counted
+ * at run time. */
+#if defined(SIGRTMIN) && defined(SIGRTMAX)
+#define NRT 64
+#else
+#define NRT 0
+#endif
+
+static int all_caught[NCAUGHT + NRT + 1];
+static size_t ncaught;
+static struct sigaction saved[NCAUGHT + NRT + 1], saved_ignored[NIGNORED];
 
 volatile sig_atomic_t signals_child_pid;
 static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
@@ -29,31 +56,45 @@ static void forward_signal(int sig)
         pending_signal = sig;
 }
 
+static void list_caught(void)
+{
+    if (ncaught > 0)
+        return;
+    for (size_t k = 0; k < NCAUGHT; k++)
+        all_caught[ncaught++] = caught[k];
+#if NRT > 0
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX && ncaught < NCAUGHT + NRT; sig++)
+        all_caught[ncaught++] = sig;
+#endif
+}
+
 void signals_catch(void)
 {
     struct sigaction sa, ign;
+    list_caught();
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward_signal;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (size_t k = 0; k < NFORWARDED; k++) {
+    for (size_t k = 0; k < ncaught; k++) {
         /* A signal dkperf was told to ignore (nohup) stays ignored, for both. */
-        sigaction(forwarded[k], NULL, &saved[k]);
+        sigaction(all_caught[k], NULL, &saved[k]);
         if (saved[k].sa_handler != SIG_IGN)
-            sigaction(forwarded[k], &sa, NULL);
+            sigaction(all_caught[k], &sa, NULL);
     }
-    /* A command that dies before it is let go must not take dkperf with it. */
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigemptyset(&ign.sa_mask);
-    sigaction(SIGPIPE, &ign, &saved_pipe);
+    for (size_t k = 0; k < NIGNORED; k++)
+        sigaction(ignored[k], &ign, &saved_ignored[k]);
 }
 
 void signals_restore(void)
 {
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaction(forwarded[k], &saved[k], NULL);
-    sigaction(SIGPIPE, &saved_pipe, NULL);
+    for (size_t k = 0; k < ncaught; k++)
+        sigaction(all_caught[k], &saved[k], NULL);
+    for (size_t k = 0; k < NIGNORED; k++)
+        sigaction(ignored[k], &saved_ignored[k], NULL);
 }
 
 int signals_got(void) { return got_signal; }
@@ -62,9 +103,16 @@ int signals_pending(void) { return pending_signal; }
 
 void signals_hold_set(sigset_t *set)
 {
+    list_caught();
     sigemptyset(set);
-    for (size_t k = 0; k < NFORWARDED; k++)
-        sigaddset(set, forwarded[k]);
+    for (size_t k = 0; k < ncaught; k++)
+        sigaddset(set, all_caught[k]);
 }
 
-bool signals_pipe_was_ignored(void) { return saved_pipe.sa_handler == SIG_IGN; }
+void signals_default_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t k = 0; k < NIGNORED; k++)
+        if (saved_ignored[k].sa_handler != SIG_IGN)
+            sigaddset(set, ignored[k]);
+}

@@ -1,10 +1,26 @@
 /*
- * signals.h - the signals dkperf stat and dkperf bench hold while they own
- * counters: SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to the
- * running command, or remembered while none runs, so that the counters are
- * always given back before dkperf acts on them. A signal dkperf was started
- * ignoring (nohup) stays ignored. SIGPIPE is ignored meanwhile: a command
- * that dies before it is let go must not take dkperf with it.
+ * signals.h - the signal policy of the dkperf commands that hold machine
+ * state (stat, bench and record), in one place (the table in signals.c):
+ *
+ * - Every catchable signal whose default action ends the process (SIGHUP,
+ *   SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+ *   SIGPROF, SIGXCPU, and where the system has them SIGPOLL/SIGIO,
+ *   SIGSTKFLT, SIGPWR and the real-time signals) is caught from before the
+ *   counters are taken until they are given back: passed on to the running
+ *   command, or remembered while none runs, so that the counters are always
+ *   given back before dkperf acts on it; dkperf then exits 128 plus the
+ *   signal number.
+ * - SIGPIPE and SIGXFSZ are ignored meanwhile: a write to a closed pipe or
+ *   past the file size limit then fails (EPIPE, EFBIG) and is reported as a
+ *   write error, and a command that dies before it is let go cannot take
+ *   dkperf with it.
+ * - A signal dkperf was started ignoring (nohup) stays ignored, by dkperf
+ *   and by the command; the command gets every disposition dkperf was
+ *   started with.
+ * - Faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) keep
+ *   their default action: a handler cannot safely run after one. They,
+ *   SIGKILL and SIGSTOP cannot be cleaned up after; the next command that
+ *   finds state left by a process that no longer exists resets it.
  */
 #ifndef DKPERF_SIGNALS_H
 #define DKPERF_SIGNALS_H
@@ -12,8 +28,8 @@
 #include <signal.h>
 #include <stdbool.h>
 
-/* Catch the forwarded signals and ignore SIGPIPE, saving the dispositions
- * dkperf was started with. */
+/* Catch the terminating signals and ignore SIGPIPE and SIGXFSZ, saving the
+ * dispositions dkperf was started with. */
 void signals_catch(void);
 /* Give back the dispositions signals_catch saved; also run in the child
  * before its exec, so the command sees what it would have without dkperf. */
@@ -29,11 +45,12 @@ int signals_got(void);
 /* The last signal caught while no command ran to take it, or 0. */
 int signals_pending(void);
 
-/* The forwarded signals, to hold from before a fork until
- * signals_child_pid names the child. */
+/* The caught signals, to hold from before a fork until signals_child_pid
+ * names the child. */
 void signals_hold_set(sigset_t *set);
 
-/* Whether dkperf was started with SIGPIPE ignored. */
-bool signals_pipe_was_ignored(void);
+/* The signals dkperf ignores that it was not started ignoring: a command
+ * started without signals_restore (posix_spawn) takes their default. */
+void signals_default_set(sigset_t *set);
 
 #endif /* DKPERF_SIGNALS_H */

@@ -258,9 +258,13 @@ static int wait_loop(watch *w)
                 break;
             stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
                                 info);
+            /* Missed whole intervals (a read as long as one): skip to the
+             * next one ahead of the time after the read, so that the wait
+             * below, where signals are let in, is always reached. */
             next += interval;
-            if (next <= now) /* missed whole intervals: skip to the next one ahead */
-                next = (now / interval + 1) * interval;
+            uint64_t after = monotonic_ns() - w->t0;
+            if (next <= after)
+                next = (after / interval + 1) * interval;
             continue;
         }
         if (w->refresh) { /* the counts so far, for an id that ends before the next look */
