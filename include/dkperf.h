@@ -617,6 +617,16 @@ typedef struct dk_sampling_stats {
  */
 DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t n,
                                const dk_sampling_options *opts, dk_sampling **out);
+/*
+ * Threads and one sampling: start, stop, drain, wait, stats_get,
+ * event_count and event_name may be called at the same time from any
+ * threads. Drains take turns (one delivers at a time, so fn needs no lock
+ * of its own against another drain of the sampling); a wait blocks without
+ * holding up drains, and a record is delivered once, by whichever drain
+ * comes first (a wait's 1 may find it taken by another thread's drain).
+ * dk_sampling_close must not run while any other call on the sampling
+ * does: join or stop those threads first.
+ */
 /* Idempotent; any thread may call them. */
 DK_EXPORT int dk_sampling_start(dk_sampling *p);
 DK_EXPORT int dk_sampling_stop(dk_sampling *p);
@@ -629,17 +639,20 @@ DK_EXPORT int dk_sampling_stop(dk_sampling *p);
  */
 DK_EXPORT int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx);
 /* dk_sampling_wait - wait up to timeout_ms (-1: forever) for records to
- * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS. EINTR gives 0,
+ * drain. Returns 1 when some are ready, 0 on timeout, DK_EOS, DK_ESTATE
+ * (called from fn of a drain of the same sampling). EINTR gives 0,
  * and so does a wait without timeout once every target has exited. A
  * stopped sampling with nothing left to drain waits out the timeout (with
  * -1, until a signal): after dk_sampling_stop, drain instead of waiting. */
 DK_EXPORT int dk_sampling_wait(dk_sampling *p, int timeout_ms);
-/* Counts so far. */
+/* Counts so far; during a drain in another thread, each count is one it
+ * has reached (they are read one by one). Returns 0 or DK_EINVAL. */
 DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out);
 /* Events of the sampling and the native name and period each resolved to. */
 DK_EXPORT size_t dk_sampling_event_count(const dk_sampling *p);
 DK_EXPORT const char *dk_sampling_event_name(const dk_sampling *p, size_t i);
-/* Stop, disarm and free; gives back what it held. NULL is ignored. */
+/* Stop, disarm and free; gives back what it held. NULL is ignored. Not
+ * concurrently with any other call on p (see above). */
 DK_EXPORT void dk_sampling_close(dk_sampling *p);
 
 /* ------------------------------------------------------------------------ */

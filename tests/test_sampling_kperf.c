@@ -20,6 +20,7 @@
 #include "child_sampling.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
+#include "sampling_stress.h"
 #include "sim/sim_kdebug.h"
 #include "sim/sim_kernel.h"
 #include "util.h"
@@ -697,6 +698,97 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
     CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
     CHECK_INT(dk_sampling_stop(p), ==, 0);
     CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+/* Threads sharing one sampling: the samples written into the trace buffer
+ * here are numbered (their tid), so each must be delivered once, in
+ * order, whichever thread's drain or wait read it. */
+#define STRESS_SAMPLES 6000u
+#define STRESS_TID 0x100000000000ull /* above any real thread id */
+
+typedef struct numbered {
+    uint64_t next, samples;
+    uint64_t last_time;
+} numbered;
+
+static int follow_numbers(void *ctx, const dk_sample *x)
+{
+    numbered *n = ctx; /* drains take turns: no lock of its own */
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE)
+        return 0;
+    n->samples++;
+    if (x->tid < STRESS_TID)
+        return 0; /* the timer's own, if one fired */
+    uint64_t i = x->tid - STRESS_TID;
+    if (i != n->next)
+        DKT_FAIL("sample %llu delivered when %llu was due: %s", (unsigned long long)i,
+                 (unsigned long long)n->next, i < n->next ? "a repeat" : "some lost");
+    if (i > 0 && x->time_ns <= n->last_time)
+        DKT_FAIL("sample %llu is not later than the one before", (unsigned long long)i);
+    n->next++;
+    n->last_time = x->time_ns;
+    return 0;
+}
+
+typedef struct numbered_work {
+    sim_kernel k;
+} numbered_work;
+
+/* XNU's records of a timer sample with no stack (action 1): GEN_EVENT
+ * start, TI_DATA, GEN_EVENT end; in batches of 8 samples, 100 µs apart. */
+static void write_numbered(void *ctx)
+{
+    numbered_work *w = ctx;
+    const uint64_t fake_thread = STRESS_TID - 1; /* the interrupted thread's slot */
+    simk_kd_buf r[8 * 3];
+    for (uint64_t i = 0; i < STRESS_SAMPLES;) {
+        size_t n = 0;
+        for (; n < sizeof r / sizeof r[0] && i < STRESS_SAMPLES; i++) {
+            const uint64_t t = 1000 + i * 10;
+            r[n++] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg4 = 1, .arg5 = fake_thread,
+                                   .debugid = 0x25000000u | 1u};
+            r[n++] = (simk_kd_buf){.timestamp = t, .arg1 = 0x7fffffff, .arg2 = STRESS_TID + i,
+                                   .arg5 = fake_thread, .debugid = 0x25010004u};
+            r[n++] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg5 = fake_thread,
+                                   .debugid = 0x25000000u | 2u};
+        }
+        w->k.emit(r, n);
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"timer", 1000000000, 0}; /* its own samples rare */
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &e, 1, &o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    numbered_work w = {sim_kernel_open()};
+    /* Nothing wraps: every record written stays until read. */
+    CHECK_INT(trace_buffer_events(&w.k), >, STRESS_SAMPLES * 3);
+    numbered n = {0, 0, 0};
+    static const char *const names[] = {"cycles", "instructions"};
+    dkt_stress x = {.s = s, .p = p, .fn = follow_numbers, .ctx = &n, .names = names,
+                    .n_names = 2, .work = write_numbered, .work_ctx = &w};
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    dkt_stress_run(&x);
+    dk_sampling_stats st;
+    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
+    fprintf(stderr, "%llu of %u numbered samples delivered in order, %llu in all, %llu lost\n",
+            (unsigned long long)n.next, STRESS_SAMPLES, (unsigned long long)n.samples,
+            (unsigned long long)st.lost);
+    CHECK_U64(n.next, ==, STRESS_SAMPLES);
+    CHECK_U64(st.samples, ==, n.samples);
+    CHECK_U64(st.lost, ==, 0);
     dk_sampling_close(p);
     dk_sampler_close(s);
     check_disarmed(state_path());

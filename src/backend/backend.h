@@ -119,9 +119,19 @@ struct dk_sampling {
     dk_sampling_event asked[DK_MAX_EVENTS];          /* as given; names are copies */
     unsigned char mode[DK_MAX_EVENTS];               /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS];
-    dk_sampling_stats stats;
-    pthread_mutex_t drain_lock; /* one drain at a time (the core's; see dk_sampling_drain) */
+    dk_sampling_stats stats;    /* added to with dk__stat_add only */
+    /* One drain at a time (the core takes it around sampling_drain); a
+     * backend's wait takes it too wherever it touches what a drain reads,
+     * and never while it blocks. */
+    pthread_mutex_t drain_lock;
 };
+
+/* p->stats are counted by a drain and read by dk_sampling_stats_get from
+ * any thread while it runs: each count is added and read atomically. */
+static inline void dk__stat_add(uint64_t *count, uint64_t n)
+{
+    __atomic_fetch_add(count, n, __ATOMIC_RELAXED);
+}
 
 #define DK__BACKEND_VERSION 1
 
@@ -201,7 +211,10 @@ struct dk__backend {
     int (*group_read_levels)(dk_group *g, uint64_t *values);
 
     /* Optional sampling (dk_sampling). sampling_open arms nothing it does
-     * not undo on failure; drain never blocks and counts p->stats. */
+     * not undo on failure; drain never blocks and counts p->stats. start
+     * and stop run under the sampler's lock, drain under p->drain_lock,
+     * and wait, drain, start and stop may run at once from different
+     * threads (dk_sampling_wait); close runs alone. */
     int (*sampling_open)(dk_sampling *p);
     int (*sampling_start)(dk_sampling *p);
     int (*sampling_stop)(dk_sampling *p);

@@ -93,6 +93,7 @@ static void free_ksamp(ksamp *k)
     free(k->slots);
     free(k->maps);
     free(k->named);
+    pthread_mutex_destroy(&k->state_lock);
     free(k);
 }
 
@@ -364,6 +365,7 @@ int dk__kperf_sampling_open(dk_sampling *p)
     ksamp *k = calloc(1, sizeof *k);
     if (k == NULL)
         return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
+    pthread_mutex_init(&k->state_lock, NULL);
     const char *root;
     dk__kperf_parts(s, &k->kp, &root, &k->fixed_counters, &k->config_counters);
     int rc = dk__libsystem_load(root, &k->ls);
@@ -412,11 +414,13 @@ fail:
 int dk__kperf_sampling_start(dk_sampling *p)
 {
     ksamp *k = p->impl;
+    pthread_mutex_lock(&k->state_lock);
     int rc = kdebug_call(k, "enabling the trace buffer (KERN_KDENABLE)", KERN_KDENABLE,
                          KDEBUG_ENABLE_TRACE, true, NULL, NULL);
+    k->enabled = rc == 0;
+    pthread_mutex_unlock(&k->state_lock);
     if (rc != 0)
         return rc;
-    k->enabled = true;
     rc = kperf_call("starting kperf sampling (kperf_sample_set(1))", k->kp->kperf_sample_set(1));
     if (rc == 0) {
         k->sampling = true;
@@ -444,12 +448,14 @@ int dk__kperf_sampling_stop(dk_sampling *p)
         k->sampling = false;
     }
     /* Records already logged stay readable until the buffer is removed. */
+    pthread_mutex_lock(&k->state_lock);
     if (k->enabled) {
         r = kdebug_call(k, "disabling the trace buffer (KERN_KDENABLE 0)", KERN_KDENABLE, 0, true,
                         NULL, NULL);
         rc = rc != 0 ? rc : r;
         k->enabled = false;
     }
+    pthread_mutex_unlock(&k->state_lock);
     return rc;
 }
 

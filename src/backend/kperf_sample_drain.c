@@ -41,12 +41,21 @@ int dk__kperf_sampling_wait(dk_sampling *p, int timeout_ms)
      * timeout passes. */
     long left = timeout_ms; /* < 0: no timeout */
     for (;;) {
-        if (k->pos < k->len)
-            return 1;
-        int e = read_ahead(k);
+        /* The buffer read ahead is the drain's: under its lock, which is
+         * not held while blocking, so that a drain from another thread
+         * goes on meanwhile (a record it takes is found at the next look,
+         * a slice later at most). */
+        pthread_mutex_lock(&p->drain_lock);
+        int e = 0;
+        bool ready = k->pos < k->len;
+        if (!ready) {
+            e = read_ahead(k);
+            ready = e == 0 && k->len > 0;
+        }
+        pthread_mutex_unlock(&p->drain_lock);
         if (e != 0)
             return dk__ks_trace_fail("reading the trace buffer (KERN_KDREADTR)", e);
-        if (k->len > 0)
+        if (ready)
             return 1;
         if (left == 0)
             return 0;
@@ -245,14 +254,14 @@ static void deliver(drain_ctx *d, slot *sl)
         out.n_values = p->n;
         int rc = d->fn(d->ctx, &out);
         d->delivered++;
-        p->stats.samples++;
+        dk__stat_add(&p->stats.samples, 1);
         if (rc != 0)
             d->stop = rc;
         return;
     }
     int rc = d->fn(d->ctx, &out);
     d->delivered++;
-    p->stats.samples++;
+    dk__stat_add(&p->stats.samples, 1);
     if (rc != 0)
         d->stop = rc;
 }
@@ -325,7 +334,7 @@ static void decode(drain_ctx *d, const kd_buf *r)
     if (id == ID_LOST) {
         /* kdebug says only that records were overwritten, not how many:
          * each such mark counts as one. */
-        d->p->stats.lost++;
+        dk__stat_add(&d->p->stats.lost, 1);
         return;
     }
     if ((id >> 24) != 0x25)
@@ -419,6 +428,11 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
     ksamp *k = p->impl;
     drain_ctx d = {p, k, fn, ctx, 0, 0};
     k->npids = 0; /* maps are looked at again in each drain */
+    /* Stopped before anything is read: every record there will be is
+     * logged by now, and no stack can come after the reads below. */
+    pthread_mutex_lock(&k->state_lock);
+    bool stopped = !k->enabled;
+    pthread_mutex_unlock(&k->state_lock);
     /* At most a buffer's worth of records a drain: a machine whose kperf
      * users write as fast as this reads would otherwise keep it reading
      * for ever; what is left is the next drain's. */
@@ -446,16 +460,27 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
      * KERN_KDGETBUF's nolog says so, and it is reported, not waited out.
      * (A wrap loses records too, but the next read says so with a
      * TRACE_LOST_EVENTS record, counted above.) */
-    if (k->enabled && !k->kernel_stopped && d.stop == 0) {
-        kbufinfo b;
-        memset(&b, 0, sizeof b);
-        size_t blen = sizeof b;
-        int e = dk__ks_kdebug(k, KERN_KDGETBUF, 0, false, &b, &blen);
+    /* Under state_lock: a stop from another thread disables the buffer
+     * either before (enabled is false) or after this look. */
+    kbufinfo b;
+    memset(&b, 0, sizeof b);
+    int e = 0;
+    bool looked = false;
+    if (!k->kernel_stopped && d.stop == 0) {
+        pthread_mutex_lock(&k->state_lock);
+        if (k->enabled) {
+            size_t blen = sizeof b;
+            e = dk__ks_kdebug(k, KERN_KDGETBUF, 0, false, &b, &blen);
+            looked = true;
+        }
+        pthread_mutex_unlock(&k->state_lock);
+    }
+    if (looked) {
         if (e != 0)
             return dk__ks_trace_fail("checking that tracing is still on (KERN_KDGETBUF)", e);
         if (b.nolog != 0) {
             k->kernel_stopped = true;
-            p->stats.lost++;
+            dk__stat_add(&p->stats.lost, 1);
             return dk__fail(DK_EOS,
                             "the kernel stopped tracing while sampling (KERN_KDGETBUF reports "
                             "nolog, flags %#x): %s; samples from then on are lost (%llu "
@@ -472,14 +497,14 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
         }
     }
     /* Samples whose stacks cannot come any more once sampling stopped. */
-    if (!k->enabled)
+    if (stopped)
         for (size_t i = 0; i < SLOTS && d.stop == 0; i++)
             if (k->slots[i].used && k->slots[i].pending) {
                 deliver(&d, &k->slots[i]);
                 k->slots[i].used = false;
             }
     /* The target is named even when none of its samples came. */
-    if (!k->enabled && k->pid > 0 && d.stop == 0)
+    if (stopped && k->pid > 0 && d.stop == 0)
         report_comm(&d, k->pid, 0);
     return d.stop != 0 ? d.stop : d.delivered;
 }

@@ -8,6 +8,7 @@
 #ifndef DKPERF_BACKEND_KPERF_SAMPLE_STATE_H
 #define DKPERF_BACKEND_KPERF_SAMPLE_STATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,10 +122,18 @@ typedef struct ksamp {
     uint64_t tid;              /* DK_SCOPE_THREAD: the one thread; 0: any */
     size_t npmi, ntimers;
     /* What open did, for teardown. */
-    bool kdebug, kperf, periods, counting, sampling, enabled;
+    bool kdebug, kperf, periods, counting, sampling;
+    /* The trace buffer is enabled (start to stop). Under state_lock, which
+     * start and stop hold around KERN_KDENABLE and a drain around its
+     * reading of enabled and KERN_KDGETBUF's, so that a drain never takes
+     * a concurrent stop for the kernel stopping tracing. A leaf lock. */
+    bool enabled;
+    pthread_mutex_t state_lock;
     bool kernel_stopped;       /* tracing found off while enabled (reported once) */
+    /* Records read but not yet decoded: the drain's, and a wait's, which
+     * reads ahead; both under the sampling's drain_lock. */
     kd_buf *buf;
-    size_t pos, len;           /* records read but not yet decoded */
+    size_t pos, len;
     slot *slots;
     map_seen *maps;
     size_t nmaps, maps_cap;

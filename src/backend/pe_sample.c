@@ -592,9 +592,12 @@ static int read_maps(ps_state *st, int pid)
                               "failed",
                            path);
     }
-    st->maps_time = monotonic_ns();
+    /* Built aside and published by one store of nmaps: a drain from
+     * another thread may look at them while this start runs. */
+    uint64_t when = monotonic_ns();
+    ps_map *maps = NULL;
+    size_t nmaps = 0, cap = 0;
     char line[4352];
-    size_t cap = 0;
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
         unsigned long long lo, hi, off;
@@ -609,14 +612,14 @@ static int read_maps(ps_state *st, int pid)
         size_t len = strcspn(name, "\n");
         if (len == 0)
             continue; /* anonymous code (a JIT): no image */
-        if (st->nmaps == cap) {
+        if (nmaps == cap) {
             size_t grown_cap = cap ? cap * 2 : 32;
-            ps_map *grown = realloc(st->maps, grown_cap * sizeof *grown);
+            ps_map *grown = realloc(maps, grown_cap * sizeof *grown);
             if (grown == NULL) {
                 rc = dk__fail(DK_ENOMEM, "dk_sampling_start: out of memory");
                 break;
             }
-            st->maps = grown;
+            maps = grown;
             cap = grown_cap;
         }
         char *copy = malloc(len + 1);
@@ -626,7 +629,7 @@ static int read_maps(ps_state *st, int pid)
         }
         memcpy(copy, name, len);
         copy[len] = '\0';
-        ps_map *m = &st->maps[st->nmaps++];
+        ps_map *m = &maps[nmaps++];
         m->start = lo;
         m->len = hi - lo;
         m->pgoff = off;
@@ -634,13 +637,15 @@ static int read_maps(ps_state *st, int pid)
     }
     fclose(f);
     if (rc != 0) {
-        for (size_t i = 0; i < st->nmaps; i++)
-            free(st->maps[i].path);
-        free(st->maps);
-        st->maps = NULL;
-        st->nmaps = 0;
+        for (size_t i = 0; i < nmaps; i++)
+            free(maps[i].path);
+        free(maps);
+        return rc;
     }
-    return rc;
+    st->maps = maps;
+    st->maps_time = when;
+    __atomic_store_n(&st->nmaps, nmaps, __ATOMIC_RELEASE);
+    return 0;
 }
 
 static int ioctl_leaders(ps_state *st, unsigned long request, const char *what)

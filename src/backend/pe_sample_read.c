@@ -179,7 +179,7 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
         }
         if (c.bad)
             return 0;
-        p->stats.samples++;
+        dk__stat_add(&p->stats.samples, 1);
         return 1;
     }
     case PERF_RECORD_MMAP2:
@@ -227,20 +227,20 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
         (void)take64(&c); /* id */
         uint64_t lost = take64(&c);
         if (!c.bad)
-            p->stats.lost += lost;
+            dk__stat_add(&p->stats.lost, lost);
         return 0;
     }
     case PERF_RECORD_LOST_SAMPLES: {
         uint64_t lost = take64(&c);
         if (!c.bad)
-            p->stats.lost += lost;
+            dk__stat_add(&p->stats.lost, lost);
         return 0;
     }
     case PERF_RECORD_THROTTLE:
-        p->stats.throttled++;
+        dk__stat_add(&p->stats.throttled, 1);
         return 0;
     case PERF_RECORD_UNTHROTTLE:
-        p->stats.unthrottled++;
+        dk__stat_add(&p->stats.unthrottled, 1);
         return 0;
     default: /* FORK and others: not part of dk_sample */
         return 0;
@@ -277,7 +277,9 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
     long delivered = 0;
     int rc = 0;
     /* The images mapped before sampling began, first. */
-    while (st->maps_sent < st->nmaps && rc == 0) {
+    /* Published by the first start, which may run in another thread. */
+    size_t nmaps = __atomic_load_n(&st->nmaps, __ATOMIC_ACQUIRE);
+    while (st->maps_sent < nmaps && rc == 0) {
         const ps_map *m = &st->maps[st->maps_sent++];
         dk_sample x;
         memset(&x, 0, sizeof x);

@@ -34,6 +34,14 @@ typedef struct drain_frame {
 } drain_frame;
 static _Thread_local drain_frame *drains_here;
 
+static bool draining_here(const dk_sampling *p)
+{
+    for (const drain_frame *f = drains_here; f != NULL; f = f->next)
+        if (f->p == p)
+            return true;
+    return false;
+}
+
 /* The caller's options, of any size an older or newer header gives. */
 static int copy_options(const dk_sampling_options *opts, dk_sampling_options *o)
 {
@@ -219,11 +227,10 @@ int dk_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
 {
     if (p == NULL || fn == NULL)
         return dk__fail(DK_EINVAL, "dk_sampling_drain: sampling and fn must not be NULL");
-    for (const drain_frame *f = drains_here; f != NULL; f = f->next)
-        if (f->p == p)
-            return dk__fail(DK_ESTATE, "dk_sampling_drain: called from the callback of a drain "
-                                       "of the same sampling, which is still running; return "
-                                       "from the callback and drain again");
+    if (draining_here(p))
+        return dk__fail(DK_ESTATE, "dk_sampling_drain: called from the callback of a drain of "
+                                   "the same sampling, which is still running; return from the "
+                                   "callback and drain again");
     drain_frame here = {p, drains_here};
     drains_here = &here;
     pthread_mutex_lock(&p->drain_lock); /* drains from two threads take turns */
@@ -237,6 +244,11 @@ int dk_sampling_wait(dk_sampling *p, int timeout_ms)
 {
     if (p == NULL)
         return dk__fail(DK_EINVAL, "dk_sampling_wait: sampling must not be NULL");
+    /* A backend's wait may take the drain lock this thread holds. */
+    if (draining_here(p))
+        return dk__fail(DK_ESTATE, "dk_sampling_wait: called from the callback of a drain of "
+                                   "the same sampling, which is still running; return from the "
+                                   "callback, then wait");
     return p->sampler->backend->sampling_wait(p, timeout_ms);
 }
 
@@ -244,7 +256,11 @@ int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out)
 {
     if (p == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_sampling_stats_get: sampling and out must not be NULL");
-    *out = p->stats;
+    /* A drain in another thread may be counting (dk__stat_add). */
+    out->samples = __atomic_load_n(&p->stats.samples, __ATOMIC_RELAXED);
+    out->lost = __atomic_load_n(&p->stats.lost, __ATOMIC_RELAXED);
+    out->throttled = __atomic_load_n(&p->stats.throttled, __ATOMIC_RELAXED);
+    out->unthrottled = __atomic_load_n(&p->stats.unthrottled, __ATOMIC_RELAXED);
     return 0;
 }
 
