@@ -32,6 +32,7 @@ typedef struct builder {
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
     size_t max_nodes;
+    size_t max_memo;
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -42,8 +43,6 @@ typedef struct builder {
  * addresses, sampling one deep stack): refused past this many. */
 #define NODES_FREE 65536u
 #define NODES_MAX (1u << 30)
-/* The memo is a cache: emptied when it grows past this. */
-#define MAX_MEMO (1u << 18)
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -314,9 +313,13 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
             return -1;
         b->chain[n++] = k;
     }
-    if (b->memo.n + n > MAX_MEMO) {
-        rmap_free(&b->memo); /* a cache: start it again */
-    }
+    /* The memo holds at most max_memo translations besides this sample's
+     * own: past that it is a cache and starts again. One process's
+     * translations (a recording node each, one more for a sample's leaf)
+     * always fit, so each is made once and a sample whose stack is known
+     * costs one look-up, however deep it is. */
+    if (n > 0 && b->memo.n + n > b->max_memo)
+        rmap_free(&b->memo);
     /* Down again, making the nodes. */
     while (n-- > 0) {
         uint32_t k = b->chain[n];
@@ -391,6 +394,9 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     b.syms = symbols_new();
     b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
                                                           : NODES_MAX;
+    /* A recording node takes 2 bytes or more, a sample 3 or more: one
+     * process's translations come to fewer than the file has bytes. */
+    b.max_memo = b.max_nodes;
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
