@@ -19,15 +19,25 @@ typedef struct fslot {
     uint32_t id1; /* frame id + 1; 0: empty */
 } fslot;
 
+/* The key of a pid with maps of its own: processes whose lists of maps
+ * are the same (a program run many times at the same addresses) share one,
+ * since every address of theirs is symbolized the same way. */
+typedef struct pidkey {
+    int32_t pid;
+    uint32_t first, n; /* its maps: order[first .. first + n) */
+    uint64_t key;
+} pidkey;
+
 typedef struct builder {
     rprofile *p;
     symbols *syms;
     fslot *fslots;
     size_t nfslots;
     rmap stacks; /* (parent node, frame) -> node */
-    rmap memo;   /* (process key, recording node * 2 + leaf) -> node */
-    int32_t *map_pids; /* the pids that have maps of their own, sorted */
-    size_t n_map_pids;
+    rmap memo;   /* (process key, recording node) -> node, as a return address */
+    rmap leaves; /* (process key, recording node) -> node, as a sample's leaf */
+    struct pidkey *keys; /* the pids that have maps of their own, by pid */
+    size_t n_keys;
     uint32_t *chain; /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
@@ -283,14 +293,84 @@ static int cmp_pid(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The key under which pid's addresses are symbolized: its pid when it has
- * maps of its own, else one key for every process without (they all take
- * other processes' maps, the same way). */
+static const dkrec_map *order_maps;
+
+/* Maps by pid, then in the order recorded. */
+static int map_order(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = cmp_pid(&order_maps[x].pid, &order_maps[y].pid);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static uint64_t map_hash(uint64_t h, const dkrec_map *m)
+{
+    h = mix(mix(mix(h, m->start), m->len), m->pgoff);
+    h = mix(hash_str(h, m->path), m->id_kind);
+    for (size_t i = 0; i < m->id_len && i < DKREC_ID_MAX; i++)
+        h = mix(h, m->id[i]);
+    return h;
+}
+
+static bool same_map(const dkrec_map *a, const dkrec_map *b)
+{
+    return a->start == b->start && a->len == b->len && a->pgoff == b->pgoff &&
+           a->id_kind == b->id_kind && a->id_len == b->id_len &&
+           memcmp(a->id, b->id, a->id_len < DKREC_ID_MAX ? a->id_len : DKREC_ID_MAX) == 0 &&
+           strcmp(a->path, b->path) == 0;
+}
+
+/* b->keys: each pid with maps, keyed by its own pid or by that of the first
+ * pid with the same maps. -1 when out of memory. */
+static int make_keys(builder *b, const dkrec *r)
+{
+    uint32_t *order = calloc(r->n_maps ? r->n_maps : 1, sizeof *order);
+    b->keys = calloc(r->n_maps ? r->n_maps : 1, sizeof *b->keys);
+    rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
+    int rc = -1;
+    if (order == NULL || b->keys == NULL)
+        goto out;
+    for (size_t i = 0; i < r->n_maps; i++)
+        order[i] = (uint32_t)i;
+    order_maps = r->maps;
+    qsort(order, r->n_maps, sizeof *order, map_order);
+    for (size_t i = 0; i < r->n_maps;) {
+        pidkey *k = &b->keys[b->n_keys];
+        k->pid = r->maps[order[i]].pid;
+        k->first = (uint32_t)i;
+        uint64_t h = 0;
+        for (; i < r->n_maps && r->maps[order[i]].pid == k->pid; i++)
+            h = map_hash(h, &r->maps[order[i]]);
+        k->n = (uint32_t)(i - k->first);
+        k->key = (uint64_t)(uint32_t)k->pid;
+        int64_t like = rmap_get(&seen, h, 0);
+        if (like < 0) {
+            if (rmap_put(&seen, h, 0, (uint32_t)b->n_keys) != 0)
+                goto out;
+        } else if (b->keys[like].n == k->n) {
+            const pidkey *o = &b->keys[like];
+            bool same = true;
+            for (uint32_t j = 0; same && j < k->n; j++)
+                same = same_map(&r->maps[order[o->first + j]], &r->maps[order[k->first + j]]);
+            if (same)
+                k->key = o->key;
+        }
+        b->n_keys++;
+    }
+    rc = 0;
+out:
+    free(order);
+    rmap_free(&seen);
+    return rc;
+}
+
+/* The key under which pid's addresses are symbolized: that of its maps
+ * when it has maps of its own, else one key for every process without
+ * (they all take other processes' maps, the same way). */
 static uint64_t process_key(const builder *b, int32_t pid)
 {
-    if (bsearch(&pid, b->map_pids, b->n_map_pids, sizeof *b->map_pids, cmp_pid) != NULL)
-        return (uint64_t)(uint32_t)pid;
-    return UINT64_MAX;
+    const pidkey *k = bsearch(&pid, b->keys, b->n_keys, sizeof *b->keys, cmp_pid);
+    return k != NULL ? k->key : UINT64_MAX;
 }
 
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
@@ -299,12 +379,16 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
 {
     const dkrec *r = b->p->rec;
     uint64_t key = process_key(b, pid);
+    /* A leaf seen before is known however deep its stack is: the leaves
+     * are kept (fewer than the samples), the rest is a cache. */
+    int64_t base = rmap_get(&b->leaves, key, leaf_node);
+    if (base >= 0)
+        return base;
+    base = 0;
     /* Up from the leaf to the first recording node already translated. */
     size_t n = 0;
-    int64_t base = 0;
     for (uint32_t k = leaf_node; k != 0; k = r->nodes[k].parent) {
-        uint64_t kk = (uint64_t)k * 2u + (k == leaf_node ? 1u : 0u);
-        int64_t hit = rmap_get(&b->memo, key, kk);
+        int64_t hit = k == leaf_node ? -1 : rmap_get(&b->memo, key, k);
         if (hit >= 0) {
             base = hit;
             break;
@@ -315,9 +399,8 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
     }
     /* The memo holds at most max_memo translations besides this sample's
      * own: past that it is a cache and starts again. One process's
-     * translations (a recording node each, one more for a sample's leaf)
-     * always fit, so each is made once and a sample whose stack is known
-     * costs one look-up, however deep it is. */
+     * translations (a recording node each) always fit, so each is made
+     * once. */
     if (n > 0 && b->memo.n + n > b->max_memo)
         rmap_free(&b->memo);
     /* Down again, making the nodes. */
@@ -330,7 +413,7 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
         base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
-        if (rmap_put(&b->memo, key, (uint64_t)k * 2u + (leaf ? 1u : 0u), (uint32_t)base) != 0)
+        if (rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
             return -1;
     }
     return base;
@@ -379,7 +462,8 @@ static void builder_free(builder *b)
     free(b->fslots);
     rmap_free(&b->stacks);
     rmap_free(&b->memo);
-    free(b->map_pids);
+    rmap_free(&b->leaves);
+    free(b->keys);
     free(b->chain);
 }
 
@@ -400,16 +484,9 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
-    b.map_pids = calloc(rec->n_maps ? rec->n_maps : 1, sizeof *b.map_pids);
-    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.map_pids == NULL)
+    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || make_keys(&b, rec) != 0)
         goto oom;
     p->n_nodes = 1;
-    for (size_t i = 0; i < rec->n_maps; i++)
-        b.map_pids[i] = rec->maps[i].pid;
-    qsort(b.map_pids, rec->n_maps, sizeof *b.map_pids, cmp_pid);
-    for (size_t i = 0; i < rec->n_maps; i++)
-        if (b.n_map_pids == 0 || b.map_pids[b.n_map_pids - 1] != b.map_pids[i])
-            b.map_pids[b.n_map_pids++] = b.map_pids[i];
     /* Comm lookups are per pid; cache the last one. */
     int32_t last_pid = 0;
     int64_t last_comm = -1;
