@@ -10,7 +10,7 @@ Cases are rows of CASES: an input (made once, by a function of INPUTS, and
 shared by every case that names it), the command, the target in seconds,
 and a check of the output. Add a case by adding a row (and its input).
 
-usage: perf.py --dkperf BIN [--only NAME,...] [--keep DIR]
+usage: perf.py --dkperf BIN [--only 'NAME|...'] [--keep DIR]
 """
 
 import argparse
@@ -23,7 +23,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
-from recording import deep  # noqa: E402
+from recording import HEADER, chunk, comm, deep, end, event, map_, meta, nodes, sample  # noqa: E402
 
 DEPTH, SAMPLES = 300000, 3000
 SLACK = 10  # the bound: ten times the target
@@ -39,8 +39,25 @@ def deep_chain(path):
         f.write(deep(DEPTH, SAMPLES, 1))
 
 
+COMMS = 200000
+
+
+def renamed(path):
+    """One process renamed before each of its 200,000 samples (about 3 MB):
+    a reader that looks through every comm record for each sample is
+    quadratic here."""
+    body = meta("comm", "c") + event(0, "cpu-clock") + map_(1, 0x400000, 0x1000, "/nonexistent/c.so") \
+        + nodes([(0, 0x400100)])
+    # Each chunk starts the sample fields again: the pid is given in each.
+    recs = [comm(1, "c%d" % i) + sample(1, pid=1 if i % 4000 == 0 else None) for i in range(COMMS)]
+    chunks = [chunk(body)] + [chunk(b"".join(recs[i:i + 4000])) for i in range(0, COMMS, 4000)]
+    with open(path, "wb") as f:
+        f.write(HEADER + b"".join(chunks) + chunk(end(COMMS)))
+
+
 INPUTS = {
     "deep-chain.data": deep_chain,
+    "renamed.data": renamed,
     # A libdkbench baseline with 400,000 members goes here (its reader must
     # take under 1 s), with its cases below.
 }
@@ -80,6 +97,11 @@ def flame_graph(_, work):
     return [] if n == DEPTH + 1 else ["%d boxes in the flame graph, wanted %d" % (n, DEPTH + 1)]
 
 
+def every_name(r, _):
+    rows = [l for l in r.out.splitlines() if l.startswith(" ") and l.split()[-1].startswith("c")]
+    return [] if len(rows) == COMMS else ["%d rows of names, wanted %d" % (len(rows), COMMS)]
+
+
 # ---- the cases: (name, input, arguments after the tool, target s, check) -
 # "{in}" is the input's path, "{work}" the work directory.
 
@@ -94,6 +116,8 @@ CASES = [
      REPORT + ["--speedscope", "{work}/out.speedscope.json"], 2, one_speedscope_run),
     ("report --html, deep chain", "deep-chain.data", REPORT + ["--html", "{work}/out.html"], 2,
      flame_graph),
+    ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
+     2, every_name),
     # libdkbench baseline, 400,000 members: its cases go here.
 ]
 
@@ -101,13 +125,13 @@ CASES = [
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dkperf", required=True)
-    ap.add_argument("--only", help="comma-separated case names")
+    ap.add_argument("--only", help="case names, separated by |")
     ap.add_argument("--keep", help="write the inputs and outputs here and keep them")
     args = ap.parse_args()
     tools = {"dkperf": os.path.abspath(args.dkperf)}
     cases = CASES
     if args.only:
-        names = args.only.split(",")
+        names = args.only.split("|")
         cases = [c for c in CASES if c[0] in names]
     wd = None
     if args.keep:

@@ -43,6 +43,8 @@ typedef struct builder {
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
     size_t max_nodes;
     size_t max_memo;
+    rmap comm_ids; /* (hash of a comm name, probe) -> its index in comms */
+    const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -419,34 +421,54 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
     return base;
 }
 
-/* The index of comm name s in p->comms. */
+/* The index of comm name s in p->comms; names are found by their hash,
+ * probing (hash, 0), (hash, 1), ... past other names of the same hash. */
 static int64_t comm_id(builder *b, const char *s)
 {
     rprofile *p = b->p;
-    for (size_t i = 0; i < p->n_comms; i++)
-        if (strcmp(p->comms[i], s) == 0)
-            return (int64_t)i;
+    uint64_t h = hash_str(0xcbf29ce484222325ull, s), j = 0;
+    for (int64_t id; (id = rmap_get(&b->comm_ids, h, j)) >= 0; j++)
+        if (strcmp(p->comms[id], s) == 0)
+            return id;
     if (grow((void **)&p->comms, p->n_comms, &b->cap_comms, sizeof *p->comms) != 0 ||
         (p->comms[p->n_comms] = strdup(s)) == NULL)
         return -1;
+    if (rmap_put(&b->comm_ids, h, j, (uint32_t)p->n_comms) != 0) {
+        free(p->comms[p->n_comms]);
+        return -1;
+    }
     return (int64_t)p->n_comms++;
 }
 
-/* The name of pid at sample index i: its latest comm before it, else its
- * first one, else the recorded command's name. */
-static const char *comm_of(const dkrec *r, int32_t pid, size_t i, char *buf, size_t size)
+/* Comm records by pid, then in file order (so by first_sample). */
+static int comm_order(const void *a, const void *b)
 {
-    const char *best = NULL, *first = NULL;
-    for (size_t k = 0; k < r->n_comms; k++) {
-        if (r->comms[k].pid != pid)
-            continue;
-        if (first == NULL)
-            first = r->comms[k].comm;
-        if (r->comms[k].first_sample <= i)
-            best = r->comms[k].comm;
+    const dkrec_comm *x = *(const dkrec_comm *const *)a, *y = *(const dkrec_comm *const *)b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The name of pid at sample index i: its latest comm before it, else its
+ * first one, else the recorded command's name. by_pid: the comm records
+ * in comm_order, so by (pid, first_sample). */
+static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid,
+                           size_t i, char *buf, size_t size)
+{
+    /* lo: the number of records before (pid, i) or at it. */
+    size_t lo = 0, hi = r->n_comms;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const dkrec_comm *c = by_pid[m];
+        if (c->pid < pid || (c->pid == pid && c->first_sample <= i))
+            lo = m + 1;
+        else
+            hi = m;
     }
-    if (best != NULL || first != NULL)
-        return best != NULL ? best : first;
+    if (lo > 0 && by_pid[lo - 1]->pid == pid)
+        return by_pid[lo - 1]->comm;
+    if (lo < r->n_comms && by_pid[lo]->pid == pid)
+        return by_pid[lo]->comm;
     if (pid == 0)
         return "swapper"; /* the idle task of a sampling of every CPU, as perf names it */
     const char *cmd = dkrec_meta(r, "comm");
@@ -464,6 +486,8 @@ static void builder_free(builder *b)
     rmap_free(&b->memo);
     rmap_free(&b->leaves);
     free(b->keys);
+    rmap_free(&b->comm_ids);
+    free(b->comm_by_pid);
     free(b->chain);
 }
 
@@ -484,31 +508,35 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
-    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || make_keys(&b, rec) != 0)
+    b.comm_by_pid = calloc(rec->n_comms ? rec->n_comms : 1, sizeof *b.comm_by_pid);
+    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
+        make_keys(&b, rec) != 0)
         goto oom;
     p->n_nodes = 1;
+    for (size_t k = 0; k < rec->n_comms; k++)
+        b.comm_by_pid[k] = &rec->comms[k];
+    qsort(b.comm_by_pid, rec->n_comms, sizeof *b.comm_by_pid, comm_order);
     /* Comm lookups are per pid; cache the last one. */
     int32_t last_pid = 0;
     int64_t last_comm = -1;
-    size_t last_comm_at = 0;
+    size_t next_comm = 0; /* the comm records come in first_sample order */
     for (size_t i = 0; i < rec->n_samples; i++) {
         const dkrec_rsample *s = &rec->samples[i];
         rsample *o = &p->samples[p->n_samples];
         o->event = s->event;
         o->pid = s->pid;
         o->weight = s->period ? s->period : 1;
-        /* Re-look the comm up when the pid changes or a comm record came. */
+        /* Re-look the comm up when the pid changes or a comm record of
+         * its came since the last look-up. */
         bool fresh = last_comm < 0 || s->pid != last_pid;
-        for (size_t k = 0; !fresh && k < rec->n_comms; k++)
-            fresh = rec->comms[k].pid == s->pid && rec->comms[k].first_sample > last_comm_at &&
-                    rec->comms[k].first_sample <= i;
+        for (; next_comm < rec->n_comms && rec->comms[next_comm].first_sample <= i; next_comm++)
+            fresh = fresh || rec->comms[next_comm].pid == last_pid;
         if (fresh) {
             char buf[32];
-            last_comm = comm_id(&b, comm_of(rec, s->pid, i, buf, sizeof buf));
+            last_comm = comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, i, buf, sizeof buf));
             if (last_comm < 0)
                 goto oom;
             last_pid = s->pid;
-            last_comm_at = i;
         }
         o->comm = (uint32_t)last_comm;
         int64_t node = s->node ? sample_stack(&b, s->pid, s->node) : 0;
