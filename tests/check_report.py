@@ -157,11 +157,18 @@ def case_speedscope():
         check(len(pr["samples"]) == len(pr["weights"]), "a weight per sample")
         check(pr["startValue"] == 0 and pr["endValue"] == sum(pr["weights"]), "start and end")
         check(all(0 <= i < len(frames) for s in pr["samples"] for i in s), "frame indices in range")
+        check(all(a != b for a, b in zip(pr["samples"], pr["samples"][1:])),
+              "a run of samples in one stack is one entry")
     cpu = profiles[0]
-    check(len(cpu["samples"]) == 101 * ROUNDS, "every cpu-clock sample")
-    check(cpu["unit"] == "nanoseconds" and cpu["weights"][0] == 1001001, "cpu-clock weighs its period in ns")
+    # A round: 70 in fx_hot, 20 in fx_cold, 8 in fx_other, then 3 alone.
+    check(len(cpu["samples"]) == 6 * ROUNDS, f"a run per stack: {len(cpu['samples'])}")
+    check(sum(cpu["weights"]) == 101 * ROUNDS * 1001001, "every cpu-clock sample")
+    check(cpu["unit"] == "nanoseconds" and cpu["weights"][0] == 70 * 1001001,
+          "cpu-clock weighs its period in ns, a run its samples'")
     hot = [s for s in cpu["samples"] if names[s[-1]] == "fx_hot"]
-    check(len(hot) == 70 * ROUNDS, f"fx_hot is the innermost frame of {len(hot)} samples")
+    hot_weight = sum(w for s, w in zip(cpu["samples"], cpu["weights"]) if names[s[-1]] == "fx_hot")
+    check(len(hot) == ROUNDS and hot_weight == 70 * ROUNDS * 1001001,
+          f"fx_hot is the innermost frame of {len(hot)} runs, {hot_weight} ns")
     check(all([names[i] for i in s] == ["main", "fx_outer", "fx_hot"] for s in hot),
           "stacks go from the outermost frame to the innermost")
     check(doc["activeProfileIndex"] == 0 and isinstance(doc["exporter"], str), "the top-level fields")

@@ -23,6 +23,10 @@ import subprocess
 import sys
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recording import (HEADER, chunk, comm, deep, end, event, map_, meta, nodes,  # noqa: E402
+                       sample, string, svarint, varint)
+
 dkperf, work = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else None
 os.makedirs(work, exist_ok=True)
@@ -33,72 +37,6 @@ def check(cond, what):
     if not cond:
         failures.append(what)
         print("FAILED:", what)
-
-
-# ---- the recording format ------------------------------------------------
-
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def svarint(v):
-    return varint(((v << 1) ^ (v >> 63)) & (2**64 - 1))
-
-
-def string(s):
-    b = s.encode() if isinstance(s, str) else s
-    return varint(len(b)) + b
-
-
-HEADER = b"DKREC\x1a\n\x00" + struct.pack("<HHI", 1, 0, 0)
-
-
-def chunk(payload, crc=None):
-    c = zlib.crc32(payload) if crc is None else crc
-    return b"C" + varint(len(payload)) + struct.pack("<I", c & 0xFFFFFFFF) + payload
-
-
-def meta(k, v):
-    return b"m" + string(k) + string(v)
-
-
-def event(i, name, period=0, freq=999):
-    return b"e" + varint(i) + string(name) + varint(period) + varint(freq)
-
-
-def map_(pid, start, length, path, pgoff=0):
-    return b"p" + svarint(pid) + varint(start) + varint(length) + varint(pgoff) + string(path) \
-        + b"\x00" + varint(0)
-
-
-def comm(pid, name):
-    return b"c" + svarint(pid) + varint(pid) + string(name)
-
-
-def nodes(pairs):
-    """pairs: (back, addr_delta) per node."""
-    return b"n" + varint(len(pairs)) + b"".join(varint(b) + svarint(d) for b, d in pairs)
-
-
-def sample(node, dt=1000, pid=None, period=None):
-    change, fields = 0, b""
-    if pid is not None:
-        change |= 0x02
-        fields += svarint(pid)
-    if period is not None:
-        change |= 0x10
-        fields += svarint(period)
-    head = node << 3 | (1 if change else 0)
-    return b"s" + varint(head) + (bytes([change]) + fields if change else b"") + svarint(dt)
-
-
-def end(n):
-    return b"z" + varint(n)
 
 
 def write(name, data):
@@ -206,26 +144,8 @@ def case_errors():
             check(rc in (0, 1) and err.count("\n") <= 1, f"byte {k} ^ {x:#x}: {rc} {err!r}")
 
 
-def deep(depth, nsamples, spread):
-    """One chain of depth frames; nsamples samples at its last spread nodes."""
-    pairs = [(0, 0x401000)] + [(1, 0x10)] * (depth - 1)
-    body = meta("comm", "deep") + event(0, "cpu-clock") + comm(PID, "deep") \
-        + map_(PID, 0x400000, 0x100000, "/nonexistent/deep.so") + nodes(pairs)
-    chunks = [chunk(body)]
-    samples = b""
-    first = True
-    for i in range(nsamples):
-        samples += sample(depth - i % spread, pid=PID if first else None, period=1 if first else None)
-        first = False
-        if len(samples) > 60000:
-            chunks.append(chunk(samples))
-            samples, first = b"", True
-    chunks.append(chunk(samples + end(nsamples)))
-    return HEADER + b"".join(chunks)
-
-
 def case_memory():
-    data = deep(1000, 30000, 50)
+    data = deep(1000, 30000, 50, PID)
     path = write("deep.data", data)
     check(len(data) < 160 * 1024, f"the deep recording is small: {len(data)} bytes")
     # First, so that RUSAGE_CHILDREN's peak is this run's.

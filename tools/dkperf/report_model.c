@@ -19,19 +19,32 @@ typedef struct fslot {
     uint32_t id1; /* frame id + 1; 0: empty */
 } fslot;
 
+/* The key of a pid with maps of its own: processes whose lists of maps
+ * are the same (a program run many times at the same addresses) share one,
+ * since every address of theirs is symbolized the same way. */
+typedef struct pidkey {
+    int32_t pid;
+    uint32_t first, n; /* its maps: order[first .. first + n) */
+    uint64_t key;
+} pidkey;
+
 typedef struct builder {
     rprofile *p;
     symbols *syms;
     fslot *fslots;
     size_t nfslots;
     rmap stacks; /* (parent node, frame) -> node */
-    rmap memo;   /* (process key, recording node * 2 + leaf) -> node */
-    int32_t *map_pids; /* the pids that have maps of their own, sorted */
-    size_t n_map_pids;
+    rmap memo;   /* (process key, recording node) -> node, as a return address */
+    rmap leaves; /* (process key, recording node) -> node, as a sample's leaf */
+    struct pidkey *keys; /* the pids that have maps of their own, by pid */
+    size_t n_keys;
     uint32_t *chain; /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
     size_t max_nodes;
+    size_t max_memo;
+    rmap comm_ids; /* (hash of a comm name, probe) -> its index in comms */
+    const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -42,8 +55,6 @@ typedef struct builder {
  * addresses, sampling one deep stack): refused past this many. */
 #define NODES_FREE 65536u
 #define NODES_MAX (1u << 30)
-/* The memo is a cache: emptied when it grows past this. */
-#define MAX_MEMO (1u << 18)
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -284,14 +295,84 @@ static int cmp_pid(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The key under which pid's addresses are symbolized: its pid when it has
- * maps of its own, else one key for every process without (they all take
- * other processes' maps, the same way). */
+static const dkrec_map *order_maps;
+
+/* Maps by pid, then in the order recorded. */
+static int map_order(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = cmp_pid(&order_maps[x].pid, &order_maps[y].pid);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
+static uint64_t map_hash(uint64_t h, const dkrec_map *m)
+{
+    h = mix(mix(mix(h, m->start), m->len), m->pgoff);
+    h = mix(hash_str(h, m->path), m->id_kind);
+    for (size_t i = 0; i < m->id_len && i < DKREC_ID_MAX; i++)
+        h = mix(h, m->id[i]);
+    return h;
+}
+
+static bool same_map(const dkrec_map *a, const dkrec_map *b)
+{
+    return a->start == b->start && a->len == b->len && a->pgoff == b->pgoff &&
+           a->id_kind == b->id_kind && a->id_len == b->id_len &&
+           memcmp(a->id, b->id, a->id_len < DKREC_ID_MAX ? a->id_len : DKREC_ID_MAX) == 0 &&
+           strcmp(a->path, b->path) == 0;
+}
+
+/* b->keys: each pid with maps, keyed by its own pid or by that of the first
+ * pid with the same maps. -1 when out of memory. */
+static int make_keys(builder *b, const dkrec *r)
+{
+    uint32_t *order = calloc(r->n_maps ? r->n_maps : 1, sizeof *order);
+    b->keys = calloc(r->n_maps ? r->n_maps : 1, sizeof *b->keys);
+    rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
+    int rc = -1;
+    if (order == NULL || b->keys == NULL)
+        goto out;
+    for (size_t i = 0; i < r->n_maps; i++)
+        order[i] = (uint32_t)i;
+    order_maps = r->maps;
+    qsort(order, r->n_maps, sizeof *order, map_order);
+    for (size_t i = 0; i < r->n_maps;) {
+        pidkey *k = &b->keys[b->n_keys];
+        k->pid = r->maps[order[i]].pid;
+        k->first = (uint32_t)i;
+        uint64_t h = 0;
+        for (; i < r->n_maps && r->maps[order[i]].pid == k->pid; i++)
+            h = map_hash(h, &r->maps[order[i]]);
+        k->n = (uint32_t)(i - k->first);
+        k->key = (uint64_t)(uint32_t)k->pid;
+        int64_t like = rmap_get(&seen, h, 0);
+        if (like < 0) {
+            if (rmap_put(&seen, h, 0, (uint32_t)b->n_keys) != 0)
+                goto out;
+        } else if (b->keys[like].n == k->n) {
+            const pidkey *o = &b->keys[like];
+            bool same = true;
+            for (uint32_t j = 0; same && j < k->n; j++)
+                same = same_map(&r->maps[order[o->first + j]], &r->maps[order[k->first + j]]);
+            if (same)
+                k->key = o->key;
+        }
+        b->n_keys++;
+    }
+    rc = 0;
+out:
+    free(order);
+    rmap_free(&seen);
+    return rc;
+}
+
+/* The key under which pid's addresses are symbolized: that of its maps
+ * when it has maps of its own, else one key for every process without
+ * (they all take other processes' maps, the same way). */
 static uint64_t process_key(const builder *b, int32_t pid)
 {
-    if (bsearch(&pid, b->map_pids, b->n_map_pids, sizeof *b->map_pids, cmp_pid) != NULL)
-        return (uint64_t)(uint32_t)pid;
-    return UINT64_MAX;
+    const pidkey *k = bsearch(&pid, b->keys, b->n_keys, sizeof *b->keys, cmp_pid);
+    return k != NULL ? k->key : UINT64_MAX;
 }
 
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
@@ -300,12 +381,16 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
 {
     const dkrec *r = b->p->rec;
     uint64_t key = process_key(b, pid);
+    /* A leaf seen before is known however deep its stack is: the leaves
+     * are kept (fewer than the samples), the rest is a cache. */
+    int64_t base = rmap_get(&b->leaves, key, leaf_node);
+    if (base >= 0)
+        return base;
+    base = 0;
     /* Up from the leaf to the first recording node already translated. */
     size_t n = 0;
-    int64_t base = 0;
     for (uint32_t k = leaf_node; k != 0; k = r->nodes[k].parent) {
-        uint64_t kk = (uint64_t)k * 2u + (k == leaf_node ? 1u : 0u);
-        int64_t hit = rmap_get(&b->memo, key, kk);
+        int64_t hit = k == leaf_node ? -1 : rmap_get(&b->memo, key, k);
         if (hit >= 0) {
             base = hit;
             break;
@@ -314,9 +399,12 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
             return -1;
         b->chain[n++] = k;
     }
-    if (b->memo.n + n > MAX_MEMO) {
-        rmap_free(&b->memo); /* a cache: start it again */
-    }
+    /* The memo holds at most max_memo translations besides this sample's
+     * own: past that it is a cache and starts again. One process's
+     * translations (a recording node each) always fit, so each is made
+     * once. */
+    if (n > 0 && b->memo.n + n > b->max_memo)
+        rmap_free(&b->memo);
     /* Down again, making the nodes. */
     while (n-- > 0) {
         uint32_t k = b->chain[n];
@@ -327,40 +415,60 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
         base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
-        if (rmap_put(&b->memo, key, (uint64_t)k * 2u + (leaf ? 1u : 0u), (uint32_t)base) != 0)
+        if (rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
             return -1;
     }
     return base;
 }
 
-/* The index of comm name s in p->comms. */
+/* The index of comm name s in p->comms; names are found by their hash,
+ * probing (hash, 0), (hash, 1), ... past other names of the same hash. */
 static int64_t comm_id(builder *b, const char *s)
 {
     rprofile *p = b->p;
-    for (size_t i = 0; i < p->n_comms; i++)
-        if (strcmp(p->comms[i], s) == 0)
-            return (int64_t)i;
+    uint64_t h = hash_str(0xcbf29ce484222325ull, s), j = 0;
+    for (int64_t id; (id = rmap_get(&b->comm_ids, h, j)) >= 0; j++)
+        if (strcmp(p->comms[id], s) == 0)
+            return id;
     if (grow((void **)&p->comms, p->n_comms, &b->cap_comms, sizeof *p->comms) != 0 ||
         (p->comms[p->n_comms] = strdup(s)) == NULL)
         return -1;
+    if (rmap_put(&b->comm_ids, h, j, (uint32_t)p->n_comms) != 0) {
+        free(p->comms[p->n_comms]);
+        return -1;
+    }
     return (int64_t)p->n_comms++;
 }
 
-/* The name of pid at sample index i: its latest comm before it, else its
- * first one, else the recorded command's name. */
-static const char *comm_of(const dkrec *r, int32_t pid, size_t i, char *buf, size_t size)
+/* Comm records by pid, then in file order (so by first_sample). */
+static int comm_order(const void *a, const void *b)
 {
-    const char *best = NULL, *first = NULL;
-    for (size_t k = 0; k < r->n_comms; k++) {
-        if (r->comms[k].pid != pid)
-            continue;
-        if (first == NULL)
-            first = r->comms[k].comm;
-        if (r->comms[k].first_sample <= i)
-            best = r->comms[k].comm;
+    const dkrec_comm *x = *(const dkrec_comm *const *)a, *y = *(const dkrec_comm *const *)b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The name of pid at sample index i: its latest comm before it, else its
+ * first one, else the recorded command's name. by_pid: the comm records
+ * in comm_order, so by (pid, first_sample). */
+static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid,
+                           size_t i, char *buf, size_t size)
+{
+    /* lo: the number of records before (pid, i) or at it. */
+    size_t lo = 0, hi = r->n_comms;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const dkrec_comm *c = by_pid[m];
+        if (c->pid < pid || (c->pid == pid && c->first_sample <= i))
+            lo = m + 1;
+        else
+            hi = m;
     }
-    if (best != NULL || first != NULL)
-        return best != NULL ? best : first;
+    if (lo > 0 && by_pid[lo - 1]->pid == pid)
+        return by_pid[lo - 1]->comm;
+    if (lo < r->n_comms && by_pid[lo]->pid == pid)
+        return by_pid[lo]->comm;
     if (pid == 0)
         return "swapper"; /* the idle task of a sampling of every CPU, as perf names it */
     const char *cmd = dkrec_meta(r, "comm");
@@ -376,7 +484,10 @@ static void builder_free(builder *b)
     free(b->fslots);
     rmap_free(&b->stacks);
     rmap_free(&b->memo);
-    free(b->map_pids);
+    rmap_free(&b->leaves);
+    free(b->keys);
+    rmap_free(&b->comm_ids);
+    free(b->comm_by_pid);
     free(b->chain);
 }
 
@@ -391,41 +502,41 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     b.syms = symbols_new();
     b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
                                                           : NODES_MAX;
+    /* A recording node takes 2 bytes or more, a sample 3 or more: one
+     * process's translations come to fewer than the file has bytes. */
+    b.max_memo = b.max_nodes;
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
-    b.map_pids = calloc(rec->n_maps ? rec->n_maps : 1, sizeof *b.map_pids);
-    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.map_pids == NULL)
+    b.comm_by_pid = calloc(rec->n_comms ? rec->n_comms : 1, sizeof *b.comm_by_pid);
+    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
+        make_keys(&b, rec) != 0)
         goto oom;
     p->n_nodes = 1;
-    for (size_t i = 0; i < rec->n_maps; i++)
-        b.map_pids[i] = rec->maps[i].pid;
-    qsort(b.map_pids, rec->n_maps, sizeof *b.map_pids, cmp_pid);
-    for (size_t i = 0; i < rec->n_maps; i++)
-        if (b.n_map_pids == 0 || b.map_pids[b.n_map_pids - 1] != b.map_pids[i])
-            b.map_pids[b.n_map_pids++] = b.map_pids[i];
+    for (size_t k = 0; k < rec->n_comms; k++)
+        b.comm_by_pid[k] = &rec->comms[k];
+    qsort(b.comm_by_pid, rec->n_comms, sizeof *b.comm_by_pid, comm_order);
     /* Comm lookups are per pid; cache the last one. */
     int32_t last_pid = 0;
     int64_t last_comm = -1;
-    size_t last_comm_at = 0;
+    size_t next_comm = 0; /* the comm records come in first_sample order */
     for (size_t i = 0; i < rec->n_samples; i++) {
         const dkrec_rsample *s = &rec->samples[i];
         rsample *o = &p->samples[p->n_samples];
         o->event = s->event;
         o->pid = s->pid;
         o->weight = s->period ? s->period : 1;
-        /* Re-look the comm up when the pid changes or a comm record came. */
+        /* Re-look the comm up when the pid changes or a comm record of
+         * its came since the last look-up. */
         bool fresh = last_comm < 0 || s->pid != last_pid;
-        for (size_t k = 0; !fresh && k < rec->n_comms; k++)
-            fresh = rec->comms[k].pid == s->pid && rec->comms[k].first_sample > last_comm_at &&
-                    rec->comms[k].first_sample <= i;
+        for (; next_comm < rec->n_comms && rec->comms[next_comm].first_sample <= i; next_comm++)
+            fresh = fresh || rec->comms[next_comm].pid == last_pid;
         if (fresh) {
             char buf[32];
-            last_comm = comm_id(&b, comm_of(rec, s->pid, i, buf, sizeof buf));
+            last_comm = comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, i, buf, sizeof buf));
             if (last_comm < 0)
                 goto oom;
             last_pid = s->pid;
-            last_comm_at = i;
         }
         o->comm = (uint32_t)last_comm;
         int64_t node = s->node ? sample_stack(&b, s->pid, s->node) : 0;

@@ -555,6 +555,30 @@ static bool time_event(const char *name)
     return strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
 }
 
+/* The end of the run of samples from i on: those of event e in i's stack,
+ * with samples of other events between them; *weight, their sum. A sample
+ * of another event is a run of its own. */
+static size_t run_end(const rprofile *p, size_t i, uint32_t e, uint64_t *weight)
+{
+    const rsample *s = &p->samples[i];
+    size_t j = i + 1;
+    uint64_t w = s->weight;
+    if (s->event == e) {
+        for (size_t k = j; k < p->n_samples; k++) {
+            const rsample *t = &p->samples[k];
+            if (t->event != e)
+                continue;
+            if (t->stack != s->stack)
+                break;
+            w += t->weight;
+            j = k + 1;
+        }
+    }
+    if (weight != NULL)
+        *weight = w;
+    return j;
+}
+
 int report_speedscope(FILE *out, const rprofile *p)
 {
     const dkrec *r = p->rec;
@@ -583,11 +607,18 @@ int report_speedscope(FILE *out, const rprofile *p)
         json_string(out, r->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
                 time_event(r->events[e].name) ? "nanoseconds" : "none", total);
+        /* A run of samples in one stack is one entry of the run's weight,
+         * as speedscope draws it: a stack's frames are written once a run,
+         * not once a sample (3000 samples in a stack 300,000 frames deep
+         * would be gigabytes). */
         bool first = true;
-        for (size_t i = 0; i < p->n_samples; i++) {
+        for (size_t i = 0; i < p->n_samples;) {
             const rsample *s = &p->samples[i];
-            if (s->event != e)
+            size_t j = run_end(p, i, e, NULL);
+            if (s->event != e) {
+                i = j;
                 continue;
+            }
             fputs(first ? "[" : ",\n[", out);
             first = false;
             size_t d = 0;
@@ -596,14 +627,18 @@ int report_speedscope(FILE *out, const rprofile *p)
             for (size_t k = d; k-- > 0;)
                 fprintf(out, k + 1 < d ? ",%u" : "%u", path[k]);
             fputc(']', out);
+            i = j;
         }
         fputs("],\n\"weights\":[", out);
         first = true;
-        for (size_t i = 0; i < p->n_samples; i++) {
-            if (p->samples[i].event != e)
-                continue;
-            fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, p->samples[i].weight);
-            first = false;
+        for (size_t i = 0; i < p->n_samples;) {
+            uint64_t w = 0;
+            size_t j = run_end(p, i, e, &w);
+            if (p->samples[i].event == e) {
+                fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, w);
+                first = false;
+            }
+            i = j;
         }
         fputs("]}", out);
     }

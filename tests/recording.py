@@ -1,0 +1,90 @@
+"""dkperf recordings written byte by byte (the format of
+doc/RECORD-FORMAT.md), for tests that need files the recorder would never
+write: hostile ones (bad lengths, absurd counts) and valid ones built to
+hurt (stacks hundreds of thousands of frames deep). Used by
+check_report_hostile.py and the performance sweep (sweep/perf.py)."""
+import struct
+import zlib
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def svarint(v):
+    return varint(((v << 1) ^ (v >> 63)) & (2**64 - 1))
+
+
+def string(s):
+    b = s.encode() if isinstance(s, str) else s
+    return varint(len(b)) + b
+
+
+HEADER = b"DKREC\x1a\n\x00" + struct.pack("<HHI", 1, 0, 0)
+
+
+def chunk(payload, crc=None):
+    c = zlib.crc32(payload) if crc is None else crc
+    return b"C" + varint(len(payload)) + struct.pack("<I", c & 0xFFFFFFFF) + payload
+
+
+def meta(k, v):
+    return b"m" + string(k) + string(v)
+
+
+def event(i, name, period=0, freq=999):
+    return b"e" + varint(i) + string(name) + varint(period) + varint(freq)
+
+
+def map_(pid, start, length, path, pgoff=0):
+    return b"p" + svarint(pid) + varint(start) + varint(length) + varint(pgoff) + string(path) \
+        + b"\x00" + varint(0)
+
+
+def comm(pid, name):
+    return b"c" + svarint(pid) + varint(pid) + string(name)
+
+
+def nodes(pairs):
+    """pairs: (back, addr_delta) per node."""
+    return b"n" + varint(len(pairs)) + b"".join(varint(b) + svarint(d) for b, d in pairs)
+
+
+def sample(node, dt=1000, pid=None, period=None):
+    change, fields = 0, b""
+    if pid is not None:
+        change |= 0x02
+        fields += svarint(pid)
+    if period is not None:
+        change |= 0x10
+        fields += svarint(period)
+    head = node << 3 | (1 if change else 0)
+    return b"s" + varint(head) + (bytes([change]) + fields if change else b"") + svarint(dt)
+
+
+def end(n):
+    return b"z" + varint(n)
+
+
+def deep(depth, nsamples, spread, pid=4242):
+    """One chain of depth frames in one image; nsamples samples at its last
+    spread nodes, in turn (spread 1: every sample on the leaf)."""
+    pairs = [(0, 0x401000)] + [(1, 0x10)] * (depth - 1)
+    body = meta("comm", "deep") + event(0, "cpu-clock") + comm(pid, "deep") \
+        + map_(pid, 0x400000, 0x100000 + depth * 0x10, "/nonexistent/deep.so") + nodes(pairs)
+    chunks = [chunk(body)]
+    samples = b""
+    first = True
+    for i in range(nsamples):
+        samples += sample(depth - i % spread, pid=pid if first else None, period=1 if first else None)
+        first = False
+        if len(samples) > 60000:
+            chunks.append(chunk(samples))
+            samples, first = b"", True
+    chunks.append(chunk(samples + end(nsamples)))
+    return HEADER + b"".join(chunks)

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Performance sweep: large inputs that are valid but built to hurt, each
+run through a tool with a bound on its wall time. The bound is ten times
+the target, so that a quiet machine never misses it but a reader whose time
+grows with the square of its input does. Every case must also exit 0 with
+the output it names, and never crash or stay silent. Each case's time (and
+its CPU time, which a busy machine changes less) is printed.
+
+Cases are rows of CASES: an input (made once, by a function of INPUTS, and
+shared by every case that names it), the command, the target in seconds,
+and a check of the output. Add a case by adding a row (and its input).
+
+usage: perf.py --dkperf BIN [--only 'NAME|...'] [--keep DIR]
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sweeplib  # noqa: E402
+from recording import HEADER, chunk, comm, deep, end, event, map_, meta, nodes, sample  # noqa: E402
+
+DEPTH, SAMPLES = 300000, 3000
+SLACK = 10  # the bound: ten times the target
+
+
+# ---- inputs: name -> function(path) that writes it ----------------------
+
+def deep_chain(path):
+    """One chain of 300,000 frames, every one of 3000 samples on its leaf
+    (about 620 KB): a reader that walks each sample's stack again is
+    quadratic here."""
+    with open(path, "wb") as f:
+        f.write(deep(DEPTH, SAMPLES, 1))
+
+
+COMMS = 200000
+
+
+def renamed(path):
+    """One process renamed before each of its 200,000 samples (about 3 MB):
+    a reader that looks through every comm record for each sample is
+    quadratic here."""
+    body = meta("comm", "c") + event(0, "cpu-clock") + map_(1, 0x400000, 0x1000, "/nonexistent/c.so") \
+        + nodes([(0, 0x400100)])
+    # Each chunk starts the sample fields again: the pid is given in each.
+    recs = [comm(1, "c%d" % i) + sample(1, pid=1 if i % 4000 == 0 else None) for i in range(COMMS)]
+    chunks = [chunk(body)] + [chunk(b"".join(recs[i:i + 4000])) for i in range(0, COMMS, 4000)]
+    with open(path, "wb") as f:
+        f.write(HEADER + b"".join(chunks) + chunk(end(COMMS)))
+
+
+INPUTS = {
+    "deep-chain.data": deep_chain,
+    "renamed.data": renamed,
+    # A libdkbench baseline with 400,000 members goes here (its reader must
+    # take under 1 s), with its cases below.
+}
+
+
+# ---- output checks: function(result, workdir) -> list of problems -------
+
+def leaf_row(r, _):
+    # The leaf holds every sample as self; the outermost frame as children.
+    ok = "%s samples" % format(SAMPLES, ",") in r.out and "100.00%   100.00%" in r.out
+    return [] if ok else ["no row of the leaf with every sample: %r" % r.out[:300]]
+
+
+def one_folded_line(r, _):
+    lines = r.out.splitlines()
+    if len(lines) != 1 or not lines[0].endswith(" %d" % SAMPLES) or lines[0].count(";") != DEPTH:
+        return ["wanted one line of %d frames and %d samples: %d lines, %r"
+                % (DEPTH, SAMPLES, len(lines), r.out[:100])]
+    return []
+
+
+def one_speedscope_run(_, work):
+    with open(os.path.join(work, "out.speedscope.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    pr = doc["profiles"][0]
+    if pr["weights"] != [SAMPLES] or [len(s) for s in pr["samples"]] != [DEPTH]:
+        return ["wanted one entry of %d frames weighing %d: weights %r"
+                % (DEPTH, SAMPLES, pr["weights"][:5])]
+    return []
+
+
+def flame_graph(_, work):
+    with open(os.path.join(work, "out.html"), encoding="utf-8") as f:
+        text = f.read()
+    n = text.count('<g class="f"')
+    # Every frame of the chain is drawn (each holds every sample), and the root.
+    return [] if n == DEPTH + 1 else ["%d boxes in the flame graph, wanted %d" % (n, DEPTH + 1)]
+
+
+def every_name(r, _):
+    rows = [l for l in r.out.splitlines() if l.startswith(" ") and l.split()[-1].startswith("c")]
+    return [] if len(rows) == COMMS else ["%d rows of names, wanted %d" % (len(rows), COMMS)]
+
+
+# ---- the cases: (name, input, arguments after the tool, target s, check) -
+# "{in}" is the input's path, "{work}" the work directory.
+
+REPORT = ["report", "-i", "{in}"]
+CASES = [
+    ("report --stdio, deep chain", "deep-chain.data", REPORT + ["--stdio"], 2, leaf_row),
+    ("report --children, deep chain", "deep-chain.data", REPORT + ["--stdio", "--children"], 2,
+     leaf_row),
+    ("report --sort dso, deep chain", "deep-chain.data", REPORT + ["--sort", "dso"], 2, None),
+    ("report --folded, deep chain", "deep-chain.data", REPORT + ["--folded"], 2, one_folded_line),
+    ("report --speedscope, deep chain", "deep-chain.data",
+     REPORT + ["--speedscope", "{work}/out.speedscope.json"], 2, one_speedscope_run),
+    ("report --html, deep chain", "deep-chain.data", REPORT + ["--html", "{work}/out.html"], 2,
+     flame_graph),
+    ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
+     2, every_name),
+    # libdkbench baseline, 400,000 members: its cases go here.
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dkperf", required=True)
+    ap.add_argument("--only", help="case names, separated by |")
+    ap.add_argument("--keep", help="write the inputs and outputs here and keep them")
+    args = ap.parse_args()
+    tools = {"dkperf": os.path.abspath(args.dkperf)}
+    cases = CASES
+    if args.only:
+        names = args.only.split("|")
+        cases = [c for c in CASES if c[0] in names]
+    wd = None
+    if args.keep:
+        work = os.path.abspath(args.keep)
+        os.makedirs(work, exist_ok=True)
+    else:
+        wd = sweeplib.Workdir("dkperf-perf-")
+        work = wd.path
+    env = sweeplib.base_env(None)
+    made = {}
+    results = []
+    # One at a time: the times are the point.
+    for name, inp, argv, target, check in cases:
+        if inp not in made:
+            t0 = time.monotonic()
+            INPUTS[inp](os.path.join(work, inp))
+            made[inp] = os.path.join(work, inp)
+            print("perf sweep: made %s (%d bytes) in %.2f s"
+                  % (inp, os.path.getsize(made[inp]), time.monotonic() - t0))
+        full = [tools["dkperf"]] + [a.replace("{in}", made[inp]).replace("{work}", work)
+                                    for a in argv]
+        bound = target * SLACK
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        r = sweeplib.run(full, env, timeout=bound)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        problems = sweeplib.judge_exit(r)
+        if r.timed_out:
+            problems = ["took more than %g s (target %g s)" % (bound, target)]
+        elif r.rc != 0 and not problems:
+            problems.append("exit %s: %s" % (r.rc, r.err.strip()[-200:]))
+        elif r.rc == 0 and check is not None:
+            problems += check(r, work)
+        print("  %6.2f s (%.2f s of CPU; target %g s, bound %g s)  %s%s"
+              % (r.secs, cpu, target, bound, name, "" if not problems else "  FAILED"))
+        sys.stdout.flush()
+        results.append((name, problems))
+    if wd is not None:
+        wd.close()
+    return sweeplib.report("perf sweep", results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
