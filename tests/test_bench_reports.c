@@ -576,6 +576,69 @@ TEST_CASE(baseline_rejects_malformed)
     cleanup();
 }
 
+/* A wide object, its members "k0000".."kNNNN" (0), as the document's
+ * own members after schema, run and results; with a "dup" member named
+ * like member dup_of placed after member at (-1: none). Returns the
+ * malloc'ed text; *dup_off is the byte offset of the duplicate's name. */
+static char *wide_doc(size_t members, long at, size_t dup_of, size_t *dup_off)
+{
+    size_t cap = 64 + (members + 1) * 16, o = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[]");
+    for (size_t i = 0; i < members; i++) {
+        o += (size_t)snprintf(t + o, cap - o, ",\"k%04zu\":0", i);
+        if ((long)i == at) {
+            *dup_off = o + 1;
+            o += (size_t)snprintf(t + o, cap - o, ",\"k%04zu\":1", dup_of);
+        }
+    }
+    snprintf(t + o, cap - o, "}");
+    return t;
+}
+
+/* Duplicate member names are found at any width (a wide object's names
+ * are looked up, not compared with every earlier one), at the byte of the
+ * first name that repeats an earlier one; distinct names never collide. */
+TEST_CASE(baseline_duplicate_members)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("dup"));
+    CHECK(mkdir(dir, 0777) == 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/wide.json", dir);
+    size_t off = 0;
+    char *t = wide_doc(5000, -1, 0, &off);
+    write_text(path, t, strlen(t));
+    free(t);
+    dkb_result *out = NULL;
+    size_t n = 1;
+    if (dkb_baseline_load(dir, "wide", &out, &n) != 0)
+        DKT_FAIL("5000 distinct members refused: %s", dkb_last_error());
+    CHECK_INT(n, ==, 0);
+    free(out);
+
+    static const struct { size_t members; long at; size_t dup_of; } cases[] = {
+        {3, 2, 0},       {3, 0, 0},       {15, 14, 0},    {16, 15, 3},     {17, 16, 16},
+        {64, 63, 0},     {65, 64, 31},    {5000, 4999, 0}, {5000, 4999, 4999}, {5000, 2500, 1},
+        {5000, 100, 99},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        t = wide_doc(cases[i].members, cases[i].at, cases[i].dup_of, &off);
+        char want[64];
+        snprintf(want, sizeof want, "byte %zu: duplicate member name", off);
+        rejected(dir, t, strlen(t), want);
+        free(t);
+    }
+    /* The document's own names, and names in a nested object. */
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"run\":1}",
+           "byte 44: duplicate member name");
+    REJECT(dir, "{\"a\":{\"b\":1,\"c\":2,\"b\":3},\"a\":1}", "byte 18: duplicate member name");
+    /* The same text written with an escape is the same name. */
+    REJECT(dir, "{\"ab\":1,\"a\\u0062\":2}", "byte 8: duplicate member name");
+    cleanup();
+}
+
 /* A name that is not UTF-8 still gives valid UTF-8 files: U+FFFD. */
 TEST_CASE(invalid_utf8_names_replaced)
 {

@@ -275,6 +275,133 @@ static bool literal(jparser *p, const char *word)
     return false;
 }
 
+/* The member names of one object, for the duplicate check: an object
+ * may hold any number of members, so a name is looked up in a hash table
+ * (open addressing, indices + 1 into the object's kids) once the object is
+ * past a few members, not compared with every earlier one. */
+typedef struct keyset {
+    size_t *slot;
+    size_t cap; /* 0 or a power of two */
+} keyset;
+
+#define KEYSET_MIN 16
+
+static size_t key_hash(const char *k)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a, then a final mix */
+    for (const unsigned char *c = (const unsigned char *)k; *c; c++)
+        h = (h ^ *c) * 1099511628211u;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+    return (size_t)h;
+}
+
+static void keyset_put(keyset *ks, const jval *obj, size_t i)
+{
+    size_t at = key_hash(obj->kids[i].key) & (ks->cap - 1);
+    while (ks->slot[at] != 0)
+        at = (at + 1) & (ks->cap - 1);
+    ks->slot[at] = i + 1;
+}
+
+/* Whether obj already has a member named k. */
+static bool keyset_has(const keyset *ks, const jval *obj, const char *k)
+{
+    if (ks->cap == 0) {
+        for (size_t i = 0; i < obj->n; i++)
+            if (strcmp(obj->kids[i].key, k) == 0)
+                return true;
+        return false;
+    }
+    for (size_t at = key_hash(k) & (ks->cap - 1); ks->slot[at] != 0; at = (at + 1) & (ks->cap - 1))
+        if (strcmp(obj->kids[ks->slot[at] - 1].key, k) == 0)
+            return true;
+    return false;
+}
+
+/* Records obj's last member; the table is built once the object has
+ * KEYSET_MIN members and kept at most half full. */
+static int keyset_add(jparser *p, keyset *ks, const jval *obj)
+{
+    if (obj->n < KEYSET_MIN)
+        return 0;
+    if (obj->n * 2 > ks->cap) {
+        size_t cap = ks->cap ? ks->cap * 2 : 4 * KEYSET_MIN;
+        size_t *slot = calloc(cap, sizeof *slot);
+        if (slot == NULL)
+            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+        free(ks->slot);
+        ks->slot = slot;
+        ks->cap = cap;
+        for (size_t i = 0; i < obj->n; i++)
+            keyset_put(ks, obj, i);
+        return 0;
+    }
+    keyset_put(ks, obj, obj->n - 1);
+    return 0;
+}
+
+/* An object or array at p->pos (its opening bracket). */
+static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
+{
+    bool obj = p->s[p->pos] == '{';
+    char close = obj ? '}' : ']';
+    v->type = obj ? J_OBJ : J_ARR;
+    p->pos++;
+    skip_ws(p);
+    if (p->pos < p->len && p->s[p->pos] == close) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        jval *kid = NULL;
+        char *k = NULL;
+        skip_ws(p);
+        if (obj) {
+            if (p->pos >= p->len)
+                return jerr(p, p->pos, "unexpected end of file (truncated?)");
+            if (p->s[p->pos] != '"')
+                return jerr(p, p->pos, "expected a member name in quotes");
+            size_t koff = p->pos;
+            if (parse_string(p, &k) != 0)
+                return p->err;
+            if (keyset_has(ks, v, k)) {
+                free(k);
+                return jerr(p, koff, "duplicate member name");
+            }
+            skip_ws(p);
+            if (p->pos >= p->len || p->s[p->pos] != ':') {
+                free(k);
+                return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
+                                                        : "expected ':' after a member name");
+            }
+            p->pos++;
+        }
+        if (add_kid(p, v, &kid) != 0) {
+            free(k);
+            return p->err;
+        }
+        kid->key = k;
+        if (obj && keyset_add(p, ks, v) != 0)
+            return p->err;
+        if (parse_value(p, kid, depth + 1) != 0)
+            return p->err;
+        skip_ws(p);
+        if (p->pos >= p->len)
+            return jerr(p, p->pos, "unexpected end of file (truncated?)");
+        if (p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->s[p->pos] == close) {
+            p->pos++;
+            return 0;
+        }
+        return jerr(p, p->pos, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
 static int parse_value(jparser *p, jval *v, int depth)
 {
     skip_ws(p);
@@ -285,60 +412,10 @@ static int parse_value(jparser *p, jval *v, int depth)
         return jerr(p, p->pos, "nested too deeply");
     char c = p->s[p->pos];
     if (c == '{' || c == '[') {
-        bool obj = c == '{';
-        char close = obj ? '}' : ']';
-        v->type = obj ? J_OBJ : J_ARR;
-        p->pos++;
-        skip_ws(p);
-        if (p->pos < p->len && p->s[p->pos] == close) {
-            p->pos++;
-            return 0;
-        }
-        for (;;) {
-            jval *kid = NULL;
-            char *k = NULL;
-            skip_ws(p);
-            if (obj) {
-                if (p->pos >= p->len)
-                    return jerr(p, p->pos, "unexpected end of file (truncated?)");
-                if (p->s[p->pos] != '"')
-                    return jerr(p, p->pos, "expected a member name in quotes");
-                size_t koff = p->pos;
-                if (parse_string(p, &k) != 0)
-                    return p->err;
-                for (size_t i = 0; i < v->n; i++)
-                    if (strcmp(v->kids[i].key, k) == 0) {
-                        free(k);
-                        return jerr(p, koff, "duplicate member name");
-                    }
-                skip_ws(p);
-                if (p->pos >= p->len || p->s[p->pos] != ':') {
-                    free(k);
-                    return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
-                                                            : "expected ':' after a member name");
-                }
-                p->pos++;
-            }
-            if (add_kid(p, v, &kid) != 0) {
-                free(k);
-                return p->err;
-            }
-            kid->key = k;
-            if (parse_value(p, kid, depth + 1) != 0)
-                return p->err;
-            skip_ws(p);
-            if (p->pos >= p->len)
-                return jerr(p, p->pos, "unexpected end of file (truncated?)");
-            if (p->s[p->pos] == ',') {
-                p->pos++;
-                continue;
-            }
-            if (p->s[p->pos] == close) {
-                p->pos++;
-                return 0;
-            }
-            return jerr(p, p->pos, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-        }
+        keyset ks = {0};
+        int rc = parse_members(p, v, depth, &ks);
+        free(ks.slot);
+        return rc;
     }
     if (c == '"') {
         v->type = J_STR;
@@ -359,6 +436,7 @@ static int parse_value(jparser *p, jval *v, int depth)
     }
     return parse_number(p, v);
 }
+
 
 /* ---- the schema: dkbench-1 onto dkb_result ---- */
 
