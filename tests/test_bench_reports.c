@@ -8,10 +8,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/compare.h"
@@ -636,6 +639,59 @@ TEST_CASE(baseline_duplicate_members)
     REJECT(dir, "{\"a\":{\"b\":1,\"c\":2,\"b\":3},\"a\":1}", "byte 18: duplicate member name");
     /* The same text written with an escape is the same name. */
     REJECT(dir, "{\"ab\":1,\"a\\u0062\":2}", "byte 8: duplicate member name");
+    cleanup();
+}
+
+/* Loads path dir/name.json in a child, which must come back within 10 s
+ * with DK_EINVAL naming the path and saying "not a regular file" and
+ * kind: opening a FIFO without a writer blocks, and a device may never
+ * end. */
+static void refused_in_time(const char *dir, const char *name, const char *kind)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dkb_result *out = NULL;
+        size_t n = 0;
+        int rc = dkb_baseline_load(dir, name, &out, &n);
+        if (rc == 0)
+            DKT_FAIL("%s/%s.json loaded as a baseline", dir, name);
+        CHECK_INT(rc, ==, DK_EINVAL);
+        CHECK(out == NULL);
+        CHECK_CONTAINS(dkb_last_error(), dir);
+        CHECK_CONTAINS(dkb_last_error(), "not a regular file");
+        CHECK_CONTAINS(dkb_last_error(), kind);
+        _exit(0);
+    }
+    int status = 0;
+    pid_t got = 0;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
+        nanosleep(&tick, NULL);
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        DKT_FAIL("loading %s/%s.json (%s) still blocked after 10 s", dir, name, kind);
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A baseline that is a FIFO, a device or a directory is refused before it
+ * is read, and opening it does not wait for a writer. */
+TEST_CASE(baseline_not_a_regular_file)
+{
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("special"));
+    CHECK(mkdir(dir, 0777) == 0);
+    snprintf(path, sizeof path, "%s/fifo.json", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    refused_in_time(dir, "fifo", "(a FIFO)");
+    snprintf(path, sizeof path, "%s/zero.json", dir);
+    CHECK(symlink("/dev/zero", path) == 0);
+    refused_in_time(dir, "zero", "(a character device)");
+    snprintf(path, sizeof path, "%s/dir.json", dir);
+    CHECK(mkdir(path, 0777) == 0);
+    refused_in_time(dir, "dir", "(a directory)");
     cleanup();
 }
 

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -790,51 +791,95 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
     return 0;
 }
 
+/* What a path that is not a regular file is, for the error. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return " (a directory)";
+    if (S_ISFIFO(mode))
+        return " (a FIFO)";
+    if (S_ISCHR(mode))
+        return " (a character device)";
+    if (S_ISBLK(mode))
+        return " (a block device)";
+    if (S_ISSOCK(mode))
+        return " (a socket)";
+    return "";
+}
+
 static int read_file(const char *path, char **buf, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    /* O_NONBLOCK: opening a FIFO with no writer would block for ever. A
+     * FIFO, a device (/dev/zero) or a directory is refused before any
+     * read: read, it might never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         int e = errno;
         return dkb_fail(e == ENOENT ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
                         strerror(e), e == ENOENT ? "; save one first with --save-baseline" : "");
     }
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    int rc = 0;
-    if (b == NULL) {
+    struct stat st;
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    int rc = 0, fl;
+    if (fstat(fd, &st) != 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot stat it (%s)", path, strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = dkb_fail(DK_EINVAL, "baseline %s: not a regular file%s; not a baseline", path,
+                      file_kind(st.st_mode));
+        goto out;
+    }
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot read it (%s)", path, strerror(errno));
+        goto out;
+    }
+    /* The size is checked first and again while reading: the file may
+     * grow meanwhile. */
+    if (st.st_size > (off_t)MAX_FILE) {
+        rc = dkb_fail(DK_EINVAL, "baseline %s: larger than %u MiB; not a baseline", path,
+                      MAX_FILE >> 20);
+        goto out;
+    }
+    cap = (size_t)st.st_size + 1;
+    if ((b = malloc(cap)) == NULL) {
         rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
         goto out;
     }
     for (;;) {
         if (n == cap) {
-            if (cap >= MAX_FILE) {
+            if (cap > MAX_FILE) {
                 rc = dkb_fail(DK_EINVAL, "baseline %s: larger than %u MiB; not a baseline", path,
                               MAX_FILE >> 20);
                 goto out;
             }
-            char *nb = realloc(b, cap * 2);
+            size_t grown = cap * 2 > MAX_FILE + 1 ? MAX_FILE + 1 : cap * 2;
+            char *nb = realloc(b, grown);
             if (nb == NULL) {
                 rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
                 goto out;
             }
             b = nb;
-            cap *= 2;
+            cap = grown;
         }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
+        ssize_t got = read(fd, b + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = dkb_fail(DK_EOS, "baseline %s: reading failed (%s)", path, strerror(errno));
+            goto out;
+        }
         if (got == 0)
             break;
-    }
-    if (ferror(f)) {
-        rc = dkb_fail(DK_EOS, "baseline %s: reading failed (%s)", path, strerror(errno));
-        goto out;
+        n += (size_t)got;
     }
     *buf = b;
     *len = n;
     b = NULL;
 out:
     free(b);
-    fclose(f);
+    close(fd);
     return rc;
 }
 
