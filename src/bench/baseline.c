@@ -899,16 +899,24 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
     char path[4096];
     char *buf = NULL;
     size_t len = 0;
-    jval root = {0};
-    dkb_result *rs = NULL;
-    size_t count = 0;
     int rc;
     if (out == NULL || n == NULL)
         return dkb_fail(DK_EINVAL, "dkb_baseline_load: out and n must not be NULL");
     if ((rc = baseline_path(path, sizeof path, dir, name, "dkb_baseline_load")) != 0 ||
         (rc = read_file(path, &buf, &len)) != 0)
         return rc;
-    jparser p = {.path = path, .s = buf, .len = len};
+    rc = dkb__baseline_parse(path, buf, len, out, n);
+    free(buf);
+    return rc;
+}
+
+int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out, size_t *n)
+{
+    jval root = {0};
+    dkb_result *rs = NULL;
+    size_t count = 0;
+    int rc;
+    jparser p = {.path = path, .s = text, .len = len};
     if (parse_value(&p, &root, 0) != 0) {
         rc = p.err;
         goto out;
@@ -952,7 +960,6 @@ out:
         dkb_result_free(&rs[i]);
     free(rs);
     jfree(&root);
-    free(buf);
     return rc;
 }
 
