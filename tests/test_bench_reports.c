@@ -642,6 +642,25 @@ TEST_CASE(baseline_duplicate_members)
     cleanup();
 }
 
+/* A baseline of more results than it may hold in memory is refused
+ * before any is read: each takes the same room, however small in the file. */
+TEST_CASE(baseline_of_too_many_results)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("many"));
+    CHECK(mkdir(dir, 0777) == 0);
+    size_t n = ((size_t)1 << 30) / sizeof(dkb_result) + 1, cap = 64 + n * 3, o = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[");
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(t + o, cap - o, i ? ",{}" : "{}");
+    snprintf(t + o, cap - o, "]}");
+    rejected(dir, t, strlen(t), "byte 41: document \"results\": more than");
+    free(t);
+    cleanup();
+}
+
 /* Loads path dir/name.json in a child, which must come back within 10 s
  * with DK_EINVAL naming the path and saying "not a regular file" and
  * kind: opening a FIFO without a writer blocks, and a device may never

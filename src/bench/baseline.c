@@ -23,6 +23,7 @@
 
 #define MAX_DEPTH 32
 #define MAX_FILE (256u << 20)
+#define MAX_RESULTS_MEMORY ((size_t)1 << 30)
 
 /* ---- the reader: a tree of values with their offsets ---- */
 
@@ -940,6 +941,15 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
     const jval *results = need(&p, &root, "document", "results", J_ARR);
     if (results == NULL || need(&p, &root, "document", "run", J_OBJ) == NULL) {
         rc = p.err;
+        goto out;
+    }
+    /* Each result takes sizeof *rs (about 40 kB) however little of the
+     * file it fills: without a bound, a 10 MB file of small results would
+     * take 2 GB. 1 GiB of them is some 26,000 benchmarks. */
+    if (results->n > MAX_RESULTS_MEMORY / sizeof *rs) {
+        char why[64];
+        snprintf(why, sizeof why, "more than %zu results", MAX_RESULTS_MEMORY / sizeof *rs);
+        rc = schema_err(&p, results, "document", "results", why);
         goto out;
     }
     rs = calloc(results->n ? results->n : 1, sizeof *rs);
