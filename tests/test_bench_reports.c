@@ -8,10 +8,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/compare.h"
@@ -573,6 +576,141 @@ TEST_CASE(baseline_rejects_malformed)
     free(text);
     dkb_result_free(&a);
     dkb_result_free(&b);
+    cleanup();
+}
+
+/* A wide object, its members "k0000".."kNNNN" (0), as the document's
+ * own members after schema, run and results; with a "dup" member named
+ * like member dup_of placed after member at (-1: none). Returns the
+ * malloc'ed text; *dup_off is the byte offset of the duplicate's name. */
+static char *wide_doc(size_t members, long at, size_t dup_of, size_t *dup_off)
+{
+    size_t cap = 64 + (members + 1) * 16, o = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[]");
+    for (size_t i = 0; i < members; i++) {
+        o += (size_t)snprintf(t + o, cap - o, ",\"k%04zu\":0", i);
+        if ((long)i == at) {
+            *dup_off = o + 1;
+            o += (size_t)snprintf(t + o, cap - o, ",\"k%04zu\":1", dup_of);
+        }
+    }
+    snprintf(t + o, cap - o, "}");
+    return t;
+}
+
+/* Duplicate member names are found at any width (a wide object's names
+ * are looked up, not compared with every earlier one), at the byte of the
+ * first name that repeats an earlier one; distinct names never collide. */
+TEST_CASE(baseline_duplicate_members)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("dup"));
+    CHECK(mkdir(dir, 0777) == 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/wide.json", dir);
+    size_t off = 0;
+    char *t = wide_doc(5000, -1, 0, &off);
+    write_text(path, t, strlen(t));
+    free(t);
+    dkb_result *out = NULL;
+    size_t n = 1;
+    if (dkb_baseline_load(dir, "wide", &out, &n) != 0)
+        DKT_FAIL("5000 distinct members refused: %s", dkb_last_error());
+    CHECK_INT(n, ==, 0);
+    free(out);
+
+    static const struct { size_t members; long at; size_t dup_of; } cases[] = {
+        {3, 2, 0},       {3, 0, 0},       {15, 14, 0},    {16, 15, 3},     {17, 16, 16},
+        {64, 63, 0},     {65, 64, 31},    {5000, 4999, 0}, {5000, 4999, 4999}, {5000, 2500, 1},
+        {5000, 100, 99},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        t = wide_doc(cases[i].members, cases[i].at, cases[i].dup_of, &off);
+        char want[64];
+        snprintf(want, sizeof want, "byte %zu: duplicate member name", off);
+        rejected(dir, t, strlen(t), want);
+        free(t);
+    }
+    /* The document's own names, and names in a nested object. */
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"run\":1}",
+           "byte 44: duplicate member name");
+    REJECT(dir, "{\"a\":{\"b\":1,\"c\":2,\"b\":3},\"a\":1}", "byte 18: duplicate member name");
+    /* The same text written with an escape is the same name. */
+    REJECT(dir, "{\"ab\":1,\"a\\u0062\":2}", "byte 8: duplicate member name");
+    cleanup();
+}
+
+/* A baseline of more results than it may hold in memory is refused
+ * before any is read: each takes the same room, however small in the file. */
+TEST_CASE(baseline_of_too_many_results)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("many"));
+    CHECK(mkdir(dir, 0777) == 0);
+    size_t n = ((size_t)1 << 30) / sizeof(dkb_result) + 1, cap = 64 + n * 3, o = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[");
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(t + o, cap - o, i ? ",{}" : "{}");
+    snprintf(t + o, cap - o, "]}");
+    rejected(dir, t, strlen(t), "byte 41: document \"results\": more than");
+    free(t);
+    cleanup();
+}
+
+/* Loads path dir/name.json in a child, which must come back within 10 s
+ * with DK_EINVAL naming the path and saying "not a regular file" and
+ * kind: opening a FIFO without a writer blocks, and a device may never
+ * end. */
+static void refused_in_time(const char *dir, const char *name, const char *kind)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        dkb_result *out = NULL;
+        size_t n = 0;
+        int rc = dkb_baseline_load(dir, name, &out, &n);
+        if (rc == 0)
+            DKT_FAIL("%s/%s.json loaded as a baseline", dir, name);
+        CHECK_INT(rc, ==, DK_EINVAL);
+        CHECK(out == NULL);
+        CHECK_CONTAINS(dkb_last_error(), dir);
+        CHECK_CONTAINS(dkb_last_error(), "not a regular file");
+        CHECK_CONTAINS(dkb_last_error(), kind);
+        _exit(0);
+    }
+    int status = 0;
+    pid_t got = 0;
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 1000 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
+        nanosleep(&tick, NULL);
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        DKT_FAIL("loading %s/%s.json (%s) still blocked after 10 s", dir, name, kind);
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A baseline that is a FIFO, a device or a directory is refused before it
+ * is read, and opening it does not wait for a writer. */
+TEST_CASE(baseline_not_a_regular_file)
+{
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s", tmp_path("special"));
+    CHECK(mkdir(dir, 0777) == 0);
+    snprintf(path, sizeof path, "%s/fifo.json", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    refused_in_time(dir, "fifo", "(a FIFO)");
+    snprintf(path, sizeof path, "%s/zero.json", dir);
+    CHECK(symlink("/dev/zero", path) == 0);
+    refused_in_time(dir, "zero", "(a character device)");
+    snprintf(path, sizeof path, "%s/dir.json", dir);
+    CHECK(mkdir(path, 0777) == 0);
+    refused_in_time(dir, "dir", "(a directory)");
     cleanup();
 }
 

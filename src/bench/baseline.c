@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #define MAX_DEPTH 32
 #define MAX_FILE (256u << 20)
+#define MAX_RESULTS_MEMORY ((size_t)1 << 30)
 
 /* ---- the reader: a tree of values with their offsets ---- */
 
@@ -275,6 +277,133 @@ static bool literal(jparser *p, const char *word)
     return false;
 }
 
+/* The member names of one object, for the duplicate check: an object
+ * may hold any number of members, so a name is looked up in a hash table
+ * (open addressing, indices + 1 into the object's kids) once the object is
+ * past a few members, not compared with every earlier one. */
+typedef struct keyset {
+    size_t *slot;
+    size_t cap; /* 0 or a power of two */
+} keyset;
+
+#define KEYSET_MIN 16
+
+static size_t key_hash(const char *k)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a, then a final mix */
+    for (const unsigned char *c = (const unsigned char *)k; *c; c++)
+        h = (h ^ *c) * 1099511628211u;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+    return (size_t)h;
+}
+
+static void keyset_put(keyset *ks, const jval *obj, size_t i)
+{
+    size_t at = key_hash(obj->kids[i].key) & (ks->cap - 1);
+    while (ks->slot[at] != 0)
+        at = (at + 1) & (ks->cap - 1);
+    ks->slot[at] = i + 1;
+}
+
+/* Whether obj already has a member named k. */
+static bool keyset_has(const keyset *ks, const jval *obj, const char *k)
+{
+    if (ks->cap == 0) {
+        for (size_t i = 0; i < obj->n; i++)
+            if (strcmp(obj->kids[i].key, k) == 0)
+                return true;
+        return false;
+    }
+    for (size_t at = key_hash(k) & (ks->cap - 1); ks->slot[at] != 0; at = (at + 1) & (ks->cap - 1))
+        if (strcmp(obj->kids[ks->slot[at] - 1].key, k) == 0)
+            return true;
+    return false;
+}
+
+/* Records obj's last member; the table is built once the object has
+ * KEYSET_MIN members and kept at most half full. */
+static int keyset_add(jparser *p, keyset *ks, const jval *obj)
+{
+    if (obj->n < KEYSET_MIN)
+        return 0;
+    if (obj->n * 2 > ks->cap) {
+        size_t cap = ks->cap ? ks->cap * 2 : 4 * KEYSET_MIN;
+        size_t *slot = calloc(cap, sizeof *slot);
+        if (slot == NULL)
+            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+        free(ks->slot);
+        ks->slot = slot;
+        ks->cap = cap;
+        for (size_t i = 0; i < obj->n; i++)
+            keyset_put(ks, obj, i);
+        return 0;
+    }
+    keyset_put(ks, obj, obj->n - 1);
+    return 0;
+}
+
+/* An object or array at p->pos (its opening bracket). */
+static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
+{
+    bool obj = p->s[p->pos] == '{';
+    char close = obj ? '}' : ']';
+    v->type = obj ? J_OBJ : J_ARR;
+    p->pos++;
+    skip_ws(p);
+    if (p->pos < p->len && p->s[p->pos] == close) {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        jval *kid = NULL;
+        char *k = NULL;
+        skip_ws(p);
+        if (obj) {
+            if (p->pos >= p->len)
+                return jerr(p, p->pos, "unexpected end of file (truncated?)");
+            if (p->s[p->pos] != '"')
+                return jerr(p, p->pos, "expected a member name in quotes");
+            size_t koff = p->pos;
+            if (parse_string(p, &k) != 0)
+                return p->err;
+            if (keyset_has(ks, v, k)) {
+                free(k);
+                return jerr(p, koff, "duplicate member name");
+            }
+            skip_ws(p);
+            if (p->pos >= p->len || p->s[p->pos] != ':') {
+                free(k);
+                return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
+                                                        : "expected ':' after a member name");
+            }
+            p->pos++;
+        }
+        if (add_kid(p, v, &kid) != 0) {
+            free(k);
+            return p->err;
+        }
+        kid->key = k;
+        if (obj && keyset_add(p, ks, v) != 0)
+            return p->err;
+        if (parse_value(p, kid, depth + 1) != 0)
+            return p->err;
+        skip_ws(p);
+        if (p->pos >= p->len)
+            return jerr(p, p->pos, "unexpected end of file (truncated?)");
+        if (p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->s[p->pos] == close) {
+            p->pos++;
+            return 0;
+        }
+        return jerr(p, p->pos, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
 static int parse_value(jparser *p, jval *v, int depth)
 {
     skip_ws(p);
@@ -285,60 +414,10 @@ static int parse_value(jparser *p, jval *v, int depth)
         return jerr(p, p->pos, "nested too deeply");
     char c = p->s[p->pos];
     if (c == '{' || c == '[') {
-        bool obj = c == '{';
-        char close = obj ? '}' : ']';
-        v->type = obj ? J_OBJ : J_ARR;
-        p->pos++;
-        skip_ws(p);
-        if (p->pos < p->len && p->s[p->pos] == close) {
-            p->pos++;
-            return 0;
-        }
-        for (;;) {
-            jval *kid = NULL;
-            char *k = NULL;
-            skip_ws(p);
-            if (obj) {
-                if (p->pos >= p->len)
-                    return jerr(p, p->pos, "unexpected end of file (truncated?)");
-                if (p->s[p->pos] != '"')
-                    return jerr(p, p->pos, "expected a member name in quotes");
-                size_t koff = p->pos;
-                if (parse_string(p, &k) != 0)
-                    return p->err;
-                for (size_t i = 0; i < v->n; i++)
-                    if (strcmp(v->kids[i].key, k) == 0) {
-                        free(k);
-                        return jerr(p, koff, "duplicate member name");
-                    }
-                skip_ws(p);
-                if (p->pos >= p->len || p->s[p->pos] != ':') {
-                    free(k);
-                    return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
-                                                            : "expected ':' after a member name");
-                }
-                p->pos++;
-            }
-            if (add_kid(p, v, &kid) != 0) {
-                free(k);
-                return p->err;
-            }
-            kid->key = k;
-            if (parse_value(p, kid, depth + 1) != 0)
-                return p->err;
-            skip_ws(p);
-            if (p->pos >= p->len)
-                return jerr(p, p->pos, "unexpected end of file (truncated?)");
-            if (p->s[p->pos] == ',') {
-                p->pos++;
-                continue;
-            }
-            if (p->s[p->pos] == close) {
-                p->pos++;
-                return 0;
-            }
-            return jerr(p, p->pos, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-        }
+        keyset ks = {0};
+        int rc = parse_members(p, v, depth, &ks);
+        free(ks.slot);
+        return rc;
     }
     if (c == '"') {
         v->type = J_STR;
@@ -359,6 +438,7 @@ static int parse_value(jparser *p, jval *v, int depth)
     }
     return parse_number(p, v);
 }
+
 
 /* ---- the schema: dkbench-1 onto dkb_result ---- */
 
@@ -712,51 +792,95 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
     return 0;
 }
 
+/* What a path that is not a regular file is, for the error. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return " (a directory)";
+    if (S_ISFIFO(mode))
+        return " (a FIFO)";
+    if (S_ISCHR(mode))
+        return " (a character device)";
+    if (S_ISBLK(mode))
+        return " (a block device)";
+    if (S_ISSOCK(mode))
+        return " (a socket)";
+    return "";
+}
+
 static int read_file(const char *path, char **buf, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    /* O_NONBLOCK: opening a FIFO with no writer would block for ever. A
+     * FIFO, a device (/dev/zero) or a directory is refused before any
+     * read: read, it might never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         int e = errno;
         return dkb_fail(e == ENOENT ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
                         strerror(e), e == ENOENT ? "; save one first with --save-baseline" : "");
     }
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    int rc = 0;
-    if (b == NULL) {
+    struct stat st;
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    int rc = 0, fl;
+    if (fstat(fd, &st) != 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot stat it (%s)", path, strerror(errno));
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = dkb_fail(DK_EINVAL, "baseline %s: not a regular file%s; not a baseline", path,
+                      file_kind(st.st_mode));
+        goto out;
+    }
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot read it (%s)", path, strerror(errno));
+        goto out;
+    }
+    /* The size is checked first and again while reading: the file may
+     * grow meanwhile. */
+    if (st.st_size > (off_t)MAX_FILE) {
+        rc = dkb_fail(DK_EINVAL, "baseline %s: larger than %u MiB; not a baseline", path,
+                      MAX_FILE >> 20);
+        goto out;
+    }
+    cap = (size_t)st.st_size + 1;
+    if ((b = malloc(cap)) == NULL) {
         rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
         goto out;
     }
     for (;;) {
         if (n == cap) {
-            if (cap >= MAX_FILE) {
+            if (cap > MAX_FILE) {
                 rc = dkb_fail(DK_EINVAL, "baseline %s: larger than %u MiB; not a baseline", path,
                               MAX_FILE >> 20);
                 goto out;
             }
-            char *nb = realloc(b, cap * 2);
+            size_t grown = cap * 2 > MAX_FILE + 1 ? MAX_FILE + 1 : cap * 2;
+            char *nb = realloc(b, grown);
             if (nb == NULL) {
                 rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
                 goto out;
             }
             b = nb;
-            cap *= 2;
+            cap = grown;
         }
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
+        ssize_t got = read(fd, b + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = dkb_fail(DK_EOS, "baseline %s: reading failed (%s)", path, strerror(errno));
+            goto out;
+        }
         if (got == 0)
             break;
-    }
-    if (ferror(f)) {
-        rc = dkb_fail(DK_EOS, "baseline %s: reading failed (%s)", path, strerror(errno));
-        goto out;
+        n += (size_t)got;
     }
     *buf = b;
     *len = n;
     b = NULL;
 out:
     free(b);
-    fclose(f);
+    close(fd);
     return rc;
 }
 
@@ -776,16 +900,24 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
     char path[4096];
     char *buf = NULL;
     size_t len = 0;
-    jval root = {0};
-    dkb_result *rs = NULL;
-    size_t count = 0;
     int rc;
     if (out == NULL || n == NULL)
         return dkb_fail(DK_EINVAL, "dkb_baseline_load: out and n must not be NULL");
     if ((rc = baseline_path(path, sizeof path, dir, name, "dkb_baseline_load")) != 0 ||
         (rc = read_file(path, &buf, &len)) != 0)
         return rc;
-    jparser p = {.path = path, .s = buf, .len = len};
+    rc = dkb__baseline_parse(path, buf, len, out, n);
+    free(buf);
+    return rc;
+}
+
+int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out, size_t *n)
+{
+    jval root = {0};
+    dkb_result *rs = NULL;
+    size_t count = 0;
+    int rc;
+    jparser p = {.path = path, .s = text, .len = len};
     if (parse_value(&p, &root, 0) != 0) {
         rc = p.err;
         goto out;
@@ -811,6 +943,15 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
         rc = p.err;
         goto out;
     }
+    /* Each result takes sizeof *rs (about 40 kB) however little of the
+     * file it fills: without a bound, a 10 MB file of small results would
+     * take 2 GB. 1 GiB of them is some 26,000 benchmarks. */
+    if (results->n > MAX_RESULTS_MEMORY / sizeof *rs) {
+        char why[64];
+        snprintf(why, sizeof why, "more than %zu results", MAX_RESULTS_MEMORY / sizeof *rs);
+        rc = schema_err(&p, results, "document", "results", why);
+        goto out;
+    }
     rs = calloc(results->n ? results->n : 1, sizeof *rs);
     if (rs == NULL) {
         rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
@@ -829,7 +970,6 @@ out:
         dkb_result_free(&rs[i]);
     free(rs);
     jfree(&root);
-    free(buf);
     return rc;
 }
 

@@ -326,38 +326,70 @@ static void ask_p_cores(const char *prog, bool quiet)
                         "places the thread as usual\n", prog, strerror(rc));
 }
 
-/* Whether two names are the same once read as UTF-8: a baseline holds a
- * name's invalid bytes as U+FFFD (BENCH-JSON.md), so a run's name is
- * compared with what it was saved as. */
-static bool same_name(const char *a, const char *b)
+/* Names in code point order: a baseline holds a name's invalid bytes as
+ * U+FFFD (BENCH-JSON.md), so a run's name is compared with what it was
+ * saved as. */
+static int cmp_name(const char *a, const char *b)
 {
     unsigned long ca, cb;
     do {
         ca = dk__utf8_next(&a);
         cb = dk__utf8_next(&b);
     } while (ca == cb && ca != 0);
-    return ca == cb;
+    return ca < cb ? -1 : ca > cb;
 }
 
-static const dkb_result *find_result(const dkb_result *rs, size_t n, const char *name)
+static int cmp_result(const void *x, const void *y)
 {
+    const dkb_result *a = *(const dkb_result *const *)x, *b = *(const dkb_result *const *)y;
+    int c = cmp_name(a->name, b->name);
+    return c != 0 ? c : (a > b) - (a < b);
+}
+
+/* rs sorted by name, then by place (malloc'ed; NULL when out of memory),
+ * for find_result: a baseline may hold any number of results, and each
+ * one run is looked up in it. */
+static const dkb_result **by_name(const dkb_result *rs, size_t n)
+{
+    const dkb_result **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (sorted == NULL)
+        return NULL;
     for (size_t i = 0; i < n; i++)
-        if (same_name(rs[i].name, name))
-            return &rs[i];
-    return NULL;
+        sorted[i] = &rs[i];
+    qsort(sorted, n, sizeof *sorted, cmp_result);
+    return sorted;
+}
+
+/* The first result named name, of the n of sorted (from by_name). */
+static const dkb_result *find_result(const dkb_result *const *sorted, size_t n, const char *name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_name(sorted[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && cmp_name(sorted[lo]->name, name) == 0 ? sorted[lo] : NULL;
 }
 
 /* The benchmarks of one side that the other lacks, named on one line each
  * way: a comparison that silently covers fewer benchmarks than it seems to
  * would mislead. */
 static void say_unmatched(const char *prog, const char *name, const dkb_result *rs, size_t n,
-                          const dkb_result *base, size_t n_base)
+                          const dkb_result *base, size_t n_base, const dkb_result *const *base_sorted)
 {
     /* The names are escaped (common/text.h): a baseline file may come from
      * anywhere, and its names may hold terminal escapes. */
+    const dkb_result **rs_sorted = by_name(rs, n);
+    if (rs_sorted == NULL) {
+        put("%s: out of memory\n", prog);
+        return;
+    }
     const char *sep = "";
     for (size_t i = 0; i < n; i++)
-        if (find_result(base, n_base, rs[i].name) == NULL) {
+        if (find_result(base_sorted, n_base, rs[i].name) == NULL) {
             if (*sep == '\0')
                 put("%s: not in baseline '%s': ", prog, name);
             put("%s%s", sep, rs[i].name);
@@ -367,7 +399,7 @@ static void say_unmatched(const char *prog, const char *name, const dkb_result *
         fputc('\n', stderr);
     sep = "";
     for (size_t i = 0; i < n_base; i++)
-        if (find_result(rs, n, base[i].name) == NULL) {
+        if (find_result(rs_sorted, n, base[i].name) == NULL) {
             if (*sep == '\0')
                 put("%s: in baseline '%s' but not run: ", prog, name);
             put("%s%s", sep, base[i].name);
@@ -375,6 +407,7 @@ static void say_unmatched(const char *prog, const char *name, const dkb_result *
         }
     if (*sep != '\0')
         fputc('\n', stderr);
+    free(rs_sorted);
 }
 
 /* Per-iteration values of a measure (malloc'ed), or NULL. */
@@ -524,6 +557,7 @@ int dk_bench_main(int argc, char **argv)
     const dkb_result **rp = calloc(total ? total : 1, sizeof *rp);
     const dkb_result **bp = calloc(total ? total : 1, sizeof *bp);
     dkb_result *base = NULL;
+    const dkb_result **base_sorted = NULL;
     size_t n_base = 0, n = 0, done = 0;
     dkb_source src = {0};
     int status = 0;
@@ -568,6 +602,11 @@ int dk_bench_main(int argc, char **argv)
         if (rc != 0) {
             say("%s: cannot compare with baseline '%s': %s", prog, o.baseline,
                     dkb_last_error());
+            status = 1;
+            goto out;
+        }
+        if ((base_sorted = by_name(base, n_base)) == NULL) {
+            fprintf(stderr, "%s: out of memory\n", prog);
             status = 1;
             goto out;
         }
@@ -640,7 +679,7 @@ int dk_bench_main(int argc, char **argv)
         }
         for (size_t j = 0; j < k; j++) {
             dkb_result *r = &results[done + j];
-            const dkb_result *old = base ? find_result(base, n_base, r->name) : NULL;
+            const dkb_result *old = base ? find_result(base_sorted, n_base, r->name) : NULL;
             if (old != NULL) {
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
                 for (size_t q = 0; q < r->n_measures; q++)
@@ -662,7 +701,7 @@ int dk_bench_main(int argc, char **argv)
         i += k;
     }
     if (base != NULL)
-        say_unmatched(prog, o.baseline, results, done, base, n_base);
+        say_unmatched(prog, o.baseline, results, done, base, n_base, base_sorted);
     if (o.json)
         status |= write_file(prog, o.json, "JSON", &run, rp, bp, done);
     if (o.csv)
@@ -688,6 +727,7 @@ out:
     for (size_t i = 0; i < n_base; i++)
         dkb_result_free(&base[i]);
     free(base);
+    free(base_sorted);
     dkb_source_close_dkperf(&src);
     free(results);
     free(rp);
