@@ -10,7 +10,8 @@ Cases are rows of CASES: an input (made once, by a function of INPUTS, and
 shared by every case that names it), the command, the target in seconds,
 and a check of the output. Add a case by adding a row (and its input).
 
-usage: perf.py --dkperf BIN [--only 'NAME|...'] [--keep DIR]
+usage: perf.py --dkperf BIN [--bench-example BIN] [--only 'NAME|...'] [--keep DIR]
+(the libdkbench cases run with --bench-example only)
 """
 
 import argparse
@@ -23,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
+from wide_baseline import write_wide_baseline  # noqa: E402
 from recording import HEADER, chunk, comm, deep, end, event, map_, meta, nodes, sample  # noqa: E402
 
 DEPTH, SAMPLES = 300000, 3000
@@ -55,11 +57,21 @@ def renamed(path):
         f.write(HEADER + b"".join(chunks) + chunk(end(COMMS)))
 
 
+MEMBERS = 400000
+
+
+def wide(path):
+    """A libdkbench baseline whose top object has 400,000 members (about
+    5 MB): a reader that compares each member's name with every earlier
+    one is quadratic here."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_wide_baseline(path, MEMBERS)
+
+
 INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
-    # A libdkbench baseline with 400,000 members goes here (its reader must
-    # take under 1 s), with its cases below.
+    "baselines/wide.json": wide,
 }
 
 
@@ -102,8 +114,16 @@ def every_name(r, _):
     return [] if len(rows) == COMMS else ["%d rows of names, wanted %d" % (len(rows), COMMS)]
 
 
+def read_whole(r, _):
+    # The baseline was read to its end and compared: every benchmark run
+    # is said to be missing from it.
+    return [] if "not in baseline 'wide'" in r.err else ["no comparison with the baseline: %r"
+                                                          % r.err[-300:]]
+
+
 # ---- the cases: (name, input, arguments after the tool, target s, check) -
-# "{in}" is the input's path, "{work}" the work directory.
+# "{in}" is the input's path, "{work}" the work directory; the tool is
+# dkperf, or the program named by an argument that starts with "@".
 
 REPORT = ["report", "-i", "{in}"]
 CASES = [
@@ -118,21 +138,29 @@ CASES = [
      flame_graph),
     ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
      2, every_name),
-    # libdkbench baseline, 400,000 members: its cases go here.
+    # The target holds the two short measurements of bench_example too.
+    ("dkbench --baseline, 400,000 members", "baselines/wide.json",
+     ["@bench_example", "--results-dir", "{work}/baselines", "--baseline", "wide",
+      "--samples", "2", "--warm-up", "0", "-q"], 1, read_whole),
 ]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dkperf", required=True)
+    ap.add_argument("--bench-example", help="a libdkbench program (examples/bench_example)")
     ap.add_argument("--only", help="case names, separated by |")
     ap.add_argument("--keep", help="write the inputs and outputs here and keep them")
     args = ap.parse_args()
     tools = {"dkperf": os.path.abspath(args.dkperf)}
     cases = CASES
+    if args.bench_example:
+        tools["bench_example"] = os.path.abspath(args.bench_example)
+    else:
+        cases = [c for c in CASES if not c[2][0].startswith("@")]
     if args.only:
         names = args.only.split("|")
-        cases = [c for c in CASES if c[0] in names]
+        cases = [c for c in cases if c[0] in names]
     wd = None
     if args.keep:
         work = os.path.abspath(args.keep)
@@ -151,8 +179,10 @@ def main():
             made[inp] = os.path.join(work, inp)
             print("perf sweep: made %s (%d bytes) in %.2f s"
                   % (inp, os.path.getsize(made[inp]), time.monotonic() - t0))
-        full = [tools["dkperf"]] + [a.replace("{in}", made[inp]).replace("{work}", work)
-                                    for a in argv]
+        tool = tools["dkperf"]
+        if argv[0].startswith("@"):
+            tool, argv = tools[argv[0][1:]], argv[1:]
+        full = [tool] + [a.replace("{in}", made[inp]).replace("{work}", work) for a in argv]
         bound = target * SLACK
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = sweeplib.run(full, env, timeout=bound)
