@@ -237,11 +237,16 @@ DK_EXPORT const dk_database *dk_sampler_database(const dk_sampler *s);
  * Events are placed on counters by kperfdata (never with hard-coded
  * register words) and programmed at once. The configurable counters are
  * shared by the whole process: a second thread sampler may use counters
- * another one has programmed only with the same event.
+ * another one has programmed only with the same event. On perf_event the
+ * events are one group per core PMU, counted together: an event the PMU
+ * cannot count beside the ones before it is refused (DK_ETOOMANY or
+ * DK_ECONFLICT, naming it), never put in a second group that would take
+ * turns with the first (dk_group time-shares events one by one).
  * Returns 0 and sets *out (not running), or: DK_EINVAL (NULL arguments,
  * n == 0 or n > DK_MAX_EVENTS, an out-of-range event), DK_EUNAVAILABLE (the
  * chip lacks an event), DK_ECONFLICT (events need the same counter; the
- * detail names them), DK_ETOOMANY (more events than counters), DK_ESTATE
+ * detail names them), DK_ETOOMANY (more events than counters; the detail
+ * names the first that does not fit), DK_ESTATE
  * (the sampler released its counters), DK_EPERM (selfcounts backend: an event
  * other than instructions and cycles needs kperf, hence root; DK_EBUSY or
  * DK_EUNAVAILABLE instead when kperf was passed over for another reason,
@@ -291,6 +296,8 @@ typedef struct dk_reading {
  * dk_thread_read - as dk_thread_sample, and describe the reading in *info
  * (may be NULL). When the kernel time-shared the counters (perf_event), each
  * value is the count scaled by time_enabled / time_running, as perf does.
+ * The events of a thread sampler go on the PMU together, so one reading
+ * describes them all.
  */
 DK_EXPORT int dk_thread_read(dk_thread *t, uint64_t *values, dk_reading *info);
 

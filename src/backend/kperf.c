@@ -335,8 +335,10 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
                             q->label != NULL ? dk__label_modifiers(q->label[i]) : "k");
     size_t counters = s->db.counters[0] + s->db.counters[1];
     if (q->n > counters)
-        return dk__fail(DK_ETOOMANY, "%zu events, but this CPU has %zu counters (%zu fixed, %zu "
-                                     "configurable)",
+        return dk__fail(DK_ETOOMANY, "event %s does not fit: %zu events, but this CPU has %zu "
+                                     "counters (%zu fixed, %zu configurable)",
+                        q->label != NULL && q->label[counters] != NULL ? q->label[counters]
+                                                                       : q->events[counters]->name,
                         q->n, counters, s->db.counters[0], s->db.counters[1]);
 
     for (size_t i = 0; i < q->n; i++)

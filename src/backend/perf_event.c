@@ -41,6 +41,7 @@ typedef struct pe_counter {
 typedef struct pe_group {
     int leader_fd;
     size_t first, count; /* counters[first .. first + count) */
+    bool hardware;       /* it holds an event of a core PMU */
 } pe_group;
 
 typedef struct pe_thread {
@@ -313,9 +314,38 @@ static uint64_t user_read_config1(const pe_session *k, uint32_t type)
     return k->pmc.user_reads && dk__pe_hardware_type(k, type) ? k->pmc.config1 : 0;
 }
 
+/*
+ * A core PMU event the kernel will not add to its PMU's group: the group
+ * cannot hold it beside the events before it. A thread sampler counts its
+ * events together, so it refuses the event rather than start a second group
+ * on the same counters: groups that take turns (rotated every few ms) leave
+ * a region shorter than a turn with events that never counted, and longer
+ * ones with estimates, where a thread sampler's deltas must be counts.
+ * dk_group time-shares events one by one and reads each with its own times.
+ */
+static int does_not_fit(const pe_session *k, const char *name, size_t before)
+{
+    if (k->pmc.general > 0 && before >= k->pmc.general) {
+        char cycles[64] = "";
+        if (k->pmc.counters > k->pmc.general)
+            snprintf(cycles, sizeof cycles, ", %zu of them for cycles only",
+                     k->pmc.counters - k->pmc.general);
+        return dk__fail(DK_ETOOMANY,
+                        "event %s does not fit: the %zu events before it fill the PMU's "
+                        "counters (a group takes %zu%s); a thread sampler counts its events "
+                        "together: open fewer, or use a dk_group (dkperf stat), which "
+                        "time-shares the counters",
+                        name, before, k->pmc.counters, cycles);
+    }
+    return dk__fail(DK_ECONFLICT,
+                    "event %s cannot be counted in one group with the %zu events before it "
+                    "(the kernel refused it: no counter that can count it is left beside them)",
+                    name, before);
+}
+
 static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_event *ev,
-                        const pe_def *def, struct perf_event_attr *attr, size_t event,
-                        size_t group_key, size_t *group_of_key)
+                        const char *label, const pe_def *def, struct perf_event_attr *attr,
+                        size_t event, size_t group_key, size_t *group_of_key)
 {
     attr->read_format = DK__PE_READ_FORMAT;
     dk__pe_apply_exclusions(k, attr, def->exclude);
@@ -336,17 +366,20 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
         e = fd < 0 ? errno : 0;
         if (fd < 0 && e != EINVAL)
             return fd;
+        if (fd < 0 && pt->groups[g].hardware && dk__pe_hardware_type(k, attr->type))
+            return does_not_fit(k, label, pt->groups[g].count);
         c->fd = fd < 0 ? -1 : fd;
     }
     if (c->fd < 0) {
-        /* A new group: the first of this key, or one the kernel would not
-         * take into the group it belongs with. The arm64 driver leaves a
-         * disabled leader out when it checks that a group fits the counters,
-         * unless the leader is to be enabled at exec, and so would accept
-         * one sibling too many for a group it can then never schedule (every
-         * count 0). Marked so, the leader is counted, the extra sibling
-         * fails with EINVAL and starts a group of its own. (The counters are
-         * close-on-exec: an exec ends them before they could start.) */
+        /* A new group: the first of this key, or one for an event of
+         * another PMU (msr, uncore), which the kernel will not put in a core
+         * PMU's group and which counts beside it, never in its place. The
+         * arm64 driver leaves a disabled leader out when it checks that a
+         * group fits the counters, unless the leader is to be enabled at
+         * exec, and so would accept one sibling too many for a group it can
+         * then never schedule (every count 0). Marked so, the leader is
+         * counted and the extra sibling fails with EINVAL. (The counters
+         * are close-on-exec: an exec ends them before they could start.) */
         attr->disabled = 1;
         attr->enable_on_exec = 1;
         where.sibling = g != SIZE_MAX && e == EINVAL;
@@ -360,13 +393,8 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
         pt->groups[g].leader_fd = c->fd;
         pt->groups[g].first = pt->ncounters;
         pt->groups[g].count = 0;
-        /* The events after it join this group, not the full one: 14
-         * events on 6 counters make groups of 6, 6 and 2 that take turns
-         * a third of the time each, as perf stat's would. Retrying the full
-         * group made every further event a group of its own (6 + 8 x 1):
-         * one read() each, and rotations that left some groups a few
-         * slices, whose scaled counts strayed past 1%. */
-        group_of_key[group_key] = g;
+        pt->groups[g].hardware = false;
+        group_of_key[group_key] = g; /* the events after it join this group */
     }
     if (ioctl(c->fd, PERF_EVENT_IOC_ID, &c->id) != 0) {
         int err = errno;
@@ -375,6 +403,7 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
     }
     c->group = g;
     pt->groups[g].count++;
+    pt->groups[g].hardware |= dk__pe_hardware_type(k, attr->type); /* a software leader too */
     pt->ncounters++;
     return 0;
 }
@@ -552,8 +581,8 @@ static int pe_thread_open(dk_thread *t)
     for (size_t key = 0; key < DK__PE_CORE_PMUS_MAX && rc == 0; key++)
         for (size_t i = 0; i < m && rc == 0; i++)
             if (keys[i] == key)
-                rc = open_counter(pt, k, t->events[events[i]], defs[events[i]], &attrs[i],
-                                  events[i], key, group_of_key);
+                rc = open_counter(pt, k, t->events[events[i]], dk__thread_label(t, events[i]),
+                                  defs[events[i]], &attrs[i], events[i], key, group_of_key);
     free(attrs);
     if (rc != 0) {
         close_counters(pt);
