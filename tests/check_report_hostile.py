@@ -8,10 +8,11 @@ built to hurt: deep stacks shared by many samples (peak memory stays near
 the file's size), stacks multiplied by thousands of processes (refused, in
 bounded memory), one function name in two images (folded output and the
 flame graph merge them), a very long image name (the offset stays), images
-that are devices, FIFOs or kernel files (never opened: strace watches).
+that are devices, FIFOs or kernel files (never opened: strace watches), an
+image cut short while it is read (a note, no crash).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname, images (default: all)
+CASE: errors, memory, multiply, names, longname, images, shrink (default: all)
 """
 import os
 import re
@@ -418,8 +419,36 @@ def case_images():
           f"a bad symbol name: the image's note, and image+offset: {rc} {err!r}\n{out}")
 
 
+def case_shrink():
+    # An image emptied while libelf reads it (copied over, rebuilt): the
+    # pages of a mapped file past its new end raise SIGBUS; report must
+    # give the image's note instead. DK_SHRINK_SHIM empties the file just
+    # after elf_begin.
+    shim = os.environ.get("DK_SHRINK_SHIM")
+    off = elf_symbol(dkperf, "main")
+    if not shim or off is None:
+        print("skipped: no elf_begin shim (a sanitizer build) or no main in dkperf")
+        sys.exit(77)
+    image = os.path.join(work, "shrinking.so")
+    shutil.copyfile(dkperf, image)
+    base = 0x10000000
+    body = meta("comm", "shrink") + event(0, "cpu-clock") + comm(PID, "shrink") \
+        + map_(PID, base, 0x1000000, image) + nodes([(0, base + off + 4)])
+    path = write("shrink.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    env = dict(os.environ, LD_PRELOAD=shim, DKPERF_TEST_SHRINK="/shrinking.so")
+    p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], env=env, timeout=60,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    check(os.path.getsize(image) == 0, "the shim emptied the image")
+    check(p.returncode == 0 and re.search(r"^# " + re.escape(image) + r": no symbols: .+$",
+                                          out, re.M)
+          and f"[shrinking.so+{off + 4:#x}]" in out,
+          f"an image cut short: its note and image+offset, exit 0: {p.returncode} {err!r}\n{out}")
+
+
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
-         "names": case_names, "longname": case_longname, "images": case_images}
+         "names": case_names, "longname": case_longname, "images": case_images,
+         "shrink": case_shrink}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

@@ -240,7 +240,7 @@ static int read_debug_file(sym_image *im)
     if (fd < 0)
         return 0;
     errno = 0;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL); /* not mapped: see read_elf */
     size_t found = 0, n0 = im->nsyms;
     int rc = e != NULL ? read_table(im, e, SHT_SYMTAB, &found, why, sizeof why)
                        : elf_failed(why, sizeof why, "the debug file");
@@ -255,8 +255,11 @@ static int read_debug_file(sym_image *im)
  * im->problem set when they cannot be used) or -ENOMEM. */
 static int read_elf(sym_image *im, int fd)
 {
+    /* Read, not mapped: a mapped file that shrinks (copied over, rebuilt)
+     * raises SIGBUS on the pages past its new end; a read comes up short,
+     * and libelf says so. */
     errno = 0;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
     if (e == NULL || elf_kind(e) != ELF_K_ELF) {
         int rc = elf_failed(im->problem, sizeof im->problem, "not readable as ELF");
         elf_end(e);
