@@ -9,10 +9,12 @@ the file's size), stacks multiplied by thousands of processes (refused, in
 bounded memory), one function name in two images (folded output and the
 flame graph merge them), a very long image name (the offset stays), images
 that are devices, FIFOs or kernel files (never opened: strace watches), an
-image cut short while it is read (a note, no crash).
+image cut short while it is read (a note, no crash), an image whose
+symbol table claims 64 GiB of a sparse file (a note, in bounded memory).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname, images, shrink (default: all)
+CASE: errors, memory, multiply, names, longname, images, shrink, sparse
+(default: all)
 """
 import os
 import re
@@ -446,9 +448,50 @@ def case_shrink():
           f"an image cut short: its note and image+offset, exit 0: {p.returncode} {err!r}\n{out}")
 
 
+def case_sparse():
+    # A copy of dkperf whose .symtab claims 64 GiB, the file made that long
+    # by a hole: libelf would read the table whole (or fail the report as
+    # out of memory). The image gets a note; its addresses stay image+offset.
+    off = elf_symbol(dkperf, "main")
+    if off is None:
+        print(f"skipped: no main symbol in {dkperf}")
+        sys.exit(77)
+    b = bytearray(open(dkperf, "rb").read())
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
+    size = 64 << 30
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        if struct.unpack_from("<I", b, at + 4)[0] == 2:  # SHT_SYMTAB
+            struct.pack_into("<Q", b, at + 32, size - struct.unpack_from("<Q", b, at + 24)[0])
+    image = write("sparse.so", bytes(b))
+    try:
+        os.truncate(image, size)
+    except OSError as e:
+        print(f"skipped: no 64 GiB sparse file here: {e}")
+        sys.exit(77)
+    base = 0x10000000
+    body = meta("comm", "sparse") + event(0, "cpu-clock") + comm(PID, "sparse") \
+        + map_(PID, base, 0x1000000, image) + nodes([(0, base + off + 4)])
+    path = write("sparse.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+
+    def limit():  # a report that did read the table must not take the machine
+        if not os.environ.get("DK_SANITIZED"):
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], preexec_fn=limit, timeout=120,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    os.unlink(image)
+    check(p.returncode == 0 and re.search(
+        r"^# " + re.escape(image) + r": no symbols: its symbols could not be read \(a symbol "
+        r"table of \d+ bytes, more than the 1024 MiB report reads\)$", out, re.M)
+        and f"[sparse.so+{off + 4:#x}]" in out,
+        f"a 64 GiB symbol table: the image's note, exit 0: {p.returncode} {err!r}\n{out}")
+
+
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
-         "shrink": case_shrink}
+         "shrink": case_shrink, "sparse": case_sparse}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()
