@@ -8,11 +8,15 @@ built to hurt: deep stacks shared by many samples (peak memory stays near
 the file's size), stacks multiplied by thousands of processes (refused, in
 bounded memory), one function name in two images (folded output and the
 flame graph merge them), a very long image name (the offset stays), images
-that are devices, FIFOs or kernel files (never opened: strace watches), names
-with terminal escapes and malformed UTF-8 (no raw control byte is printed).
+that are devices, FIFOs or kernel files (never opened: strace watches), an
+image cut short while it is read (a note, no crash), an image whose
+symbol table claims 64 GiB of a sparse file (a note, in bounded memory),
+names with terminal escapes and malformed UTF-8 (no raw control byte is
+printed).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname, images, escapes (default: all)
+CASE: errors, memory, multiply, names, longname, images, shrink, sparse,
+escapes (default: all)
 """
 import os
 import re
@@ -300,11 +304,17 @@ def case_images():
                  for k in range(len(leaves)))
     path = write("images.data", HEADER + chunk(body + s + end(len(leaves))))
     log = os.path.join(work, "images.strace")
+    # LeakSanitizer cannot run under ptrace: the leak check is the plain run's.
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    env = dict(os.environ, ASAN_OPTIONS=(asan + ":" if asan else "") + "detect_leaks=0")
     p = subprocess.run([strace, "-f", "-qq", "-e", "trace=open,openat", "-o", log,
-                        dkperf, "report", "-i", path, "--stdio"],
+                        dkperf, "report", "-i", path, "--stdio"], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
     check(p.returncode == 0, f"report of images that are no files: exit {p.returncode} {err!r}")
+    rc, plain, err, _ = run("report", "-i", path, "--stdio")
+    check(rc == 0 and plain.decode(errors="replace") == out,
+          f"the same report without strace: exit {rc} {err!r}")
     opened = open(log).read()
     check(opened.count(path) >= 1, f"strace saw report open its recording:\n{opened[:2000]}")
     for h in hostile:
@@ -427,9 +437,77 @@ def case_escapes():
               "speedscope: valid JSON, no raw control byte")
 
 
+def case_shrink():
+    # An image emptied while libelf reads it (copied over, rebuilt): the
+    # pages of a mapped file past its new end raise SIGBUS; report must
+    # give the image's note instead. DK_SHRINK_SHIM empties the file just
+    # after elf_begin.
+    shim = os.environ.get("DK_SHRINK_SHIM")
+    off = elf_symbol(dkperf, "main")
+    if not shim or off is None:
+        print("skipped: no elf_begin shim (a sanitizer build) or no main in dkperf")
+        sys.exit(77)
+    image = os.path.join(work, "shrinking.so")
+    shutil.copyfile(dkperf, image)
+    base = 0x10000000
+    body = meta("comm", "shrink") + event(0, "cpu-clock") + comm(PID, "shrink") \
+        + map_(PID, base, 0x1000000, image) + nodes([(0, base + off + 4)])
+    path = write("shrink.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    env = dict(os.environ, LD_PRELOAD=shim, DKPERF_TEST_SHRINK="/shrinking.so")
+    p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], env=env, timeout=60,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    check(os.path.getsize(image) == 0, "the shim emptied the image")
+    check(p.returncode == 0 and re.search(r"^# " + re.escape(image) + r": no symbols: .+$",
+                                          out, re.M)
+          and f"[shrinking.so+{off + 4:#x}]" in out,
+          f"an image cut short: its note and image+offset, exit 0: {p.returncode} {err!r}\n{out}")
+
+
+def case_sparse():
+    # A copy of dkperf whose .symtab claims 64 GiB, the file made that long
+    # by a hole: libelf would read the table whole (or fail the report as
+    # out of memory). The image gets a note; its addresses stay image+offset.
+    off = elf_symbol(dkperf, "main")
+    if off is None:
+        print(f"skipped: no main symbol in {dkperf}")
+        sys.exit(77)
+    b = bytearray(open(dkperf, "rb").read())
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
+    size = 64 << 30
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        if struct.unpack_from("<I", b, at + 4)[0] == 2:  # SHT_SYMTAB
+            struct.pack_into("<Q", b, at + 32, size - struct.unpack_from("<Q", b, at + 24)[0])
+    image = write("sparse.so", bytes(b))
+    try:
+        os.truncate(image, size)
+    except OSError as e:
+        print(f"skipped: no 64 GiB sparse file here: {e}")
+        sys.exit(77)
+    base = 0x10000000
+    body = meta("comm", "sparse") + event(0, "cpu-clock") + comm(PID, "sparse") \
+        + map_(PID, base, 0x1000000, image) + nodes([(0, base + off + 4)])
+    path = write("sparse.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+
+    def limit():  # a report that did read the table must not take the machine
+        if not os.environ.get("DK_SANITIZED"):
+            resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], preexec_fn=limit, timeout=120,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    os.unlink(image)
+    check(p.returncode == 0 and re.search(
+        r"^# " + re.escape(image) + r": no symbols: its symbols could not be read \(a symbol "
+        r"table of \d+ bytes, more than the 1024 MiB report reads\)$", out, re.M)
+        and f"[sparse.so+{off + 4:#x}]" in out,
+        f"a 64 GiB symbol table: the image's note, exit 0: {p.returncode} {err!r}\n{out}")
+
+
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
-         "escapes": case_escapes}
+         "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

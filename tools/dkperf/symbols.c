@@ -162,6 +162,31 @@ static ssize_t elf_build_id(Elf *e, uint8_t *id, size_t max)
     return 0;
 }
 
+/* The most bytes a symbol table or its string table may take: libelf
+ * reads a table whole, and a corrupt or sparse image claiming many GiB
+ * would take that memory or fail the report as out of memory. Real tables
+ * are far smaller (libLLVM-15.so's .dynsym and .dynstr: 1 and 3 MiB). */
+#define TABLE_MAX ((uint64_t)1 << 30)
+
+/* -EIO with why set when the table of header sh, or the string table it
+ * links to, is larger than TABLE_MAX; else 0. */
+static int table_too_big(Elf *e, const GElf_Shdr *sh, char *why, size_t whylen)
+{
+    const char *what = "a symbol";
+    uint64_t size = sh->sh_size;
+    GElf_Shdr strs;
+    Elf_Scn *link = elf_getscn(e, sh->sh_link);
+    if (size <= TABLE_MAX && link != NULL && gelf_getshdr(link, &strs) != NULL) {
+        what = "a string";
+        size = strs.sh_size;
+    }
+    if (size <= TABLE_MAX)
+        return 0;
+    snprintf(why, whylen, "%s table of %llu bytes, more than the %llu MiB report reads", what,
+             (unsigned long long)size, (unsigned long long)(TABLE_MAX >> 20));
+    return -EIO;
+}
+
 /* Function symbols of the table of type want (SHT_SYMTAB or SHT_DYNSYM),
  * appended to im->syms. A table that cannot be read whole fails: a symbol
  * left out would lend its addresses to its neighbour. Returns 0, -ENOMEM,
@@ -180,6 +205,8 @@ static int read_table(sym_image *im, Elf *e, Elf64_Word want, size_t *found, cha
             return elf_failed(why, whylen, "a section header");
         if (sh.sh_type != want || sh.sh_entsize == 0)
             continue;
+        if (table_too_big(e, &sh, why, whylen) != 0)
+            return -EIO;
         Elf_Data *d = elf_getdata(scn, NULL);
         if (d == NULL)
             return elf_failed(why, whylen, "the symbol table");
@@ -240,7 +267,7 @@ static int read_debug_file(sym_image *im)
     if (fd < 0)
         return 0;
     errno = 0;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL); /* not mapped: see read_elf */
     size_t found = 0, n0 = im->nsyms;
     int rc = e != NULL ? read_table(im, e, SHT_SYMTAB, &found, why, sizeof why)
                        : elf_failed(why, sizeof why, "the debug file");
@@ -255,8 +282,11 @@ static int read_debug_file(sym_image *im)
  * im->problem set when they cannot be used) or -ENOMEM. */
 static int read_elf(sym_image *im, int fd)
 {
+    /* Read, not mapped: a mapped file that shrinks (copied over, rebuilt)
+     * raises SIGBUS on the pages past its new end; a read comes up short,
+     * and libelf says so. */
     errno = 0;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
     if (e == NULL || elf_kind(e) != ELF_K_ELF) {
         int rc = elf_failed(im->problem, sizeof im->problem, "not readable as ELF");
         elf_end(e);
