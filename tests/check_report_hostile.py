@@ -421,14 +421,16 @@ def case_images():
 
 # Bytes that drive a terminal or break a line format: ESC (a title change,
 # a screen clear), BEL, CR, tab, newline, DEL, C1's CSI, bytes that are not
-# UTF-8 (0xff, an overlong '/', a surrogate).
-HOSTILE = b"\x1b]0;TITLE\x07\x1b[2J\r\t\n\x7f\xc2\x9b31m\xff\xc0\xaf\xed\xa0\x80"
+# UTF-8 (0xff, an overlong '/', a surrogate), a right-to-left override and
+# a line separator (a bidi terminal would show what follows reversed).
+HOSTILE = b"\x1b]0;TITLE\x07\x1b[2J\r\t\n\x7f\xc2\x9b31m\xff\xc0\xaf\xed\xa0\x80" \
+    b"\xe2\x80\xae\xe2\x80\xa8"
 
 
 def raw_controls(text, layout=b"\n"):
     """The bytes of text that would reach a terminal unescaped."""
-    bad = re.findall(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|[\xc0\xc1\xf5-\xff]|\xed[\xa0-\xbf]",
-                     text)
+    bad = re.findall(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|[\xc0\xc1\xf5-\xff]|\xed[\xa0-\xbf]"
+                     rb"|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]", text)
     return [b for b in bad if b not in layout]
 
 
@@ -491,7 +493,7 @@ def case_escapes():
                           for x in lines), f"{what}: the symbol escaped: {p.stdout!r}")
         if args == ["--stdio"] and p.returncode == 0:
             check(b"of '\\x1b]0;TITLE\\x07\\x1b[2J\\x0d\\x09\\x0a\\x7f\\xc2\\x9b31m"
-                  b"\\xff\\xc0\\xaf\\xed\\xa0\\x80'" in p.stdout,
+                  b"\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x80\\xae\\xe2\\x80\\xa8'" in p.stdout,
                   f"{what}: the command escaped in the header: {p.stdout[:300]!r}")
     # JSON escapes by its own rules: valid, no raw C0 control or DEL (C1
     # characters are valid unescaped JSON text).

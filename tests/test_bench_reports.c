@@ -611,7 +611,8 @@ static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *cons
  * raw control byte (the layout's own newlines aside; CSV's \r\n too). */
 TEST_CASE(control_characters_in_names_are_escaped)
 {
-    const char *hostile = "x\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J\xff\xc0\xaf\xed\xa0\x80";
+    const char *hostile = "x\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J\xff\xc0\xaf\xed\xa0\x80"
+                          "\xe2\x80\xae" "gnp.exe";
     dkb_result r;
     dkb_run_info run;
     run_info(&run);

@@ -54,19 +54,45 @@ unsigned long dk__utf8_next(const char **s)
     return cp;
 }
 
-bool dk__is_control(unsigned long cp)
+bool dk__must_escape(unsigned long cp)
 {
     /* C1 too: U+009B is CSI, as ESC [ is, to a terminal that reads UTF-8. */
-    return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+        return true;
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t dk__utf8_encode(unsigned long cp, unsigned char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xc0 | (cp >> 6));
+        out[1] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xe0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xf0 | (cp >> 18));
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3f));
+    return 4;
 }
 
 /* The bytes at p that print as they are (0 when *p must be escaped). */
 static size_t kept(const unsigned char *p)
 {
+    const char *s = (const char *)p;
     size_t len = dk__utf8_length(p);
-    if (len == 1 && dk__is_control(p[0]))
-        return 0;
-    if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+    if (len == 0 || dk__must_escape(dk__utf8_next(&s)))
         return 0;
     return len;
 }
