@@ -495,8 +495,8 @@ def case_escapes():
             check(b"of '\\x1b]0;TITLE\\x07\\x1b[2J\\x0d\\x09\\x0a\\x7f\\xc2\\x9b31m"
                   b"\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x80\\xae\\xe2\\x80\\xa8'" in p.stdout,
                   f"{what}: the command escaped in the header: {p.stdout[:300]!r}")
-    # JSON escapes by its own rules: valid, no raw C0 control or DEL (C1
-    # characters are valid unescaped JSON text).
+    # JSON escapes by its own rules: valid, and no raw control (C1 and bidi
+    # controls as \\u escapes too), written to a file or to standard output.
     path = os.path.join(work, "esc.data")
     js = os.path.join(work, "esc.json")
     p = subprocess.run([dkperf, "report", "-i", path, "--speedscope", js], stderr=subprocess.PIPE)
@@ -504,9 +504,15 @@ def case_escapes():
     if p.returncode == 0:
         import json
         text = open(js, "rb").read()
-        check(re.search(rb"[\x00-\x09\x0b-\x1f\x7f]", text) is None
-              and json.loads(text.decode("utf-8")) is not None,
-              "speedscope: valid JSON, no raw control byte")
+        check(raw_controls(text) == [] and json.loads(text.decode("utf-8")) is not None,
+              f"speedscope: valid JSON, no raw control byte: {raw_controls(text)}")
+        check(b'"\\x1b]0;TITLE\\x07' not in text and b'\\u001b]0;TITLE\\u0007' in text
+              and b"\\u009b31m" in text and b"\\u202e\\u2028" in text,
+              f"speedscope: names as JSON escapes: {text[:400]!r}")
+    p = subprocess.run([dkperf, "report", "-i", path, "--speedscope", "/dev/stdout"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stdout) == [] and raw_controls(p.stderr) == [],
+          f"speedscope to stdout: {p.returncode} {raw_controls(p.stdout)} {p.stderr!r}")
 
 
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,

@@ -631,7 +631,8 @@ TEST_CASE(control_characters_in_names_are_escaped)
         free(t);
     }
     const dkb_result *rs[] = {&r};
-    render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one};
+    render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one, dkb_report_json,
+                       dkb_report_gbench};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         char *buf = NULL;
         size_t len = 0;

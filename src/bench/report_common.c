@@ -39,7 +39,7 @@ void dkb__json_str(FILE *out, const char *s)
         case '\r': fputs("\\r", out); break;
         case '\t': fputs("\\t", out); break;
         default:
-            if (cp < 0x20 || cp == 0x7F)
+            if (dk__must_escape(cp)) /* C1 and bidi too (common/text.h) */
                 fprintf(out, "\\u%04lx", cp);
             else
                 dkb__put_utf8(out, cp);
