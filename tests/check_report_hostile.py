@@ -513,6 +513,22 @@ def case_escapes():
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     check(p.returncode == 0 and raw_controls(p.stdout) == [] and raw_controls(p.stderr) == [],
           f"speedscope to stdout: {p.returncode} {raw_controls(p.stdout)} {p.stderr!r}")
+    # The HTML flame graph: U+FFFD for each control, bidi control and byte
+    # that is not UTF-8 (a reference to a control is an error in HTML), in
+    # a file and on standard output.
+    page = os.path.join(work, "esc.html")
+    p = subprocess.run([dkperf, "report", "-i", path, "--html", page], stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stderr) == [], f"html: {p.stderr!r}")
+    if p.returncode == 0:
+        text = open(page, "rb").read()
+        check(raw_controls(text) == [], f"html: no raw control byte: {raw_controls(text)}")
+        check("]0;TITLE\ufffd\ufffd[2J\ufffd" in text.decode("utf-8", errors="replace")
+              and b"&#9;&#10;" in text,
+              "html: controls as U+FFFD, tab and newline as references")
+    p = subprocess.run([dkperf, "report", "-i", path, "--html", "/dev/stdout"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stdout) == [] and raw_controls(p.stderr) == [],
+          f"html to stdout: {p.returncode} {raw_controls(p.stdout)} {p.stderr!r}")
 
 
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,

@@ -632,7 +632,7 @@ TEST_CASE(control_characters_in_names_are_escaped)
     }
     const dkb_result *rs[] = {&r};
     render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one, dkb_report_json,
-                       dkb_report_gbench};
+                       dkb_report_gbench, html_no_base};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         char *buf = NULL;
         size_t len = 0;

@@ -58,26 +58,6 @@ void dkb__json_num(FILE *out, double v)
         fprintf(out, "%.17g", v); /* exact round trip */
 }
 
-void dkb__html_text(FILE *out, const char *s)
-{
-    unsigned long cp;
-    while ((cp = dk__utf8_next(&s)) != 0) {
-        switch (cp) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default:
-            if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F ||
-                cp == 0xFFFE || cp == 0xFFFF)
-                dkb__put_utf8(out, 0xFFFD);
-            else
-                dkb__put_utf8(out, cp);
-        }
-    }
-}
-
 void dkb__csv_field(FILE *out, const char *s)
 {
     /* Control characters are escaped (common/text.h), line breaks too: a

@@ -159,3 +159,32 @@ void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
     if (text != small)
         free(text);
 }
+
+void dk__put_html(FILE *out, const char *s)
+{
+    /* Tab and newline as references: the text keeps them, and a page
+     * printed raw holds none but its own. A reference to another control
+     * is an error in HTML, and one to U+0080..U+009F is read as
+     * Windows-1252: U+FFFD is their stand-in (for U+FFFE and U+FFFF too,
+     * which XML forbids). */
+    static const unsigned char fffd[] = {0xef, 0xbf, 0xbd};
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        const char *ref = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;"
+                        : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;" : *p == '\t' ? "&#9;"
+                        : *p == '\n' ? "&#10;" : NULL;
+        if (ref != NULL) {
+            fputs(ref, out);
+            p++;
+            continue;
+        }
+        const char *c = (const char *)p;
+        size_t len = dk__utf8_length(p);
+        unsigned long cp = len ? dk__utf8_next(&c) : 0xfffd;
+        if (len == 0 || dk__must_escape(cp) || cp == 0xfffe || cp == 0xffff)
+            fwrite(fffd, 1, sizeof fffd, out);
+        else
+            fwrite(p, 1, len, out);
+        p += len ? len : 1; /* a byte that begins no character: one U+FFFD each */
+    }
+}

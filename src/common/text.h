@@ -60,4 +60,11 @@ size_t dk__untrusted(char *buf, size_t size, const char *s);
 void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 
+/* s as HTML or XML text (also inside a quoted attribute value): & < > " '
+ * tab and newline as references; each other code point dk__must_escape
+ * names and each byte that is not well-formed UTF-8 as U+FFFD, so that a
+ * page printed raw shows no control and a browser no reordering, and the
+ * file stays valid UTF-8. */
+void dk__put_html(FILE *out, const char *s);
+
 #endif /* DKPERF_COMMON_TEXT_H */
