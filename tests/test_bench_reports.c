@@ -576,6 +576,18 @@ TEST_CASE(baseline_rejects_malformed)
     cleanup();
 }
 
+/* What fn writes for rs, as a string (malloc'ed). */
+static char *rendered(render_fn fn, const dkb_run_info *run, const dkb_result *const *rs, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    CHECK(fn(f, run, rs, n) == 0);
+    CHECK(fclose(f) == 0);
+    return buf;
+}
+
 /* A name that is not UTF-8 still gives valid UTF-8 files: U+FFFD. */
 TEST_CASE(invalid_utf8_names_replaced)
 {
@@ -587,12 +599,7 @@ TEST_CASE(invalid_utf8_names_replaced)
     render_fn fns[] = {dkb_report_json, dkb_report_csv, dkb_report_markdown, dkb_report_gbench,
                        html_no_base};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        CHECK(f != NULL);
-        CHECK(fns[i](f, &run, rs, 1) == 0);
-        CHECK(fclose(f) == 0);
+        char *buf = rendered(fns[i], &run, rs, 1);
         CHECK_CONTAINS(buf, "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname\xEF\xBF\xBD\xEF\xBF\xBD");
         CHECK(strchr(buf, '\xff') == NULL && strstr(buf, "\xC0\x80") == NULL);
         free(buf);
@@ -634,12 +641,7 @@ TEST_CASE(control_characters_in_names_are_escaped)
     render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one, dkb_report_json,
                        dkb_report_gbench, html_no_base};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        CHECK(f != NULL);
-        CHECK(fns[i](f, &run, rs, 1) == 0);
-        CHECK(fclose(f) == 0);
+        char *buf = rendered(fns[i], &run, rs, 1);
         /* CSV's line ends are \r\n: those of its layout only. */
         for (char *c = buf; i == 0 && (c = strstr(c, "\r\n")) != NULL; c += 2)
             *c = ' ';
