@@ -99,7 +99,10 @@ static inline void dkt_no_raw_controls(const char *s, int tabs_ok, const char *f
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         int bad = (*p < 0x20 && *p != '\n' && !(tabs_ok && *p == '\t')) || *p == 0x7f ||
                   *p == 0xff || *p == 0xc0 || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) ||
-                  (*p == 0xed && p[1] >= 0xa0);
+                  (*p == 0xed && p[1] >= 0xa0) ||
+                  /* bidi controls, line and paragraph separators (U+202A..E, U+2066..9, U+2028/9) */
+                  (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
+                                  (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)));
         if (bad) {
             fprintf(stderr, "%s:%d: raw byte 0x%02x at %td of: %s\n", file, line, *p,
                     (const char *)p - s, s);

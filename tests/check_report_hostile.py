@@ -351,14 +351,16 @@ def case_images():
 
 # Bytes that drive a terminal or break a line format: ESC (a title change,
 # a screen clear), BEL, CR, tab, newline, DEL, C1's CSI, bytes that are not
-# UTF-8 (0xff, an overlong '/', a surrogate).
-HOSTILE = b"\x1b]0;TITLE\x07\x1b[2J\r\t\n\x7f\xc2\x9b31m\xff\xc0\xaf\xed\xa0\x80"
+# UTF-8 (0xff, an overlong '/', a surrogate), a right-to-left override and
+# a line separator (a bidi terminal would show what follows reversed).
+HOSTILE = b"\x1b]0;TITLE\x07\x1b[2J\r\t\n\x7f\xc2\x9b31m\xff\xc0\xaf\xed\xa0\x80" \
+    b"\xe2\x80\xae\xe2\x80\xa8"
 
 
 def raw_controls(text, layout=b"\n"):
     """The bytes of text that would reach a terminal unescaped."""
-    bad = re.findall(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|[\xc0\xc1\xf5-\xff]|\xed[\xa0-\xbf]",
-                     text)
+    bad = re.findall(rb"[\x00-\x1f\x7f]|\xc2[\x80-\x9f]|[\xc0\xc1\xf5-\xff]|\xed[\xa0-\xbf]"
+                     rb"|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]", text)
     return [b for b in bad if b not in layout]
 
 
@@ -421,10 +423,10 @@ def case_escapes():
                           for x in lines), f"{what}: the symbol escaped: {p.stdout!r}")
         if args == ["--stdio"] and p.returncode == 0:
             check(b"of '\\x1b]0;TITLE\\x07\\x1b[2J\\x0d\\x09\\x0a\\x7f\\xc2\\x9b31m"
-                  b"\\xff\\xc0\\xaf\\xed\\xa0\\x80'" in p.stdout,
+                  b"\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x80\\xae\\xe2\\x80\\xa8'" in p.stdout,
                   f"{what}: the command escaped in the header: {p.stdout[:300]!r}")
-    # JSON escapes by its own rules: valid, no raw C0 control or DEL (C1
-    # characters are valid unescaped JSON text).
+    # JSON escapes by its own rules: valid, and no raw control (C1 and bidi
+    # controls as \\u escapes too), written to a file or to standard output.
     path = os.path.join(work, "esc.data")
     js = os.path.join(work, "esc.json")
     p = subprocess.run([dkperf, "report", "-i", path, "--speedscope", js], stderr=subprocess.PIPE)
@@ -432,9 +434,31 @@ def case_escapes():
     if p.returncode == 0:
         import json
         text = open(js, "rb").read()
-        check(re.search(rb"[\x00-\x09\x0b-\x1f\x7f]", text) is None
-              and json.loads(text.decode("utf-8")) is not None,
-              "speedscope: valid JSON, no raw control byte")
+        check(raw_controls(text) == [] and json.loads(text.decode("utf-8")) is not None,
+              f"speedscope: valid JSON, no raw control byte: {raw_controls(text)}")
+        check(b'"\\x1b]0;TITLE\\x07' not in text and b'\\u001b]0;TITLE\\u0007' in text
+              and b"\\u009b31m" in text and b"\\u202e\\u2028" in text,
+              f"speedscope: names as JSON escapes: {text[:400]!r}")
+    p = subprocess.run([dkperf, "report", "-i", path, "--speedscope", "/dev/stdout"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stdout) == [] and raw_controls(p.stderr) == [],
+          f"speedscope to stdout: {p.returncode} {raw_controls(p.stdout)} {p.stderr!r}")
+    # The HTML flame graph: U+FFFD for each control, bidi control and byte
+    # that is not UTF-8 (a reference to a control is an error in HTML), in
+    # a file and on standard output.
+    page = os.path.join(work, "esc.html")
+    p = subprocess.run([dkperf, "report", "-i", path, "--html", page], stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stderr) == [], f"html: {p.stderr!r}")
+    if p.returncode == 0:
+        text = open(page, "rb").read()
+        check(raw_controls(text) == [], f"html: no raw control byte: {raw_controls(text)}")
+        check("]0;TITLE\ufffd\ufffd[2J\ufffd" in text.decode("utf-8", errors="replace")
+              and b"&#9;&#10;" in text,
+              "html: controls as U+FFFD, tab and newline as references")
+    p = subprocess.run([dkperf, "report", "-i", path, "--html", "/dev/stdout"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(p.returncode == 0 and raw_controls(p.stdout) == [] and raw_controls(p.stderr) == [],
+          f"html to stdout: {p.returncode} {raw_controls(p.stdout)} {p.stderr!r}")
 
 
 def case_shrink():

@@ -577,23 +577,31 @@ TEST_CASE(a_loop_left_early_or_never_entered_fails_the_benchmark)
 }
 
 /* dk_bench_main on argv[0..argc) with its stderr captured into err. */
-static int main_capturing(int argc, char **argv, char *err, size_t size)
+/* dk_bench_main with what it writes to fd (1 or 2) in buf. */
+static int main_capturing_fd(int fd, int argc, char **argv, char *err, size_t size)
 {
+    fflush(stdout);
     fflush(stderr);
     FILE *tmp = tmpfile();
     CHECK(tmp != NULL);
-    int saved = dup(2);
+    int saved = dup(fd);
     CHECK(saved >= 0);
-    CHECK(dup2(fileno(tmp), 2) == 2);
+    CHECK(dup2(fileno(tmp), fd) == fd);
     int rc = dk_bench_main(argc, argv);
+    fflush(stdout);
     fflush(stderr);
-    dup2(saved, 2);
+    dup2(saved, fd);
     close(saved);
     rewind(tmp);
     size_t got = fread(err, 1, size - 1, tmp);
     err[got] = '\0';
     fclose(tmp);
     return rc;
+}
+
+static int main_capturing(int argc, char **argv, char *err, size_t size)
+{
+    return main_capturing_fd(2, argc, argv, err, size);
 }
 
 TEST_CASE(baseline_names_the_benchmarks_missing_on_either_side)
@@ -850,6 +858,26 @@ TEST_CASE(baseline_names_reach_stderr_escaped)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
+}
+
+/* --list and the --compare ratios print names as the blocks do: escaped,
+ * one name a line, whatever a name made at run time holds. */
+TEST_CASE(list_and_ratios_escape_names)
+{
+    char out[8192];
+    dkb_registry_clear();
+    CHECK_INT(dk_bench_register("g/a\nb\x1b[2J\xe2\x80\xae", bm_loop, NULL), ==, 0);
+    CHECK_INT(dk_bench_register("g/plain", bm_loop, NULL), ==, 0);
+    char prog[] = "bench", list[] = "--list", quiet[] = "-q", cmp[] = "--compare",
+         time[] = "--time", t[] = "0.01", ev[] = "--events", none[] = "";
+    char *argv1[] = {prog, list, NULL};
+    CHECK_INT(main_capturing_fd(1, 2, argv1, out, sizeof out), ==, 0);
+    CHECK_STR(out, "g/a\\x0ab\\x1b[2J\\xe2\\x80\\xae\ng/plain\n");
+    char *argv2[] = {prog, quiet, cmp, time, t, ev, none, NULL};
+    CHECK_INT(main_capturing_fd(1, 7, argv2, out, sizeof out), ==, 0);
+    CHECK_CONTAINS(out, "g/plain / g/a\\x0ab\\x1b[2J\\xe2\\x80\\xae time: ");
+    CHECK_NO_RAW_CONTROLS(out, 0);
+    dkb_registry_clear();
 }
 
 /* A name that is not valid UTF-8 is saved with U+FFFD in its place

@@ -714,6 +714,18 @@ TEST_CASE(baseline_not_a_regular_file)
     cleanup();
 }
 
+/* What fn writes for rs, as a string (malloc'ed). */
+static char *rendered(render_fn fn, const dkb_run_info *run, const dkb_result *const *rs, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    CHECK(fn(f, run, rs, n) == 0);
+    CHECK(fclose(f) == 0);
+    return buf;
+}
+
 /* A name that is not UTF-8 still gives valid UTF-8 files: U+FFFD. */
 TEST_CASE(invalid_utf8_names_replaced)
 {
@@ -725,12 +737,7 @@ TEST_CASE(invalid_utf8_names_replaced)
     render_fn fns[] = {dkb_report_json, dkb_report_csv, dkb_report_markdown, dkb_report_gbench,
                        html_no_base};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        CHECK(f != NULL);
-        CHECK(fns[i](f, &run, rs, 1) == 0);
-        CHECK(fclose(f) == 0);
+        char *buf = rendered(fns[i], &run, rs, 1);
         CHECK_CONTAINS(buf, "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname\xEF\xBF\xBD\xEF\xBF\xBD");
         CHECK(strchr(buf, '\xff') == NULL && strstr(buf, "\xC0\x80") == NULL);
         free(buf);
@@ -749,7 +756,8 @@ static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *cons
  * raw control byte (the layout's own newlines aside; CSV's \r\n too). */
 TEST_CASE(control_characters_in_names_are_escaped)
 {
-    const char *hostile = "x\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J\xff\xc0\xaf\xed\xa0\x80";
+    const char *hostile = "x\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J\xff\xc0\xaf\xed\xa0\x80"
+                          "\xe2\x80\xae" "gnp.exe";
     dkb_result r;
     dkb_run_info run;
     run_info(&run);
@@ -768,14 +776,10 @@ TEST_CASE(control_characters_in_names_are_escaped)
         free(t);
     }
     const dkb_result *rs[] = {&r};
-    render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one};
+    render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one, dkb_report_json,
+                       dkb_report_gbench, html_no_base};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        CHECK(f != NULL);
-        CHECK(fns[i](f, &run, rs, 1) == 0);
-        CHECK(fclose(f) == 0);
+        char *buf = rendered(fns[i], &run, rs, 1);
         /* CSV's line ends are \r\n: those of its layout only. */
         for (char *c = buf; i == 0 && (c = strstr(c, "\r\n")) != NULL; c += 2)
             *c = ' ';

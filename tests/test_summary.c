@@ -104,6 +104,11 @@ TEST_CASE(json_reader)
         CHECK(parse(bad[i], why) == NULL);
         CHECK_CONTAINS(why, "at byte");
     }
+    /* A NUL would cut the string where C reads it: "true\u0000 -x" would
+     * match the command "true". Refused, as libdkbench's reader does. */
+    why[0] = '\0';
+    CHECK(parse("{\"command\": \"true\\u0000 -x\"}", why) == NULL);
+    CHECK_CONTAINS(why, "NUL character in a string");
     char deep[200];
     memset(deep, '[', sizeof deep - 1);
     deep[sizeof deep - 1] = '\0';

@@ -41,6 +41,25 @@ TEST_CASE(control_bytes_are_escaped)
     escapes("\xc2\x9b" "2J \xc2\x80\xc2\x9f", "\\xc2\\x9b2J \\xc2\\x80\\xc2\\x9f");
 }
 
+/* Format characters that reorder the rest of a line on a terminal or in an
+ * editor that implements bidi ("Trojan Source"), or break it: each byte
+ * escaped, as for a control. */
+TEST_CASE(bidi_and_line_separators_are_escaped)
+{
+    escapes("a\xe2\x80\xae" "cba", "a\\xe2\\x80\\xaecba");          /* RLO */
+    escapes("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad",    /* LRE RLE PDF LRO */
+            "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad");
+    escapes("\xe2\x81\xa6x\xe2\x81\xa9", "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9"); /* LRI, PDI */
+    escapes("\xe2\x81\xa7\xe2\x81\xa8", "\\xe2\\x81\\xa7\\xe2\\x81\\xa8"); /* RLI, FSI */
+    escapes("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c"); /* LRM RLM ALM */
+    escapes("1\xe2\x80\xa8" "2\xe2\x80\xa9" "3", "1\\xe2\\x80\\xa82\\xe2\\x80\\xa93"); /* LS, PS */
+    /* Their neighbours are ordinary text: ZWJ (emoji), en dash, NNBSP, U+206A. */
+    escapes("\xe2\x80\x8d\xe2\x80\x93\xe2\x80\xaf\xe2\x81\xaa\xe2\x80\xa7",
+            "\xe2\x80\x8d\xe2\x80\x93\xe2\x80\xaf\xe2\x81\xaa\xe2\x80\xa7");
+    /* Non-characters are valid UTF-8 and print as they are. */
+    escapes("\xef\xbf\xbe\xef\xb7\x90\xf4\x8f\xbf\xbf", "\xef\xbf\xbe\xef\xb7\x90\xf4\x8f\xbf\xbf");
+}
+
 TEST_CASE(invalid_utf8_is_escaped_byte_by_byte)
 {
     escapes("\xff", "\\xff");
@@ -84,8 +103,15 @@ TEST_CASE(utf8_decoding)
     CHECK_INT((int)dk__utf8_length((const unsigned char *)"\xf4\x90\x80\x80"), ==, 0);
     CHECK_INT((int)dk__utf8_length((const unsigned char *)"\xe0\xa0\x80"), ==, 3);
     CHECK_INT((int)dk__utf8_length((const unsigned char *)"\xc2"), ==, 0);
-    CHECK(dk__is_control(0x1b) && dk__is_control(0x7f) && dk__is_control(0x9f));
-    CHECK(!dk__is_control(' ') && !dk__is_control(0xa0) && !dk__is_control(0x7e));
+    CHECK(dk__must_escape(0x1b) && dk__must_escape(0x7f) && dk__must_escape(0x9f));
+    CHECK(dk__must_escape(0x202e) && dk__must_escape(0x2066) && dk__must_escape(0x2028));
+    CHECK(!dk__must_escape(' ') && !dk__must_escape(0xa0) && !dk__must_escape(0x7e));
+    CHECK(!dk__must_escape(0x200d) && !dk__must_escape(0x2027) && !dk__must_escape(0x206a));
+    unsigned char b[4];
+    CHECK_INT((int)dk__utf8_encode(0x10ffff, b), ==, 4);
+    CHECK(memcmp(b, "\xf4\x8f\xbf\xbf", 4) == 0);
+    CHECK_INT((int)dk__utf8_encode(0x7ff, b), ==, 2);
+    CHECK(memcmp(b, "\xdf\xbf", 2) == 0);
 }
 
 TEST_MAIN()

@@ -507,8 +507,15 @@ static void print_ratios(const options *o, const dkb_result *rs, size_t k)
                 dkb_ratio(av, bv, rs[0].n_samples < rs[j].n_samples ? rs[0].n_samples
                                                                    : rs[j].n_samples,
                           o->cfg.resamples, o->cfg.seed, 0.95, &ratio))
-                printf("%s / %s %s: %.4f [%.4f, %.4f]\n", rs[j].name, rs[0].name, a->name,
-                       ratio.point, ratio.lo, ratio.hi);
+            {
+                /* Names escaped, as in the blocks above them. */
+                dk__put_untrusted(stdout, rs[j].name);
+                fputs(" / ", stdout);
+                dk__put_untrusted(stdout, rs[0].name);
+                fputc(' ', stdout);
+                dk__put_untrusted(stdout, a->name);
+                printf(": %.4f [%.4f, %.4f]\n", ratio.point, ratio.lo, ratio.hi);
+            }
             free(av);
             free(bv);
         }
@@ -570,8 +577,12 @@ int dk_bench_main(int argc, char **argv)
         if (!have_re || regexec(&re, dkb_registry_at(i)->name, 0, NULL, 0) == 0)
             chosen[n++] = i;
     if (o.list) {
-        for (size_t i = 0; i < n; i++)
-            printf("%s\n", dkb_registry_at(chosen[i])->name);
+        /* One name a line, escaped as everywhere else: a name may be made
+         * at run time from data, and a newline in it would make two. */
+        for (size_t i = 0; i < n; i++) {
+            dk__put_untrusted(stdout, dkb_registry_at(chosen[i])->name);
+            fputc('\n', stdout);
+        }
         status = stdout_written(prog);
         goto out;
     }

@@ -23,21 +23,8 @@ int dkb__report_done(FILE *out, const char *format)
 
 void dkb__put_utf8(FILE *out, unsigned long cp)
 {
-    if (cp < 0x80) {
-        fputc((int)cp, out);
-    } else if (cp < 0x800) {
-        fputc((int)(0xC0 | (cp >> 6)), out);
-        fputc((int)(0x80 | (cp & 0x3F)), out);
-    } else if (cp < 0x10000) {
-        fputc((int)(0xE0 | (cp >> 12)), out);
-        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), out);
-        fputc((int)(0x80 | (cp & 0x3F)), out);
-    } else {
-        fputc((int)(0xF0 | (cp >> 18)), out);
-        fputc((int)(0x80 | ((cp >> 12) & 0x3F)), out);
-        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), out);
-        fputc((int)(0x80 | (cp & 0x3F)), out);
-    }
+    unsigned char b[4];
+    fwrite(b, 1, dk__utf8_encode(cp, b), out);
 }
 
 void dkb__json_str(FILE *out, const char *s)
@@ -52,7 +39,7 @@ void dkb__json_str(FILE *out, const char *s)
         case '\r': fputs("\\r", out); break;
         case '\t': fputs("\\t", out); break;
         default:
-            if (cp < 0x20 || cp == 0x7F)
+            if (dk__must_escape(cp)) /* C1 and bidi too (common/text.h) */
                 fprintf(out, "\\u%04lx", cp);
             else
                 dkb__put_utf8(out, cp);
@@ -71,26 +58,6 @@ void dkb__json_num(FILE *out, double v)
         fprintf(out, "%.17g", v); /* exact round trip */
 }
 
-void dkb__html_text(FILE *out, const char *s)
-{
-    unsigned long cp;
-    while ((cp = dk__utf8_next(&s)) != 0) {
-        switch (cp) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default:
-            if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F ||
-                cp == 0xFFFE || cp == 0xFFFF)
-                dkb__put_utf8(out, 0xFFFD);
-            else
-                dkb__put_utf8(out, cp);
-        }
-    }
-}
-
 void dkb__csv_field(FILE *out, const char *s)
 {
     /* Control characters are escaped (common/text.h), line breaks too: a
@@ -102,13 +69,14 @@ void dkb__csv_field(FILE *out, const char *s)
     while ((cp = dk__utf8_next(&s)) != 0) {
         if (cp == '"')
             fputc('"', out);
-        if (!dk__is_control(cp)) {
+        if (!dk__must_escape(cp)) {
             dkb__put_utf8(out, cp);
             continue;
         }
-        if (cp >= 0x80)
-            fputs("\\xc2", out); /* a C1 control, as dk__put_untrusted writes it */
-        fprintf(out, "\\x%02lx", cp);
+        /* Byte by byte, as dk__put_untrusted writes it. */
+        unsigned char b[4];
+        for (size_t i = 0, n = dk__utf8_encode(cp, b); i < n; i++)
+            fprintf(out, "\\x%02x", b[i]);
     }
     if (quote)
         fputc('"', out);

@@ -21,12 +21,10 @@ int dkb__report_done(FILE *out, const char *format);
  * holds. Write code point cp as UTF-8. */
 void dkb__put_utf8(FILE *out, unsigned long cp);
 
-/* A JSON string literal with its quotes; a JSON number (non-finite: null). */
+/* A JSON string literal with its quotes; a JSON number (non-finite: null).
+ * HTML text: dk__put_html (common/text.h). */
 void dkb__json_str(FILE *out, const char *s);
 void dkb__json_num(FILE *out, double v);
-/* Text for HTML or XML (also inside attribute values): & < > " ' escaped,
- * control characters XML forbids replaced with U+FFFD. */
-void dkb__html_text(FILE *out, const char *s);
 /* One CSV field, quoted as RFC 4180 says when it must be; control
  * characters (line breaks too) escaped as dk__put_untrusted does. */
 void dkb__csv_field(FILE *out, const char *s);

@@ -66,7 +66,7 @@ static void svg_open(FILE *out, const char *title)
 {
     fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", W, H, W, H);
-    dkb__html_text(out, title);
+    dk__put_html(out, title);
     fprintf(out, "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
                  "stroke=\"#999\"/>",
             ML, MT, W - ML - MR, H - MT - MB);
@@ -78,7 +78,7 @@ static void text(FILE *out, double x, double y, const char *anchor, const char *
     if (vertical)
         fprintf(out, " transform=\"rotate(-90 %.1f %.1f)\"", x, y);
     fputc('>', out);
-    dkb__html_text(out, s);
+    dk__put_html(out, s);
     fputs("</text>", out);
 }
 
@@ -273,7 +273,7 @@ static void td_num(FILE *out, double v, bool is_time)
 {
     char b[64];
     fputs("<td>", out);
-    dkb__html_text(out, dkb__fmt_value(b, sizeof b, v, is_time));
+    dk__put_html(out, dkb__fmt_value(b, sizeof b, v, is_time));
     fputs("</td>", out);
 }
 
@@ -288,11 +288,11 @@ static void summary(FILE *out, const dkb_result *r)
         const dkb_measure *m = &r->m[j];
         bool t = j == 0;
         fputs("<tr><td>", out);
-        dkb__html_text(out, m->name);
+        dk__put_html(out, m->name);
         fputs("</td>", out);
         if (!dkb__has_estimates(r, m)) {
             fputs("<td colspan=\"11\">", out);
-            dkb__html_text(out, m->available ? "no estimate (fewer than 2 samples)" : m->why);
+            dk__put_html(out, m->available ? "no estimate (fewer than 2 samples)" : m->why);
             fputs("</td></tr>\n", out);
             continue;
         }
@@ -313,7 +313,7 @@ static void summary(FILE *out, const dkb_result *r)
             fprintf(out, "<td class=\"%s\">%+.2f%% [%+.2f%%, %+.2f%%] p = %.3f, ", cls,
                     100 * m->change.rel.point, 100 * m->change.rel.lo, 100 * m->change.rel.hi,
                     m->change.p_value);
-            dkb__html_text(out, dkb__verdict_word(m->change.verdict));
+            dk__put_html(out, dkb__verdict_word(m->change.verdict));
             fputs("</td>", out);
         } else {
             fputs("<td></td>", out);
@@ -321,7 +321,7 @@ static void summary(FILE *out, const dkb_result *r)
         /* The estimator of lower, estimate, upper: the line drawn in the
          * scatter and R\xC2\xB2 are the OLS fit's whatever it is. */
         fputs("<td>", out);
-        dkb__html_text(out, m->estimator);
+        dk__put_html(out, m->estimator);
         fputs("</td>", out);
         fputs("</tr>\n", out);
     }
@@ -346,21 +346,21 @@ int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const 
                  "<h1>dkbench report</h1>\n<p>",
             STYLE);
     fputs("backend ", out);
-    dkb__html_text(out, run->backend);
+    dk__put_html(out, run->backend);
     fputs(", CPU ", out);
-    dkb__html_text(out, run->cpu);
+    dk__put_html(out, run->cpu);
     fputs(", host ", out);
-    dkb__html_text(out, run->host);
+    dk__put_html(out, run->host);
     fputs(", ", out);
-    dkb__html_text(out, run->date);
+    dk__put_html(out, run->date);
     if (run->baseline[0]) {
         fputs(", compared with baseline ", out);
-        dkb__html_text(out, run->baseline);
+        dk__put_html(out, run->baseline);
     }
     fputs("</p>\n", out);
     if (run->why_no_counters[0]) {
         fputs("<p class=\"warn\">Hardware counters unavailable: ", out);
-        dkb__html_text(out, run->why_no_counters);
+        dk__put_html(out, run->why_no_counters);
         fputs("</p>\n", out);
     }
     int rc = 0;
@@ -370,12 +370,12 @@ int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const 
         if (r == NULL)
             return dkb_fail(DK_EINVAL, "dkb_report_html: result %zu is NULL", i);
         fputs("<section class=\"bench\"><h2>", out);
-        dkb__html_text(out, r->name);
+        dk__put_html(out, r->name);
         fputs("</h2>\n", out);
         summary(out, r);
         if (r->stop_reason[0]) {
             fputs("<p>stopped: ", out);
-            dkb__html_text(out, r->stop_reason);
+            dk__put_html(out, r->stop_reason);
             fputs("</p>\n", out);
         }
         if (r->moved_levels)

@@ -12,13 +12,14 @@
 #include "bench/report_common.h"
 
 /* Markdown text in a table cell: the characters that would end the cell or
- * start markup are backslash-escaped; line breaks and other control
- * characters (C1 too) become spaces. */
+ * start markup are backslash-escaped; line breaks, other control
+ * characters (C1 too) and bidi format characters become spaces
+ * (dk__must_escape). */
 static void md_text(FILE *out, const char *s)
 {
     unsigned long cp;
     while ((cp = dk__utf8_next(&s)) != 0) {
-        if (dk__is_control(cp)) {
+        if (dk__must_escape(cp)) {
             fputc(' ', out);
             continue;
         }

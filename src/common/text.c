@@ -54,19 +54,45 @@ unsigned long dk__utf8_next(const char **s)
     return cp;
 }
 
-bool dk__is_control(unsigned long cp)
+bool dk__must_escape(unsigned long cp)
 {
     /* C1 too: U+009B is CSI, as ESC [ is, to a terminal that reads UTF-8. */
-    return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+        return true;
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+size_t dk__utf8_encode(unsigned long cp, unsigned char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (unsigned char)(0xc0 | (cp >> 6));
+        out[1] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (unsigned char)(0xe0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xf0 | (cp >> 18));
+    out[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (unsigned char)(0x80 | (cp & 0x3f));
+    return 4;
 }
 
 /* The bytes at p that print as they are (0 when *p must be escaped). */
 static size_t kept(const unsigned char *p)
 {
+    const char *s = (const char *)p;
     size_t len = dk__utf8_length(p);
-    if (len == 1 && dk__is_control(p[0]))
-        return 0;
-    if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+    if (len == 0 || dk__must_escape(dk__utf8_next(&s)))
         return 0;
     return len;
 }
@@ -132,4 +158,33 @@ void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
     dk__put_untrusted(out, n < 0 ? fmt : text != NULL ? text : small);
     if (text != small)
         free(text);
+}
+
+void dk__put_html(FILE *out, const char *s)
+{
+    /* Tab and newline as references: the text keeps them, and a page
+     * printed raw holds none but its own. A reference to another control
+     * is an error in HTML, and one to U+0080..U+009F is read as
+     * Windows-1252: U+FFFD is their stand-in (for U+FFFE and U+FFFF too,
+     * which XML forbids). */
+    static const unsigned char fffd[] = {0xef, 0xbf, 0xbd};
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        const char *ref = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;"
+                        : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;" : *p == '\t' ? "&#9;"
+                        : *p == '\n' ? "&#10;" : NULL;
+        if (ref != NULL) {
+            fputs(ref, out);
+            p++;
+            continue;
+        }
+        const char *c = (const char *)p;
+        size_t len = dk__utf8_length(p);
+        unsigned long cp = len ? dk__utf8_next(&c) : 0xfffd;
+        if (len == 0 || dk__must_escape(cp) || cp == 0xfffe || cp == 0xffff)
+            fwrite(fffd, 1, sizeof fffd, out);
+        else
+            fwrite(p, 1, len, out);
+        p += len ? len : 1; /* a byte that begins no character: one U+FFFD each */
+    }
 }

@@ -30,14 +30,23 @@ size_t dk__utf8_length(const unsigned char *p);
  * 0 at the terminating NUL (and does not advance). */
 unsigned long dk__utf8_next(const char **s);
 
-/* Whether code point cp is a control character: C0 (tab and newline
- * included), DEL or C1 (U+0080 to U+009F). */
-bool dk__is_control(unsigned long cp);
+/* Whether code point cp must not reach a terminal or a line of text as it
+ * is: a control character (C0 with tab and newline, DEL, C1 U+0080 to
+ * U+009F), or a format character that moves or breaks text around it:
+ * the bidirectional marks, embeddings, overrides and isolates (U+061C,
+ * U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069), which make a
+ * terminal or editor that implements bidi show the rest of a line in
+ * another order than its bytes ("Trojan Source"), and the line and
+ * paragraph separators U+2028 and U+2029. */
+bool dk__must_escape(unsigned long cp);
 
-/* Write s to out with every control byte (C0 including tab and newline,
- * DEL), every C1 control (U+0080 to U+009F) and every byte that is not
- * well-formed UTF-8 written as \xNN (lower-case hex, one per byte); valid
- * UTF-8 and printable ASCII are kept as they are. NULL prints "(null)". */
+/* Code point cp (at most U+10FFFF) as UTF-8 into out; returns 1 to 4. */
+size_t dk__utf8_encode(unsigned long cp, unsigned char out[4]);
+
+/* Write s to out with every byte of a code point dk__must_escape names and
+ * every byte that is not well-formed UTF-8 written as \xNN (lower-case
+ * hex, one per byte); other valid UTF-8 and printable ASCII are kept as
+ * they are. NULL prints "(null)". */
 void dk__put_untrusted(FILE *out, const char *s);
 
 /* The same escaping into buf (size > 0: always NUL-terminated, cut only
@@ -50,5 +59,12 @@ size_t dk__untrusted(char *buf, size_t size, const char *s);
  * that quote untrusted text, whose own words hold no control byte. */
 void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+
+/* s as HTML or XML text (also inside a quoted attribute value): & < > " '
+ * tab and newline as references; each other code point dk__must_escape
+ * names and each byte that is not well-formed UTF-8 as U+FFFD, so that a
+ * page printed raw shows no control and a browser no reordering, and the
+ * file stays valid UTF-8. */
+void dk__put_html(FILE *out, const char *s);
 
 #endif /* DKPERF_COMMON_TEXT_H */

@@ -160,6 +160,10 @@ static char *string(parser *ps)
             fail(ps, "unpaired surrogate in a string");
             break;
         }
+        if (cp == 0) { /* C strings end there: the rest would be lost unseen */
+            fail(ps, "NUL character in a string");
+            break;
+        }
         len += utf8(cp, out + len); /* \uXXXX is 6 bytes, its UTF-8 at most 4 */
     }
     free(out);

@@ -660,20 +660,6 @@ typedef struct tnode {
     size_t first_child, next_sibling; /* 0: none (the root is node 0) */
 } tnode;
 
-static void html_text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-}
-
 /* A warm colour from the name, as flame graphs are drawn. */
 static void colour(const char *name, int *rgb)
 {
@@ -746,7 +732,7 @@ int report_html(FILE *out, const rprofile *p, int event)
     int height = top + (int)(maxdepth + 1) * rowh + 10;
     const char *ename = e < r->n_events ? r->events[e].name : "(no event)";
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
-    html_text(out, p->path);
+    dk__put_html(out, p->path);
     fputs(" - dkperf flame graph</title>\n<style>\n"
           "body{font:13px sans-serif;margin:12px;background:#fff;color:#222}\n"
           "svg{width:100%;display:block;background:#fafafa}\n"
@@ -754,14 +740,14 @@ int report_html(FILE *out, const rprofile *p, int event)
           "g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
           "#matched{margin-left:1em;color:#a0a}\n"
           "</style></head><body>\n<h1 style=\"font-size:16px\">Flame graph: ", out);
-    html_text(out, ename);
+    dk__put_html(out, ename);
     fprintf(out, ", %" PRIu64 " samples of ", t[0].weight);
-    html_text(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
+    dk__put_html(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
     fputs("</h1>\n<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
           " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n", out);
     if (!r->complete) {
         fputs("<p><b>Incomplete recording:</b> ", out);
-        html_text(out, r->tail_note);
+        dk__put_html(out, r->tail_note);
         fputs("</p>\n", out);
     }
     fprintf(out, "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" height=\"%d\" "
@@ -792,12 +778,12 @@ int report_html(FILE *out, const rprofile *p, int event)
         int y = height - 10 - (int)(t[k].depth + 1) * rowh;
         fprintf(out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\" data-n=\"", x[k],
                 w, t[k].depth);
-        html_text(out, name);
+        dk__put_html(out, name);
         fputs("\"><title>", out);
-        html_text(out, name);
+        dk__put_html(out, name);
         if (k != 0) {
             fputs(" (", out);
-            html_text(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);
+            dk__put_html(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);
             fputc(')', out);
         }
         fprintf(out, ": %" PRIu64 " samples, %.2f%%</title>", t[k].weight, 100.0 * w);

@@ -152,7 +152,14 @@ void json_string(FILE *out, const char *s)
             continue;
         }
         if (len > 1) {
-            fwrite(p, 1, len, out);
+            /* C1 and bidi controls too: JSON printed to a terminal drives
+             * it as text does (common/text.h). */
+            const char *c = (const char *)p;
+            unsigned long cp = dk__utf8_next(&c);
+            if (dk__must_escape(cp))
+                fprintf(out, "\\u%04lx", cp);
+            else
+                fwrite(p, 1, len, out);
             p += len;
             continue;
         }
@@ -173,7 +180,7 @@ void json_string(FILE *out, const char *s)
             fputs("\\r", out);
             break;
         default:
-            if (*p < 0x20 || *p == 0x7f)
+            if (dk__must_escape(*p))
                 fprintf(out, "\\u%04x", *p);
             else
                 fputc(*p, out);
