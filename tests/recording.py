@@ -71,11 +71,13 @@ def end(n):
     return b"z" + varint(n)
 
 
-def deep(depth, nsamples, spread, pid=4242):
+def deep(depth, nsamples, spread, pid=4242, nevents=1):
     """One chain of depth frames in one image; nsamples samples at its last
-    spread nodes, in turn (spread 1: every sample on the leaf)."""
+    spread nodes, in turn (spread 1: every sample on the leaf), all of the
+    first of nevents events."""
     pairs = [(0, 0x401000)] + [(1, 0x10)] * (depth - 1)
-    body = meta("comm", "deep") + event(0, "cpu-clock") + comm(pid, "deep") \
+    events = b"".join(event(i, "e%d" % i) for i in range(1, nevents))
+    body = meta("comm", "deep") + event(0, "cpu-clock") + events + comm(pid, "deep") \
         + map_(pid, 0x400000, 0x100000 + depth * 0x10, "/nonexistent/deep.so") + nodes(pairs)
     chunks = [chunk(body)]
     samples = b""

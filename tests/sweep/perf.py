@@ -44,6 +44,17 @@ def deep_chain(path):
         f.write(deep(DEPTH, SAMPLES, 1))
 
 
+EVENTS = 20000
+
+
+def events(path):
+    """The deep chain, its samples all of the first of 20,000 events
+    (about 850 KB): a reader that goes through every sample and stack node
+    for each event is quadratic here."""
+    with open(path, "wb") as f:
+        f.write(deep(DEPTH, SAMPLES, 1, nevents=EVENTS))
+
+
 COMMS = 200000
 
 
@@ -122,6 +133,7 @@ def wide(path):
 INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
+    "events.data": events,
     "maps.data": maps,
     "images.data": images,
     "shared.data": shared,
@@ -163,6 +175,12 @@ def flame_graph(_, work):
     n = text.count('<g class="f"')
     # Every frame of the chain is drawn (each holds every sample), and the root.
     return [] if n == DEPTH + 1 else ["%d boxes in the flame graph, wanted %d" % (n, DEPTH + 1)]
+
+
+def every_event(r, _):
+    heads = r.out.count("# Event: ")
+    return leaf_row(r, _) + ([] if heads == EVENTS else ["%d events, wanted %d"
+                                                          % (heads, EVENTS)])
 
 
 def every_name(r, _):
@@ -223,6 +241,8 @@ CASES = [
      REPORT + ["--speedscope", "{work}/out.speedscope.json"], 2, one_speedscope_run),
     ("report --html, deep chain", "deep-chain.data", REPORT + ["--html", "{work}/out.html"], 2,
      flame_graph),
+    ("report --stdio, deep chain, 20,000 events", "events.data", REPORT + ["--stdio"], 2,
+     every_event),
     ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
      2, every_name),
     ("report --stdio, 200,000 maps", "maps.data", REPORT + ["--stdio"], 1,
