@@ -71,11 +71,13 @@ def end(n):
     return b"z" + varint(n)
 
 
-def deep(depth, nsamples, spread, pid=4242):
+def deep(depth, nsamples, spread, pid=4242, nevents=1):
     """One chain of depth frames in one image; nsamples samples at its last
-    spread nodes, in turn (spread 1: every sample on the leaf)."""
+    spread nodes, in turn (spread 1: every sample on the leaf), all of the
+    first of nevents events."""
     pairs = [(0, 0x401000)] + [(1, 0x10)] * (depth - 1)
-    body = meta("comm", "deep") + event(0, "cpu-clock") + comm(pid, "deep") \
+    events = b"".join(event(i, "e%d" % i) for i in range(1, nevents))
+    body = meta("comm", "deep") + event(0, "cpu-clock") + events + comm(pid, "deep") \
         + map_(pid, 0x400000, 0x100000 + depth * 0x10, "/nonexistent/deep.so") + nodes(pairs)
     chunks = [chunk(body)]
     samples = b""
@@ -88,3 +90,40 @@ def deep(depth, nsamples, spread, pid=4242):
             samples, first = b"", True
     chunks.append(chunk(samples + end(nsamples)))
     return HEADER + b"".join(chunks)
+
+
+def chunked(records, per=4000):
+    """Records (bytes each) in chunks of per records: a chunk starts the
+    sample fields again, so the first sample of each names its pid."""
+    return [chunk(b"".join(records[i:i + per])) for i in range(0, len(records), per)]
+
+
+def many_maps(n, images=1, pid=7):
+    """One process with n maps of 4 KiB side by side, of images distinct
+    images (/nonexistent/iK.so, in turn) at offsets of their own, and a
+    one-frame stack in each map, sampled once: n distinct frames, each
+    resolved through the maps."""
+    head = meta("comm", "maps") + event(0, "cpu-clock") + comm(pid, "maps")
+    maps = [map_(pid, 0x10000000 + i * 0x1000, 0x1000, "/nonexistent/i%d.so" % (i % images),
+                 pgoff=i * 0x1000) for i in range(n)]
+    body = [nodes([(0, 0x10000100 + i * 0x1000)]) for i in range(n)]
+    samples = [sample(i + 1, pid=pid if i % 4000 == 0 else None) for i in range(n)]
+    return HEADER + chunk(head) + b"".join(chunked(maps) + chunked(body) + chunked(samples)) \
+        + chunk(end(n))
+
+
+def shared_chain(depth, nsamples, npids, overlap=False):
+    """A chain of depth frames in one image, mapped at the same address in
+    npids processes, each with a second map of its own image (elsewhere,
+    or over the chain's last frame when overlap) so that no two lists of
+    maps are the same; nsamples samples on its leaf, from the processes in
+    turn."""
+    chain_end = 0x401000 + (depth - 1) * 0x10
+    body = meta("comm", "shared") + event(0, "cpu-clock")
+    for p in range(1, npids + 1):
+        body += comm(p, "shared") + map_(p, 0x400000, 0x100000 + depth * 0x10, "/nonexistent/deep.so")
+        at = chain_end if overlap else 0x7f0000000000 + p * 0x10000
+        body += map_(p, at, 0x10, "/nonexistent/own%d.so" % p)
+    body += nodes([(0, 0x401000)] + [(1, 0x10)] * (depth - 1))
+    samples = [sample(depth, pid=1 + i % npids) for i in range(nsamples)]
+    return HEADER + chunk(body) + b"".join(chunked(samples)) + chunk(end(nsamples))

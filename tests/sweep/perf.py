@@ -8,7 +8,9 @@ its CPU time, which a busy machine changes less) is printed.
 
 Cases are rows of CASES: an input (made once, by a function of INPUTS, and
 shared by every case that names it), the command, the target in seconds,
-and a check of the output. Add a case by adding a row (and its input).
+and a check of the output (a check marked refusal wants the input refused,
+in bounded time, with one error line). Add a case by adding a row (and its
+input).
 
 usage: perf.py --dkperf BIN [--bench-example BIN] [--only 'NAME|...'] [--keep DIR]
 (the libdkbench cases run with --bench-example only)
@@ -25,7 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
 from wide_baseline import write_wide_baseline  # noqa: E402
-from recording import HEADER, chunk, comm, deep, end, event, map_, meta, nodes, sample  # noqa: E402
+from recording import (HEADER, chunk, comm, deep, end, event, many_maps, map_, meta,  # noqa: E402
+                       nodes, sample, shared_chain)
 
 DEPTH, SAMPLES = 300000, 3000
 SLACK = 10  # the bound: ten times the target
@@ -39,6 +42,17 @@ def deep_chain(path):
     quadratic here."""
     with open(path, "wb") as f:
         f.write(deep(DEPTH, SAMPLES, 1))
+
+
+EVENTS = 20000
+
+
+def events(path):
+    """The deep chain, its samples all of the first of 20,000 events
+    (about 850 KB): a reader that goes through every sample and stack node
+    for each event is quadratic here."""
+    with open(path, "wb") as f:
+        f.write(deep(DEPTH, SAMPLES, 1, nevents=EVENTS))
 
 
 COMMS = 200000
@@ -57,6 +71,54 @@ def renamed(path):
         f.write(HEADER + b"".join(chunks) + chunk(end(COMMS)))
 
 
+MAPS = 200000
+
+
+def maps(path):
+    """One process with 200,000 maps of one image side by side and a
+    frame in each (about 8 MB): a reader that looks through every map for
+    each address is quadratic here."""
+    with open(path, "wb") as f:
+        f.write(many_maps(MAPS))
+
+
+IMAGES = 100000
+
+
+def images(path):
+    """100,000 images that cannot be read, one map and one frame each
+    (about 4 MB): a reader that looks through every image, or every note
+    of one that gave no names, for each address is quadratic here."""
+    with open(path, "wb") as f:
+        f.write(many_maps(IMAGES, images=IMAGES))
+
+
+PIDS = 64
+
+
+def shared(path):
+    """The deep chain in 64 processes whose lists of maps differ (each has
+    an image of its own, away from the chain), 3000 samples on its leaf
+    from them in turn (about 630 KB): a reader that translates the chain
+    once per list of maps is quadratic here, and report refuses it."""
+    with open(path, "wb") as f:
+        f.write(shared_chain(DEPTH, SAMPLES, PIDS))
+
+
+def shared8(path):
+    """As shared, in 8 processes: under report's bound, so answered."""
+    with open(path, "wb") as f:
+        f.write(shared_chain(DEPTH, SAMPLES, 8))
+
+
+def shared_over(path):
+    """As shared, but each process's own image is mapped over the chain's
+    leaf: the processes' frames differ there, and the chain above is
+    theirs alike."""
+    with open(path, "wb") as f:
+        f.write(shared_chain(DEPTH, SAMPLES, PIDS, overlap=True))
+
+
 MEMBERS = 400000
 
 
@@ -71,6 +133,12 @@ def wide(path):
 INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
+    "events.data": events,
+    "maps.data": maps,
+    "images.data": images,
+    "shared.data": shared,
+    "shared-over.data": shared_over,
+    "shared8.data": shared8,
     "baselines/wide.json": wide,
 }
 
@@ -109,9 +177,46 @@ def flame_graph(_, work):
     return [] if n == DEPTH + 1 else ["%d boxes in the flame graph, wanted %d" % (n, DEPTH + 1)]
 
 
+def every_event(r, _):
+    heads = r.out.count("# Event: ")
+    return leaf_row(r, _) + ([] if heads == EVENTS else ["%d events, wanted %d"
+                                                          % (heads, EVENTS)])
+
+
 def every_name(r, _):
     rows = [l for l in r.out.splitlines() if l.startswith(" ") and l.split()[-1].startswith("c")]
     return [] if len(rows) == COMMS else ["%d rows of names, wanted %d" % (len(rows), COMMS)]
+
+
+def rows_of(n, what):
+    def check(r, _):
+        rows = [l for l in r.out.splitlines() if l.startswith(" ") and "%" in l]
+        return [] if len(rows) == n else ["%d rows of %s, wanted %d" % (len(rows), what, n)]
+    return check
+
+
+def every_note(r, _):
+    notes = [l for l in r.out.splitlines() if l.startswith("# /nonexistent/")]
+    return [] if len(notes) == IMAGES else ["%d notes of images, wanted %d"
+                                            % (len(notes), IMAGES)]
+
+
+def refused(r, _):
+    # Work that grows with processes times depth is refused, in one line.
+    ok = r.rc == 1 and r.err.count("\n") == 1 and "translations of an address" in r.err \
+        and "refused" in r.err
+    return [] if ok else ["wanted a refusal: exit %s, %r" % (r.rc, r.err[-300:])]
+
+
+refused.refusal = True
+
+
+def one_chain(r, _):
+    lines = r.out.splitlines()
+    if len(lines) != 1 or lines[0].count(";") != DEPTH or not lines[0].endswith(" %d" % SAMPLES):
+        return ["wanted one line of %d frames and %d samples: %d lines, %r"
+                % (DEPTH, SAMPLES, len(lines), r.out[:100])]
+    return []
 
 
 def read_whole(r, _):
@@ -136,8 +241,20 @@ CASES = [
      REPORT + ["--speedscope", "{work}/out.speedscope.json"], 2, one_speedscope_run),
     ("report --html, deep chain", "deep-chain.data", REPORT + ["--html", "{work}/out.html"], 2,
      flame_graph),
+    ("report --stdio, deep chain, 20,000 events", "events.data", REPORT + ["--stdio"], 2,
+     every_event),
     ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
      2, every_name),
+    ("report --stdio, 200,000 maps", "maps.data", REPORT + ["--stdio"], 1,
+     rows_of(MAPS, "frames")),
+    ("report --stdio, 100,000 unreadable images", "images.data", REPORT + ["--stdio"], 1,
+     every_note),
+    ("report --folded, deep chain in 8 processes", "shared8.data", REPORT + ["--folded"], 2,
+     one_chain),
+    ("report --folded, deep chain in 64 processes", "shared.data", REPORT + ["--folded"], 2,
+     refused),
+    ("report --folded, deep chain in 64 processes, leaves apart", "shared-over.data",
+     REPORT + ["--folded"], 2, refused),
     # The target holds the two short measurements of bench_example too.
     ("dkbench --baseline, 400,000 members", "baselines/wide.json",
      ["@bench_example", "--results-dir", "{work}/baselines", "--baseline", "wide",
@@ -191,9 +308,9 @@ def main():
         problems = sweeplib.judge_exit(r)
         if r.timed_out:
             problems = ["took more than %g s (target %g s)" % (bound, target)]
-        elif r.rc != 0 and not problems:
+        elif r.rc != 0 and not problems and not getattr(check, "refusal", False):
             problems.append("exit %s: %s" % (r.rc, r.err.strip()[-200:]))
-        elif r.rc == 0 and check is not None:
+        elif not problems and check is not None:
             problems += check(r, work)
         print("  %6.2f s (%.2f s of CPU; target %g s, bound %g s)  %s%s"
               % (r.secs, cpu, target, bound, name, "" if not problems else "  FAILED"))

@@ -26,7 +26,16 @@ typedef struct pidkey {
     int32_t pid;
     uint32_t first, n; /* its maps: order[first .. first + n) */
     uint64_t key;
+    uint32_t seg, n_segs; /* its address ranges: segs[seg .. seg + n_segs) */
 } pidkey;
+
+/* An address range [lo, hi) and the map that holds it: of the maps that
+ * cover it, the one recorded last. A process's ranges are sorted and
+ * disjoint, so the map of an address is a binary search away. */
+typedef struct seg {
+    uint64_t lo, hi;
+    uint32_t map;
+} seg;
 
 typedef struct builder {
     rprofile *p;
@@ -38,12 +47,17 @@ typedef struct builder {
     rmap leaves; /* (process key, recording node) -> node, as a sample's leaf */
     struct pidkey *keys; /* the pids that have maps of their own, by pid */
     size_t n_keys;
+    seg *segs;           /* each key's ranges, then those of every map */
+    size_t n_segs;
+    uint32_t all_seg, n_all_segs; /* the ranges of every pid's maps */
+    size_t work, max_work; /* translations made, and the most allowed */
     uint32_t *chain; /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
     size_t max_nodes;
     size_t max_memo;
     rmap comm_ids; /* (hash of a comm name, probe) -> its index in comms */
+    rmap note_ids; /* (hash of a note, probe) -> its index in notes */
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
 } builder;
 
@@ -55,6 +69,14 @@ typedef struct builder {
  * addresses, sampling one deep stack): refused past this many. */
 #define NODES_FREE 65536u
 #define NODES_MAX (1u << 30)
+
+/* Each recording node is translated once for every key of the processes
+ * whose samples reach it: once in most recordings (a process's stacks are
+ * at its own addresses), more when processes whose maps differ sample the
+ * same addresses. A file built to multiply that work (thousands of such
+ * processes, each sampling one deep stack) is refused past this many
+ * translations per node allowed. */
+#define WORK_PER_NODE 4u
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -192,41 +214,60 @@ static int64_t frame_id(builder *b, const char *name, const char *dso)
     return (int64_t)p->n_frames - 1;
 }
 
+/* The index of string s in strs (*n of them), added when new; names are
+ * found by their hash in ids, probing (hash, 0), (hash, 1), ... past other
+ * strings of the same hash. -1 when out of memory. */
+static int64_t intern(rmap *ids, char ***strs, size_t *n, size_t *cap, const char *s)
+{
+    uint64_t h = hash_str(0xcbf29ce484222325ull, s), j = 0;
+    for (int64_t id; (id = rmap_get(ids, h, j)) >= 0; j++)
+        if (strcmp((*strs)[id], s) == 0)
+            return id;
+    if (grow((void **)strs, *n, cap, sizeof **strs) != 0 || ((*strs)[*n] = strdup(s)) == NULL)
+        return -1;
+    if (rmap_put(ids, h, j, (uint32_t)*n) != 0) {
+        free((*strs)[*n]);
+        return -1;
+    }
+    return (int64_t)(*n)++;
+}
+
+/* A note of the report, each once however many frames give it. */
 static int add_note(builder *b, const char *line)
 {
     rprofile *p = b->p;
-    for (size_t i = 0; i < p->n_notes; i++)
-        if (strcmp(p->notes[i], line) == 0)
-            return 0;
-    if (grow((void **)&p->notes, p->n_notes, &b->cap_notes, sizeof *p->notes) != 0 ||
-        (p->notes[p->n_notes] = strdup(line)) == NULL)
-        return -1;
-    p->n_notes++;
-    return 0;
+    return intern(&b->note_ids, &p->notes, &p->n_notes, &b->cap_notes, line) < 0 ? -1 : 0;
 }
 
-/* The map of pid holding addr, the latest one; a process whose maps were
- * not recorded (a child forked by a recorded one) takes another's. */
-static const dkrec_map *find_map(const dkrec *r, int32_t pid, uint64_t addr)
+/* The map of ranges segs[first .. first + n) holding addr, or NULL. */
+static const dkrec_map *seg_map(const builder *b, uint32_t first, uint32_t n, uint64_t addr)
 {
-    const dkrec_map *any = NULL;
-    for (size_t i = r->n_maps; i-- > 0;) {
-        const dkrec_map *m = &r->maps[i];
-        if (addr < m->start || addr - m->start >= m->len)
-            continue;
-        if (m->pid == pid)
-            return m;
-        if (any == NULL)
-            any = m;
+    const seg *s = b->segs + first;
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first range ending after addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return any;
+    return lo < n && s[lo].lo <= addr ? &b->p->rec->maps[s[lo].map] : NULL;
 }
 
-/* The frame of address addr in pid (a return address unless leaf). */
-static int64_t resolve(builder *b, int32_t pid, uint64_t addr, bool leaf)
+/* The map of the process of key k (NULL: one with no maps of its own)
+ * holding addr, the latest one; a process whose maps were not recorded (a
+ * child forked by a recorded one) takes another's, the latest. */
+static const dkrec_map *find_map(const builder *b, const pidkey *k, uint64_t addr)
 {
-    const dkrec *r = b->p->rec;
-    const dkrec_map *m = find_map(r, pid, addr);
+    const dkrec_map *m = k != NULL ? seg_map(b, k->seg, k->n_segs, addr) : NULL;
+    return m != NULL ? m : seg_map(b, b->all_seg, b->n_all_segs, addr);
+}
+
+/* The frame of address addr in the process of key k (a return address
+ * unless leaf). */
+static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf)
+{
+    const dkrec_map *m = find_map(b, k, addr);
     char name[512];
     if (m == NULL) {
         snprintf(name, sizeof name, "[unknown]");
@@ -322,18 +363,114 @@ static bool same_map(const dkrec_map *a, const dkrec_map *b)
            strcmp(a->path, b->path) == 0;
 }
 
+/* An end of a map's range in the sweep of make_segs. */
+typedef struct edge {
+    uint64_t at;
+    uint32_t pos; /* the map's place in the list swept */
+    bool open;
+} edge;
+
+static int edge_order(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Scratch of make_segs, for up to as many maps as the recording has. */
+typedef struct sweep {
+    edge *edges;
+    uint32_t *heap; /* the places of the maps open, the latest on top */
+    bool *closed;
+} sweep;
+
+static void heap_push(uint32_t *h, size_t *n, uint32_t v)
+{
+    size_t i = (*n)++;
+    for (; i > 0 && h[(i - 1) / 2] < v; i = (i - 1) / 2)
+        h[i] = h[(i - 1) / 2];
+    h[i] = v;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+    uint32_t v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] > h[c])
+            c++;
+        if (h[c] <= v)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = v;
+}
+
+/* The ranges of maps idx[0 .. n) (in the order recorded), appended to
+ * b->segs: a sweep over their ends, the latest map open winning each
+ * stretch, n log n. *first and *count: where they are. */
+static void make_segs(builder *b, sweep *w, const uint32_t *idx, size_t n, uint32_t *first,
+                      uint32_t *count)
+{
+    const dkrec_map *maps = b->p->rec->maps;
+    size_t ne = 0, nh = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dkrec_map *m = &maps[idx[i]];
+        w->closed[i] = false;
+        if (m->len == 0)
+            continue;
+        w->edges[ne++] = (edge){m->start, (uint32_t)i, true};
+        w->edges[ne++] = (edge){m->start + m->len, (uint32_t)i, false};
+    }
+    qsort(w->edges, ne, sizeof *w->edges, edge_order);
+    *first = (uint32_t)b->n_segs;
+    for (size_t e = 0; e < ne;) {
+        uint64_t at = w->edges[e].at;
+        for (; e < ne && w->edges[e].at == at; e++) {
+            if (w->edges[e].open)
+                heap_push(w->heap, &nh, w->edges[e].pos);
+            else
+                w->closed[w->edges[e].pos] = true;
+        }
+        while (nh > 0 && w->closed[w->heap[0]])
+            heap_pop(w->heap, &nh);
+        if (nh == 0 || e == ne)
+            continue;
+        /* [at, the next end) is the top map's. */
+        uint32_t map = idx[w->heap[0]];
+        seg *last = b->n_segs > *first ? &b->segs[b->n_segs - 1] : NULL;
+        if (last != NULL && last->hi == at && last->map == map)
+            last->hi = w->edges[e].at;
+        else
+            b->segs[b->n_segs++] = (seg){at, w->edges[e].at, map};
+    }
+    *count = (uint32_t)(b->n_segs - *first);
+}
+
 /* b->keys: each pid with maps, keyed by its own pid or by that of the first
- * pid with the same maps. -1 when out of memory. */
+ * pid with the same maps, and its ranges. -1 when out of memory. */
 static int make_keys(builder *b, const dkrec *r)
 {
-    uint32_t *order = calloc(r->n_maps ? r->n_maps : 1, sizeof *order);
-    b->keys = calloc(r->n_maps ? r->n_maps : 1, sizeof *b->keys);
+    size_t nm = r->n_maps ? r->n_maps : 1;
+    uint32_t *order = calloc(nm, sizeof *order);
+    b->keys = calloc(nm, sizeof *b->keys);
+    /* A sweep of n maps makes at most 2n - 1 ranges: n for every pid's
+     * own, as many for all of them. */
+    b->segs = calloc(4 * nm, sizeof *b->segs);
+    sweep w = {calloc(2 * nm, sizeof *w.edges), calloc(nm, sizeof *w.heap),
+               calloc(nm, sizeof *w.closed)};
     rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
     int rc = -1;
-    if (order == NULL || b->keys == NULL)
+    if (order == NULL || b->keys == NULL || b->segs == NULL || w.edges == NULL ||
+        w.heap == NULL || w.closed == NULL)
         goto out;
     for (size_t i = 0; i < r->n_maps; i++)
         order[i] = (uint32_t)i;
+    make_segs(b, &w, order, r->n_maps, &b->all_seg, &b->n_all_segs);
     order_maps = r->maps;
     qsort(order, r->n_maps, sizeof *order, map_order);
     for (size_t i = 0; i < r->n_maps;) {
@@ -345,6 +482,7 @@ static int make_keys(builder *b, const dkrec *r)
             h = map_hash(h, &r->maps[order[i]]);
         k->n = (uint32_t)(i - k->first);
         k->key = (uint64_t)(uint32_t)k->pid;
+        make_segs(b, &w, order + k->first, k->n, &k->seg, &k->n_segs);
         int64_t like = rmap_get(&seen, h, 0);
         if (like < 0) {
             if (rmap_put(&seen, h, 0, (uint32_t)b->n_keys) != 0)
@@ -362,25 +500,27 @@ static int make_keys(builder *b, const dkrec *r)
     rc = 0;
 out:
     free(order);
+    free(w.edges);
+    free(w.heap);
+    free(w.closed);
     rmap_free(&seen);
     return rc;
 }
 
-/* The key under which pid's addresses are symbolized: that of its maps
- * when it has maps of its own, else one key for every process without
- * (they all take other processes' maps, the same way). */
-static uint64_t process_key(const builder *b, int32_t pid)
+/* The key of pid: its maps', when it has maps of its own (NULL: it has
+ * none, and takes other processes' maps, as every such process does). */
+static const pidkey *process_key(const builder *b, int32_t pid)
 {
-    const pidkey *k = bsearch(&pid, b->keys, b->n_keys, sizeof *b->keys, cmp_pid);
-    return k != NULL ? k->key : UINT64_MAX;
+    return bsearch(&pid, b->keys, b->n_keys, sizeof *b->keys, cmp_pid);
 }
 
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
- * memory, -2 too many nodes. */
+ * memory, -2 too many nodes, -3 too many translations. */
 static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
 {
     const dkrec *r = b->p->rec;
-    uint64_t key = process_key(b, pid);
+    const pidkey *pk = process_key(b, pid);
+    uint64_t key = pk != NULL ? pk->key : UINT64_MAX;
     /* A leaf seen before is known however deep its stack is: the leaves
      * are kept (fewer than the samples), the rest is a cache. */
     int64_t base = rmap_get(&b->leaves, key, leaf_node);
@@ -399,6 +539,10 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
             return -1;
         b->chain[n++] = k;
     }
+    /* Each recording node is translated once per key whose samples reach
+     * it: processes whose maps differ each walk a stack they share. */
+    if ((b->work += n) > b->max_work)
+        return -3;
     /* The memo holds at most max_memo translations besides this sample's
      * own: past that it is a cache and starts again. One process's
      * translations (a recording node each) always fit, so each is made
@@ -409,7 +553,7 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
     while (n-- > 0) {
         uint32_t k = b->chain[n];
         bool leaf = k == leaf_node;
-        int64_t f = resolve(b, pid, r->nodes[k].addr, leaf);
+        int64_t f = resolve(b, pk, r->nodes[k].addr, leaf);
         if (f < 0)
             return -1;
         base = stack_node(b, (uint32_t)base, (uint32_t)f);
@@ -421,23 +565,11 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
     return base;
 }
 
-/* The index of comm name s in p->comms; names are found by their hash,
- * probing (hash, 0), (hash, 1), ... past other names of the same hash. */
+/* The index of comm name s in p->comms. */
 static int64_t comm_id(builder *b, const char *s)
 {
     rprofile *p = b->p;
-    uint64_t h = hash_str(0xcbf29ce484222325ull, s), j = 0;
-    for (int64_t id; (id = rmap_get(&b->comm_ids, h, j)) >= 0; j++)
-        if (strcmp(p->comms[id], s) == 0)
-            return id;
-    if (grow((void **)&p->comms, p->n_comms, &b->cap_comms, sizeof *p->comms) != 0 ||
-        (p->comms[p->n_comms] = strdup(s)) == NULL)
-        return -1;
-    if (rmap_put(&b->comm_ids, h, j, (uint32_t)p->n_comms) != 0) {
-        free(p->comms[p->n_comms]);
-        return -1;
-    }
-    return (int64_t)p->n_comms++;
+    return intern(&b->comm_ids, &p->comms, &p->n_comms, &b->cap_comms, s);
 }
 
 /* Comm records by pid, then in file order (so by first_sample). */
@@ -486,7 +618,9 @@ static void builder_free(builder *b)
     rmap_free(&b->memo);
     rmap_free(&b->leaves);
     free(b->keys);
+    free(b->segs);
     rmap_free(&b->comm_ids);
+    rmap_free(&b->note_ids);
     free(b->comm_by_pid);
     free(b->chain);
 }
@@ -505,6 +639,7 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
     /* A recording node takes 2 bytes or more, a sample 3 or more: one
      * process's translations come to fewer than the file has bytes. */
     b.max_memo = b.max_nodes;
+    b.max_work = WORK_PER_NODE * b.max_nodes;
     p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
@@ -552,6 +687,15 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
                                 "file of %llu bytes: refused (a recording built to exhaust "
                                 "memory?)", path, b.max_nodes,
                       (unsigned long long)rec->file_size);
+            builder_free(&b);
+            rprofile_free(p);
+            return -1;
+        }
+        if (node == -3) {
+            cli_error("report", "%s: its stacks, in processes whose maps differ, come to more "
+                                "than %zu translations of an address, from a file of %llu "
+                                "bytes: refused (a recording built to exhaust time?)",
+                      path, b.max_work, (unsigned long long)rec->file_size);
             builder_free(&b);
             rprofile_free(p);
             return -1;

@@ -25,6 +25,11 @@ typedef struct row {
 
 static bool by_children_order;
 
+/* An event's samples and their weight. */
+typedef struct evtotal {
+    uint64_t n, weight;
+} evtotal;
+
 static int row_order(const void *a, const void *b)
 {
     const row *x = a, *y = b;
@@ -174,6 +179,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     int32_t *pids = NULL;
     size_t ndsos = 0, npids = 0;
     row *rows = NULL;
+    evtotal *evsum = NULL;
     kids tk = {NULL, NULL};
     int rc = -1; /* out of memory until the table is printed */
     if (key == NULL || dsos == NULL || order == NULL || kids_make(&tk, p->nodes, p->n_nodes) != 0)
@@ -208,17 +214,24 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     size_t nkeys = sort == SORT_SYM ? p->n_frames : sort == SORT_DSO ? ndsos
                  : sort == SORT_COMM ? p->n_comms : npids;
     rows = calloc(nkeys ? nkeys : 1, sizeof *rows);
-    if (rows == NULL)
+    /* Each event's samples and weight, counted once: a recording may
+     * describe far more events than it has samples of, and an event
+     * without samples costs only its header. */
+    evsum = calloc(r->n_events ? r->n_events : 1, sizeof *evsum);
+    if (rows == NULL || evsum == NULL)
         goto oom;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        evsum[p->samples[i].event].n++;
+        evsum[p->samples[i].event].weight += p->samples[i].weight;
+    }
     for (uint32_t e = 0; e < r->n_events; e++) {
-        memset(rows, 0, nkeys * sizeof *rows);
-        uint64_t total = 0, nsamples = 0;
-        for (size_t i = 0; i < p->n_samples; i++) {
+        uint64_t total = evsum[e].weight, nsamples = evsum[e].n;
+        if (nsamples > 0)
+            memset(rows, 0, nkeys * sizeof *rows);
+        for (size_t i = 0; nsamples > 0 && i < p->n_samples; i++) {
             const rsample *s = &p->samples[i];
             if (s->event != e)
                 continue;
-            total += s->weight;
-            nsamples++;
             if (sort == SORT_PID || sort == SORT_COMM) {
                 size_t kk = s->comm;
                 if (sort == SORT_PID) {
@@ -232,7 +245,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                 rows[kk].label = p->comms[s->comm];
             }
         }
-        if (sort == SORT_SYM || sort == SORT_DSO) {
+        if (nsamples > 0 && (sort == SORT_SYM || sort == SORT_DSO)) {
             if (tree_rows(p, &tk, e, key, rows, nkeys) != 0)
                 goto oom;
             if (sort == SORT_SYM)
@@ -284,6 +297,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     rc = 0;
 oom:
     free(rows);
+    free(evsum);
     free(pids);
     free(dsos);
     free(key);
@@ -598,11 +612,21 @@ int report_speedscope(FILE *out, const rprofile *p)
         fputc('}', out);
     }
     fputs("]},\n\"profiles\":[", out);
+    /* Each event's weight, summed once: an event without samples costs
+     * only its empty profile, however many events the recording has. */
+    evtotal *evsum = calloc(r->n_events ? r->n_events : 1, sizeof *evsum);
+    if (evsum == NULL) {
+        free(path);
+        cli_error("report", "out of memory while writing speedscope");
+        return -1;
+    }
+    for (size_t i = 0; i < p->n_samples; i++) {
+        evsum[p->samples[i].event].n++;
+        evsum[p->samples[i].event].weight += p->samples[i].weight;
+    }
     for (uint32_t e = 0; e < r->n_events; e++) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < p->n_samples; i++)
-            if (p->samples[i].event == e)
-                total += p->samples[i].weight;
+        uint64_t total = evsum[e].weight;
+        size_t ns = evsum[e].n ? p->n_samples : 0; /* the samples to look through */
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
         json_string(out, r->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
@@ -612,7 +636,7 @@ int report_speedscope(FILE *out, const rprofile *p)
          * not once a sample (3000 samples in a stack 300,000 frames deep
          * would be gigabytes). */
         bool first = true;
-        for (size_t i = 0; i < p->n_samples;) {
+        for (size_t i = 0; i < ns;) {
             const rsample *s = &p->samples[i];
             size_t j = run_end(p, i, e, NULL);
             if (s->event != e) {
@@ -631,7 +655,7 @@ int report_speedscope(FILE *out, const rprofile *p)
         }
         fputs("],\n\"weights\":[", out);
         first = true;
-        for (size_t i = 0; i < p->n_samples;) {
+        for (size_t i = 0; i < ns;) {
             uint64_t w = 0;
             size_t j = run_end(p, i, e, &w);
             if (p->samples[i].event == e) {
@@ -646,6 +670,7 @@ int report_speedscope(FILE *out, const rprofile *p)
     json_string(out, p->path);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"dkperf report\"}\n", out);
     free(path);
+    free(evsum);
     return 0;
 }
 

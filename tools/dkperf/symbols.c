@@ -45,11 +45,16 @@ struct sym_image {
 #ifdef DKPERF_HAVE_MACHO
     dk_macho *macho;
 #endif
-    struct sym_image *next;
+    struct sym_image *next;      /* every image, for symbols_free */
+    struct sym_image *next_same; /* the images of its bucket */
 };
 
+/* The images by (path, identity), hashed: a recording may name as many
+ * images as it has maps. */
 struct symbols {
     sym_image *images;
+    sym_image **buckets;
+    size_t n_buckets, n_images;
 };
 
 const char *symbols_readers(void)
@@ -95,6 +100,7 @@ void symbols_free(symbols *s)
         next = im->next;
         image_free(im);
     }
+    free(s->buckets);
     free(s);
 }
 
@@ -401,12 +407,45 @@ static int open_image(sym_image *im)
     return rc;
 }
 
+static uint64_t image_hash(const char *path, const uint8_t *id, size_t id_len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *path; path++)
+        h = (h ^ (unsigned char)*path) * 0x100000001b3ull;
+    for (size_t i = 0; i < id_len; i++)
+        h = (h ^ id[i]) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+/* Room for one more image in the buckets: 0, or -1 out of memory. */
+static int grow_buckets(symbols *s)
+{
+    if (s->n_images < s->n_buckets)
+        return 0;
+    size_t n = s->n_buckets ? 2 * s->n_buckets : 64;
+    sym_image **b = calloc(n, sizeof *b);
+    if (b == NULL)
+        return -1;
+    for (sym_image *im = s->images; im != NULL; im = im->next) {
+        size_t j = (size_t)image_hash(im->path, im->id, im->id_len) & (n - 1);
+        im->next_same = b[j];
+        b[j] = im;
+    }
+    free(s->buckets);
+    s->buckets = b;
+    s->n_buckets = n;
+    return 0;
+}
+
 sym_image *symbols_image(symbols *s, const char *path, unsigned id_kind, const uint8_t *id,
                          size_t id_len)
 {
     if (id_len > DKREC_ID_MAX)
         id_len = DKREC_ID_MAX;
-    for (sym_image *im = s->images; im != NULL; im = im->next)
+    if (grow_buckets(s) != 0)
+        return NULL;
+    size_t j = (size_t)image_hash(path, id, id_len) & (s->n_buckets - 1);
+    for (sym_image *im = s->buckets[j]; im != NULL; im = im->next_same)
         if (strcmp(im->path, path) == 0 && im->id_len == id_len &&
             (id_len == 0 || memcmp(im->id, id, id_len) == 0))
             return im;
@@ -425,6 +464,9 @@ sym_image *symbols_image(symbols *s, const char *path, unsigned id_kind, const u
     }
     im->next = s->images;
     s->images = im;
+    im->next_same = s->buckets[j];
+    s->buckets[j] = im;
+    s->n_images++;
     return im;
 }
 
