@@ -176,6 +176,17 @@ DK_EXPORT const char *dk_sampler_backend(const dk_sampler *s);
  */
 DK_EXPORT const char *dk_sampler_why(const dk_sampler *s);
 
+/*
+ * dk_sampler_notes - what taking the counters found and did that the user
+ * should hear of, one sentence per line without a final newline, e.g.
+ * "reset kperf sampling and the kdebug trace buffer, left set up by
+ * process 812, which no longer exists" (a tracing client killed with
+ * SIGKILL, or that crashed, leaves them; what a live client holds is never
+ * touched). "" when there is nothing to say. Never NULL for a valid
+ * sampler; the library prints nothing itself.
+ */
+DK_EXPORT const char *dk_sampler_notes(const dk_sampler *s);
+
 /* What a backend can do. */
 typedef struct dk_backend_caps {
     size_t size;          /* set to sizeof(dk_backend_caps) before the call */

@@ -7,6 +7,14 @@ counters afresh and gives them back (the simulated state file says
 force_all_ctrs 0 and nothing counting afterwards). A state file that names
 a live holder (this script) is still adopted and left as it was.
 
+The rest of what record set up stays after the kill (XNU only drops the
+dead ktrace owner, kern_ktrace.c ktrace_ownership_maintenance): kperf
+sampling, its actions, the PMI periods and actions, the trace buffer. The
+next stat resets it, says so on stderr naming the dead process, and
+leaves nothing set up and tracing unowned; a stat after that has nothing
+to say. The same state held by a live ktrace owner (this script, as
+Instruments would be) is left as it is, without a word.
+
 usage: check_killed_holder.py DKPERF SIM_ROOT BUSY
 (BUSY: tests/region_program, run as `--work-only --burn-ms MS`).
 """
@@ -58,6 +66,13 @@ if left.get("force_all_ctrs") != 1 or left.get("kperf.sampling") != 1:
 elif left.get("force_all_ctrs.pid") != p.pid:
     failures.append("the state file does not name record (%d) as the holder: %s" % (p.pid, left))
 
+for k in ("kpc.pmi", "kdebug.bufinit", "kperf.actions_set"):
+    if not left.get(k):
+        failures.append("record had no %s set up when killed: %s" % (k, left))
+if left.get("ktrace.owning_pid") != p.pid:
+    failures.append("the state file does not name record (%d) as the ktrace owner: %s"
+                    % (p.pid, left))
+
 rc, err = stat()
 after = read_state()
 if rc != 0:
@@ -66,6 +81,37 @@ for k in ("force_all_ctrs", "counting", "thread_counting"):
     if after.get(k, 0) != 0:
         failures.append("stat after the killed record left %s at %#x (adopted from the dead "
                         "process)" % (k, after[k]))
+for k in ("kperf.sampling", "kperf.actions_set", "kperf.timers_set", "kpc.pmi",
+          "kdebug.bufinit", "kdebug.enabled", "ktrace.owning_pid", "ktrace.active_mask"):
+    if after.get(k, 0) != 0:
+        failures.append("stat after the killed record left %s at %#x (the dead record's, not "
+                        "reset)" % (k, after[k]))
+want = "note: reset kperf sampling"
+said = [l for l in err.splitlines() if "note: reset" in l]
+if len(said) != 1 or want not in said[0] or "process %d, which no longer exists" % p.pid \
+        not in said[0]:
+    failures.append("stat after the killed record did not say, in one line naming process "
+                    "%d, that it reset what it left:\n%s" % (p.pid, err))
+rc, err = stat()
+if rc != 0 or "note:" in err:
+    failures.append("a second stat found something left: exit %d\n%s" % (rc, err))
+
+# A live ktrace owner (this process, as Instruments would be) sampling on
+# the counters: its state is not touched, and nothing is said.
+live = ("ktrace.owning_pid %d\nktrace.active_mask 3\nkperf.sampling 1\nkperf.action.count 1\n"
+        "kperf.action.1.samplers 0x9\nkpc.reload.2 140737488255327\nkpc.actionid.2 1\n"
+        "kdebug.nkdbufs 262144\nkdebug.bufinit 1\nkdebug.enabled 1\n" % os.getpid())
+with open(state, "w") as f:
+    f.write(live)
+rc, err = stat()
+after = read_state()
+if rc != 0 or "note:" in err:
+    failures.append("stat beside a live ktrace owner: exit %d\n%s" % (rc, err))
+for k, v in (("ktrace.owning_pid", os.getpid()), ("kperf.sampling", 1), ("kpc.pmi", 0x4),
+             ("kdebug.bufinit", 1), ("kdebug.enabled", 1), ("kperf.actions_set", 1)):
+    if after.get(k) != v:
+        failures.append("stat beside a live ktrace owner changed %s to %s (want %#x): %s"
+                        % (k, after.get(k), v, after))
 
 # A live holder (this process, as powermetrics would be) is adopted and
 # left as it was.
@@ -80,5 +126,6 @@ if read_state().get("force_all_ctrs") != 1:
 for f in failures:
     print("FAIL:", f)
 if not failures:
-    print("force_all_ctrs of a killed holder is not adopted; a live holder's is kept")
+    print("force_all_ctrs of a killed holder is not adopted and its sampling state is reset; "
+          "a live holder's is kept")
 sys.exit(1 if failures else 0)

@@ -49,6 +49,7 @@ struct dk_sampler {
     size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
     char perf_level_names[DK__PERF_LEVELS_MAX][16];
     char why[1536];        /* see dk_sampler_why */
+    char notes[512];       /* see dk_sampler_notes */
     int passed_rc;         /* why the first backend probed could not count (0: none) */
     char passed[640];      /* ... its error, for the messages of the fallback */
     char root[1024];       /* framework root (see dk__backend.uses_framework_root) */

@@ -226,10 +226,14 @@ fail:
     return rc;
 }
 
+/* Taking the counters first clears what a killed tracing owner left on
+ * them (see dk__kperf_reset_orphans), so that nothing counts with PMIs
+ * armed. */
 static int kperf_acquire(dk_sampler *s)
 {
     session *k = s->impl;
-    return dk__arbiter_acquire(k->arb, k->kp);
+    int rc = dk__kperf_reset_orphans(k->kp, k->root, s->notes, sizeof s->notes);
+    return rc != 0 ? rc : dk__arbiter_acquire(k->arb, k->kp);
 }
 
 /* Reading force_all_ctrs needs the privileges taking it does. */

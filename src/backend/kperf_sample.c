@@ -152,6 +152,115 @@ static int teardown(dk_sampling *p, ksamp *k)
     return rc;
 }
 
+/* ------------------------------------------------------------------------ */
+/* What a tracing owner that is gone left                                    */
+/* ------------------------------------------------------------------------ */
+
+#define KDBG_BUFINIT 0x80000000u /* bsd/sys/kdebug_private.h: the buffer is set up */
+
+/* Whether kperf has an action that samples or a timer with a period. */
+static bool kperf_configured(const dk_kperf_vtable *kp)
+{
+    uint32_t n = 0, v = 0;
+    uint64_t ticks = 0;
+    if (kp->kperf_action_count_get(&n) == 0)
+        for (uint32_t i = 1; i <= n && i <= KPERF_ACTION_MAX; i++)
+            if (kp->kperf_action_samplers_get(i, &v) == 0 && v != 0)
+                return true;
+    if (kp->kperf_timer_count_get(&n) == 0)
+        for (uint32_t i = 0; i < n && i < KPERF_TIMER_MAX; i++)
+            if (kp->kperf_timer_period_get(i, &ticks) == 0 && ticks != 0)
+                return true;
+    return false;
+}
+
+int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *note, size_t size)
+{
+    note[0] = '\0';
+    const dk__libsystem *ls = NULL;
+    dk__error_state saved;
+    dk__error_save(&saved); /* a check that cannot be made is no error */
+    int rc = dk__libsystem_load(root, &ls);
+    dk__error_restore(&saved);
+    if (rc != 0 || ls->sysctl == NULL)
+        return 0;
+    /* ktrace.owning_pid is the variable as it is, a dead owner's pid
+     * included; KERN_KDGETBUF's bufid is ktrace_get_owning_pid(), which
+     * first releases an owner that has exited (kern_ktrace.c
+     * ktrace_ownership_maintenance). So: the pid first, then the bufid. */
+    int was = 0;
+    if (dk__sysctl_int(root, "ktrace.owning_pid", &was) != 0 || was == (int)getpid())
+        was = 0;
+    kbufinfo info;
+    memset(&info, 0, sizeof info);
+    size_t len = sizeof info;
+    int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDGETBUF};
+    if (ls->sysctl(mib, 3, &info, &len, NULL, 0) != 0 || info.bufid != -1)
+        return 0; /* cannot tell, or a live process (maybe this one) owns tracing */
+
+    const char *left[5];
+    size_t n = 0;
+    uint32_t on = 0;
+    if (kp->kperf_sample_get(&on) == 0 && on != 0)
+        left[n++] = "kperf sampling";
+    if (kperf_configured(kp))
+        left[n++] = "kperf's actions and timers";
+    uint32_t act[KPC_MAX_COUNTERS] = {0};
+    if (kp->kpc_get_actionid != NULL &&
+        kp->kpc_get_actionid(KPC_CLASS_CONFIGURABLE_MASK, act) == 0)
+        for (size_t i = 0; i < KPC_MAX_COUNTERS; i++)
+            if (act[i] != 0) {
+                left[n++] = "the counters' PMI periods and actions";
+                break;
+            }
+    if (info.flags & KDBG_BUFINIT)
+        left[n++] = "the kdebug trace buffer";
+    if (n == 0 && was == 0)
+        return 0;
+    if (n == 0)
+        left[n++] = "tracing";
+
+    /* As teardown does it; the calls take ktrace (this process owns it
+     * from the first), and the last one gives it back. */
+    rc = kperf_call("resetting kperf left by a process that no longer exists (kperf_reset)",
+                    kp->kperf_reset());
+    uint32_t zero_act[KPC_MAX_COUNTERS] = {0};
+    uint64_t zero_per[KPC_MAX_COUNTERS] = {0};
+    if (rc == 0 && kp->kpc_set_actionid != NULL)
+        rc = kperf_call("clearing PMI action ids left by a process that no longer exists "
+                        "(kpc_set_actionid)",
+                        kp->kpc_set_actionid(KPC_CLASS_CONFIGURABLE_MASK, zero_act));
+    if (rc == 0 && kp->kpc_set_period != NULL)
+        rc = kperf_call("clearing PMI periods left by a process that no longer exists "
+                        "(kpc_set_period)",
+                        kp->kpc_set_period(KPC_CLASS_CONFIGURABLE_MASK, zero_per));
+    if (rc == 0) {
+        int e = 0;
+        len = 0;
+        mib[2] = KERN_KDREMOVE;
+        errno = 0;
+        if (ls->sysctl(mib, 3, NULL, &len, NULL, 0) != 0)
+            e = errno != 0 ? errno : EIO;
+        if (e != 0)
+            rc = dk__ks_trace_fail("removing the trace buffer left by a process that no longer "
+                                   "exists (KERN_KDREMOVE)", e);
+    }
+    if (rc != 0)
+        return dk__fail(rc, "%s; `sudo ktrace reset` clears what is left", dk_last_error());
+
+    char what[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(what);
+        snprintf(what + used, sizeof what - used, "%s%s",
+                 i == 0 ? "" : i + 1 == n ? " and " : ", ", left[i]);
+    }
+    char who[64] = "a process";
+    if (was > 0)
+        snprintf(who, sizeof who, "process %d", was);
+    snprintf(note, size, "reset %s, left set up by %s, which no longer exists", what, who);
+    return 0;
+}
+
 static uint64_t own_tid(void)
 {
 #ifdef __APPLE__

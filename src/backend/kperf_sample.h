@@ -32,6 +32,21 @@ int dk__kperf_prog_start(dk_sampler *s, dk__kperf_prog *p, bool per_thread);
 int dk__kperf_prog_stop(dk_sampler *s, dk__kperf_prog *p, bool per_thread);
 void dk__kperf_prog_free(dk_sampler *s, dk__kperf_prog *p);
 
+/*
+ * A tracing owner that ends without its teardown (SIGKILL, a crash) leaves
+ * kperf sampling, kperf's actions and timers, the counters' PMI periods
+ * and actions and the trace buffer as they were: XNU drops an owner that
+ * has exited (kern_ktrace.c ktrace_ownership_maintenance) but resets kperf
+ * and kdebug for the next one only when it takes over from background
+ * mode (ktrace_set_owning_proc), so counting would run with PMIs firing.
+ * When nobody owns tracing and something of it is left, reset it all and
+ * write a sentence saying what into note ("" when nothing was done). What
+ * a live owner holds (Instruments, ktrace, a sampling of this process) is
+ * left alone. A check that cannot be made (a read refused) finds nothing.
+ * Returns 0, or the failure of a reset (DK_EBUSY, DK_EPERM, DK_EOS).
+ */
+int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *note, size_t size);
+
 int dk__kperf_sampling_open(dk_sampling *p);
 int dk__kperf_sampling_start(dk_sampling *p);
 int dk__kperf_sampling_stop(dk_sampling *p);

@@ -290,6 +290,8 @@ const char *dk_sampler_backend(const dk_sampler *s) { return s != NULL ? s->back
 
 const char *dk_sampler_why(const dk_sampler *s) { return s != NULL ? s->why : NULL; }
 
+const char *dk_sampler_notes(const dk_sampler *s) { return s != NULL ? s->notes : NULL; }
+
 const dk_database *dk_sampler_database(const dk_sampler *s) { return s != NULL ? &s->db : NULL; }
 
 const char *dk_sampler_framework_root(const dk_sampler *s)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,19 @@ static void init(void)
 
 static void ensure(void) { pthread_once(&once, init); }
 
+/* Whether process pid exists (EPERM: it does, owned by another user). */
+static bool alive(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+/* bsd/kern/kern_ktrace.c ktrace_ownership_maintenance: an owner that has
+ * exited is released, and only that: its kperf and kdebug configuration
+ * and the active mask stay as they were (pid reuse is not modelled: XNU
+ * compares unique ids). Caller holds lock. */
+static void maintenance_locked(void)
+{
+    if (owner > 0 && owner != getpid() && !alive(owner))
+        owner = -1;
+}
+
 /* bsd/kern/kern_ktrace.c ktrace_configure. Caller holds lock. */
 static int configure_locked(unsigned mask)
 {
@@ -84,8 +98,14 @@ static int configure_locked(unsigned mask)
     }
     if (other_owner)
         return EBUSY;
+    maintenance_locked();
+    if (owner > 0)
+        return EBUSY; /* a live process a state file names */
     if (!sim_privileged())
         return EPERM;
+    /* Taking over from a foreground owner that is gone resets nothing
+     * (ktrace_set_owning_proc resets kperf and kdebug only when leaving
+     * background mode): the new owner inherits what the old one left. */
     owner = getpid();
     active_mask |= mask;
     return 0;
@@ -210,10 +230,53 @@ size_t simk_state_text(char *buf, size_t size)
 {
     pthread_mutex_lock(&lock);
     /* ktrace.owning_pid reads 0 when nobody owns tracing (kern_ktrace.c). */
-    int n = snprintf(buf, size, "kdebug.bufinit %d\nkdebug.enabled %d\nktrace.owning_pid %ld\n",
-                     bufinit ? 1 : 0, enabled, owner > 0 ? (long)owner : 0L);
+    int n = snprintf(buf, size,
+                     "kdebug.bufinit %d\nkdebug.enabled %d\nkdebug.nkdbufs %u\n"
+                     "ktrace.owning_pid %ld\nktrace.active_mask %u\n",
+                     bufinit ? 1 : 0, enabled, nkdbufs, owner > 0 ? (long)owner : 0L, active_mask);
     pthread_mutex_unlock(&lock);
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
+}
+
+int simk_owning_pid(void)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    int pid = other_owner ? 1 : owner > 0 ? (int)owner : 0;
+    pthread_mutex_unlock(&lock);
+    return pid;
+}
+
+static size_t rounded_events(unsigned asked);
+
+void simk_adopt(const char *key, long v)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    if (key == NULL) {
+        /* The buffer is there as its owner left it: set up, empty (its
+         * records are not carried), enabled or not, every event let in. */
+        if (bufinit && ring == NULL) {
+            size_t n = rounded_events(nkdbufs);
+            ring = calloc(n, sizeof *ring);
+            capacity = ring != NULL ? n : 0;
+            nkdbufs = (unsigned)capacity;
+            bufinit = ring != NULL;
+        }
+        if (!bufinit)
+            enabled = 0;
+    } else if (strcmp(key, "ktrace.owning_pid") == 0) {
+        owner = v > 0 && v != (long)getpid() ? (pid_t)v : -1;
+    } else if (strcmp(key, "ktrace.active_mask") == 0) {
+        active_mask = (unsigned)v & (SIMK_KTRACE_KDEBUG | SIMK_KTRACE_KPERF);
+    } else if (strcmp(key, "kdebug.nkdbufs") == 0) {
+        nkdbufs = v < 0 ? 0 : v > MAX_EVENTS ? MAX_EVENTS : (unsigned)v;
+    } else if (strcmp(key, "kdebug.bufinit") == 0) {
+        bufinit = v != 0;
+    } else if (strcmp(key, "kdebug.enabled") == 0) {
+        enabled = v == KDEBUG_ENABLE_TRACE || v == KDEBUG_ENABLE_PPT ? (int)v : 0;
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 /* kdbg_clear: disable, free, filters cleared, kdb_event_count 0. Of the
@@ -381,9 +444,13 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
         if (size > 0 && oldp == NULL)
             return EFAULT;
         pthread_mutex_lock(&lock);
+        /* bufid = ktrace_get_owning_pid(), which releases an owner that is
+         * gone first (ktrace_ownership_maintenance); pid 1 stands for the
+         * live owner of DKPERF_SIM_KTRACE_BUSY. */
+        maintenance_locked();
         kbufinfo info = {(int)nkdbufs, enabled ? 0 : 1,
                          flags | live_flags | KDBG_LP64 | (bufinit ? KDBG_BUFINIT : 0), 0,
-                         owner > 0 ? (int)owner : -1};
+                         other_owner ? 1 : owner > 0 ? (int)owner : -1};
         pthread_mutex_unlock(&lock);
         if (size > 0)
             memcpy(oldp, &info, size < sizeof info ? size : sizeof info);

@@ -420,7 +420,7 @@ static void publish_state(void)
     const char *path = getenv("DKPERF_SIM_STATE");
     if (path == NULL || *path == '\0')
         return;
-    char tmp[4096], text[512];
+    char tmp[4096], text[8192];
     if (snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return;
     /* Sampling: kperf.sampling, actions with samplers, timers with a
@@ -445,6 +445,44 @@ static void publish_state(void)
                        timers, (unsigned)pmi, armed_fds(), force_all ? force_all_pid : 0L);
     if (len < 0 || (size_t)len >= sizeof text)
         return;
+    /* What a next process takes over (adopt_state): kperf's actions and
+     * timers, the PMI reloads and actions, only where they differ from a
+     * reset, so that a machine left clean reads all zeros. The counts go
+     * with the entries they make room for (XNU keeps them across a reset;
+     * a next process that needs actions sets the count again). */
+    if (actions > 0)
+        len += snprintf(text + len, sizeof text - (size_t)len, "kperf.action.count %u\n",
+                        action_count);
+    bool timer_set = pet_timer < timer_count;
+    for (unsigned i = 0; i < KPERF_TIMER_MAX; i++)
+        timer_set = timer_set || timer_period[i] != 0 || timer_action[i] != 0;
+    if (timer_set)
+        len += snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.count %u\n",
+                        timer_count);
+    if (pet_timer < timer_count)
+        len += snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.pet %u\n", pet_timer);
+    for (unsigned i = 0; i < action_count && len < (int)sizeof text; i++) {
+        if (action_samplers[i] != 0)
+            len += snprintf(text + len, sizeof text - (size_t)len,
+                            "kperf.action.%u.samplers 0x%x\n", i + 1, action_samplers[i]);
+        if (action_pid[i] != -1 && len < (int)sizeof text)
+            len += snprintf(text + len, sizeof text - (size_t)len, "kperf.action.%u.pid %d\n",
+                            i + 1, action_pid[i]);
+    }
+    for (unsigned i = 0; i < KPERF_TIMER_MAX && len < (int)sizeof text; i++)
+        if (timer_period[i] != 0 || timer_action[i] != 0)
+            len += snprintf(text + len, sizeof text - (size_t)len,
+                            "kperf.timer.%u.period %llu\nkperf.timer.%u.action %u\n", i,
+                            (unsigned long long)timer_period[i], i, timer_action[i]);
+#ifndef SIM_OMIT_OPTIONAL
+    for (unsigned i = 0; i < KPC_MAX_COUNTERS && len < (int)sizeof text; i++)
+        if (reload[i] != 0 || pmi_action[i] != 0)
+            len += snprintf(text + len, sizeof text - (size_t)len,
+                            "kpc.reload.%u %llu\nkpc.actionid.%u %u\n", i,
+                            (unsigned long long)reload[i], i, pmi_action[i]);
+#endif
+    if (len < 0 || (size_t)len >= sizeof text)
+        return;
     len += (int)simk_state_text(text + len, sizeof text - (size_t)len);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
@@ -454,13 +492,69 @@ static void publish_state(void)
         unlink(tmp);
 }
 
+/* One "kperf.action.N.field", "kperf.timer.N.field" or "kpc.field.N" key
+ * of a state file: the index (N, bounded by max) and the field. */
+static bool indexed(const char *key, const char *prefix, unsigned max, unsigned *n,
+                    const char **field)
+{
+    size_t len = strlen(prefix);
+    if (strncmp(key, prefix, len) != 0)
+        return false;
+    char *end;
+    unsigned long v = strtoul(key + len, &end, 10);
+    if (end == key + len || v >= max)
+        return false;
+    *n = (unsigned)v;
+    *field = *end == '.' ? end + 1 : end;
+    return true;
+}
+
+/* A key of the sampling state (kperf, the PMIs); false: not one. */
+static bool adopt_sampling(const char *key, long v)
+{
+    unsigned n;
+    const char *f;
+    if (strcmp(key, "kperf.sampling") == 0)
+        sampling = v != 0;
+    else if (strcmp(key, "kperf.action.count") == 0)
+        action_count = v < 0 ? 0 : v > KPERF_ACTION_MAX ? KPERF_ACTION_MAX : (uint32_t)v;
+    else if (strcmp(key, "kperf.timer.count") == 0)
+        timer_count = v < 0 ? 0 : v > KPERF_TIMER_MAX ? KPERF_TIMER_MAX : (uint32_t)v;
+    else if (strcmp(key, "kperf.timer.pet") == 0)
+        pet_timer = (uint32_t)v;
+    else if (indexed(key, "kperf.action.", KPERF_ACTION_MAX + 1, &n, &f) && n > 0 &&
+             strcmp(f, "samplers") == 0)
+        action_samplers[n - 1] = (uint32_t)v;
+    else if (indexed(key, "kperf.action.", KPERF_ACTION_MAX + 1, &n, &f) && n > 0 &&
+             strcmp(f, "pid") == 0)
+        action_pid[n - 1] = (int32_t)v;
+    else if (indexed(key, "kperf.timer.", KPERF_TIMER_MAX, &n, &f) && strcmp(f, "period") == 0)
+        timer_period[n] = (uint64_t)v;
+    else if (indexed(key, "kperf.timer.", KPERF_TIMER_MAX, &n, &f) && strcmp(f, "action") == 0)
+        timer_action[n] = (uint32_t)v;
+#ifndef SIM_OMIT_OPTIONAL
+    else if (indexed(key, "kpc.reload.", KPC_MAX_COUNTERS, &n, &f) && *f == '\0')
+        reload[n] = (uint64_t)v;
+    else if (indexed(key, "kpc.actionid.", KPC_MAX_COUNTERS, &n, &f) && *f == '\0')
+        pmi_action[n] = (uint32_t)v;
+#endif
+    else
+        return false;
+    return true;
+}
+
 /*
- * A state file left by an earlier process is the machine's state now, but
- * for force_all_ctrs: the kernel gives it back when the task that forced
- * the counters ends (osfmk/kern/task.c calls kpc_force_all_ctrs(task, 0)
- * for a task with TASK_KPC_FORCED_ALL_CTRS), so a holder that is gone
- * left nothing forced. A file that names no holder (written by hand) is
- * adopted as it is.
+ * A state file left by an earlier process is the machine's state now:
+ * kperf's sampling, actions and timers, the counters' PMI periods and
+ * actions, the trace buffer and the ktrace owner stay as a killed owner
+ * left them (XNU resets none of it when its owner ends; a dead owner is
+ * only dropped when someone next configures tracing or asks who owns it,
+ * kern_ktrace.c ktrace_ownership_maintenance). But for force_all_ctrs:
+ * the kernel gives it back when the task that forced the counters ends
+ * (osfmk/kern/task.c calls kpc_force_all_ctrs(task, 0) for a task with
+ * TASK_KPC_FORCED_ALL_CTRS), so a holder that is gone left nothing
+ * forced. A file that names no holder (written by hand) is adopted as it
+ * is.
  */
 static void adopt_state(void)
 {
@@ -480,9 +574,12 @@ static void adopt_state(void)
             found = 1;
         } else if (strcmp(key, "force_all_ctrs.pid") == 0) {
             pid = v;
+        } else if (!adopt_sampling(key, v)) {
+            simk_adopt(key, v);
         }
     }
     fclose(f);
+    simk_adopt(NULL, 0);
     /* kill(pid, 0): ESRCH when no such process (pid reuse not modelled:
      * XNU tells tasks apart, not pids). */
     if (found && force_all && pid > 0 && pid != (long)getpid() &&

@@ -185,6 +185,8 @@ SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *ne
         number = (int32_t)lay->ncpu;
     else if (strcmp(name, "hw.physicalcpu") == 0)
         number = (int32_t)physical;
+    else if (strcmp(name, "ktrace.owning_pid") == 0) /* a plain SYSCTL_INT: public, as it is */
+        number = (int32_t)simk_owning_pid();
     else if (sscanf(name, "hw.perflevel%u.%31s", &level, rest) == 2 && level < levels() &&
              strcmp(rest, "logicalcpu") == 0)
         number = (int32_t)lay->logical[level];

@@ -64,7 +64,17 @@ SIMK_API int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, siz
  */
 SIMK_API void simk_set_hooks(void (*pull)(int timeout_ms), void (*changed)(void));
 
-/* "kdebug.bufinit N\nkdebug.enabled N\nktrace.owning_pid PID\n" (0: none) for the state file. */
+/* "kdebug.bufinit N\nkdebug.enabled N\nkdebug.nkdbufs N\nktrace.owning_pid PID\n
+ * ktrace.active_mask M\n" (PID 0: none) for the state file. */
 SIMK_API size_t simk_state_text(char *buf, size_t size);
+
+/* One of those keys from a state file an earlier process left; a NULL key
+ * ends the file (the buffer is made then). An owner named there keeps
+ * tracing until it is found gone (ktrace_ownership_maintenance). */
+SIMK_API void simk_adopt(const char *key, long v);
+
+/* sysctl ktrace.owning_pid: the variable as it is, a dead owner's pid
+ * until something runs ktrace_ownership_maintenance (0: none). */
+SIMK_API int simk_owning_pid(void);
 
 #endif /* DKPERF_SIM_KERNEL_H */

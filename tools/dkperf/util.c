@@ -95,6 +95,12 @@ dk_sampler *cli_open_sampler_flags(const char *command, const char *backend, uns
         cli_error(command, "%s", dk_last_error());
         return NULL;
     }
+    /* What the library did to the machine's state on the way (it prints nothing). */
+    for (const char *n = dk_sampler_notes(s); *n != '\0';) {
+        size_t len = strcspn(n, "\n");
+        cli_error(command, "note: %.*s", (int)len, n);
+        n += len + (n[len] == '\n');
+    }
     return s;
 }
 
