@@ -356,7 +356,7 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
     c->fd = -1;
     c->event = event;
     size_t g = group_of_key[group_key];
-    pe_target where = {.event = ev->name, .def = def, .pid = 0, .cpu = -1};
+    pe_target where = {.event = label, .def = def, .pid = 0, .cpu = -1};
     int e = 0;
     if (g != SIZE_MAX) {
         attr->disabled = 0; /* siblings follow their leader */
@@ -580,9 +580,14 @@ static int pe_thread_open(dk_thread *t)
     /* Open key by key so that each group is built in one go. */
     for (size_t key = 0; key < DK__PE_CORE_PMUS_MAX && rc == 0; key++)
         for (size_t i = 0; i < m && rc == 0; i++)
-            if (keys[i] == key)
-                rc = open_counter(pt, k, t->events[events[i]], dk__thread_label(t, events[i]),
-                                  defs[events[i]], &attrs[i], events[i], key, group_of_key);
+            if (keys[i] == key) {
+                char buf[1024];
+                const char *shown = dk__event_shown(t->asked[events[i]],
+                                                    dk__thread_label(t, events[i]), buf,
+                                                    sizeof buf);
+                rc = open_counter(pt, k, t->events[events[i]], shown, defs[events[i]],
+                                  &attrs[i], events[i], key, group_of_key);
+            }
     free(attrs);
     if (rc != 0) {
         close_counters(pt);
