@@ -358,6 +358,7 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
     size_t g = group_of_key[group_key];
     pe_target where = {.event = label, .def = def, .pid = 0, .cpu = -1};
     int e = 0;
+    bool no_room = false; /* refused beside the core PMU events before it */
     if (g != SIZE_MAX) {
         attr->disabled = 0; /* siblings follow their leader */
         where.sibling = true;
@@ -366,8 +367,7 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
         e = fd < 0 ? errno : 0;
         if (fd < 0 && e != EINVAL)
             return fd;
-        if (fd < 0 && pt->groups[g].hardware && dk__pe_hardware_type(k, attr->type))
-            return does_not_fit(k, label, pt->groups[g].count);
+        no_room = fd < 0 && pt->groups[g].hardware && dk__pe_hardware_type(k, attr->type);
         c->fd = fd < 0 ? -1 : fd;
     }
     if (c->fd < 0) {
@@ -382,12 +382,19 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
          * are close-on-exec: an exec ends them before they could start.) */
         attr->disabled = 1;
         attr->enable_on_exec = 1;
-        where.sibling = g != SIZE_MAX && e == EINVAL;
+        where.sibling = g != SIZE_MAX && e == EINVAL && !no_room;
         where.quiet_einval = false;
         int fd = dk__pe_open_fd(k, attr, &where, -1);
         attr->enable_on_exec = 0;
         if (fd < 0)
             return fd;
+        /* EINVAL is also the answer to attributes the kernel refuses
+         * outright (an x86 cache event with no encoding): only an event
+         * that opens alone is one the group has no room for. */
+        if (no_room) {
+            close(fd);
+            return does_not_fit(k, label, pt->groups[g].count);
+        }
         c->fd = fd;
         g = pt->ngroups++;
         pt->groups[g].leader_fd = c->fd;
