@@ -619,6 +619,13 @@ TEST_CASE(too_many_events)
     dk_thread *t = NULL;
     CHECK_ERR(dk_thread_open_names(s, names, counters + 1, &t), DK_ETOOMANY);
     CHECK_CONTAINS(dk_last_error(), "counters");
+    /* The event that does not fit is named as it was asked for, and as the
+     * chip knows it. */
+    const dk_database_event *cycles = NULL;
+    CHECK_OK(dk_sampler_resolve(s, "cycles", &cycles));
+    char want[256];
+    snprintf(want, sizeof want, "event cycles (%s) does not fit", cycles->name);
+    CHECK_CONTAINS(dk_last_error(), want);
     /* Events without a mask: one more than the configurable counters. */
     size_t config = dk_database_counter_count(dk_sampler_database(s), DK_COUNTERS_CONFIGURABLE);
     const dk_database *db = dk_sampler_database(s);

@@ -520,6 +520,26 @@ static void oversized(size_t nev)
     dk_sampler_close(s);
 }
 
+/* The event that does not fit is named as it was asked for ("cycles"), with
+ * the name perf knows it by: six instructions fill the event counters, the
+ * first cycles takes the cycle counter, the second finds none. */
+TEST_CASE(the_event_that_does_not_fit_is_named_as_asked)
+{
+    need_exact_pmu();
+    dk_sampler *s = NULL;
+    CHECK_OK(dk_sampler_open(&s, NULL));
+    const char *names[] = {"instructions", "instructions", "instructions", "instructions",
+                           "instructions", "instructions", "cycles",       "cycles:u"};
+    dk_thread *t = NULL;
+    int rc = dk_thread_open_names(s, names, 8, &t);
+    printf("8 events: %s %s\n", dk_error_name(rc), rc ? dk_last_error() : "");
+    if (rc == 0)
+        dk_thread_close(t);
+    CHECK_ERR(rc, DK_ETOOMANY);
+    CHECK_CONTAINS(dk_last_error(), "event cycles:u (cpu-cycles:u) does not fit");
+    dk_sampler_close(s);
+}
+
 TEST_CASE(seven_events_on_six_counters) { oversized(7); }
 TEST_CASE(fourteen_events_on_six_counters) { oversized(14); }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dkperf.h"
@@ -82,6 +83,7 @@ struct dk_thread {
     const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
     unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS]; /* "<native name>:<modifiers>"; NULL without modifiers */
+    char *asked[DK_MAX_EVENTS]; /* the names given (copies); NULL from dk_thread_open */
 };
 
 /* A process or system scope (dk_group). */
@@ -243,6 +245,18 @@ static inline const char *dk__group_label(const dk_group *g, size_t i)
 {
     return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
                                                                       : g->asked[i];
+}
+
+/* An event as a message names it: as the caller wrote it ("branches"),
+ * with the native name when that differs ("branches (INST_BRANCH)"), so
+ * that the caller finds it in the list it gave. Returns shown or buf. */
+static inline const char *dk__event_shown(const char *asked, const char *shown, char *buf,
+                                          size_t size)
+{
+    if (asked == NULL || strcmp(asked, shown) == 0)
+        return shown;
+    snprintf(buf, size, "%s (%s)", asked, shown);
+    return buf;
 }
 
 /* The modifier suffix of a label ("u" of "cycles:u"), "" without one. */

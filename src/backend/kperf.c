@@ -49,6 +49,7 @@ typedef struct request {
     size_t n;
     const unsigned char *mode;        /* DK__MODE_* of each event */
     const char *const *label;         /* names with modifiers, NULL entries without */
+    const char *const *asked;         /* the names given; NULL, or NULL entries, when none */
 } request;
 
 /* A system-wide group: a configuration read from the per-CPU counters. */
@@ -57,6 +58,7 @@ typedef struct kgroup {
     const dk_database_event *events[DK_MAX_EVENTS]; /* the supported ones */
     unsigned char mode[DK_MAX_EVENTS];
     char *label[DK_MAX_EVENTS];   /* borrowed from the group */
+    const char *asked[DK_MAX_EVENTS]; /* borrowed from the group */
     size_t slot[DK_MAX_EVENTS];   /* group index -> position in events, or SIZE_MAX */
     size_t n;
     size_t ncpu;
@@ -338,12 +340,17 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
                                                                     : q->events[i]->name,
                             q->label != NULL ? dk__label_modifiers(q->label[i]) : "k");
     size_t counters = s->db.counters[0] + s->db.counters[1];
-    if (q->n > counters)
+    if (q->n > counters) {
+        char buf[1024];
         return dk__fail(DK_ETOOMANY, "event %s does not fit: %zu events, but this CPU has %zu "
                                      "counters (%zu fixed, %zu configurable)",
-                        q->label != NULL && q->label[counters] != NULL ? q->label[counters]
-                                                                       : q->events[counters]->name,
+                        dk__event_shown(q->asked != NULL ? q->asked[counters] : NULL,
+                                        q->label != NULL && q->label[counters] != NULL
+                                            ? q->label[counters]
+                                            : q->events[counters]->name,
+                                        buf, sizeof buf),
                         q->n, counters, s->db.counters[0], s->db.counters[1]);
+    }
 
     for (size_t i = 0; i < q->n; i++)
         order[i] = i;
@@ -521,7 +528,8 @@ static int kperf_thread_open(dk_thread *t)
     kthread *kt = calloc(1, sizeof *kt);
     if (kt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
-    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label};
+    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label,
+                 (const char *const *)t->asked};
     int rc = setup(&q, k, kt);
     if (rc != 0) {
         free(kt);
@@ -624,10 +632,12 @@ static int kperf_group_open(dk_group *g)
             kg->slot[i] = kg->n;
             kg->mode[kg->n] = g->mode[i];
             kg->label[kg->n] = g->label[i];
+            kg->asked[kg->n] = g->asked[i];
             kg->events[kg->n++] = g->events[i];
         }
     }
-    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label};
+    request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label,
+                 kg->asked};
     int rc = kg->n > 0 ? setup(&q, k, &kg->cfg) : 0;
     if (rc != 0) {
         free(kg);
@@ -850,7 +860,7 @@ int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
     dk__kperf_prog *p = calloc(1, sizeof *p);
     if (p == NULL)
         return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
-    request q = {s, events, n, mode, label};
+    request q = {s, events, n, mode, label, NULL};
     int rc = setup(&q, k, &p->kt);
     if (rc != 0) {
         free(p);

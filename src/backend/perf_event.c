@@ -356,8 +356,9 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
     c->fd = -1;
     c->event = event;
     size_t g = group_of_key[group_key];
-    pe_target where = {.event = ev->name, .def = def, .pid = 0, .cpu = -1};
+    pe_target where = {.event = label, .def = def, .pid = 0, .cpu = -1};
     int e = 0;
+    bool no_room = false; /* refused beside the core PMU events before it */
     if (g != SIZE_MAX) {
         attr->disabled = 0; /* siblings follow their leader */
         where.sibling = true;
@@ -366,8 +367,7 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
         e = fd < 0 ? errno : 0;
         if (fd < 0 && e != EINVAL)
             return fd;
-        if (fd < 0 && pt->groups[g].hardware && dk__pe_hardware_type(k, attr->type))
-            return does_not_fit(k, label, pt->groups[g].count);
+        no_room = fd < 0 && pt->groups[g].hardware && dk__pe_hardware_type(k, attr->type);
         c->fd = fd < 0 ? -1 : fd;
     }
     if (c->fd < 0) {
@@ -382,12 +382,19 @@ static int open_counter(pe_thread *pt, const pe_session *k, const dk_database_ev
          * are close-on-exec: an exec ends them before they could start.) */
         attr->disabled = 1;
         attr->enable_on_exec = 1;
-        where.sibling = g != SIZE_MAX && e == EINVAL;
+        where.sibling = g != SIZE_MAX && e == EINVAL && !no_room;
         where.quiet_einval = false;
         int fd = dk__pe_open_fd(k, attr, &where, -1);
         attr->enable_on_exec = 0;
         if (fd < 0)
             return fd;
+        /* EINVAL is also the answer to attributes the kernel refuses
+         * outright (an x86 cache event with no encoding): only an event
+         * that opens alone is one the group has no room for. */
+        if (no_room) {
+            close(fd);
+            return does_not_fit(k, label, pt->groups[g].count);
+        }
         c->fd = fd;
         g = pt->ngroups++;
         pt->groups[g].leader_fd = c->fd;
@@ -580,9 +587,14 @@ static int pe_thread_open(dk_thread *t)
     /* Open key by key so that each group is built in one go. */
     for (size_t key = 0; key < DK__PE_CORE_PMUS_MAX && rc == 0; key++)
         for (size_t i = 0; i < m && rc == 0; i++)
-            if (keys[i] == key)
-                rc = open_counter(pt, k, t->events[events[i]], dk__thread_label(t, events[i]),
-                                  defs[events[i]], &attrs[i], events[i], key, group_of_key);
+            if (keys[i] == key) {
+                char buf[1024];
+                const char *shown = dk__event_shown(t->asked[events[i]],
+                                                    dk__thread_label(t, events[i]), buf,
+                                                    sizeof buf);
+                rc = open_counter(pt, k, t->events[events[i]], shown, defs[events[i]],
+                                  &attrs[i], events[i], key, group_of_key);
+            }
     free(attrs);
     if (rc != 0) {
         close_counters(pt);

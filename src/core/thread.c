@@ -199,8 +199,10 @@ int dk_sampler_resolve(dk_sampler *s, const char *name, const dk_database_event 
 
 static void free_thread(dk_thread *t)
 {
-    for (size_t i = 0; i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++) {
         free(t->label[i]);
+        free(t->asked[i]);
+    }
     free(t);
 }
 
@@ -280,6 +282,11 @@ int dk_thread_open_names(dk_sampler *s, const char *const *names, size_t n, dk_t
         if (rc != 0) {
             free_thread(t);
             return rc;
+        }
+        t->asked[i] = strdup(names[i]);
+        if (t->asked[i] == NULL) {
+            free_thread(t);
+            return dk__fail(DK_ENOMEM, "dk_thread_open_names: out of memory");
         }
     }
     return open_resolved(s, t, out);
