@@ -13,11 +13,12 @@ image cut short while it is read (a note, no crash), an image whose
 symbol table, notes or header counts claim 64 GiB of a sparse file, ELF
 or Mach-O (a note, in bounded memory, never "out of memory"),
 names with terminal escapes and malformed UTF-8 (no raw control byte is
-printed).
+printed), an image swapped for a FIFO or a device between its check and
+its open (never opened).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
 CASE: errors, memory, multiply, names, longname, images, shrink, sparse,
-escapes (default: all)
+escapes, swap (default: all)
 """
 import os
 import re
@@ -569,9 +570,55 @@ def case_sparse():
               f"{name}, a table of 64 GiB: the image's note, exit 0: {rc} {err!r}\n{out}")
 
 
+def case_swap():
+    # An image swapped for a FIFO or a device between report's stat of it
+    # and its open (DK_SWAP_SHIM makes a symlink of the path just before
+    # the first open): the FIFO or device is never opened, only looked at
+    # through an O_PATH descriptor, which opens nothing; the image's note
+    # says it was replaced.
+    shim = os.environ.get("DK_SWAP_SHIM")
+    if not shim:
+        print("skipped: no open shim (a sanitizer build, or not Linux)")
+        sys.exit(77)
+    fifo = os.path.join(work, "swap.fifo")
+    if os.path.lexists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    base = 0x10000000
+    for name, target, kind in (("swap-fifo.so", fifo, "fifo"), ("swap-dev.so", "/dev/null", "chr")):
+        image = os.path.join(work, name)
+        if os.path.lexists(image):
+            os.unlink(image)
+        shutil.copyfile(dkperf, image)
+        body = meta("comm", "swap") + event(0, "cpu-clock") + comm(PID, "swap") \
+            + map_(PID, base, 0x1000000, image) + nodes([(0, base + 0x1234)])
+        path = write("swap.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+        log = os.path.join(work, "swap.log")
+        if os.path.exists(log):
+            os.unlink(log)
+        env = dict(os.environ, LD_PRELOAD=shim, DKPERF_TEST_SWAP="/" + name,
+                   DKPERF_TEST_SWAP_TO=target, DKPERF_TEST_SWAP_LOG=log)
+        p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], env=env, timeout=60,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        check(os.path.islink(image) and os.readlink(image) == target,
+              f"{name}: the shim swapped the image for {target}")
+        opens = [line.split("|") for line in open(log).read().splitlines()] \
+            if os.path.exists(log) else []
+        check(any(o[0] == image for o in opens), f"{name}: the shim saw the open: {opens}")
+        bad = [o for o in opens if o[1] == "open" and o[2] == kind]
+        check(bad == [], f"{name}: {target} was opened (not only looked at): {bad}")
+        check(p.returncode == 0 and re.search(r"^# " + re.escape(image) + r": no symbols: not "
+                                              r"read: it was replaced by another file while "
+                                              r"being opened$", out, re.M),
+              f"{name}: the image's note says it was replaced, exit 0: {p.returncode} {err!r}\n"
+              f"{out}")
+
+
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
-         "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes}
+         "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes,
+         "swap": case_swap}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

@@ -86,6 +86,62 @@ static int admit(const struct stat *st, const struct statfs *sf, char *why, size
     return 0;
 }
 
+/* fstat and fstatfs of fd: the file st described, still admitted; the
+ * fstat into *out. Returns 0, or -1 with why set. */
+static int confirm(int fd, const struct stat *st, struct stat *out, char *why, size_t whylen)
+{
+    struct statfs sf;
+    if (fstat(fd, out) != 0 || fstatfs(fd, &sf) != 0) {
+        snprintf(why, whylen, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    /* The path may name another file by now (a rename, a symlink changed). */
+    if (out->st_dev != st->st_dev || out->st_ino != st->st_ino) {
+        snprintf(why, whylen, "not read: it was replaced by another file while being opened");
+        return -1;
+    }
+    return admit(out, &sf, why, whylen);
+}
+
+#if defined(__linux__) && defined(O_PATH)
+/* The race-free open: an O_PATH descriptor opens no device and no FIFO
+ * (no driver's open runs), so the file it holds is vetted before anything
+ * opens it, then reopened through /proc/self/fd, which opens that very
+ * file whatever the path names by now. Returns the descriptor, -1 with
+ * why set, or -2 when /proc is not procfs here (the caller falls back). */
+static int open_vetted(const char *path, const struct stat *st, struct stat *out, char *why,
+                       size_t whylen)
+{
+    struct statfs pf;
+    if (statfs("/proc/self/fd", &pf) != 0 || (uint32_t)pf.f_type != 0x00009fa0u)
+        return -2;
+    int pfd = open(path, O_PATH | O_CLOEXEC);
+    if (pfd < 0) {
+        snprintf(why, whylen, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    struct stat pst;
+    if (confirm(pfd, st, &pst, why, whylen) != 0) {
+        close(pfd);
+        return -1;
+    }
+    char self[40];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
+    int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int err = errno;
+    close(pfd);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot open: %s", strerror(err));
+        return -1;
+    }
+    if (confirm(fd, st, out, why, whylen) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+#endif
+
 int regfile_open(const char *path, struct stat *out, char *why, size_t whylen)
 {
     struct stat st, fst;
@@ -96,23 +152,25 @@ int regfile_open(const char *path, struct stat *out, char *why, size_t whylen)
     }
     if (admit(&st, S_ISREG(st.st_mode) ? &sf : NULL, why, whylen) != 0)
         return -1;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int fd;
+#if defined(__linux__) && defined(O_PATH)
+    fd = open_vetted(path, &st, &fst, why, whylen);
+    if (fd == -1)
+        return -1;
+    if (fd >= 0) {
+        if (out != NULL)
+            *out = fst;
+        return fd;
+    }
+#endif
+    /* Without O_PATH (macOS) or /proc: a file swapped in between the stat
+     * and the open is opened before fstat refuses it. */
+    fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "cannot open: %s", strerror(errno));
         return -1;
     }
-    /* The path may name another file by now (a rename, a symlink changed). */
-    if (fstat(fd, &fst) != 0 || fstatfs(fd, &sf) != 0) {
-        snprintf(why, whylen, "cannot open: %s", strerror(errno));
-        close(fd);
-        return -1;
-    }
-    if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
-        snprintf(why, whylen, "not read: it was replaced by another file while being opened");
-        close(fd);
-        return -1;
-    }
-    if (admit(&fst, &sf, why, whylen) != 0) {
+    if (confirm(fd, &st, &fst, why, whylen) != 0) {
         close(fd);
         return -1;
     }

@@ -22,6 +22,11 @@
  * securityfs, cgroup, bpf, configfs, pstore, efivarfs and the like; devfs
  * on macOS). Then fstat and fstatfs of the open file confirm the same
  * file (st_dev, st_ino) under the same rules, before anything is read.
+ * On Linux the file is first opened O_PATH (which runs no device's or
+ * FIFO's open) and vetted so, then reopened through /proc/self/fd: a
+ * device or FIFO swapped in after the stat is never opened. Without
+ * procfs at /proc, and on macOS, the path itself is opened, and such a
+ * file is refused only after its open.
  * Returns the descriptor, with *st (may be NULL) its fstat; or -1 with why
  * set to one phrase: "cannot open: No such file or directory", "not a
  * regular file (a FIFO)", "on procfs, a kernel file system, not an
