@@ -34,6 +34,13 @@
  */
 int regfile_open(const char *path, struct stat *st, char *why, size_t whylen);
 
+#ifndef __APPLE__
+#include <stdint.h>
+/* The kernel file system of statfs magic f_type (procfs, sysfs, ...), whose
+ * files regfile_open refuses, or NULL for an ordinary one. */
+const char *regfile_linux_fs(uint32_t magic);
+#endif
+
 /* What a file of this mode is, for errors: "a directory", "a FIFO", "a
  * character device", "a block device", "a socket", "a regular file". */
 const char *regfile_kind(mode_t mode);
