@@ -10,13 +10,15 @@ bounded memory), one function name in two images (folded output and the
 flame graph merge them), a very long image name (the offset stays), images
 that are devices, FIFOs or kernel files (never opened: strace watches), an
 image cut short while it is read (a note, no crash), an image whose
-symbol table claims 64 GiB of a sparse file (a note, in bounded memory),
+symbol table, notes or header counts claim 64 GiB of a sparse file, ELF
+or Mach-O (a note, in bounded memory, never "out of memory"),
 names with terminal escapes and malformed UTF-8 (no raw control byte is
-printed).
+printed), an image swapped for a FIFO or a device between its check and
+its open (never opened).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
 CASE: errors, memory, multiply, names, longname, images, shrink, sparse,
-escapes (default: all)
+escapes, swap (default: all)
 """
 import os
 import re
@@ -487,51 +489,160 @@ def case_shrink():
           and f"[shrinking.so+{off + 4:#x}]" in out,
           f"an image cut short: its note and image+offset, exit 0: {p.returncode} {err!r}\n{out}")
 
+    # The same with the image's build-id recorded: its program headers can
+    # no longer be read, which the note says, rather than passing over them
+    # and reporting a build-id of none on disk.
+    shutil.copyfile(dkperf, image)
+    data = open(image, "rb").read()
+    at = data.find(b"\x04\x00\x00\x00\x14\x00\x00\x00\x03\x00\x00\x00GNU\x00")
+    if at < 0:
+        print(f"no 20-byte GNU build-id in {dkperf}: the build-id run is left out")
+        return
+    build_id = data[at + 16:at + 36]
+    body = meta("comm", "shrink") + event(0, "cpu-clock") + comm(PID, "shrink") \
+        + map_(PID, base, 0x1000000, image, id_kind=1, image_id=build_id) \
+        + nodes([(0, base + off + 4)])
+    path = write("shrink-id.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], env=env, timeout=60,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    check(p.returncode == 0 and re.search(r"^# " + re.escape(image) + r": no symbols: its "
+                                          r"build-id could not be read \(a program header: .+\)$",
+                                          out, re.M),
+          f"an image cut short, build-id recorded: the note names the program headers, exit 0: "
+          f"{p.returncode} {err!r}\n{out}")
+
 
 def case_sparse():
-    # A copy of dkperf whose .symtab claims 64 GiB, the file made that long
-    # by a hole: libelf would read the table whole (or fail the report as
-    # out of memory). The image gets a note; its addresses stay image+offset.
+    # Images whose tables claim 64 GiB of a sparse file: libelf or the
+    # Mach-O reader would allocate for them whole, or fail the report as out
+    # of memory. A copy of dkperf whose .symtab, a PT_NOTE, the section
+    # count (extended numbering) or the program header count (PN_XNUM) is
+    # that large, and a Mach-O whose nsyms is 0xffffffff: each image gets a
+    # note, its addresses stay image+offset, the report exits 0.
     off = elf_symbol(dkperf, "main")
     if off is None:
         print(f"skipped: no main symbol in {dkperf}")
         sys.exit(77)
-    b = bytearray(open(dkperf, "rb").read())
-    shoff, = struct.unpack_from("<Q", b, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", b, 0x3A)
+    orig = bytes(open(dkperf, "rb").read())
+    phoff, shoff = struct.unpack_from("<QQ", orig, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", orig, 0x36)
     size = 64 << 30
+    images = {}
+
+    b = bytearray(orig)
     for i in range(shnum):
         at = shoff + i * shentsize
         if struct.unpack_from("<I", b, at + 4)[0] == 2:  # SHT_SYMTAB
             struct.pack_into("<Q", b, at + 32, size - struct.unpack_from("<Q", b, at + 24)[0])
-    image = write("sparse.so", bytes(b))
-    try:
-        os.truncate(image, size)
-    except OSError as e:
-        print(f"skipped: no 64 GiB sparse file here: {e}")
-        sys.exit(77)
-    base = 0x10000000
-    body = meta("comm", "sparse") + event(0, "cpu-clock") + comm(PID, "sparse") \
-        + map_(PID, base, 0x1000000, image) + nodes([(0, base + off + 4)])
-    path = write("sparse.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+    images["sparse.so"] = (b, r"its symbols could not be read \(a symbol table of \d+ bytes, "
+                           r"more than the 1024 MiB report reads\)")
+    b = bytearray(orig)
+    for i in range(phnum):
+        at = phoff + i * phentsize
+        if struct.unpack_from("<I", b, at)[0] == 4:  # PT_NOTE
+            note = size - struct.unpack_from("<Q", b, at + 8)[0]
+            struct.pack_into("<QQ", b, at + 32, note, note)
+    images["note.so"] = (b, r"its build-id could not be read \(a note segment of \d+ bytes, "
+                         r"more than the 16 MiB report reads\)")
+    b = bytearray(orig)
+    struct.pack_into("<H", b, 0x3C, 0)  # e_shnum 0: the count is section 0's sh_size
+    struct.pack_into("<Q", b, shoff + 32, (size - shoff) // shentsize)
+    images["shnum.so"] = (b, r"not readable as ELF \(\d+ section headers, more than the "
+                          r"1048576 report reads; the file is corrupt\)")
+    b = bytearray(orig)
+    struct.pack_into("<H", b, 0x38, 0xFFFF)  # PN_XNUM: the count is section 0's sh_info
+    struct.pack_into("<I", b, shoff + 44, 0xFFFFFFFF)
+    images["phnum.so"] = (b, r"not readable as ELF \(4294967295 program headers, more than the "
+                          r"1048576 report reads; the file is corrupt\)")
+    m = bytearray(open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "fixtures", "macho", "thin-arm64"), "rb").read())
+    ncmds, at = struct.unpack_from("<I", m, 16)[0], 32
+    for _ in range(ncmds):
+        cmd, cmdsize = struct.unpack_from("<II", m, at)
+        if cmd == 2:  # LC_SYMTAB
+            struct.pack_into("<I", m, at + 12, 0xFFFFFFFF)
+        at += cmdsize
+    images["sparse.macho"] = (m, r".*sparse\.macho: the symbol table: 4294967295 entries of 16 "
+                              r"bytes, more than the 1024 MiB read; the file is corrupt")
 
-    def limit():  # a report that did read the table must not take the machine
+    def limit():  # a report that did read a table must not take the machine
         if not os.environ.get("DK_SANITIZED"):
             resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-    p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], preexec_fn=limit, timeout=120,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-    os.unlink(image)
-    check(p.returncode == 0 and re.search(
-        r"^# " + re.escape(image) + r": no symbols: its symbols could not be read \(a symbol "
-        r"table of \d+ bytes, more than the 1024 MiB report reads\)$", out, re.M)
-        and f"[sparse.so+{off + 4:#x}]" in out,
-        f"a 64 GiB symbol table: the image's note, exit 0: {p.returncode} {err!r}\n{out}")
+    base = 0x10000000
+    for name, (data, why) in images.items():
+        image = write(name, bytes(data))
+        try:
+            os.truncate(image, size + (1 << 30))  # the Mach-O's table starts past 0
+        except OSError as e:
+            print(f"skipped: no 65 GiB sparse file here: {e}")
+            sys.exit(77)
+        body = meta("comm", "sparse") + event(0, "cpu-clock") + comm(PID, "sparse") \
+            + map_(PID, base, 0x1000000, image) + nodes([(0, base + off + 4)])
+        path = write("sparse.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+        try:
+            p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], preexec_fn=limit,
+                               timeout=60, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            rc, out, err = p.returncode, p.stdout.decode(errors="replace"), \
+                p.stderr.decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            rc, out, err = None, "", "(hung: killed after 60 s)"
+        os.unlink(image)
+        check(rc == 0 and re.search(r"^# " + re.escape(image) + r": no symbols: " + why + "$",
+                                    out, re.M)
+              and f"[{name}+{off + 4:#x}]" in out,
+              f"{name}, a table of 64 GiB: the image's note, exit 0: {rc} {err!r}\n{out}")
+
+
+def case_swap():
+    # An image swapped for a FIFO or a device between report's stat of it
+    # and its open (DK_SWAP_SHIM makes a symlink of the path just before
+    # the first open): the FIFO or device is never opened, only looked at
+    # through an O_PATH descriptor, which opens nothing; the image's note
+    # says it was replaced.
+    shim = os.environ.get("DK_SWAP_SHIM")
+    if not shim:
+        print("skipped: no open shim (a sanitizer build, or not Linux)")
+        sys.exit(77)
+    fifo = os.path.join(work, "swap.fifo")
+    if os.path.lexists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    base = 0x10000000
+    for name, target, kind in (("swap-fifo.so", fifo, "fifo"), ("swap-dev.so", "/dev/null", "chr")):
+        image = os.path.join(work, name)
+        if os.path.lexists(image):
+            os.unlink(image)
+        shutil.copyfile(dkperf, image)
+        body = meta("comm", "swap") + event(0, "cpu-clock") + comm(PID, "swap") \
+            + map_(PID, base, 0x1000000, image) + nodes([(0, base + 0x1234)])
+        path = write("swap.data", HEADER + chunk(body + sample(1, pid=PID, period=1) + end(1)))
+        log = os.path.join(work, "swap.log")
+        if os.path.exists(log):
+            os.unlink(log)
+        env = dict(os.environ, LD_PRELOAD=shim, DKPERF_TEST_SWAP="/" + name,
+                   DKPERF_TEST_SWAP_TO=target, DKPERF_TEST_SWAP_LOG=log)
+        p = subprocess.run([dkperf, "report", "-i", path, "--stdio"], env=env, timeout=60,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+        check(os.path.islink(image) and os.readlink(image) == target,
+              f"{name}: the shim swapped the image for {target}")
+        opens = [line.split("|") for line in open(log).read().splitlines()] \
+            if os.path.exists(log) else []
+        check(any(o[0] == image for o in opens), f"{name}: the shim saw the open: {opens}")
+        bad = [o for o in opens if o[1] == "open" and o[2] == kind]
+        check(bad == [], f"{name}: {target} was opened (not only looked at): {bad}")
+        check(p.returncode == 0 and re.search(r"^# " + re.escape(image) + r": no symbols: not "
+                                              r"read: it was replaced by another file while "
+                                              r"being opened$", out, re.M),
+              f"{name}: the image's note says it was replaced, exit 0: {p.returncode} {err!r}\n"
+              f"{out}")
 
 
 cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
-         "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes}
+         "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes,
+         "swap": case_swap}
 for name, fn in cases.items():
     if only is None or only == name:
         fn()

@@ -41,9 +41,9 @@ def event(i, name, period=0, freq=999):
     return b"e" + varint(i) + string(name) + varint(period) + varint(freq)
 
 
-def map_(pid, start, length, path, pgoff=0):
+def map_(pid, start, length, path, pgoff=0, id_kind=0, image_id=b""):
     return b"p" + svarint(pid) + varint(start) + varint(length) + varint(pgoff) + string(path) \
-        + b"\x00" + varint(0)
+        + bytes([id_kind]) + varint(len(image_id)) + image_id
 
 
 def comm(pid, name):

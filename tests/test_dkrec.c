@@ -410,4 +410,38 @@ TEST_CASE(image_paths_open_only_regular_files_of_ordinary_file_systems)
     rmdir(dir);
 }
 
+#ifndef __APPLE__
+/* The statfs magic numbers of file systems whose files are views of kernel
+ * or device state are refused, named; those of ordinary ones, where
+ * images live, are not. */
+TEST_CASE(kernel_file_systems_are_named)
+{
+    static const struct {
+        uint32_t magic;
+        const char *name;
+    } kernel[] = {
+        {0x9fa0, "procfs"},          {0x62656572, "sysfs"},       {0x74726163, "tracefs"},
+        {0x0a647361, "functionfs"},  {0xaee71ee7, "gadgetfs"},    {0xabba1974, "xenfs"},
+        {0x687970, "hypfs"},         {0x76a9f425, "ocfs2_dlmfs"}, {0x50494446, "pidfs"},
+        {0x7655821, "resctrl"},      {0x5a3c69f0, "apparmorfs"},  {0x6c6f6f70, "binderfs"},
+        {0x19800202, "mqueue"},      {0x0187, "autofs"},          {0x444d4142, "dma_buf"},
+        {0x6e736673, "nsfs"},        {0x09041934, "anon_inodefs"}, {0x1cd1, "devpts"},
+    };
+    for (size_t i = 0; i < sizeof kernel / sizeof kernel[0]; i++) {
+        const char *name = regfile_linux_fs(kernel[i].magic);
+        if (name == NULL)
+            DKT_FAIL("0x%x (%s) is not refused", kernel[i].magic, kernel[i].name);
+        CHECK_STR(name, kernel[i].name);
+    }
+    /* ext4, XFS, btrfs, tmpfs, ramfs, hugetlbfs, overlayfs, NFS, FUSE,
+     * squashfs, EROFS, 9p, SMB2. */
+    static const uint32_t ordinary[] = {0xef53,     0x58465342, 0x9123683e, 0x01021994, 0x858458f6,
+                                        0x958458f6, 0x794c7630, 0x6969,     0x65735546, 0x73717368,
+                                        0xe0f5e1e2, 0x01021997, 0xfe534d42};
+    for (size_t i = 0; i < sizeof ordinary / sizeof ordinary[0]; i++)
+        if (regfile_linux_fs(ordinary[i]) != NULL)
+            DKT_FAIL("0x%x refused as %s", ordinary[i], regfile_linux_fs(ordinary[i]));
+}
+#endif
+
 TEST_MAIN()

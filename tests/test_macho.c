@@ -635,6 +635,48 @@ TEST_CASE(corrupted_fields_are_named)
     free(orig.data);
 }
 
+/* Tables whose counts a sparse file covers (nsyms 0xffffffff is 64 GiB of
+ * nlists, holes all but the real image): refused by size, with errno
+ * EFBIG, never asked of malloc, whose failure (ENOMEM) fails a report. */
+TEST_CASE(sparse_tables_are_refused_not_allocated)
+{
+    blob orig = load(DK_MACHO_FIXTURES, "thin-arm64");
+    layout l = walk(orig.data, orig.len);
+    const struct {
+        size_t at, off;
+        uint64_t cover; /* the file's size: what the field claims, past its offset */
+        const char *expect;
+    } cases[] = {
+        {l.symtab, 12, l.symoff + 0xffffffffull * 16, "the symbol table: 4294967295 entries"},
+        {l.symtab, 20, l.stroff + 0xffffffffull, "the string table: 4294967296 entries"},
+        {l.fstarts, 12, l.fsoff + 0xffffffffull, "LC_FUNCTION_STARTS: 4294967295 entries"},
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        blob b = copy(orig);
+        wr32(b.data + cases[i].at + cases[i].off, 0xffffffffu);
+        char *path = temp_file(b.data, b.len);
+        if (truncate(path, (off_t)cases[i].cover) != 0) {
+            fprintf(stderr, "skipped: no sparse file of %llu bytes here: %s\n",
+                    (unsigned long long)cases[i].cover, strerror(errno));
+        } else {
+            dk_macho *m = NULL;
+            errno = 0;
+            int rc = dk_macho_open(path, &m, err, sizeof err);
+            int e = errno;
+            CHECK_INT(rc, ==, -1);
+            CHECK(m == NULL);
+            CHECK_CONTAINS(err, cases[i].expect);
+            CHECK_CONTAINS(err, "more than the 1024 MiB read; the file is corrupt");
+            CHECK_INT(e, ==, EFBIG);
+        }
+        unlink(path);
+        free(path);
+        free(b.data);
+    }
+    free(orig.data);
+}
+
 TEST_CASE(uleb_overflow_is_refused)
 {
     blob orig = load(DK_MACHO_FIXTURES, "thin-arm64");
@@ -989,6 +1031,7 @@ TEST_CASE(allocation_failures_leave_nothing)
             opened++;
         } else {
             CHECK(m == NULL);
+            CHECK_INT(errno, ==, ENOMEM); /* a report fails for it */
             CHECK_CONTAINS(err, "out of memory");
             CHECK_CONTAINS(err, path);
             refused++;

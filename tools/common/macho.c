@@ -167,10 +167,22 @@ static int src_read(const src *s, uint64_t off, void *buf, size_t len, const cha
     return 0;
 }
 
+/* The most bytes one table may take: every size was checked against the
+ * file, but a sparse file can be as large as its counts claim (nsyms
+ * 0xffffffff is 64 GiB of nlists), and a report short of memory fails as
+ * a whole. Real tables are far smaller (a libLLVM's symbols: a few MiB). */
+#define TABLE_MAX ((uint64_t)1 << 30)
+
+/* n entries of each bytes, or NULL with the error set: errno ENOMEM when
+ * malloc failed, EFBIG when the table is refused as larger than
+ * TABLE_MAX (a corrupt file, not a want of memory). */
 static void *alloc(const src *s, uint64_t n, uint64_t each, const char *what)
 {
-    if (each != 0 && n > (uint64_t)SIZE_MAX / each) {
-        fail(s, "%s: %llu entries do not fit in memory", what, (unsigned long long)n);
+    if (each != 0 && n > TABLE_MAX / each) {
+        fail(s, "%s: %llu entries of %llu bytes, more than the %llu MiB read; the file is "
+                "corrupt", what, (unsigned long long)n, (unsigned long long)each,
+             (unsigned long long)(TABLE_MAX >> 20));
+        errno = EFBIG;
         return NULL;
     }
     size_t bytes = (size_t)(n * each);

@@ -12,7 +12,9 @@
  *
  * Every offset, size and count in the file is checked against the file
  * before use; a bad one fails the open with one line naming the file and
- * the field. Only libc (open, pread, fstat, malloc); the file is read once
+ * the field. A table of more than 1 GiB is refused the same way (errno
+ * EFBIG), never allocated: a sparse file can be as large as its counts
+ * claim. errno is ENOMEM when an open failed for want of memory. Only libc (open, pread, fstat, malloc); the file is read once
  * at open and closed again. A path is opened only when it is a regular
  * file on an ordinary file system (regfile.h).
  *

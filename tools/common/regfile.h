@@ -22,12 +22,24 @@
  * securityfs, cgroup, bpf, configfs, pstore, efivarfs and the like; devfs
  * on macOS). Then fstat and fstatfs of the open file confirm the same
  * file (st_dev, st_ino) under the same rules, before anything is read.
+ * On Linux the file is first opened O_PATH (which runs no device's or
+ * FIFO's open) and vetted so, then reopened through /proc/self/fd: a
+ * device or FIFO swapped in after the stat is never opened. Without
+ * procfs at /proc, and on macOS, the path itself is opened, and such a
+ * file is refused only after its open.
  * Returns the descriptor, with *st (may be NULL) its fstat; or -1 with why
  * set to one phrase: "cannot open: No such file or directory", "not a
  * regular file (a FIFO)", "on procfs, a kernel file system, not an
  * ordinary one", ...
  */
 int regfile_open(const char *path, struct stat *st, char *why, size_t whylen);
+
+#ifndef __APPLE__
+#include <stdint.h>
+/* The kernel file system of statfs magic f_type (procfs, sysfs, ...), whose
+ * files regfile_open refuses, or NULL for an ordinary one. */
+const char *regfile_linux_fs(uint32_t magic);
+#endif
 
 /* What a file of this mode is, for errors: "a directory", "a FIFO", "a
  * character device", "a block device", "a socket", "a regular file". */

@@ -135,34 +135,118 @@ static int elf_failed(char *why, size_t whylen, const char *what)
     return err == ENOMEM ? -ENOMEM : -EIO;
 }
 
-/* The GNU build-id of an open ELF, into id: its length, 0 when it has
- * none, or -ENOMEM. */
-static ssize_t elf_build_id(Elf *e, uint8_t *id, size_t max)
+/* The most bytes of notes read for a build-id: its note is 36 bytes, and
+ * libelf reads a note segment whole. */
+#define NOTES_MAX ((uint64_t)1 << 24)
+
+/* The GNU build-id of an open ELF of fsize bytes, into id, its length into
+ * *len (0 when it has none). Notes that cannot be read fail it: a build-id
+ * passed over would make the image look changed, or unchecked. Returns 0,
+ * -ENOMEM, or -EIO with why set. */
+static int elf_build_id(Elf *e, uint64_t fsize, uint8_t *id, size_t max, size_t *len,
+                        char *why, size_t whylen)
 {
     size_t n = 0;
-    char why[160];
+    *len = 0;
     errno = 0;
     if (elf_getphdrnum(e, &n) != 0)
-        return elf_failed(why, sizeof why, "program headers") == -ENOMEM ? -ENOMEM : 0;
+        return elf_failed(why, whylen, "program headers");
     for (size_t i = 0; i < n; i++) {
         GElf_Phdr ph;
-        if (gelf_getphdr(e, (int)i, &ph) == NULL || ph.p_type != PT_NOTE)
+        errno = 0;
+        if (gelf_getphdr(e, (int)i, &ph) == NULL)
+            return elf_failed(why, whylen, "a program header");
+        if (ph.p_type != PT_NOTE)
             continue;
+        if (ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset) {
+            snprintf(why, whylen, "a note segment at offset %llu of %llu bytes runs past the "
+                     "end of the file (%llu bytes); the file is corrupt",
+                     (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz,
+                     (unsigned long long)fsize);
+            return -EIO;
+        }
+        if (ph.p_filesz > NOTES_MAX) {
+            snprintf(why, whylen, "a note segment of %llu bytes, more than the %llu MiB "
+                     "report reads", (unsigned long long)ph.p_filesz,
+                     (unsigned long long)(NOTES_MAX >> 20));
+            return -EIO;
+        }
         errno = 0;
         Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
-        if (d == NULL) {
-            if (elf_failed(why, sizeof why, "notes") == -ENOMEM)
-                return -ENOMEM;
-            continue;
-        }
+        if (d == NULL)
+            return elf_failed(why, whylen, "notes");
         size_t off = 0, name_off, desc_off;
         GElf_Nhdr nh;
         while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
             if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
                 memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= max) {
                 memcpy(id, (const char *)d->d_buf + desc_off, nh.n_descsz);
-                return (ssize_t)nh.n_descsz;
+                *len = nh.n_descsz;
+                return 0;
             }
+        }
+    }
+    return 0;
+}
+
+/* The most section or program headers report reads: libelf allocates for
+ * every section at elf_begin and for every program header at once, and a
+ * sparse file can be as large as the counts claim. Real images have tens
+ * of each; an object file of -ffunction-sections some 10^5 sections. */
+#define HEADERS_MAX ((uint64_t)1 << 20)
+
+static uint64_t field(const uint8_t *p, size_t n, bool be)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)p[be ? n - 1 - i : i] << (8 * i);
+    return v;
+}
+
+/* Refuses, before libelf sizes its tables by them, section and program
+ * header counts (extended numbering included) that the file of fsize
+ * bytes cannot hold or that exceed HEADERS_MAX. Returns 0, or -EIO with
+ * why set; a header too short or malformed to read is left to libelf. */
+static int elf_counts(int fd, uint64_t fsize, char *why, size_t whylen)
+{
+    uint8_t h[64], s0[64];
+    if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
+        (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64) ||
+        (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB))
+        return 0;
+    bool is64 = h[EI_CLASS] == ELFCLASS64, be = h[EI_DATA] == ELFDATA2MSB;
+    uint64_t phoff = is64 ? field(h + 32, 8, be) : field(h + 28, 4, be);
+    uint64_t shoff = is64 ? field(h + 40, 8, be) : field(h + 32, 4, be);
+    uint64_t phnum = field(h + (is64 ? 56 : 44), 2, be);
+    uint64_t shnum = field(h + (is64 ? 60 : 48), 2, be);
+    uint64_t phsize = is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+    uint64_t shsize = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+    /* Extended numbering: the counts are in section header 0. */
+    if ((shnum == 0 || phnum == PN_XNUM) && shoff != 0) {
+        if (shoff > fsize || fsize - shoff < shsize ||
+            pread(fd, s0, shsize, (off_t)shoff) != (ssize_t)shsize)
+            return 0;
+        if (shnum == 0)
+            shnum = is64 ? field(s0 + 32, 8, be) : field(s0 + 20, 4, be);
+        if (phnum == PN_XNUM)
+            phnum = field(s0 + (is64 ? 44 : 28), 4, be);
+    }
+    const struct {
+        const char *what;
+        uint64_t off, n, each;
+    } t[] = {{"section", shoff, shoff != 0 ? shnum : 0, shsize}, {"program", phoff, phnum, phsize}};
+    for (size_t i = 0; i < 2; i++) {
+        if (t[i].n > HEADERS_MAX) {
+            snprintf(why, whylen, "%llu %s headers, more than the %llu report reads; the file "
+                     "is corrupt", (unsigned long long)t[i].n, t[i].what,
+                     (unsigned long long)HEADERS_MAX);
+            return -EIO;
+        }
+        if (t[i].n > 0 && (t[i].off > fsize || t[i].n * t[i].each > fsize - t[i].off)) {
+            snprintf(why, whylen, "%llu %s headers at offset %llu run past the end of the file "
+                     "(%llu bytes); the file is corrupt", (unsigned long long)t[i].n, t[i].what,
+                     (unsigned long long)t[i].off, (unsigned long long)fsize);
+            return -EIO;
         }
     }
     return 0;
@@ -269,9 +353,14 @@ static int read_debug_file(sym_image *im)
     char h[2 * DKREC_ID_MAX + 1], path[64 + 2 * DKREC_ID_MAX], why[160];
     hex(h, sizeof h, im->id, im->id_len);
     snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
-    int fd = regfile_open(path, NULL, why, sizeof why);
+    struct stat st;
+    int fd = regfile_open(path, &st, why, sizeof why);
     if (fd < 0)
         return 0;
+    if (elf_counts(fd, (uint64_t)st.st_size, why, sizeof why) != 0) {
+        close(fd);
+        return 0;
+    }
     errno = 0;
     Elf *e = elf_begin(fd, ELF_C_READ, NULL); /* not mapped: see read_elf */
     size_t found = 0, n0 = im->nsyms;
@@ -284,10 +373,15 @@ static int read_debug_file(sym_image *im)
     return rc == -ENOMEM ? -ENOMEM : 0;
 }
 
-/* Reads the symbols of the ELF file open at fd. Returns 0 (with
- * im->problem set when they cannot be used) or -ENOMEM. */
-static int read_elf(sym_image *im, int fd)
+/* Reads the symbols of the ELF file of fsize bytes open at fd. Returns 0
+ * (with im->problem set when they cannot be used) or -ENOMEM. */
+static int read_elf(sym_image *im, int fd, uint64_t fsize)
 {
+    char why[200] = "";
+    if (elf_counts(fd, fsize, why, sizeof why) != 0) {
+        snprintf(im->problem, sizeof im->problem, "not readable as ELF (%s)", why);
+        return 0;
+    }
     /* Read, not mapped: a mapped file that shrinks (copied over, rebuilt)
      * raises SIGBUS on the pages past its new end; a read comes up short,
      * and libelf says so. */
@@ -299,12 +393,15 @@ static int read_elf(sym_image *im, int fd)
         return rc == -ENOMEM ? -ENOMEM : 0;
     }
     uint8_t id[DKREC_ID_MAX] = {0};
-    ssize_t got = elf_build_id(e, id, sizeof id);
-    if (got < 0) {
+    size_t n = 0;
+    int got = elf_build_id(e, fsize, id, sizeof id, &n, why, sizeof why);
+    if (got != 0) {
         elf_end(e);
-        return -ENOMEM;
+        if (got == -ENOMEM)
+            return -ENOMEM;
+        snprintf(im->problem, sizeof im->problem, "its build-id could not be read (%s)", why);
+        return 0;
     }
-    size_t n = (size_t)got;
     if (im->id_len > 0 && (im->id_kind != DKREC_ID_ELF_BUILD_ID || n != im->id_len ||
                            memcmp(id, im->id, n) != 0)) {
         char want[2 * DKREC_ID_MAX + 1], have[2 * DKREC_ID_MAX + 1];
@@ -318,7 +415,6 @@ static int read_elf(sym_image *im, int fd)
         return 0;
     }
     size_t nph = 0;
-    char why[200] = "";
     errno = 0;
     int rc = elf_getphdrnum(e, &nph) != 0 ? elf_failed(why, sizeof why, "program headers") : 0;
     if (rc == 0 && (im->segs = calloc(nph ? nph : 1, sizeof *im->segs)) == NULL)
@@ -366,7 +462,8 @@ static int open_image(sym_image *im)
     /* A recording may name any path: only a regular file on an ordinary
      * file system is opened, for every format, before a byte is read. */
     char why[160];
-    int fd = regfile_open(im->path, NULL, why, sizeof why);
+    struct stat st;
+    int fd = regfile_open(im->path, &st, why, sizeof why);
     if (fd < 0) {
         snprintf(im->problem, sizeof im->problem, "%s", why);
         return 0;
@@ -379,7 +476,7 @@ static int open_image(sym_image *im)
     bool macho = got == 4 && (le == 0xfeedfacfu || le == 0xbebafecau || le == 0xfeedfaceu);
     if (elf) {
 #ifdef DKPERF_HAVE_LIBELF
-        rc = read_elf(im, fd);
+        rc = read_elf(im, fd, (uint64_t)st.st_size);
 #else
         snprintf(im->problem, sizeof im->problem,
                  "an ELF image, and this dkperf was built without elfutils");
