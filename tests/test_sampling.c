@@ -777,6 +777,55 @@ TEST_CASE(wait_reports_ready_records_and_signals)
     dk_sampler_close(s);
 }
 
+/* A wait of another thread, blocked for up to 5 s. */
+typedef struct long_wait {
+    dk_sampling *p;
+    int started, done; /* __atomic */
+    int rc;
+} long_wait;
+
+static void *wait_long(void *arg)
+{
+    long_wait *w = arg;
+    __atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
+    w->rc = dk_sampling_wait(w->p, 5000);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Two threads wait on one sampling: the one that only looks
+ * (dk_sampling_wait(p, 0)) returns at once, not when the other's wait
+ * ends. (Stopped with nothing to drain, the other's wait lasts its whole
+ * timeout, until a signal ends it.) */
+TEST_CASE(a_wait_keeps_its_timeout_while_another_thread_waits)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    dk_sampling *p = open_one(s, "cpu-clock", 100000, 0, &o);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: poll returns EINTR */
+    CHECK_INT(sigaction(SIGUSR1, &sa, NULL), ==, 0);
+    long_wait w = {p, 0, 0, 0};
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, wait_long, &w), ==, 0);
+    while (!__atomic_load_n(&w.started, __ATOMIC_ACQUIRE))
+        dkt_stress_pause(1000);
+    dkt_stress_pause(50 * 1000); /* into its poll, most likely */
+    CHECK_INT(dk_sampling_wait(p, 0), ==, 0);
+    CHECK(!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)); /* the look did not wait for it */
+    while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)) {
+        pthread_kill(th, SIGUSR1);
+        dkt_stress_pause(10 * 1000);
+    }
+    CHECK_INT(pthread_join(th, NULL), ==, 0);
+    CHECK_INT(w.rc, ==, 0);
+    signal(SIGUSR1, SIG_DFL);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 /* Threads sharing one sampling: page-faults of the main thread, each a
  * sample (period 1) carrying the running count (DK_SAMPLE_READ), which
  * therefore goes up by exactly one from each sample to the next when the
