@@ -652,7 +652,8 @@ DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out
 DK_EXPORT size_t dk_sampling_event_count(const dk_sampling *p);
 DK_EXPORT const char *dk_sampling_event_name(const dk_sampling *p, size_t i);
 /* Stop, disarm and free; gives back what it held. NULL is ignored. Not
- * concurrently with any other call on p (see above). */
+ * concurrently with any other call on p (see above); from fn of a drain of
+ * p it does nothing but set dk_last_error() (DK_ESTATE). */
 DK_EXPORT void dk_sampling_close(dk_sampling *p);
 
 /* ------------------------------------------------------------------------ */

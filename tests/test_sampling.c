@@ -331,12 +331,14 @@ TEST_CASE(arguments_are_checked)
 /* A drain from inside a drain's callback (the same sampling) is refused
  * with DK_ESTATE and says so, instead of blocking on the drain in progress
  * (perf_event) or decoding the buffer under it (kperf); the outer drain
- * goes on, and draining another sampling from the callback is allowed. */
+ * goes on, and draining another sampling from the callback is allowed. A
+ * close there is refused too (it would free what the drain is using): the
+ * sampling stays open and dk_last_error() says why. */
 typedef struct nested_ctx {
     dk_sampling *self, *other;
     int inner_rc, other_rc, wait_rc;
     size_t calls;
-    char inner_error[256], wait_error[256];
+    char inner_error[256], wait_error[256], close_error[256];
 } nested_ctx;
 
 static int ignore_one(void *ctx, const dk_sample *x)
@@ -357,6 +359,8 @@ static int nested_drain(void *ctx, const dk_sample *x)
         /* A wait could need the drain lock this thread holds. */
         c->wait_rc = dk_sampling_wait(c->self, 0);
         snprintf(c->wait_error, sizeof c->wait_error, "%s", dk_last_error());
+        dk_sampling_close(c->self);
+        snprintf(c->close_error, sizeof c->close_error, "%s", dk_last_error());
     }
     return 0;
 }
@@ -379,7 +383,7 @@ TEST_CASE(drain_from_its_callback_is_refused)
     CHECK_INT(dk_sampling_start(p), ==, 0);
     burn(50, NULL, NULL);
     CHECK_INT(dk_sampling_stop(p), ==, 0);
-    nested_ctx c = {p, q, 0, 0, 0, 0, "", ""};
+    nested_ctx c = {p, q, 0, 0, 0, 0, "", "", ""};
     signal(SIGALRM, give_up_nested);
     alarm(10);
     int rc = dk_sampling_drain(p, nested_drain, &c);
@@ -392,6 +396,7 @@ TEST_CASE(drain_from_its_callback_is_refused)
     CHECK_INT(c.other_rc, ==, 0);
     CHECK_ERR(c.wait_rc, DK_ESTATE);
     CHECK_CONTAINS(c.wait_error, "dk_sampling_wait: called from the callback");
+    CHECK_CONTAINS(c.close_error, "dk_sampling_close: called from the callback");
     /* The guard is lifted once the drain returns. */
     CHECK_INT(dk_sampling_drain(p, ignore_one, NULL), ==, 0);
     dk_sampling_close(q);
