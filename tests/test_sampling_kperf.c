@@ -611,9 +611,10 @@ static int trace_buffer_events(const sim_kernel *k)
     return info.nkdbufs;
 }
 
-static dk_sampling *open_timer_sampling(dk_sampler *s)
+/* A timer every period_ns, its samples with time and thread. */
+static dk_sampling *open_timer_sampling(dk_sampler *s, uint64_t period_ns)
 {
-    dk_sampling_event e = {"timer", 1000000, 0};
+    dk_sampling_event e = {"timer", period_ns, 0};
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
     o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
     dk_sampling *p = NULL;
@@ -627,7 +628,7 @@ TEST_CASE(a_wrapped_trace_buffer_counts_lost_samples)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     sim_kernel k = sim_kernel_open();
     /* One record more than the buffer holds: its oldest unit is dropped. */
@@ -653,7 +654,7 @@ TEST_CASE(a_drain_returns_while_the_kernel_keeps_writing)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     alarm(60); /* before the bound, the first drain never returned */
     collected c = {0};
@@ -678,7 +679,7 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
      * sampling's set-up (KDREMOVE cleared it there). */
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     sim_kernel k = sim_kernel_open();
     int mib[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDEFLAGS, (int)KDBG_NOWRAP};
@@ -770,13 +771,7 @@ TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling_event e = {"timer", 1000000000, 0}; /* its own samples rare */
-    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
-    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
-    dk_sampling *p = NULL;
-    int rc = dk_sampling_open(s, &e, 1, &o, &p);
-    if (rc != 0)
-        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    dk_sampling *p = open_timer_sampling(s, 1000000000); /* its own samples rare */
     numbered_work w = {sim_kernel_open()};
     /* Nothing wraps: every record written stays until read. */
     CHECK_INT(trace_buffer_events(&w.k), >, STRESS_SAMPLES * 3);
@@ -838,7 +833,7 @@ TEST_CASE(a_wait_keeps_its_timeout_while_another_thread_drains)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000000);
     sim_kernel k = sim_kernel_open();
     CHECK_INT(dk_sampling_start(p), ==, 0);
     simk_kd_buf r[2 * 3];
