@@ -622,7 +622,8 @@ DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, s
  * event_count and event_name may be called at the same time from any
  * threads. Drains take turns (one delivers at a time, so fn needs no lock
  * of its own against another drain of the sampling); a wait blocks without
- * holding up drains, and a record is delivered once, by whichever drain
+ * holding up drains and keeps to its timeout whatever the other threads'
+ * drains and waits do, and a record is delivered once, by whichever drain
  * comes first (a wait's 1 may find it taken by another thread's drain).
  * dk_sampling_close must not run while any other call on the sampling
  * does: join or stop those threads first.
