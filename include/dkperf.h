@@ -625,6 +625,8 @@ DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, s
  * holding up drains and keeps to its timeout whatever the other threads'
  * drains and waits do, and a record is delivered once, by whichever drain
  * comes first (a wait's 1 may find it taken by another thread's drain).
+ * A stop does not end another thread's wait (see dk_sampling_wait): a
+ * thread that waits while others may stop should give a timeout.
  * dk_sampling_close must not run while any other call on the sampling
  * does: join or stop those threads first.
  */
