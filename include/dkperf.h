@@ -640,8 +640,11 @@ DK_EXPORT int dk_sampling_open(dk_sampler *s, const dk_sampling_event *events, s
  * event_count and event_name may be called at the same time from any
  * threads. Drains take turns (one delivers at a time, so fn needs no lock
  * of its own against another drain of the sampling); a wait blocks without
- * holding up drains, and a record is delivered once, by whichever drain
+ * holding up drains and keeps to its timeout whatever the other threads'
+ * drains and waits do, and a record is delivered once, by whichever drain
  * comes first (a wait's 1 may find it taken by another thread's drain).
+ * A stop does not end another thread's wait (see dk_sampling_wait): a
+ * thread that waits while others may stop should give a timeout.
  * dk_sampling_close must not run while any other call on the sampling
  * does: join or stop those threads first.
  */
@@ -670,7 +673,8 @@ DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out
 DK_EXPORT size_t dk_sampling_event_count(const dk_sampling *p);
 DK_EXPORT const char *dk_sampling_event_name(const dk_sampling *p, size_t i);
 /* Stop, disarm and free; gives back what it held. NULL is ignored. Not
- * concurrently with any other call on p (see above). */
+ * concurrently with any other call on p (see above); from fn of a drain of
+ * p it does nothing but set dk_last_error() (DK_ESTATE). */
 DK_EXPORT void dk_sampling_close(dk_sampling *p);
 
 /* ------------------------------------------------------------------------ */

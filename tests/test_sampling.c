@@ -331,12 +331,14 @@ TEST_CASE(arguments_are_checked)
 /* A drain from inside a drain's callback (the same sampling) is refused
  * with DK_ESTATE and says so, instead of blocking on the drain in progress
  * (perf_event) or decoding the buffer under it (kperf); the outer drain
- * goes on, and draining another sampling from the callback is allowed. */
+ * goes on, and draining another sampling from the callback is allowed. A
+ * close there is refused too (it would free what the drain is using): the
+ * sampling stays open and dk_last_error() says why. */
 typedef struct nested_ctx {
     dk_sampling *self, *other;
     int inner_rc, other_rc, wait_rc;
     size_t calls;
-    char inner_error[256], wait_error[256];
+    char inner_error[256], wait_error[256], close_error[256];
 } nested_ctx;
 
 static int ignore_one(void *ctx, const dk_sample *x)
@@ -357,6 +359,8 @@ static int nested_drain(void *ctx, const dk_sample *x)
         /* A wait could need the drain lock this thread holds. */
         c->wait_rc = dk_sampling_wait(c->self, 0);
         snprintf(c->wait_error, sizeof c->wait_error, "%s", dk_last_error());
+        dk_sampling_close(c->self);
+        snprintf(c->close_error, sizeof c->close_error, "%s", dk_last_error());
     }
     return 0;
 }
@@ -379,7 +383,7 @@ TEST_CASE(drain_from_its_callback_is_refused)
     CHECK_INT(dk_sampling_start(p), ==, 0);
     burn(50, NULL, NULL);
     CHECK_INT(dk_sampling_stop(p), ==, 0);
-    nested_ctx c = {p, q, 0, 0, 0, 0, "", ""};
+    nested_ctx c = {p, q, 0, 0, 0, 0, "", "", ""};
     signal(SIGALRM, give_up_nested);
     alarm(10);
     int rc = dk_sampling_drain(p, nested_drain, &c);
@@ -392,6 +396,7 @@ TEST_CASE(drain_from_its_callback_is_refused)
     CHECK_INT(c.other_rc, ==, 0);
     CHECK_ERR(c.wait_rc, DK_ESTATE);
     CHECK_CONTAINS(c.wait_error, "dk_sampling_wait: called from the callback");
+    CHECK_CONTAINS(c.close_error, "dk_sampling_close: called from the callback");
     /* The guard is lifted once the drain returns. */
     CHECK_INT(dk_sampling_drain(p, ignore_one, NULL), ==, 0);
     dk_sampling_close(q);
@@ -773,6 +778,55 @@ TEST_CASE(wait_reports_ready_records_and_signals)
     struct itimerval it = {{0, 0}, {0, 50000}};
     CHECK_INT(setitimer(ITIMER_REAL, &it, NULL), ==, 0);
     CHECK_INT(dk_sampling_wait(p, -1), ==, 0); /* returns at the signal */
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* A wait of another thread, blocked for up to 5 s. */
+typedef struct long_wait {
+    dk_sampling *p;
+    int started, done; /* __atomic */
+    int rc;
+} long_wait;
+
+static void *wait_long(void *arg)
+{
+    long_wait *w = arg;
+    __atomic_store_n(&w->started, 1, __ATOMIC_RELEASE);
+    w->rc = dk_sampling_wait(w->p, 5000);
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Two threads wait on one sampling: the one that only looks
+ * (dk_sampling_wait(p, 0)) returns at once, not when the other's wait
+ * ends. (Stopped with nothing to drain, the other's wait lasts its whole
+ * timeout, until a signal ends it.) */
+TEST_CASE(a_wait_keeps_its_timeout_while_another_thread_waits)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_THREAD;
+    dk_sampling *p = open_one(s, "cpu-clock", 100000, 0, &o);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: poll returns EINTR */
+    CHECK_INT(sigaction(SIGUSR1, &sa, NULL), ==, 0);
+    long_wait w = {p, 0, 0, 0};
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, wait_long, &w), ==, 0);
+    while (!__atomic_load_n(&w.started, __ATOMIC_ACQUIRE))
+        dkt_stress_pause(1000);
+    dkt_stress_pause(50 * 1000); /* into its poll, most likely */
+    CHECK_INT(dk_sampling_wait(p, 0), ==, 0);
+    CHECK(!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)); /* the look did not wait for it */
+    while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)) {
+        pthread_kill(th, SIGUSR1);
+        dkt_stress_pause(10 * 1000);
+    }
+    CHECK_INT(pthread_join(th, NULL), ==, 0);
+    CHECK_INT(w.rc, ==, 0);
+    signal(SIGUSR1, SIG_DFL);
     dk_sampling_close(p);
     dk_sampler_close(s);
 }

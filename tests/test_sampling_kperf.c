@@ -611,9 +611,10 @@ static int trace_buffer_events(const sim_kernel *k)
     return info.nkdbufs;
 }
 
-static dk_sampling *open_timer_sampling(dk_sampler *s)
+/* A timer every period_ns, its samples with time and thread. */
+static dk_sampling *open_timer_sampling(dk_sampler *s, uint64_t period_ns)
 {
-    dk_sampling_event e = {"timer", 1000000, 0};
+    dk_sampling_event e = {"timer", period_ns, 0};
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
     o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
     dk_sampling *p = NULL;
@@ -627,7 +628,7 @@ TEST_CASE(a_wrapped_trace_buffer_counts_lost_samples)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     sim_kernel k = sim_kernel_open();
     /* One record more than the buffer holds: its oldest unit is dropped. */
@@ -653,7 +654,7 @@ TEST_CASE(a_drain_returns_while_the_kernel_keeps_writing)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     alarm(60); /* before the bound, the first drain never returned */
     collected c = {0};
@@ -678,7 +679,7 @@ TEST_CASE(the_kernel_stopping_tracing_is_reported)
      * sampling's set-up (KDREMOVE cleared it there). */
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s);
+    dk_sampling *p = open_timer_sampling(s, 1000000);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     sim_kernel k = sim_kernel_open();
     int mib[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDEFLAGS, (int)KDBG_NOWRAP};
@@ -737,24 +738,29 @@ typedef struct numbered_work {
     sim_kernel k;
 } numbered_work;
 
-/* XNU's records of a timer sample with no stack (action 1): GEN_EVENT
- * start, TI_DATA, GEN_EVENT end; in batches of 8 samples, 100 µs apart. */
+/* XNU's records of timer sample i with no stack (action 1) into r[0..2]:
+ * GEN_EVENT start, TI_DATA, GEN_EVENT end. */
+static void numbered_sample(simk_kd_buf *r, uint64_t i)
+{
+    const uint64_t fake_thread = STRESS_TID - 1; /* the interrupted thread's slot */
+    const uint64_t t = 1000 + i * 10;
+    r[0] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg4 = 1, .arg5 = fake_thread,
+                         .debugid = 0x25000000u | 1u};
+    r[1] = (simk_kd_buf){.timestamp = t, .arg1 = 0x7fffffff, .arg2 = STRESS_TID + i,
+                         .arg5 = fake_thread, .debugid = 0x25010004u};
+    r[2] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg5 = fake_thread,
+                         .debugid = 0x25000000u | 2u};
+}
+
+/* The numbered samples in batches of 8, 100 µs apart. */
 static void write_numbered(void *ctx)
 {
     numbered_work *w = ctx;
-    const uint64_t fake_thread = STRESS_TID - 1; /* the interrupted thread's slot */
     simk_kd_buf r[8 * 3];
     for (uint64_t i = 0; i < STRESS_SAMPLES;) {
         size_t n = 0;
-        for (; n < sizeof r / sizeof r[0] && i < STRESS_SAMPLES; i++) {
-            const uint64_t t = 1000 + i * 10;
-            r[n++] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg4 = 1, .arg5 = fake_thread,
-                                   .debugid = 0x25000000u | 1u};
-            r[n++] = (simk_kd_buf){.timestamp = t, .arg1 = 0x7fffffff, .arg2 = STRESS_TID + i,
-                                   .arg5 = fake_thread, .debugid = 0x25010004u};
-            r[n++] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg5 = fake_thread,
-                                   .debugid = 0x25000000u | 2u};
-        }
+        for (; n < sizeof r / sizeof r[0] && i < STRESS_SAMPLES; i++, n += 3)
+            numbered_sample(&r[n], i);
         w->k.emit(r, n);
         struct timespec ts = {0, 100 * 1000};
         nanosleep(&ts, NULL);
@@ -765,13 +771,7 @@ TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling_event e = {"timer", 1000000000, 0}; /* its own samples rare */
-    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
-    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
-    dk_sampling *p = NULL;
-    int rc = dk_sampling_open(s, &e, 1, &o, &p);
-    if (rc != 0)
-        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    dk_sampling *p = open_timer_sampling(s, 1000000000); /* its own samples rare */
     numbered_work w = {sim_kernel_open()};
     /* Nothing wraps: every record written stays until read. */
     CHECK_INT(trace_buffer_events(&w.k), >, STRESS_SAMPLES * 3);
@@ -789,6 +789,70 @@ TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
     CHECK_U64(n.next, ==, STRESS_SAMPLES);
     CHECK_U64(st.samples, ==, n.samples);
     CHECK_U64(st.lost, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+/* A drain whose callback holds on to its first sample until told to let
+ * go, or for 10 s. */
+typedef struct held_drain {
+    dk_sampling *p;
+    int inside, let_go; /* __atomic */
+    bool gave_up;
+    int rc;
+} held_drain;
+
+static int hold_first(void *ctx, const dk_sample *x)
+{
+    held_drain *h = ctx;
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE || __atomic_load_n(&h->inside, __ATOMIC_ACQUIRE))
+        return 0;
+    __atomic_store_n(&h->inside, 1, __ATOMIC_RELEASE);
+    for (int ms = 0; !__atomic_load_n(&h->let_go, __ATOMIC_ACQUIRE); ms++) {
+        if (ms == 10000) {
+            h->gave_up = true;
+            break;
+        }
+        dkt_stress_pause(1000);
+    }
+    return 0;
+}
+
+static void *drain_held(void *arg)
+{
+    held_drain *h = arg;
+    h->rc = dk_sampling_drain(h->p, hold_first, h);
+    return NULL;
+}
+
+/* dk_sampling_wait(p, 0) is a look: it returns at once while a drain in
+ * another thread sits in a slow callback (that drain takes what there is),
+ * rather than waiting for the drain to end. */
+TEST_CASE(a_wait_keeps_its_timeout_while_another_thread_drains)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling *p = open_timer_sampling(s, 1000000000);
+    sim_kernel k = sim_kernel_open();
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    simk_kd_buf r[2 * 3];
+    numbered_sample(&r[0], 0);
+    numbered_sample(&r[3], 1);
+    k.emit(r, 6);
+    held_drain h = {p, 0, 0, false, 0};
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, drain_held, &h), ==, 0);
+    for (int ms = 0; !__atomic_load_n(&h.inside, __ATOMIC_ACQUIRE) && ms < 10000; ms++)
+        dkt_stress_pause(1000);
+    CHECK(__atomic_load_n(&h.inside, __ATOMIC_ACQUIRE));
+    int rc = dk_sampling_wait(p, 0);
+    __atomic_store_n(&h.let_go, 1, __ATOMIC_RELEASE);
+    CHECK_INT(pthread_join(th, NULL), ==, 0);
+    CHECK(!h.gave_up); /* the wait returned while the callback still held on */
+    CHECK_INT(rc, >=, 0);
+    CHECK_INT(h.rc, >=, 1);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
     dk_sampling_close(p);
     dk_sampler_close(s);
     check_disarmed(state_path());

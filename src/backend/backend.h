@@ -125,7 +125,8 @@ struct dk_sampling {
     dk_sampling_stats stats;    /* added to with dk__stat_add only */
     /* One drain at a time (the core takes it around sampling_drain); a
      * backend's wait takes it too wherever it touches what a drain reads,
-     * and never while it blocks. */
+     * never while it blocks, and only by trylock (a drain holds it through
+     * callbacks of any length; the wait keeps to its timeout). */
     pthread_mutex_t drain_lock;
 };
 

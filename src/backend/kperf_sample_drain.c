@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/kperf_sample_state.h"
 
@@ -44,15 +45,19 @@ int dk__kperf_sampling_wait(dk_sampling *p, int timeout_ms)
         /* The buffer read ahead is the drain's: under its lock, which is
          * not held while blocking, so that a drain from another thread
          * goes on meanwhile (a record it takes is found at the next look,
-         * a slice later at most). */
-        pthread_mutex_lock(&p->drain_lock);
+         * a slice later at most). Tried, not waited for: a drain holds it
+         * through its callbacks, however long they take, and it is taking
+         * what there is; the wait sleeps a slice and looks again. */
         int e = 0;
-        bool ready = k->pos < k->len;
-        if (!ready) {
-            e = read_ahead(k);
-            ready = e == 0 && k->len > 0;
+        bool looked = pthread_mutex_trylock(&p->drain_lock) == 0, ready = false;
+        if (looked) {
+            ready = k->pos < k->len;
+            if (!ready) {
+                e = read_ahead(k);
+                ready = e == 0 && k->len > 0;
+            }
+            pthread_mutex_unlock(&p->drain_lock);
         }
-        pthread_mutex_unlock(&p->drain_lock);
         if (e != 0)
             return dk__ks_trace_fail("reading the trace buffer (KERN_KDREADTR)", e);
         if (ready)
@@ -62,6 +67,12 @@ int dk__kperf_sampling_wait(dk_sampling *p, int timeout_ms)
         size_t len = left < 0 || left > WAIT_SLICE_MS ? WAIT_SLICE_MS : (size_t)left;
         if (left > 0)
             left -= (long)len;
+        if (!looked) {
+            struct timespec ts = {0, (long)len * 1000000L};
+            if (nanosleep(&ts, NULL) != 0)
+                return 0; /* EINTR */
+            continue;
+        }
         e = dk__ks_kdebug(k, KERN_KDBUFWAIT, 0, false, NULL, &len);
         if (e == EINTR)
             return 0;

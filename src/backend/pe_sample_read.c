@@ -361,12 +361,11 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int dk__pe_sampling_wait(dk_sampling *p, int timeout_ms)
+/* The rings' poll, by one thread at a time (under wait_lock): their
+ * pollfds, and which targets have exited, are shared. */
+static int poll_rings(ps_state *st, int timeout_ms, int64_t deadline)
 {
-    ps_state *st = p->impl;
-    pthread_mutex_lock(&st->wait_lock);
     int rc = 0;
-    int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
     for (;;) {
         if (any_ready(st)) {
             rc = 1;
@@ -412,6 +411,36 @@ int dk__pe_sampling_wait(dk_sampling *p, int timeout_ms)
         if (rc == 1)
             break;
     }
-    pthread_mutex_unlock(&st->wait_lock);
     return rc;
+}
+
+/* Longest sleep between two looks of a wait while another thread's wait
+ * polls the rings, in ms. */
+#define WAIT_SLICE_MS 20
+
+int dk__pe_sampling_wait(dk_sampling *p, int timeout_ms)
+{
+    ps_state *st = p->impl;
+    int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
+    for (;;) {
+        /* Tried, not waited for: the thread that polls may do so for
+         * long; this one looks at the rings every slice meanwhile, and
+         * polls them itself once that thread is done. */
+        if (pthread_mutex_trylock(&st->wait_lock) == 0) {
+            int rc = poll_rings(st, timeout_ms, deadline);
+            pthread_mutex_unlock(&st->wait_lock);
+            return rc;
+        }
+        if (any_ready(st))
+            return 1;
+        int left = WAIT_SLICE_MS;
+        if (timeout_ms >= 0) {
+            int64_t rest = deadline - now_ms();
+            if (rest <= 0)
+                return 0;
+            left = rest < WAIT_SLICE_MS ? (int)rest : WAIT_SLICE_MS;
+        }
+        if (poll(NULL, 0, left) < 0)
+            return 0; /* EINTR */
+    }
 }

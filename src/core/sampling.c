@@ -279,6 +279,14 @@ void dk_sampling_close(dk_sampling *p)
 {
     if (p == NULL)
         return;
+    /* Freeing p under the drain in progress would leave it decoding freed
+     * memory: refused, as a nested drain is (p stays open). */
+    if (draining_here(p)) {
+        (void)dk__fail(DK_ESTATE, "dk_sampling_close: called from the callback of a drain of "
+                                  "the same sampling, which is still running; the sampling "
+                                  "stays open: close it once the drain has returned");
+        return;
+    }
     (void)stop(p);
     p->sampler->backend->sampling_close(p);
     dk__sampler_unref(p->sampler);
