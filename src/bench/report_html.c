@@ -52,6 +52,7 @@ static const char *const STYLE =
     ".k.line{width:16px;height:0;border-top:2px solid;vertical-align:3px}"
     ".k.dash{border-top-style:dashed}"
     ".k.vline{width:0;height:11px;border-left:2px solid}"
+    ".k.up{width:0;height:0;border:5px solid transparent;border-bottom:9px solid;border-top:0}"
     ".k.step{width:12px;height:6px;border:2px solid;border-bottom:0}"
     ".improved{color:#087f23}.regressed{color:#c62828}.warn{color:#a15c00}";
 
@@ -107,12 +108,12 @@ static void text(FILE *out, double x, double y, const char *anchor, const char *
     fputs("</text>", out);
 }
 
-/* The tick step for span: 1, 2 or 5 times a power of ten, giving at most
- * about want ticks. */
+/* The tick step for span: 1, 2 or 5 times a power of ten, the one nearest
+ * (on a log scale) to giving want ticks. */
 static double nice_step(double span, double want)
 {
     double raw = span / want, p = pow(10, floor(log10(raw))), f = raw / p;
-    return p * (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10);
+    return p * (f < 1.4142 ? 1 : f < 3.1623 ? 2 : f < 7.0711 ? 5 : 10);
 }
 
 /* Tick marks, faint grid lines and their values along one axis. r is in
@@ -126,12 +127,12 @@ static void ticks(FILE *out, const range *r, double div, bool vertical, bool int
         sdiv = big >= 1e9 ? 1e9 : big >= 1e6 ? 1e6 : 1e3;
         suffix = big >= 1e9 ? "G" : big >= 1e6 ? "M" : "k";
     }
-    double step = nice_step(hi - lo, vertical ? 5 : 6);
+    double step = nice_step(hi - lo, 5);
     if (!isfinite(step) || step <= 0)
         return;
     if (integer && step < 1)
         step = 1;
-    int k = (int)floor(log10(step / sdiv) + 1e-9), decimals = k < 0 ? -k : 0;
+    int k = (int)floor(log10(step / sdiv) + 1e-9), decimals = k < 0 ? (k < -15 ? 15 : -k) : 0;
     double first = ceil(lo / step - 1e-9) * step;
     for (int i = 0; i < 50; i++) {
         double t = first + i * step;
@@ -172,7 +173,9 @@ static void axes(FILE *out, const range *xr, const range *yr, double xdiv, doubl
 static void key(FILE *out, const char *shape, const char *colour, const char *words)
 {
     fprintf(out, "<span><i class=\"k %s\" style=\"%s:%s\"></i>", shape,
-            strcmp(shape, "dot") == 0 || strcmp(shape, "square") == 0 ? "background" : "border-color",
+            strcmp(shape, "dot") == 0 || strcmp(shape, "square") == 0 ? "background"
+            : strcmp(shape, "up") == 0                                 ? "border-bottom-color"
+                                                                       : "border-color",
             colour);
     dk__put_html(out, words);
     fputs("</span>", out);
@@ -298,29 +301,43 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
     return 0;
 }
 
-/* Samples as dots (outliers in their own colour and shape); counts the
- * mild and severe outliers into seen[0] and seen[1]. */
+static bool severe(const dkb_measure *m, size_t i)
+{
+    return m->outlier_class &&
+           (m->outlier_class[i] == DKB_OUTLIER_LOW_SEVERE || m->outlier_class[i] == DKB_OUTLIER_HIGH_SEVERE);
+}
+
+/* Samples as dots (outliers in their own colour and shape); a sample
+ * above the plot is a triangle on its top edge. Counts the mild, severe
+ * and clipped samples into seen[0..2]. */
 static void points(FILE *out, const dkb_result *r, const dkb_measure *m, const range *xr,
-                   const range *yr, double ydiv, bool base, size_t seen[2])
+                   const range *yr, double ydiv, bool base, size_t seen[3])
 {
     for (size_t i = 0; i < r->n_samples; i++) {
         if (!isfinite(m->y[i]) || !isfinite(r->iterations[i]))
             continue;
         unsigned cls = m->outlier_class && m->outlier_class[i] <= 4 ? m->outlier_class[i] : 0;
-        double x = sx(xr, r->iterations[i]), y = sy(yr, m->y[i] / ydiv);
-        if (base)
-            fprintf(out, "<circle class=\"bpoint\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"" C_BASE_PT
-                         "\" fill-opacity=\"0.7\"/>",
-                    x, y);
-        else if (cls == DKB_OUTLIER_LOW_SEVERE || cls == DKB_OUTLIER_HIGH_SEVERE)
-            fprintf(out, "<rect class=\"point severe\" x=\"%.2f\" y=\"%.2f\" width=\"6\" height=\"6\" "
-                         "fill=\"" C_SEVERE "\"/>",
-                    x - 3, y - 3);
+        bool sev = severe(m, i), above = m->y[i] / ydiv > yr->hi;
+        double x = sx(xr, r->iterations[i]), y = sy(yr, above ? yr->hi : m->y[i] / ydiv);
+        const char *fill = base ? C_BASE_PT : sev ? C_SEVERE : cls ? C_MILD : C_SAMPLE;
+        const char *name = base ? "bpoint" : sev ? "point severe" : cls ? "point mild" : "point";
+        if (above)
+            fprintf(out, "<path class=\"%s clipped\" d=\"M%.2f %.2fl4 7h-8z\" fill=\"%s\"/>", name, x, y,
+                    fill);
+        else if (base)
+            fprintf(out, "<circle class=\"bpoint\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\" "
+                         "fill-opacity=\"0.7\"/>",
+                    x, y, fill);
+        else if (sev)
+            fprintf(out, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"6\" height=\"6\" fill=\"%s\"/>",
+                    name, x - 3, y - 3, fill);
         else
-            fprintf(out, "<circle class=\"point%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"%s\" fill=\"%s\"/>",
-                    cls ? " mild" : "", x, y, cls ? "3" : "2.5", cls ? C_MILD : C_SAMPLE);
-        if (!base && cls)
-            seen[cls == DKB_OUTLIER_LOW_SEVERE || cls == DKB_OUTLIER_HIGH_SEVERE]++;
+            fprintf(out, "<circle class=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"%s\" fill=\"%s\"/>", name, x, y,
+                    cls ? "3" : "2.5", fill);
+        if (cls && !above)
+            seen[sev]++;
+        if (above)
+            seen[2]++;
     }
 }
 
@@ -352,16 +369,25 @@ static bool fit_line(FILE *out, const dkb_fit *f, const range *xr, const range *
 static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const dkb_result *base,
                     const dkb_measure *bm, bool is_time)
 {
-    range xr = {0, -INFINITY}, yr = {0, -INFINITY};
+    range xr = {0, -INFINITY}, yr = {0, -INFINITY}, body = {0, -INFINITY};
     bool with_base = base && bm && bm->y && base->iterations;
     for (size_t i = 0; i < r->n_samples; i++) {
         widen(&xr, r->iterations[i]);
         widen(&yr, m->y[i]);
+        if (!severe(m, i))
+            widen(&body, m->y[i]);
     }
     for (size_t i = 0; with_base && i < base->n_samples; i++) {
         widen(&xr, base->iterations[i]);
         widen(&yr, bm->y[i]);
+        if (!severe(bm, i))
+            widen(&body, bm->y[i]);
     }
+    /* A preempted sample can take a hundred times the others and squash
+     * them into the bottom row: then the plot spans the samples that are
+     * not severe outliers, and those above sit on its top edge. */
+    if (body.hi > 0 && yr.hi > 1.5 * body.hi)
+        yr.hi = body.hi * 1.05;
     settle(&xr);
     settle(&yr);
     /* Totals in a readable unit: ydiv scales the axis, the label names it. */
@@ -379,7 +405,7 @@ static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const 
     axes(out, &xr, &yr, 1, 1, false, "iterations per sample", yl);
     dkb_fit line;
     bool base_fit = false, fit = false;
-    size_t seen[2] = {0, 0}, base_seen[2] = {0, 0};
+    size_t seen[3] = {0, 0, 0}, base_seen[3] = {0, 0, 0};
     if (with_base) {
         points(out, base, bm, &xr, &yr, ydiv, true, base_seen);
         if (dkb_headline_line(base, bm, &line))
@@ -397,6 +423,8 @@ static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const 
         key(out, "dot", C_MILD, "mild outliers (beyond 1.5 IQR)");
     if (seen[1])
         key(out, "square", C_SEVERE, "severe outliers (beyond 3 IQR)");
+    if (seen[2])
+        key(out, "up", C_SEVERE, "severe outliers above the plot, on its edge");
     if (fit) {
         snprintf(words, sizeof words, "fit%s%s%s: slope = %s per iteration", m->estimator[0] ? " (" : "",
                  m->estimator, m->estimator[0] ? ")" : "", m->name);
@@ -404,6 +432,8 @@ static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const 
     }
     if (with_base)
         key(out, "dot", C_BASE_PT, "baseline samples");
+    if (base_seen[2])
+        key(out, "up", C_BASE_PT, "baseline samples above the plot");
     if (base_fit)
         key(out, "line dash", C_BASE, "baseline fit");
     fputs("</figcaption></figure>\n", out);
