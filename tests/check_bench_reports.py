@@ -10,6 +10,7 @@ no samples and time unavailable. "baseline": the HTML overlays a baseline.
 import csv
 import io
 import json
+import math
 import sys
 import xml.etree.ElementTree as ET
 
@@ -171,15 +172,65 @@ elif fmt == "html":
     hist, scat = svgs[0], svgs[1]
     bars = [r for r in hist.iter(SVG + "rect") if r.get("class") == "bar"]
     need(len(bars) >= 2, "histogram bars")
-    need(sum(1 for c in scat.iter(SVG + "circle") if c.get("class") == "point") == N, "scatter points")
+    need(sum(1 for c in scat.iter() if "point" in (c.get("class") or "").split()) == N, "scatter points")
     need(any(l.get("class") == "fit" for l in scat.iter(SVG + "line")), "fitted line")
     base_hist = [p for p in hist.iter(SVG + "path") if p.get("class") == "baseline"]
-    base_pts = [c for c in scat.iter(SVG + "circle") if c.get("class") == "bpoint"]
+    base_pts = [c for c in scat.iter() if "bpoint" in (c.get("class") or "").split()]
     if baseline:
         need(base_hist and len(base_pts) == N, "baseline overlay")
         need(any(l.get("class") == "bfit" for l in scat.iter(SVG + "line")), "baseline fit")
     else:
         need(not base_hist and not base_pts, "a baseline drawn without one")
+    # Each axis: named with its unit, and at least three ticks whose values
+    # step by 1, 2 or 5 times a power of ten (k, M, G: thousands and up).
+    def texts(svg, cls):
+        return [t.text for t in svg.iter(SVG + "text") if t.get("class") == cls]
+
+    def ticks(svg, axis):
+        return texts(svg, axis + "tick")
+
+    def svg_labels(svg):
+        return texts(svg, "xlabel") + texts(svg, "ylabel")
+
+    def number(label):
+        mult = {"k": 1e3, "M": 1e6, "G": 1e9}.get(label[-1], 1)
+        return float(label[:-1] if mult != 1 else label) * mult
+
+    for s in svgs:
+        for axis in "xy":
+            vals = [number(t) for t in ticks(s, axis)]
+            need(len(vals) >= 3, f"{len(vals)} ticks on an axis")
+            steps = {round(b - a, 9) for a, b in zip(vals, vals[1:])}
+            need(len(steps) == 1, f"ticks {vals} not evenly spaced")
+            step = steps.pop()
+            mant = step / 10 ** math.floor(math.log10(step) + 1e-9)
+            need(any(abs(mant - m) < 1e-6 for m in (1, 2, 5)), f"tick step {step} is not 1, 2 or 5")
+    need(svg_labels(hist) == ["time per iteration (\u00b5s)", "samples in the bin"],
+         f"histogram axes {svg_labels(hist)}")
+    need(svg_labels(scat) == ["iterations per sample", "total time per sample (ms)"],
+         f"scatter axes {svg_labels(scat)}")
+    # The severe outlier (2.5 times the others) would squash them: it sits
+    # on the top edge of a plot that spans the rest.
+    clipped = [c.get("class") for c in scat.iter() if "clipped" in (c.get("class") or "").split()]
+    need(clipped[-1:] == ["point severe clipped"], f"clipped samples {clipped}")
+    need(ticks(scat, "y") == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"], f"y ticks {ticks(scat, 'y')}")
+    need(ticks(scat, "x") == ["0", "200", "400", "600", "800", "1000"], f"x ticks {ticks(scat, 'x')}")
+    need(ticks(svgs[3], "y")[-2:] == ["1.5M", "2.0M"], f"instructions ticks {ticks(svgs[3], 'y')}")
+    # A legend under every plot says what each colour and line is.
+    captions = [" | ".join("".join(s.itertext()) for s in c.iter(XHTML + "span"))
+                for c in root.iter(XHTML + "figcaption")]
+    need(len(captions) == len(svgs), f"{len(captions)} legends for {len(svgs)} plots")
+    want_hist = ["samples, by time per iteration", "estimate: 1 \u00b5s per iteration (slope of the fit)"]
+    want_scat = ["samples (total time of a run of iterations)", "mild outliers",
+                 "severe outliers above the plot, on its edge",
+                 "fit (Theil-Sen): slope = time per iteration"]
+    if baseline:
+        want_hist.append("baseline samples, same bins")
+        want_scat += ["baseline samples", "baseline fit"]
+    need(all(w in captions[0] for w in want_hist), f"histogram legend {captions[0]!r}")
+    need(all(w in captions[1] for w in want_scat), f"scatter legend {captions[1]!r}")
+    need(("baseline" in captions[3]) == baseline and "fit (OLS): slope = instructions per iteration"
+         in captions[3], f"instructions legend {captions[3]!r}")
     h2 = [h.text for h in root.iter(XHTML + "h2")]
     need(h2 == [NAME, "grp/empty"], f"headings {h2!r}")
     tds = [td.text or "" for td in root.iter(XHTML + "td")]

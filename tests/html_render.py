@@ -5,6 +5,8 @@ screenshot back, for the tests that check that a report's plots were drawn
 
 usage: html_render.py browser              print Chromium's path, or exit 77
        html_render.py shot URL PNG WxH LOG screenshot URL into PNG (log in LOG)
+       html_render.py dom URL WxH LOG      print the DOM after the page's scripts
+                                           ran in a WxH window (log in LOG)
 
 As a module: rows(path) decodes an 8-bit RGB or RGBA PNG into its rows of
 pixel bytes (Chromium's screenshots; no other PNG layout is needed).
@@ -28,25 +30,39 @@ def browser():
     return None
 
 
-def shot(url, png, size, log):
-    """Screenshot url into png at size "WxH"; exits with the log on failure."""
+def run(args, log, what):
+    """Run headless Chromium with args; exits with the log on failure."""
     exe = browser()
     if exe is None:
-        sys.exit("no chromium to render %s (apt-get install chromium)" % url)
-    if os.path.exists(png):
-        os.unlink(png)
-    with tempfile.TemporaryDirectory() as profile, open(log, "w") as out:
+        sys.exit("no chromium to render %s (apt-get install chromium)" % what)
+    with tempfile.TemporaryDirectory() as profile, open(log, "w") as err:
         cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run",
-               "--user-data-dir=" + profile, "--hide-scrollbars", "--screenshot=" + png,
-               "--window-size=" + size.replace("x", ","), url]
+               "--user-data-dir=" + profile, "--hide-scrollbars"] + args
         try:
-            rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=120).returncode
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, timeout=120)
+            rc, text = p.returncode, p.stdout.decode("utf-8", "replace")
         except subprocess.TimeoutExpired:
-            rc = "timeout (120 s)"
-    if rc != 0 or not os.path.exists(png) or os.path.getsize(png) == 0:
+            rc, text = "timeout (120 s)", ""
+    if rc != 0:
         sys.stderr.write(open(log).read())
-        sys.exit("chromium failed (%s) or wrote no screenshot %s; its log is above" % (rc, png))
+        sys.exit("chromium failed (%s) on %s; its log is above" % (rc, what))
+    return text
+
+
+def shot(url, png, size, log):
+    """Screenshot url into png at size "WxH"; exits with the log on failure."""
+    if os.path.exists(png):
+        os.unlink(png)
+    run(["--screenshot=" + png, "--window-size=" + size.replace("x", ","), url], log, url)
+    if not os.path.exists(png) or os.path.getsize(png) == 0:
+        sys.stderr.write(open(log).read())
+        sys.exit("chromium wrote no screenshot %s; its log is above" % png)
+
+
+def dom(url, size, log):
+    """The DOM of url laid out in a "WxH" window, after its scripts ran."""
+    return run(["--dump-dom", "--window-size=" + size.replace("x", ","), url], log, url)
 
 
 def rows(path):
@@ -102,5 +118,7 @@ if __name__ == "__main__":
         print(path)
     elif sys.argv[1:2] == ["shot"] and len(sys.argv) == 6:
         shot(*sys.argv[2:])
+    elif sys.argv[1:2] == ["dom"] and len(sys.argv) == 5:
+        sys.stdout.write(dom(*sys.argv[2:]))
     else:
         sys.exit(__doc__)
