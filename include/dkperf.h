@@ -11,6 +11,8 @@
  *     uint64_t before[2], after[2];
  *
  *     if (dk_sampler_open(&s, NULL) != 0 || dk_thread_open(s, ev, 2, &t) != 0) {
+ *         // DK_EUNAVAILABLE where there are no hardware counters (most VMs):
+ *         // on Linux, open "task-clock" with dk_thread_open_names instead
  *         fprintf(stderr, "%s\n", dk_last_error());
  *         dk_sampler_close(s);
  *         return 1;

@@ -51,3 +51,16 @@ run_example(--frobnicate)
 if(NOT rc EQUAL 2 OR NOT err MATCHES "unknown option '--frobnicate'")
   message(FATAL_ERROR "an unknown option must give exit 2")
 endif()
+
+# Two reasons: one line each, naming all of its events (the simulated
+# Haswell has neither an M4-only event nor a counterpart of l1d-load-misses).
+set(ENV{DKPERF_FRAMEWORK_ROOT} ${SIM_ROOT})
+set(ENV{DKPERF_SIM_CPU} haswell)
+run_example(--samples 5 -e cycles,INST_BRANCH_COND,ARM_STALL,l1d-load-misses sum/forward)
+string(REGEX MATCHALL "not measured here" said "${err}")
+list(LENGTH said n)
+if(NOT rc EQUAL 0 OR NOT n EQUAL 2
+   OR NOT err MATCHES "not measured here: INST_BRANCH_COND, ARM_STALL: not available on haswell"
+   OR NOT err MATCHES "not measured here: l1d-load-misses: has no counterpart")
+  message(FATAL_ERROR "two reasons must give one line each, naming their events: ${err}")
+endif()

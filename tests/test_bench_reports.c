@@ -726,6 +726,63 @@ static char *rendered(render_fn fn, const dkb_run_info *run, const dkb_result *c
     return buf;
 }
 
+/* How often needle occurs in s. */
+static size_t occurrences(const char *s, const char *needle)
+{
+    size_t k = 0;
+    for (const char *p = s; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        k++;
+    return k;
+}
+
+/* Without a PMU every benchmark's hardware events are unavailable, each
+ * with a message naming its own event: the HTML and Markdown reports say
+ * the reason once, naming the events once, and a second reason on a line
+ * of its own; the rows say <not supported>. */
+TEST_CASE(unavailable_events_said_once_per_report)
+{
+    static const char pmu[] = "not supported here: no hardware PMU is visible";
+    const char *hw[] = {"instructions", "cycles", "branches", "branch-misses"};
+    const char *native[] = {"instructions", "cpu-cycles", "branch-instructions", "branch-misses"};
+    dkb_result a, b;
+    dkb_run_info run;
+    run_info(&run);
+    sample(&a, "sum/forward", 1.0);
+    sample(&b, "sum/strided", 2.0);
+    for (dkb_result *r = &a; r != NULL; r = r == &a ? &b : NULL)
+        for (size_t j = 1; j <= 4; j++) {
+            r->m[j].available = false;
+            snprintf(r->m[j].name, sizeof r->m[j].name, "%s", hw[j - 1]);
+            snprintf(r->m[j].why, sizeof r->m[j].why, "DK_EUNAVAILABLE: event %s is %s",
+                     native[j - 1], pmu);
+        }
+    const dkb_result *rs[] = {&a, &b};
+    char *html = rendered(html_no_base, &run, rs, 2);
+    CHECK_INT((int)occurrences(html, "no hardware PMU"), ==, 1);
+    CHECK_CONTAINS(html, "<li>instructions, cycles, branches, branch-misses: not supported here: "
+                         "no hardware PMU is visible</li>");
+    CHECK_INT((int)occurrences(html, "no counter left"), ==, 1);
+    CHECK_CONTAINS(html, "<li>cache-misses: no counter left");
+    CHECK_INT((int)occurrences(html, "<td colspan=\"11\">&lt;not supported&gt;</td>"), ==, 10);
+    free(html);
+    char *md = rendered(dkb_report_markdown, &run, rs, 2);
+    CHECK_INT((int)occurrences(md, "no hardware PMU"), ==, 1);
+    CHECK_CONTAINS(md, "\n- instructions, cycles, branches, branch-misses: not supported here: "
+                       "no hardware PMU is visible\n");
+    CHECK_INT((int)occurrences(md, " \\<not supported\\> |"), ==, 10);
+    free(md);
+    /* When no counters could be opened at all, that reason alone. */
+    run_info(&run);
+    snprintf(run.backend, sizeof run.backend, "none");
+    snprintf(run.why_no_counters, sizeof run.why_no_counters, "no counters could be opened");
+    html = rendered(html_no_base, &run, rs, 2);
+    CHECK_INT((int)occurrences(html, "<li>"), ==, 1);
+    CHECK_CONTAINS(html, "<li>no counters could be opened</li>");
+    free(html);
+    dkb_result_free(&a);
+    dkb_result_free(&b);
+}
+
 /* A name that is not UTF-8 still gives valid UTF-8 files: U+FFFD. */
 TEST_CASE(invalid_utf8_names_replaced)
 {

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "common/text.h"
+#include "common/unavailable.h"
 
 /* dk__put_untrusted of s, as a string (malloc'ed). */
 static char *put(const char *s)
@@ -112,6 +113,47 @@ TEST_CASE(utf8_decoding)
     CHECK(memcmp(b, "\xf4\x8f\xbf\xbf", 4) == 0);
     CHECK_INT((int)dk__utf8_encode(0x7ff, b), ==, 2);
     CHECK(memcmp(b, "\xdf\xbf", 2) == 0);
+}
+
+/* dk__put_unavailable of the n events, as a string (malloc'ed). */
+static char *unavailable(size_t n, const char *const *names, const char *const *why,
+                         size_t want_lines)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    CHECK_INT((int)dk__put_unavailable(f, n, names, why, "> ", "\n", dk__put_untrusted), ==,
+              (int)want_lines);
+    CHECK(fclose(f) == 0);
+    return buf;
+}
+
+TEST_CASE(unavailable_events_are_said_once_per_reason)
+{
+    /* The events of one reason on one line, whatever event each message
+     * names; another reason on its own line; available events (NULL or
+     * "") and repeated names (one benchmark after another) not again. */
+    const char *names[] = {"instructions", "task-clock", "cycles", "l1d", "cycles", "x"};
+    const char *why[] = {"event instructions is not supported here: no PMU",
+                         NULL,
+                         "DK_EUNAVAILABLE: event cpu-cycles is not supported here: no PMU",
+                         "event L1D_MISS needs root",
+                         "event cpu-cycles is not supported here: no PMU",
+                         ""};
+    char *got = unavailable(6, names, why, 2);
+    CHECK_STR(got, "> instructions, cycles: not supported here: no PMU\n> l1d: needs root\n");
+    free(got);
+    /* Names from a file are escaped; a reason without the lead stays whole. */
+    const char *odd[] = {"a\x1b[2J"}, *odd_why[] = {"event"};
+    got = unavailable(1, odd, odd_why, 1);
+    CHECK_STR(got, "> a\\x1b[2J: event\n");
+    free(got);
+    got = unavailable(1, odd, (const char *const[]){NULL}, 0);
+    CHECK_STR(got, "");
+    free(got);
+    CHECK_STR(dk__why_shared("DK_EPERM: event x was refused"), "was refused");
+    CHECK_STR(dk__why_shared("DK_: event x"), "DK_: event x");
 }
 
 TEST_MAIN()

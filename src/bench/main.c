@@ -19,6 +19,7 @@
 #include "bench/report.h"
 #include "bench/report_common.h"
 #include "common/text.h"
+#include "common/unavailable.h"
 
 typedef struct options {
     dkb_config cfg;
@@ -471,26 +472,37 @@ static void fill_run_info(dkb_run_info *run, const options *o, const dkb_source 
     snprintf(run->baseline, sizeof run->baseline, "%s", o->baseline ? o->baseline : "");
 }
 
-/* Say once which events cannot be counted here, and why. */
+/* Say once which events cannot be counted here, and why: one line per
+ * reason, naming its events; the blocks then only name them. */
 static void say_unavailable(const char *prog, const dkb_plan *plan, dkb_run_info *run)
 {
-    char names[512] = "";
-    size_t k = 0, first = 0;
-    for (size_t i = 0; i < plan->n; i++)
-        if (!plan->available[i]) {
-            if (k++ == 0)
-                first = i;
-            size_t len = strlen(names);
-            snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", plan->name[i]);
-        }
+    const char *why[DK_MAX_EVENTS];
+    size_t k = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        why[i] = plan->available[i] ? NULL : plan->why[i];
+        k += !plan->available[i];
+    }
     if (k == 0)
         return;
-    say("%s: not measured here: %s (%s)", prog, names, plan->why[first]);
-    /* A reason longer than the field is cut: the line above said it whole. */
-    if (k == plan->n && run->why_no_counters[0] == '\0' &&
-        snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s: %s", names,
-                 plan->why[first]) < 0)
-        run->why_no_counters[0] = '\0';
+    char lead[512];
+    dk__untrusted(lead, sizeof lead - 24, prog);
+    strcat(lead, ": not measured here: ");
+    dk__put_unavailable(stderr, plan->n, plan->name, why, lead, "\n", dk__put_untrusted);
+    /* For the reports when nothing but the clock is measured: the same
+     * lines, joined by "; " (cut at the field's end: said whole above). */
+    if (k < plan->n || run->why_no_counters[0] != '\0')
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return;
+    dk__put_unavailable(f, plan->n, plan->name, why, "", "; ", dk__put_untrusted);
+    if (fclose(f) == 0 && len >= 2) {
+        text[len - 2] = '\0';
+        snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s", text);
+    }
+    free(text);
 }
 
 /* Print each --compare ratio against the group's first benchmark. */

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench/error.h"
 #include "bench/report_common.h"
+#include "common/unavailable.h"
 
 int dkb__report_done(FILE *out, const char *format)
 {
@@ -164,4 +166,46 @@ const char *dkb__verdict_word(dkb_verdict v)
     case DKB_REGRESSED: return "regressed";
     }
     return "unknown";
+}
+
+int dkb__put_unmeasured(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                        size_t n, const char *header, const char *lead, const char *tail,
+                        const char *footer, void (*put)(FILE *, const char *))
+{
+    const char *whole = run != NULL && run->why_no_counters[0] ? run->why_no_counters : NULL;
+    size_t k = 0;
+    if (whole == NULL || strcmp(run->backend, "none") != 0)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 1; results[i] != NULL && j < results[i]->n_measures &&
+                               j < DKB_MAX_MEASURES; j++)
+                k += !results[i]->m[j].available;
+    if (k == 0) {
+        if (whole != NULL) {
+            fputs(header, out);
+            fputs(lead, out);
+            put(out, whole);
+            fputs(tail, out);
+            fputs(footer, out);
+        }
+        return 0;
+    }
+    const char **names = malloc(2 * k * sizeof *names);
+    if (names == NULL)
+        return dkb_fail(DK_ENOMEM, "out of memory listing the unmeasured events");
+    const char **why = names + k;
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 1; results[i] != NULL && j < results[i]->n_measures &&
+                           j < DKB_MAX_MEASURES; j++) {
+            const dkb_measure *m = &results[i]->m[j];
+            if (m->available)
+                continue;
+            names[k] = m->name;
+            why[k++] = m->why[0] ? m->why : "no reason given";
+        }
+    fputs(header, out);
+    dk__put_unavailable(out, k, names, why, lead, tail, put);
+    fputs(footer, out);
+    free(names);
+    return 0;
 }

@@ -48,4 +48,16 @@ bool dkb__has_estimates(const dkb_result *r, const dkb_measure *m);
  * rejects. */
 const char *dkb__verdict_word(dkb_verdict v);
 
+/* Which events the results could not measure here, and why, said once for
+ * the report: one line per reason naming its events over every result
+ * (common/unavailable.h), each as lead, text, tail, with header before
+ * the first and footer after the last; put writes the text. When no
+ * counters could be opened at all (backend "none"), or when no event
+ * measure is unavailable, the run's why_no_counters is the one line, if
+ * set. The time measure is left out: why a benchmark has no time is its
+ * own, said in its row. Returns 0, or DK_ENOMEM with nothing written. */
+int dkb__put_unmeasured(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                        size_t n, const char *header, const char *lead, const char *tail,
+                        const char *footer, void (*put)(FILE *, const char *));
+
 #endif /* DKPERF_BENCH_REPORT_COMMON_H */

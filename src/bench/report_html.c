@@ -462,7 +462,11 @@ static void summary(FILE *out, const dkb_result *r)
         fputs("</td>", out);
         if (!dkb__has_estimates(r, m)) {
             fputs("<td colspan=\"11\" class=\"why\">", out);
-            dk__put_html(out, m->available ? "no estimate (fewer than 2 samples)" : m->why);
+            /* An event's reason is in the report's list above the first
+             * benchmark, once; the time's is this benchmark's own. */
+            dk__put_html(out, m->available ? "no estimate (fewer than 2 samples)"
+                              : j > 0      ? "<not supported>"
+                                           : m->why);
             fputs("</td></tr>\n", out);
             continue;
         }
@@ -528,12 +532,9 @@ int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const 
         dk__put_html(out, run->baseline);
     }
     fputs("</p>\n", out);
-    if (run->why_no_counters[0]) {
-        fputs("<p class=\"warn\">Hardware counters unavailable: ", out);
-        dk__put_html(out, run->why_no_counters);
-        fputs("</p>\n", out);
-    }
-    int rc = 0;
+    int rc = dkb__put_unmeasured(out, run, results, n,
+                                 "<div class=\"warn\"><p>Not available here:</p><ul>\n", "<li>",
+                                 "</li>\n", "</ul></div>\n", dk__put_html);
     for (size_t i = 0; i < n && rc == 0; i++) {
         const dkb_result *r = results[i];
         const dkb_result *base = baseline ? baseline[i] : NULL;

@@ -39,7 +39,6 @@ int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *co
 {
     if (out == NULL || (results == NULL && n > 0))
         return dkb_fail(DK_EINVAL, "dkb_report_markdown: out and results must not be NULL");
-    (void)run;
     /* One unit for the table, from the fastest benchmark; event columns in
      * the order they first appear. */
     double fastest = INFINITY;
@@ -93,14 +92,22 @@ int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *co
             const char *alias[] = {names[k], NULL};
             const dkb_measure *m = dkb__find_measure(r, alias);
             char b[48];
-            fprintf(out, " %s |", m ? dkb__fmt_value(b, sizeof b, m->slope.point, false) : "n/a");
+            if (m != NULL) {
+                fprintf(out, " %s |", dkb__fmt_value(b, sizeof b, m->slope.point, false));
+                continue;
+            }
+            /* Unavailable here (why: below the table, once), or no estimate. */
+            bool unsupported = false;
+            for (size_t j = 1; j < r->n_measures && j < DKB_MAX_MEASURES; j++)
+                unsupported = unsupported ||
+                              (!r->m[j].available && strcmp(r->m[j].name, names[k]) == 0);
+            fputc(' ', out);
+            md_text(out, unsupported ? "<not supported>" : "n/a");
+            fputs(" |", out);
         }
         fputc('\n', out);
     }
-    if (run != NULL && run->why_no_counters[0]) {
-        fputs("\nHardware counters were not available: ", out);
-        md_text(out, run->why_no_counters);
-        fputc('\n', out);
-    }
-    return dkb__report_done(out, "Markdown");
+    int rc = dkb__put_unmeasured(out, run, results, n, "\nNot available here:\n\n", "- ", "\n",
+                                 "", md_text);
+    return rc != 0 ? rc : dkb__report_done(out, "Markdown");
 }

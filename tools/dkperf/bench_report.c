@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "common/text.h"
+#include "common/unavailable.h"
 #include "json.h"
 
 #define BENCH_SCHEMA "dkperf-bench/1"
@@ -416,9 +417,13 @@ void bench_print_end(FILE *out, const bench_report *r, const json_value *baselin
     if (complete && r->ncmd > 1)
         print_comparisons(out, r);
     fprintf(out, "\nCounted with the %s backend; the first run: %s.\n", r->backend, r->scope);
-    for (size_t e = 0; e < r->nev; e++)
-        if (!r->ev[e].supported)
-            fprintf(out, "%s: %s\n", r->ev[e].name, r->ev[e].why);
+    /* Each reason once, naming its events. */
+    const char *names[DK_MAX_EVENTS], *why[DK_MAX_EVENTS];
+    for (size_t e = 0; e < r->nev; e++) {
+        names[e] = r->ev[e].name;
+        why[e] = r->ev[e].supported ? NULL : r->ev[e].why;
+    }
+    dk__put_unavailable(out, r->nev, names, why, "", "\n", dk__put_untrusted);
 }
 
 /* ---- exports ---- */

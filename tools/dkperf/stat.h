@@ -89,6 +89,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
 void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
 /* "\n Performance counter stats for 'CMD'" or "... for process id '1,2'", no newline. */
 void stat_print_title(FILE *out, const report *rep, const stat_options *o);
+/* Why events were not supported: one line per reason, naming its events. */
+void stat_print_unavailable(FILE *out, const report *rep);
 void stat_print_csv(FILE *out, const report *rep, const stat_options *o);
 void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/text.h"
+#include "common/unavailable.h"
 #include "stat.h"
 #include "stats.h"
 
@@ -133,21 +135,6 @@ static void print_command(FILE *out, char **cmd)
         fprintf(out, "%s%s", a == cmd ? "" : " ", *a);
 }
 
-/* The reason without its "event NAME is " lead, so that shared reasons group. */
-static const char *reason_tail(const report *rep, size_t i)
-{
-    const char *why = rep->why[i];
-    size_t len = strlen(rep->native[i]);
-    /* "event X needs ..." reads "X: needs ...", "event X is not ..." "X: not ...". */
-    if (strncmp(why, "event ", 6) == 0 && strncmp(why + 6, rep->native[i], len) == 0 &&
-        why[6 + len] == ' ') {
-        why += 7 + len;
-        if (strncmp(why, "is ", 3) == 0)
-            why += 3;
-    }
-    return why;
-}
-
 /* Print a line without trailing blanks. */
 static void put_line(FILE *out, char *line)
 {
@@ -223,20 +210,17 @@ void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sa
         fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
     }
     fputc('\n', out);
-    /* Why events were not supported, each reason once. */
-    bool done[DK_MAX_EVENTS] = {false};
-    for (size_t i = 0; i < rep->n; i++) {
-        if (rep->supported[i] || done[i] || rep->why[i][0] == '\0')
-            continue;
-        const char *tail = reason_tail(rep, i);
-        fprintf(out, " %s", rep->names[i]);
-        for (size_t j = i + 1; j < rep->n; j++)
-            if (!rep->supported[j] && !done[j] && strcmp(reason_tail(rep, j), tail) == 0) {
-                fprintf(out, ", %s", rep->names[j]);
-                done[j] = true;
-            }
-        fprintf(out, ": %s\n", tail);
-    }
+    stat_print_unavailable(out, rep);
+}
+
+void stat_print_unavailable(FILE *out, const report *rep)
+{
+    /* Each reason once, naming its events: the rows above say only
+     * <not supported>, however many CPUs or levels they stand for. */
+    const char *why[DK_MAX_EVENTS];
+    for (size_t i = 0; i < rep->n; i++)
+        why[i] = rep->supported[i] ? NULL : rep->why[i];
+    dk__put_unavailable(out, rep->n, rep->names, why, " ", "\n", dk__put_untrusted);
 }
 
 /* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */

@@ -428,9 +428,7 @@ static void print_human(FILE *out, const report *rep, const stat_options *o, dk_
         fprintf(out, "%18.9f seconds sys\n", (double)rep->runs[0].system_ns / 1e9);
     }
     fputc('\n', out);
-    for (size_t i = 0; i < rep->n; i++)
-        if (!rep->supported[i] && rep->why[i][0] != '\0')
-            fprintf(out, " %s: %s\n", rep->names[i], rep->why[i]);
+    stat_print_unavailable(out, rep);
 }
 
 /* label SEP [cpus SEP] value SEP unit SEP event SEP run-time SEP percent */
