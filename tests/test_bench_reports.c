@@ -763,7 +763,7 @@ TEST_CASE(unavailable_events_said_once_per_report)
                          "no hardware PMU is visible</li>");
     CHECK_INT((int)occurrences(html, "no counter left"), ==, 1);
     CHECK_CONTAINS(html, "<li>cache-misses: no counter left");
-    CHECK_INT((int)occurrences(html, "<td colspan=\"11\">&lt;not supported&gt;</td>"), ==, 10);
+    CHECK_INT((int)occurrences(html, "<td colspan=\"11\" class=\"why\">&lt;not supported&gt;</td>"), ==, 10);
     free(html);
     char *md = rendered(dkb_report_markdown, &run, rs, 2);
     CHECK_INT((int)occurrences(md, "no hardware PMU"), ==, 1);

@@ -154,6 +154,10 @@ TEST_CASE(unavailable_events_are_said_once_per_reason)
     free(got);
     CHECK_STR(dk__why_shared("DK_EPERM: event x was refused"), "was refused");
     CHECK_STR(dk__why_shared("DK_: event x"), "DK_: event x");
+    /* The name as asked, then the native one it stands for. */
+    CHECK_STR(dk__why_shared("DK_EUNAVAILABLE: event cycles (cpu-cycles) is not supported here"),
+              "not supported here");
+    CHECK_STR(dk__why_shared("event x (a b) is odd"), "(a b) is odd");
 }
 
 TEST_MAIN()

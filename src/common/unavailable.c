@@ -16,11 +16,16 @@ const char *dk__why_shared(const char *why)
         if (k > 4 && why[k] == ':' && why[k + 1] == ' ')
             why += k + 2;
     }
-    /* "event X needs ..." reads "needs ...", "event X is not ..." "not ...". */
+    /* "event X needs ..." reads "needs ...", "event X is not ..." "not ...";
+     * X may be followed by the native name it stands for, "event cycles
+     * (cpu-cycles) is ...". */
     if (strncmp(why, "event ", 6) == 0) {
         const char *end = strchr(why + 6, ' ');
         if (end != NULL && end > why + 6 && end[1] != '\0') {
             why = end + 1;
+            const char *close = why[0] == '(' ? strstr(why, ") ") : NULL;
+            if (close != NULL && memchr(why, ' ', (size_t)(close - why)) == NULL)
+                why = close + 2;
             if (strncmp(why, "is ", 3) == 0)
                 why += 3;
         }
