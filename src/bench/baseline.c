@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/compare.h"
@@ -45,6 +46,7 @@ typedef struct jparser {
     const char *s;
     size_t len, pos;
     int err;
+    uint64_t hkey[2]; /* of the member-name hash (key_hash) */
 } jparser;
 
 static void jfree(jval *v)
@@ -280,7 +282,10 @@ static bool literal(jparser *p, const char *word)
 /* The member names of one object, for the duplicate check: an object
  * may hold any number of members, so a name is looked up in a hash table
  * (open addressing, indices + 1 into the object's kids) once the object is
- * past a few members, not compared with every earlier one. */
+ * past a few members, not compared with every earlier one. The hash is
+ * keyed afresh for each file: with a fixed one, a file of names chosen to
+ * share a few slots makes every lookup walk them all, and the reading
+ * quadratic again. */
 typedef struct keyset {
     size_t *slot;
     size_t cap; /* 0 or a power of two */
@@ -288,27 +293,82 @@ typedef struct keyset {
 
 #define KEYSET_MIN 16
 
-static size_t key_hash(const char *k)
+/* A random key for the hash: /dev/urandom, or where it cannot be read
+ * the clock, the pid and an address (ASLR), which a file cannot know. */
+static void hash_key(uint64_t key[2])
 {
-    uint64_t h = 1469598103934665603u; /* FNV-1a, then a final mix */
-    for (const unsigned char *c = (const unsigned char *)k; *c; c++)
-        h = (h ^ *c) * 1099511628211u;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdu;
-    h ^= h >> 33;
-    return (size_t)h;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t got;
+        do
+            got = read(fd, key, 2 * sizeof *key);
+        while (got < 0 && errno == EINTR);
+        close(fd);
+        if (got == (ssize_t)(2 * sizeof *key))
+            return;
+    }
+    struct timespec ts = {0};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    x ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&ts;
+    for (int i = 0; i < 2; i++) { /* splitmix64 */
+        uint64_t z = (x += 0x9e3779b97f4a7c15u);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        key[i] = z ^ (z >> 31);
+    }
 }
 
-static void keyset_put(keyset *ks, const jval *obj, size_t i)
+static uint64_t rotl(uint64_t x, int b)
 {
-    size_t at = key_hash(obj->kids[i].key) & (ks->cap - 1);
+    return (x << b) | (x >> (64 - b));
+}
+
+#define SIPROUND                                                                                   \
+    do {                                                                                           \
+        v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32);                                 \
+        v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;                                                     \
+        v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;                                                     \
+        v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);                                 \
+    } while (0)
+
+/* SipHash-1-3 of a name under key (as hash tables of untrusted keys use). */
+static size_t key_hash(const uint64_t key[2], const char *k)
+{
+    const unsigned char *c = (const unsigned char *)k;
+    size_t len = strlen(k);
+    uint64_t v0 = key[0] ^ 0x736f6d6570736575u, v1 = key[1] ^ 0x646f72616e646f6du;
+    uint64_t v2 = key[0] ^ 0x6c7967656e657261u, v3 = key[1] ^ 0x7465646279746573u;
+    for (size_t i = 0;; i += 8) {
+        uint64_t m = 0;
+        size_t left = len - i < 8 ? len - i : 8;
+        for (size_t j = 0; j < left; j++)
+            m |= (uint64_t)c[i + j] << (8 * j);
+        if (left < 8)
+            m |= (uint64_t)len << 56;
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
+        if (left < 8)
+            break;
+    }
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return (size_t)(v0 ^ v1 ^ v2 ^ v3);
+}
+
+static void keyset_put(const jparser *p, keyset *ks, const jval *obj, size_t i)
+{
+    size_t at = key_hash(p->hkey, obj->kids[i].key) & (ks->cap - 1);
     while (ks->slot[at] != 0)
         at = (at + 1) & (ks->cap - 1);
     ks->slot[at] = i + 1;
 }
 
 /* Whether obj already has a member named k. */
-static bool keyset_has(const keyset *ks, const jval *obj, const char *k)
+static bool keyset_has(const jparser *p, const keyset *ks, const jval *obj, const char *k)
 {
     if (ks->cap == 0) {
         for (size_t i = 0; i < obj->n; i++)
@@ -316,7 +376,8 @@ static bool keyset_has(const keyset *ks, const jval *obj, const char *k)
                 return true;
         return false;
     }
-    for (size_t at = key_hash(k) & (ks->cap - 1); ks->slot[at] != 0; at = (at + 1) & (ks->cap - 1))
+    for (size_t at = key_hash(p->hkey, k) & (ks->cap - 1); ks->slot[at] != 0;
+         at = (at + 1) & (ks->cap - 1))
         if (strcmp(obj->kids[ks->slot[at] - 1].key, k) == 0)
             return true;
     return false;
@@ -337,10 +398,10 @@ static int keyset_add(jparser *p, keyset *ks, const jval *obj)
         ks->slot = slot;
         ks->cap = cap;
         for (size_t i = 0; i < obj->n; i++)
-            keyset_put(ks, obj, i);
+            keyset_put(p, ks, obj, i);
         return 0;
     }
-    keyset_put(ks, obj, obj->n - 1);
+    keyset_put(p, ks, obj, obj->n - 1);
     return 0;
 }
 
@@ -368,7 +429,7 @@ static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
             size_t koff = p->pos;
             if (parse_string(p, &k) != 0)
                 return p->err;
-            if (keyset_has(ks, v, k)) {
+            if (keyset_has(p, ks, v, k)) {
                 free(k);
                 return jerr(p, koff, "duplicate member name");
             }
@@ -918,6 +979,7 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
     size_t count = 0;
     int rc;
     jparser p = {.path = path, .s = text, .len = len};
+    hash_key(p.hkey);
     if (parse_value(&p, &root, 0) != 0) {
         rc = p.err;
         goto out;
