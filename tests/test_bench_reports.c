@@ -661,6 +661,29 @@ TEST_CASE(baseline_of_too_many_results)
     cleanup();
 }
 
+/* A baseline whose values would take more memory than a baseline ever
+ * needs is refused while it is read: each value takes the same room in
+ * memory however few bytes it fills, and "[0]," (an array of one number,
+ * four bytes) took 163 times its size, so a 16 MB file took 2.7 GB. */
+TEST_CASE(baseline_of_too_many_values)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("values"));
+    CHECK(mkdir(dir, 0777) == 0);
+    size_t n = (size_t)4 << 20, cap = 64 + n * 4, o = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"x\":[");
+    for (size_t i = 0; i < n; i++) {
+        memcpy(t + o, i ? ",[0]" : "[0]", i ? 4 : 3);
+        o += i ? 4 : 3;
+    }
+    snprintf(t + o, cap - o, "]}");
+    rejected(dir, t, strlen(t), "more values than a baseline holds (over 1 GiB in memory)");
+    free(t);
+    cleanup();
+}
+
 /* Loads path dir/name.json in a child, which must come back within 10 s
  * with DK_EINVAL naming the path and saying "not a regular file" and
  * kind: opening a FIFO without a writer blocks, and a device may never

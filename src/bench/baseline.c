@@ -25,6 +25,10 @@
 #define MAX_DEPTH 32
 #define MAX_FILE (256u << 20)
 #define MAX_RESULTS_MEMORY ((size_t)1 << 30)
+/* The tree of a file's values: a value takes sizeof(jval) however few
+ * bytes it fills ("0," is two), so the file cap alone would let a file
+ * take 36 times its size. */
+#define MAX_TREE_MEMORY ((size_t)1 << 30)
 
 /* ---- the reader: a tree of values with their offsets ---- */
 
@@ -47,6 +51,7 @@ typedef struct jparser {
     size_t len, pos;
     int err;
     uint64_t hkey[2]; /* of the member-name hash (key_hash) */
+    size_t mem;       /* bytes of the tree so far, against MAX_TREE_MEMORY */
 } jparser;
 
 static void jfree(jval *v)
@@ -75,6 +80,15 @@ static void skip_ws(jparser *p)
 }
 
 static int parse_value(jparser *p, jval *v, int depth);
+
+/* Counts bytes the tree is about to take; refuses past MAX_TREE_MEMORY. */
+static int take(jparser *p, size_t bytes)
+{
+    if (bytes > MAX_TREE_MEMORY - p->mem)
+        return jerr(p, p->pos, "more values than a baseline holds (over 1 GiB in memory)");
+    p->mem += bytes;
+    return 0;
+}
 
 static int hex4(jparser *p, unsigned long *out)
 {
@@ -130,6 +144,8 @@ static int parse_string(jparser *p, char **out)
     }
     if (end >= p->len)
         return jerr(p, start, "unterminated string");
+    if (take(p, end - p->pos + 1) != 0)
+        return p->err;
     char *buf = malloc(end - p->pos + 1);
     if (buf == NULL)
         return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory reading a string", p->path);
@@ -258,6 +274,8 @@ static int add_kid(jparser *p, jval *v, jval **kid)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 8;
+        if (take(p, (cap - v->cap) * sizeof *v) != 0)
+            return p->err;
         jval *k = realloc(v->kids, cap * sizeof *k);
         if (k == NULL)
             return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
