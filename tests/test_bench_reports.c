@@ -534,6 +534,11 @@ TEST_CASE(baseline_rejects_malformed)
     REJECT(dir, "{\"schema\":1.}", "digit after the decimal point");
     REJECT(dir, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "nested too deeply");
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}", "result \"name\": missing");
+    /* Numbers where values of another kind belong, and the reverse. */
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[ 1 ]}",
+           "byte 43: a result must be an object");
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[null,{}]}",
+           "byte 42: a result must be an object");
     /* A field of the wrong type, deep inside: replace the first "passes":1. */
     char *p = strstr(text, "\"passes\":1");
     CHECK(p != NULL);
@@ -546,6 +551,8 @@ TEST_CASE(baseline_rejects_malformed)
     swapped(dir, text, len, "\"estimator\":\"OLS\"", "\"estimator\":\"XYZ\"",
             "\"estimator\": must be OLS, Theil-Sen, mean or empty");
     swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\":999", "\"n_fit\": is more than the samples");
+    swapped(dir, text, len, "\"iterations\":[10,20,30,", "\"iterations\":[10,{},30,",
+            "\"iterations\": must hold numbers");
     swapped(dir, text, len, "\"preempted\":[0,0,0,0,0,1", "\"preempted\":[0,0,0,0,0,2",
             "\"preempted\": must hold 0 or 1 per sample");
     swapped(dir, text, len, "\"n_preempted\":3", "\"n_preempted\":4",
@@ -663,24 +670,57 @@ TEST_CASE(baseline_of_too_many_results)
 
 /* A baseline whose values would take more memory than a baseline ever
  * needs is refused while it is read: each value takes the same room in
- * memory however few bytes it fills, and "[0]," (an array of one number,
- * four bytes) took 163 times its size, so a 16 MB file took 2.7 GB. */
+ * memory however few bytes it fills, and "[[]]," (five bytes: an array
+ * with room for 8 values, holding one) takes over 100 times its size. */
 TEST_CASE(baseline_of_too_many_values)
 {
     char dir[256];
     snprintf(dir, sizeof dir, "%s", tmp_path("values"));
     CHECK(mkdir(dir, 0777) == 0);
-    size_t n = (size_t)4 << 20, cap = 64 + n * 4, o = 0;
+    size_t n = (size_t)4 << 20, cap = 64 + n * 5, o = 0;
     char *t = malloc(cap);
     CHECK(t != NULL);
     o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"x\":[");
     for (size_t i = 0; i < n; i++) {
-        memcpy(t + o, i ? ",[0]" : "[0]", i ? 4 : 3);
-        o += i ? 4 : 3;
+        memcpy(t + o, i ? ",[[]]" : "[[]]", i ? 5 : 4);
+        o += i ? 5 : 4;
     }
     snprintf(t + o, cap - o, "]}");
     rejected(dir, t, strlen(t), "more values than a baseline holds (over 1 GiB in memory)");
     free(t);
+    cleanup();
+}
+
+/* Arrays of numbers (a baseline's samples: one number per sample and
+ * measure, most of a baseline) take 8 bytes a number in memory, so that a
+ * large baseline fits the bound of baseline_of_too_many_values: 16 million
+ * of them (a benchmark of a million samples and seven measures), 32 MB.
+ * Arrays that mix numbers with values of other kinds are read whole. */
+TEST_CASE(baseline_number_arrays)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("numbers"));
+    CHECK(mkdir(dir, 0777) == 0);
+    size_t n = (size_t)16 << 20, cap = 128 + n * 2, o = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],"
+                                  "\"y\":[1,null,{},\"s\",[2,null,-3e5]],\"x\":[");
+    for (size_t i = 0; i < n; i++) {
+        memcpy(t + o, i ? ",0" : "0", i ? 2 : 1);
+        o += i ? 2 : 1;
+    }
+    snprintf(t + o, cap - o, "]}");
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.json", dir);
+    write_text(path, t, strlen(t));
+    free(t);
+    dkb_result *out = NULL;
+    size_t got = 1;
+    if (dkb_baseline_load(dir, "big", &out, &got) != 0)
+        DKT_FAIL("16 million numbers refused: %s", dkb_last_error());
+    CHECK_INT(got, ==, 0);
+    free(out);
     cleanup();
 }
 

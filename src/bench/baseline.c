@@ -26,8 +26,8 @@
 #define MAX_FILE (256u << 20)
 #define MAX_RESULTS_MEMORY ((size_t)1 << 30)
 /* The tree of a file's values: a value takes sizeof(jval) however few
- * bytes it fills ("0," is two), so the file cap alone would let a file
- * take 36 times its size. */
+ * bytes it fills ("[]," is three), so the file cap alone would let a file
+ * take tens of times its size. */
 #define MAX_TREE_MEMORY ((size_t)1 << 30)
 
 /* ---- the reader: a tree of values with their offsets ---- */
@@ -36,13 +36,16 @@ typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
 
 typedef struct jval {
     jtype type;
-    size_t off;        /* byte offset of the value in the file */
     bool b;
+    size_t off;        /* byte offset of the value in the file */
     double num;
-    char *str;         /* J_STR; for members of an object, key holds the name */
+    union {
+        char *str;     /* J_STR; for members of an object, key holds the name */
+        double *nums;  /* J_ARR of numbers and nulls only (NAN), in place of kids */
+    };
     char *key;
     struct jval *kids; /* J_ARR, J_OBJ */
-    size_t n, cap;
+    size_t n, cap;     /* of kids, or of nums */
 } jval;
 
 typedef struct jparser {
@@ -56,7 +59,7 @@ typedef struct jparser {
 
 static void jfree(jval *v)
 {
-    for (size_t i = 0; i < v->n; i++)
+    for (size_t i = 0; v->kids != NULL && i < v->n; i++)
         jfree(&v->kids[i]);
     free(v->kids);
     free(v->str);
@@ -423,6 +426,56 @@ static int keyset_add(jparser *p, keyset *ks, const jval *obj)
     return 0;
 }
 
+/* The offset of an array's first value. */
+static size_t first_off(const jparser *p, const jval *arr)
+{
+    size_t i = arr->off + 1;
+    while (i < p->len && (p->s[i] == ' ' || p->s[i] == '\t' || p->s[i] == '\n' || p->s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* Adds num to arr's numbers. An array of numbers (a baseline's samples)
+ * is kept as doubles: a value of the tree takes sizeof(jval), eight times
+ * more, and the file's numbers are most of it. */
+static int add_num(jparser *p, jval *arr, double num)
+{
+    if (arr->n == arr->cap) {
+        size_t cap = arr->cap ? arr->cap * 2 : 8;
+        if (take(p, (cap - arr->cap) * sizeof *arr->nums) != 0)
+            return p->err;
+        double *a = realloc(arr->nums, cap * sizeof *a);
+        if (a == NULL)
+            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+        arr->nums = a;
+        arr->cap = cap;
+    }
+    arr->nums[arr->n++] = num;
+    return 0;
+}
+
+/* Turns arr's numbers into values, for a value of another kind after them.
+ * Their offsets are the first one's: the schema names a number of such an
+ * array only when it is first (where an object was wanted). */
+static int nums_to_kids(jparser *p, jval *arr)
+{
+    if (take(p, arr->cap * sizeof *arr->kids) != 0)
+        return p->err;
+    jval *k = calloc(arr->cap, sizeof *k);
+    if (k == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    size_t off = first_off(p, arr);
+    for (size_t i = 0; i < arr->n; i++) {
+        k[i].type = isnan(arr->nums[i]) ? J_NULL : J_NUM;
+        k[i].num = arr->nums[i];
+        k[i].off = off;
+    }
+    free(arr->nums);
+    arr->nums = NULL;
+    arr->kids = k;
+    return 0;
+}
+
 /* An object or array at p->pos (its opening bracket). */
 static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
 {
@@ -458,6 +511,16 @@ static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
                                                         : "expected ':' after a member name");
             }
             p->pos++;
+        } else if (v->kids == NULL && p->pos < p->len &&
+                   (p->s[p->pos] == '-' || (p->s[p->pos] >= '0' && p->s[p->pos] <= '9') ||
+                    p->s[p->pos] == 'n')) {
+            jval num = {0}; /* a number or null: nothing to free */
+            if (parse_value(p, &num, depth + 1) != 0 ||
+                add_num(p, v, num.type == J_NULL ? NAN : num.num) != 0)
+                return p->err;
+            goto next;
+        } else if (v->nums != NULL && nums_to_kids(p, v) != 0) {
+            return p->err;
         }
         if (add_kid(p, v, &kid) != 0) {
             free(k);
@@ -468,6 +531,7 @@ static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
             return p->err;
         if (parse_value(p, kid, depth + 1) != 0)
             return p->err;
+    next:
         skip_ws(p);
         if (p->pos >= p->len)
             return jerr(p, p->pos, "unexpected end of file (truncated?)");
@@ -523,6 +587,8 @@ static int parse_value(jparser *p, jval *v, int depth)
 
 static const jval *member(const jval *obj, const char *k)
 {
+    if (obj->type != J_OBJ)
+        return NULL;
     for (size_t i = 0; i < obj->n; i++)
         if (strcmp(obj->kids[i].key, k) == 0)
             return &obj->kids[i];
@@ -620,6 +686,11 @@ static int get_array(jparser *p, const jval *obj, const char *where, const char 
     double *a = calloc(n ? n : 1, sizeof *a);
     if (a == NULL)
         return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    if (v->nums != NULL) {
+        memcpy(a, v->nums, n * sizeof *a);
+        *out = a;
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         if (v->kids[i].type == J_NUM)
             a[i] = v->kids[i].num;
@@ -851,6 +922,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return p->err;
     if (v->n > DKB_MAX_LEVELS)
         return schema_err(p, v, w, "levels", "too many levels");
+    if (v->nums != NULL)
+        return jerr(p, first_off(p, v), "a level must be an object");
     r->n_levels = v->n;
     for (size_t i = 0; i < v->n; i++) {
         if (v->kids[i].type != J_OBJ)
@@ -863,6 +936,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return p->err;
     if (v->n > DKB_MAX_MEASURES)
         return schema_err(p, v, w, "measures", "too many measures");
+    if (v->nums != NULL)
+        return jerr(p, first_off(p, v), "a measure must be an object");
     r->n_measures = v->n;
     for (size_t i = 0; i < v->n; i++)
         if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0 ||
@@ -1030,6 +1105,10 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
         char why[64];
         snprintf(why, sizeof why, "more than %zu results", MAX_RESULTS_MEMORY / sizeof *rs);
         rc = schema_err(&p, results, "document", "results", why);
+        goto out;
+    }
+    if (results->nums != NULL) {
+        rc = jerr(&p, first_off(&p, results), "a result must be an object");
         goto out;
     }
     rs = calloc(results->n ? results->n : 1, sizeof *rs);
