@@ -21,6 +21,7 @@
 #include "bench/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/regfile.h"
 
 #define MAX_DEPTH 32
 #define MAX_FILE (256u << 20)
@@ -946,46 +947,25 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
     return 0;
 }
 
-/* What a path that is not a regular file is, for the error. */
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return " (a directory)";
-    if (S_ISFIFO(mode))
-        return " (a FIFO)";
-    if (S_ISCHR(mode))
-        return " (a character device)";
-    if (S_ISBLK(mode))
-        return " (a block device)";
-    if (S_ISSOCK(mode))
-        return " (a socket)";
-    return "";
-}
-
 static int read_file(const char *path, char **buf, size_t *len)
 {
-    /* O_NONBLOCK: opening a FIFO with no writer would block for ever. A
-     * FIFO, a device (/dev/zero) or a directory is refused before any
-     * read: read, it might never end. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return dkb_fail(e == ENOENT ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
-                        strerror(e), e == ENOENT ? "; save one first with --save-baseline" : "");
-    }
+    /* A FIFO, a device (/dev/zero), a directory or a file of a kernel file
+     * system (/proc/kmsg, whose reading blocks and takes the kernel log
+     * from its one reader) is refused before any read: read, it might
+     * never end. The open does not wait for a FIFO's writer. */
     struct stat st;
+    char why[256];
+    int fd = regfile_open(path, &st, why, sizeof why);
+    if (fd < 0) {
+        if (strncmp(why, "cannot open: ", 13) != 0)
+            return dkb_fail(DK_EINVAL, "baseline %s: %s; not a baseline", path, why);
+        bool none = strcmp(why + 13, strerror(ENOENT)) == 0;
+        return dkb_fail(none ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
+                        why + 13, none ? "; save one first with --save-baseline" : "");
+    }
     size_t cap = 0, n = 0;
     char *b = NULL;
     int rc = 0, fl;
-    if (fstat(fd, &st) != 0) {
-        rc = dkb_fail(DK_EOS, "baseline %s: cannot stat it (%s)", path, strerror(errno));
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = dkb_fail(DK_EINVAL, "baseline %s: not a regular file%s; not a baseline", path,
-                      file_kind(st.st_mode));
-        goto out;
-    }
     if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
         rc = dkb_fail(DK_EOS, "baseline %s: cannot read it (%s)", path, strerror(errno));
         goto out;
