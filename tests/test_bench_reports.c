@@ -651,18 +651,30 @@ TEST_CASE(baseline_duplicate_members)
 
 /* A baseline of more results than it may hold in memory is refused
  * before any is read: each takes the same room, however small in the file. */
+/* head, then n copies of item separated by commas, then tail (malloc'ed). */
+static char *repeated(const char *head, const char *item, size_t n, const char *tail)
+{
+    size_t lh = strlen(head), li = strlen(item), lt = strlen(tail), o = lh;
+    char *t = malloc(lh + n * (li + 1) + lt + 1);
+    CHECK(t != NULL);
+    memcpy(t, head, lh);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            t[o++] = ',';
+        memcpy(t + o, item, li);
+        o += li;
+    }
+    memcpy(t + o, tail, lt + 1);
+    return t;
+}
+
 TEST_CASE(baseline_of_too_many_results)
 {
     char dir[256];
     snprintf(dir, sizeof dir, "%s", tmp_path("many"));
     CHECK(mkdir(dir, 0777) == 0);
-    size_t n = ((size_t)1 << 30) / sizeof(dkb_result) + 1, cap = 64 + n * 3, o = 0;
-    char *t = malloc(cap);
-    CHECK(t != NULL);
-    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[");
-    for (size_t i = 0; i < n; i++)
-        o += (size_t)snprintf(t + o, cap - o, i ? ",{}" : "{}");
-    snprintf(t + o, cap - o, "]}");
+    char *t = repeated("{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[", "{}",
+                       ((size_t)1 << 30) / sizeof(dkb_result) + 1, "]}");
     rejected(dir, t, strlen(t), "byte 41: document \"results\": more than");
     free(t);
     cleanup();
@@ -677,15 +689,8 @@ TEST_CASE(baseline_of_too_many_values)
     char dir[256];
     snprintf(dir, sizeof dir, "%s", tmp_path("values"));
     CHECK(mkdir(dir, 0777) == 0);
-    size_t n = (size_t)4 << 20, cap = 64 + n * 5, o = 0;
-    char *t = malloc(cap);
-    CHECK(t != NULL);
-    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"x\":[");
-    for (size_t i = 0; i < n; i++) {
-        memcpy(t + o, i ? ",[[]]" : "[[]]", i ? 5 : 4);
-        o += i ? 5 : 4;
-    }
-    snprintf(t + o, cap - o, "]}");
+    char *t = repeated("{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"x\":[", "[[]]",
+                       (size_t)4 << 20, "]}");
     rejected(dir, t, strlen(t), "more values than a baseline holds (over 1 GiB in memory)");
     free(t);
     cleanup();
@@ -701,16 +706,9 @@ TEST_CASE(baseline_number_arrays)
     char dir[256];
     snprintf(dir, sizeof dir, "%s", tmp_path("numbers"));
     CHECK(mkdir(dir, 0777) == 0);
-    size_t n = (size_t)16 << 20, cap = 128 + n * 2, o = 0;
-    char *t = malloc(cap);
-    CHECK(t != NULL);
-    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],"
-                                  "\"y\":[1,null,{},\"s\",[2,null,-3e5]],\"x\":[");
-    for (size_t i = 0; i < n; i++) {
-        memcpy(t + o, i ? ",0" : "0", i ? 2 : 1);
-        o += i ? 2 : 1;
-    }
-    snprintf(t + o, cap - o, "]}");
+    char *t = repeated("{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],"
+                       "\"y\":[1,null,{},\"s\",[2,null,-3e5]],\"x\":[",
+                       "0", (size_t)16 << 20, "]}");
     char path[512];
     snprintf(path, sizeof path, "%s/big.json", dir);
     write_text(path, t, strlen(t));

@@ -274,18 +274,27 @@ static int parse_number(jparser *p, jval *v)
     return 0;
 }
 
+/* Room for one more of v's kids or nums (*items, of size bytes each),
+ * counted against the tree's bound. */
+static int room(jparser *p, jval *v, void **items, size_t size)
+{
+    if (v->n < v->cap)
+        return 0;
+    size_t cap = v->cap ? v->cap * 2 : 8;
+    if (take(p, (cap - v->cap) * size) != 0)
+        return p->err;
+    void *a = realloc(*items, cap * size);
+    if (a == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    *items = a;
+    v->cap = cap;
+    return 0;
+}
+
 static int add_kid(jparser *p, jval *v, jval **kid)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 8;
-        if (take(p, (cap - v->cap) * sizeof *v) != 0)
-            return p->err;
-        jval *k = realloc(v->kids, cap * sizeof *k);
-        if (k == NULL)
-            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
-        v->kids = k;
-        v->cap = cap;
-    }
+    if (room(p, v, (void **)&v->kids, sizeof *v->kids) != 0)
+        return p->err;
     *kid = &v->kids[v->n++];
     memset(*kid, 0, sizeof **kid);
     return 0;
@@ -441,16 +450,8 @@ static size_t first_off(const jparser *p, const jval *arr)
  * more, and the file's numbers are most of it. */
 static int add_num(jparser *p, jval *arr, double num)
 {
-    if (arr->n == arr->cap) {
-        size_t cap = arr->cap ? arr->cap * 2 : 8;
-        if (take(p, (cap - arr->cap) * sizeof *arr->nums) != 0)
-            return p->err;
-        double *a = realloc(arr->nums, cap * sizeof *a);
-        if (a == NULL)
-            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
-        arr->nums = a;
-        arr->cap = cap;
-    }
+    if (room(p, arr, (void **)&arr->nums, sizeof *arr->nums) != 0)
+        return p->err;
     arr->nums[arr->n++] = num;
     return 0;
 }
