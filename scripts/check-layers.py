@@ -12,9 +12,10 @@ Layers, lowest first, chosen by directory so that new files are covered:
     sys      src/sys/          bindings to the frameworks and libSystem
     backend  src/backend/      the backend contract and the backends
     core     src/core/         the public API over the backends
-    common   src/common/       UTF-8 and untrusted text: compiled into
-                               libdkbench and the tools, not libdkperf, so
-                               it includes nothing of ours but itself
+    common   src/common/       UTF-8, untrusted text, files that untrusted
+                               data names: compiled into libdkbench and the
+                               tools, not libdkperf, so it includes nothing
+                               of ours but itself
     bench    src/bench/        libdkbench, on the public API and common
     tools    tools/            the dkperf command-line tool
 

@@ -534,6 +534,11 @@ TEST_CASE(baseline_rejects_malformed)
     REJECT(dir, "{\"schema\":1.}", "digit after the decimal point");
     REJECT(dir, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "nested too deeply");
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}", "result \"name\": missing");
+    /* Numbers where values of another kind belong, and the reverse. */
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[ 1 ]}",
+           "byte 43: a result must be an object");
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[null,{}]}",
+           "byte 42: a result must be an object");
     /* A field of the wrong type, deep inside: replace the first "passes":1. */
     char *p = strstr(text, "\"passes\":1");
     CHECK(p != NULL);
@@ -546,6 +551,8 @@ TEST_CASE(baseline_rejects_malformed)
     swapped(dir, text, len, "\"estimator\":\"OLS\"", "\"estimator\":\"XYZ\"",
             "\"estimator\": must be OLS, Theil-Sen, mean or empty");
     swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\":999", "\"n_fit\": is more than the samples");
+    swapped(dir, text, len, "\"iterations\":[10,20,30,", "\"iterations\":[10,{},30,",
+            "\"iterations\": must hold numbers");
     swapped(dir, text, len, "\"preempted\":[0,0,0,0,0,1", "\"preempted\":[0,0,0,0,0,2",
             "\"preempted\": must hold 0 or 1 per sample");
     swapped(dir, text, len, "\"n_preempted\":3", "\"n_preempted\":4",
@@ -644,28 +651,81 @@ TEST_CASE(baseline_duplicate_members)
 
 /* A baseline of more results than it may hold in memory is refused
  * before any is read: each takes the same room, however small in the file. */
+/* head, then n copies of item separated by commas, then tail (malloc'ed). */
+static char *repeated(const char *head, const char *item, size_t n, const char *tail)
+{
+    size_t lh = strlen(head), li = strlen(item), lt = strlen(tail), o = lh;
+    char *t = malloc(lh + n * (li + 1) + lt + 1);
+    CHECK(t != NULL);
+    memcpy(t, head, lh);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            t[o++] = ',';
+        memcpy(t + o, item, li);
+        o += li;
+    }
+    memcpy(t + o, tail, lt + 1);
+    return t;
+}
+
 TEST_CASE(baseline_of_too_many_results)
 {
     char dir[256];
     snprintf(dir, sizeof dir, "%s", tmp_path("many"));
     CHECK(mkdir(dir, 0777) == 0);
-    size_t n = ((size_t)1 << 30) / sizeof(dkb_result) + 1, cap = 64 + n * 3, o = 0;
-    char *t = malloc(cap);
-    CHECK(t != NULL);
-    o += (size_t)snprintf(t, cap, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[");
-    for (size_t i = 0; i < n; i++)
-        o += (size_t)snprintf(t + o, cap - o, i ? ",{}" : "{}");
-    snprintf(t + o, cap - o, "]}");
+    char *t = repeated("{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[", "{}",
+                       ((size_t)1 << 30) / sizeof(dkb_result) + 1, "]}");
     rejected(dir, t, strlen(t), "byte 41: document \"results\": more than");
     free(t);
     cleanup();
 }
 
+/* A baseline whose values would take more memory than a baseline ever
+ * needs is refused while it is read: each value takes the same room in
+ * memory however few bytes it fills, and "[[]]," (five bytes: an array
+ * with room for 8 values, holding one) takes over 100 times its size. */
+TEST_CASE(baseline_of_too_many_values)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("values"));
+    CHECK(mkdir(dir, 0777) == 0);
+    char *t = repeated("{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],\"x\":[", "[[]]",
+                       (size_t)4 << 20, "]}");
+    rejected(dir, t, strlen(t), "more values than a baseline holds (over 1 GiB in memory)");
+    free(t);
+    cleanup();
+}
+
+/* Arrays of numbers (a baseline's samples: one number per sample and
+ * measure, most of a baseline) take 8 bytes a number in memory, so that a
+ * large baseline fits the bound of baseline_of_too_many_values: 16 million
+ * of them (a benchmark of a million samples and seven measures), 32 MB.
+ * Arrays that mix numbers with values of other kinds are read whole. */
+TEST_CASE(baseline_number_arrays)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("numbers"));
+    CHECK(mkdir(dir, 0777) == 0);
+    char *t = repeated("{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[],"
+                       "\"y\":[1,null,{},\"s\",[2,null,-3e5]],\"x\":[",
+                       "0", (size_t)16 << 20, "]}");
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.json", dir);
+    write_text(path, t, strlen(t));
+    free(t);
+    dkb_result *out = NULL;
+    size_t got = 1;
+    if (dkb_baseline_load(dir, "big", &out, &got) != 0)
+        DKT_FAIL("16 million numbers refused: %s", dkb_last_error());
+    CHECK_INT(got, ==, 0);
+    free(out);
+    cleanup();
+}
+
 /* Loads path dir/name.json in a child, which must come back within 10 s
- * with DK_EINVAL naming the path and saying "not a regular file" and
- * kind: opening a FIFO without a writer blocks, and a device may never
- * end. */
-static void refused_in_time(const char *dir, const char *name, const char *kind)
+ * with DK_EINVAL naming the path and saying why: opening a FIFO without a
+ * writer blocks, and a device or /proc/kmsg may never end. */
+static void refused_in_time(const char *dir, const char *name, const char *why)
 {
     pid_t pid = fork();
     CHECK(pid >= 0);
@@ -678,8 +738,7 @@ static void refused_in_time(const char *dir, const char *name, const char *kind)
         CHECK_INT(rc, ==, DK_EINVAL);
         CHECK(out == NULL);
         CHECK_CONTAINS(dkb_last_error(), dir);
-        CHECK_CONTAINS(dkb_last_error(), "not a regular file");
-        CHECK_CONTAINS(dkb_last_error(), kind);
+        CHECK_CONTAINS(dkb_last_error(), why);
         _exit(0);
     }
     int status = 0;
@@ -690,13 +749,16 @@ static void refused_in_time(const char *dir, const char *name, const char *kind)
     if (got == 0) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
-        DKT_FAIL("loading %s/%s.json (%s) still blocked after 10 s", dir, name, kind);
+        DKT_FAIL("loading %s/%s.json (%s) still blocked after 10 s", dir, name, why);
     }
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* A baseline that is a FIFO, a device or a directory is refused before it
- * is read, and opening it does not wait for a writer. */
+/* A baseline that is a FIFO, a device, a directory or a file of a kernel
+ * file system is refused before it is read, and opening it does not wait
+ * for a writer. (/proc/kmsg stats as a regular file; read, it blocks and
+ * takes the kernel's log from its one reader: /proc/self/status stands
+ * for it here.) */
 TEST_CASE(baseline_not_a_regular_file)
 {
     char dir[256], path[512];
@@ -704,13 +766,18 @@ TEST_CASE(baseline_not_a_regular_file)
     CHECK(mkdir(dir, 0777) == 0);
     snprintf(path, sizeof path, "%s/fifo.json", dir);
     CHECK(mkfifo(path, 0600) == 0);
-    refused_in_time(dir, "fifo", "(a FIFO)");
+    refused_in_time(dir, "fifo", "not a regular file (a FIFO)");
     snprintf(path, sizeof path, "%s/zero.json", dir);
     CHECK(symlink("/dev/zero", path) == 0);
-    refused_in_time(dir, "zero", "(a character device)");
+    refused_in_time(dir, "zero", "not a regular file (a character device)");
     snprintf(path, sizeof path, "%s/dir.json", dir);
     CHECK(mkdir(path, 0777) == 0);
-    refused_in_time(dir, "dir", "(a directory)");
+    refused_in_time(dir, "dir", "not a regular file (a directory)");
+#ifdef __linux__
+    snprintf(path, sizeof path, "%s/proc.json", dir);
+    CHECK(symlink("/proc/self/status", path) == 0);
+    refused_in_time(dir, "proc", "on procfs, a kernel file system");
+#endif
     cleanup();
 }
 

@@ -18,7 +18,7 @@
 #include "check.h"
 #include "dkrec.h"
 #include "imageid.h"
-#include "regfile.h"
+#include "common/regfile.h"
 
 /* A deterministic generator, so that a failure repeats. */
 static uint64_t rng = 88172645463325252ull;

@@ -14,16 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/compare.h"
 #include "bench/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/regfile.h"
 
 #define MAX_DEPTH 32
 #define MAX_FILE (256u << 20)
 #define MAX_RESULTS_MEMORY ((size_t)1 << 30)
+/* The tree of a file's values: a value takes sizeof(jval) however few
+ * bytes it fills ("[]," is three), so the file cap alone would let a file
+ * take tens of times its size. */
+#define MAX_TREE_MEMORY ((size_t)1 << 30)
 
 /* ---- the reader: a tree of values with their offsets ---- */
 
@@ -31,13 +37,16 @@ typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
 
 typedef struct jval {
     jtype type;
-    size_t off;        /* byte offset of the value in the file */
     bool b;
+    size_t off;        /* byte offset of the value in the file */
     double num;
-    char *str;         /* J_STR; for members of an object, key holds the name */
+    union {
+        char *str;     /* J_STR; for members of an object, key holds the name */
+        double *nums;  /* J_ARR of numbers and nulls only (NAN), in place of kids */
+    };
     char *key;
     struct jval *kids; /* J_ARR, J_OBJ */
-    size_t n, cap;
+    size_t n, cap;     /* of kids, or of nums */
 } jval;
 
 typedef struct jparser {
@@ -45,11 +54,13 @@ typedef struct jparser {
     const char *s;
     size_t len, pos;
     int err;
+    uint64_t hkey[2]; /* of the member-name hash (key_hash) */
+    size_t mem;       /* bytes of the tree so far, against MAX_TREE_MEMORY */
 } jparser;
 
 static void jfree(jval *v)
 {
-    for (size_t i = 0; i < v->n; i++)
+    for (size_t i = 0; v->kids != NULL && i < v->n; i++)
         jfree(&v->kids[i]);
     free(v->kids);
     free(v->str);
@@ -73,6 +84,15 @@ static void skip_ws(jparser *p)
 }
 
 static int parse_value(jparser *p, jval *v, int depth);
+
+/* Counts bytes the tree is about to take; refuses past MAX_TREE_MEMORY. */
+static int take(jparser *p, size_t bytes)
+{
+    if (bytes > MAX_TREE_MEMORY - p->mem)
+        return jerr(p, p->pos, "more values than a baseline holds (over 1 GiB in memory)");
+    p->mem += bytes;
+    return 0;
+}
 
 static int hex4(jparser *p, unsigned long *out)
 {
@@ -128,6 +148,8 @@ static int parse_string(jparser *p, char **out)
     }
     if (end >= p->len)
         return jerr(p, start, "unterminated string");
+    if (take(p, end - p->pos + 1) != 0)
+        return p->err;
     char *buf = malloc(end - p->pos + 1);
     if (buf == NULL)
         return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory reading a string", p->path);
@@ -252,16 +274,27 @@ static int parse_number(jparser *p, jval *v)
     return 0;
 }
 
+/* Room for one more of v's kids or nums (*items, of size bytes each),
+ * counted against the tree's bound. */
+static int room(jparser *p, jval *v, void **items, size_t size)
+{
+    if (v->n < v->cap)
+        return 0;
+    size_t cap = v->cap ? v->cap * 2 : 8;
+    if (take(p, (cap - v->cap) * size) != 0)
+        return p->err;
+    void *a = realloc(*items, cap * size);
+    if (a == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    *items = a;
+    v->cap = cap;
+    return 0;
+}
+
 static int add_kid(jparser *p, jval *v, jval **kid)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 8;
-        jval *k = realloc(v->kids, cap * sizeof *k);
-        if (k == NULL)
-            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
-        v->kids = k;
-        v->cap = cap;
-    }
+    if (room(p, v, (void **)&v->kids, sizeof *v->kids) != 0)
+        return p->err;
     *kid = &v->kids[v->n++];
     memset(*kid, 0, sizeof **kid);
     return 0;
@@ -280,7 +313,10 @@ static bool literal(jparser *p, const char *word)
 /* The member names of one object, for the duplicate check: an object
  * may hold any number of members, so a name is looked up in a hash table
  * (open addressing, indices + 1 into the object's kids) once the object is
- * past a few members, not compared with every earlier one. */
+ * past a few members, not compared with every earlier one. The hash is
+ * keyed afresh for each file: with a fixed one, a file of names chosen to
+ * share a few slots makes every lookup walk them all, and the reading
+ * quadratic again. */
 typedef struct keyset {
     size_t *slot;
     size_t cap; /* 0 or a power of two */
@@ -288,27 +324,82 @@ typedef struct keyset {
 
 #define KEYSET_MIN 16
 
-static size_t key_hash(const char *k)
+/* A random key for the hash: /dev/urandom, or where it cannot be read
+ * the clock, the pid and an address (ASLR), which a file cannot know. */
+static void hash_key(uint64_t key[2])
 {
-    uint64_t h = 1469598103934665603u; /* FNV-1a, then a final mix */
-    for (const unsigned char *c = (const unsigned char *)k; *c; c++)
-        h = (h ^ *c) * 1099511628211u;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdu;
-    h ^= h >> 33;
-    return (size_t)h;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t got;
+        do
+            got = read(fd, key, 2 * sizeof *key);
+        while (got < 0 && errno == EINTR);
+        close(fd);
+        if (got == (ssize_t)(2 * sizeof *key))
+            return;
+    }
+    struct timespec ts = {0};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    x ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&ts;
+    for (int i = 0; i < 2; i++) { /* splitmix64 */
+        uint64_t z = (x += 0x9e3779b97f4a7c15u);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        key[i] = z ^ (z >> 31);
+    }
 }
 
-static void keyset_put(keyset *ks, const jval *obj, size_t i)
+static uint64_t rotl(uint64_t x, int b)
 {
-    size_t at = key_hash(obj->kids[i].key) & (ks->cap - 1);
+    return (x << b) | (x >> (64 - b));
+}
+
+#define SIPROUND                                                                                   \
+    do {                                                                                           \
+        v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32);                                 \
+        v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;                                                     \
+        v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;                                                     \
+        v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);                                 \
+    } while (0)
+
+/* SipHash-1-3 of a name under key (as hash tables of untrusted keys use). */
+static size_t key_hash(const uint64_t key[2], const char *k)
+{
+    const unsigned char *c = (const unsigned char *)k;
+    size_t len = strlen(k);
+    uint64_t v0 = key[0] ^ 0x736f6d6570736575u, v1 = key[1] ^ 0x646f72616e646f6du;
+    uint64_t v2 = key[0] ^ 0x6c7967656e657261u, v3 = key[1] ^ 0x7465646279746573u;
+    for (size_t i = 0;; i += 8) {
+        uint64_t m = 0;
+        size_t left = len - i < 8 ? len - i : 8;
+        for (size_t j = 0; j < left; j++)
+            m |= (uint64_t)c[i + j] << (8 * j);
+        if (left < 8)
+            m |= (uint64_t)len << 56;
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
+        if (left < 8)
+            break;
+    }
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return (size_t)(v0 ^ v1 ^ v2 ^ v3);
+}
+
+static void keyset_put(const jparser *p, keyset *ks, const jval *obj, size_t i)
+{
+    size_t at = key_hash(p->hkey, obj->kids[i].key) & (ks->cap - 1);
     while (ks->slot[at] != 0)
         at = (at + 1) & (ks->cap - 1);
     ks->slot[at] = i + 1;
 }
 
 /* Whether obj already has a member named k. */
-static bool keyset_has(const keyset *ks, const jval *obj, const char *k)
+static bool keyset_has(const jparser *p, const keyset *ks, const jval *obj, const char *k)
 {
     if (ks->cap == 0) {
         for (size_t i = 0; i < obj->n; i++)
@@ -316,7 +407,8 @@ static bool keyset_has(const keyset *ks, const jval *obj, const char *k)
                 return true;
         return false;
     }
-    for (size_t at = key_hash(k) & (ks->cap - 1); ks->slot[at] != 0; at = (at + 1) & (ks->cap - 1))
+    for (size_t at = key_hash(p->hkey, k) & (ks->cap - 1); ks->slot[at] != 0;
+         at = (at + 1) & (ks->cap - 1))
         if (strcmp(obj->kids[ks->slot[at] - 1].key, k) == 0)
             return true;
     return false;
@@ -337,10 +429,52 @@ static int keyset_add(jparser *p, keyset *ks, const jval *obj)
         ks->slot = slot;
         ks->cap = cap;
         for (size_t i = 0; i < obj->n; i++)
-            keyset_put(ks, obj, i);
+            keyset_put(p, ks, obj, i);
         return 0;
     }
-    keyset_put(ks, obj, obj->n - 1);
+    keyset_put(p, ks, obj, obj->n - 1);
+    return 0;
+}
+
+/* The offset of an array's first value. */
+static size_t first_off(const jparser *p, const jval *arr)
+{
+    size_t i = arr->off + 1;
+    while (i < p->len && (p->s[i] == ' ' || p->s[i] == '\t' || p->s[i] == '\n' || p->s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* Adds num to arr's numbers. An array of numbers (a baseline's samples)
+ * is kept as doubles: a value of the tree takes sizeof(jval), eight times
+ * more, and the file's numbers are most of it. */
+static int add_num(jparser *p, jval *arr, double num)
+{
+    if (room(p, arr, (void **)&arr->nums, sizeof *arr->nums) != 0)
+        return p->err;
+    arr->nums[arr->n++] = num;
+    return 0;
+}
+
+/* Turns arr's numbers into values, for a value of another kind after them.
+ * Their offsets are the first one's: the schema names a number of such an
+ * array only when it is first (where an object was wanted). */
+static int nums_to_kids(jparser *p, jval *arr)
+{
+    if (take(p, arr->cap * sizeof *arr->kids) != 0)
+        return p->err;
+    jval *k = calloc(arr->cap, sizeof *k);
+    if (k == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    size_t off = first_off(p, arr);
+    for (size_t i = 0; i < arr->n; i++) {
+        k[i].type = isnan(arr->nums[i]) ? J_NULL : J_NUM;
+        k[i].num = arr->nums[i];
+        k[i].off = off;
+    }
+    free(arr->nums);
+    arr->nums = NULL;
+    arr->kids = k;
     return 0;
 }
 
@@ -368,7 +502,7 @@ static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
             size_t koff = p->pos;
             if (parse_string(p, &k) != 0)
                 return p->err;
-            if (keyset_has(ks, v, k)) {
+            if (keyset_has(p, ks, v, k)) {
                 free(k);
                 return jerr(p, koff, "duplicate member name");
             }
@@ -379,6 +513,16 @@ static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
                                                         : "expected ':' after a member name");
             }
             p->pos++;
+        } else if (v->kids == NULL && p->pos < p->len &&
+                   (p->s[p->pos] == '-' || (p->s[p->pos] >= '0' && p->s[p->pos] <= '9') ||
+                    p->s[p->pos] == 'n')) {
+            jval num = {0}; /* a number or null: nothing to free */
+            if (parse_value(p, &num, depth + 1) != 0 ||
+                add_num(p, v, num.type == J_NULL ? NAN : num.num) != 0)
+                return p->err;
+            goto next;
+        } else if (v->nums != NULL && nums_to_kids(p, v) != 0) {
+            return p->err;
         }
         if (add_kid(p, v, &kid) != 0) {
             free(k);
@@ -389,6 +533,7 @@ static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
             return p->err;
         if (parse_value(p, kid, depth + 1) != 0)
             return p->err;
+    next:
         skip_ws(p);
         if (p->pos >= p->len)
             return jerr(p, p->pos, "unexpected end of file (truncated?)");
@@ -444,6 +589,8 @@ static int parse_value(jparser *p, jval *v, int depth)
 
 static const jval *member(const jval *obj, const char *k)
 {
+    if (obj->type != J_OBJ)
+        return NULL;
     for (size_t i = 0; i < obj->n; i++)
         if (strcmp(obj->kids[i].key, k) == 0)
             return &obj->kids[i];
@@ -541,6 +688,11 @@ static int get_array(jparser *p, const jval *obj, const char *where, const char 
     double *a = calloc(n ? n : 1, sizeof *a);
     if (a == NULL)
         return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    if (v->nums != NULL) {
+        memcpy(a, v->nums, n * sizeof *a);
+        *out = a;
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         if (v->kids[i].type == J_NUM)
             a[i] = v->kids[i].num;
@@ -772,6 +924,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return p->err;
     if (v->n > DKB_MAX_LEVELS)
         return schema_err(p, v, w, "levels", "too many levels");
+    if (v->nums != NULL)
+        return jerr(p, first_off(p, v), "a level must be an object");
     r->n_levels = v->n;
     for (size_t i = 0; i < v->n; i++) {
         if (v->kids[i].type != J_OBJ)
@@ -784,6 +938,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return p->err;
     if (v->n > DKB_MAX_MEASURES)
         return schema_err(p, v, w, "measures", "too many measures");
+    if (v->nums != NULL)
+        return jerr(p, first_off(p, v), "a measure must be an object");
     r->n_measures = v->n;
     for (size_t i = 0; i < v->n; i++)
         if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0 ||
@@ -792,46 +948,25 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
     return 0;
 }
 
-/* What a path that is not a regular file is, for the error. */
-static const char *file_kind(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return " (a directory)";
-    if (S_ISFIFO(mode))
-        return " (a FIFO)";
-    if (S_ISCHR(mode))
-        return " (a character device)";
-    if (S_ISBLK(mode))
-        return " (a block device)";
-    if (S_ISSOCK(mode))
-        return " (a socket)";
-    return "";
-}
-
 static int read_file(const char *path, char **buf, size_t *len)
 {
-    /* O_NONBLOCK: opening a FIFO with no writer would block for ever. A
-     * FIFO, a device (/dev/zero) or a directory is refused before any
-     * read: read, it might never end. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return dkb_fail(e == ENOENT ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
-                        strerror(e), e == ENOENT ? "; save one first with --save-baseline" : "");
-    }
+    /* A FIFO, a device (/dev/zero), a directory or a file of a kernel file
+     * system (/proc/kmsg, whose reading blocks and takes the kernel log
+     * from its one reader) is refused before any read: read, it might
+     * never end. The open does not wait for a FIFO's writer. */
     struct stat st;
+    char why[256];
+    int fd = regfile_open(path, &st, why, sizeof why);
+    if (fd < 0) {
+        if (strncmp(why, "cannot open: ", 13) != 0)
+            return dkb_fail(DK_EINVAL, "baseline %s: %s; not a baseline", path, why);
+        bool none = strcmp(why + 13, strerror(ENOENT)) == 0;
+        return dkb_fail(none ? DK_EINVAL : DK_EOS, "baseline %s: cannot open it (%s)%s", path,
+                        why + 13, none ? "; save one first with --save-baseline" : "");
+    }
     size_t cap = 0, n = 0;
     char *b = NULL;
     int rc = 0, fl;
-    if (fstat(fd, &st) != 0) {
-        rc = dkb_fail(DK_EOS, "baseline %s: cannot stat it (%s)", path, strerror(errno));
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = dkb_fail(DK_EINVAL, "baseline %s: not a regular file%s; not a baseline", path,
-                      file_kind(st.st_mode));
-        goto out;
-    }
     if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
         rc = dkb_fail(DK_EOS, "baseline %s: cannot read it (%s)", path, strerror(errno));
         goto out;
@@ -918,6 +1053,7 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
     size_t count = 0;
     int rc;
     jparser p = {.path = path, .s = text, .len = len};
+    hash_key(p.hkey);
     if (parse_value(&p, &root, 0) != 0) {
         rc = p.err;
         goto out;
@@ -950,6 +1086,10 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
         char why[64];
         snprintf(why, sizeof why, "more than %zu results", MAX_RESULTS_MEMORY / sizeof *rs);
         rc = schema_err(&p, results, "document", "results", why);
+        goto out;
+    }
+    if (results->nums != NULL) {
+        rc = jerr(&p, first_off(&p, results), "a result must be an object");
         goto out;
     }
     rs = calloc(results->n ? results->n : 1, sizeof *rs);

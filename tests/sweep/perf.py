@@ -12,7 +12,8 @@ and a check of the output (a check marked refusal wants the input refused,
 in bounded time, with one error line). Add a case by adding a row (and its
 input).
 
-usage: perf.py --dkperf BIN [--bench-example BIN] [--only 'NAME|...'] [--keep DIR]
+usage: perf.py --dkperf BIN [--bench-example BIN --flood-baseline BIN] [--only 'NAME|...']
+               [--keep DIR]
 (the libdkbench cases run with --bench-example only)
 """
 
@@ -20,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import time
 
@@ -130,6 +132,18 @@ def wide(path):
     write_wide_baseline(path, MEMBERS)
 
 
+FLOOD = 200000
+FLOOD_TOOL = None  # tests/sweep/flood_baseline.c, from --flood-baseline
+
+
+def flood(path):
+    """A libdkbench baseline whose top object has 200,000 members named to
+    share 1024 slots of a fixed member-name hash (about 4 MB): a reader
+    whose hash a file can aim at is quadratic here."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    subprocess.run([FLOOD_TOOL, str(FLOOD), path], check=True)
+
+
 INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
@@ -140,6 +154,7 @@ INPUTS = {
     "shared-over.data": shared_over,
     "shared8.data": shared8,
     "baselines/wide.json": wide,
+    "baselines/flood.json": flood,
 }
 
 
@@ -222,8 +237,8 @@ def one_chain(r, _):
 def read_whole(r, _):
     # The baseline was read to its end and compared: every benchmark run
     # is said to be missing from it.
-    return [] if "not in baseline 'wide'" in r.err else ["no comparison with the baseline: %r"
-                                                          % r.err[-300:]]
+    return [] if "not in baseline '" in r.err else ["no comparison with the baseline: %r"
+                                                     % r.err[-300:]]
 
 
 # ---- the cases: (name, input, arguments after the tool, target s, check) -
@@ -259,6 +274,9 @@ CASES = [
     ("dkbench --baseline, 400,000 members", "baselines/wide.json",
      ["@bench_example", "--results-dir", "{work}/baselines", "--baseline", "wide",
       "--samples", "2", "--warm-up", "0", "-q"], 1, read_whole),
+    ("dkbench --baseline, 200,000 members in few hash slots", "baselines/flood.json",
+     ["@bench_example", "--results-dir", "{work}/baselines", "--baseline", "flood",
+      "--samples", "2", "--warm-up", "0", "-q"], 1, read_whole),
 ]
 
 
@@ -266,12 +284,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dkperf", required=True)
     ap.add_argument("--bench-example", help="a libdkbench program (examples/bench_example)")
+    ap.add_argument("--flood-baseline", help="tests/sweep/flood_baseline (with --bench-example)")
     ap.add_argument("--only", help="case names, separated by |")
     ap.add_argument("--keep", help="write the inputs and outputs here and keep them")
     args = ap.parse_args()
     tools = {"dkperf": os.path.abspath(args.dkperf)}
     cases = CASES
     if args.bench_example:
+        if not args.flood_baseline:
+            ap.error("--bench-example needs --flood-baseline")
+        global FLOOD_TOOL
+        FLOOD_TOOL = os.path.abspath(args.flood_baseline)
         tools["bench_example"] = os.path.abspath(args.bench_example)
     else:
         cases = [c for c in CASES if not c[2][0].startswith("@")]

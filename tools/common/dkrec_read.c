@@ -15,7 +15,7 @@
 
 #include "dkrec.h"
 #include "dkrec_format.h"
-#include "regfile.h"
+#include "common/regfile.h"
 
 typedef struct reader {
     const uint8_t *p, *end;

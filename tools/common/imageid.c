@@ -11,7 +11,7 @@
 
 #include "dkrec.h"
 #include "imageid.h"
-#include "regfile.h"
+#include "common/regfile.h"
 #ifdef DKPERF_HAVE_MACHO
 #include "macho.h"
 #endif

@@ -9,7 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "macho.h"
-#include "regfile.h"
+#include "common/regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

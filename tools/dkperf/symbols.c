@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "dkrec.h"
-#include "regfile.h"
+#include "common/regfile.h"
 #include "symbols.h"
 #ifdef DKPERF_HAVE_LIBELF
 #include <gelf.h>

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "regfile.h"
+#include "common/regfile.h"
 
 #ifdef __APPLE__
 #include <sys/mount.h>

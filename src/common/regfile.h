@@ -1,7 +1,8 @@
 /*
  * regfile.h - opening a file that untrusted data names (an image path in a
- * recording, a map of a recorded process) for reading, only when it is a
- * regular file on an ordinary file system.
+ * recording, a map of a recorded process, a baseline a benchmark program is
+ * given) for reading, only when it is a regular file on an ordinary file
+ * system. Part of the common layer (see CMakeLists.txt here).
  *
  * A path is not opened because a recording names it: opening a device
  * node can act on the device, opening a FIFO can block, and reading
@@ -9,8 +10,8 @@
  * A regular-file rule alone is not enough, since /proc/kmsg and
  * /proc/self/mem stat as regular files: the file system is checked too.
  */
-#ifndef DKPERF_TOOLS_REGFILE_H
-#define DKPERF_TOOLS_REGFILE_H
+#ifndef DKPERF_COMMON_REGFILE_H
+#define DKPERF_COMMON_REGFILE_H
 
 #include <stddef.h>
 #include <sys/stat.h>
@@ -45,4 +46,4 @@ const char *regfile_linux_fs(uint32_t magic);
  * character device", "a block device", "a socket", "a regular file". */
 const char *regfile_kind(mode_t mode);
 
-#endif /* DKPERF_TOOLS_REGFILE_H */
+#endif /* DKPERF_COMMON_REGFILE_H */
