@@ -147,6 +147,15 @@ if rc != 0 or "note:" in err or "ktrace reset" in err or after.get("kperf.sampli
     failures.append("stat when another tool takes tracing before the reset: exit %d (want 0, "
                     "nothing reset, said or advised), %s\n%s" % (rc, after, err))
 
+# A reset that fails fails the open, saying which call and what clears it.
+with open(state, "w") as f:
+    f.write(orphan)
+rc, err = stat({"DKPERF_SIM_FAIL": "kperf_reset:22@1"}, ("--backend", "kperf"))
+if rc == 0 or "kperf_reset" not in err or "Invalid argument" not in err \
+        or "sudo ktrace reset" not in err:
+    failures.append("stat whose reset of what a dead owner left fails: exit %d, want an error "
+                    "naming kperf_reset and its errno and saying what clears it:\n%s" % (rc, err))
+
 # A live holder (this process, as powermetrics would be) is adopted and
 # left as it was.
 with open(state, "w") as f:
