@@ -185,7 +185,9 @@ DK_EXPORT const char *dk_sampler_why(const dk_sampler *s);
  * process 812, which no longer exists" (a tracing client killed with
  * SIGKILL, or that crashed, leaves them; what a live client holds is never
  * touched). "" when there is nothing to say. Never NULL for a valid
- * sampler; the library prints nothing itself.
+ * sampler (NULL for NULL); the library prints nothing itself. Written by
+ * dk_sampler_open and never changed after: valid, and readable from any
+ * thread, until dk_sampler_close.
  */
 DK_EXPORT const char *dk_sampler_notes(const dk_sampler *s);
 

@@ -64,3 +64,25 @@ if(NOT rc EQUAL 0 OR NOT n EQUAL 2
    OR NOT err MATCHES "not measured here: l1d-load-misses: has no counterpart")
   message(FATAL_ERROR "two reasons must give one line each, naming their events: ${err}")
 endif()
+
+# A tracing owner killed with SIGKILL left kperf sampling and the trace
+# buffer set up (the simulated machine's state file names it, and it is
+# gone): the run resets them, and says so once.
+execute_process(COMMAND sh -c "echo $$" OUTPUT_VARIABLE gone OUTPUT_STRIP_TRAILING_WHITESPACE)
+file(WRITE ${WORK}/state "ktrace.owning_pid ${gone}\nktrace.active_mask 3\nkperf.sampling 1\n"
+     "kperf.action.count 1\nkperf.action.1.samplers 0x9\nkdebug.nkdbufs 262144\n"
+     "kdebug.bufinit 1\nkdebug.enabled 1\n")
+set(ENV{DKPERF_FRAMEWORK_ROOT} ${SIM_ROOT})
+set(ENV{DKPERF_SIM_STATE} ${WORK}/state)
+run_example(--time 0.05 sum/forward)
+string(REGEX MATCHALL "note: reset kperf sampling[^\n]*process ${gone}, which no longer exists"
+       said "${err}")
+list(LENGTH said n)
+if(NOT rc EQUAL 0 OR NOT n EQUAL 1)
+  message(FATAL_ERROR "a run after a killed tracing owner must reset what it left and say so "
+                      "once (said ${n} times, exit ${rc})")
+endif()
+file(STRINGS ${WORK}/state sampling REGEX "^kperf.sampling ")
+if(NOT sampling STREQUAL "kperf.sampling 0")
+  message(FATAL_ERROR "the run left '${sampling}' behind")
+endif()

@@ -45,9 +45,10 @@ def read_state():
     return out
 
 
-def stat():
-    p = subprocess.run([dkperf, "stat", "-e", "instructions", "--", busy, "--work-only",
-                        "--burn-ms", "20"], env=env, stderr=subprocess.PIPE, timeout=60)
+def stat(extra_env=None, args=()):
+    p = subprocess.run([dkperf, "stat"] + list(args) + ["-e", "instructions", "--", busy,
+                        "--work-only", "--burn-ms", "20"], env=dict(env, **(extra_env or {})),
+                       stderr=subprocess.PIPE, timeout=60)
     return p.returncode, p.stderr.decode(errors="replace")
 
 
@@ -112,6 +113,48 @@ for k, v in (("ktrace.owning_pid", os.getpid()), ("kperf.sampling", 1), ("kpc.pm
     if after.get(k) != v:
         failures.append("stat beside a live ktrace owner changed %s to %s (want %#x): %s"
                         % (k, after.get(k), v, after))
+
+# What a dead owner left, as a state file says it (the pid of a process
+# that has been reaped).
+gone = subprocess.Popen(["true"])
+gone.wait()
+orphan = live.replace("ktrace.owning_pid %d" % os.getpid(), "ktrace.owning_pid %d" % gone.pid)
+
+# The counters held by a live client (powermetrics): stat counts without
+# them (another backend) or fails, and either way whatever it reset it
+# says it reset, and it resets nothing it does not say.
+for args in ((), ("--backend", "kperf")):
+    with open(state, "w") as f:
+        f.write(orphan)
+    rc, err = stat({"DKPERF_SIM_BUSY": "1"}, args)
+    after = read_state()
+    reset = after.get("kperf.sampling") == 0 or after.get("kpc.pmi") == 0
+    said = "note: reset" in err
+    if reset != said:
+        failures.append("stat %s with the counters held by a live client %s what a dead owner "
+                        "left and %s so: exit %d, %s\n%s"
+                        % (" ".join(args), "reset" if reset else "kept",
+                           "said" if said else "did not say", rc, after, err))
+
+# A live tool taking tracing between the check and the reset (EBUSY from
+# kperf_reset): everything is its own now; stat resets nothing, says
+# nothing, and counts.
+with open(state, "w") as f:
+    f.write(orphan)
+rc, err = stat({"DKPERF_SIM_FAIL": "kperf_reset:16@1"}, ("--backend", "kperf"))
+after = read_state()
+if rc != 0 or "note:" in err or "ktrace reset" in err or after.get("kperf.sampling") != 1:
+    failures.append("stat when another tool takes tracing before the reset: exit %d (want 0, "
+                    "nothing reset, said or advised), %s\n%s" % (rc, after, err))
+
+# A reset that fails fails the open, saying which call and what clears it.
+with open(state, "w") as f:
+    f.write(orphan)
+rc, err = stat({"DKPERF_SIM_FAIL": "kperf_reset:22@1"}, ("--backend", "kperf"))
+if rc == 0 or "kperf_reset" not in err or "Invalid argument" not in err \
+        or "sudo ktrace reset" not in err:
+    failures.append("stat whose reset of what a dead owner left fails: exit %d, want an error "
+                    "naming kperf_reset and its errno and saying what clears it:\n%s" % (rc, err))
 
 # A live holder (this process, as powermetrics would be) is adopted and
 # left as it was.

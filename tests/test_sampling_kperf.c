@@ -948,6 +948,42 @@ TEST_CASE(calls_in_any_order_leave_nothing_armed)
     check_disarmed(state_path());
 }
 
+/* A second sampler taking the counters while this process samples finds
+ * tracing owned by a live process (this one): it resets nothing, says
+ * nothing, and the sampling goes on delivering. */
+TEST_CASE(a_second_sampler_leaves_this_process_sampling_alone)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"cycles", 1000000, 0};
+    dk_sampling *p = NULL;
+    CHECK_INT(dk_sampling_open(s, &e, 1, NULL, &p), ==, 0);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    collected c = {0};
+    dkt_hot_caller(20000000);
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    size_t before = c.samples;
+    CHECK_U64(before, >, 0);
+    dk_sampler *s2 = NULL;
+    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
+    o.backend = DK_BACKEND_KPERF;
+    CHECK_INT(dk_sampler_open(&s2, &o), ==, 0);
+    CHECK(strcmp(dk_sampler_notes(s2), "") == 0);
+    dk_sampler_close(s2);
+    CHECK_INT(state_value(state_path(), "kperf.sampling"), ==, 1);
+    CHECK_INT(state_value(state_path(), "kpc.pmi"), !=, 0);
+    CHECK_INT(state_value(state_path(), "ktrace.owning_pid"), ==, getpid());
+    /* Drained before the stop: the sim's samples not yet pulled go with
+     * its Linux events. */
+    dkt_hot_caller(20000000);
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    CHECK_U64(c.samples, >, before);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(sim_kpc_actionid_checks_what_the_kernel_checks)
 {
     /* sysctl_getset_bigarray: EINVAL only when the classes name no counter;

@@ -228,14 +228,29 @@ fail:
     return rc;
 }
 
-/* Taking the counters first clears what a killed tracing owner left on
+/* Taking the counters also clears what a killed tracing owner left on
  * them (see dk__kperf_reset_orphans), so that nothing counts with PMIs
- * armed. */
+ * armed. What is left is found first, and reset only once the counters
+ * are held: a sampler that cannot take them (a live holder; dk_sampler_open
+ * then tries the next backend, and this sampler and its note are gone)
+ * resets nothing it could not tell of. */
 static int kperf_acquire(dk_sampler *s)
 {
     session *k = s->impl;
-    int rc = dk__kperf_reset_orphans(k->kp, k->root, s->notes, sizeof s->notes);
-    return rc != 0 ? rc : dk__arbiter_acquire(k->arb, k->kp);
+    dk__kperf_orphans left;
+    dk__kperf_find_orphans(k->kp, k->root, &left);
+    int rc = dk__arbiter_acquire(k->arb, k->kp);
+    if (rc != 0)
+        return rc;
+    rc = dk__kperf_reset_orphans(k->kp, &left, s->notes, sizeof s->notes);
+    if (rc != 0) {
+        char why[1024];
+        dk__strlcpy(why, dk_last_error(), sizeof why);
+        if (dk__arbiter_release(k->arb, k->kp) != 0)
+            return dk__fail(rc, "%s; then, giving the counters back: %s", why, dk_last_error());
+        dk__fail(rc, "%s", why);
+    }
+    return rc;
 }
 
 /* Reading force_all_ctrs needs the privileges taking it does. */

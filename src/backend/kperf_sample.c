@@ -174,16 +174,16 @@ static bool kperf_configured(const dk_kperf_vtable *kp)
     return false;
 }
 
-int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *note, size_t size)
+void dk__kperf_find_orphans(const dk_kperf_vtable *kp, const char *root, dk__kperf_orphans *o)
 {
-    note[0] = '\0';
+    memset(o, 0, sizeof *o);
     const dk__libsystem *ls = NULL;
     dk__error_state saved;
     dk__error_save(&saved); /* a check that cannot be made is no error */
     int rc = dk__libsystem_load(root, &ls);
     dk__error_restore(&saved);
     if (rc != 0 || ls->sysctl == NULL)
-        return 0;
+        return;
     /* ktrace.owning_pid is the variable as it is, a dead owner's pid
      * included; KERN_KDGETBUF's bufid is ktrace_get_owning_pid(), which
      * first releases an owner that has exited (kern_ktrace.c
@@ -196,9 +196,9 @@ int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *n
     size_t len = sizeof info;
     int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDGETBUF};
     if (ls->sysctl(mib, 3, &info, &len, NULL, 0) != 0 || info.bufid != -1)
-        return 0; /* cannot tell, or a live process (maybe this one) owns tracing */
+        return; /* cannot tell, or a live process (maybe this one) owns tracing */
 
-    const char *left[5];
+    const char **left = o->left;
     size_t n = 0;
     uint32_t on = 0;
     if (kp->kperf_sample_get(&on) == 0 && on != 0)
@@ -216,14 +216,32 @@ int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *n
     if (info.flags & KDBG_BUFINIT)
         left[n++] = "the kdebug trace buffer";
     if (n == 0 && was == 0)
-        return 0;
+        return;
     if (n == 0)
         left[n++] = "tracing";
+    o->n = n;
+    o->was = was;
+    o->ls = ls;
+}
+
+int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const dk__kperf_orphans *o, char *note,
+                            size_t size)
+{
+    note[0] = '\0';
+    if (o->n == 0)
+        return 0;
+    const dk__libsystem *ls = o->ls;
+    const char *const *left = o->left;
+    size_t n = o->n, len;
+    int was = o->was, rc;
+    int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDREMOVE};
 
     /* As teardown does it; the calls take ktrace (this process owns it
      * from the first), and the last one gives it back. */
-    rc = kperf_call("resetting kperf left by a process that no longer exists (kperf_reset)",
-                    kp->kperf_reset());
+    int r = kp->kperf_reset();
+    if (r != 0 && dk__kpc_errno(r) == EBUSY)
+        return 0; /* a live owner took tracing since the check: all of it is its own now */
+    rc = kperf_call("resetting kperf left by a process that no longer exists (kperf_reset)", r);
     uint32_t zero_act[KPC_MAX_COUNTERS] = {0};
     uint64_t zero_per[KPC_MAX_COUNTERS] = {0};
     if (rc == 0 && kp->kpc_set_actionid != NULL)
@@ -237,7 +255,6 @@ int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *n
     if (rc == 0) {
         int e = 0;
         len = 0;
-        mib[2] = KERN_KDREMOVE;
         errno = 0;
         if (ls->sysctl(mib, 3, NULL, &len, NULL, 0) != 0)
             e = errno != 0 ? errno : EIO;

@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "dkperf/kperf.h"
+#include "sys/libsystem.h"
 
 typedef struct dk__kperf_prog dk__kperf_prog;
 
@@ -39,13 +40,30 @@ void dk__kperf_prog_free(dk_sampler *s, dk__kperf_prog *p);
  * has exited (kern_ktrace.c ktrace_ownership_maintenance) but resets kperf
  * and kdebug for the next one only when it takes over from background
  * mode (ktrace_set_owning_proc), so counting would run with PMIs firing.
- * When nobody owns tracing and something of it is left, reset it all and
- * write a sentence saying what into note ("" when nothing was done). What
+ *
+ * dk__kperf_find_orphans: when nobody owns tracing, what of it is left
+ * (o->n 0: nothing, or a check that cannot be made, a read refused). What
  * a live owner holds (Instruments, ktrace, a sampling of this process) is
- * left alone. A check that cannot be made (a read refused) finds nothing.
- * Returns 0, or the failure of a reset (DK_EBUSY, DK_EPERM, DK_EOS).
+ * never found. Reads only, before the counters are taken: the calls they
+ * make are then bound, and a sampler that cannot take the counters
+ * resets nothing.
+ *
+ * dk__kperf_reset_orphans: reset what was found, once the counters are
+ * held, and write a sentence saying what into note ("" when nothing was
+ * done). A live owner that takes tracing between the two (kperf_reset's
+ * EBUSY) keeps all of it: nothing is reset or said. Returns 0, or the
+ * failure of a reset (DK_EPERM, DK_EOS).
  */
-int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const char *root, char *note, size_t size);
+typedef struct dk__kperf_orphans {
+    const char *left[5]; /* what is left, for the note */
+    size_t n;
+    int was; /* the dead owner's pid, 0 when unknown */
+    const dk__libsystem *ls;
+} dk__kperf_orphans;
+
+void dk__kperf_find_orphans(const dk_kperf_vtable *kp, const char *root, dk__kperf_orphans *o);
+int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const dk__kperf_orphans *o, char *note,
+                            size_t size);
 
 int dk__kperf_sampling_open(dk_sampling *p);
 int dk__kperf_sampling_start(dk_sampling *p);

@@ -51,6 +51,7 @@ typedef struct dkb_source {
     char backend[32];
     char cpu[64];
     char why_no_counters[512]; /* "" when hardware events may be counted */
+    char notes[512];           /* what opening the counters did (dk_sampler_notes), "" */
 } dkb_source;
 
 /* The real source: a dk_sampler of the auto-detected backend. Returns 0 or

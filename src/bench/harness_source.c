@@ -184,6 +184,7 @@ int dkb_source_open_dkperf(dkb_source *src)
         return dkb_fail(rc, "%s", src->why_no_counters);
     }
     snprintf(src->backend, sizeof src->backend, "%s", dk_sampler_backend(p->s));
+    snprintf(src->notes, sizeof src->notes, "%s", dk_sampler_notes(p->s));
     const dk_database *db = dk_sampler_database(p->s);
     const char *cpu = db ? dk_database_name(db) : NULL;
     snprintf(src->cpu, sizeof src->cpu, "%s",

@@ -644,6 +644,12 @@ int dk_bench_main(int argc, char **argv)
         }
         say("%s: %s", prog, src.why_no_counters);
     }
+    /* What the library did to the machine's state on the way (it prints nothing). */
+    for (const char *note = src.notes; *note != '\0';) {
+        size_t len = strcspn(note, "\n");
+        say("%s: note: %.*s", prog, (int)len, note);
+        note += len + (note[len] == '\n');
+    }
     dkb_plan plan;
     if (dkb_plan_events(&src, names, (size_t)n_events, &plan) != 0) {
         say("%s: %s", prog, dkb_last_error());

@@ -53,13 +53,17 @@ static void set_detail(int os_err, int kpep_err, const char *suffix, const char 
 
 static void set_detail(int os_err, int kpep_err, const char *suffix, const char *fmt, va_list ap)
 {
-    int n = vsnprintf(last_detail, sizeof last_detail, fmt, ap);
+    /* Formatted aside first: an argument may be dk_last_error() itself
+     * ("%s; then ...", the detail so far made longer). */
+    char text[sizeof last_detail];
+    int n = vsnprintf(text, sizeof text, fmt, ap);
     if (n < 0) {
-        last_detail[0] = '\0';
+        text[0] = '\0';
         n = 0;
     }
-    if (suffix != NULL && (size_t)n < sizeof last_detail)
-        dk__strlcpy(last_detail + n, suffix, sizeof last_detail - (size_t)n);
+    if (suffix != NULL && (size_t)n < sizeof text)
+        dk__strlcpy(text + n, suffix, sizeof text - (size_t)n);
+    dk__strlcpy(last_detail, text, sizeof last_detail);
     last_os_error = os_err;
     last_kpep_error = kpep_err;
 }
