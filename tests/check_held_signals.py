@@ -126,6 +126,35 @@ time.sleep(0.3)
 p.send_signal(signal.SIGHUP)
 check("SIGHUP during the command", p, 128 + signal.SIGHUP, report=True)
 
+# Started with SIGCHLD ignored (as some daemons and shells leave it), the
+# kernel would reap the command before dkperf reads it: dkperf waits for it
+# as usual, and the command still finds SIGCHLD ignored, as it was given.
+def chld_ignored():
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+
+
+runs = ((["stat", "-e", "instructions", "--", "sh", "-c", "exit 3"], 3),
+        (["stat", "-e", "instructions", "--", "grep", "SigIgn", "/proc/self/status"], 0),
+        (["bench", "-N", "-r", "2", "-e", "instructions", "--", "true"], 0))
+for args, want in runs:
+    with open(state, "w") as f:
+        f.write("force_all_ctrs 0\n")
+    e = dict(os.environ, DKPERF_FRAMEWORK_ROOT=sim_root, DKPERF_SIM_STATE=state)
+    p = subprocess.run([dkperf] + args, env=e, capture_output=True, preexec_fn=chld_ignored,
+                       timeout=60)
+    err = p.stderr.decode(errors="replace")
+    name = "%s started with SIGCHLD ignored" % " ".join(args)
+    if p.returncode != want:
+        failures.append(f"{name}: exit {p.returncode}, expected {want}\n{err}")
+    if args[0] == "stat" and "Performance counter stats" not in err:
+        failures.append(f"{name}: no report\n{err}")
+    if force_all() != 0:
+        failures.append(f"{name}: force_all_ctrs is {force_all()} afterwards")
+    out = p.stdout.decode(errors="replace").split()
+    if "SigIgn" in args and (len(out) != 2 or
+                              not int(out[1], 16) & (1 << (signal.SIGCHLD - 1))):
+        failures.append(f"{name}: the command did not find SIGCHLD ignored: {out}")
+
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
 if not failures:

@@ -41,7 +41,7 @@ static const int ignored[] = {SIGPIPE, SIGXFSZ};
 
 static int all_caught[NCAUGHT + NRT + 1];
 static size_t ncaught;
-static struct sigaction saved[NCAUGHT + NRT + 1], saved_ignored[NIGNORED];
+static struct sigaction saved[NCAUGHT + NRT + 1], saved_ignored[NIGNORED], saved_chld;
 
 volatile sig_atomic_t signals_child_pid;
 static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
@@ -87,6 +87,17 @@ void signals_catch(void)
     sigemptyset(&ign.sa_mask);
     for (size_t k = 0; k < NIGNORED; k++)
         sigaction(ignored[k], &ign, &saved_ignored[k]);
+    /* dkperf waits for its commands and reads them before it reaps them:
+     * with SIGCHLD ignored (or SA_NOCLDWAIT) the kernel would reap them
+     * at once, and their counts, exit status and wait would be lost. */
+    sigaction(SIGCHLD, NULL, &saved_chld);
+    if (saved_chld.sa_handler == SIG_IGN || (saved_chld.sa_flags & SA_NOCLDWAIT) != 0) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(SIGCHLD, &dfl, NULL);
+    }
 }
 
 void signals_restore(void)
@@ -95,6 +106,7 @@ void signals_restore(void)
         sigaction(all_caught[k], &saved[k], NULL);
     for (size_t k = 0; k < NIGNORED; k++)
         sigaction(ignored[k], &saved_ignored[k], NULL);
+    sigaction(SIGCHLD, &saved_chld, NULL);
 }
 
 int signals_got(void) { return got_signal; }

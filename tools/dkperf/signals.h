@@ -17,6 +17,11 @@
  * - A signal dkperf was started ignoring (nohup) stays ignored, by dkperf
  *   and by the command; the command gets every disposition dkperf was
  *   started with.
+ * - SIGCHLD takes its default meanwhile if dkperf was started ignoring it
+ *   (or with SA_NOCLDWAIT): dkperf reads a command after it exits and
+ *   before it is reaped, which an ignored SIGCHLD would forbid. A command
+ *   started with a fork gets it ignored back; one started with posix_spawn
+ *   (bench -N) gets the default.
  * - Faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) keep
  *   their default action: a handler cannot safely run after one. They,
  *   SIGKILL and SIGSTOP cannot be cleaned up after; the next command that
@@ -28,8 +33,9 @@
 #include <signal.h>
 #include <stdbool.h>
 
-/* Catch the terminating signals and ignore SIGPIPE and SIGXFSZ, saving the
- * dispositions dkperf was started with. */
+/* Catch the terminating signals, ignore SIGPIPE and SIGXFSZ and give
+ * SIGCHLD its default if it was ignored, saving the dispositions dkperf was
+ * started with. */
 void signals_catch(void);
 /* Give back the dispositions signals_catch saved; also run in the child
  * before its exec, so the command sees what it would have without dkperf. */
