@@ -155,6 +155,34 @@ for args, want in runs:
                               not int(out[1], 16) & (1 << (signal.SIGCHLD - 1))):
         failures.append(f"{name}: the command did not find SIGCHLD ignored: {out}")
 
+# stat -p -I whose output is a pipe nobody reads any more: the write fails
+# (SIGPIPE is ignored while the counters are held), and with nothing else
+# to end the wait dkperf must end it, give the counters back and exit (1, or
+# SIGPIPE from the report written once nothing is held), not count on.
+for out_args in ([], ["-o", "/dev/stdout"]):
+    with open(state, "w") as f:
+        f.write("force_all_ctrs 0\n")
+    target = subprocess.Popen(["sleep", "60"])
+    r, w = os.pipe()
+    os.close(r)
+    e = dict(os.environ, DKPERF_FRAMEWORK_ROOT=sim_root, DKPERF_SIM_STATE=state)
+    p = subprocess.Popen([dkperf, "stat", "-p", str(target.pid), "-I", "50", "-e", "instructions"]
+                         + out_args, env=e, stdout=w, stderr=w)
+    os.close(w)
+    name = "stat -p -I %s into a closed pipe" % " ".join(out_args)
+    try:
+        p.wait(timeout=20)
+        if p.returncode not in (1, -signal.SIGPIPE):
+            failures.append(f"{name}: ended with {p.returncode}, expected 1 or SIGPIPE")
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        failures.append(f"{name}: still counting 20 s after its output was gone")
+    target.kill()
+    target.wait()
+    if force_all() != 0:
+        failures.append(f"{name}: force_all_ctrs is {force_all()} afterwards")
+
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
 if not failures:
