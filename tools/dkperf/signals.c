@@ -7,22 +7,7 @@
 
 #include "signals.h"
 
-/*
- * Caught: every catchable signal whose default action ends the process
- * (POSIX's list, and the systems' own). Passed on to the command while it
- * runs, remembered otherwise; dkperf exits 128 + the signal once the
- * counters are back. SIGXCPU is here, not with the faults: it comes from a
- * limit, and the hard limit's SIGKILL follows only if dkperf goes on.
- */
-static const int caught[] = {
-    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
-#if defined(__linux__)
-    /* Linux's own: Darwin's SIGIO discards by default, and its SIGPOLL
-     * (strict POSIX builds only) is SIGEMT, a fault. */
-    SIGPOLL, SIGSTKFLT, SIGPWR,
-#endif
-};
-#define NCAUGHT (sizeof caught / sizeof caught[0])
+#include "common/signals.h"
 
 /* Ignored: a write past the limit or to a closed pipe fails with EFBIG or
  * EPIPE and is reported as a write error instead of ending dkperf with the
@@ -30,18 +15,15 @@ static const int caught[] = {
 static const int ignored[] = {SIGPIPE, SIGXFSZ};
 #define NIGNORED (sizeof ignored / sizeof ignored[0])
 
-/* Real-time signals end a process too; SIGRTMIN is a function call on
- * glibc (it leaves out the ones the C library keeps), so they are counted
- * at run time. */
-#if defined(SIGRTMIN) && defined(SIGRTMAX)
-#define NRT 64
-#else
-#define NRT 0
-#endif
-
-static int all_caught[NCAUGHT + NRT + 1];
+/*
+ * Caught: every catchable signal whose default action ends the process
+ * (common/signals.c has the list, which libdkbench follows too). Passed on
+ * to the command while it runs, remembered otherwise; dkperf exits 128 +
+ * the signal once the counters are back.
+ */
+static int all_caught[DK_ENDING_SIGNALS_MAX];
 static size_t ncaught;
-static struct sigaction saved[NCAUGHT + NRT + 1], saved_ignored[NIGNORED], saved_chld;
+static struct sigaction saved[DK_ENDING_SIGNALS_MAX], saved_ignored[NIGNORED], saved_chld;
 
 volatile sig_atomic_t signals_child_pid;
 static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
@@ -58,14 +40,8 @@ static void forward_signal(int sig)
 
 static void list_caught(void)
 {
-    if (ncaught > 0)
-        return;
-    for (size_t k = 0; k < NCAUGHT; k++)
-        all_caught[ncaught++] = caught[k];
-#if NRT > 0
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX && ncaught < NCAUGHT + NRT; sig++)
-        all_caught[ncaught++] = sig;
-#endif
+    if (ncaught == 0)
+        ncaught = dk__ending_signals(all_caught, DK_ENDING_SIGNALS_MAX);
 }
 
 void signals_catch(void)
