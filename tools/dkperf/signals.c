@@ -2,7 +2,9 @@
  * signals.c - the signal policy of the commands that hold machine state
  * (see signals.h): one table, read by every command.
  */
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "signals.h"
@@ -103,4 +105,26 @@ void signals_default_set(sigset_t *set)
     for (size_t k = 0; k < NIGNORED; k++)
         if (saved_ignored[k].sa_handler != SIG_IGN)
             sigaddset(set, ignored[k]);
+}
+
+void signals_end(int rc)
+{
+    int sig = got_signal;
+    if (sig == 0 || rc != 128 + sig)
+        return;
+    /* Everything is given back and written: end by the signal, so that a
+     * shell sees dkperf killed by it (bash stops a script's loop on a
+     * SIGINT its child died of, not on one the child exited 130 after).
+     * The disposition is the one dkperf was started with, the default (an
+     * ignored signal is never caught); a core of a process that has
+     * finished its work would tell nothing. */
+    fflush(NULL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
 }

@@ -8,8 +8,8 @@
  *   SIGSTKFLT, SIGPWR and the real-time signals) is caught from before the
  *   counters are taken until they are given back: passed on to the running
  *   command, or remembered while none runs, so that the counters are always
- *   given back before dkperf acts on it; dkperf then exits 128 plus the
- *   signal number.
+ *   given back before dkperf acts on it; dkperf then ends by that signal
+ *   (a shell's $? is 128 plus its number), as perf does.
  * - SIGPIPE and SIGXFSZ are ignored meanwhile: a write to a closed pipe or
  *   past the file size limit then fails (EPIPE, EFBIG) and is reported as a
  *   write error, and a command that dies before it is let go cannot take
@@ -32,6 +32,11 @@
 
 #include <signal.h>
 #include <stdbool.h>
+
+/* At the very end of dkperf, with rc its exit status: when that is 128 +
+ * a signal dkperf caught (passed on to a command that died of it, or acted
+ * on itself), end by that signal instead, as perf does; otherwise return. */
+void signals_end(int rc);
 
 /* Catch the terminating signals, ignore SIGPIPE and SIGXFSZ and give
  * SIGCHLD its default if it was ignored, saving the dispositions dkperf was
