@@ -105,6 +105,22 @@ time.sleep(0.3)
 p.send_signal(signal.SIGTERM)
 check("SIGTERM while taking the counters", p, signal.SIGTERM, report=False, ran=ran)
 
+# SIGINT while the counters are being taken, then SIGTERM while they are
+# being given back: the second is noted and waits for the release too, and
+# dkperf ends by the first, the one it acted on, never by an exit.
+p = start(["stat", "-a", "-e", "instructions", "--", "touch", ran],
+          DKPERF_SIM_SLOW="kpc_force_all_ctrs_set:600")
+time.sleep(0.3)
+p.send_signal(signal.SIGINT)
+time.sleep(0.6)  # the taking has ended; the giving back takes 600 ms
+p.send_signal(signal.SIGTERM)
+_, err = p.communicate(timeout=60)
+if p.returncode not in (-signal.SIGINT, -signal.SIGTERM):
+    failures.append("SIGINT while taking the counters, SIGTERM while giving them back: "
+                    f"ended with {p.returncode}, not by a signal\n{err.decode(errors='replace')}")
+if force_all() != 0:
+    failures.append(f"SIGINT then SIGTERM: force_all_ctrs is {force_all()} afterwards")
+
 # -o on a FIFO nobody reads: open() blocks, and Ctrl-C must find nothing
 # held; dkperf ends by it either way.
 fifo = os.path.join(tmp, "fifo")
