@@ -121,7 +121,11 @@ void signals_end(int rc)
     fflush(NULL);
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
-    signal(sig, SIG_DFL);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, sig);
