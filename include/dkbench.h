@@ -206,6 +206,13 @@ DK_EXPORT void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loo
  * DKBENCH_NOISE, DKBENCH_OUTPUT_DIR (the results directory), DKBENCH_SEED,
  * DKBENCH_BASELINE, DKBENCH_SAVE_BASELINE, DKBENCH_QUIET=1, NO_COLOR.
  *
+ * Signals (dkperf.h, "Signals and exit"): while the counters are held, a
+ * signal whose default action would end the program (SIGINT, SIGTERM,
+ * SIGHUP, SIGUSR1, SIGALRM, ...) ends the benchmark under way, the counters
+ * are given back, and the program then ends by that signal, with no report;
+ * SIGPIPE and SIGXFSZ are ignored meanwhile, so a write that fails is
+ * reported. A signal the program handles or ignores itself is left alone.
+ *
  * Returns the process exit status: 0, 1 when a benchmark or an output
  * failed (the reason is on stderr), 2 for a bad option or environment
  * value (one line on stderr naming it).

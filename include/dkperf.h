@@ -118,7 +118,8 @@ typedef struct dk_sampler_options {
  * handler (these functions are not async-signal-safe), close from ordinary
  * code, then exit or re-raise; and ignore SIGPIPE and SIGXFSZ, so that a
  * failed write returns EPIPE or EFBIG instead of ending the process.
- * dkperf(1), section SIGNALS, is the tool's policy.
+ * dkperf(1), section SIGNALS, is the tool's policy; dk_bench_main
+ * (dkbench.h) follows it too.
  */
 
 /*

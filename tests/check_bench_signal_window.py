@@ -13,6 +13,7 @@ usage: check_bench_signal_window.py DKPERF SHIM [--after-reap]
 (DKPERF_FRAMEWORK_ROOT as the test sets it)
 """
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,8 +41,8 @@ def bench(extra_env, runs):
 
 # The second hold is the second run's, just before its command starts.
 p, n = bench({"DKPERF_SIGNAL_BEFORE_HOLD": "2"}, 3)
-if p.returncode != 130:
-    failures.append("SIGINT between runs: exit %d, not 130: %s" % (p.returncode, p.stderr))
+if p.returncode != -signal.SIGINT:
+    failures.append("SIGINT between runs: ended with %d, not by SIGINT: %s" % (p.returncode, p.stderr))
 if n != 1:
     failures.append("SIGINT between runs 1 and 2: the command was started %d times "
                     "(want 1: no run starts after the signal)" % n)
@@ -52,8 +53,8 @@ if after_reap:
     p, n = bench({"DKPERF_SIGNAL_AFTER_REAP": "1"}, 3)
     if "signal_window: kill" in p.stderr:
         failures.append("SIGTERM after the reap was sent to the reaped pid: " + p.stderr.strip())
-    if p.returncode != 143:
-        failures.append("SIGTERM after the reap: exit %d, not 143: %s" % (p.returncode, p.stderr))
+    if p.returncode != -signal.SIGTERM:
+        failures.append("SIGTERM after the reap: ended with %d, not by SIGTERM: %s" % (p.returncode, p.stderr))
     if n != 1:
         failures.append("SIGTERM after run 1's reap: the command was started %d times" % n)
 

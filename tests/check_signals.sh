@@ -21,3 +21,21 @@ grep -q "Performance counter stats for 'sleep 30'" "$err" || fail "no report aft
 grep -q "task-clock" "$err" || fail "no task-clock row after SIGINT"
 pgrep -x sleep -P $pid >/dev/null 2>&1 && fail "the command is still running"
 echo "SIGINT passed to the command; counts reported; exit 130"
+
+# A script's loop stops at Ctrl-C as it would without dkperf: bash goes on
+# after a child that exited 130 (it took SIGINT for its own use) and stops
+# after one that died of SIGINT, so dkperf must end by the signal.
+out=$(mktemp)
+trap 'rm -f "$err" "$out"' EXIT
+bash -c 'for i in 1 2; do "$1" stat -e task-clock -- sleep 30; echo "next $?"; done' \
+    loop "$dkperf" >"$out" 2>/dev/null &
+pid=$!
+sleep 0.5
+kill -INT -- -$pid  # the job's process group, as a terminal's Ctrl-C
+start=$(date +%s)
+wait $pid
+status=$?
+[ $(( $(date +%s) - start )) -lt 10 ] || fail "the loop went on after SIGINT"
+grep -q next "$out" && fail "the script's loop went on after Ctrl-C: $(cat "$out")"
+[ $status -eq 130 ] || fail "the script ended with $status, expected 130"
+echo "a script's loop stops at Ctrl-C"

@@ -36,8 +36,8 @@ grep -q "$tmp/report" "$tmp/fds" && { cat "$tmp/fds"; fail "the command inherite
 
 # Ctrl-C while the counters are being set up (simulated: proc_pid_rusage
 # takes 1.5 s) stops the command before it runs; dkperf ends as it would
-# have, exiting (not killed) with 130, with no report and no error.
-python3 "$here/send_signal.py" 0.5 INT 130 --quiet -- env DKPERF_FRAMEWORK_ROOT="$sim_root" \
+# have, by SIGINT (130 to a shell), with no report and no error.
+python3 "$here/send_signal.py" 0.5 INT killed --quiet -- env DKPERF_FRAMEWORK_ROOT="$sim_root" \
     DKPERF_SIM_SLOW=proc_pid_rusage:1500 "$dkperf" stat -- sh -c "touch $tmp/ran" ||
     fail "SIGINT during the setup"
 [ -e "$tmp/ran" ] && fail "the command ran after SIGINT during the setup"
@@ -45,7 +45,7 @@ python3 "$here/send_signal.py" 0.5 INT 130 --quiet -- env DKPERF_FRAMEWORK_ROOT=
 # The same when the signal lands right after fork, before dkperf knows the
 # command's pid (fork made slow by a preloaded shim).
 if [ "$fork_delay" != - ]; then
-    python3 "$here/send_signal.py" 0.3 INT 130 --quiet -- env LD_PRELOAD="$fork_delay" \
+    python3 "$here/send_signal.py" 0.3 INT killed --quiet -- env LD_PRELOAD="$fork_delay" \
         DKPERF_TEST_FORK_DELAY_MS=1000 "$dkperf" stat -e task-clock -- sh -c "touch $tmp/ran" ||
         fail "SIGINT right after fork"
     [ -e "$tmp/ran" ] && fail "the command ran after SIGINT right after fork"

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "bench/harness.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/signals.h"
 #include "common/text.h"
 #include "common/unavailable.h"
 
@@ -542,6 +544,56 @@ static int stdout_written(const char *prog)
     return 1;
 }
 
+/*
+ * Signals, as dkperf.h's "Signals and exit" asks of a program that holds a
+ * sampler: while the counters are held, a signal that would end the
+ * program is only noted; the benchmark under way ends, the counters are
+ * given back, and the program then ends by that signal. SIGPIPE and SIGXFSZ
+ * are ignored meanwhile, so that a write fails and is reported instead.
+ * Only default dispositions are replaced: a program's own handler, or a
+ * signal it was started ignoring, stays as it is.
+ */
+static volatile sig_atomic_t stop_signal;
+
+static void note_signal(int sig) { stop_signal = sig; }
+
+typedef struct held_signals {
+    int sig[DK_ENDING_SIGNALS_MAX + 2];
+    struct sigaction saved[DK_ENDING_SIGNALS_MAX + 2];
+    size_t n;
+} held_signals;
+
+static void hold_signals(held_signals *h)
+{
+    size_t n = dk__ending_signals(h->sig, DK_ENDING_SIGNALS_MAX);
+    h->sig[n] = SIGPIPE;
+    h->sig[n + 1] = SIGXFSZ;
+    h->n = n + 2;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    for (size_t k = 0; k < h->n; k++) {
+        sa.sa_handler = k < n ? note_signal : SIG_IGN;
+        if (sigaction(h->sig[k], NULL, &h->saved[k]) == 0 && h->saved[k].sa_handler == SIG_DFL &&
+            (h->saved[k].sa_flags & SA_SIGINFO) == 0)
+            sigaction(h->sig[k], &sa, NULL);
+    }
+}
+
+/* Gives the dispositions back and, when a signal was noted, ends the
+ * program by it. */
+static void release_signals(held_signals *h)
+{
+    for (size_t k = 0; k < h->n; k++)
+        sigaction(h->sig[k], &h->saved[k], NULL);
+    h->n = 0;
+    int sig = stop_signal;
+    if (sig != 0) {
+        fflush(NULL);
+        raise(sig);
+    }
+}
+
 int dk_bench_main(int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
@@ -579,6 +631,7 @@ int dk_bench_main(int argc, char **argv)
     const dkb_result **base_sorted = NULL;
     size_t n_base = 0, n = 0, done = 0;
     dkb_source src = {0};
+    held_signals held = {.n = 0};
     int status = 0;
     if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL) {
         say("%s: out of memory", prog);
@@ -636,6 +689,7 @@ int dk_bench_main(int argc, char **argv)
     }
     if (o.p_cores)
         ask_p_cores(prog, o.quiet);
+    hold_signals(&held); /* from before the counters are taken */
     if (dkb_source_open_dkperf(&src) != 0) {
         if (src.self == NULL) {
             say("%s: %s", prog, dkb_last_error());
@@ -662,7 +716,7 @@ int dk_bench_main(int argc, char **argv)
         say_unavailable(prog, &plan, &run);
     bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 
-    for (size_t i = 0; i < n;) {
+    for (size_t i = 0; i < n && stop_signal == 0;) {
         const dkb_entry *e = dkb_registry_at(chosen[i]);
         size_t k = 1;
         if (o.compare && strchr(e->name, '/') != NULL) {
@@ -729,6 +783,8 @@ int dk_bench_main(int argc, char **argv)
         done += k;
         i += k;
     }
+    if (stop_signal != 0) /* no report of a run cut short */
+        goto out;
     if (base != NULL)
         say_unmatched(prog, o.baseline, results, done, base, n_base, base_sorted);
     if (o.json)
@@ -758,6 +814,7 @@ out:
     free(base);
     free(base_sorted);
     dkb_source_close_dkperf(&src);
+    release_signals(&held);
     free(results);
     free(rp);
     free(bp);

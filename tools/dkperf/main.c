@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "record.h"
 #include "report.h"
+#include "signals.h"
 
 #define DKPERF_TOOL_VERSION "0.1.0"
 
@@ -91,4 +92,9 @@ static int run(int argc, char **argv)
     return EXIT_USAGE;
 }
 
-int main(int argc, char **argv) { return cli_close_stdout(run(argc, argv)); }
+int main(int argc, char **argv)
+{
+    int rc = cli_close_stdout(run(argc, argv));
+    signals_end(rc);
+    return rc;
+}

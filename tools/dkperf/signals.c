@@ -2,27 +2,14 @@
  * signals.c - the signal policy of the commands that hold machine state
  * (see signals.h): one table, read by every command.
  */
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "signals.h"
 
-/*
- * Caught: every catchable signal whose default action ends the process
- * (POSIX's list, and the systems' own). Passed on to the command while it
- * runs, remembered otherwise; dkperf exits 128 + the signal once the
- * counters are back. SIGXCPU is here, not with the faults: it comes from a
- * limit, and the hard limit's SIGKILL follows only if dkperf goes on.
- */
-static const int caught[] = {
-    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
-#if defined(__linux__)
-    /* Linux's own: Darwin's SIGIO discards by default, and its SIGPOLL
-     * (strict POSIX builds only) is SIGEMT, a fault. */
-    SIGPOLL, SIGSTKFLT, SIGPWR,
-#endif
-};
-#define NCAUGHT (sizeof caught / sizeof caught[0])
+#include "common/signals.h"
 
 /* Ignored: a write past the limit or to a closed pipe fails with EFBIG or
  * EPIPE and is reported as a write error instead of ending dkperf with the
@@ -30,18 +17,15 @@ static const int caught[] = {
 static const int ignored[] = {SIGPIPE, SIGXFSZ};
 #define NIGNORED (sizeof ignored / sizeof ignored[0])
 
-/* Real-time signals end a process too; SIGRTMIN is a function call on
- * glibc (it leaves out the ones the C library keeps), so they are counted
- * at run time. */
-#if defined(SIGRTMIN) && defined(SIGRTMAX)
-#define NRT 64
-#else
-#define NRT 0
-#endif
-
-static int all_caught[NCAUGHT + NRT + 1];
+/*
+ * Caught: every catchable signal whose default action ends the process
+ * (common/signals.c has the list, which libdkbench follows too). Passed on
+ * to the command while it runs, remembered otherwise; dkperf exits 128 +
+ * the signal once the counters are back.
+ */
+static int all_caught[DK_ENDING_SIGNALS_MAX];
 static size_t ncaught;
-static struct sigaction saved[NCAUGHT + NRT + 1], saved_ignored[NIGNORED];
+static struct sigaction saved[DK_ENDING_SIGNALS_MAX], saved_ignored[NIGNORED], saved_chld;
 
 volatile sig_atomic_t signals_child_pid;
 static volatile sig_atomic_t got_signal;     /* the last signal caught, or 0 */
@@ -58,14 +42,8 @@ static void forward_signal(int sig)
 
 static void list_caught(void)
 {
-    if (ncaught > 0)
-        return;
-    for (size_t k = 0; k < NCAUGHT; k++)
-        all_caught[ncaught++] = caught[k];
-#if NRT > 0
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX && ncaught < NCAUGHT + NRT; sig++)
-        all_caught[ncaught++] = sig;
-#endif
+    if (ncaught == 0)
+        ncaught = dk__ending_signals(all_caught, DK_ENDING_SIGNALS_MAX);
 }
 
 void signals_catch(void)
@@ -87,6 +65,17 @@ void signals_catch(void)
     sigemptyset(&ign.sa_mask);
     for (size_t k = 0; k < NIGNORED; k++)
         sigaction(ignored[k], &ign, &saved_ignored[k]);
+    /* dkperf waits for its commands and reads them before it reaps them:
+     * with SIGCHLD ignored (or SA_NOCLDWAIT) the kernel would reap them
+     * at once, and their counts, exit status and wait would be lost. */
+    sigaction(SIGCHLD, NULL, &saved_chld);
+    if (saved_chld.sa_handler == SIG_IGN || (saved_chld.sa_flags & SA_NOCLDWAIT) != 0) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(SIGCHLD, &dfl, NULL);
+    }
 }
 
 void signals_restore(void)
@@ -95,6 +84,7 @@ void signals_restore(void)
         sigaction(all_caught[k], &saved[k], NULL);
     for (size_t k = 0; k < NIGNORED; k++)
         sigaction(ignored[k], &saved_ignored[k], NULL);
+    sigaction(SIGCHLD, &saved_chld, NULL);
 }
 
 int signals_got(void) { return got_signal; }
@@ -115,4 +105,30 @@ void signals_default_set(sigset_t *set)
     for (size_t k = 0; k < NIGNORED; k++)
         if (saved_ignored[k].sa_handler != SIG_IGN)
             sigaddset(set, ignored[k]);
+}
+
+void signals_end(int rc)
+{
+    int sig = got_signal;
+    if (sig == 0 || rc != 128 + sig)
+        return;
+    /* Everything is given back and written: end by the signal, so that a
+     * shell sees dkperf killed by it (bash stops a script's loop on a
+     * SIGINT its child died of, not on one the child exited 130 after).
+     * The disposition is the one dkperf was started with, the default (an
+     * ignored signal is never caught); a core of a process that has
+     * finished its work would tell nothing. */
+    fflush(NULL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
 }

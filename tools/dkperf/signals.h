@@ -8,8 +8,8 @@
  *   SIGSTKFLT, SIGPWR and the real-time signals) is caught from before the
  *   counters are taken until they are given back: passed on to the running
  *   command, or remembered while none runs, so that the counters are always
- *   given back before dkperf acts on it; dkperf then exits 128 plus the
- *   signal number.
+ *   given back before dkperf acts on it; dkperf then ends by that signal
+ *   (a shell's $? is 128 plus its number), as perf does.
  * - SIGPIPE and SIGXFSZ are ignored meanwhile: a write to a closed pipe or
  *   past the file size limit then fails (EPIPE, EFBIG) and is reported as a
  *   write error, and a command that dies before it is let go cannot take
@@ -17,6 +17,11 @@
  * - A signal dkperf was started ignoring (nohup) stays ignored, by dkperf
  *   and by the command; the command gets every disposition dkperf was
  *   started with.
+ * - SIGCHLD takes its default meanwhile if dkperf was started ignoring it
+ *   (or with SA_NOCLDWAIT): dkperf reads a command after it exits and
+ *   before it is reaped, which an ignored SIGCHLD would forbid. A command
+ *   started with a fork gets it ignored back; one started with posix_spawn
+ *   (bench -N) gets the default.
  * - Faults (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS) keep
  *   their default action: a handler cannot safely run after one. They,
  *   SIGKILL and SIGSTOP cannot be cleaned up after; the next command that
@@ -28,8 +33,14 @@
 #include <signal.h>
 #include <stdbool.h>
 
-/* Catch the terminating signals and ignore SIGPIPE and SIGXFSZ, saving the
- * dispositions dkperf was started with. */
+/* At the very end of dkperf, with rc its exit status: when that is 128 +
+ * a signal dkperf caught (passed on to a command that died of it, or acted
+ * on itself), end by that signal instead, as perf does; otherwise return. */
+void signals_end(int rc);
+
+/* Catch the terminating signals, ignore SIGPIPE and SIGXFSZ and give
+ * SIGCHLD its default if it was ignored, saving the dispositions dkperf was
+ * started with. */
 void signals_catch(void);
 /* Give back the dispositions signals_catch saved; also run in the child
  * before its exec, so the command sees what it would have without dkperf. */

@@ -258,6 +258,15 @@ static int wait_loop(watch *w)
                 break;
             stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
                                 info);
+            /* The output is gone (EPIPE: SIGPIPE is ignored): no interval can
+             * be seen any more. Attached, nothing else ends the wait; a
+             * command is waited for as without -I. */
+            if (ferror(w->rep->out)) {
+                if (w->child == 0)
+                    break;
+                next = UINT64_MAX;
+                continue;
+            }
             /* Missed whole intervals (a read as long as one): skip to the
              * next one ahead of the time after the read, so that the wait
              * below, where signals are let in, is always reached. */
