@@ -37,6 +37,10 @@ dkperf, work = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else None
 os.makedirs(work, exist_ok=True)
 failures = []
+# The bound on report's peak memory for recordings built to exhaust it: far
+# below what following them would take. Sanitizer runtimes (shadow memory,
+# ASan's quarantine of freed blocks) about double a process's peak.
+PEAK_KIB = 64 * 1024 * (2 if os.environ.get("DK_SANITIZED") else 1)
 
 
 def check(cond, what):
@@ -166,7 +170,8 @@ def case_memory():
           f"{len(full)} frames hold every sample:\n" + text[:600])
     check(len(re.findall(r"^\s+[\d.]+%\s+2\.00%\s+600\s+deep\.so", text, re.M)) == 50,
           "the 50 innermost frames hold 600 samples each")
-    check(rss < 64 * 1024, f"report --stdio of a {len(data)}-byte recording peaked at {rss} KiB")
+    check(rss < PEAK_KIB, f"report --stdio of a {len(data)}-byte recording peaked at {rss} KiB "
+          f"(bound {PEAK_KIB})")
     folded = os.path.join(work, "deep.folded")
     with open(folded, "wb") as f:
         p = subprocess.run([dkperf, "report", "-i", path, "--folded"], stdout=f,
@@ -176,10 +181,10 @@ def case_memory():
     lines = open(folded).read().splitlines()
     check(len(lines) == 50 and sum(int(x.rsplit(" ", 1)[1]) for x in lines) == 30000,
           f"deep --folded: {len(lines)} lines")
-    check(rss < 64 * 1024, f"report --folded peaked at {rss} KiB")
+    check(rss < PEAK_KIB, f"report --folded peaked at {rss} KiB")
     for opt in ("--speedscope", "--html"):
         rc, _, err, rss = run("report", "-i", path, opt, "/dev/null", timeout=300)
-        check(rc == 0 and rss < 64 * 1024, f"deep {opt}: exit {rc} {err!r}, peak {rss} KiB")
+        check(rc == 0 and rss < PEAK_KIB, f"deep {opt}: exit {rc} {err!r}, peak {rss} KiB")
 
 
 def case_multiply():
@@ -196,7 +201,7 @@ def case_multiply():
     check(rc == 1 and err.count("\n") == 1 and re.search(
         r"its stacks come to more than \d+ distinct nodes, from a file of \d+ bytes: refused", err),
         f"stacks multiplied by processes: {rc} {err!r}")
-    check(rss < 64 * 1024, f"refused after a peak of {rss} KiB")
+    check(rss < PEAK_KIB, f"refused after a peak of {rss} KiB (bound {PEAK_KIB})")
 
 
 def elf_symbol(path, name, where=None):
