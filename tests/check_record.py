@@ -203,7 +203,7 @@ check(p.returncode == 0 and "<svg" in open(html).read(), "--html")
 # Errors: one line each, non-zero, no file left behind.
 bad = path("bad.data")
 p = run("record", "-e", "no-such-event", "-o", bad, "--", prog, "0.1")
-check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no-such-event" in p.stderr,
+check(p.returncode == 2 and p.stderr.count("\n") == 1 and "no-such-event" in p.stderr,
       f"unknown event: {p.returncode} {p.stderr!r}")
 check(not os.path.exists(bad), "no file for an unknown event")
 p = run("record", "-o", bad, "--", "/nonexistent/command")

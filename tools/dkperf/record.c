@@ -366,11 +366,15 @@ int cmd_record(int argc, char **argv)
          * anything. "timer" is no event of a database but the library's
          * time-based sampling, where the backend has one. */
         bool timer = strcmp(name, "timer") == 0;
-        const dk_database_event *ev;
-        int r2 = timer ? 0 : dk_sampler_resolve(s, name, &ev);
-        if (r2 != 0) {
+        bool unavailable = false;
+        int r2 = timer ? 0 : cli_check_event("record", s, name, &unavailable);
+        if (r2 == 0 && unavailable) {
+            /* Known but not here: nothing to sample it with. */
             cli_error("record", "event '%.64s': %s", name, dk_last_error());
-            exit_rc = EXIT_SETUP;
+            r2 = EXIT_SETUP;
+        }
+        if (r2 != 0) {
+            exit_rc = r2;
             goto out;
         }
         evs[i].name = name;
