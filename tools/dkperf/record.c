@@ -331,6 +331,7 @@ int cmd_record(int argc, char **argv)
     size_t n = o.nevents ? o.nevents : 1;
     int fd = -1, status = 0, exit_rc = 0;
     bool file_made = false, ran = false;
+    char *kept = NULL; /* FILE.old, when an earlier recording was moved there */
     dk_sampling *smp = NULL;
     spawn_child c = {-1, -1, -1, NULL};
 
@@ -390,6 +391,29 @@ int cmd_record(int argc, char **argv)
                      "frequency mode; EV/N or -c sets the period)\n",
                      name, o.nevents ? "" : " (the default event)", RECORD_KPERF_PERIOD);
             notice = kperf_notice;
+        }
+    }
+
+    /* An earlier recording is kept as FILE.old, as perf keeps perf.data.old
+     * (any name; an empty file or one that is not a regular file, such as
+     * /dev/null, is not a recording). */
+    struct stat old_st;
+    if (stat(o.output, &old_st) == 0 && S_ISREG(old_st.st_mode) && old_st.st_size > 0) {
+        size_t len = strlen(o.output) + sizeof ".old";
+        kept = malloc(len);
+        if (kept == NULL) {
+            cli_error("record", "out of memory");
+            exit_rc = EXIT_SETUP;
+            goto out;
+        }
+        snprintf(kept, len, "%s.old", o.output);
+        if (rename(o.output, kept) != 0) {
+            cli_error("record", "-o %s: cannot keep the earlier recording as %s: %s", o.output,
+                      kept, strerror(errno));
+            free(kept);
+            kept = NULL;
+            exit_rc = EXIT_SETUP;
+            goto out;
         }
     }
 
@@ -595,6 +619,10 @@ out:
     /* Nothing ran: no recording is left behind to be mistaken for one. */
     if (file_made && !ran)
         unlink(o.output);
+    /* ... and the earlier one is put back. */
+    if (kept != NULL && !ran && rename(kept, o.output) != 0)
+        cli_error("record", "the earlier recording is left as %s: %s", kept, strerror(errno));
+    free(kept);
     record_options_free(&o);
     if (exit_rc != 0)
         return exit_rc;
