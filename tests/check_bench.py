@@ -6,15 +6,18 @@ run as often as asked, and nothing left acquired after a run or an error.
 usage: check_bench.py DKPERF WORK_COMMAND   (DKPERF_FRAMEWORK_ROOT etc. from the environment;
        with DKPERF_SIM_STATE unset, a state file is used when the frameworks are simulated)
 """
+import atexit
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 dkperf, work = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="dkperf-bench-")
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, a failed check's too
 env = dict(os.environ)
 sim = bool(env.get("DKPERF_FRAMEWORK_ROOT"))
 state = os.path.join(tmp, "sim-state")

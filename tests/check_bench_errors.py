@@ -6,14 +6,17 @@ first run, hostile baselines are named, not read forever.
 usage: check_bench_errors.py DKPERF   (DKPERF_FRAMEWORK_ROOT etc. from the environment;
        with it set, a state file checks that nothing stays acquired)
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 dkperf = os.path.abspath(sys.argv[1])
 tmp = tempfile.mkdtemp(prefix="dkperf-bench-errors-")
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, a failed check's too
 env = dict(os.environ)
 sim = bool(env.get("DKPERF_FRAMEWORK_ROOT"))
 state = os.path.join(tmp, "sim-state")

@@ -12,7 +12,9 @@ lands it there):
 usage: check_bench_signal_window.py DKPERF SHIM [--after-reap]
 (DKPERF_FRAMEWORK_ROOT as the test sets it)
 """
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import tempfile
 dkperf, shim = sys.argv[1], sys.argv[2]
 after_reap = "--after-reap" in sys.argv[3:]
 tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, a failed check's too
 starts = os.path.join(tmp, "starts")
 failures = []
 

@@ -6,7 +6,9 @@ file says force_all_ctrs 0 afterwards) and dkperf then ends by the signal
 
 usage: check_held_signals.py DKPERF SIM_ROOT
 """
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import time
 
 dkperf, sim_root = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, a failed check's too
 state = os.path.join(tmp, "state")
 failures = []
 

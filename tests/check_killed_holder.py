@@ -18,7 +18,9 @@ Instruments would be) is left as it is, without a word.
 usage: check_killed_holder.py DKPERF SIM_ROOT BUSY
 (BUSY: tests/region_program, run as `--work-only --burn-ms MS`).
 """
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +29,7 @@ import time
 
 dkperf, sim_root, busy = sys.argv[1], sys.argv[2], sys.argv[3]
 tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, a failed check's too
 state = os.path.join(tmp, "state")
 env = dict(os.environ, DKPERF_FRAMEWORK_ROOT=sim_root, DKPERF_SIM_STATE=state)
 failures = []

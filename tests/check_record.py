@@ -200,10 +200,36 @@ html = path("prog.html")
 p = run("report", "-i", data, "--html", html)
 check(p.returncode == 0 and "<svg" in open(html).read(), "--html")
 
+# An earlier recording is kept as FILE.old (as perf keeps perf.data.old),
+# with the default name and with -o; a run whose command never ran puts
+# the last recording back.
+for args, name in ((["-o", "keep.data"], "keep.data"), ([], "dkperf.data")):
+    for f in (name, name + ".old"):
+        path(f)
+    first = second = None
+    for i in range(2):
+        q = subprocess.run([dkperf, "record", "-e", "cpu-clock", *args, "--", "/bin/true"],
+                           cwd=work, capture_output=True, text=True, timeout=120)
+        check(q.returncode == 0, f"record {args} #{i}: {q.returncode} {q.stderr!r}")
+        data = open(os.path.join(work, name), "rb").read()
+        if i == 0:
+            first = data
+        else:
+            second = data
+    old = os.path.join(work, name + ".old")
+    check(os.path.exists(old) and open(old, "rb").read() == first,
+          f"{name}: the earlier recording is not kept as {name}.old")
+    q = subprocess.run([dkperf, "record", "-e", "cpu-clock", *args, "--", "/nonexistent/command"],
+                       cwd=work, capture_output=True, text=True, timeout=120)
+    check(q.returncode == 127 and open(os.path.join(work, name), "rb").read() == second,
+          f"{name}: a command not found did not put the last recording back")
+    for f in (name, name + ".old"):
+        path(f)
+
 # Errors: one line each, non-zero, no file left behind.
 bad = path("bad.data")
 p = run("record", "-e", "no-such-event", "-o", bad, "--", prog, "0.1")
-check(p.returncode == 1 and p.stderr.count("\n") == 1 and "no-such-event" in p.stderr,
+check(p.returncode == 2 and p.stderr.count("\n") == 1 and "no-such-event" in p.stderr,
       f"unknown event: {p.returncode} {p.stderr!r}")
 check(not os.path.exists(bad), "no file for an unknown event")
 p = run("record", "-o", bad, "--", "/nonexistent/command")

@@ -92,6 +92,10 @@ def case_stdio():
     two = fixture_file("two.data", "--two-events")
     out = run("report", "-i", two).stdout
     check("# Event: cpu-clock" in out and "# Event: page-faults" in out, "a section per event")
+    # The total says its unit: nanoseconds for a clock, events otherwise.
+    check(re.search(r"# Event: cpu-clock .*: [0-9,]+ samples, [0-9,]+ ns in all$", out, re.M) and
+          re.search(r"# Event: page-faults .*: [0-9,]+ samples, [0-9,]+ events in all$", out, re.M),
+          f"the totals' units: {[l for l in out.splitlines() if l.startswith('# Event')]}")
     rows = rows_of(out.split("# Event: page-faults")[1])
     check(rows and rows[0][3][-1] == "fx_other" and rows[0][2] == 5 * ROUNDS,
           f"page-faults fell in fx_other: {rows[:1]}")

@@ -61,4 +61,22 @@ wait $pid
 status=$?
 [ $status -eq 0 ] || { cat "$tmp/j"; fail "an ignored SIGINT gave status $status"; }
 [ "$(runs "$tmp/j")" = 2 ] || { cat "$tmp/j"; fail "an ignored SIGINT ended the repeats"; }
-echo "repeats, exit statuses, -o, early and ignored SIGINT behave"
+# One rule for every command: a name no database knows is a usage error (2,
+# as perf's 129 for the same), said in one line that points at dkperf list.
+for cmd in "stat -e instructons -- true" "bench -r 2 -e instructons -- true" \
+           "record -e instructons -o $tmp/r.data -- true"; do
+    "$dkperf" $cmd >/dev/null 2>"$tmp/e"
+    status=$?
+    [ $status -eq 2 ] || { cat "$tmp/e"; fail "dkperf $cmd: status $status, expected 2"; }
+    [ "$(wc -l <"$tmp/e")" = 1 ] || { cat "$tmp/e"; fail "dkperf $cmd: not one line"; }
+    grep -q "did you mean instructions? (dkperf list shows the events)$" "$tmp/e" ||
+        { cat "$tmp/e"; fail "dkperf $cmd: no suggestion and pointer to dkperf list"; }
+done
+[ ! -e "$tmp/r.data" ] || fail "record left a file for an unknown event"
+# A mistyped command gets the nearest one.
+"$dkperf" stta -e x >/dev/null 2>"$tmp/e"
+status=$?
+[ $status -eq 2 ] || fail "dkperf stta: status $status, expected 2"
+[ "$(cat "$tmp/e")" = "dkperf: no command called stta; did you mean stat? (dkperf help lists them)" ] ||
+    { cat "$tmp/e"; fail "dkperf stta: no suggestion"; }
+echo "repeats, exit statuses, -o, unknown events and commands, early and ignored SIGINT behave"

@@ -48,7 +48,7 @@ grep -q "instructions:u .*insn per cycle" "$tmp/e" || { cat "$tmp/e"; fail "inst
 long=$(printf 'x%.0s' $(seq 1100))
 configs=$(printf ',config=0%.0s' $(seq 200))
 for case in "$long:u|the name is longer than 511 bytes" \
-            "$long|no event named x*\.\.\. in the linux database" \
+            "$long|no event named x*\.\.\. in the linux database (dkperf list shows the events)" \
             "$long:q|unknown modifier 'q' .*kernel mode)" \
             "software/config=0$configs/|is too long (a PMU name of at most 63 bytes, terms of at most 255)"; do
     ev=${case%%|*} cause=${case#*|}

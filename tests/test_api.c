@@ -641,6 +641,38 @@ TEST_CASE(too_many_events)
     dk_sampler_close(s);
 }
 
+/* A name a typo or two away from a known one gets it suggested; one far from
+ * every name gets no guess. */
+TEST_CASE(typos_get_the_nearest_names)
+{
+    dk_sampler *s = open_sampler();
+    dk_thread *t = NULL;
+    const char *typo = "instructons";
+    CHECK_ERR(dk_thread_open_names(s, &typo, 1, &t), DK_ENOEVENT);
+    CHECK_CONTAINS(dk_last_error(), "did you mean instructions");
+    typo = "CYLCES";
+    CHECK_ERR(dk_thread_open_names(s, &typo, 1, &t), DK_ENOEVENT);
+    CHECK_CONTAINS(dk_last_error(), "did you mean cycles");
+
+    /* A native name with one letter changed and one dropped. */
+    const dk_database *db = dk_sampler_database(s);
+    const char *native = dk_database_event_at(db, dk_database_event_count(db) / 2)->name;
+    char changed[128];
+    snprintf(changed, sizeof changed, "%s", native);
+    CHECK(strlen(changed) > 4);
+    changed[1] = changed[1] == 'Q' ? 'Z' : 'Q';
+    memmove(changed + 3, changed + 4, strlen(changed + 4) + 1);
+    typo = changed;
+    CHECK_ERR(dk_thread_open_names(s, &typo, 1, &t), DK_ENOEVENT);
+    CHECK_CONTAINS(dk_last_error(), "did you mean");
+    CHECK_CONTAINS(dk_last_error(), native);
+
+    typo = "QQQQQQQQQQ_NOTHING_LIKE_IT";
+    CHECK_ERR(dk_thread_open_names(s, &typo, 1, &t), DK_ENOEVENT);
+    CHECK(strstr(dk_last_error(), "did you mean") == NULL);
+    dk_sampler_close(s);
+}
+
 TEST_CASE(unknown_and_unavailable_events)
 {
     dk_sampler *s = open_sampler();

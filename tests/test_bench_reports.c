@@ -133,26 +133,34 @@ static char *slurp(const char *path)
     return buf;
 }
 
-static char tmpdir[64];
-
-static const char *tmp_path(const char *file)
-{
-    static char path[256];
-    if (tmpdir[0] == 0) {
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/dkb-reports-XXXXXX");
-        CHECK(mkdtemp(tmpdir) != NULL);
-    }
-    snprintf(path, sizeof path, "%s/%s", tmpdir, file);
-    return path;
-}
+static char tmpdir[512];
 
 static void cleanup(void)
 {
-    char cmd[128];
+    char cmd[600];
     if (tmpdir[0]) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        tmpdir[0] = 0;
         CHECK(system(cmd) == 0);
     }
+}
+
+/* A file in a folder of this case's own under $TMPDIR, removed by the case
+ * or, when a check fails first, at exit. */
+static const char *tmp_path(const char *file)
+{
+    static char path[600];
+    static bool registered;
+    if (tmpdir[0] == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/dkb-reports-XXXXXX", t != NULL && *t ? t : "/tmp");
+        CHECK(mkdtemp(tmpdir) != NULL);
+        if (!registered)
+            atexit(cleanup);
+        registered = true;
+    }
+    snprintf(path, sizeof path, "%s/%s", tmpdir, file);
+    return path;
 }
 
 /* Run the strict parser of check_bench_reports.py on a file. */

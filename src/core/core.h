@@ -32,6 +32,11 @@ int dk__sampler_settle(dk_sampler *s);
 /* Portable names: index of name (case-insensitive) or -1, and the native
  * candidates for a database family (NULL-terminated). */
 int dk__portable_index(const char *name);
+/* The names (portable, native or alias) nearest to a name the database does
+ * not know: those within one or two typos first, nearest first, then those
+ * that contain it. Fills near[] with up to max (at most 8) names the
+ * database or the portable table owns and returns how many. */
+size_t dk__database_near(const dk_database *db, const char *name, const char **near, size_t max);
 const char *const *dk__portable_candidates(int index, dk__family family);
 
 #endif /* DKPERF_CORE_H */

@@ -75,3 +75,59 @@ size_t dk_database_match(const dk_database *db, const char *partial,
     }
     return n;
 }
+
+/* Keep name in near[] (ordered by distance, then first seen), at most max. */
+static void near_add(const char **near, size_t *dist, size_t *n, size_t max, const char *name,
+                     size_t d)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (dk__strcasecmp(near[i], name) == 0)
+            return;
+    size_t at = *n;
+    while (at > 0 && dist[at - 1] > d)
+        at--;
+    if (at >= max)
+        return;
+    size_t last = *n < max ? *n : max - 1;
+    for (size_t i = last; i > at; i--) {
+        near[i] = near[i - 1];
+        dist[i] = dist[i - 1];
+    }
+    near[at] = name;
+    dist[at] = d;
+    if (*n < max)
+        (*n)++;
+}
+
+size_t dk__database_near(const dk_database *db, const char *name, const char **near, size_t max)
+{
+    if (db == NULL || name == NULL || max == 0)
+        return 0;
+    /* One typo in a short name, two in a longer one: more would suggest
+     * names that have nothing to do with what was typed. */
+    size_t len = strlen(name), limit = len < 4 ? 1 : 2;
+    size_t dist[8], n = 0;
+    if (max > 8)
+        max = 8;
+    for (size_t i = 0; dk_portable_name(i) != NULL; i++) {
+        size_t d = dk__edit_distance(name, dk_portable_name(i), limit);
+        if (d <= limit)
+            near_add(near, dist, &n, max, dk_portable_name(i), d);
+    }
+    for (size_t i = 0; i < db->event_count; i++) {
+        const dk_database_event *ev = &db->events[i];
+        size_t d = dk__edit_distance(name, ev->name, limit);
+        if (d <= limit)
+            near_add(near, dist, &n, max, ev->name, d);
+        if (ev->alias != NULL && (d = dk__edit_distance(name, ev->alias, limit)) <= limit)
+            near_add(near, dist, &n, max, ev->alias, d);
+    }
+    /* Then the names that contain what was typed ("clock": cpu-clock). */
+    for (size_t i = 0; i < db->event_count && n < max; i++) {
+        const dk_database_event *ev = &db->events[i];
+        if (dk__strcasestr(ev->name, name) ||
+            (ev->alias != NULL && dk__strcasestr(ev->alias, name)))
+            near_add(near, dist, &n, max, ev->name, limit + 1);
+    }
+    return n;
+}

@@ -117,15 +117,15 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
                         dk__event_ident(known), here(s), chips);
     }
 
-    /* Suggest events whose names contain what was asked for. */
-    const dk_database_event *near[3];
-    size_t found = dk_database_match(&s->db, name, near, 3);
+    /* Suggest the names within a typo or two, then those that contain it. */
+    const char *near[3];
+    size_t found = dk__database_near(&s->db, name, near, 3);
     if (found == 0)
         return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database", DK__SHOWN(name), s->db.name);
     return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database; did you mean %s%s%s%s%s?",
-                    DK__SHOWN(name), s->db.name, near[0]->name, found > 1 ? ", " : "",
-                    found > 1 ? near[1]->name : "", found > 2 ? ", " : "",
-                    found > 2 ? near[2]->name : "");
+                    DK__SHOWN(name), s->db.name, near[0], found > 1 ? ", " : "",
+                    found > 1 ? near[1] : "", found > 2 ? ", " : "",
+                    found > 2 ? near[2] : "");
 }
 
 int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **out,

@@ -73,6 +73,11 @@ void dk__root_key(const char *root, char *key, size_t size);
 int dk__strcasecmp(const char *a, const char *b);
 bool dk__strcasestr(const char *hay, const char *needle);
 
+/* Case-insensitive edit distance (insertions, deletions, substitutions)
+ * between a and b, or limit + 1 when it is above limit or either string is
+ * longer than 64 bytes: for "did you mean" suggestions. */
+size_t dk__edit_distance(const char *a, const char *b, size_t limit);
+
 /* Sort n events by name; perm receives, for each sorted position, the
  * event's index before sorting. Returns 0 or DK_ENOMEM. */
 int dk__sort_events(dk_database_event *events, size_t n, size_t *perm);

@@ -610,18 +610,8 @@ int cmd_bench(int argc, char **argv)
     ru.s = s;
     if (s != NULL)
         rep.backend = dk_sampler_backend(s);
-    for (size_t i = 0; rc == 0 && i < ru.n; i++) {
-        const dk_database_event *ev;
-        int r = dk_sampler_resolve(s, ru.names[i], &ev);
-        if (r == DK_ENOMEM) {
-            cli_error("bench", "out of memory while looking up event '%s'", ru.names[i]);
-            rc = EXIT_SETUP;
-        } else if (r != 0 && r != DK_EUNAVAILABLE) {
-            cli_error("bench", "event '%.64s%s': %s", ru.names[i],
-                      strlen(ru.names[i]) > 64 ? "..." : "", dk_last_error());
-            rc = EXIT_USAGE;
-        }
-    }
+    for (size_t i = 0; rc == 0 && i < ru.n; i++)
+        rc = cli_check_event("bench", s, ru.names[i], NULL);
     /* A backend without DK_GROUP_CHILDREN, or one that cannot open the
      * events so, leaves the held-child path, which reports what fails. */
     if (rc == 0 && dk_group_open(s, DK_SCOPE_PROCESS, 0, (const char *const *)ru.names, ru.n,

@@ -26,6 +26,16 @@ dk_sampler *cli_open_sampler(const char *command, const char *backend);
 dk_sampler *cli_open_sampler_flags(const char *command, const char *backend, unsigned flags);
 
 /*
+ * Look an event name up before anything runs. Returns 0 when a database
+ * knows it (*unavailable, when not NULL, then says whether this machine
+ * lacks it, with dk_last_error() saying why), or an exit status after one
+ * line: EXIT_USAGE for a name no database knows (with a pointer to dkperf
+ * list) or a spec that does not parse, EXIT_SETUP for what this machine
+ * cannot do or out of memory.
+ */
+int cli_check_event(const char *command, dk_sampler *s, const char *name, bool *unavailable);
+
+/*
  * Give the sampler's counters back (dk_sampler_release) before closing it.
  * Returns 0, or EXIT_SETUP with why set to one line that says what is left
  * behind and how to restore it.

@@ -7,6 +7,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "util/util.h"
 #include "record.h"
 #include "report.h"
 #include "signals.h"
@@ -86,6 +87,21 @@ static int run(int argc, char **argv)
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("dkperf %s (libdkperf %s)\n", DKPERF_TOOL_VERSION, dk_version());
         return 0;
+    }
+    static const char *const commands[] = {"info", "list", "stat", "bench", "record", "report", "help"};
+    const char *near = NULL;
+    size_t best = 3;
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        size_t d = dk__edit_distance(cmd, commands[i], 2);
+        if (d < best) {
+            best = d;
+            near = commands[i];
+        }
+    }
+    if (near != NULL) { /* one line, as for every other usage error */
+        fprintf(stderr, "dkperf: no command called %s; did you mean %s? (dkperf help lists them)\n",
+                cmd, near);
+        return EXIT_USAGE;
     }
     fprintf(stderr, "dkperf: no command called %s\n", cmd);
     usage(stderr);

@@ -331,6 +331,7 @@ int cmd_record(int argc, char **argv)
     size_t n = o.nevents ? o.nevents : 1;
     int fd = -1, status = 0, exit_rc = 0;
     bool file_made = false, ran = false;
+    char *kept = NULL; /* FILE.old, when an earlier recording was moved there */
     dk_sampling *smp = NULL;
     spawn_child c = {-1, -1, -1, NULL};
 
@@ -366,11 +367,15 @@ int cmd_record(int argc, char **argv)
          * anything. "timer" is no event of a database but the library's
          * time-based sampling, where the backend has one. */
         bool timer = strcmp(name, "timer") == 0;
-        const dk_database_event *ev;
-        int r2 = timer ? 0 : dk_sampler_resolve(s, name, &ev);
-        if (r2 != 0) {
+        bool unavailable = false;
+        int r2 = timer ? 0 : cli_check_event("record", s, name, &unavailable);
+        if (r2 == 0 && unavailable) {
+            /* Known but not here: nothing to sample it with. */
             cli_error("record", "event '%.64s': %s", name, dk_last_error());
-            exit_rc = EXIT_SETUP;
+            r2 = EXIT_SETUP;
+        }
+        if (r2 != 0) {
+            exit_rc = r2;
             goto out;
         }
         evs[i].name = name;
@@ -386,6 +391,29 @@ int cmd_record(int argc, char **argv)
                      "frequency mode; EV/N or -c sets the period)\n",
                      name, o.nevents ? "" : " (the default event)", RECORD_KPERF_PERIOD);
             notice = kperf_notice;
+        }
+    }
+
+    /* An earlier recording is kept as FILE.old, as perf keeps perf.data.old
+     * (any name; an empty file or one that is not a regular file, such as
+     * /dev/null, is not a recording). */
+    struct stat old_st;
+    if (stat(o.output, &old_st) == 0 && S_ISREG(old_st.st_mode) && old_st.st_size > 0) {
+        size_t len = strlen(o.output) + sizeof ".old";
+        kept = malloc(len);
+        if (kept == NULL) {
+            cli_error("record", "out of memory");
+            exit_rc = EXIT_SETUP;
+            goto out;
+        }
+        snprintf(kept, len, "%s.old", o.output);
+        if (rename(o.output, kept) != 0) {
+            cli_error("record", "-o %s: cannot keep the earlier recording as %s: %s", o.output,
+                      kept, strerror(errno));
+            free(kept);
+            kept = NULL;
+            exit_rc = EXIT_SETUP;
+            goto out;
         }
     }
 
@@ -591,6 +619,10 @@ out:
     /* Nothing ran: no recording is left behind to be mistaken for one. */
     if (file_made && !ran)
         unlink(o.output);
+    /* ... and the earlier one is put back. */
+    if (kept != NULL && !ran && rename(kept, o.output) != 0)
+        cli_error("record", "the earlier recording is left as %s: %s", kept, strerror(errno));
+    free(kept);
     record_options_free(&o);
     if (exit_rc != 0)
         return exit_rc;

@@ -23,6 +23,15 @@ typedef struct row {
     int32_t pid;
 } row;
 
+/* Whether a recorded event is one of perf's clocks (cpu-clock, task-clock,
+ * with or without modifiers), whose periods are nanoseconds. */
+static bool clock_event(const char *name)
+{
+    size_t len = strcspn(name, ":");
+    return (len == 9 && strncmp(name, "cpu-clock", 9) == 0) ||
+           (len == 10 && strncmp(name, "task-clock", 10) == 0);
+}
+
 static bool by_children_order;
 
 /* An event's samples and their weight. */
@@ -263,8 +272,10 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             fprintf(out, "%" PRIu64 " samples a second", ev->freq);
         else
             fprintf(out, "one sample every %" PRIu64, ev->period);
-        fprintf(out, "): %s samples, %s in all\n#\n", fmt_count(nsamples, b1, sizeof b1),
-                fmt_count(total, b2, sizeof b2));
+        /* A sample weighs its period: nanoseconds for the clocks, events
+         * for the rest. */
+        fprintf(out, "): %s samples, %s %s in all\n#\n", fmt_count(nsamples, b1, sizeof b1),
+                fmt_count(total, b2, sizeof b2), clock_event(ev->name) ? "ns" : "events");
         if (nsamples == 0)
             continue;
         by_children_order = by_children;

@@ -73,20 +73,8 @@ int cmd_stat(int argc, char **argv)
         n = ndefaults;
     }
     /* Names no database knows are mistakes: refuse them before running anything. */
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const dk_database_event *ev;
-        int r = dk_sampler_resolve(s, names[i], &ev);
-        if (r == DK_ENOMEM) {
-            cli_error("stat", "out of memory while looking up event '%s'", names[i]);
-            rc = EXIT_SETUP;
-        } else if (r != 0 && r != DK_EUNAVAILABLE) {
-            /* A long name is cut short, as the library's message does, so
-             * that the cause is seen. */
-            cli_error("stat", "event '%.64s%s': %s", names[i], strlen(names[i]) > 64 ? "..." : "",
-                      dk_last_error());
-            rc = EXIT_SETUP;
-        }
-    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = cli_check_event("stat", s, names[i], NULL);
     rep.n = n;
     for (size_t i = 0; rc == 0 && i < n; i++)
         rep.names[i] = names[i];

@@ -104,6 +104,28 @@ dk_sampler *cli_open_sampler_flags(const char *command, const char *backend, uns
     return s;
 }
 
+int cli_check_event(const char *command, dk_sampler *s, const char *name, bool *unavailable)
+{
+    const dk_database_event *ev;
+    int r = dk_sampler_resolve(s, name, &ev);
+    if (unavailable != NULL)
+        *unavailable = r == DK_EUNAVAILABLE;
+    if (r == 0 || r == DK_EUNAVAILABLE)
+        return 0;
+    if (r == DK_ENOMEM) {
+        cli_error(command, "out of memory while looking up event '%.64s'", name);
+        return EXIT_SETUP;
+    }
+    /* A long name is cut short, as the library's message does, so that the
+     * cause is seen. A name no database knows, or a spec that does not
+     * parse, is a usage error, as perf has it. */
+    const char *why = dk_last_error();
+    bool pointer = r == DK_ENOEVENT && strstr(why, "(see ") == NULL; /* not twice */
+    cli_error(command, "event '%.64s%s': %s%s", name, strlen(name) > 64 ? "..." : "", why,
+              pointer ? " (dkperf list shows the events)" : "");
+    return r == DK_ENOEVENT || r == DK_EINVAL ? EXIT_USAGE : EXIT_SETUP;
+}
+
 int cli_release_sampler(dk_sampler *s, char *why, size_t size)
 {
     if (dk_sampler_release(s) == 0)
