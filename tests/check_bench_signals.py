@@ -8,7 +8,9 @@ held.
 
 usage: check_bench_signals.py BENCH_PROGRAM SIM_ROOT
 """
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ import time
 
 prog, sim_root = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp, True)  # on every exit, a failed check's too
 state = os.path.join(tmp, "state")
 failures = []
 
