@@ -30,6 +30,8 @@ if [ "$level" != build ]; then
         strace:strace                   # report opens no image it should not
         linux-perf:perf                 # dkperf stat checked against perf stat
         chromium:chromium               # renders the HTML flame graph and dkbench report
+        fonts-liberation:/usr/share/fonts/truetype/liberation  # whose layout is measured in
+                                        # Arial's metrics (another font is wider)
     )
 fi
 if [ "$level" = ci ]; then
