@@ -288,10 +288,25 @@ def case_macho():
     check(re.search(r"no symbols: .*UUID", out), "the wrong UUID is reported:\n" + out)
 
 
-cases = {"macho": case_macho, "stdio": case_stdio, "folded": case_folded, "speedscope": case_speedscope,
+def case_noelf():
+    """DKPERF built without elfutils: each report, whatever its output, says
+    once on stderr why its ELF functions are addresses."""
+    data = fixture_file("noelf.data")
+    for args in ([], ["--folded"], ["--html", os.path.join(work, "noelf.html")],
+                 ["--speedscope", os.path.join(work, "noelf.json")]):
+        p = run("report", "-i", data, *args)
+        lines = p.stderr.splitlines()
+        check(len(lines) == 1 and "built without elfutils" in lines[0] and "libelf-dev" in lines[0],
+              f"report {' '.join(args)}: one line naming elfutils and libelf-dev on stderr: {p.stderr!r}")
+        if not args:
+            check(re.search(r"\[record_fixture\+0x[0-9a-f]+\]", p.stdout),
+                  "the addresses are image+offset:\n" + p.stdout)
+
+
+cases = {"macho": case_macho, "noelf": case_noelf, "stdio": case_stdio, "folded": case_folded, "speedscope": case_speedscope,
          "html": case_html, "errors": case_errors}
 for name, fn in cases.items():
-    if only is None or only == name:
+    if only == name or (only is None and name != "noelf"):
         fn()
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")

@@ -159,6 +159,10 @@ int cmd_report(int argc, char **argv)
         dkrec_free(rec);
         return EXIT_SETUP;
     }
+    /* Once per report, whatever the output: a flame graph of addresses
+     * says nothing of why. */
+    if (p.missing_reader != NULL)
+        cli_error("report", "note: %s", p.missing_reader);
     int rc = 0;
     if (stdio_table && report_stdio(stdout, &p, sort, by_children) != 0)
         rc = EXIT_SETUP;

@@ -52,6 +52,9 @@ typedef struct rprofile {
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
     size_t n_notes;
+    /* Set when an address stayed image+offset for want of a reader this
+     * build lacks (sym_image_missing_reader): report says it on stderr. */
+    const char *missing_reader;
 } rprofile;
 
 /* A map from a pair of numbers to a number (open addressing). */

@@ -283,6 +283,8 @@ static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf)
     const char *sym = sym_lookup(im, m->start, m->pgoff, look, &off);
     if (sym != NULL)
         return frame_id(b, sym, dso);
+    if (sym_image_missing_reader(im) != NULL)
+        b->p->missing_reader = sym_image_missing_reader(im);
     const char *problem = sym_image_problem(im);
     if (problem != NULL && m->path[0] == '/') {
         char line[1024];

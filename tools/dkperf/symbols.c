@@ -38,6 +38,7 @@ struct sym_image {
     uint8_t id[DKREC_ID_MAX];
     image_kind kind;
     char problem[300]; /* "" when symbols were read */
+    const char *missing_reader; /* sym_image_missing_reader */
     sym *syms;
     size_t nsyms;
     segment *segs;
@@ -480,6 +481,9 @@ static int open_image(sym_image *im)
 #else
         snprintf(im->problem, sizeof im->problem,
                  "an ELF image, and this dkperf was built without elfutils");
+        im->missing_reader = "this dkperf was built without elfutils' libelf: functions in "
+                             "ELF images are shown as [image+offset] (install libelf-dev and "
+                             "pkg-config, then build it again)";
 #endif
     } else if (macho) {
 #ifdef DKPERF_HAVE_MACHO
@@ -496,6 +500,8 @@ static int open_image(sym_image *im)
 #else
         snprintf(im->problem, sizeof im->problem,
                  "a Mach-O image, and this dkperf was built without a Mach-O reader");
+        im->missing_reader = "this dkperf was built without the Mach-O reader: functions in "
+                             "Mach-O images are shown as [image+offset]";
 #endif
     } else {
         snprintf(im->problem, sizeof im->problem, "neither ELF nor Mach-O");
@@ -570,6 +576,11 @@ sym_image *symbols_image(symbols *s, const char *path, unsigned id_kind, const u
 const char *sym_image_problem(const sym_image *im)
 {
     return im->kind == KIND_NONE ? im->problem : NULL;
+}
+
+const char *sym_image_missing_reader(const sym_image *im)
+{
+    return im->missing_reader;
 }
 
 const char *sym_lookup(sym_image *im, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,

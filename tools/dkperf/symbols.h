@@ -38,6 +38,10 @@ const char *sym_lookup(sym_image *im, uint64_t map_start, uint64_t map_pgoff, ui
  * found", ...), or NULL when it was read. */
 const char *sym_image_problem(const sym_image *im);
 
+/* When the image gives no names because this build has no reader for its
+ * format, one sentence saying so and what would give them; else NULL. */
+const char *sym_image_missing_reader(const sym_image *im);
+
 /* What this build can read, for the report's notes: e.g. "ELF (elfutils
  * libelf)", "Mach-O". */
 const char *symbols_readers(void);
