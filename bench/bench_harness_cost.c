@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench_harness_cost.c - what libdkbench's harness costs per sample, next
  * to what it must cost at most, measured side by side in one run; and how

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench_overhead.c - what one run of `dkperf bench` costs next to
  * `hyperfine -N` and a bare posix_spawn + waitpid loop, all on /bin/true.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Every allocation bench/overhead makes may fail: with tests/malloc_fail.c
 # preloaded, make the N-th one fail for N = 1..K (K: the allocations of a
 # clean run) and check that it then succeeds or exits 2 with an "overhead:"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * overhead.c - what dk_thread_sample costs on top of the raw call it wraps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record_overhead.c - what `dkperf record -e cpu-clock -F 999 -g` costs next
  * to `perf record` with the same options, on the same CPU-bound program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_overhead.c - what `dkperf stat` costs next to `perf stat`: each runs
  * `-e task-clock -- /bin/true` many times, alternating, and the whole

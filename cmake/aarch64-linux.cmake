@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Cross-build for 64-bit ARM Linux with Debian's gcc-aarch64-linux-gnu.
 # The programs run in the QEMU guest of tests/qemu/run.sh, with the target's
 # glibc copied next to them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Cross-compile for macOS with Zig's C compiler.
 # DKPERF_ZIG_WRAPPERS: directory holding cc, ar and ranlib wrappers that run
 # `zig cc -target <triple>` and friends (scripts/cross-build-macos.sh writes them).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Two ways to sum an array. Run `bench_example --save-baseline before`, then
  * `bench_example --baseline before` to see the changes against the first run. */
 #include <dkbench.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * quickstart.c - count instructions and cycles around a loop on this
  * thread, and print the IPC.

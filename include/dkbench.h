@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkbench.h - micro-benchmarks measured with hardware counters.
  *

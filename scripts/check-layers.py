@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Check that the #include "..." lines of src/, tools/ and include/ respect
 the layers of doc/ARCHITECTURE.md: a file may include only headers of its own
 layer or of a lower one, and no chain of includes may come back to where it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Cross-build libdkperf (and whatever else the CMake project builds for a
 # Mac) for macOS arm64 and x86_64 with Zig's C compiler, then check that the
 # outputs are Mach-O for the right CPU and import nothing but libSystem

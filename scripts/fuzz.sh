@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Build the libFuzzer targets (clang, ASan+UBSan) and run each for a while
 # on a copy of its seed corpus. Fails on any finding; a crashing input is
 # left in <build>/fuzz-findings/<target>/.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Install, on Debian or Ubuntu (apt-get; root, or sudo), what the build
 # needs; with --tests also what the tests need, with --ci also what the
 # other .ci/run stages need. Installs only the packages missing; prints

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Install what the tests need (scripts/setup.sh --tests), build everything
 # (library, tool, tests, examples, benchmarks) with warnings as errors and
 # run every test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * api.h - helpers for the tests of the public API against the simulated
  * frameworks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * api_program.c - a user's program: public headers only, linked against the
  * shared library. It opens a sampler, counts fixed and configurable events

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf bench end to end: the JSON export parsed strictly against its schema,
 the CSV and Markdown exports, baselines saved and compared, --prepare and -w
 run as often as asked, and nothing left acquired after a run or an error.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf bench when things go wrong: a later command that fails keeps the
 earlier results (report and exports), export files are checked before the
 first run, hostile baselines are named, not read forever.

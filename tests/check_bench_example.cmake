@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run examples/bench_example as a user would: list, save a baseline,
 # compare with it, and refuse a bad option and a missing baseline.
 file(REMOVE_RECURSE ${WORK})

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Render libdkbench's sample HTML report (a benchmark with its baseline
 # overlaid) in headless Chromium and check the plots were drawn: the PNG
 # decodes and holds many pixels of each plot colour (bars, fitted line,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Compile a DK_BENCH_LOOP benchmark at -O2 and check in its disassembly
 that the loop an iteration runs is short and calls nothing: the body (here
 an empty asm), a decrement and a branch back.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Read a libdkbench report with a strict parser and check its layout.
 
 usage: check_bench_reports.py FORMAT FILE [baseline]

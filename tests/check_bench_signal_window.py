@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf bench and a signal in the windows around a run (tests/signal_window.c
 lands it there):
 

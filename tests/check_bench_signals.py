@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """A dkbench program (dk_bench_main) that a signal ends while it holds the
 counters gives them back first, as dkperf.h asks of every program that holds
 a sampler: on the simulated frameworks nothing is left forced or counting,

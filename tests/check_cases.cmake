@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Every compiled test case is registered with ctest, and every registered
 # case is compiled: compares each test binary's `--list` (check.h's
 # registry) with the cases dk_test found by scanning for TEST_CASE( lines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * check_cases_fixture.c - a test binary whose cases CMake's scan does not
  * all find: one at the start of a line, one indented, one made by a macro.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Check the dynamic symbols a shared library defines.
 #   MODE=library    LIB=libdkperf.so   only dk_ functions, each in the version
 #                   node matching the regex VERSION (e.g. DKPERF_0[.][12]) when given, and exactly

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """A signal that reaches dkperf stat while it holds the counters does not
 kill it with the counters taken: they are given back (the simulated state
 file says force_all_ctrs 0 afterwards) and dkperf then ends by the signal

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Install the build into WORK/prefix, then build a consumer against it with
 # find_package(dkperf) and with pkg-config, and run both.
 file(REMOVE_RECURSE ${WORK})

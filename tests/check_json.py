@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Run dkperf with --json and check the output parses and carries its fields.
 
 usage: check_json.py DKPERF WORK_COMMAND...   (DKPERF_FRAMEWORK_ROOT etc. from the environment)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """After a `dkperf record` killed with SIGKILL while it holds the counters,
 the next `dkperf stat` does not adopt the dead process's force_all_ctrs
 and leave it set: on a Mac the kernel gives force_all_ctrs back when the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Every allocation of the Mach-O reader may fail: with tests/malloc_fail.c
 # preloaded, make the N-th allocation of test_macho's case
 # allocation_failures_leave_nothing fail for N = 1..K (K: the allocations of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # dkperf info and dkperf list read and never change machine state: with
 # every kpc_force_all_ctrs_set failing they still print the privileged
 # kperf output, and the simulated machine state (DKPERF_SIM_STATE) still

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The C example of README.md ("From C:") as a reader copies it: its lines
 # (the #include lines at the top, the rest as main's body, after a work()
 # to measure) compile with -Wall -Werror against dkperf.h and run. On the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf record end to end on this Linux machine (software events when
 there is no PMU): record a CPU-bound program with frame pointers, report it,
 and check that its hottest function comes first, that the sample count

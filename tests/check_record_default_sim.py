@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf record's defaults on the kperf backend (simulated frameworks, not
 Apple hardware): kpc has no frequency mode, so `dkperf record -- PROG`
 with no event and no rate must not ask cycles for 4000 samples a second

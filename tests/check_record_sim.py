@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf record on the simulated frameworks (macOS paths, kperf backend;
 simulated, not Apple hardware): `dkperf record -e cycles/100000 -g -- PROG`
 produces samples whose stacks name PROG's functions; unprivileged it says

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Regenerate the event tables from DATA into WORK and compare them with the
 # committed files under SRC, byte for byte.
 if(NOT EXISTS "${DATA}/apple-events.tsv")

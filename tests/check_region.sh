@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The region program against perf stat on the same work (Linux, no
 # framework root), or against the unprivileged simulated Mac (--sim).
 # usage: check_region.sh <region_program> [--sim]

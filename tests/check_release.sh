@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # When the counters cannot be given back (simulated: the second
 # kpc_force_all_ctrs_set fails with EIO), dkperf says what is left behind
 # and how to restore it, and exits non-zero; stat still prints its report.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf report on a recording written by tests/record_fixture (its own
 functions at their real addresses, maps and build-ids from /proc/self/maps):
 the table (--stdio, every --sort), folded stacks, speedscope JSON (strict

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf report on hostile input, each file written here byte by byte (the
 format of doc/RECORD-FORMAT.md): a FIFO with no writer, a directory, an
 empty file, a cut header, a bad CRC, absurd counts and lengths, stack nodes

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Render dkperf report's HTML flame graph of a recording of known content
 # (tests/record_fixture) in headless Chromium, as check_bench_html.sh does
 # for dkbench's report, and check that the flame graph was drawn: the PNG

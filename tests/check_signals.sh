@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Ctrl-C during dkperf stat reaches the command; dkperf still reports the
 # counts and exits as the command did (130 for SIGINT).
 # usage: check_signals.sh DKPERF

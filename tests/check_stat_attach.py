@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf stat -I (intervals), -p/-t (attaching) and --timeout, end to end.
 
 usage: check_stat_attach.py DKPERF SIM_ROOT

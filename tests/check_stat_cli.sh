@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # dkperf stat's process handling: repeats, exit statuses, the -o file,
 # and a Ctrl-C that lands before the command has started.
 # usage: check_stat_cli.sh DKPERF SIM_ROOT FORK_DELAY_SO|-

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # What dkperf stat says about events it cannot count as asked: events a
 # backend cannot count at all are <not supported> whatever their
 # modifiers, every message names its cause in full, and modifiers do not

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf stat's breakdowns: -A, --per-core, --per-level and -C, in the human,
 CSV and JSON reports, on Linux (software events) and on every simulated chip
 (per-CPU counts, P and E totals that add up to the system total, a command's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # dkperf stat -x, against perf stat on the same command (Linux).
 # usage: check_stat_vs_perf.sh DKPERF CMD [ARGS...]
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """bench/time_to_answer/time_to_answer.py with stand-ins for the three
 programs, whose estimates are set here: its spreads, ratios and verdicts
 against figures worked out by hand, including the bare loop's (--bare).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # On a machine without a hardware PMU, each command says once why its
 # hardware events cannot be counted: one line naming them all, however
 # many CPUs, levels or runs their rows stand for; the rows say only

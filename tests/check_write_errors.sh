@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Output that cannot be written is an error: every command run with its
 # output on /dev/full says so and exits non-zero.
 # usage: check_write_errors.sh DKPERF   (DKPERF_FRAMEWORK_ROOT etc. from the environment)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * child_sampling.h - a child sampled by pid from its exec to its exit, as
  * dkperf record samples a command: what tests/test_sampling_kperf.c (on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * elf_shrink.c - an LD_PRELOAD shim: elf_begin of a file whose name ends
  * in DKPERF_TEST_SHRINK empties that file just after libelf began reading

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fork_delay.c - an LD_PRELOAD shim: in the parent, fork() returns only
  * after DKPERF_TEST_FORK_DELAY_MS milliseconds, to land a signal between

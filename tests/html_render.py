@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Render a self-contained HTML page in headless Chromium and read the
 screenshot back, for the tests that check that a report's plots were drawn
 (check_bench_html.sh, check_report_html.sh).

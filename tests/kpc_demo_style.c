@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kpc_demo_style.c - use kperfdata the way ibireme's kpc_demo.c uses the
  * real one: include only dkperf/kperf.h, dlopen the framework by hand, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * malloc_fail.c - an LD_PRELOAD shim that makes one allocation fail.
  *

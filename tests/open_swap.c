@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * open_swap.c - an LD_PRELOAD shim: the first open of a path ending in
  * DKPERF_TEST_SWAP replaces that path, just before the open, with a symlink

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pmu.h - whether this machine has a hardware PMU, judged by what the kernel
  * can count, not by the name of a sysfs directory ("cpu" on x86,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pmu_probe - exit 0 when the kernel counts hardware instructions for this
  * process, 1 (saying why) when it does not. For the tests' shell scripts.

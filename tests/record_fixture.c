@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record_fixture.c - writes a recording through the recording writer
  * (tools/common/dkrec.c) whose addresses are this program's own functions,

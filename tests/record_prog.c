@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record_prog.c - a CPU-bound program for dkperf record's tests and
  * benchmark: rp_hot takes about 80% of its time, rp_warm the rest, for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf recordings written byte by byte (the format of
 doc/RECORD-FORMAT.md), for tests that need files the recorder would never
 write: hostile ones (bad lengths, absurd counts) and valid ones built to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * region_program.c - a user's program (dkperf.h only): counts a region of
  * work with whatever backend this machine has, and shows what it cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sampling_stress.h - one dk_sampling shared by several threads, as
  * dkperf.h allows: two that drain, one that waits and drains when told

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Run a command, send it a signal after a delay, and check how it ended.
 
 usage: send_signal.py DELAY_S SIGNAL STATUS [--quiet] -- CMD [ARGS...]

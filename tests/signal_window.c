@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * signal_window.c - an LD_PRELOAD shim that lands a signal in a window too
  * narrow to hit by timing, for dkperf (only a process whose name is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * spin.h - a loop of exactly two instructions per iteration (decrement and
  * branch), for exact instruction counts on a PMU that counts exactly (QEMU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * spin_program NNNNNNNNNNNN - N iterations of a loop of exactly two
  * instructions, and nothing else that depends on N: the argument has a fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_api.c - the public API (dkperf.h) against the simulated frameworks of
  * one chip (DKPERF_SIM_CPU): the behaviours of the seed's own suite and

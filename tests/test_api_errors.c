@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_api_errors.c - every error kind of the public API, provoked through
  * the simulated frameworks. Each case gets its environment (privileges,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_backends.c - choosing a backend, and the selfcounts backend against
  * the simulated libsystem_kernel.dylib. Cases get their environment

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_bench_e2e.c - the harness with its real source (dk_sampler,
  * dk_thread) on this machine's backend: perf_event here, or the simulated

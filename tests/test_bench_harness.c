@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_bench_harness.c - the measurement loop against synthetic sources
  * whose truth is known: linear sampling, the stop rule, passes, unavailable

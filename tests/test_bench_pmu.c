@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_bench_pmu.c - libdkbench's exactness on a PMU that counts exactly
  * (QEMU's arm64 PMUv3 under -icount, tests/qemu/run.sh sets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_bench_reports.c - libdkbench's reports and baselines on results
  * filled by hand with known values: every file format read back by a strict

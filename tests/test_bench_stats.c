@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_bench_stats.c - libdkbench's statistics (src/bench/stats.c) on
  * synthetic samples whose truth is known: exact lines, Gaussian noise of a

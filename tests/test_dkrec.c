@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_dkrec.c - the recording file's writer and reader
  * (tools/common/dkrec.c): every field read back as written, a file cut at

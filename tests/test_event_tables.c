@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_event_tables.c - validates every generated event table; runs on any
  * host, without the data files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_framework_counts.c - every count kperf and kperfdata answer is
  * input: a count of 0 (how the count-returning calls fail) or one that does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_group_cpus.c - per-CPU and per-level reads of dk_group
  * (dk_group_read_cpus, dk_group_read_perf_levels) against the simulated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_groups.c - dk_group: a whole process or every CPU. Cases named sim_*
  * run against the simulated frameworks, linux_* against perf_event.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_kpep_config.c - placing events on counters: conflicts, too many
  * events, unknown events, forcing, fallbacks, buffers that are too small.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_layout.c - the documented struct layouts, checked at run time against
  * what the (simulated) kperfdata hands out.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_loader.c - dk_kperf_load / dk_kperfdata_load: success, caching,
  * thread safety, and each kind of failure.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_macho.c - the Mach-O symbol reader (tools/common/macho.c) on real
  * Mach-O files built by Zig (tests/fixtures/macho/build.sh), against what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_modifiers.c - perf's privilege-mode modifiers (":u", ":k", ":uk")
  * on the Darwin backends: kperf maps :u to kpep's user-only flag and

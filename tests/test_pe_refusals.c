@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_pe_refusals.c - how a thread sampler names an event the kernel
  * refuses in a group, on a kernel of our own making: perf_event_open is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_perf_event.c - the perf_event backend through the real system calls.
  * Software events work on every Linux machine, with or without a hardware

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_perf_units.c - parts of the perf_event backend that cannot be
  * reached on a machine without a hardware PMU, on synthetic inputs: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_pmu.c - the perf_event backend on a hardware PMU, with exact
  * assertions. A loop of exactly two instructions per iteration (spin.h,

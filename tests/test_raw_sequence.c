@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_raw_sequence.c - the whole privileged kperf/kperfdata sequence of
  * the design guide, through the raw vtables, against the simulated

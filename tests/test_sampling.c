@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_sampling.c - dk_sampling: the core's argument checks, the backends
  * that cannot sample, and the perf_event implementation sampling for real:

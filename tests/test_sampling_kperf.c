@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_sampling_kperf.c - sampling through the library's kperf backend, on
  * the simulated frameworks (tests/sim): counter-overflow samples of a busy

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_sim_kdebug.c - the simulated kernel's kdebug trace buffer on its
  * own, through the simulated libsystem_kernel's sysctl(), against what

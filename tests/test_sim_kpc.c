@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_sim_kpc.c - the simulated kperf.framework on its own: privileges,
  * busy counters, injected faults, the selector allow-list, per-CPU counters,

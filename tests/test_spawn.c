@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_spawn.c - a command held before its exec (tools/common/spawn.c).
  */

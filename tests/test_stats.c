@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_stats.c - the statistics of repeated runs (tools/common/stats.c),
  * against a two-pass reference computed in long double.

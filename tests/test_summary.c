@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_summary.c - dkperf bench's statistics (tools/common/summary.c) and
  * its baseline reader (tools/common/json.c), against hand-computed values.

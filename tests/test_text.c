@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_text.c - the common layer's UTF-8 decoding and untrusted-text
  * escaping (src/common/text.h), byte by byte.

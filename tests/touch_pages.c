@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * touch_pages.c - a workload for the tests that count programs they start:
  * touch N fresh pages, then burn M ms of CPU. Built without sanitizers and

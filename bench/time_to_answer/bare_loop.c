@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bare_loop.c - the machine's own spread, with no harness at all.
  *

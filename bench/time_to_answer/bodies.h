@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bodies.h - the two bodies timed by both harnesses: a chain of dependent
  * multiply-adds, so that the time per call is set by latency alone (about

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* The two bodies of bodies.h as dkbench benchmarks, run with the harness's
  * defaults by time_to_answer.py. */
 #include <dkbench.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Time to an answer: dkbench's defaults against google benchmark.
 
 Runs the two bodies of bodies.h (about 5 ns and about 100 ns) RUNS times,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkperf/error.h - error codes shared by every layer of libdkperf.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkperf/events.h - chip-agnostic events and the CPUs libdkperf knows.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkperf/kperf.h - raw bindings to Apple's private kperf.framework and
  * kperfdata.framework, and the loader that resolves them at run time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * backend.h - the contract between the core API and the backends: the
  * objects behind the public handles and the backend method table every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * backends.h - the backends this build has and the order to probe them in.
  * One backends_<os>.c per operating system defines them; the build picks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * backends_darwin.c - the backends of a macOS build: kperf when the process
  * may take the counters, else selfcounts. perf_event is Linux only.

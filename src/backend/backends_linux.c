@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * backends_linux.c - the backends of a Linux build: perf_event, and the
  * Darwin backends, which run here against the simulated frameworks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * darwin_group.c - a process's instructions and cycles through
  * proc_pid_rusage(RUSAGE_INFO_V4), for the kperf and selfcounts backends:

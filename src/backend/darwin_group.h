@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * darwin_group.h - the process scope of the Darwin backends: a process's
  * instructions and cycles from proc_pid_rusage(). Not installed.

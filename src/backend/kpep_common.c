@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kpep_common.c - the event database view of a kperfdata database.
  */

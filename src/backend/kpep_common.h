@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kpep_common.h - what the kperf and selfcounts backends share: the event
  * database view built from a kperfdata database. Not installed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf.c - the privileged Darwin backend: Apple's kperf and kperfdata
  * frameworks, every event of the CPU's database.

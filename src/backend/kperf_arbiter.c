@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_arbiter.c - one arbiter per loaded kperf.framework for the KPC
  * state every sampler of the process shares: force_all_ctrs, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_arbiter.h - the process-wide KPC state the kperf backend shares.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_sample.c - sampling on the kperf backend: PMIs of configurable
  * counters (kpc_set_period, kpc_set_actionid) and kperf timers, whose

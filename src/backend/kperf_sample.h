@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_sample.h - what kperf_sample.c (sampling on the kperf backend)
  * takes from kperf.c: the session's parts and the programming of events

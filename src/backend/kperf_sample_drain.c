@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_sample_drain.c - dk_sampling on kperf, the reading side: the
  * kdebug trace buffer read (KERN_KDREADTR), its records decoded into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_sample_state.h - what kperf_sample.c (set-up and tear-down of the
  * trace buffer, kperf's actions and timers, the PMIs) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_events.c - the perf_event backend's event database: perf's generic
  * hardware, cache and software events, the events sysfs lists for per-task

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_group.c - perf_event groups beyond one thread: a process and the
  * threads and processes it starts (inherit, optionally enabled at its

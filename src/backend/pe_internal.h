@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_internal.h - what the files of the Linux perf_event backend share.
  *

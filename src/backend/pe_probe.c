@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_probe.c - what the core PMU offers, found by opening counters on the
  * calling thread: how many counters one group holds, and whether counters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_sample.c - dk_sampling on perf_event: sampling events whose records
  * the kernel writes into mmap'd ring buffers, decoded and drained without

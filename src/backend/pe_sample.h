@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_sample.h - what pe_sample.c (opening, start, stop, close) and
  * pe_sample_read.c (decoding and draining the rings, waiting) share: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_sample_read.c - dk_sampling on perf_event, the reading side: records
  * decoded from the mmap'd rings (a record that wraps a ring's end copied

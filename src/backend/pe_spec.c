@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_spec.c - perf_event event specs: raw "rNNNN", "pmu/term=value,.../"
  * with its u/k modifiers, and the sysfs format files (format/<term>) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_sysfs.c - what the perf_event backend reads from sysfs and procfs
  * besides event specs: small files, the core PMUs (several on hybrid CPUs),

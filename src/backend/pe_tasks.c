@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * pe_tasks.c - the threads of a running process, from /proc/PID/task, for
  * counting a process that is already running: perf_event_open with a pid

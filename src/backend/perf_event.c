@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * perf_event.c - the Linux backend: perf_event_open(2).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * perf_event.h - internals of the Linux backend that tests and benchmarks
  * reach: the group read layout, event definitions, the parsers of untrusted

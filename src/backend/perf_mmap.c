@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * perf_mmap.c - the seqlock read of a perf_event mmap page, as the kernel's
  * include/uapi/linux/perf_event.h describes it and libperf's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * perf_mmap.h - reading a perf_event counter from its mmap'd page without a
  * system call (x86 rdpmc, arm64 mrs). Separate from the backend so that the

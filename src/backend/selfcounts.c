@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * selfcounts.c - the unprivileged Darwin backend: thread_selfcounts()
  * (macOS 12.4+) gives the calling thread's instructions and cycles, in all

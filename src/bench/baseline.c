@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * baseline.c - baselines: <dir>/<name>.json in the JSON report's schema,
  * written through a temporary file and a rename so a reader never sees half

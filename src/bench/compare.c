@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * compare.c - the headline estimate of a measure as a line, and the change
  * against a baseline computed on the same samples and the same line, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * compare.h - a measure's headline estimate as a line, and a result
  * compared with its baseline on the samples and line of that estimate.

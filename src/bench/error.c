@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * error.c - libdkbench's per-thread error detail; see error.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * error.h - libdkbench's error detail, as libdkperf's: a failing function
  * returns a negative DK_E* code (dkperf/error.h) and leaves a sentence that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * harness.c - the measurement loop of libdkbench: the registry, the state
  * machine behind dk_bench_next (warm-up, linear sampling, adaptive stop,

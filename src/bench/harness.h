@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * harness.h - libdkbench's measurement loop, between dkbench.h (what a
  * benchmark writes) and the statistics and reports. Not installed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * harness_source.c - the harness's real measurements: CLOCK_MONOTONIC and
  * a dk_thread of the events of one pass, through dkperf.h alone.

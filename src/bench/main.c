@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * main.c - dk_bench_main: the command line and environment of a benchmark
  * program, the run over the registered benchmarks, baselines and reports.

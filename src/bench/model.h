@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * model.h - what one run of libdkbench measured and estimated: the data
  * the harness fills, the reports print and the baselines store. Not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report.h - libdkbench's reports and baselines, one file per format.
  * Every function returns 0 or a negative DK_E* code with dkb_last_error()

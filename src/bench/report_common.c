@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_common.c - escaping, checked writes and number formatting shared
  * by the report formats; see report_common.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_common.h - what the report formats share: checked writes, text
  * escaping for JSON, HTML and CSV, number formatting with units. Internal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_csv.c - one row per benchmark and measure, RFC 4180: CRLF line
  * ends, fields with a comma, quote or line break quoted, quotes doubled.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_gbench.c - google benchmark's --benchmark_format=json layout, so
  * that tools written for it (compare.py) read our results: one "iteration"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_html.c - one self-contained HTML file: inline CSS and SVG, no
  * script, nothing fetched. Per benchmark a summary table and, per measure,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_json.c - the JSON report, schema "dkbench-1" (doc/BENCH-JSON.md):
  * the run, then per benchmark every sample and every estimate. Baselines

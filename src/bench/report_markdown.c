@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_markdown.c - a table like hyperfine's --export-markdown: per
  * benchmark the per-iteration time with its interval, mean +- sigma, min,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_terminal.c - one block per benchmark, in the manner of
  * Criterion.rs: the per-iteration estimates with their intervals, derived

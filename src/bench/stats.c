@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stats.c - the statistics of libdkbench (see stats.h). Every formula, and
  * why it is this one, is in doc/BENCH-STATISTICS.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stats.h - the statistics of libdkbench: pure computation on arrays, no
  * I/O, no allocation visible to the caller, deterministic for a given seed.

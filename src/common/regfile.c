@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * regfile.c - opening a file that untrusted data names, only when it is a
  * regular file on an ordinary file system (see regfile.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * regfile.h - opening a file that untrusted data names (an image path in a
  * recording, a map of a recorded process, a baseline a benchmark program is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * signals.c - the signals whose default action ends a process (see
  * signals.h).

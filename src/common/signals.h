@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * signals.h - the signals whose default action ends a process, shared by
  * the dkperf tool and libdkbench (compiled into each, never into libdkperf;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * text.c - UTF-8 decoding and the escaping of untrusted text; see text.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * text.h - UTF-8 and untrusted text, shared by libdkbench and the tools
  * (compiled into each, never into libdkperf; see CMakeLists.txt here).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * unavailable.c - which events cannot be counted here, said once; see
  * unavailable.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * unavailable.h - saying once which events cannot be counted here, and
  * why: one line per reason, naming every event it holds for, instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * core.h - what the core API's files share beyond the backend contract
  * (backend/backend.h): name resolution, the sampler's reference count,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * events.c - chip-agnostic events, CPU names, and portable event names.
  */

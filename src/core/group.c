@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * group.c - dk_group: counting a whole process, one thread or every CPU.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sampler.c - dk_sampler: choosing a backend, taking and giving back the
  * counters, and the reference count that keeps a sampler alive while

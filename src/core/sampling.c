@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sampling.c - dk_sampling: samples on counter overflow and on timers. The
  * core checks arguments, resolves names and holds the sampler's reference;

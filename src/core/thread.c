@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * thread.c - dk_thread: resolving events against the sampler's database,
  * ownership by one thread, and start/sample/stop on top of the backend.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * tables.h - the types of the generated event tables, and lookups over them.
  *

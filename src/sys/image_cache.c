@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * image_cache.c - one slot per (image, root), filled once, never freed;
  * see image_cache.h.

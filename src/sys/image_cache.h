@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * image_cache.h - what the loaders resolve from a dlopen'ed image, kept
  * once per (image, root) for the life of the process. Not installed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kpep_error.c - names and sentences of kperfdata's error codes, and the
  * failure record that carries one.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sys/kpep_error.h - failures that carry a kperfdata (KPEP) error code.
  * Not installed.

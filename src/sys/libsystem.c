@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * libsystem.c - resolve thread_selfcounts, proc_pid_rusage and sysctlbyname,
  * from libSystem on a Mac or from <root>/usr/lib/system/libsystem_kernel.dylib.

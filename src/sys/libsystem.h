@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * libsystem.h - the unprivileged macOS counter calls: thread_selfcounts()
  * (macOS 12.4+) and proc_pid_rusage(), looked up at run time. Not installed.

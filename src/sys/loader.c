@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * loader.c - open kperf.framework and kperfdata.framework with dlopen() and
  * resolve every symbol, all or nothing (the optional kpc.period/kpc.actionid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * error.c - the error table, and the per-thread detail of the last failure.
  */

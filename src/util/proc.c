@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * proc.c - what /proc says of a process, for the backends and the tools.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * util/util.h - the bottom layer of libdkperf: the per-thread error detail,
  * string helpers and sorting. Everything may use it; it uses nothing of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A program built against an installed libdkperf. */
 #include <stdio.h>
 #include <string.h>

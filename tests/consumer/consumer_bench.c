@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* A benchmark program built against an installed libdkbench. */
 #include <dkbench.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_baseline.c - libFuzzer target for libdkbench's baseline reader
  * (src/bench/baseline.c, the code behind dkb_baseline_load): any input is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_common.h - helpers the fuzz targets share: splitting one input into
  * NUL-terminated pieces, and a fake sysfs event_source tree like the one

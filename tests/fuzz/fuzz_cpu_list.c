@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_cpu_list.c - the parser of CPU lists as sysfs writes them in
  * /sys/devices/system/cpu/online ("0-3,6,8-11"). Input: the file's text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_event_list.c - libFuzzer target for the splitting of the dkperf
  * -e lists (options.c). The input is split on its first NUL into two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_macho.c - the Mach-O symbol reader (tools/common/macho.c) on any
  * bytes: a thin or fat file, whole or cut, with any field corrupted. Input:

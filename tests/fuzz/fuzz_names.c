@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_names.c - event names given to dk_thread_open_names and
  * dk_group_open, one per input line (at most 16), on one backend: built

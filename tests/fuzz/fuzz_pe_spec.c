@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_pe_spec.c - the perf_event event-spec parser (dk__pe_parse): raw
  * "rNNNN" and "pmu/term=value,.../[u|k]" against a fake sysfs tree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_recording.c - libFuzzer target for the recording reader
  * (tools/common/dkrec.c): any input is parsed; a refusal must name the

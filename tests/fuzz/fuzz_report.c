@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_report.c - libFuzzer target for dkperf report behind the recording
  * reader: any input the reader accepts is turned into the report's model

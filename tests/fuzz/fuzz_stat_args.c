@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_stat_args.c - libFuzzer target for dkperf stat's command line: the
  * input, split on NUL bytes, is argv after "stat"; the parser runs (it never

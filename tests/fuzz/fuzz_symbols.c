@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_symbols.c - symbol reading of hostile images through the code
  * dkperf report uses (tools/dkperf/symbols.c): the input is written to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_sysfs_files.c - the text of sysfs event_source files as the
  * perf_event backend reads them: a PMU's type file, one format file

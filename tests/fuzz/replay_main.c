@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * replay_main.c - runs a fuzz target without libFuzzer: every file named on
  * the command line, or every file of every directory named, is fed to

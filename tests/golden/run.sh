@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run one golden case of dkperf and compare its output with the expected file.
 #   run.sh DKPERF GOLDEN_DIR NAME BUILD_DIR [VAR=value...] -- 'ARGS'
 # ARGS is one string, split as a shell would (quotes allowed).

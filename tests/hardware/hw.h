@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* hw.h - helpers for the tests that run on a real Mac. */
 #ifndef DKPERF_HW_H
 #define DKPERF_HW_H

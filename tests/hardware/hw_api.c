@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * hw_api.c - the safe API on a real Mac, as root: sudo ./hw_api
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # dkperf on a real Mac. Run it twice: as a normal user, then with sudo.
 #   tests/hardware/hw_dkperf.sh build/tools/dkperf/dkperf
 #   sudo tests/hardware/hw_dkperf.sh build/tools/dkperf/dkperf

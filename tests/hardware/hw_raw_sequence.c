@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * hw_raw_sequence.c - the raw kperf/kperfdata sequence against the real
  * frameworks of this Mac. Run as root: sudo ./hw_raw_sequence

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * hw_record.c - sampling on a real Mac through the library's kperf backend:
  * PMIs of cycles and kperf timer fires over a busy function, whose samples

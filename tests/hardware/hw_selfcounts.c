@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * hw_selfcounts.c - counters without root on a real Mac (macOS 12.4+):
  * run it as a normal user, ./hw_selfcounts

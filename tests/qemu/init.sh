@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # /init of the QEMU guest (tests/qemu/run.sh): mount what the tests need,
 # run its shard /qemu/tests.K.sh (dkshard=K on the kernel command line), print one "@@ PASS|FAIL|SKIP name" line per test and
 # "@@ END", power off.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run the test suite on a real (emulated) hardware PMU: cross-build for
 # aarch64, boot Debian's arm64 kernel under qemu-system-aarch64 (TCG,
 # -cpu max: PMUv3 with 6 event counters and the cycle counter; -icount

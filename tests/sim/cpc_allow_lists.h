@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * cpc_allow_lists.h - the CPC_EVPOL_RESTRICT_TO_KNOWN allow-lists of release
  * kernels, copied from osfmk/arm64/cpc_arm64_events.c (_known_cpmu_events) at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kernel_sim.c - the simulated kernel's ktrace ownership and kdebug trace
  * buffer, shared by the simulated kperf framework (which emits records)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_sampling_sim.c - how the simulated kperf samples: PMIs of
  * configurable counters that cross their period, and kperf timer fires,

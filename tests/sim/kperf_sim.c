@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperf_sim.c - a simulated kperf.framework: KPC counting state, config
  * registers, force_all_ctrs ownership, per-thread and per-CPU counters, and

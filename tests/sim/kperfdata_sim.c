@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * kperfdata_sim.c - a simulated kperfdata.framework: the 23 KPEP functions
  * over the event databases of the simulated CPUs, with the real struct

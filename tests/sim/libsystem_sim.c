@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * libsystem_sim.c - a simulated macOS libsystem_kernel.dylib for the
  * unprivileged counters: thread_selfcounts(), proc_pid_rusage() and the

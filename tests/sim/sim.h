@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sim.h - shared parts of the simulated kperf and kperfdata frameworks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sim_common.c - the simulated CPUs, their databases, and the environment
  * knobs shared by the simulated kperf and kperfdata frameworks.

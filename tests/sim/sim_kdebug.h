@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sim_kdebug.h - the kdebug ABI of XNU as the simulated kernel
  * (kernel_sim.c) and the tests of its trace buffer

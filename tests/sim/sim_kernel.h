@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * sim_kernel.h - the simulated kernel state that both the simulated kperf
  * framework and the simulated libsystem_kernel see: ktrace ownership and

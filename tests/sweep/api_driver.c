@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * api_driver.c - the main API sequence for the fault and malloc
  * sweeps: sampler open; thread open, start, sample, stop, close; group

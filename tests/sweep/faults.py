@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Fault-injection sweep over the simulated frameworks.
 
 Each sequence (the API driver and dkperf info/list/stat) runs once clean

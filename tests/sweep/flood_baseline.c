@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * flood_baseline.c - a dkbench-1 baseline for the performance sweep whose
  * top object holds N more members ("000000000000": 0, ...), their names

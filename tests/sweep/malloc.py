@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Malloc-failure sweep: each command runs once clean under the
 tests/malloc_fail.c shim to count its allocations, then once for every N
 up to that count with the N-th allocation failing. Every run must succeed,

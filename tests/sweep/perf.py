@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Performance sweep: large inputs that are valid but built to hurt, each
 run through a tool with a bound on its wall time. The bound is ten times
 the target, so that a quiet machine never misses it but a reader whose time

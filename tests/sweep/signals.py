@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Signal sweep: signals sent at random (seeded) delays to `dkperf stat --
 <busy command>`, `dkperf stat -a -- <busy command>`, `dkperf stat -I 20 --
 <busy command>`, `dkperf stat -p PID -I 50` (a busy process started apart,

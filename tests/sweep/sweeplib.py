@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Shared parts of the fault, signal and malloc sweeps: running one case
 with a time limit, reading the simulated machine state, judging stderr,
 and running cases on a pool of worker threads."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """A dkbench-1 baseline with one very wide object, for the performance
 sweep: the document's own members (schema, run, results: no results)
 followed by MEMBERS more ("k0000000": 0, ...) that a reader must skip.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * clock.c - the monotonic clock the tools time runs with.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * clock.h - the monotonic clock the tools time runs with.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkrec.c - what the recording file's writer (dkrec_write.c) and reader
  * (dkrec_read.c) share: the header's magic and the chunks' CRC-32 (see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkrec.h - the recording file of dkperf record and dkperf report (format
  * in doc/RECORD-FORMAT.md): a header, then self-delimiting chunks, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkrec_format.h - what the recording's writer (dkrec_write.c) and reader
  * (dkrec_read.c) share: the format's constants (doc/RECORD-FORMAT.md), its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkrec_read.c - the recording file's reader: every length, index and
  * checksum checked, the first bad one named by file and byte offset, a

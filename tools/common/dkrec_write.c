@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkrec_write.c - the recording file's writer: records buffered and
  * appended to the file as whole chunks, stacks interned as a tree of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * imageid.c - ELF build-ids (and Mach-O UUIDs where the Mach-O reader is
  * built in) of image files; see imageid.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * imageid.h - the identity of an image file on disk, as dkperf record keeps
  * it with each map: the ELF build-id (the NT_GNU_BUILD_ID note of a PT_NOTE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * json.h - a small strict JSON reader (RFC 8259) for the files the tools
  * write themselves, such as dkperf bench's baselines: the whole text is

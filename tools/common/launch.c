@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * launch.c - a command started with posix_spawn (see launch.h). Built
  * without tools/common on the include path, so that <spawn.h> is the

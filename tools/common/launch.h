@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * launch.h - a command started with posix_spawn, for callers that need no
  * hold before its exec. (Named apart from spawn.h, which would hide the

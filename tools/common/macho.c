@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * macho.c - the Mach-O symbol table reader of macho.h.
  *

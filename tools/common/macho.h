@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * macho.h - a small reader of Mach-O symbol tables, for symbolizing sampled
  * addresses against the images on disk (dkperf report).

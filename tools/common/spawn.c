@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * spawn.c - a command forked and held before its exec (see spawn.h).
  */

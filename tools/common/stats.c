@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stats.c - the statistics of repeated measurements (see stats.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stats.h - the statistics of repeated measurements: pure computation,
  * shared by dkperf stat and the benchmark programs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * summary.c - the summary of a series of measurements (see summary.h).
  */

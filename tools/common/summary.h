@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * summary.h - the summary of one series of measurements as hyperfine and
  * Criterion.rs report it: mean and standard deviation (Welford, stats.h),

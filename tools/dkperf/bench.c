@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench.c - dkperf bench: run commands many times, each run with
  * process-scope counters that start at its exec, and compare them, in the

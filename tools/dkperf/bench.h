@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench.h - what the parts of dkperf bench share (bench.c drives the runs,
  * bench_options.c parses the command line, bench_report.c prints the

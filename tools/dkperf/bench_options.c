@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench_options.c - dkperf bench's command line (see bench.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench_report.c - dkperf bench's report, exports and baselines (see
  * bench.h and the BENCH section of dkperf(1) for the JSON schema).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * info.c - dkperf info: the backend in use and why, the CPU, its PMU and
  * counters, what the privileges allow, where the frameworks come from.

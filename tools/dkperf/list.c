@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * list.c - dkperf list: the events this machine can count, portable names
  * first.

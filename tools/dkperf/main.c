@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * dkperf - hardware performance counters from the command line:
  * info, list, stat, bench, record and report.

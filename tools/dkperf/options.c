@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * options.c - the command-line parsing dkperf stat and dkperf bench share
  * (see options.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * options.h - the command-line parsing dkperf stat and dkperf bench share:
  * options with values, flags, whole numbers and -e event lists. Messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record.c - dkperf record: run a command (or watch a process, or every
  * CPU) with sampling armed from its exec, drain the samples while it runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record.h - dkperf record's options (record_options.c), apart from the
  * command itself (record.c) so that the parser can be fuzzed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record_options.c - dkperf record's command line (see record.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report.c - dkperf report: read a recording (tools/common/dkrec.c),
  * symbolize it from the images on disk (symbols.c) and write the table,

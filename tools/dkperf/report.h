@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report.h - dkperf report's model of a recording: every sample's stack
  * turned into frames (function and image, symbolized once per distinct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_model.c - a recording's samples turned into stacks of frames
  * (see report.h). Each distinct (process, stack node) is symbolized once;

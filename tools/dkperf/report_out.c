@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_out.c - dkperf report's outputs from the model (report.h): the
  * perf-report-like table, folded stacks, speedscope JSON and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * signals.c - the signal policy of the commands that hold machine state
  * (see signals.h): one table, read by every command.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * signals.h - the signal policy of the dkperf commands that hold machine
  * state (stat, bench and record), in one place (the table in signals.c):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat.c - dkperf stat: run a command and report its counts, in the manner
  * of perf stat. The options are parsed in stat_options.c, the command run

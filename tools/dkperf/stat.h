@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat.h - what the parts of dkperf stat share: the runs and the report
  * (stat.c drives them, stat_run.c runs the command, stat_print.c prints).

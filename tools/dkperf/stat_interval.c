@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_interval.c - dkperf stat -I: each interval's counts as it ends, in
  * the human, CSV and JSON forms, the seconds since the counting began

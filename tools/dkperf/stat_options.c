@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_options.c - dkperf stat's options (see stat_options.h); the -e lists
  * and the helpers it shares with bench are in options.c.

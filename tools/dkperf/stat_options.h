@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_options.h - dkperf stat's command line, parsed without running
  * anything: the options and the -e event lists. Nothing here exits, forks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_print.c - dkperf stat's report: derived metrics, and the human,
  * CSV and JSON forms, in the manner of perf stat.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_rows.c - dkperf stat's breakdowns: with -a the counts of each CPU
  * (-A), physical core (--per-core) or performance level (--per-level),

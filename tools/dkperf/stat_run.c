@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * stat_run.c - dkperf stat's runs of the command, and its signals.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * symbols.c - function names of recorded addresses, from the images on
  * disk (see symbols.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * symbols.h - addresses of a recording turned into function names at
  * report time, from the images on disk: ELF through elfutils' libelf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * util.c - errors, sampler setup, JSON strings and number formatting for
  * the dkperf commands.
