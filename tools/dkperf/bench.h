@@ -35,6 +35,7 @@ typedef struct bench_options {
     const char *shell; /* -S; NULL: the commands are split into words and exec'd (-N) */
     bool ignore_failure;
     bool show_output;
+    bool no_progress; /* --no-progress: no progress line on a terminal */
     const char *backend;
     char **commands; /* after --: points into argv */
     size_t ncommands;
@@ -103,6 +104,9 @@ void bench_free_words(char **words);
 
 /* Fill the summaries of command k from its runs. Returns 0 or -1 (out of memory). */
 int bench_summarize_command(bench_report *r, size_t k);
+
+/* A time of t seconds in the unit the report chooses for it ("301.2 ms"). */
+const char *bench_fmt_time(double t, char *buf, size_t size);
 
 /* The report on out, command by command as each finishes (the block of
  * command k, with its baseline comparison when baseline, a parsed JSON

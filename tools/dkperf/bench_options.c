@@ -15,7 +15,8 @@ void help_bench(FILE *out)
     fputs("usage: dkperf bench [-e EV[,EV...]] [-r N | --time S] [-w N] [--prepare CMD]\n"
           "                    [--export-json F] [--export-csv F] [--export-markdown F]\n"
           "                    [--save-baseline NAME | --baseline NAME] [--results-dir D]\n"
-          "                    [-N | -S SHELL] [-i] [--show-output] [--backend NAME]\n"
+          "                    [-N | -S SHELL] [-i] [--show-output] [--no-progress]\n"
+          "                    [--backend NAME]\n"
           "                    -- CMD [CMD...]\n"
           "\n"
           "Run each CMD many times with its counters, started at its exec, and report per\n"
@@ -35,6 +36,9 @@ void help_bench(FILE *out)
           "  -S, --shell SHELL    run each CMD (and --prepare) as SHELL -c CMD\n"
           "  -i, --ignore-failure keep going when a command exits non-zero\n"
           "      --show-output    let the commands write to the terminal (default: /dev/null)\n"
+          "      --no-progress    no progress line (run i/N, mean, time left) on standard\n"
+          "                       error; there is none either when it is not a terminal\n"
+          "                       or with --show-output\n"
           "      --export-json F, --export-csv F, --export-markdown F\n"
           "                       write every run and the summaries to F (- for stdout)\n"
           "      --save-baseline NAME  write the results to D/NAME.json\n"
@@ -221,6 +225,8 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
             o->ignore_failure = true;
         } else if (opt_is(a, NULL, "--show-output")) {
             o->show_output = true;
+        } else if (opt_is(a, NULL, "--no-progress")) {
+            o->no_progress = true;
         } else if (opt_is(a, "-h", "--help")) {
             help_bench(stdout);
             return -1;

@@ -72,6 +72,13 @@ static const char *fmt_time(double t, double scale, const char *unit, char *buf,
     return buf;
 }
 
+const char *bench_fmt_time(double t, char *buf, size_t size)
+{
+    const char *unit;
+    double scale = time_scale(t, &unit);
+    return fmt_time(t, scale, unit, buf, size);
+}
+
 /* A count, or for an event in ns a time in the unit of ref (ns). */
 static const char *fmt_value(const bench_event *e, double v, double ref, int decimals, char *buf,
                              size_t size)

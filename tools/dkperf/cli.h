@@ -20,6 +20,11 @@
 /* Print "dkperf <command>: <message>" to stderr. */
 void cli_error(const char *command, const char *fmt, ...) CLI_PRINTF(2, 3);
 
+/* Whether a progress line (dkperf bench on a terminal) is on standard
+ * error, its cursor at its end: cli_error erases it first, so that the
+ * message starts a line of its own. */
+extern bool cli_progress_shown;
+
 /* Open a sampler from --backend (NULL: automatic); on failure print the
  * library's sentence and return NULL. */
 dk_sampler *cli_open_sampler(const char *command, const char *backend);

@@ -11,12 +11,18 @@
 #include "cli.h"
 #include "common/text.h"
 
+bool cli_progress_shown;
+
 /* The message is escaped as a whole: it quotes paths, names from
  * recordings and baselines and library messages, any of which may hold
  * control bytes, and the tool's own words hold none. */
 void cli_error(const char *command, const char *fmt, ...)
 {
     va_list ap;
+    if (cli_progress_shown) {
+        fputs("\r\033[K", stderr);
+        cli_progress_shown = false;
+    }
     fprintf(stderr, "dkperf %s: ", command);
     va_start(ap, fmt);
     dk__vput_untrusted(stderr, fmt, ap);
