@@ -1114,6 +1114,34 @@ out:
     return rc;
 }
 
+int dkb_baseline_check(const char *dir, const char *name, bool *created)
+{
+    char path[4096], tmp[4200];
+    *created = false;
+    int rc = baseline_path(path, sizeof path, dir, name, "--save-baseline");
+    if (rc != 0)
+        return rc;
+    if (mkdir(dir, 0777) == 0)
+        *created = true;
+    else if (errno != EEXIST)
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir, strerror(errno));
+    /* A file made and removed at once: the one sure test that the
+     * baseline can be written there (access() ignores read-only mounts
+     * and ACLs on some systems). */
+    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot create a file in %s (%s)", path, dir,
+                      strerror(errno));
+        if (*created && rmdir(dir) == 0)
+            *created = false;
+        return rc;
+    }
+    close(fd);
+    unlink(tmp);
+    return 0;
+}
+
 int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,
                       const dkb_result *const *results, size_t n)
 {
