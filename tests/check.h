@@ -113,6 +113,15 @@ static inline void dkt_no_raw_controls(const char *s, int tabs_ok, const char *f
 }
 
 /* The cases in the order they were defined (each constructor prepends). */
+/* The folder for a test's temporary files: $TMPDIR, else /tmp. ctest sets
+ * TMPDIR to a folder of the build tree that must be empty after the run
+ * (tmpdir.left_empty), so a file a test leaves behind is seen. */
+static inline const char *dkt_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t != NULL && *t != '\0' ? t : "/tmp";
+}
+
 static inline void dkt_list(const dkt_case *c)
 {
     if (c == NULL)

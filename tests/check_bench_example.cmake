@@ -53,6 +53,34 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "unknown option '--frobnicate'")
   message(FATAL_ERROR "an unknown option must give exit 2")
 endif()
 
+# Where the results go is checked before any benchmark runs: one line
+# naming the path and why, exit 2 for a bad name, 1 for a path that cannot
+# be written, and nothing measured.
+file(WRITE ${WORK}/afile "")
+foreach(case "--html;nodir/x.html;1;nodir/x.html: cannot write the HTML report"
+             "--json;.;1;--json .: cannot write the JSON report there: Is a directory"
+             "--csv;afile/x.csv;1;afile/x.csv: cannot write the CSV report"
+             "--markdown;nodir/x.md;1;nodir/x.md: cannot write"
+             "--gbench-json;nodir/x.json;1;nodir/x.json: cannot write"
+             "--save-baseline;a/b;2;baseline name \"a/b\""
+             "--results-dir=afile/sub;--save-baseline=x;1;directory afile/sub: cannot create it")
+  list(GET case 0 opt)
+  list(GET case 1 val)
+  list(GET case 2 want)
+  list(GET case 3 said)
+  run_example(--time 0.05 ${opt} ${val})
+  string(REGEX MATCHALL "\n" lines "${err}")
+  list(LENGTH lines nl)
+  string(FIND "${err}" "${said}" at)
+  if(NOT rc EQUAL want OR at EQUAL -1 OR NOT nl EQUAL 1 OR out MATCHES "sum/")
+    message(FATAL_ERROR "${opt} ${val} must be refused before running, exit ${want} and one "
+                        "line saying '${said}'; got ${rc}: ${err}${out}")
+  endif()
+endforeach()
+if(EXISTS ${WORK}/nodir OR EXISTS ${WORK}/afile/sub)
+  message(FATAL_ERROR "a refused path was created")
+endif()
+
 # Two reasons: one line each, naming all of its events (the simulated
 # Haswell has neither an M4-only event nor a counterpart of l1d-load-misses).
 set(ENV{DKPERF_FRAMEWORK_ROOT} ${SIM_ROOT})

@@ -84,6 +84,12 @@ if fmt == "json":
     need(a["measures"][1]["change"] is None, "no change for instructions")
     cm = a["measures"][5]
     need(cm["available"] is False and cm["why"].startswith("no counter left"), "unavailable")
+    # Not measured: its estimates are null, not zeros that read as measured.
+    for m in (cm, b["measures"][0]):
+        need(m["slope"] == {"point": None, "lo": None, "hi": None}, f"{m['name']} slope not null")
+        need(all(m["fit"][k] is None for k in ("slope", "intercept", "r2")), "fit not null")
+        need(all(v is None for k, v in m["per_iter"].items() if k != "mean_ci"), "per_iter not null")
+        need(all(v is None for v in m["outliers"].values()), "outliers not null")
     need(a["levels"] == [{"name": "P", "cycle_share": 0.92}, {"name": "E", "cycle_share": 0.08}], "levels")
     need(a["throughput"] == {"kind": "bytes", "per_iter": 4096}, "throughput")
     need(b["n_samples"] == 0 and b["iterations"] == [] and b["measures"][0]["available"] is False, "empty")

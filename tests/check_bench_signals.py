@@ -40,11 +40,12 @@ def held():
             if st.get(k, "0") not in ("0", "0x0")]
 
 
-def start(stdout):
+def start(stdout, more=()):
     with open(state, "w") as f:
         f.write("force_all_ctrs 0\n")
     env = dict(os.environ, DKPERF_FRAMEWORK_ROOT=sim_root, DKPERF_SIM_STATE=state)
-    return subprocess.Popen([prog, "--time", "5", "--warm-up", "0.5", "--results-dir", tmp],
+    return subprocess.Popen([prog, "--time", "5", "--warm-up", "0.5", "--results-dir", tmp,
+                             *more],
                             env=env, stdout=stdout, stderr=subprocess.PIPE, cwd=tmp)
 
 
@@ -79,6 +80,27 @@ for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1, signal.SIGALRM, signa
                         + err.decode(errors="replace"))
     if held():
         failures.append(f"{name}: left behind: {', '.join(held())} ({sim_state()})")
+
+# A run cut short saves no baseline and writes no report: the results
+# folder and the report files it made for them are gone again.
+results = os.path.join(tmp, "new-results")
+report = os.path.join(tmp, "new-report.json")
+p = start(subprocess.DEVNULL, ["--results-dir", results, "--save-baseline", "cut",
+                               "--json", report])
+if not wait_held(p):
+    p.kill()
+    p.communicate()
+    failures.append("--save-baseline: the program never took the counters")
+else:
+    p.send_signal(signal.SIGINT)
+    try:
+        p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+    left = [f for f in (results, report) if os.path.exists(f)]
+    if left:
+        failures.append(f"--save-baseline cut short by SIGINT left {', '.join(left)} behind")
 
 # stdout is a pipe with no reader: the first benchmark's block cannot be
 # written while the counters are held.

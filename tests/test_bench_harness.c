@@ -607,7 +607,8 @@ static int main_capturing(int argc, char **argv, char *err, size_t size)
 
 TEST_CASE(baseline_names_the_benchmarks_missing_on_either_side)
 {
-    char dir[] = "/tmp/dkbench-baseline-XXXXXX";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/dkbench-baseline-XXXXXX", dkt_tmpdir());
     CHECK(mkdtemp(dir) != NULL);
     char err[8192];
     dkb_registry_clear();
@@ -627,7 +628,7 @@ TEST_CASE(baseline_names_the_benchmarks_missing_on_either_side)
     CHECK_CONTAINS(err, "bench: not in baseline 'old': g/only_new, g/only_new2\n");
     CHECK_CONTAINS(err, "bench: in baseline 'old' but not run: g/only_old\n");
     dkb_registry_clear();
-    char cmd[128];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -704,7 +705,8 @@ TEST_CASE(a_body_that_ignores_its_iteration_count_fails_with_the_reason)
  * a change. */
 TEST_CASE(a_measure_not_compared_with_the_baseline_says_why)
 {
-    char dir[] = "/tmp/dkbench-nochange-XXXXXX";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/dkbench-nochange-XXXXXX", dkt_tmpdir());
     CHECK(mkdtemp(dir) != NULL);
     dkb_result old;
     memset(&old, 0, sizeof old);
@@ -743,7 +745,7 @@ TEST_CASE(a_measure_not_compared_with_the_baseline_says_why)
     CHECK_CONTAINS(err, "bench: g/both: time: not compared with baseline 'flat': ");
     CHECK_CONTAINS(err, "positive");
     dkb_registry_clear();
-    char cmd[128];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -838,7 +840,8 @@ TEST_CASE(a_long_group_name_is_kept_whole)
  * may come from anywhere, and its names may hold terminal escapes. */
 TEST_CASE(baseline_names_reach_stderr_escaped)
 {
-    char dir[] = "/tmp/dkbench-esc-XXXXXX";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/dkbench-esc-XXXXXX", dkt_tmpdir());
     CHECK(mkdtemp(dir) != NULL);
     char err[8192];
     dkb_registry_clear();
@@ -856,7 +859,7 @@ TEST_CASE(baseline_names_reach_stderr_escaped)
                         "g/\\x1b]0;TITLE\\x07\\x0d\\x09\\x0a\\x7f\\xc2\\x9b[2J\n");
     CHECK_NO_RAW_CONTROLS(err, 0);
     dkb_registry_clear();
-    char cmd[128];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }
@@ -885,7 +888,8 @@ TEST_CASE(list_and_ratios_escape_names)
  * (BENCH-JSON.md); it still finds itself in that baseline. */
 TEST_CASE(a_name_that_is_not_utf8_is_compared_with_its_baseline)
 {
-    char dir[] = "/tmp/dkbench-utf8-XXXXXX";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/dkbench-utf8-XXXXXX", dkt_tmpdir());
     CHECK(mkdtemp(dir) != NULL);
     char err[8192];
     dkb_registry_clear();
@@ -900,7 +904,7 @@ TEST_CASE(a_name_that_is_not_utf8_is_compared_with_its_baseline)
     CHECK(strstr(err, "not in baseline") == NULL);
     CHECK(strstr(err, "but not run") == NULL);
     dkb_registry_clear();
-    char cmd[128];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
 }

@@ -132,8 +132,7 @@ static void check_same(const dkrec *r, size_t n)
 static const char *tmp_path(const char *name)
 {
     static char buf[512];
-    const char *dir = getenv("TMPDIR");
-    snprintf(buf, sizeof buf, "%s/dkrec-%d-%s", dir ? dir : "/tmp", (int)getpid(), name);
+    snprintf(buf, sizeof buf, "%s/dkrec-%d-%s", dkt_tmpdir(), (int)getpid(), name);
     return buf;
 }
 
@@ -388,7 +387,8 @@ TEST_CASE(image_paths_open_only_regular_files_of_ordinary_file_systems)
         CHECK_INT(regfile_open(refused[i].path, &st, why, sizeof why), ==, -1);
         CHECK_STR(why, refused[i].why);
     }
-    char dir[] = "/tmp/dkrec-regfile-XXXXXX", fifo[64], link[64], file[64];
+    char dir[512], fifo[600], link[600], file[600];
+    snprintf(dir, sizeof dir, "%s/dkrec-regfile-XXXXXX", dkt_tmpdir());
     CHECK(mkdtemp(dir) != NULL);
     snprintf(fifo, sizeof fifo, "%s/fifo", dir);
     snprintf(link, sizeof link, "%s/link", dir);

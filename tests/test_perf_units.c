@@ -352,11 +352,11 @@ TEST_CASE(hybrid_cpus_get_one_instance_per_core_pmu)
 /* The pmu/.../ parser on a fake sysfs tree                                  */
 /* ------------------------------------------------------------------------ */
 
-static char root[256];
+static char root[512];
 
 static void write_file(const char *rel, const char *text)
 {
-    char path[512];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     for (char *p = path + strlen(root) + 1; *p; p++)
         if (*p == '/') {
@@ -372,7 +372,7 @@ static void write_file(const char *rel, const char *text)
 
 static void fake_sysfs(void)
 {
-    snprintf(root, sizeof root, "/tmp/dkperf-sysfs-%d", (int)getpid());
+    snprintf(root, sizeof root, "%s/dkperf-sysfs-%d", dkt_tmpdir(), (int)getpid());
     mkdir(root, 0755);
     write_file("cpu/type", "4\n");
     write_file("cpu/format/event", "config:0-7\n");
@@ -388,7 +388,7 @@ static void fake_sysfs(void)
 
 static void remove_tree(void)
 {
-    char cmd[300];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK_INT(system(cmd), ==, 0);
 }

@@ -1441,8 +1441,8 @@ static int sweep_once(bool stop_after_sampler)
 static int run_with_shim(const char *shim, const char *mode, unsigned long fail_at,
                          unsigned long *allocations, unsigned long *failed)
 {
-    char count[64], at[32], exe[4096];
-    snprintf(count, sizeof count, "/tmp/dkt-sampling-malloc.%d", (int)getpid());
+    char count[512], at[32], exe[4096];
+    snprintf(count, sizeof count, "%s/dkt-sampling-malloc.%d", dkt_tmpdir(), (int)getpid());
     unlink(count);
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     CHECK(n > 0);

@@ -644,6 +644,18 @@ static int get_count(jparser *p, const jval *obj, const char *where, const char 
     return 0;
 }
 
+/* A count that may be null (not measured: read as 0) when null_ok. */
+static int get_count_or_null(jparser *p, const jval *obj, const char *where, const char *k,
+                             bool null_ok, size_t *out)
+{
+    const jval *v = member(obj, k);
+    if (null_ok && v != NULL && v->type == J_NULL) {
+        *out = 0;
+        return 0;
+    }
+    return get_count(p, obj, where, k, out);
+}
+
 static int get_str(jparser *p, const jval *obj, const char *where, const char *k, char *out,
                    size_t size)
 {
@@ -784,16 +796,28 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
         get_num(p, v, "per_iter", "stddev", &s->stddev) || get_num(p, v, "per_iter", "min", &s->min) ||
         get_num(p, v, "per_iter", "max", &s->max) || get_interval(p, v, "per_iter", "mean_ci", &s->mean_ci))
         return p->err;
+    /* A measure not measured has null estimates (BENCH-JSON.md): read as
+     * zeros, as they were written before. */
+    bool measured = m->available && n >= 2 && m->y != NULL;
     dkb_outliers *ol = &m->outliers;
     const char *wo = "outliers";
-    if ((v = need(p, o, w, wo, J_OBJ)) == NULL || get_count(p, v, wo, "low_severe", &ol->low_severe) ||
-        get_count(p, v, wo, "low_mild", &ol->low_mild) || get_count(p, v, wo, "high_mild", &ol->high_mild) ||
-        get_count(p, v, wo, "high_severe", &ol->high_severe) ||
+    if ((v = need(p, o, w, wo, J_OBJ)) == NULL ||
+        get_count_or_null(p, v, wo, "low_severe", !measured, &ol->low_severe) ||
+        get_count_or_null(p, v, wo, "low_mild", !measured, &ol->low_mild) ||
+        get_count_or_null(p, v, wo, "high_mild", !measured, &ol->high_mild) ||
+        get_count_or_null(p, v, wo, "high_severe", !measured, &ol->high_severe) ||
         get_num(p, v, wo, "fence_low_severe", &ol->fence_low_severe) ||
         get_num(p, v, wo, "fence_low_mild", &ol->fence_low_mild) ||
         get_num(p, v, wo, "fence_high_mild", &ol->fence_high_mild) ||
         get_num(p, v, wo, "fence_high_severe", &ol->fence_high_severe))
         return p->err;
+    if (!measured) {
+        memset(&m->fit, 0, sizeof m->fit);
+        memset(&m->slope, 0, sizeof m->slope);
+        memset(&m->ols_slope, 0, sizeof m->ols_slope);
+        memset(&m->per_iter, 0, sizeof m->per_iter);
+        memset(&m->outliers, 0, sizeof m->outliers);
+    }
     if ((v = member(o, "change")) == NULL)
         return schema_err(p, o, w, "change", "missing");
     if (v->type == J_OBJ) {
@@ -1112,6 +1136,34 @@ out:
     free(rs);
     jfree(&root);
     return rc;
+}
+
+int dkb_baseline_check(const char *dir, const char *name, bool *created)
+{
+    char path[4096], tmp[4200];
+    *created = false;
+    int rc = baseline_path(path, sizeof path, dir, name, "--save-baseline");
+    if (rc != 0)
+        return rc;
+    if (mkdir(dir, 0777) == 0)
+        *created = true;
+    else if (errno != EEXIST)
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir, strerror(errno));
+    /* A file made and removed at once: the one sure test that the
+     * baseline can be written there (access() ignores read-only mounts
+     * and ACLs on some systems). */
+    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot create a file in %s (%s)", path, dir,
+                      strerror(errno));
+        if (*created && rmdir(dir) == 0)
+            *created = false;
+        return rc;
+    }
+    close(fd);
+    unlink(tmp);
+    return 0;
 }
 
 int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,

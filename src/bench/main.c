@@ -6,12 +6,14 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -426,13 +428,63 @@ static double *per_iteration(const dkb_result *r, const dkb_measure *m)
     return v;
 }
 
-static int write_file(const char *prog, const char *path, const char *what, const dkb_run_info *run,
+/* A report's file, opened before anything is run so that a path that
+ * cannot be written fails at once, not after every benchmark ran. Not
+ * truncated until the report is written: a run cut short leaves a file it
+ * found as it was, and removes one it made. */
+typedef struct report_file {
+    const char *option, *path, *what;
+    FILE *f;
+    bool created;
+} report_file;
+
+static int open_report(const char *prog, report_file *r)
+{
+    struct stat st;
+    bool exists = stat(r->path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
+            r->what, strerror(EISDIR));
+        return 1;
+    }
+    int fd = open(r->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0 || (r->f = fdopen(fd, "w")) == NULL) {
+        say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
+            r->what, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        if (fd >= 0 && !exists)
+            unlink(r->path);
+        return 1;
+    }
+    r->created = !exists;
+    return 0;
+}
+
+/* Closes r's file; when nothing was written to it (keep false), a file
+ * this run made is removed. */
+static void close_report(report_file *r, bool keep)
+{
+    if (r->f == NULL)
+        return;
+    fclose(r->f);
+    r->f = NULL;
+    if (!keep && r->created)
+        unlink(r->path);
+}
+
+static int write_file(const char *prog, report_file *r, const dkb_run_info *run,
                       const dkb_result *const *rs, const dkb_result *const *base, size_t n)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        say("%s: cannot write the %s report to %s: %s", prog, what, path,
-                strerror(errno));
+    FILE *f = r->f;
+    const char *what = r->what, *path = r->path;
+    r->f = NULL;
+    /* A regular file loses what it held before; a pipe or a device
+     * cannot be truncated, and need not be. */
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fileno(f), 0) != 0) {
+        say("%s: cannot write the %s report to %s: %s", prog, what, path, strerror(errno));
+        fclose(f);
         return 1;
     }
     int rc;
@@ -633,6 +685,13 @@ int dk_bench_main(int argc, char **argv)
     size_t n_base = 0, n = 0, done = 0;
     dkb_source src = {0};
     held_signals held = {.n = 0};
+    report_file rf[] = {{"--json", o.json, "JSON", NULL, false},
+                        {"--csv", o.csv, "CSV", NULL, false},
+                        {"--markdown", o.markdown, "Markdown", NULL, false},
+                        {"--gbench-json", o.gbench, "google benchmark JSON", NULL, false},
+                        {"--html", o.html, "HTML", NULL, false}};
+    const size_t n_rf = sizeof rf / sizeof rf[0];
+    bool made_results_dir = false;
     int status = 0;
     if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL) {
         say("%s: out of memory", prog);
@@ -687,6 +746,23 @@ int dk_bench_main(int argc, char **argv)
             status = 1;
             goto out;
         }
+    }
+    /* Where the results go, checked before anything is run. */
+    for (size_t k = 0; k < n_rf; k++)
+        if (rf[k].path != NULL && open_report(prog, &rf[k]) != 0) {
+            status = 1;
+            goto out;
+        }
+    if (o.save_baseline != NULL &&
+        (rc = dkb_baseline_check(o.results_dir, o.save_baseline, &made_results_dir)) != 0) {
+        if (rc == DK_EINVAL) {
+            say("%s: %s (see --help)", prog, dkb_last_error());
+            status = 2;
+        } else {
+            say("%s: --save-baseline %s: %s", prog, o.save_baseline, dkb_last_error());
+            status = 1;
+        }
+        goto out;
     }
     if (o.p_cores)
         ask_p_cores(prog, o.quiet);
@@ -788,16 +864,9 @@ int dk_bench_main(int argc, char **argv)
         goto out;
     if (base != NULL)
         say_unmatched(prog, o.baseline, results, done, base, n_base, base_sorted);
-    if (o.json)
-        status |= write_file(prog, o.json, "JSON", &run, rp, bp, done);
-    if (o.csv)
-        status |= write_file(prog, o.csv, "CSV", &run, rp, bp, done);
-    if (o.markdown)
-        status |= write_file(prog, o.markdown, "Markdown", &run, rp, bp, done);
-    if (o.gbench)
-        status |= write_file(prog, o.gbench, "google benchmark JSON", &run, rp, bp, done);
-    if (o.html)
-        status |= write_file(prog, o.html, "HTML", &run, rp, bp, done);
+    for (size_t k = 0; k < n_rf; k++)
+        if (rf[k].f != NULL)
+            status |= write_file(prog, &rf[k], &run, rp, bp, done);
     if (o.save_baseline != NULL && done > 0) {
         if (dkb_baseline_save(o.results_dir, o.save_baseline, &run, rp, done) != 0) {
             say("%s: saving baseline '%s' in %s failed: %s", prog, o.save_baseline,
@@ -806,6 +875,11 @@ int dk_bench_main(int argc, char **argv)
         }
     }
 out:
+    /* Left open: the run was cut short or failed before its reports. */
+    for (size_t k = 0; k < n_rf; k++)
+        close_report(&rf[k], false);
+    if (made_results_dir)
+        rmdir(o.results_dir); /* only if nothing was saved in it */
     if (have_re)
         regfree(&re);
     for (size_t i = 0; i < done; i++)

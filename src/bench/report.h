@@ -36,6 +36,11 @@ int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const 
 int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,
                       const dkb_result *const *results, size_t n);
 int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_t *n);
+/* Before a run that saves baseline name in dir: the name is valid
+ * (DK_EINVAL if not) and a file can be made in dir, which is created if
+ * missing (*created says so: the caller removes it if the run saves
+ * nothing). */
+int dkb_baseline_check(const char *dir, const char *name, bool *created);
 /* The reader behind dkb_baseline_load, on the len bytes of text already
  * read from path (which its errors name). */
 int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out, size_t *n);

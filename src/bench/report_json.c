@@ -46,8 +46,31 @@ static void boolean(FILE *out, const char *k, bool v)
     fputs(v ? "true" : "false", out);
 }
 
+/* A value of a measure's estimates: null when the measure was not
+ * measured (est false), where a 0 would read as a measured zero. */
+static void opt_num(FILE *out, bool est, const char *k, double v)
+{
+    if (est) {
+        num(out, k, v);
+    } else {
+        key(out, k);
+        fputs("null", out);
+    }
+}
+
+static void opt_interval(FILE *out, bool est, const char *k, const dkb_interval *v)
+{
+    if (est) {
+        interval(out, k, v);
+    } else {
+        key(out, k);
+        fputs("{\"point\":null,\"lo\":null,\"hi\":null}", out);
+    }
+}
+
 static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
 {
+    bool est = dkb__has_estimates(r, m);
     fputs("{", out);
     str(out, "name", m->name);
     fputc(',', out);
@@ -74,53 +97,53 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     fputs("],", out);
     key(out, "fit");
     fputc('{', out);
-    num(out, "slope", m->fit.slope);
+    opt_num(out, est, "slope", m->fit.slope);
     fputc(',', out);
-    num(out, "intercept", m->fit.intercept);
+    opt_num(out, est, "intercept", m->fit.intercept);
     fputc(',', out);
-    num(out, "r2", m->fit.r2);
+    opt_num(out, est, "r2", m->fit.r2);
     fputs("},", out);
-    interval(out, "slope", &m->slope);
+    opt_interval(out, est, "slope", &m->slope);
     fputc(',', out);
     str(out, "estimator", m->estimator);
     fputc(',', out);
     num(out, "n_fit", (double)m->n_fit);
     fputc(',', out);
-    interval(out, "ols_slope", &m->ols_slope);
+    opt_interval(out, est, "ols_slope", &m->ols_slope);
     fputc(',', out);
     key(out, "per_iter");
     fputc('{', out);
-    num(out, "mean", m->per_iter.mean);
+    opt_num(out, est, "mean", m->per_iter.mean);
     fputc(',', out);
-    num(out, "median", m->per_iter.median);
+    opt_num(out, est, "median", m->per_iter.median);
     fputc(',', out);
-    num(out, "mad", m->per_iter.mad);
+    opt_num(out, est, "mad", m->per_iter.mad);
     fputc(',', out);
-    num(out, "stddev", m->per_iter.stddev);
+    opt_num(out, est, "stddev", m->per_iter.stddev);
     fputc(',', out);
-    num(out, "min", m->per_iter.min);
+    opt_num(out, est, "min", m->per_iter.min);
     fputc(',', out);
-    num(out, "max", m->per_iter.max);
+    opt_num(out, est, "max", m->per_iter.max);
     fputc(',', out);
-    interval(out, "mean_ci", &m->per_iter.mean_ci);
+    opt_interval(out, est, "mean_ci", &m->per_iter.mean_ci);
     fputs("},", out);
     key(out, "outliers");
     fputc('{', out);
-    num(out, "low_severe", (double)m->outliers.low_severe);
+    opt_num(out, est, "low_severe", (double)m->outliers.low_severe);
     fputc(',', out);
-    num(out, "low_mild", (double)m->outliers.low_mild);
+    opt_num(out, est, "low_mild", (double)m->outliers.low_mild);
     fputc(',', out);
-    num(out, "high_mild", (double)m->outliers.high_mild);
+    opt_num(out, est, "high_mild", (double)m->outliers.high_mild);
     fputc(',', out);
-    num(out, "high_severe", (double)m->outliers.high_severe);
+    opt_num(out, est, "high_severe", (double)m->outliers.high_severe);
     fputc(',', out);
-    num(out, "fence_low_severe", m->outliers.fence_low_severe);
+    opt_num(out, est, "fence_low_severe", m->outliers.fence_low_severe);
     fputc(',', out);
-    num(out, "fence_low_mild", m->outliers.fence_low_mild);
+    opt_num(out, est, "fence_low_mild", m->outliers.fence_low_mild);
     fputc(',', out);
-    num(out, "fence_high_mild", m->outliers.fence_high_mild);
+    opt_num(out, est, "fence_high_mild", m->outliers.fence_high_mild);
     fputc(',', out);
-    num(out, "fence_high_severe", m->outliers.fence_high_severe);
+    opt_num(out, est, "fence_high_severe", m->outliers.fence_high_severe);
     fputs("},", out);
     key(out, "change");
     if (m->has_change) {

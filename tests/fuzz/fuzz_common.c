@@ -27,11 +27,11 @@ size_t fz_split_lines(const uint8_t *data, size_t size, char *buf, char **out, s
     return n;
 }
 
-static char root[128];
+static char root[512];
 
 static void remove_root(void)
 {
-    char cmd[200];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)
         fprintf(stderr, "fuzz: could not remove %s\n", root);
@@ -39,7 +39,7 @@ static void remove_root(void)
 
 void fz_write(const char *rel, const char *text, size_t len)
 {
-    char path[512];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     for (char *p = path + strlen(root) + 1; *p; p++)
         if (*p == '/') {
@@ -63,7 +63,9 @@ const char *fz_sysfs(void)
 {
     if (root[0] != '\0')
         return root;
-    snprintf(root, sizeof root, "/tmp/dkperf-fuzz-sysfs-%d", (int)getpid());
+    const char *tmp = getenv("TMPDIR"); /* the tests' own folder under ctest */
+    snprintf(root, sizeof root, "%s/dkperf-fuzz-sysfs-%d", tmp != NULL && *tmp ? tmp : "/tmp",
+             (int)getpid());
     mkdir(root, 0755);
     atexit(remove_root);
     put("cpu/type", "4\n");
