@@ -120,6 +120,12 @@ with open(os.path.join(rdir, "b.json")) as f:
         fail("a failed benchmark replaced the saved baseline")
 if sorted(os.listdir(rdir)) != ["b.json"]:
     fail(f"files left in the results directory: {os.listdir(rdir)}")
+# A save that does not complete leaves no empty results directory it made
+# (one that was there, with its baselines, stays).
+newdir = path("results-new")
+bench(["-r", "2"] + events + ["--results-dir", newdir, "--save-baseline", "b", "--", "false"], 1)
+if os.path.exists(newdir):
+    fail(f"a save that did not complete left {newdir}: {os.listdir(newdir)}")
 
 # 4. Baselines that are no file to read: named, and not read forever.
 os.mkfifo(os.path.join(rdir, "fifo.json"))

@@ -631,7 +631,7 @@ int cmd_bench(int argc, char **argv)
     bench_export ex[3] = {{"--export-json", o.export_json, 0, NULL, false},
                           {"--export-csv", o.export_csv, 1, NULL, false},
                           {"--export-markdown", o.export_markdown, 2, NULL, false}};
-    bench_baseline_file save = {NULL, "", "", NULL};
+    bench_baseline_file save = {.f = NULL};
     /* With an export on standard output, the report goes to standard
      * error: what a pipe gets is the export alone. */
     FILE *report = stdout;

@@ -141,9 +141,11 @@ int bench_exports_finish(bench_export *x, size_t n, const bench_report *r);
 /* --save-baseline: <dir>/<name>.json, written to a file beside it that
  * replaces it only when the benchmark completes. begin creates dir and the
  * file (0, or EXIT_USAGE / EXIT_SETUP after a line); finish writes r and
- * renames, or with r NULL removes what begin made. */
+ * renames, or with r NULL removes what begin made (the results directory
+ * too, when begin made it and it is still empty). */
 typedef struct bench_baseline_file {
     const char *name;
+    const char *dir;  /* the results directory, when begin made it */
     char path[4096], tmp[4096];
     FILE *f;
 } bench_baseline_file;

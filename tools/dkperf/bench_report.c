@@ -726,6 +726,7 @@ int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *na
 {
     b->f = NULL;
     b->name = name;
+    b->dir = NULL;
     if (baseline_path(dir, name, b->path, sizeof b->path) != 0)
         return EXIT_USAGE;
     int n = snprintf(b->tmp, sizeof b->tmp, "%s.XXXXXX", b->path);
@@ -733,7 +734,9 @@ int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *na
         cli_error("bench", "the baseline path %s is too long", b->path);
         return EXIT_USAGE;
     }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    if (mkdir(dir, 0777) == 0) {
+        b->dir = dir; /* made here: removed again if nothing is saved in it */
+    } else if (errno != EEXIST) {
         cli_error("bench", "--save-baseline %s: cannot create the directory %s: %s", name, dir,
                   strerror(errno));
         return EXIT_SETUP;
@@ -748,6 +751,8 @@ int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *na
             close(fd);
             unlink(b->tmp);
         }
+        if (b->dir != NULL)
+            rmdir(b->dir);
         return EXIT_SETUP;
     }
     return 0;
@@ -777,8 +782,13 @@ int bench_baseline_finish(bench_baseline_file *b, const bench_report *r)
                   strerror(errno));
         rc = EXIT_SETUP;
     }
-    if (r == NULL || rc != 0)
+    if (r == NULL || rc != 0) {
         unlink(b->tmp);
+        /* A run cut short leaves no empty results directory behind
+         * (rmdir removes only an empty one: another baseline stays). */
+        if (b->dir != NULL)
+            rmdir(b->dir);
+    }
     return rc;
 }
 
