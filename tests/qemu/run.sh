@@ -94,13 +94,18 @@ ctest "${ctest_args[@]}" >"$out/tests.json"
 python3 - "$out/tests.json" "$out/tests.sh" <<'EOF'
 import json, os, shlex, sys
 tests = json.load(open(sys.argv[1]))["tests"]
-lines = []
+lines, tmpdirs = [], set()
 for t in tests:
     props = {p["name"]: p["value"] for p in t.get("properties", [])}
     name, cmd = t["name"], t.get("command") or []
     tool = os.path.basename(cmd[0]) if cmd else ""
+    tmpdirs.update(e[len("TMPDIR="):] for e in props.get("ENVIRONMENT", []) if e.startswith("TMPDIR="))
     if props.get("DISABLED"):
         lines.append(f"s {shlex.quote(name)} 'disabled on this platform'")
+    elif name in ("tmpdir.empty_before", "tmpdir.left_empty"):
+        # ctest's fixtures order them around every other test; the guests
+        # run shards of the list in turn, so the host's run checks this.
+        lines.append(f"s {shlex.quote(name)} 'a fixture of the host run (the folder is made below)'")
     elif tool in ("cmake", "python3", "python", "valgrind"):
         lines.append(f"s {shlex.quote(name)} {shlex.quote('runs ' + tool + ', which the guest does not have')}")
     elif any(os.path.basename(w) == "valgrind" for w in cmd):
@@ -117,6 +122,8 @@ for t in tests:
         words += props.get("ENVIRONMENT", []) + cmd
         lines.append("t " + " ".join(shlex.quote(w) for w in words))
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+# The folders the tests' TMPDIR names (the host makes them in a fixture).
+open(sys.argv[2] + ".tmpdirs", "w").write("".join(d + "\n" for d in sorted(tmpdirs)))
 EOF
 # bench/overhead's pmu case: instructions per dk_thread_sample with
 # user-space reads, counted by the emulated PMU; its figures go to the log.
@@ -155,6 +162,7 @@ ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 "$root/lib/ld-linux-aarch64.so.1"
 (cd "$build" && find . -type l ! -path '*/CMakeFiles/*' -print0 |
      while IFS= read -r -d '' f; do mkdir -p "$root$build/$(dirname "$f")"; cp -a "$f" "$root$build/$f"; done)
 mkdir -p "$root$src/bench"
+while IFS= read -r d; do [ -n "$d" ] && mkdir -p "$root$d"; done <"$out/tests.sh.tmpdirs"
 cp -a "$src/tests" "$root$src/"
 cp -a "$src"/bench/*.sh "$root$src/bench/"
 # One shard of the list per guest, guests side by side (one per core):
