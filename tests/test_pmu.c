@@ -350,18 +350,25 @@ static void user_reads_case(const char *access)
     CHECK_U64(sample_overhead(t, 1000000), ==, c);
 
     int kfd = kernel_instructions_fd();
-    uint64_t k0 = 0, k1 = 0, v[2];
-    CHECK_INT(read(kfd, &k0, sizeof k0), ==, (int)sizeof k0);
-    for (int i = 0; i < 100; i++)
-        CHECK_OK(dk_thread_sample(t, v));
-    CHECK_INT(read(kfd, &k1, sizeof k1), ==, (int)sizeof k1);
+    uint64_t least = UINT64_MAX, v[2];
+    /* The fewest of five tries: a timer interrupt that lands in one counts
+     * thousands of kernel instructions that are not the reads'. */
+    for (int try = 0; try < 5; try++) {
+        uint64_t k0 = 0, k1 = 0;
+        CHECK_INT(read(kfd, &k0, sizeof k0), ==, (int)sizeof k0);
+        for (int i = 0; i < 100; i++)
+            CHECK_OK(dk_thread_sample(t, v));
+        CHECK_INT(read(kfd, &k1, sizeof k1), ==, (int)sizeof k1);
+        if (k1 - k0 < least)
+            least = k1 - k0;
+    }
     close(kfd);
     /* (the two read() calls of the kernel counter count their own entry and exit) */
-    printf("100 samples: %" PRIu64 " kernel instructions\n", k1 - k0);
+    printf("100 samples: %" PRIu64 " kernel instructions (the fewest of 5 tries)\n", least);
     if (on)
-        CHECK_U64(k1 - k0, <, 2000);
+        CHECK_U64(least, <, 2000);
     else
-        CHECK_U64(k1 - k0, >, 100 * 200);
+        CHECK_U64(least, >, 100 * 200);
     dk_thread_close(t);
     dk_sampler_close(s);
     /* (the kernel checks the sysctl at every read: index 0 in the page when 0) */

@@ -102,10 +102,10 @@ for t in tests:
     tmpdirs.update(e[len("TMPDIR="):] for e in props.get("ENVIRONMENT", []) if e.startswith("TMPDIR="))
     if props.get("DISABLED"):
         lines.append(f"s {shlex.quote(name)} 'disabled on this platform'")
-    elif name in ("tmpdir.empty_before", "tmpdir.left_empty"):
+    elif name in ("tmpdir.empty_before", "tmpdir.left_empty", "tmpdir.tests_use_tmpdir"):
         # ctest's fixtures order them around every other test; the guests
         # run shards of the list in turn, so the host's run checks this.
-        lines.append(f"s {shlex.quote(name)} 'a fixture of the host run (the folder is made below)'")
+        lines.append(f"s {shlex.quote(name)} 'a check of the host run (the folder is made below)'")
     elif tool in ("cmake", "python3", "python", "valgrind"):
         lines.append(f"s {shlex.quote(name)} {shlex.quote('runs ' + tool + ', which the guest does not have')}")
     elif any(os.path.basename(w) == "valgrind" for w in cmd):
