@@ -15,12 +15,15 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "summary.h"
+#include "dkbench.h"
 
 #define BENCH_MAX_RUNS 1000000
 #define BENCH_MIN_RUNS 10          /* hyperfine's --min-runs default */
 #define BENCH_DEFAULT_TIME 3.0     /* seconds: hyperfine's minimum benchmarking time */
-#define BENCH_DEFAULT_DIR "dkperf-bench-results"
+/* libdkbench's results folder: one for dkbench programs and dkperf bench.
+ * Baselines an older dkperf bench saved are in BENCH_OLD_DIR. */
+#define BENCH_DEFAULT_DIR "dkbench-results"
+#define BENCH_OLD_DIR "dkperf-bench-results"
 
 typedef struct bench_options {
     char **events; /* owned: every -e list, split, in order; NULL when none */
@@ -44,6 +47,7 @@ typedef struct bench_options {
 /* One run of one command. */
 typedef struct bench_run {
     double wall, user, sys; /* seconds */
+    uint64_t max_rss;       /* bytes */
     int status;             /* exit status, 128 + signal when killed */
     uint64_t values[DK_MAX_EVENTS];
     bool counted[DK_MAX_EVENTS];
@@ -59,8 +63,21 @@ typedef struct bench_event {
     char why[1024];
 } bench_event;
 
+/*
+ * One measure of a command as libdkbench estimated it (dk_bench_estimate),
+ * times in seconds: the report's view, no statistics of its own. n 0: not
+ * measured.
+ */
+typedef struct summary {
+    size_t n;
+    double mean, stddev, median, min, max;
+    size_t mild, severe; /* Tukey's outliers, both sides */
+    dk_bench_estimate est; /* the estimate itself: its change against a baseline */
+} summary;
+
 typedef struct bench_command {
     const char *text; /* as given */
+    char name[256];   /* its benchmark's and baseline result's: text, unless repeated or long */
     char **argv;      /* owned: the words exec'd (NULL-terminated) */
     bench_run *runs;
     size_t nruns, cap;
@@ -102,21 +119,20 @@ void bench_options_free(bench_options *o);
 char **bench_split_words(const char *s, const char **why);
 void bench_free_words(char **words);
 
-/* Fill the summaries of command k from its runs. Returns 0 or -1 (out of memory). */
-int bench_summarize_command(bench_report *r, size_t k);
+/* Fill the summaries of command k from result index of res. */
+void bench_summarize_command(bench_report *r, size_t k, const dk_bench_results *res, size_t index);
 
 /* A time of t seconds in the unit the report chooses for it ("301.2 ms"). */
 const char *bench_fmt_time(double t, char *buf, size_t size);
 
 /* The report on out, command by command as each finishes (the block of
- * command k, with its baseline comparison when baseline, a parsed JSON
- * root, is not NULL), then the end: with complete (every command ran) the
- * commands missing on either side of the baseline and the comparisons;
- * always the backend, the scope and why events were not supported. */
-struct json_value;
-void bench_print_command(FILE *out, const bench_report *r, size_t k,
-                         const struct json_value *baseline);
-void bench_print_end(FILE *out, const bench_report *r, const struct json_value *baseline,
+ * command k, with its baseline comparison when --baseline was given),
+ * then the end: with complete (every command ran) the commands missing on
+ * either side of the baseline (base: the results, which name the
+ * baseline's) and the comparisons; always the backend, the scope and why
+ * events were not supported. */
+void bench_print_command(FILE *out, const bench_report *r, size_t k);
+void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *base,
                      bool complete);
 
 /* An export file (kind 0 JSON, 1 CSV, 2 Markdown). */
@@ -138,21 +154,9 @@ int bench_exports_open(bench_export *x, size_t n);
  * said by main). */
 int bench_exports_finish(bench_export *x, size_t n, const bench_report *r);
 
-/* --save-baseline: <dir>/<name>.json, written to a file beside it that
- * replaces it only when the benchmark completes. begin creates dir and the
- * file (0, or EXIT_USAGE / EXIT_SETUP after a line); finish writes r and
- * renames, or with r NULL removes what begin made (the results directory
- * too, when begin made it and it is still empty). */
-typedef struct bench_baseline_file {
-    const char *name;
-    const char *dir;  /* the results directory, when begin made it */
-    char path[4096], tmp[4096];
-    FILE *f;
-} bench_baseline_file;
-int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *name);
-int bench_baseline_finish(bench_baseline_file *b, const bench_report *r);
-
-/* Parse <dir>/<name>.json; NULL after a line naming the file and the problem. */
-struct json_value *bench_load_baseline(const char *dir, const char *name);
+/* Before a run with --baseline NAME in the default results folder: when
+ * the baseline is not there but an older dkperf bench's folder holds it,
+ * say how to use it. Returns 0 or EXIT_SETUP after that line. */
+int bench_check_old_baseline(const bench_options *o);
 
 #endif /* DKPERF_BENCH_H */
