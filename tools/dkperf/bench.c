@@ -597,7 +597,7 @@ static int body_run(void *ctx, dk_bench_body_run *run)
     bench_body_ctx *b = ctx;
     runner *ru = b->d->ru;
     bench_command *cmd = b->cmd;
-    if (run->index == 0 && !run->warmup)
+    if (run->index == 0 && (run->warmup || ru->o->warmup == 0))
         ru->progress_at = 0; /* each command's line shows at once */
     progress_draw(ru, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
     bench_run scratch, *slot = &scratch;
