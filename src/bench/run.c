@@ -45,11 +45,13 @@ static int check_size(const void *p, size_t given, size_t known, const char *wha
 
 int dk_bench_fail(int code, const char *fmt, ...)
 {
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt != NULL ? fmt : "", ap);
-    va_end(ap);
+    char buf[1024] = "";
+    if (fmt != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+    }
     return dkb_fail(code, "%s", buf);
 }
 
