@@ -7,7 +7,6 @@
  * estimates, one change test and one baseline format.
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,54 +102,6 @@ int dk_bench_register_body(const dk_bench_body *body)
 /* Measuring a body                                                          */
 /* ------------------------------------------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The k-th smallest of v[0..n) (Wirth's selection; v is reordered, and
- * every value after place k is no smaller). */
-static double select_kth(double *v, size_t n, size_t k)
-{
-    ptrdiff_t l = 0, m = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
-    while (l < m) {
-        double x = v[kk];
-        ptrdiff_t i = l, j = m;
-        do {
-            while (v[i] < x)
-                i++;
-            while (x < v[j])
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                j--;
-            }
-        } while (i <= j);
-        if (j < kk)
-            l = i;
-        if (kk < i)
-            m = j;
-    }
-    return v[k];
-}
-
-/* The median of v[0..n) (type 7, as dkb_quantile_sorted), v reordered. */
-static double median_of(double *v, size_t n)
-{
-    size_t h = (n - 1) / 2;
-    double a = select_kth(v, n, h);
-    if (n % 2 == 1)
-        return a;
-    double b = v[h + 1];
-    for (size_t i = h + 2; i < n; i++)
-        b = v[i] < b ? v[i] : b;
-    return a + (b - a) / 2;
-}
-
 /* Resamples of the median's interval: cfg's, fewer for long series so
  * that the interval costs at most about 10^8 steps (still 100 at least). */
 static size_t median_resamples(const dkb_config *cfg, size_t n)
@@ -158,34 +109,6 @@ static size_t median_resamples(const dkb_config *cfg, size_t n)
     size_t cap = (size_t)1e8 / (n ? n : 1);
     size_t r = cfg->resamples < cap ? cfg->resamples : cap;
     return r < 100 ? 100 : r;
-}
-
-/* The median of v[0..n) with its bootstrap percentile 95% interval. */
-static int median_interval(const dkb_config *cfg, const double *v, size_t n, dkb_interval *out)
-{
-    double *s = malloc(n * sizeof *s);
-    size_t r = median_resamples(cfg, n);
-    double *meds = malloc(r * sizeof *meds);
-    if (s == NULL || meds == NULL) {
-        free(s);
-        free(meds);
-        return DK_ENOMEM;
-    }
-    memcpy(s, v, n * sizeof *s);
-    out->point = median_of(s, n);
-    dkb_rng rng;
-    dkb_rng_seed(&rng, cfg->seed);
-    for (size_t k = 0; k < r; k++) {
-        for (size_t i = 0; i < n; i++)
-            s[i] = v[dkb_rng_below(&rng, n)];
-        meds[k] = median_of(s, n);
-    }
-    qsort(meds, r, sizeof *meds, cmp_double);
-    out->lo = dkb_quantile_sorted(meds, r, 0.025);
-    out->hi = dkb_quantile_sorted(meds, r, 0.975);
-    free(s);
-    free(meds);
-    return 0;
 }
 
 /* One measure's estimates: the flat summary and outliers of dkb_estimate,
@@ -206,9 +129,11 @@ static int estimate_median(const dkb_config *cfg, const dkb_result *r, dkb_measu
         m->slope = s->mean_ci;
         return 0;
     }
-    rc = median_interval(cfg, m->y, n, &m->slope);
-    if (rc != 0)
-        return dkb_fail(rc, "out of memory estimating %s", m->name);
+    if (!dkb_median_ci(m->y, n, median_resamples(cfg, n), cfg->seed, 0.95, &m->slope)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", dkb_last_error());
+        return dkb_fail(DK_ENOMEM, "estimating %s: %s", m->name, why);
+    }
     return 0;
 }
 
