@@ -38,28 +38,6 @@
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
-/* The words a command runs as: split (-N), or SHELL -c CMD. */
-static char **command_words(const bench_options *o, const char *what, const char *text)
-{
-    const char *why;
-    if (o->shell == NULL) {
-        char **w = bench_split_words(text, &why);
-        if (w == NULL)
-            cli_error("bench", "%s '%s': %s (each command is one argument, split into "
-                               "words as a shell would; -S sh runs it through a shell)",
-                      what, text, why);
-        return w;
-    }
-    char **w = calloc(4, sizeof *w);
-    if (w == NULL || (w[0] = strdup(o->shell)) == NULL || (w[1] = strdup("-c")) == NULL ||
-        (w[2] = strdup(text)) == NULL) {
-        bench_free_words(w);
-        cli_error("bench", "out of memory while preparing %s '%s'", what, text);
-        return NULL;
-    }
-    return w;
-}
-
 typedef struct runner {
     dk_sampler *s;
     const bench_options *o;
@@ -558,23 +536,6 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     return finish_run(ru, cmd, out, status, &use, e);
 }
 
-static int add_run(bench_command *cmd, bench_run **slot)
-{
-    if (cmd->nruns == cmd->cap) {
-        size_t cap = cmd->cap ? 2 * cmd->cap : 16;
-        bench_run *runs = realloc(cmd->runs, cap * sizeof *runs);
-        if (runs == NULL) {
-            cli_error("bench", "out of memory for %zu runs of '%s'", cap, cmd->text);
-            return EXIT_SETUP;
-        }
-        cmd->runs = runs;
-        cmd->cap = cap;
-    }
-    *slot = &cmd->runs[cmd->nruns];
-    memset(*slot, 0, sizeof **slot);
-    return 0;
-}
-
 /* What a command's body and the per-result callback share. */
 typedef struct bench_driver {
     runner *ru;
@@ -602,7 +563,7 @@ static int body_run(void *ctx, dk_bench_body_run *run)
     progress_draw(ru, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
     bench_run scratch, *slot = &scratch;
     memset(&scratch, 0, sizeof scratch);
-    int rc = run->warmup ? 0 : add_run(cmd, &slot);
+    int rc = run->warmup ? 0 : bench_add_run(cmd, &slot);
     if (rc == 0)
         rc = run_once(ru, b->d->rep, cmd, slot);
     if (rc != 0) {
@@ -651,20 +612,7 @@ static int register_commands(bench_report *rep, runner *ru, bench_body_ctx *ctx,
 {
     for (size_t k = 0; k < rep->ncmd; k++) {
         bench_command *c = &rep->cmd[k];
-        /* A command given twice, or too long for a name, is named by its
-         * text cut on a character and its place: "CMD #2". */
-        bool again = false;
-        for (size_t j = 0; j < k && !again; j++)
-            again = strcmp(rep->cmd[j].text, c->text) == 0;
-        size_t len = strlen(c->text);
-        if (!again && len < sizeof c->name) {
-            memcpy(c->name, c->text, len + 1);
-        } else {
-            size_t cut = len < sizeof c->name - 24 ? len : sizeof c->name - 24;
-            while (cut > 0 && ((unsigned char)c->text[cut] & 0xc0) == 0x80)
-                cut--;
-            snprintf(c->name, sizeof c->name, "%.*s #%zu", (int)cut, c->text, k + 1);
-        }
+        bench_name_command(rep, k);
         ctx[k].d = d;
         ctx[k].cmd = c;
         dk_bench_body body = {sizeof body, c->name, body_run, &ctx[k],
@@ -724,13 +672,13 @@ int cmd_bench(int argc, char **argv)
     }
     for (size_t k = 0; k < o.ncommands; k++) {
         rep.cmd[k].text = o.commands[k];
-        if ((rep.cmd[k].argv = command_words(&o, "command", o.commands[k])) == NULL) {
+        if ((rep.cmd[k].argv = bench_command_words(&o, "command", o.commands[k])) == NULL) {
             rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
             goto out;
         }
         rep.ncmd++;
     }
-    if (o.prepare != NULL && (ru.prepare = command_words(&o, "--prepare", o.prepare)) == NULL) {
+    if (o.prepare != NULL && (ru.prepare = bench_command_words(&o, "--prepare", o.prepare)) == NULL) {
         rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
         goto out;
     }

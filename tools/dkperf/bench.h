@@ -100,6 +100,11 @@ typedef struct bench_report {
     size_t ncmd;
 } bench_report;
 
+/* Name command k's benchmark (its name in baselines): its text, or for a
+ * command given a second time or one of 256 bytes or more, its text cut
+ * on a character and its place, "CMD #2". */
+void bench_name_command(bench_report *rep, size_t k);
+
 /* dkperf bench and dkperf help bench. */
 int cmd_bench(int argc, char **argv);
 void help_bench(FILE *out);
@@ -118,6 +123,14 @@ void bench_options_free(bench_options *o);
  */
 char **bench_split_words(const char *s, const char **why);
 void bench_free_words(char **words);
+
+/* The words a command (what: "command", "--prepare") runs as: split
+ * (-N), or SHELL -c CMD. NULL after a line naming it. */
+char **bench_command_words(const bench_options *o, const char *what, const char *text);
+
+/* A zeroed slot for the next run of cmd (cmd->nruns is not moved).
+ * Returns 0, or EXIT_SETUP after a line (out of memory). */
+int bench_add_run(bench_command *cmd, bench_run **slot);
 
 /* Fill the summaries of command k from result index of res. */
 void bench_summarize_command(bench_report *r, size_t k, const dk_bench_results *res, size_t index);

@@ -19,6 +19,23 @@
 
 #define BENCH_SCHEMA "dkperf-bench/1" /* the exports' schema */
 
+int bench_add_run(bench_command *cmd, bench_run **slot)
+{
+    if (cmd->nruns == cmd->cap) {
+        size_t cap = cmd->cap ? 2 * cmd->cap : 16;
+        bench_run *runs = realloc(cmd->runs, cap * sizeof *runs);
+        if (runs == NULL) {
+            cli_error("bench", "out of memory for %zu runs of '%s'", cap, cmd->text);
+            return EXIT_SETUP;
+        }
+        cmd->runs = runs;
+        cmd->cap = cap;
+    }
+    *slot = &cmd->runs[cmd->nruns];
+    memset(*slot, 0, sizeof **slot);
+    return 0;
+}
+
 /* The estimate of measure, in the report's units (scale: 1e-9 for a time
  * libdkbench keeps in ns); n 0 when it was not measured. */
 static void summary_from(const dk_bench_results *res, size_t index, const char *measure,
