@@ -67,7 +67,6 @@ typedef struct runner {
     char **names;
     size_t n;
     int null_fd; /* the commands' stdin, and stdout and stderr unless --show-output */
-    char **prepare;
     /* After the first run only the events it could count are opened: an
      * event that cannot be counted costs a failing system call per run. */
     const char *open_names[DK_MAX_EVENTS];
@@ -156,8 +155,9 @@ static void progress_draw(runner *ru, const bench_report *rep, const bench_comma
     cli_progress_shown = true;
 }
 
-/* Run the --prepare command, not measured. Returns 0 or the exit status. */
-static int prepare(runner *ru)
+/* Run a --prepare, --setup or --cleanup command (opt), not measured.
+ * Returns 0 or the exit status. */
+static int run_aside(runner *ru, const char *opt, const char *text, char **words)
 {
     spawn_options so = SPAWN_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
@@ -166,9 +166,9 @@ static int prepare(runner *ru)
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
     spawn_child c;
-    int rc = spawn_prepare(&c, ru->prepare, &so);
+    int rc = spawn_prepare(&c, words, &so);
     if (rc != 0) {
-        cli_error("bench", "--prepare: %s: %s", c.failed, strerror(-rc));
+        cli_error("bench", "%s: %s: %s", opt, c.failed, strerror(-rc));
         return EXIT_SETUP;
     }
     int e = 0, status = 0;
@@ -183,12 +183,11 @@ static int prepare(runner *ru)
     if (signals_got())
         return 128 + signals_got();
     if (e != 0) {
-        cli_error("bench", "--prepare '%s': cannot run '%s': %s", ru->o->prepare, ru->prepare[0],
-                  strerror(e));
+        cli_error("bench", "%s '%s': cannot run '%s': %s", opt, text, words[0], strerror(e));
         return spawn_exec_status(e);
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        cli_error("bench", "--prepare '%s' failed with %s %d", ru->o->prepare,
+        cli_error("bench", "%s '%s' failed with %s %d", opt, text,
                   WIFEXITED(status) ? "exit status" : "signal",
                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         return EXIT_SETUP;
@@ -461,8 +460,8 @@ static bool use_rusage_totals(runner *ru, bench_report *rep)
  */
 static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run *out)
 {
-    if (ru->prepare != NULL) {
-        int rc = prepare(ru);
+    if (cmd->prepare != NULL) {
+        int rc = run_aside(ru, "--prepare", cmd->bcase->prepare, cmd->prepare);
         if (rc != 0)
             return rc;
     }
@@ -571,7 +570,26 @@ static int add_run(bench_command *cmd, bench_run **slot)
     return 0;
 }
 
+static int command_runs(runner *ru, bench_report *rep, bench_command *cmd);
+
+/* --setup, the runs, and --cleanup, which runs after a run that failed
+ * too (what setup made is removed), but not after a signal. */
 static int bench_command_runs(runner *ru, bench_report *rep, bench_command *cmd)
+{
+    int rc = 0;
+    if (cmd->setup != NULL && (rc = run_aside(ru, "--setup", cmd->bcase->setup, cmd->setup)) != 0)
+        return rc;
+    rc = command_runs(ru, rep, cmd);
+    if (cmd->cleanup != NULL && !signals_got()) {
+        progress_clear();
+        int crc = run_aside(ru, "--cleanup", cmd->bcase->cleanup, cmd->cleanup);
+        if (rc == 0)
+            rc = crc;
+    }
+    return rc;
+}
+
+static int command_runs(runner *ru, bench_report *rep, bench_command *cmd)
 {
     bench_run scratch;
     ru->progress_at = 0; /* each command's line shows at once */
@@ -640,23 +658,28 @@ int cmd_bench(int argc, char **argv)
             report = stderr;
     size_t done = 0; /* the commands that ran all their runs */
 
-    rep.cmd = calloc(o.ncommands, sizeof *rep.cmd);
+    rep.cmd = calloc(o.cases.n, sizeof *rep.cmd);
     if (rep.cmd == NULL) {
         cli_error("bench", "out of memory");
         rc = EXIT_SETUP;
         goto out;
     }
-    for (size_t k = 0; k < o.ncommands; k++) {
-        rep.cmd[k].text = o.commands[k];
-        if ((rep.cmd[k].argv = command_words(&o, "command", o.commands[k])) == NULL) {
+    /* Each benchmark's words, its parameters substituted, before any run. */
+    for (size_t k = 0; k < o.cases.n; k++) {
+        const bench_case *bc = &o.cases.c[k];
+        bench_command *c = &rep.cmd[k];
+        c->text = bc->name;
+        c->bcase = bc;
+        rep.ncmd++;
+        if ((c->argv = command_words(&o, "command", bc->command)) == NULL ||
+            (bc->setup != NULL && (c->setup = command_words(&o, "--setup", bc->setup)) == NULL) ||
+            (bc->prepare != NULL &&
+             (c->prepare = command_words(&o, "--prepare", bc->prepare)) == NULL) ||
+            (bc->cleanup != NULL &&
+             (c->cleanup = command_words(&o, "--cleanup", bc->cleanup)) == NULL)) {
             rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
             goto out;
         }
-        rep.ncmd++;
-    }
-    if (o.prepare != NULL && (ru.prepare = command_words(&o, "--prepare", o.prepare)) == NULL) {
-        rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
-        goto out;
     }
     if (o.baseline != NULL && (baseline = bench_load_baseline(o.results_dir, o.baseline)) == NULL) {
         rc = EXIT_SETUP;
@@ -756,9 +779,11 @@ out:
     dk_sampler_close(s);
     if (ru.null_fd >= 0)
         close(ru.null_fd);
-    bench_free_words(ru.prepare);
     for (size_t k = 0; k < rep.ncmd; k++) {
         bench_free_words(rep.cmd[k].argv);
+        bench_free_words(rep.cmd[k].setup);
+        bench_free_words(rep.cmd[k].prepare);
+        bench_free_words(rep.cmd[k].cleanup);
         free(rep.cmd[k].runs);
     }
     free(rep.cmd);

@@ -368,7 +368,11 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_
     const bench_command *c = &r->cmd[k];
     if (k > 0)
         fputc('\n', out);
-    fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
+    /* As hyperfine: the parameters the command line does not show. */
+    if (c->bcase != NULL && c->bcase->unused != NULL)
+        fprintf(out, "Benchmark %zu: %s (%s)\n", k + 1, c->text, c->bcase->unused);
+    else
+        fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
     fputs("  ", out);
     cell(out, "", 16);
     if (c->nruns == 1) {
@@ -498,7 +502,12 @@ static void write_json(FILE *f, const bench_report *r)
         fputs("],\n      \"exit_codes\": [", f);
         for (size_t i = 0; i < c->nruns; i++)
             fprintf(f, i ? ", %d" : "%d", c->runs[i].status);
-        fputs("],\n      \"counters\": [", f);
+        fputc(']', f);
+        if (c->bcase != NULL && c->bcase->nparams > 0) { /* as hyperfine's, when there are any */
+            fputs(",\n      \"parameters\": ", f);
+            bench_case_json(f, c->bcase);
+        }
+        fputs(",\n      \"counters\": [", f);
         for (size_t e = 0; e < r->nev; e++) {
             const summary *s = &c->ev[e];
             fputs(e ? ",\n        {\"name\": " : "\n        {\"name\": ", f);
@@ -552,6 +561,14 @@ static void write_csv(FILE *f, const bench_report *r)
             fputc(',', f);
             csv_field(f, name);
         }
+    /* hyperfine's parameter_NAME columns (the same in every row). */
+    size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
+    for (size_t j = 0; j < np; j++) {
+        char name[256];
+        snprintf(name, sizeof name, "parameter_%s", r->cmd[0].bcase->params[j]);
+        fputc(',', f);
+        csv_field(f, name);
+    }
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
         const bench_command *c = &r->cmd[k];
@@ -568,6 +585,10 @@ static void write_csv(FILE *f, const bench_report *r)
                     fprintf(f, ",%.17g", v[j]);
                 else
                     fputc(',', f);
+        }
+        for (size_t j = 0; j < np; j++) {
+            fputc(',', f);
+            csv_field(f, c->bcase->values[j]);
         }
         fputc('\n', f);
     }
@@ -596,8 +617,16 @@ static void write_markdown(FILE *f, const bench_report *r)
         md_text(f, r->ev[e].name);
         fputs(" |", f);
     }
+    size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
+    for (size_t j = 0; j < np; j++) { /* a column per parameter, {NAME} */
+        fputs(" {", f);
+        md_text(f, r->cmd[0].bcase->params[j]);
+        fputs("} |", f);
+    }
     fputs("\n|:---|---:|---:|---:|---:|", f);
     for (size_t e = 0; e < r->nev; e++)
+        fputs("---:|", f);
+    for (size_t j = 0; j < np; j++)
         fputs("---:|", f);
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
@@ -618,6 +647,11 @@ static void write_markdown(FILE *f, const bench_report *r)
             else
                 fprintf(f, " %s ± %s |", fmt_value(&r->ev[e], c->ev[e].mean, c->ev[e].mean, 1, a, sizeof a),
                         fmt_value(&r->ev[e], c->ev[e].stddev, c->ev[e].mean, 1, b, sizeof b));
+        }
+        for (size_t j = 0; j < np; j++) {
+            fputc(' ', f);
+            md_text(f, c->bcase->values[j]);
+            fputs(" |", f);
         }
         fputc('\n', f);
     }
