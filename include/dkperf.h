@@ -778,6 +778,93 @@ DK_EXPORT size_t dk_database_match(const dk_database *db, const char *partial,
  */
 DK_EXPORT int dk_sampler_resolve(dk_sampler *s, const char *name, const dk_database_event **out);
 
+/* dk_group_event - the database event member i of g resolved to: the same
+ * pointer dk_sampler_resolve gives for its name, modifiers aside (valid
+ * while the sampler lives), or NULL when it is unsupported. Compare events
+ * by it, not by name. */
+DK_EXPORT const dk_database_event *dk_group_event(const dk_group *g, size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Event specs: the one grammar of an event as a user writes it              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An event spec, as perf writes one:
+ *
+ *   spec       = event [modifiers] [rate]
+ *   event      = name | "r" hex-digits | pmu "/" terms "/"
+ *   modifiers  = ":" letters         (after a pmu/.../ the ':' may be left out)
+ *   letters    = any of u (user mode), k (kernel mode), h (hypervisor)
+ *   rate       = "/" digits          sample every N events (a period)
+ *              | "@" digits          N samples a second (a frequency)
+ *
+ * A name is one or more bytes other than ',' '/' ':' '@'; "r" followed by 1
+ * to 16 hexadecimal digits only is a raw config (perf_event); the terms of a
+ * pmu/.../ event ("event=0x3c,umask=1") may hold commas. A '/' after a name
+ * starts a period when only digits (after an optional sign) follow it to the
+ * end of the spec, and pmu terms otherwise ("cycles/1000" samples cycles;
+ * "cpu/event=0x3c/" is a PMU event). A list of specs is separated by commas,
+ * except inside pmu/.../. The parser only reads the text: whether an event
+ * exists is for dk_sampler_resolve.
+ *
+ * Errors are DK_EINVAL with dk_last_error() naming the spec and the 1-based
+ * position of the offending byte in the text given ("event 'cycles:q' at
+ * position 8: unknown modifier 'q' ..."). Parsing takes time linear in the
+ * length of the text.
+ */
+typedef enum dk_event_spec_kind {
+    DK_EVENT_SPEC_NAME = 1, /* a portable name, native name or alias */
+    DK_EVENT_SPEC_RAW = 2,  /* rNNN: raw holds the config */
+    DK_EVENT_SPEC_PMU = 3   /* pmu/term=value,.../ */
+} dk_event_spec_kind;
+
+/* dk_event_spec.modifiers */
+#define DK_EVENT_MOD_USER 0x1u   /* u */
+#define DK_EVENT_MOD_KERNEL 0x2u /* k */
+#define DK_EVENT_MOD_HV 0x4u     /* h */
+
+/* The largest period and frequency a spec may give. */
+#define DK_EVENT_SPEC_MAX_PERIOD (UINT64_MAX / 2)
+#define DK_EVENT_SPEC_MAX_FREQ 1000000u
+
+typedef struct dk_event_spec {
+    dk_event_spec_kind kind;
+    const char *text;   /* the spec, inside the text parsed (not NUL-terminated) */
+    size_t len;         /* its length */
+    size_t event_len;   /* text[0, event_len): the name, rNNN or pmu/terms/ alone */
+    size_t base_len;    /* text[0, base_len): the event and its modifiers, without the rate */
+    size_t pmu_len;     /* DK_EVENT_SPEC_PMU: the PMU is text[0, pmu_len), the terms
+                           text[pmu_len + 1, event_len - 1) */
+    size_t offset;      /* where the spec starts in the text given (0 for
+                           dk_event_spec_parse) */
+    unsigned modifiers; /* DK_EVENT_MOD_*; 0 when none are given */
+    uint64_t raw;       /* DK_EVENT_SPEC_RAW: the config */
+    uint64_t period;    /* from "/N"; 0 when not given */
+    uint64_t freq;      /* from "@HZ"; 0 when not given */
+} dk_event_spec;
+
+/*
+ * dk_event_spec_parse - one spec, the len bytes at text (no comma splitting:
+ * a comma outside pmu/.../ is an error). Returns 0 and fills *out, whose
+ * text points into text, or DK_EINVAL.
+ */
+DK_EXPORT int dk_event_spec_parse(const char *text, size_t len, dk_event_spec *out);
+
+/*
+ * dk_event_list_next - the next spec of a comma-separated, NUL-terminated
+ * list, from byte *pos (0 at first), which then moves past the spec and
+ * its comma. Returns 1 and fills *out (out->offset is where it starts in
+ * list), 0 at the end of the list, or DK_EINVAL: an empty list, an empty
+ * spec (",a", "a,,b", a trailing comma) or a spec that does not parse.
+ *
+ *     size_t pos = 0;
+ *     dk_event_spec sp;
+ *     int rc;
+ *     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1)
+ *         use(sp.text, sp.base_len, sp.period, sp.freq);
+ */
+DK_EXPORT int dk_event_list_next(const char *list, size_t *pos, dk_event_spec *out);
+
 #ifdef __cplusplus
 }
 #endif

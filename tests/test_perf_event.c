@@ -518,4 +518,45 @@ TEST_CASE(privilege_mode_modifiers)
     dk_sampler_close(s);
 }
 
+/* The event grammar (dkperf.h) as the core and a group use it. */
+TEST_CASE(the_core_reads_names_with_the_grammar)
+{
+    dk_sampler *s = open_linux();
+    const dk_database_event *ev = NULL, *plain = NULL;
+    CHECK_OK(dk_sampler_resolve(s, "task-clock", &plain));
+    CHECK_OK(dk_sampler_resolve(s, "task-clock:u", &ev));
+    CHECK(ev == plain);
+    CHECK_ERR(dk_sampler_resolve(s, "task-clock:q", &ev), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "at position 12: unknown modifier 'q'");
+    CHECK_ERR(dk_sampler_resolve(s, "task-clock:h", &ev), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "the h modifier");
+    CHECK_ERR(dk_sampler_resolve(s, "task-clock/1000", &ev), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "period or frequency");
+    /* A modified pmu event keeps its spelling as its name. */
+    const char *pmu = "software/config=1/u"; /* task-clock */
+    dk_thread *t = NULL;
+    CHECK_OK(dk_thread_open_names(s, &pmu, 1, &t));
+    CHECK_STR(dk_thread_event_name(t, 0), "software/config=1/u");
+    dk_thread_close(t);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(a_group_reports_the_event_of_each_member)
+{
+    dk_sampler *s = open_linux();
+    const char *names[] = {"task-clock:u", "page-faults", "cpu-clock"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 3, DK_GROUP_PARTIAL, &g));
+    for (size_t i = 0; i < 3; i++) {
+        const dk_database_event *want = NULL;
+        char base[32];
+        snprintf(base, sizeof base, "%.*s", (int)strcspn(names[i], ":"), names[i]);
+        CHECK_OK(dk_sampler_resolve(s, base, &want));
+        CHECK(dk_group_event(g, i) == want);
+    }
+    CHECK(dk_group_event(g, 3) == NULL);
+    CHECK(dk_group_event(NULL, 0) == NULL);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
 TEST_MAIN()

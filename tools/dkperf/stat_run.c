@@ -42,44 +42,32 @@ static uint64_t tv_ns(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
 }
 
-/* name without its modifiers ("cycles" of "cycles:u"), as the library
- * splits them: letters after the last ':' that is not inside a pmu/.../. */
-static const char *unmodified(const char *name, char *buf, size_t size)
+/* Which metric role each event plays: the event the group resolved it to,
+ * against what the role's portable name resolves to, by pointer (modifiers
+ * do not change it: "cycles:u" still makes insn per cycle). */
+static void fill_roles(dk_sampler *s, const dk_group *g, size_t n, report *rep)
 {
-    const char *colon = strrchr(name, ':');
-    const char *slash = strrchr(name, '/');
-    if (colon == NULL || colon[1] == '\0' || (slash != NULL && colon < slash))
-        return name;
-    for (const char *m = colon + 1; *m != '\0'; m++)
-        if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
-            return name;
-    snprintf(buf, size, "%.*s", (int)(colon - name), name);
-    return buf;
-}
-
-/* Which metric role an event plays, by what the portable names resolve to;
- * modifiers do not change it ("cycles:u" still makes insn per cycle). */
-static int role_of(dk_sampler *s, const char *asked_mod, const char *native_mod)
-{
-    char abuf[256], nbuf[256];
-    const char *asked = unmodified(asked_mod, abuf, sizeof abuf);
-    const char *native = unmodified(native_mod, nbuf, sizeof nbuf);
     static const struct {
         const char *portable;
         int role;
-    } roles[] = {{"instructions", ROLE_INSTRUCTIONS},
+    } roles[] = {{"task-clock", ROLE_CLOCK},
+                 {"instructions", ROLE_INSTRUCTIONS},
                  {"cycles", ROLE_CYCLES},
                  {"branches", ROLE_BRANCHES},
                  {"branch-misses", ROLE_MISSES}};
-    if (strcmp(native, "task-clock") == 0)
-        return ROLE_CLOCK;
-    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
-        const dk_database_event *ev = NULL;
-        if (strcmp(asked, roles[r].portable) == 0 ||
-            (dk_sampler_resolve(s, roles[r].portable, &ev) == 0 && strcmp(ev->name, native) == 0))
-            return roles[r].role;
+    const dk_database_event *role_ev[sizeof roles / sizeof roles[0]];
+    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++)
+        if (dk_sampler_resolve(s, roles[r].portable, &role_ev[r]) != 0)
+            role_ev[r] = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const dk_database_event *ev = dk_group_event(g, i);
+        rep->role[i] = ROLE_NONE;
+        for (size_t r = 0; ev != NULL && r < sizeof roles / sizeof roles[0]; r++)
+            if (ev == role_ev[r]) {
+                rep->role[i] = roles[r].role;
+                break;
+            }
     }
-    return ROLE_NONE;
 }
 
 /* How often an attached process or thread is looked at: its exit is
@@ -355,8 +343,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
             rep->unit[i] = dk_group_event_unit(g, i);
             rep->supported[i] = dk_group_supported(g, i);
             snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
-            rep->role[i] = role_of(s, names[i], rep->native[i]);
         }
+        fill_roles(s, g, n, rep);
     }
 
     rc = stat_rows_open(g, o, rep); /* -C, -A, --per-core, --per-level */
@@ -433,15 +421,15 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
 
 /* The facts of each event, from the first group (every group has the same
  * events on the same backend). */
-static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep)
+static void fill_events(dk_sampler *s, dk_group *g, size_t n, report *rep)
 {
     for (size_t i = 0; i < n; i++) {
         snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
         rep->unit[i] = dk_group_event_unit(g, i);
         rep->supported[i] = dk_group_supported(g, i);
         snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
-        rep->role[i] = role_of(s, names[i], rep->native[i]);
     }
+    fill_roles(s, g, n, rep);
 }
 
 int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
@@ -493,7 +481,7 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     }
     if (rc != 0)
         goto out;
-    fill_events(s, w.groups[0], names, n, rep);
+    fill_events(s, w.groups[0], n, rep);
     rep->attached = true;
     /* -C, -A, --per-core, --per-level; without -a a split by level */
     rc = w.system ? stat_rows_open(w.groups[0], o, rep)
