@@ -28,7 +28,7 @@
 #include "api.h"
 #include "pmu.h"
 #include "sampling_stress.h"
-#include "spawn.h"
+#include "child.h"
 
 /* ---- workloads with known address ranges -------------------------------- */
 
