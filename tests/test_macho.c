@@ -179,17 +179,17 @@ static bool is_text(char type)
 /* Every symbol llvm-nm lists resolves to itself at its address (where
  * several share one, to the first external one), and every function at
  * its last byte too; the header and past the end resolve to nothing. */
-static void check_slice(const dk_macho *m, const tslice *t)
+static void check_slice(const macho_image *m, const tslice *t)
 {
-    CHECK(dk_macho_uuid(m) != NULL);
-    CHECK(memcmp(dk_macho_uuid(m), t->uuid, 16) == 0);
-    CHECK_U64(dk_macho_text_vmaddr(m), ==, t->text);
-    CHECK_U64(dk_macho_cputype(m), ==, strcmp(t->arch, "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
+    CHECK(macho_uuid(m) != NULL);
+    CHECK(memcmp(macho_uuid(m), t->uuid, 16) == 0);
+    CHECK_U64(macho_text_vmaddr(m), ==, t->text);
+    CHECK_U64(macho_cputype(m), ==, strcmp(t->arch, "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
     size_t addresses = 0, functions = 0;
     for (size_t i = 0; i < t->nsyms; i++) {
         const tsym *y = &t->syms[i];
         if (strcmp(y->name, "__mh_execute_header") == 0) {
-            CHECK(dk_macho_lookup(m, y->addr, NULL) == NULL);
+            CHECK(macho_lookup(m, y->addr, NULL) == NULL);
             continue;
         }
         if (i > 0 && t->syms[i - 1].addr == y->addr)
@@ -201,7 +201,7 @@ static void check_slice(const dk_macho *m, const tslice *t)
                 break;
             }
         uint64_t start = 0;
-        CHECK_STR(dk_macho_lookup(m, y->addr, &start), shown(want));
+        CHECK_STR(macho_lookup(m, y->addr, &start), shown(want));
         CHECK_U64(start, ==, y->addr);
         addresses++;
         if (!is_text(y->type))
@@ -209,15 +209,15 @@ static void check_slice(const dk_macho *m, const tslice *t)
         functions++;
         if (i + 1 < t->nsyms && is_text(t->syms[i + 1].type)) {
             start = 0;
-            CHECK_STR(dk_macho_lookup(m, t->syms[i + 1].addr - 1, &start), shown(want));
+            CHECK_STR(macho_lookup(m, t->syms[i + 1].addr - 1, &start), shown(want));
             CHECK_U64(start, ==, y->addr);
         }
     }
     CHECK_INT(functions, ==, 6); /* fixture.c's */
-    CHECK_U64(dk_macho_symbol_count(m), ==, addresses);
-    CHECK(dk_macho_lookup(m, 0, NULL) == NULL);
-    CHECK(dk_macho_lookup(m, UINT64_MAX, NULL) == NULL);
-    CHECK(dk_macho_lookup(m, t->syms[t->nsyms - 1].addr + 0x100000, NULL) == NULL);
+    CHECK_U64(macho_symbol_count(m), ==, addresses);
+    CHECK(macho_lookup(m, 0, NULL) == NULL);
+    CHECK(macho_lookup(m, UINT64_MAX, NULL) == NULL);
+    CHECK(macho_lookup(m, t->syms[t->nsyms - 1].addr + 0x100000, NULL) == NULL);
 }
 
 static const tslice *slice_of(const tslice *s, size_t n, const char *arch)
@@ -228,7 +228,7 @@ static const tslice *slice_of(const tslice *s, size_t n, const char *arch)
     DKT_FAIL("no slice %s in the truth file", arch);
 }
 
-/* The slice dk_macho_open picks in a fat arm64 + x86_64 file, by its rule. */
+/* The slice macho_open picks in a fat arm64 + x86_64 file, by its rule. */
 static const char *host_pick(void)
 {
 #if defined(__x86_64__)
@@ -243,43 +243,43 @@ static void check_fixture_dir(const char *dir)
     char path[1024];
     tslice t[2], f[2];
     char err[512] = "";
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
 
     load_truth(dir, "thin-arm64", t, 2);
     snprintf(path, sizeof path, "%s/thin-arm64", dir);
-    if (dk_macho_open(path, &m, err, sizeof err) != 0)
+    if (macho_open(path, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     check_slice(m, &t[0]);
-    dk_macho_close(m);
+    macho_close(m);
 
     size_t n = load_truth(dir, "fat-arm64-x86_64", f, 2);
     CHECK_INT(n, ==, 2);
     snprintf(path, sizeof path, "%s/fat-arm64-x86_64", dir);
-    if (dk_macho_open(path, &m, err, sizeof err) != 0)
+    if (macho_open(path, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     check_slice(m, slice_of(f, n, host_pick()));
-    dk_macho_close(m);
+    macho_close(m);
     for (size_t i = 0; i < n; i++) {
-        if (dk_macho_open_uuid(path, f[i].uuid, &m, err, sizeof err) != 0)
+        if (macho_open_uuid(path, f[i].uuid, &m, err, sizeof err) != 0)
             DKT_FAIL("%s", err);
         check_slice(m, &f[i]);
-        dk_macho_close(m);
+        macho_close(m);
     }
     /* The same slices from a descriptor the caller opened and vetted. */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     CHECK(fd >= 0);
     for (size_t i = 0; i < n; i++) {
-        if (dk_macho_open_fd(fd, path, f[i].uuid, &m, err, sizeof err) != 0)
+        if (macho_open_fd(fd, path, f[i].uuid, &m, err, sizeof err) != 0)
             DKT_FAIL("%s", err);
         check_slice(m, &f[i]);
-        dk_macho_close(m);
+        macho_close(m);
     }
-    CHECK_INT(dk_macho_open_fd(fd, path, NULL, &m, err, sizeof err), ==, 0);
+    CHECK_INT(macho_open_fd(fd, path, NULL, &m, err, sizeof err), ==, 0);
     check_slice(m, slice_of(f, n, host_pick()));
-    dk_macho_close(m);
+    macho_close(m);
     close(fd);
     fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    CHECK_INT(dk_macho_open_fd(fd, "/dev/null", NULL, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open_fd(fd, "/dev/null", NULL, &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/dev/null: not a regular file (a character device)");
     CHECK(m == NULL);
     close(fd);
@@ -306,33 +306,33 @@ TEST_CASE(zig_linked_fixtures_match_nm)
 TEST_CASE(function_starts_end_symbols)
 {
     blob b = load(DK_MACHO_SMALL, "small-thin");
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[256];
-    if (dk_macho_open_buffer(b.data, b.len, "small-thin", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "small-thin", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     const uint64_t T = 0x100000000u;
     uint64_t s = 0;
-    CHECK_U64(dk_macho_symbol_count(m), ==, 3); /* f0, f1, f3: no stab, no undefined */
-    CHECK_STR(dk_macho_lookup(m, T + 0x200, &s), "f0");
+    CHECK_U64(macho_symbol_count(m), ==, 3); /* f0, f1, f3: no stab, no undefined */
+    CHECK_STR(macho_lookup(m, T + 0x200, &s), "f0");
     CHECK_U64(s, ==, T + 0x200);
-    CHECK_STR(dk_macho_lookup(m, T + 0x20f, &s), "f0");
-    CHECK_STR(dk_macho_lookup(m, T + 0x210, &s), "f1");
+    CHECK_STR(macho_lookup(m, T + 0x20f, &s), "f0");
+    CHECK_STR(macho_lookup(m, T + 0x210, &s), "f1");
     CHECK_U64(s, ==, T + 0x210);
-    CHECK_STR(dk_macho_lookup(m, T + 0x21f, &s), "f1");
+    CHECK_STR(macho_lookup(m, T + 0x21f, &s), "f1");
     /* 0x220 starts a function without a symbol: f1 does not cover it. */
-    CHECK(dk_macho_lookup(m, T + 0x220, &s) == NULL);
-    CHECK(dk_macho_lookup(m, T + 0x22f, &s) == NULL);
-    CHECK_STR(dk_macho_lookup(m, T + 0x230, &s), "f3");
-    CHECK_STR(dk_macho_lookup(m, T + 0x23f, &s), "f3");
+    CHECK(macho_lookup(m, T + 0x220, &s) == NULL);
+    CHECK(macho_lookup(m, T + 0x22f, &s) == NULL);
+    CHECK_STR(macho_lookup(m, T + 0x230, &s), "f3");
+    CHECK_STR(macho_lookup(m, T + 0x23f, &s), "f3");
     /* The section ends at 0x240. */
-    CHECK(dk_macho_lookup(m, T + 0x240, &s) == NULL);
-    CHECK(dk_macho_lookup(m, T + 0x1ff, &s) == NULL);
+    CHECK(macho_lookup(m, T + 0x240, &s) == NULL);
+    CHECK(macho_lookup(m, T + 0x1ff, &s) == NULL);
     uint8_t want[16];
     for (int i = 0; i < 16; i++)
         want[i] = (uint8_t)i;
-    CHECK(memcmp(dk_macho_uuid(m), want, 16) == 0);
-    CHECK_U64(dk_macho_text_vmaddr(m), ==, T);
-    dk_macho_close(m);
+    CHECK(memcmp(macho_uuid(m), want, 16) == 0);
+    CHECK_U64(macho_text_vmaddr(m), ==, T);
+    macho_close(m);
     free(b.data);
 }
 
@@ -415,23 +415,23 @@ TEST_CASE(function_starts_bound_a_symbol_when_the_next_is_stripped)
     /* As `strip -x` leaves it: the local symbol gone (made a stab here). */
     uint8_t *e = find_nlist(b.data, &l, "_local_helper");
     e[4] = 0x24;
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[256];
-    if (dk_macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     uint64_t s = 0;
-    CHECK_STR(dk_macho_lookup(m, helper - 1, &s), "fixture_alpha");
-    CHECK(dk_macho_lookup(m, helper, &s) == NULL);
-    CHECK(dk_macho_lookup(m, beta - 1, &s) == NULL);
-    CHECK_STR(dk_macho_lookup(m, beta, &s), "fixture_beta");
-    dk_macho_close(m);
+    CHECK_STR(macho_lookup(m, helper - 1, &s), "fixture_alpha");
+    CHECK(macho_lookup(m, helper, &s) == NULL);
+    CHECK(macho_lookup(m, beta - 1, &s) == NULL);
+    CHECK_STR(macho_lookup(m, beta, &s), "fixture_beta");
+    macho_close(m);
 
     /* Without LC_FUNCTION_STARTS (its cmd made unknown) alpha runs on to beta. */
     wr32(b.data + l.fstarts, 0x7fff0026u);
-    if (dk_macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
-    CHECK_STR(dk_macho_lookup(m, beta - 1, &s), "fixture_alpha");
-    dk_macho_close(m);
+    CHECK_STR(macho_lookup(m, beta - 1, &s), "fixture_alpha");
+    macho_close(m);
     free(b.data);
 }
 
@@ -444,13 +444,13 @@ TEST_CASE(same_address_prefers_the_external_name)
     uint8_t *helper = find_nlist(b.data, &l, "_local_helper");
     memcpy(helper + 8, alpha + 8, 8);
     CHECK((helper[4] & 1) == 0 && (alpha[4] & 1) == 1);
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[256];
-    if (dk_macho_open_buffer(b.data, b.len, "alias", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "alias", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     uint64_t a = (uint64_t)rd32(alpha + 8) | (uint64_t)rd32(alpha + 12) << 32;
-    CHECK_STR(dk_macho_lookup(m, a, NULL), "fixture_alpha");
-    dk_macho_close(m);
+    CHECK_STR(macho_lookup(m, a, NULL), "fixture_alpha");
+    macho_close(m);
     free(b.data);
 }
 
@@ -458,13 +458,13 @@ TEST_CASE(same_address_prefers_the_external_name)
 
 /* Open len bytes of d (copied to a buffer of exactly that size, so an
  * overread shows under ASan); returns the result, err holds the error. */
-static int open_bytes(const uint8_t *d, size_t len, dk_macho **m, char *err, size_t errlen)
+static int open_bytes(const uint8_t *d, size_t len, macho_image **m, char *err, size_t errlen)
 {
     uint8_t *c = malloc(len ? len : 1);
     CHECK(c != NULL);
     memcpy(c, d, len);
     err[0] = '\0';
-    int rc = dk_macho_open_buffer(c, len, "img", m, err, errlen);
+    int rc = macho_open_buffer(c, len, "img", m, err, errlen);
     free(c);
     if (rc != 0) {
         CHECK(*m == NULL);
@@ -477,18 +477,18 @@ static int open_bytes(const uint8_t *d, size_t len, dk_macho **m, char *err, siz
 }
 
 /* Lookups over a broken-but-accepted image stay consistent. */
-static void probe(const dk_macho *m, uint64_t seed)
+static void probe(const macho_image *m, uint64_t seed)
 {
-    uint64_t base = dk_macho_text_vmaddr(m);
+    uint64_t base = macho_text_vmaddr(m);
     for (int i = 0; i < 64; i++) {
         seed = seed * 6364136223846793005u + 1442695040888963407u;
         uint64_t a = (i & 1) ? base + (seed >> 52) : seed;
         uint64_t s = 0;
-        const char *name = dk_macho_lookup(m, a, &s);
+        const char *name = macho_lookup(m, a, &s);
         if (name != NULL) {
             CHECK(s <= a);
             CHECK(name[0] != '\0');
-            CHECK(dk_macho_lookup(m, s, NULL) == name);
+            CHECK(macho_lookup(m, s, NULL) == name);
         }
     }
 }
@@ -499,14 +499,14 @@ static void truncate_everywhere(const char *name, size_t need, const tslice *t)
     char err[512];
     size_t failures = 0;
     for (size_t cut = 0; cut < b.len; cut++) {
-        dk_macho *m = NULL;
+        macho_image *m = NULL;
         int rc = open_bytes(b.data, cut, &m, err, sizeof err);
         if (cut < need && rc == 0)
             DKT_FAIL("%s cut at %zu of %zu (the tables end at %zu) was accepted", name, cut,
                      b.len, need);
         if (rc == 0) {
             check_slice(m, t);
-            dk_macho_close(m);
+            macho_close(m);
         } else {
             failures++;
         }
@@ -539,8 +539,8 @@ TEST_CASE(truncated_files_on_disk)
     for (size_t k = 0; k < 48; k++) {
         size_t cut = k < 40 ? b.len * k / 40 : l.end - (48 - k);
         char *path = temp_file(b.data, cut);
-        dk_macho *m = (dk_macho *)&err; /* must be reset to NULL on failure */
-        int rc = dk_macho_open(path, &m, err, sizeof err);
+        macho_image *m = (macho_image *)&err; /* must be reset to NULL on failure */
+        int rc = macho_open(path, &m, err, sizeof err);
         CHECK_INT(rc, ==, -1);
         CHECK(m == NULL);
         CHECK(strncmp(err, path, strlen(path)) == 0);
@@ -602,7 +602,7 @@ TEST_CASE(corrupted_fields_are_named)
             wr32(b.data + *c->at + 32, 0xfffffff0u);
             b.data[*c->at + 2] = '\n'; /* in its name: the error stays one line */
         }
-        dk_macho *m = NULL;
+        macho_image *m = NULL;
         if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0)
             DKT_FAIL("%s: corrupt image accepted", c->what);
         if (strstr(err, c->expect) == NULL || (c->expect2 && strstr(err, c->expect2) == NULL))
@@ -615,7 +615,7 @@ TEST_CASE(corrupted_fields_are_named)
     blob b = copy(orig);
     uint8_t *e = find_nlist(b.data, &l, "_fixture_beta");
     wr32(e, l.strsize + 5);
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "n_strx");
     memcpy(b.data, orig.data, orig.len);
@@ -661,9 +661,9 @@ TEST_CASE(sparse_tables_are_refused_not_allocated)
             fprintf(stderr, "skipped: no sparse file of %llu bytes here: %s\n",
                     (unsigned long long)cases[i].cover, strerror(errno));
         } else {
-            dk_macho *m = NULL;
+            macho_image *m = NULL;
             errno = 0;
-            int rc = dk_macho_open(path, &m, err, sizeof err);
+            int rc = macho_open(path, &m, err, sizeof err);
             int e = errno;
             CHECK_INT(rc, ==, -1);
             CHECK(m == NULL);
@@ -684,7 +684,7 @@ TEST_CASE(uleb_overflow_is_refused)
     layout l = walk(orig.data, orig.len);
     CHECK_INT(l.fssize, >=, 8);
     char err[512];
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     /* Ten bytes with bits past 2^64 in the last: point the data at the
      * symbol table (any bytes will do) and write the number there. */
     blob b = copy(orig);
@@ -703,7 +703,7 @@ TEST_CASE(fat_headers_are_checked)
 {
     blob orig = load(DK_MACHO_FIXTURES, "fat-arm64-x86_64");
     char err[512];
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     blob b = copy(orig);
 
     wr32be(b.data + 4, 0);
@@ -773,12 +773,12 @@ TEST_CASE(fat64_header_is_read)
     wr32be(b.data + 28, (uint32_t)thin.len);
     wr32be(b.data + 32, 12);
     memcpy(b.data + off, thin.data, thin.len);
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[512];
     if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     check_slice(m, &t[0]);
-    dk_macho_close(m);
+    macho_close(m);
     /* A 64-bit offset past 2^32 is read as such, and refused. */
     wr32be(b.data + 16, 1);
     CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
@@ -804,37 +804,37 @@ TEST_CASE(fat_slice_rule)
 {
     /* The small fat file: arm64 then x86_64, told apart by their UUIDs. */
     blob b = load(DK_MACHO_SMALL, "small-fat");
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[512];
     if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
-    CHECK_U64(dk_macho_cputype(m), ==, strcmp(host_pick(), "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, strcmp(host_pick(), "x86_64") == 0 ? 16 : 0);
-    dk_macho_close(m);
+    CHECK_U64(macho_cputype(m), ==, strcmp(host_pick(), "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
+    CHECK_INT(macho_uuid(m)[0], ==, strcmp(host_pick(), "x86_64") == 0 ? 16 : 0);
+    macho_close(m);
 
     /* arm64e beats arm64 (slice 1 made arm64e), listed first or second. */
     set_arch(b, 1, CPU_ARM64, 2);
     if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
-    CHECK_U64(dk_macho_cputype(m), ==, CPU_ARM64);
-    CHECK_INT(dk_macho_cpusubtype(m), ==, 2);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, 16);
-    dk_macho_close(m);
+    CHECK_U64(macho_cputype(m), ==, CPU_ARM64);
+    CHECK_INT(macho_cpusubtype(m), ==, 2);
+    CHECK_INT(macho_uuid(m)[0], ==, 16);
+    macho_close(m);
     set_arch(b, 1, CPU_ARM64, 0);
     set_arch(b, 0, CPU_ARM64, 0x80000002u); /* arm64e with the pointer-auth ABI bit */
     if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, 0);
-    dk_macho_close(m);
+    CHECK_INT(macho_uuid(m)[0], ==, 0);
+    macho_close(m);
 
     /* x86_64 when there is no arm64 (and on x86_64 hosts anyway). */
     blob c = load(DK_MACHO_SMALL, "small-fat");
     set_arch(c, 0, 12, 9); /* armv7 (32-bit) */
     if (open_bytes(c.data, c.len, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
-    CHECK_U64(dk_macho_cputype(m), ==, CPU_X86_64);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, 16);
-    dk_macho_close(m);
+    CHECK_U64(macho_cputype(m), ==, CPU_X86_64);
+    CHECK_INT(macho_uuid(m)[0], ==, 16);
+    macho_close(m);
 
     /* A fat_arch entry that disagrees with its image's header. */
     c.data[8 + 20 + 3] = 0x0c; /* entry 1 says arm64; the image is x86_64 */
@@ -851,10 +851,10 @@ TEST_CASE(uuid_selects_the_slice)
     size_t n = load_truth(DK_MACHO_FIXTURES, "fat-arm64-x86_64", t, 2);
     CHECK_INT(n, ==, 2);
     snprintf(path, sizeof path, "%s/fat-arm64-x86_64", DK_MACHO_FIXTURES);
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     uint8_t other[16];
     memset(other, 0xab, sizeof other);
-    CHECK_INT(dk_macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
     CHECK(m == NULL);
     CHECK_CONTAINS(err, path);
     CHECK_CONTAINS(err, "no slice has the UUID wanted");
@@ -865,18 +865,18 @@ TEST_CASE(uuid_selects_the_slice)
         CHECK_CONTAINS(err, hex);
         CHECK_CONTAINS(err, t[i].arch);
     }
-    CHECK_INT(dk_macho_open_uuid(path, NULL, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open_uuid(path, NULL, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "no UUID given");
 
     /* A thin file: its own UUID or nothing. */
     tslice th[1];
     load_truth(DK_MACHO_FIXTURES, "thin-arm64", th, 1);
     snprintf(path, sizeof path, "%s/thin-arm64", DK_MACHO_FIXTURES);
-    if (dk_macho_open_uuid(path, th[0].uuid, &m, err, sizeof err) != 0)
+    if (macho_open_uuid(path, th[0].uuid, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     check_slice(m, &th[0]);
-    dk_macho_close(m);
-    CHECK_INT(dk_macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
+    macho_close(m);
+    CHECK_INT(macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
     CHECK(m == NULL);
     CHECK_CONTAINS(err, "UUID is not the one wanted");
 }
@@ -884,7 +884,7 @@ TEST_CASE(uuid_selects_the_slice)
 TEST_CASE(not_macho_files_are_refused)
 {
     char err[512];
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     const uint8_t m32[32] = {0xce, 0xfa, 0xed, 0xfe, 7};
     CHECK_INT(open_bytes(m32, sizeof m32, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "32-bit Mach-O file");
@@ -903,44 +903,44 @@ TEST_CASE(not_macho_files_are_refused)
     /* Files: text, empty, missing, a directory. */
     const char text[] = "#!/bin/sh\necho not a binary\n";
     char *path = temp_file(text, sizeof text - 1);
-    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(path, &m, err, sizeof err), ==, -1);
     CHECK(strncmp(err, path, strlen(path)) == 0);
     CHECK_CONTAINS(err, "not a Mach-O file");
     unlink(path);
     free(path);
     path = temp_file("", 0);
-    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(path, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, path);
     CHECK_CONTAINS(err, "0 bytes, too short");
     unlink(path);
     free(path);
-    CHECK_INT(dk_macho_open("/nonexistent/dir/libfoo.dylib", &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open("/nonexistent/dir/libfoo.dylib", &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/nonexistent/dir/libfoo.dylib: cannot open: No such file or directory");
-    CHECK_INT(dk_macho_open("/", &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open("/", &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/: not a regular file (a directory)");
     /* A FIFO without a writer: refused at once, not waited on. */
     path = temp_file("", 0);
     CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
-    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(path, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "not a regular file");
     unlink(path);
     free(path);
     CHECK(m == NULL);
 
     /* Arguments, and an error buffer too small or absent. */
-    CHECK_INT(dk_macho_open(NULL, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(NULL, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "no file name given");
-    CHECK_INT(dk_macho_open("/", NULL, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open("/", NULL, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "out is NULL");
-    CHECK_INT(dk_macho_open("/", &m, NULL, 0), ==, -1);
+    CHECK_INT(macho_open("/", &m, NULL, 0), ==, -1);
     char tiny[6] = "zzzzz";
-    CHECK_INT(dk_macho_open("/", &m, tiny, sizeof tiny), ==, -1);
+    CHECK_INT(macho_open("/", &m, tiny, sizeof tiny), ==, -1);
     CHECK_STR(tiny, "/: no");
-    CHECK_INT(dk_macho_open_buffer(NULL, 5, "x", &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open_buffer(NULL, 5, "x", &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "no data given");
-    CHECK(dk_macho_lookup(NULL, 0, NULL) == NULL);
-    CHECK(dk_macho_uuid(NULL) == NULL);
-    dk_macho_close(NULL);
+    CHECK(macho_lookup(NULL, 0, NULL) == NULL);
+    CHECK(macho_uuid(NULL) == NULL);
+    macho_close(NULL);
 }
 
 TEST_CASE(random_corruption_never_crashes)
@@ -968,10 +968,10 @@ TEST_CASE(random_corruption_never_crashes)
                 else
                     b.data[at] ^= (uint8_t)(1u << (seed >> 56) % 8); /* one bit */
             }
-            dk_macho *m = NULL;
+            macho_image *m = NULL;
             if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0) {
                 probe(m, seed);
-                dk_macho_close(m);
+                macho_close(m);
                 accepted++;
             } else {
                 refused++;
@@ -1006,29 +1006,29 @@ TEST_CASE(allocation_failures_leave_nothing)
 #endif
     size_t opened = 0, refused = 0;
     for (size_t i = 0; i < 4; i++) {
-        dk_macho *m = NULL;
+        macho_image *m = NULL;
         int rc;
         if (i < 2) {
             snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[i]);
-            rc = dk_macho_open(path, &m, err, sizeof err);
+            rc = macho_open(path, &m, err, sizeof err);
         } else if (i == 2) {
             snprintf(path, sizeof path, "%s/small-fat", DK_MACHO_SMALL);
-            rc = dk_macho_open(path, &m, err, sizeof err);
+            rc = macho_open(path, &m, err, sizeof err);
         } else {
             /* The fat fixture's x86_64 slice, by the small image's UUID:
              * none matches, after reading every slice's commands. */
             uint8_t uuid[16] = {0};
             snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[1]);
-            rc = dk_macho_open_uuid(path, uuid, &m, err, sizeof err);
+            rc = macho_open_uuid(path, uuid, &m, err, sizeof err);
             CHECK_INT(rc, ==, -1);
             if (strstr(err, "out of memory") == NULL)
                 CHECK_CONTAINS(err, "no slice has the UUID wanted");
             continue;
         }
         if (rc == 0) {
-            CHECK(dk_macho_symbol_count(m) >= 3);
-            CHECK(dk_macho_uuid(m) != NULL);
-            dk_macho_close(m);
+            CHECK(macho_symbol_count(m) >= 3);
+            CHECK(macho_uuid(m) != NULL);
+            macho_close(m);
             opened++;
         } else {
             CHECK(m == NULL);
