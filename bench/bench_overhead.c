@@ -28,9 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* By path: tools/common has a spawn.h of its own that would hide <spawn.h>. */
-#include "../tools/common/clock.h"
-#include "../tools/common/stats.h"
+#include "clock.h"
+#include "stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"

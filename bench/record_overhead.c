@@ -37,7 +37,7 @@
 
 #include "clock.h"
 #include "dkrec.h"
-#include "spawn.h"
+#include "child.h"
 #include "stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF

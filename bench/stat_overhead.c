@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "child.h"
 #include "stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF

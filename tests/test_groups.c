@@ -17,8 +17,7 @@
 
 #include "api.h"
 #include "clock.h"
-#include "launch.h"
-#include "spawn.h"
+#include "child.h"
 
 /* A child held before its exec until released. */
 typedef spawn_child child;

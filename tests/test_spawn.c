@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * test_spawn.c - a command held before its exec (tools/common/spawn.c).
+ * test_spawn.c - a command held before its exec (tools/common/child.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "spawn.h"
+#include "child.h"
 
 static int run(char **argv, int *exec_errno, int *status)
 {

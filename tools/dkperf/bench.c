@@ -9,7 +9,7 @@
  * process's counts are its proc_pid_rusage instructions and cycles, a run
  * is posix_spawn, a wait that does not reap, the zombie's totals, and the
  * reap. Otherwise (events neither way can open, whose errors are then
- * reported for the command) each run forks the command held before its exec (tools/common/spawn.c), opens the
+ * reported for the command) each run forks the command held before its exec (tools/common/child.c), opens the
  * counters on it, releases it, waits without reaping, reads, and reaps, as
  * dkperf stat does. Signals that would stop dkperf are passed to the
  * running command and end the benchmark once nothing is held.
@@ -32,10 +32,9 @@
 #include "clock.h"
 #include "common/text.h"
 #include "json.h"
-#include "launch.h"
 #include "options.h"
 #include "signals.h"
-#include "spawn.h"
+#include "child.h"
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 

@@ -29,7 +29,7 @@
 #include "imageid.h"
 #include "record.h"
 #include "signals.h"
-#include "spawn.h"
+#include "child.h"
 #include "util/util.h"
 
 /* Identities of the images seen, by path: each file is read once. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * spawn.h - a command forked and held before its exec.
+ * child.h - a command run as a child process: forked and held before its
+ * exec (spawn_*), or started at once with posix_spawn (launch_spawn).
  *
  * spawn_prepare forks a child that waits on a pipe before it execs the
  * command: the caller learns its pid and can open counters on it first.
@@ -15,10 +16,11 @@
  * that dies before its release makes spawn_release fail with -EPIPE, and
  * raise SIGPIPE: a caller that must survive this ignores SIGPIPE.
  */
-#ifndef DKPERF_TOOLS_SPAWN_H
-#define DKPERF_TOOLS_SPAWN_H
+#ifndef DKPERF_TOOLS_CHILD_H
+#define DKPERF_TOOLS_CHILD_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -70,6 +72,15 @@ int spawn_wait_exit(const spawn_child *c, siginfo_t *si);
  * Retries on EINTR. Closes what is left open; c->pid becomes -1. */
 int spawn_reap(spawn_child *c, int *status, struct rusage *ru);
 
+/* Starts argv[0] (searched in PATH) with stdin on null_fd, and stdout and
+ * stderr on it too unless show_output; the child takes the signal mask
+ * *mask and the default action of every signal in *dfl (NULL: none), for
+ * callers that need no hold before its exec. Returns 0 and sets *pid, or
+ * the errno of the failure, the exec's included (the child then never
+ * ran). */
+int launch_spawn(pid_t *pid, char *const argv[], int null_fd, bool show_output,
+                 const sigset_t *mask, const sigset_t *dfl);
+
 /* The same two for a child started otherwise (launch_spawn): 0 or -errno. */
 int spawn_wait_pid_exit(pid_t pid, siginfo_t *si);
 int spawn_reap_pid(pid_t pid, int *status, struct rusage *ru);
@@ -77,4 +88,4 @@ int spawn_reap_pid(pid_t pid, int *status, struct rusage *ru);
 /* Gives up on a child: closes its pipes, kills it and reaps it. */
 void spawn_abandon(spawn_child *c);
 
-#endif /* DKPERF_TOOLS_SPAWN_H */
+#endif /* DKPERF_TOOLS_CHILD_H */

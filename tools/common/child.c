@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * spawn.c - a command forked and held before its exec (see spawn.h).
+ * child.c - a command run as a child process (see child.h).
  */
-#include "spawn.h"
+#include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <string.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static void close_fd(int *fd)
 {
@@ -176,4 +179,35 @@ void spawn_abandon(spawn_child *c)
         kill(c->pid, SIGKILL);
         spawn_reap(c, NULL, NULL);
     }
+}
+
+int launch_spawn(pid_t *pid, char *const argv[], int null_fd, bool show_output,
+                 const sigset_t *mask, const sigset_t *dfl)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc != 0)
+        return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return rc;
+    }
+    sigemptyset(&none);
+    for (int k = 0; k < 3 && rc == 0; k++)
+        if (k == 0 || !show_output)
+            rc = posix_spawn_file_actions_adddup2(&fa, null_fd, k);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigmask(&attr, mask);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigdefault(&attr, dfl != NULL ? dfl : &none);
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0)
+        rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
 }
