@@ -248,6 +248,11 @@ static inline const char *dk__group_label(const dk_group *g, size_t i)
     return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
                                                                       : g->asked[i];
 }
+static inline const char *dk__sampling_label(const dk_sampling *p, size_t i)
+{
+    return p->label[i] != NULL ? p->label[i] : p->events[i] != NULL ? p->events[i]->name
+                                                                      : p->asked[i].name;
+}
 
 /* An event as a message names it: as the caller wrote it ("branches"),
  * with the native name when that differs ("branches (INST_BRANCH)"), so
@@ -274,6 +279,18 @@ static inline void dk__group_unsupported(dk_group *g, size_t i)
 {
     g->supported[i] = false;
     dk__strlcpy(g->why[i], dk_last_error(), sizeof g->why[i]);
+}
+
+/* The event of db named name (or aliased so: aliases first), or NULL. */
+static inline const dk_database_event *dk__database_find(const dk_database *db, const char *name)
+{
+    for (size_t i = 0; i < db->event_count; i++)
+        if (db->events[i].alias != NULL && strcmp(db->events[i].alias, name) == 0)
+            return &db->events[i];
+    for (size_t i = 0; i < db->event_count; i++)
+        if (strcmp(db->events[i].name, name) == 0)
+            return &db->events[i];
+    return NULL;
 }
 
 /* Sort db events by name; perm receives, for each sorted position, the

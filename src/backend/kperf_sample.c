@@ -324,11 +324,11 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
              * kpc_set_reload_xcall touches only configurable counters;
              * x86 refuses FIXED periods): count the configurable twin. */
             const dk_database_event *twin =
-                ev->fallback != NULL ? dk_database_find(&s->db, ev->fallback) : NULL;
+                ev->fallback != NULL ? dk__database_find(&s->db, ev->fallback) : NULL;
             /* Apple's databases name no fallback for FIXED_CYCLES; the
              * configurable counter of core cycles is CORE_ACTIVE_CYCLE. */
             if (twin == NULL && strcmp(ev->name, "FIXED_CYCLES") == 0)
-                twin = dk_database_find(&s->db, "CORE_ACTIVE_CYCLE");
+                twin = dk__database_find(&s->db, "CORE_ACTIVE_CYCLE");
             if (twin == NULL)
                 return dk__fail(DK_ENOTSUP,
                                 "%s counts on a fixed counter, which cannot interrupt through "
@@ -461,7 +461,7 @@ static int arm(dk_sampling *p, ksamp *k)
             return dk__fail(DK_ENOTSUP,
                             "%s was placed on fixed counter %zu, which cannot interrupt through "
                             "kpc",
-                            dk_sampling_event_name(p, i), counter[j]);
+                            dk__sampling_label(p, i), counter[j]);
         size_t c = counter[j] - k->fixed_counters;
         k->counter[i] = counter[j];
         per[c] = k->period[i];

@@ -18,7 +18,9 @@
 #define DKPERF_BACKEND_PE_INTERNAL_H
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "backend/perf_event.h"
 
@@ -69,8 +71,13 @@ typedef struct pe_session {
 
 /* perf_event_open(2), close-on-exec: pid 0 is the calling thread, cpu -1
  * any CPU. Returns the fd, or -1 with errno set. The only call of the
- * system call; callers that must explain a failure use dk__pe_open_fd. */
-int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd);
+ * system call, here below every file of the backend that opens counters
+ * (events, probes, groups, sampling); callers that must explain a failure
+ * use dk__pe_open_fd. */
+static inline int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
+{
+    return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
 
 /* Where a counter is opened, for dk__pe_open_fd and its messages. */
 typedef struct pe_target {

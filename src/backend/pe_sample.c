@@ -58,7 +58,7 @@ static int process_of(int tid);
 
 static const char *event_label(const dk_sampling *p, size_t i)
 {
-    const char *name = dk_sampling_event_name(p, i);
+    const char *name = i < p->n ? dk__sampling_label(p, i) : NULL;
     return name != NULL ? name : "?";
 }
 

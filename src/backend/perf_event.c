@@ -9,9 +9,9 @@
  * and the instances are summed. When every counter of a group can be read
  * from userspace (rdpmc), reads skip the system call.
  *
- * This file holds the backend table, the sampler session, the one
- * perf_event_open wrapper and thread samplers; pe_internal.h lists the
- * others (events, specs, sysfs, groups).
+ * This file holds the backend table, the sampler session, opening a counter
+ * with its failure explained and thread samplers; pe_internal.h lists the
+ * others (events, specs, sysfs, groups) and holds the system call's wrapper.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backend/pe_internal.h"
@@ -60,11 +59,6 @@ typedef struct pe_thread {
 /* ------------------------------------------------------------------------ */
 /* perf_event_open                                                           */
 /* ------------------------------------------------------------------------ */
-
-int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
-{
-    return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
 
 bool dk__pe_hardware_type(const pe_session *k, uint32_t type)
 {

@@ -48,15 +48,7 @@ const dk_database_event *dk_database_fixed_event(const dk_database *db, size_t i
 
 const dk_database_event *dk_database_find(const dk_database *db, const char *name)
 {
-    if (db == NULL || name == NULL)
-        return NULL;
-    for (size_t i = 0; i < db->event_count; i++)
-        if (db->events[i].alias != NULL && strcmp(db->events[i].alias, name) == 0)
-            return &db->events[i];
-    for (size_t i = 0; i < db->event_count; i++)
-        if (strcmp(db->events[i].name, name) == 0)
-            return &db->events[i];
-    return NULL;
+    return db != NULL && name != NULL ? dk__database_find(db, name) : NULL;
 }
 
 size_t dk_database_match(const dk_database *db, const char *partial,

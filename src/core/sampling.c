@@ -269,11 +269,7 @@ size_t dk_sampling_event_count(const dk_sampling *p) { return p != NULL ? p->n :
 
 const char *dk_sampling_event_name(const dk_sampling *p, size_t i)
 {
-    if (p == NULL || i >= p->n)
-        return NULL;
-    if (p->label[i] != NULL)
-        return p->label[i];
-    return p->events[i] != NULL ? p->events[i]->name : p->asked[i].name;
+    return p != NULL && i < p->n ? dk__sampling_label(p, i) : NULL;
 }
 
 void dk_sampling_close(dk_sampling *p)

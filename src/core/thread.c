@@ -348,17 +348,6 @@ int dk_thread_read(dk_thread *t, uint64_t *values, dk_reading *info)
     return rc;
 }
 
-uint64_t dk_scale_count(uint64_t count, uint64_t enabled, uint64_t running)
-{
-    if (running == 0)
-        return 0;
-    if (running >= enabled)
-        return count;
-    /* count * enabled / running, without overflowing 64 bits */
-    uint64_t quot = count / running, rem = count % running;
-    return quot * enabled + (uint64_t)((unsigned __int128)rem * enabled / running);
-}
-
 int dk_thread_sample_perf_levels(dk_thread *t, uint64_t *values, size_t levels)
 {
     if (t == NULL || values == NULL)

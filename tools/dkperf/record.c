@@ -30,7 +30,7 @@
 #include "record.h"
 #include "signals.h"
 #include "child.h"
-#include "util/util.h"
+#include "proc.h"
 
 /* Identities of the images seen, by path: each file is read once. */
 typedef struct image_id {
@@ -237,7 +237,7 @@ static void synthesize_all(recorder *r) { (void)r; }
 /* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
 static bool process_gone(long pid)
 {
-    return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || dk__proc_is_zombie(pid);
+    return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || proc_is_zombie(pid);
 }
 
 static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
