@@ -29,6 +29,7 @@ if [ "$level" != build ]; then
         groff-base:groff                # the man page renders without warnings
         valgrind:valgrind               # memcheck tests of the API
         strace:strace                   # report opens no image it should not
+        clang-format:clang-format       # scripts/check-format.sh (Debian 12's: 14)
         linux-perf:perf                 # dkperf stat checked against perf stat
         chromium:chromium               # renders the HTML flame graph and dkbench report
         fonts-liberation:/usr/share/fonts/truetype/liberation  # whose layout is measured in
