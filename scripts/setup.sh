@@ -31,6 +31,7 @@ if [ "$level" != build ]; then
         strace:strace                   # report opens no image it should not
         hyperfine:hyperfine             # dkperf bench's exports checked against hyperfine's;
                                         # bench/bench-overhead's anchor
+        clang-format:clang-format       # scripts/check-format.sh (Debian 12's: 14)
         linux-perf:perf                 # dkperf stat checked against perf stat
         chromium:chromium               # renders the HTML flame graph and dkbench report
         fonts-liberation:/usr/share/fonts/truetype/liberation  # whose layout is measured in
