@@ -31,7 +31,7 @@
 #include "bench.h"
 #include "clock.h"
 #include "common/text.h"
-#include "json.h"
+#include "common/json.h"
 #include "launch.h"
 #include "options.h"
 #include "signals.h"
@@ -624,7 +624,7 @@ int cmd_bench(int argc, char **argv)
     ru.progress = !o.no_progress && !o.show_output && isatty(STDERR_FILENO);
     char **defaults = NULL;
     size_t ndefaults = 0;
-    json_value *baseline = NULL;
+    dk_json *baseline = NULL;
     dk_sampler *s = NULL;
     char release_error[1024];
     int released = 0;
@@ -762,7 +762,8 @@ out:
         free(rep.cmd[k].runs);
     }
     free(rep.cmd);
-    json_free(baseline);
+    dk__json_free(baseline);
+    free(baseline);
     free_event_list(defaults, ndefaults);
     bench_options_free(&o);
     return rc;

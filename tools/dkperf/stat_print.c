@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/text.h"
 #include "common/unavailable.h"
 #include "stat.h"
@@ -271,13 +272,13 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
     fputs("{\"command\": [", out);
     for (char **a = o->cmd; a != NULL && *a != NULL; a++) {
         fputs(a == o->cmd ? "" : ", ", out);
-        json_string(out, *a);
+        dk__json_string(out, *a);
     }
     fprintf(out, "], \"exit_status\": %d, \"runs\": %zu, \"backend\": ", rep->exit_status,
             rep->nruns);
-    json_string(out, dk_sampler_backend(s));
+    dk__json_string(out, dk_sampler_backend(s));
     fputs(", \"scope\": ", out);
-    json_string(out, rep->scope);
+    dk__json_string(out, rep->scope);
     fprintf(out, ", \"all_cpus\": %s, \"elapsed_ns\": %.0f, \"elapsed_relative_stddev\": %.4f",
             o->all_cpus ? "true" : "false", elapsed, erel);
     if (rep->attached) {
@@ -285,7 +286,7 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
         for (size_t k = 0; k < o->npids; k++)
             fprintf(out, "%s%d", k ? ", " : "", o->pids[k]);
         fputs("], \"notes\": ", out);
-        json_string(out, rep->notes);
+        dk__json_string(out, rep->notes);
         fputs(", \"user_ns\": null, \"system_ns\": null, \"events\": [", out);
     } else {
         fprintf(out, ", \"user_ns\": %.0f, \"system_ns\": %.0f, \"events\": [", user, sys);
@@ -298,28 +299,28 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
             summarize(rep, i, Q_COUNT, &v, &rel);
         bool has_metric = ok && metric(rep, i, elapsed, &mv, &mu);
         fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-        json_string(out, rep->names[i]);
+        dk__json_string(out, rep->names[i]);
         fputs(", \"event\": ", out);
-        json_string(out, rep->native[i]);
+        dk__json_string(out, rep->native[i]);
         if (ok)
             fprintf(out, rep->nruns > 1 ? ", \"value\": %.2f" : ", \"value\": %.0f", v);
         else
             fputs(", \"value\": null", out);
         fputs(", \"unit\": ", out);
-        json_string(out, rep->unit[i]);
+        dk__json_string(out, rep->unit[i]);
         fprintf(out, ", \"supported\": %s, \"counted\": %s, \"running_fraction\": %.4f",
                 rep->supported[i] ? "true" : "false", ok ? "true" : "false",
                 ok ? running_fraction(rep, i) : 0.0);
         fprintf(out, ", \"relative_stddev\": %.4f", rel);
         if (has_metric) {
             fprintf(out, ", \"metric\": {\"value\": %.6f, \"unit\": ", mv);
-            json_string(out, mu);
+            dk__json_string(out, mu);
             fputc('}', out);
         } else {
             fputs(", \"metric\": null", out);
         }
         fputs(", \"reason\": ", out);
-        json_string(out, rep->supported[i] ? NULL : rep->why[i]);
+        dk__json_string(out, rep->supported[i] ? NULL : rep->why[i]);
         fputc('}', out);
     }
     fputc(']', out);
