@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 /* By path: tools/common has a spawn.h of its own that would hide <spawn.h>. */
-#include "../tools/common/clock.h"
 #include "../tools/common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
@@ -61,7 +61,7 @@ static int run(char *const argv[])
 static double bare_us(long n)
 {
     char *argv[] = {"/bin/true", NULL};
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     for (long i = 0; i < n; i++) {
         pid_t pid;
         int status;
@@ -69,16 +69,16 @@ static double bare_us(long n)
             waitpid(pid, &status, 0) != pid)
             return -1;
     }
-    return (double)(monotonic_ns() - t0) / 1e3 / (double)n;
+    return (double)(dk__monotonic_ns() - t0) / 1e3 / (double)n;
 }
 
 /* µs per run of a tool that runs /bin/true n times; -1 when it failed. */
 static double tool_us(char *const argv[], long n)
 {
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     if (run(argv) != 0)
         return -1;
-    return (double)(monotonic_ns() - t0) / 1e3 / (double)n;
+    return (double)(dk__monotonic_ns() - t0) / 1e3 / (double)n;
 }
 
 int main(int argc, char **argv)

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
 #include "stats.h"
@@ -178,11 +178,11 @@ static int measure(bench *b, long calls, int rounds, double *raw, double *dk, do
     bench_loop_dk(b, calls / 10 + 1);
     for (int r = 0; r < rounds; r++) {
         /* Alternate which goes first, so drift does not favour one. */
-        uint64_t t0 = monotonic_ns();
+        uint64_t t0 = dk__monotonic_ns();
         int bad = r % 2 ? bench_loop_dk(b, calls) : bench_loop_raw(b, calls);
-        uint64_t t1 = monotonic_ns();
+        uint64_t t1 = dk__monotonic_ns();
         bad |= r % 2 ? bench_loop_raw(b, calls) : bench_loop_dk(b, calls);
-        uint64_t t2 = monotonic_ns();
+        uint64_t t2 = dk__monotonic_ns();
         if (bad) {
             fprintf(stderr, "overhead: a call failed: %s\n", dk_last_error());
             return 2;
