@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
 #include "common/json.h"

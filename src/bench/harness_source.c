@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "common/clock.h"
 

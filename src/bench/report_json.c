@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
 #include "common/json.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

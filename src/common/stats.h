@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * stats.h - the statistics of libdkbench: pure computation on arrays, no
- * I/O, no allocation visible to the caller, deterministic for a given seed.
- * Every formula is written out in doc/BENCH-STATISTICS.md. Not installed.
+ * stats.h - the one statistics module of libdkbench and the tools (compiled
+ * into each, never into libdkperf): pure computation on arrays, no I/O, no
+ * allocation visible to the caller, deterministic for a given seed. Every
+ * formula is written out in doc/BENCH-STATISTICS.md. Not installed.
  *
  * Conventions: x[i] is the iteration count of sample i, y[i] the total
  * measured over that sample (nanoseconds or an event count); a
  * per-iteration value is y[i] / x[i]. Intervals are 95% unless a
  * confidence is passed. Functions return false when the input cannot give
  * an answer (too few samples, all x equal, a NaN or an infinity, ...), and
- * leave *out zeroed; dkb_last_error() (bench/error.h) then says why. The
+ * leave *out zeroed; dkb_last_error() (common/error.h) then says why. The
  * fewest samples: 2 for dkb_ols, dkb_summarize, dkb_ratio and each side of
  * dkb_change_test; 3 for dkb_slope_ci (two points always fit exactly, so
  * their interval would be a width of 0 that says nothing); 1 for dkb_tukey.
  */
-#ifndef DKPERF_BENCH_STATS_H
-#define DKPERF_BENCH_STATS_H
+#ifndef DKPERF_COMMON_STATS_H
+#define DKPERF_COMMON_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,4 +116,4 @@ bool dkb_ratio(const double *a, const double *b, size_t n, size_t resamples, uin
  * when n is 0 or q is outside [0, 1]. */
 double dkb_quantile_sorted(const double *sorted, size_t n, double q);
 
-#endif /* DKPERF_BENCH_STATS_H */
+#endif /* DKPERF_COMMON_STATS_H */
