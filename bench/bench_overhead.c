@@ -29,8 +29,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-/* By path: tools/common has a spawn.h of its own that would hide <spawn.h>. */
-#include "../tools/common/stats.h"
+#include "common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -152,15 +151,15 @@ int main(int argc, char **argv)
         dk[r] -= bare[r];
         cmp[r] -= bare[r];
     }
-    double b = stats_median(bare, (size_t)rounds), h = stats_median(hyp, (size_t)rounds),
-           d = stats_median(dk, (size_t)rounds);
+    double b = dkb_median(bare, (size_t)rounds), h = dkb_median(hyp, (size_t)rounds),
+           d = dkb_median(dk, (size_t)rounds);
     printf("/bin/true, %ld runs, median of %ld rounds:\n"
            "  bare posix_spawn+waitpid  %8.1f µs a run\n"
            "  hyperfine -N              %8.1f µs a run (+%.1f µs)\n"
            "  dkperf bench              %8.1f µs a run (+%.1f µs, default events)\n",
            runs, rounds, b, b + h, h, b + d, d);
     if (compare != NULL) {
-        double c = stats_median(cmp, (size_t)rounds);
+        double c = dkb_median(cmp, (size_t)rounds);
         printf("  compared (%s) %8.1f µs a run (+%.1f µs)\n", compare, b + c, c);
     }
     bool met = d <= h;

@@ -34,7 +34,7 @@
 #include "common/clock.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
-#include "stats.h"
+#include "common/stats.h"
 #ifdef __linux__
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -221,9 +221,9 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
     teardown(&b);
     double raw_ns = 0, dk_ns = 0, time_ratio = 0;
     if (rc == 0) {
-        raw_ns = stats_median(raw, (size_t)rounds);
-        dk_ns = stats_median(dk, (size_t)rounds);
-        time_ratio = stats_median(ratio, (size_t)rounds);
+        raw_ns = dkb_median(raw, (size_t)rounds);
+        dk_ns = dkb_median(dk, (size_t)rounds);
+        time_ratio = dkb_median(ratio, (size_t)rounds);
     }
     free(raw);
     free(dk);

@@ -38,7 +38,7 @@
 #include "common/clock.h"
 #include "dkrec.h"
 #include "spawn.h"
-#include "stats.h"
+#include "common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -133,7 +133,7 @@ static char *path_in(const char *name)
     return b;
 }
 
-static double med(double *v, int n) { return n > 0 ? stats_median(v, (size_t)n) : -1; }
+static double med(double *v, int n) { return n > 0 ? dkb_median(v, (size_t)n) : -1; }
 
 int main(int argc, char **argv)
 {

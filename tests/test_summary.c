@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "common/stats.h"
 #include "summary.h"
 
 #define CLOSE(a, b) CHECK(fabs((double)(a) - (double)(b)) < 1e-9)
@@ -37,9 +38,9 @@ TEST_CASE(quantiles_and_tukey_fences)
     CHECK(summary_of(NULL, 0, &s) == 0);
     CHECK(s.n == 0 && s.mean == 0);
     const double sorted[5] = {1, 2, 3, 4, 5};
-    CLOSE(summary_quantile(sorted, 5, 0.1), 1.4);
-    CLOSE(summary_quantile(sorted, 5, 1), 5);
-    CLOSE(summary_quantile(sorted, 5, 0), 1);
+    CLOSE(dkb_quantile_sorted(sorted, 5, 0.1), 1.4);
+    CLOSE(dkb_quantile_sorted(sorted, 5, 1), 5);
+    CLOSE(dkb_quantile_sorted(sorted, 5, 0), 1);
 }
 
 TEST_CASE(ratio_propagates_relative_errors)

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/stats.h"
 #include "common/text.h"
 #include "common/unavailable.h"
 #include "stat.h"
-#include "stats.h"
 
 /* The measured quantities of a run. */
 typedef enum quantity { Q_COUNT, Q_ELAPSED, Q_USER, Q_SYSTEM } quantity;
@@ -34,12 +34,12 @@ static double quantity_of(const run *x, size_t i, quantity q)
  * quantity q (of event i for Q_COUNT) over the runs. */
 static void summarize(const report *rep, size_t i, quantity q, double *mean, double *rel)
 {
-    stats acc;
-    stats_init(&acc);
+    dkb_moments acc;
+    dkb_moments_init(&acc);
     for (size_t r = 0; r < rep->nruns; r++)
-        stats_add(&acc, quantity_of(&rep->runs[r], i, q));
-    *mean = stats_get(&acc, STATS_MEAN);
-    *rel = stats_get(&acc, STATS_REL_STDDEV_MEAN);
+        dkb_moments_add(&acc, quantity_of(&rep->runs[r], i, q));
+    *mean = dkb_moments_get(&acc, DKB_MOMENT_MEAN);
+    *rel = dkb_moments_get(&acc, DKB_MOMENT_REL_STDDEV_MEAN);
 }
 
 static double running_fraction(const report *rep, size_t i)
