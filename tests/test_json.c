@@ -4,6 +4,7 @@
  * which libdkbench's baselines and reports and dkperf's JSON share.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,21 +132,25 @@ TEST_CASE(reader_packs_arrays_of_numbers)
     dk__json_free(&v);
 }
 
-/* What fn writes, as a string (malloc'ed). */
-static char *written_string(const char *s)
+/* What the writer makes of s (string) or of v (!string), as a string
+ * (malloc'ed). */
+static char *written(bool string, const char *s, double v)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     CHECK(f != NULL);
-    dk__json_string(f, s);
+    if (string)
+        dk__json_string(f, s);
+    else
+        dk__json_number(f, v);
     CHECK(fclose(f) == 0);
     return buf;
 }
 
 static void writes(const char *s, const char *want)
 {
-    char *got = written_string(s);
+    char *got = written(true, s, 0);
     CHECK_STR(got, want);
     /* What is written reads back as the text (U+FFFD for bad bytes). */
     if (s != NULL) {
@@ -171,17 +176,6 @@ TEST_CASE(writer_strings)
     writes("a\xff" "b\xC0\xAF\xE2\x82", "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
 
-static char *written_number(double v)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    CHECK(f != NULL);
-    dk__json_number(f, v);
-    CHECK(fclose(f) == 0);
-    return buf;
-}
-
 TEST_CASE(writer_numbers)
 {
     const struct {
@@ -191,12 +185,12 @@ TEST_CASE(writer_numbers)
                  {1e15, "1000000000000000"}, {1e17, "1e+17"}, {0.1, "0.10000000000000001"}, {-2.5, "-2.5"},
                  {NAN, "null"},     {INFINITY, "null"}, {-INFINITY, "null"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *got = written_number(cases[i].v);
+        char *got = written(false, NULL, cases[i].v);
         CHECK_STR(got, cases[i].want);
         free(got);
     }
     /* %.17g reads back to the same double. */
-    char *got = written_number(1.0 / 3);
+    char *got = written(false, NULL, 1.0 / 3);
     CHECK(strtod(got, NULL) == 1.0 / 3);
     free(got);
 }
