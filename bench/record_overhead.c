@@ -35,10 +35,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "dkrec.h"
 #include "child.h"
-#include "stats.h"
+#include "common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -71,7 +71,7 @@ static double run(char *const argv[], const char *out_path, const char *err_path
         close(err);
     if (rc != 0)
         return -1;
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     int status = 0, e = 0;
     if (spawn_release(&c) != 0 || spawn_exec_result(&c, &e) != 0 || e != 0) {
         spawn_abandon(&c);
@@ -81,7 +81,7 @@ static double run(char *const argv[], const char *out_path, const char *err_path
         return -1;
     last_cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    return (double)(monotonic_ns() - t0) / 1e9;
+    return (double)(dk__monotonic_ns() - t0) / 1e9;
 }
 
 static char *slurp(const char *path)
@@ -133,7 +133,7 @@ static char *path_in(const char *name)
     return b;
 }
 
-static double med(double *v, int n) { return n > 0 ? stats_median(v, (size_t)n) : -1; }
+static double med(double *v, int n) { return n > 0 ? dkb_median(v, (size_t)n) : -1; }
 
 int main(int argc, char **argv)
 {

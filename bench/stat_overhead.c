@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "stats.h"
+#include "common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    double d = stats_median(dk, (size_t)runs), p = stats_median(pf, (size_t)runs);
+    double d = dkb_median(dk, (size_t)runs), p = dkb_median(pf, (size_t)runs);
     printf("bench/stat-overhead: stat -e task-clock -- /bin/true, %d alternating runs each\n", runs);
     printf("  whole-process CPU time (user + sys, median): dkperf %.0f us, perf %.0f us\n", d, p);
     printf("  ratio dkperf/perf: %.3f\n", p > 0 ? d / p : 0.0);

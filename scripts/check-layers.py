@@ -14,16 +14,17 @@ Layers, lowest first, chosen by directory so that new files are covered:
     backend  src/backend/      the backend contract and the backends
     core     src/core/         the public API over the backends
     common   src/common/       UTF-8, untrusted text, files that untrusted
-                               data names: compiled into libdkbench and the
-                               tools, not libdkperf, so it includes nothing
-                               of ours but itself
+                               data names, JSON, statistics, the clock:
+                               compiled into libdkbench and the tools, not
+                               libdkperf, so it includes nothing of ours but
+                               itself
     bench    src/bench/        libdkbench, on the public API and common
     tools    tools/            the dkperf command-line tool, on the public API
 
 In src/ every quoted include names its path from src/ ("core/core.h") or
 from include/ ("dkperf/kperf.h"); tools/ may also include its own files by a
-path relative to the including file, and tools/common/ (spawn, clock,
-statistics) by name.
+path relative to the including file, and tools/common/ (spawn, the
+record file, symbol readers) by name.
 
 With --objects, the calls are checked too: the defined and undefined
 symbols of the objects CMake builds (nm) must follow the same table. An
@@ -106,7 +107,7 @@ def resolve(root, rel, target):
     bases = []
     if rel.startswith("tools/"):
         bases.append(os.path.dirname(rel))
-        bases.append("tools/common")  # spawn, clock, stats: shared by the tools
+        bases.append("tools/common")  # spawn, dkrec, macho: shared by the tools
     if rel.startswith("src/") or rel.startswith("tools/"):
         bases.append("src")
     bases.append("include")

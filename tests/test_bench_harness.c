@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
 #include "check.h"

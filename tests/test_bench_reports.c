@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/model.h"
 #include "bench/report.h"
 #include "check.h"

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "api.h"
-#include "clock.h"
+#include "common/clock.h"
 #include "child.h"
 
 /* A child held before its exec until released. */
@@ -435,11 +435,11 @@ static uint64_t spawn_region(size_t pages)
     sigset_t mask;
     sigprocmask(SIG_SETMASK, NULL, &mask);
     pid_t pid;
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     CHECK_INT(launch_spawn(&pid, argv, null_fd, false, &mask, NULL), ==, 0);
     int status;
     CHECK_INT(waitpid(pid, &status, 0), ==, pid);
-    uint64_t took = monotonic_ns() - t0;
+    uint64_t took = dk__monotonic_ns() - t0;
     close(null_fd);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     return took;
@@ -455,8 +455,8 @@ static void own_work(size_t pages, double ms)
     for (size_t i = 0; i < pages; i++)
         p[i * (size_t)page] = 1;
     munmap(p, pages * (size_t)page);
-    uint64_t until = monotonic_ns() + (uint64_t)(ms * 1e6);
-    while (monotonic_ns() < until)
+    uint64_t until = dk__monotonic_ns() + (uint64_t)(ms * 1e6);
+    while (dk__monotonic_ns() < until)
         ;
 }
 
@@ -684,12 +684,12 @@ TEST_CASE(linux_thread_scope_counts_one_thread)
     CHECK_CONTAINS(dk_group_scope(busy), "thread");
     CHECK_OK(dk_group_start(busy));
     CHECK_OK(dk_group_start(idle));
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     dkt_sleep_ms(300);
     uint64_t b, i;
     CHECK_OK(dk_group_read(busy, &b, NULL));
     CHECK_OK(dk_group_read(idle, &i, NULL));
-    uint64_t wall = monotonic_ns() - t0;
+    uint64_t wall = dk__monotonic_ns() - t0;
     spin_stop = 1;
     pthread_join(th, NULL);
     /* Loaded machine: the spinner gets at least a tenth of a CPU. */

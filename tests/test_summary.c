@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * test_summary.c - dkperf bench's statistics (tools/common/summary.c) and
- * its baseline reader (tools/common/json.c), against hand-computed values.
+ * test_summary.c - dkperf bench's statistics (tools/common/summary.c),
+ * against hand-computed values.
  */
 #include <math.h>
 #include <string.h>
 
 #include "check.h"
-#include "json.h"
+#include "common/stats.h"
 #include "summary.h"
 
 #define CLOSE(a, b) CHECK(fabs((double)(a) - (double)(b)) < 1e-9)
@@ -38,9 +38,9 @@ TEST_CASE(quantiles_and_tukey_fences)
     CHECK(summary_of(NULL, 0, &s) == 0);
     CHECK(s.n == 0 && s.mean == 0);
     const double sorted[5] = {1, 2, 3, 4, 5};
-    CLOSE(summary_quantile(sorted, 5, 0.1), 1.4);
-    CLOSE(summary_quantile(sorted, 5, 1), 5);
-    CLOSE(summary_quantile(sorted, 5, 0), 1);
+    CLOSE(dkb_quantile_sorted(sorted, 5, 0.1), 1.4);
+    CLOSE(dkb_quantile_sorted(sorted, 5, 1), 5);
+    CLOSE(dkb_quantile_sorted(sorted, 5, 0), 1);
 }
 
 TEST_CASE(ratio_propagates_relative_errors)
@@ -78,43 +78,6 @@ TEST_CASE(change_needs_two_standard_errors_and_one_percent)
     CHECK(summary_change(&base, &now, &pct) == SUMMARY_WITHIN_NOISE);
     now.mean = 101.1;
     CHECK(summary_change(&base, &now, &pct) == SUMMARY_INCREASED);
-}
-
-static json_value *parse(const char *text, char *why)
-{
-    return json_parse(text, strlen(text), why, 128);
-}
-
-TEST_CASE(json_reader)
-{
-    char why[128];
-    json_value *v = parse(" {\"a\": [1, -2.5e1, true, null], \"s\": \"x\\u00e9\\ud83d\\ude00\\n\"} ", why);
-    CHECK(v != NULL);
-    const json_value *a = json_get(v, "a");
-    CHECK(a != NULL && a->kind == JSON_ARRAY && a->n == 4);
-    CHECK(a->items[1].kind == JSON_NUMBER && a->items[1].number == -25);
-    CHECK(a->items[2].kind == JSON_BOOL && a->items[2].boolean);
-    CHECK(a->items[3].kind == JSON_NULL);
-    CHECK_STR(json_get(v, "s")->string, "x\xc3\xa9\xf0\x9f\x98\x80\n");
-    CHECK(json_get(v, "missing") == NULL);
-    json_free(v);
-    const char *bad[] = {"[1,]", "{\"a\" 1}", "[01]", "\"a\tb\"", "[1] x", "", "[1.]", "\"\\ud800\"",
-                         "tru", "{\"a\":1,}", "[-]"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        why[0] = '\0';
-        CHECK(parse(bad[i], why) == NULL);
-        CHECK_CONTAINS(why, "at byte");
-    }
-    /* A NUL would cut the string where C reads it: "true\u0000 -x" would
-     * match the command "true". Refused, as libdkbench's reader does. */
-    why[0] = '\0';
-    CHECK(parse("{\"command\": \"true\\u0000 -x\"}", why) == NULL);
-    CHECK_CONTAINS(why, "NUL character in a string");
-    char deep[200];
-    memset(deep, '[', sizeof deep - 1);
-    deep[sizeof deep - 1] = '\0';
-    CHECK(parse(deep, why) == NULL);
-    CHECK_CONTAINS(why, "nested too deep");
 }
 
 TEST_MAIN()

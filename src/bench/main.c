@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
 #include "bench/report_common.h"

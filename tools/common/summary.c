@@ -8,23 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "common/stats.h"
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-double summary_quantile(const double *sorted, size_t n, double p)
-{
-    if (n == 0)
-        return 0;
-    double h = (double)(n - 1) * p;
-    size_t lo = (size_t)floor(h);
-    if (lo >= n - 1)
-        return sorted[n - 1];
-    return sorted[lo] + (h - (double)lo) * (sorted[lo + 1] - sorted[lo]);
 }
 
 int summary_of(const double *v, size_t n, summary *s)
@@ -37,18 +26,18 @@ int summary_of(const double *v, size_t n, summary *s)
         return -1;
     memcpy(sorted, v, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, cmp_double);
-    stats st;
-    stats_init(&st);
+    dkb_moments st;
+    dkb_moments_init(&st);
     for (size_t i = 0; i < n; i++)
-        stats_add(&st, v[i]);
+        dkb_moments_add(&st, v[i]);
     s->n = n;
-    s->mean = stats_get(&st, STATS_MEAN);
-    s->stddev = stats_get(&st, STATS_STDDEV);
+    s->mean = dkb_moments_get(&st, DKB_MOMENT_MEAN);
+    s->stddev = dkb_moments_get(&st, DKB_MOMENT_STDDEV);
     s->min = sorted[0];
     s->max = sorted[n - 1];
-    s->median = summary_quantile(sorted, n, 0.5);
-    s->q1 = summary_quantile(sorted, n, 0.25);
-    s->q3 = summary_quantile(sorted, n, 0.75);
+    s->median = dkb_quantile_sorted(sorted, n, 0.5);
+    s->q1 = dkb_quantile_sorted(sorted, n, 0.25);
+    s->q3 = dkb_quantile_sorted(sorted, n, 0.75);
     double iqr = s->q3 - s->q1;
     for (size_t i = 0; i < n; i++) {
         double x = sorted[i];

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * summary.h - the summary of one series of measurements as hyperfine and
- * Criterion.rs report it: mean and standard deviation (Welford, stats.h),
- * median, extremes, quartiles and Tukey's outliers; the ratio of two means
- * with its propagated error; and the change of a mean against a baseline.
+ * Criterion.rs report it: mean and standard deviation (Welford), median,
+ * extremes, quartiles (dkb_quantile_sorted) and Tukey's outliers, from the
+ * statistics of common/stats.h; the ratio of two means with its propagated
+ * error; and the change of a mean against a baseline.
  * Pure computation: no output, no allocation but the sorted copy.
  */
 #ifndef DKPERF_TOOLS_SUMMARY_H
@@ -24,11 +25,6 @@ typedef struct summary {
  * for the sorted copy (*s is then zeroed). n == 0 gives a zeroed summary.
  */
 int summary_of(const double *v, size_t n, summary *s);
-
-/* The p-quantile (0 <= p <= 1) of sorted[0..n-1]: sorted[h] + (h - floor(h))
- * (sorted[h+1] - sorted[h]) with h = (n - 1) p (Hyndman & Fan type 7, as
- * numpy's default). 0 when n is 0. */
-double summary_quantile(const double *sorted, size_t n, double p);
 
 /*
  * How many times larger b's mean is than a's, with its error propagated

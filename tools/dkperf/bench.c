@@ -29,9 +29,9 @@
 #endif
 
 #include "bench.h"
-#include "clock.h"
+#include "common/clock.h"
+#include "common/json.h"
 #include "common/text.h"
-#include "json.h"
 #include "options.h"
 #include "signals.h"
 #include "child.h"
@@ -109,7 +109,7 @@ static void progress_clear(void)
 static void progress_draw(runner *ru, const bench_report *rep, const bench_command *cmd,
                           bool warmup, long i, long n)
 {
-    uint64_t now = monotonic_ns();
+    uint64_t now = dk__monotonic_ns();
     if (!ru->progress || (ru->progress_at != 0 && now - ru->progress_at < PROGRESS_NS))
         return;
     ru->progress_at = now;
@@ -275,7 +275,7 @@ static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t
         sigprocmask(SIG_SETMASK, &mask, NULL);
         return 128 + signals_got();
     }
-    *t0 = monotonic_ns();
+    *t0 = dk__monotonic_ns();
     *exec_errno = launch_spawn(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask, &dfl);
     if (*exec_errno == 0)
         signals_child_pid = *pid;
@@ -332,7 +332,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
                      "process %d and the threads and processes it starts", (int)pid);
     }
     signals_child_pid = 0;
-    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     if (strays_running()) {
         cmd->stray_counted = true;
         cmd->strays = cmd->strays || !strays_before;
@@ -374,7 +374,7 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     for (size_t i = 0; i < ru->n; i++)
         out->counted[i] = false;
     if (exec_errno != 0) {
-        out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+        out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
         return finish_run(ru, cmd, out, status, &use, exec_errno);
     }
     char why[2048] = "";
@@ -382,7 +382,7 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     if (rc != 0)
         snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
                  strerror(-rc));
-    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     /* A zombie takes no signal, and once reaped its pid may be another
      * process's: the pid is forgotten before the reap. (If the wait failed,
      * the command may still run, and a signal is still passed on to it.) */
@@ -506,7 +506,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
         describe_events(ru, rep, g);
     }
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     rc = spawn_release(&c);
     if (rc != 0) {
         signals_child_pid = 0;
@@ -521,7 +521,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     spawn_exec_result(&c, &e);
     spawn_wait_exit(&c, NULL);
     signals_child_pid = 0;
-    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     dk_reading info[DK_MAX_EVENTS];
     uint64_t values[DK_MAX_EVENTS];
     rc = dk_group_read(g, values, info);
@@ -641,7 +641,7 @@ int cmd_bench(int argc, char **argv)
     ru.progress = !o.no_progress && !o.show_output && isatty(STDERR_FILENO);
     char **defaults = NULL;
     size_t ndefaults = 0;
-    json_value *baseline = NULL;
+    dk_json *baseline = NULL;
     dk_sampler *s = NULL;
     char release_error[1024];
     int released = 0;
@@ -786,7 +786,8 @@ out:
         free(rep.cmd[k].runs);
     }
     free(rep.cmd);
-    json_free(baseline);
+    dk__json_free(baseline);
+    free(baseline);
     free_event_list(defaults, ndefaults);
     bench_options_free(&o);
     return rc;

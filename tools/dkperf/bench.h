@@ -119,10 +119,10 @@ const char *bench_fmt_time(double t, char *buf, size_t size);
  * root, is not NULL), then the end: with complete (every command ran) the
  * commands missing on either side of the baseline and the comparisons;
  * always the backend, the scope and why events were not supported. */
-struct json_value;
+struct dk_json;
 void bench_print_command(FILE *out, const bench_report *r, size_t k,
-                         const struct json_value *baseline);
-void bench_print_end(FILE *out, const bench_report *r, const struct json_value *baseline,
+                         const struct dk_json *baseline);
+void bench_print_end(FILE *out, const bench_report *r, const struct dk_json *baseline,
                      bool complete);
 
 /* An export file (kind 0 JSON, 1 CSV, 2 Markdown). */
@@ -159,6 +159,6 @@ int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *na
 int bench_baseline_finish(bench_baseline_file *b, const bench_report *r);
 
 /* Parse <dir>/<name>.json; NULL after a line naming the file and the problem. */
-struct json_value *bench_load_baseline(const char *dir, const char *name);
+struct dk_json *bench_load_baseline(const char *dir, const char *name);
 
 #endif /* DKPERF_BENCH_H */

@@ -15,7 +15,7 @@
 #include "bench.h"
 #include "common/text.h"
 #include "common/unavailable.h"
-#include "json.h"
+#include "common/json.h"
 
 #define BENCH_SCHEMA "dkperf-bench/1"
 
@@ -162,43 +162,43 @@ static void event_row(FILE *out, const bench_event *e, const summary *s)
 
 /* ---- baselines ---- */
 
-static const json_value *baseline_result(const json_value *root, const char *command)
+static const dk_json *baseline_result(const dk_json *root, const char *command)
 {
-    const json_value *results = json_get(root, "results");
-    if (results == NULL || results->kind != JSON_ARRAY)
+    const dk_json *results = dk__json_get(root, "results");
+    if (results == NULL || results->type != DK_JSON_ARR)
         return NULL;
     for (size_t i = 0; i < results->n; i++) {
-        const json_value *c = json_get(&results->items[i], "command");
-        if (c != NULL && c->kind == JSON_STRING && strcmp(c->string, command) == 0)
-            return &results->items[i];
+        const dk_json *c = dk__json_get(&results->kids[i], "command");
+        if (c != NULL && c->type == DK_JSON_STR && strcmp(c->str, command) == 0)
+            return &results->kids[i];
     }
     return NULL;
 }
 
 /* The number obj holds at key; *ok false when it holds none, and *bad then
  * names the first member that is there but is not a number. */
-static double number_of(const json_value *obj, const char *key, bool *ok, const char **bad)
+static double number_of(const dk_json *obj, const char *key, bool *ok, const char **bad)
 {
-    const json_value *v = json_get(obj, key);
-    if (v == NULL || v->kind != JSON_NUMBER) {
-        if (v != NULL && v->kind != JSON_NULL && *bad == NULL) /* null: never counted */
+    const dk_json *v = dk__json_get(obj, key);
+    if (v == NULL || v->type != DK_JSON_NUM) {
+        if (v != NULL && v->type != DK_JSON_NULL && *bad == NULL) /* null: never counted */
             *bad = key;
         *ok = false;
         return 0;
     }
-    return v->number;
+    return v->num;
 }
 
 /* The summary a baseline kept: mean, stddev, n. false when a member is
  * missing, or is not what a run gives (a count of runs that is not a whole
  * number from 0 to 10^9, a negative or non-finite mean or spread); *bad
  * then names it. */
-static bool baseline_summary(const json_value *obj, const char *nkey, summary *s, const char **bad)
+static bool baseline_summary(const dk_json *obj, const char *nkey, summary *s, const char **bad)
 {
     bool ok = true;
     memset(s, 0, sizeof *s);
     *bad = NULL;
-    if (obj->kind != JSON_OBJECT) {
+    if (obj->type != DK_JSON_OBJ) {
         *bad = "not an object";
         return false;
     }
@@ -236,9 +236,9 @@ static void change_row(FILE *out, const char *label, const summary *base, const 
 }
 
 static void print_baseline(FILE *out, const bench_report *r, const bench_command *c,
-                           const json_value *root)
+                           const dk_json *root)
 {
-    const json_value *res = baseline_result(root, c->text);
+    const dk_json *res = baseline_result(root, c->text);
     fprintf(out, "  Baseline '%s':", r->o->baseline);
     summary base;
     const char *bad = NULL;
@@ -252,19 +252,19 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
     fputc('\n', out);
     change_row(out, "wall time", &base, &c->wall);
-    const json_value *ctrs = json_get(res, "counters");
-    if (ctrs != NULL && ctrs->kind != JSON_ARRAY) {
+    const dk_json *ctrs = dk__json_get(res, "counters");
+    if (ctrs != NULL && ctrs->type != DK_JSON_ARR) {
         fputs("    counters        not a valid list (not an array)\n", out);
         ctrs = NULL;
     }
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].supported || c->ev[e].n == 0)
             continue;
-        const json_value *found = NULL;
-        for (size_t i = 0; ctrs != NULL && ctrs->kind == JSON_ARRAY && i < ctrs->n; i++) {
-            const json_value *name = json_get(&ctrs->items[i], "name");
-            if (name != NULL && name->kind == JSON_STRING && strcmp(name->string, r->ev[e].name) == 0)
-                found = &ctrs->items[i];
+        const dk_json *found = NULL;
+        for (size_t i = 0; ctrs != NULL && ctrs->type == DK_JSON_ARR && i < ctrs->n; i++) {
+            const dk_json *name = dk__json_get(&ctrs->kids[i], "name");
+            if (name != NULL && name->type == DK_JSON_STR && strcmp(name->str, r->ev[e].name) == 0)
+                found = &ctrs->kids[i];
         }
         if (found == NULL || !baseline_summary(found, "counted_runs", &base, &bad) || base.n == 0) {
             fputs("    ", out);
@@ -281,7 +281,7 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
 
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
-static void print_unmatched(FILE *out, const bench_report *r, const json_value *root)
+static void print_unmatched(FILE *out, const bench_report *r, const dk_json *root)
 {
     bool any = false;
     for (size_t k = 0; k < r->ncmd; k++)
@@ -294,22 +294,22 @@ static void print_unmatched(FILE *out, const bench_report *r, const json_value *
         }
     if (any)
         fputc('\n', out);
-    const json_value *results = json_get(root, "results");
+    const dk_json *results = dk__json_get(root, "results");
     bool first = true;
-    for (size_t i = 0; results != NULL && results->kind == JSON_ARRAY && i < results->n; i++) {
-        const json_value *c = json_get(&results->items[i], "command");
-        if (c == NULL || c->kind != JSON_STRING)
+    for (size_t i = 0; results != NULL && results->type == DK_JSON_ARR && i < results->n; i++) {
+        const dk_json *c = dk__json_get(&results->kids[i], "command");
+        if (c == NULL || c->type != DK_JSON_STR)
             continue;
         bool ran = false;
         for (size_t k = 0; k < r->ncmd && !ran; k++)
-            ran = strcmp(r->cmd[k].text, c->string) == 0;
+            ran = strcmp(r->cmd[k].text, c->str) == 0;
         if (ran)
             continue;
         if (first)
             fprintf(out, "%sIn baseline '%s' but not run: '", any ? "" : "\n", r->o->baseline);
         else
             fputs(", '", out);
-        dk__put_untrusted(out, c->string);
+        dk__put_untrusted(out, c->str);
         fputc('\'', out);
         first = false;
     }
@@ -363,7 +363,7 @@ static void print_comparisons(FILE *out, const bench_report *r)
     }
 }
 
-void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_value *baseline)
+void bench_print_command(FILE *out, const bench_report *r, size_t k, const dk_json *baseline)
 {
     const bench_command *c = &r->cmd[k];
     if (k > 0)
@@ -420,7 +420,7 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_
     fflush(out);
 }
 
-void bench_print_end(FILE *out, const bench_report *r, const json_value *baseline, bool complete)
+void bench_print_end(FILE *out, const bench_report *r, const dk_json *baseline, bool complete)
 {
     if (r->ncmd == 0)
         return;
@@ -440,64 +440,63 @@ void bench_print_end(FILE *out, const bench_report *r, const json_value *baselin
 
 /* ---- exports ---- */
 
-static void json_num(FILE *f, double v) { fprintf(f, "%.17g", v); }
 
 static void json_summary(FILE *f, const summary *s)
 {
     fputs("\"mean\": ", f);
-    json_num(f, s->mean);
+    dk__json_number(f, s->mean);
     fputs(", \"stddev\": ", f);
-    json_num(f, s->stddev);
+    dk__json_number(f, s->stddev);
     fputs(", \"median\": ", f);
-    json_num(f, s->median);
+    dk__json_number(f, s->median);
     fputs(", \"min\": ", f);
-    json_num(f, s->min);
+    dk__json_number(f, s->min);
     fputs(", \"max\": ", f);
-    json_num(f, s->max);
+    dk__json_number(f, s->max);
     fprintf(f, ", \"outliers\": {\"mild\": %zu, \"severe\": %zu}", s->mild, s->severe);
 }
 
 static void write_json(FILE *f, const bench_report *r)
 {
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"backend\": ", BENCH_SCHEMA);
-    json_string(f, r->backend);
+    dk__json_string(f, r->backend);
     fputs(",\n  \"scope\": ", f);
-    json_string(f, r->scope);
+    dk__json_string(f, r->scope);
     fputs(",\n  \"shell\": ", f);
-    json_string(f, r->o->shell);
+    dk__json_string(f, r->o->shell);
     fprintf(f, ",\n  \"warmup\": %ld,\n  \"events\": [", r->o->warmup);
     for (size_t e = 0; e < r->nev; e++) {
         fputs(e ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-        json_string(f, r->ev[e].name);
+        dk__json_string(f, r->ev[e].name);
         fputs(", \"native\": ", f);
-        json_string(f, r->ev[e].native);
+        dk__json_string(f, r->ev[e].native);
         fprintf(f, ", \"unit\": %s, \"supported\": %s, \"why\": ", r->ev[e].time ? "\"ns\"" : "null",
                 r->ev[e].supported ? "true" : "false");
-        json_string(f, r->ev[e].why);
+        dk__json_string(f, r->ev[e].why);
         fputc('}', f);
     }
     fputs(r->nev ? "\n  ],\n  \"results\": [" : "],\n  \"results\": [", f);
     for (size_t k = 0; k < r->ncmd; k++) {
         const bench_command *c = &r->cmd[k];
         fputs(k ? ",\n    {\n      \"command\": " : "\n    {\n      \"command\": ", f);
-        json_string(f, c->text);
+        dk__json_string(f, c->text);
         fputs(",\n      \"argv\": [", f);
         for (size_t i = 0; c->argv[i] != NULL; i++) {
             if (i)
                 fputs(", ", f);
-            json_string(f, c->argv[i]);
+            dk__json_string(f, c->argv[i]);
         }
         fprintf(f, "],\n      \"runs\": %zu,\n      ", c->nruns);
         json_summary(f, &c->wall);
         fputs(",\n      \"user\": ", f);
-        json_num(f, c->user.mean);
+        dk__json_number(f, c->user.mean);
         fputs(", \"system\": ", f);
-        json_num(f, c->sys.mean);
+        dk__json_number(f, c->sys.mean);
         fputs(",\n      \"times\": [", f);
         for (size_t i = 0; i < c->nruns; i++) {
             if (i)
                 fputs(", ", f);
-            json_num(f, c->runs[i].wall);
+            dk__json_number(f, c->runs[i].wall);
         }
         fputs("],\n      \"exit_codes\": [", f);
         for (size_t i = 0; i < c->nruns; i++)
@@ -511,7 +510,7 @@ static void write_json(FILE *f, const bench_report *r)
         for (size_t e = 0; e < r->nev; e++) {
             const summary *s = &c->ev[e];
             fputs(e ? ",\n        {\"name\": " : "\n        {\"name\": ", f);
-            json_string(f, r->ev[e].name);
+            dk__json_string(f, r->ev[e].name);
             fprintf(f, ", \"counted_runs\": %zu, ", s->n);
             if (s->n > 0)
                 json_summary(f, s);
@@ -826,9 +825,9 @@ int bench_baseline_finish(bench_baseline_file *b, const bench_report *r)
     return rc;
 }
 
-json_value *bench_load_baseline(const char *dir, const char *name)
+dk_json *bench_load_baseline(const char *dir, const char *name)
 {
-    char path[4096], why[256];
+    char path[4096];
     if (baseline_path(dir, name, path, sizeof path) != 0)
         return NULL;
     /* Non-blocking, so that opening a pipe with no writer does not hang. */
@@ -876,21 +875,30 @@ json_value *bench_load_baseline(const char *dir, const char *name)
     bool bad = ferror(f) != 0;
     int read_errno = errno;
     fclose(f);
-    json_value *root = bad ? NULL : json_parse(text, len, why, sizeof why);
+    dk_json *root = bad ? NULL : malloc(sizeof *root);
+    dk_json_error je = {0};
+    int parsed = root == NULL ? -1 : dk__json_parse(text, len, 0, root, &je);
     free(text);
     if (bad) {
         cli_error("bench", "--baseline %s: cannot read %s: %s", name, path, strerror(read_errno));
         return NULL;
     }
-    if (root == NULL) {
-        cli_error("bench", "--baseline %s: %s is not JSON: %s", name, path, why);
+    if (root == NULL || parsed != 0) {
+        if (root == NULL || je.fault == DK_JSON_ENOMEM)
+            cli_error("bench", "--baseline %s: out of memory while reading %s", name, path);
+        else
+            cli_error("bench", "--baseline %s: %s is not JSON: %s at byte %zu", name, path, je.what,
+                      je.off);
+        dk__json_free(root);
+        free(root);
         return NULL;
     }
-    const json_value *schema = json_get(root, "schema");
-    if (schema == NULL || schema->kind != JSON_STRING || strcmp(schema->string, BENCH_SCHEMA) != 0) {
+    const dk_json *schema = dk__json_get(root, "schema");
+    if (schema == NULL || schema->type != DK_JSON_STR || strcmp(schema->str, BENCH_SCHEMA) != 0) {
         cli_error("bench", "--baseline %s: %s is not a dkperf bench result (no \"schema\": \"%s\")",
                   name, path, BENCH_SCHEMA);
-        json_free(root);
+        dk__json_free(root);
+        free(root);
         return NULL;
     }
     return root;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/json.h"
 #include "common/text.h"
 #include "report.h"
 #include "symbols.h"
@@ -367,9 +368,9 @@ int report_speedscope(FILE *out, const rprofile *p)
     fputs("\"shared\":{\"frames\":[", out);
     for (size_t f = 0; f < p->n_frames; f++) {
         fputs(f ? ",\n{\"name\":" : "\n{\"name\":", out);
-        json_string(out, p->frames[f].name);
+        dk__json_string(out, p->frames[f].name);
         fputs(",\"file\":", out);
-        json_string(out, p->frames[f].dso);
+        dk__json_string(out, p->frames[f].dso);
         fputc('}', out);
     }
     fputs("]},\n\"profiles\":[", out);
@@ -389,7 +390,7 @@ int report_speedscope(FILE *out, const rprofile *p)
         uint64_t total = evsum[e].weight;
         size_t ns = evsum[e].n ? p->n_samples : 0; /* the samples to look through */
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
-        json_string(out, r->events[e].name);
+        dk__json_string(out, r->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
                 time_event(r->events[e].name) ? "nanoseconds" : "none", total);
         /* A run of samples in one stack is one entry of the run's weight,
@@ -428,7 +429,7 @@ int report_speedscope(FILE *out, const rprofile *p)
         fputs("]}", out);
     }
     fputs("],\n\"name\":", out);
-    json_string(out, p->path);
+    dk__json_string(out, p->path);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"dkperf report\"}\n", out);
     free(path);
     free(evsum);

@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "signals.h"
 #include "child.h"
 #include "stat.h"
@@ -206,7 +206,7 @@ static int wait_loop(watch *w)
     uint64_t next = interval > 0 ? interval : UINT64_MAX; /* since t0 */
     int rc = 0;
     for (;;) {
-        uint64_t now = monotonic_ns() - w->t0;
+        uint64_t now = dk__monotonic_ns() - w->t0;
         bool done = false;
         if (w->child != 0) {
             siginfo_t si;
@@ -245,7 +245,7 @@ static int wait_loop(watch *w)
                 rc = stat_rows_read(w->groups[0], w->rep) != 0 ? -1 : 0;
             if (rc != 0)
                 break;
-            stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
+            stat_interval_print(w->rep->out, w->rep, o, &w->iv, dk__monotonic_ns() - w->t0, values,
                                 info);
             /* The output is gone (EPIPE: SIGPIPE is ignored): no interval can
              * be seen any more. Attached, nothing else ends the wait; a
@@ -260,7 +260,7 @@ static int wait_loop(watch *w)
              * next one ahead of the time after the read, so that the wait
              * below, where signals are let in, is always reached. */
             next += interval;
-            uint64_t after = monotonic_ns() - w->t0;
+            uint64_t after = dk__monotonic_ns() - w->t0;
             if (next <= after)
                 next = (after / interval + 1) * interval;
             continue;
@@ -356,7 +356,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         abandon(&c, g);
         return 128 + signals_got();
     }
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     rc = spawn_release(&c);
     if (rc != 0) {
         abandon(&c, g);
@@ -388,7 +388,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     /* It has exited: a signal from now on has nobody to go to, and is kept
      * for dkperf's own exit status instead of going to a zombie. */
     signals_child_pid = 0;
-    out->elapsed_ns = monotonic_ns() - t0;
+    out->elapsed_ns = dk__monotonic_ns() - t0;
     rc = looped != 0 ? looped : dk_group_read(g, out->values, out->info);
     if (rc != 0 && looped == 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
@@ -506,9 +506,9 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         }
     if (rc != 0)
         goto out;
-    w.t0 = monotonic_ns();
+    w.t0 = dk__monotonic_ns();
     rc = wait_loop(&w);
-    out->elapsed_ns = monotonic_ns() - w.t0;
+    out->elapsed_ns = dk__monotonic_ns() - w.t0;
     if (rc == 0)
         rc = read_all(&w, out->values, out->info, false);
     if (rc == 0 && w.system && stat_rows_capture(w.groups[0], o, rep, out) != 0)

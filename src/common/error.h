@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * error.h - libdkbench's error detail, as libdkperf's: a failing function
- * returns a negative DK_E* code (dkperf/error.h) and leaves a sentence that
- * names the problem for dk_bench_last_error(). Per thread; success leaves
- * it unchanged. Not installed.
+ * error.h - the error detail of libdkbench and of the common layer's
+ * statistics, as libdkperf's: a failing function returns a negative DK_E*
+ * code (dkperf/error.h) or false and leaves a sentence that names the
+ * problem for dkb_last_error() (libdkbench's dk_bench_last_error()). Per
+ * thread; success leaves it unchanged. Not installed.
  */
-#ifndef DKPERF_BENCH_ERROR_H
-#define DKPERF_BENCH_ERROR_H
+#ifndef DKPERF_COMMON_ERROR_H
+#define DKPERF_COMMON_ERROR_H
 
 #include "dkperf/error.h"
 
@@ -21,4 +22,4 @@ int dkb_fail(int code, const char *fmt, ...) DKB_PRINTF(2, 3);
 /* The last sentence recorded on this thread ("" when none). */
 const char *dkb_last_error(void);
 
-#endif /* DKPERF_BENCH_ERROR_H */
+#endif /* DKPERF_COMMON_ERROR_H */

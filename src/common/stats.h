@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * stats.h - the statistics of libdkbench: pure computation on arrays, no
- * I/O, no allocation visible to the caller, deterministic for a given seed.
- * Every formula is written out in doc/BENCH-STATISTICS.md. Not installed.
+ * stats.h - the one statistics module of libdkbench and the tools (compiled
+ * into each, never into libdkperf): pure computation on arrays, no I/O, no
+ * allocation visible to the caller, deterministic for a given seed. Every
+ * formula is written out in doc/BENCH-STATISTICS.md. Not installed.
  *
  * Conventions: x[i] is the iteration count of sample i, y[i] the total
  * measured over that sample (nanoseconds or an event count); a
  * per-iteration value is y[i] / x[i]. Intervals are 95% unless a
  * confidence is passed. Functions return false when the input cannot give
  * an answer (too few samples, all x equal, a NaN or an infinity, ...), and
- * leave *out zeroed; dkb_last_error() (bench/error.h) then says why. The
+ * leave *out zeroed; dkb_last_error() (common/error.h) then says why. The
  * fewest samples: 2 for dkb_ols, dkb_summarize, dkb_ratio and each side of
  * dkb_change_test; 3 for dkb_slope_ci (two points always fit exactly, so
  * their interval would be a width of 0 that says nothing); 1 for dkb_tukey.
  */
-#ifndef DKPERF_BENCH_STATS_H
-#define DKPERF_BENCH_STATS_H
+#ifndef DKPERF_COMMON_STATS_H
+#define DKPERF_COMMON_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -111,8 +112,42 @@ const char *dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "im
 bool dkb_ratio(const double *a, const double *b, size_t n, size_t resamples, uint64_t seed,
                double confidence, dkb_interval *out);
 
-/* Quantile q in [0, 1] of sorted v (linear interpolation, R type 7); NaN
- * when n is 0 or q is outside [0, 1]. */
+/* The one quantile of libdkbench and the tools: quantile q in [0, 1] of
+ * sorted v, sorted[h] + (h - floor(h)) (sorted[h+1] - sorted[h]) with
+ * h = (n - 1) q (linear interpolation, R type 7, numpy's default). Without
+ * values there is no quantile: NaN when n is 0 (or sorted is NULL), as
+ * when q is outside [0, 1]; a caller that shows 0 for none says so. */
 double dkb_quantile_sorted(const double *sorted, size_t n, double q);
+/* The median of v[0..n), which it sorts in place: dkb_quantile_sorted(v,
+ * n, 0.5), so NaN when n is 0. */
+double dkb_median(double *v, size_t n);
 
-#endif /* DKPERF_BENCH_STATS_H */
+/* Running moments of samples added one at a time (Welford's online
+ * update, as perf's util/stat.c does, on samples shifted by the first
+ * one): the spread is computed from each sample's distance to the running
+ * mean, never as a difference of two large sums, so counts near 1e10 that
+ * differ by a few units keep their spread, and the variance is never
+ * negative. */
+typedef struct dkb_moments {
+    size_t n;
+    double sum;   /* exact for integer samples while below 2^53 */
+    double shift; /* the first sample */
+    double mean;  /* running mean of the samples minus shift */
+    double m2;    /* sum of squared distances to the mean */
+} dkb_moments;
+
+typedef enum dkb_moment {
+    DKB_MOMENT_MEAN,            /* sum / n; 0 without samples */
+    DKB_MOMENT_VARIANCE,        /* sample variance (n - 1); 0 below two samples */
+    DKB_MOMENT_STDDEV,          /* sample standard deviation */
+    DKB_MOMENT_STDDEV_MEAN,     /* standard deviation of the mean: stddev / sqrt(n) */
+    DKB_MOMENT_REL_STDDEV_MEAN, /* DKB_MOMENT_STDDEV_MEAN / mean in percent, perf
+                                 * stat's "( +- x% )"; 0 when the mean is not
+                                 * positive */
+} dkb_moment;
+
+void dkb_moments_init(dkb_moments *s);
+void dkb_moments_add(dkb_moments *s, double x);
+double dkb_moments_get(const dkb_moments *s, dkb_moment kind);
+
+#endif /* DKPERF_COMMON_STATS_H */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * error.c - libdkbench's per-thread error detail; see error.h.
+ * error.c - the per-thread error detail of libdkbench and the statistics;
+ * see error.h.
  */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 
 static _Thread_local char detail[1024];
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * clock.c - the monotonic clock the tools time runs with.
+ * clock.c - the monotonic clock (see clock.h).
  */
-#include "clock.h"
+#define _POSIX_C_SOURCE 200809L
+#include "common/clock.h"
 
 #include <time.h>
 
-uint64_t monotonic_ns(void)
+uint64_t dk__monotonic_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * stats.c - the statistics of repeated measurements (see stats.h).
+ * stats_moments.c - running moments and the median (see stats.h).
  */
-#include "stats.h"
-
 #include <math.h>
 #include <stdlib.h>
 
-void stats_init(stats *s)
+#include "common/stats_internal.h"
+
+void dkb_moments_init(dkb_moments *s)
 {
     s->n = 0;
     s->sum = s->shift = s->mean = s->m2 = 0;
 }
 
-void stats_add(stats *s, double x)
+void dkb_moments_add(dkb_moments *s, double x)
 {
     if (s->n == 0)
         s->shift = x;
@@ -28,35 +28,28 @@ void stats_add(stats *s, double x)
     s->m2 += delta * (d - s->mean);
 }
 
-double stats_get(const stats *s, stats_kind kind)
+double dkb_moments_get(const dkb_moments *s, dkb_moment kind)
 {
     double mean = s->n > 0 ? s->sum / (double)s->n : 0;
     double var = s->n > 1 ? s->m2 / (double)(s->n - 1) : 0;
     switch (kind) {
-    case STATS_MEAN:
+    case DKB_MOMENT_MEAN:
         return mean;
-    case STATS_VARIANCE:
+    case DKB_MOMENT_VARIANCE:
         return var;
-    case STATS_STDDEV:
+    case DKB_MOMENT_STDDEV:
         return sqrt(var);
-    case STATS_STDDEV_MEAN:
+    case DKB_MOMENT_STDDEV_MEAN:
         return s->n > 0 ? sqrt(var / (double)s->n) : 0;
-    case STATS_REL_STDDEV_MEAN:
+    case DKB_MOMENT_REL_STDDEV_MEAN:
         return s->n > 1 && mean > 0 ? sqrt(var / (double)s->n) / mean * 100 : 0;
     }
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+double dkb_median(double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double stats_median(double *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    if (v != NULL && n > 0)
+        qsort(v, n, sizeof *v, cmp_double);
+    return dkb_quantile_sorted(v, n, 0.5);
 }
