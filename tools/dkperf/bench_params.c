@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench_params.h"
+#include "common/json.h"
 #include "cli.h"
 
 #define DEC_MAX_DIGITS 18 /* a mantissa below 10^18, so that MAX - MIN fits */
@@ -531,9 +532,9 @@ void bench_case_json(FILE *f, const bench_case *c)
     for (size_t k = 0; k < c->nparams; k++) {
         if (k > 0)
             fputs(", ", f);
-        json_string(f, c->params[k]);
+        dk__json_string(f, c->params[k]);
         fputs(": ", f);
-        json_string(f, c->values[k]);
+        dk__json_string(f, c->values[k]);
     }
     fputc('}', f);
 }
