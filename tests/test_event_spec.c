@@ -125,6 +125,13 @@ TEST_CASE(periods_and_frequencies)
     parse_bad("cycles@", "at position 8", "the frequency after '@'");
     parse_bad("cycles@12x", "at position 10", "'x' in the frequency");
     parse_bad("cycles:u/abc", "at position 9", "starts a period");
+    /* A '/' and a digit that never closes is a period with a bad byte, not
+     * pmu terms: the message points at the byte ("unbalanced '/'" would
+     * send the user looking for a PMU). */
+    parse_bad("cycles/1e9999", "at position 9", "'e' in the period (digits only");
+    parse_bad("cycles/0x1000", "at position 9", "'x' in the period");
+    parse_bad("cycles/-5k", "at position 10", "'k' in the period");
+    parse_bad("cycles/+", "at position 8", "the period after '/' must be a positive integer");
 }
 
 TEST_CASE(errors_say_what_and_where)
@@ -194,6 +201,9 @@ TEST_CASE(lists_split_on_commas_outside_terms)
                    "terms opened here have no closing '/' (write pmu/term=value,.../)");
     split("task-clock,x/y,cycles", got, sizeof got);
     CHECK_CONTAINS(got, "event 'x/y,cycles' at position 13: unbalanced '/'");
+    split("cycles/10k,instructions", got, sizeof got);
+    CHECK_STR(got, "ERR: event 'cycles/10k' at position 10: 'k' in the period (digits only, 1 "
+                   "to 9223372036854775807 events)");
     split("cycles/0,instructions", got, sizeof got);
     CHECK_STR(got, "ERR: event 'cycles/0' at position 8: the period must be a positive integer "
                    "(1 to 9223372036854775807 events)");

@@ -184,6 +184,14 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
         size_t open = i++;
         while (in_text(sc, i) && t[i] != '/')
             i++;
+        /* Unclosed terms that start with a digit or a sign are a period
+         * with a bad byte ("cycles/1e6"): parse_rate names that byte, where
+         * "unbalanced '/'" would send the user looking for a PMU. */
+        if (!in_text(sc, i) && !at_end(sc, open + 1) &&
+            (is_digit(t[open + 1]) || t[open + 1] == '+' || t[open + 1] == '-')) {
+            int rc = parse_rate(sc, open, &i, out); /* fails: rate_follows said so */
+            return rc != 0 ? rc : bad(sc, open, "not a period");
+        }
         sc->terms_end = i;
         if (!in_text(sc, i))
             return bad(sc, open, "unbalanced '/': the terms opened here have no closing '/' "
