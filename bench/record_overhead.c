@@ -60,11 +60,11 @@ static double run(char *const argv[], const char *out_path, const char *err_path
     struct rusage ru;
     int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int err = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    spawn_options o = SPAWN_OPTIONS_INIT;
+    child_options o = CHILD_OPTIONS_INIT;
     o.stdout_fd = out;
     o.stderr_fd = err;
-    spawn_child c;
-    int rc = out < 0 || err < 0 ? -EIO : spawn_prepare(&c, argv, &o);
+    child_process c;
+    int rc = out < 0 || err < 0 ? -EIO : child_prepare(&c, argv, &o);
     if (out >= 0)
         close(out);
     if (err >= 0)
@@ -73,11 +73,11 @@ static double run(char *const argv[], const char *out_path, const char *err_path
         return -1;
     uint64_t t0 = dk__monotonic_ns();
     int status = 0, e = 0;
-    if (spawn_release(&c) != 0 || spawn_exec_result(&c, &e) != 0 || e != 0) {
-        spawn_abandon(&c);
+    if (child_release(&c) != 0 || child_exec_result(&c, &e) != 0 || e != 0) {
+        child_abandon(&c);
         return -1;
     }
-    if (spawn_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (child_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     last_cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;

@@ -29,21 +29,21 @@
 static double cpu_us(char *const argv[])
 {
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    spawn_options o = SPAWN_OPTIONS_INIT;
+    child_options o = CHILD_OPTIONS_INIT;
     o.stdout_fd = o.stderr_fd = null;
-    spawn_child c;
-    int rc = spawn_prepare(&c, argv, &o);
+    child_process c;
+    int rc = child_prepare(&c, argv, &o);
     if (null >= 0)
         close(null);
     if (rc != 0)
         return -1;
     int status = 0, exec_errno = 0;
     struct rusage ru;
-    if (spawn_release(&c) != 0 || spawn_exec_result(&c, &exec_errno) != 0 || exec_errno != 0) {
-        spawn_abandon(&c);
+    if (child_release(&c) != 0 || child_exec_result(&c, &exec_errno) != 0 || exec_errno != 0) {
+        child_abandon(&c);
         return -1;
     }
-    if (spawn_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (child_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);

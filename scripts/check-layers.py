@@ -23,7 +23,7 @@ Layers, lowest first, chosen by directory so that new files are covered:
 
 In src/ every quoted include names its path from src/ ("core/core.h") or
 from include/ ("dkperf/kperf.h"); tools/ may also include its own files by a
-path relative to the including file, and tools/common/ (spawn, the
+path relative to the including file, and tools/common/ (child processes, the
 record file, symbol readers) by name.
 
 With --objects, the calls are checked too: the defined and undefined
@@ -107,7 +107,7 @@ def resolve(root, rel, target):
     bases = []
     if rel.startswith("tools/"):
         bases.append(os.path.dirname(rel))
-        bases.append("tools/common")  # spawn, dkrec, macho: shared by the tools
+        bases.append("tools/common")  # child processes, dkrec, macho: shared by the tools
     if rel.startswith("src/") or rel.startswith("tools/"):
         bases.append("src")
     bases.append("include")

@@ -44,8 +44,8 @@ TEST_CASE(process_scope_follows_a_child_from_exec)
     snprintf(script, sizeof script, "\"%s\" --work-only --pages 10 --burn-ms 300; exit 0",
              touch_program());
     char *argv[] = {"/bin/sh", "-c", script, NULL};
-    spawn_child c;
-    CHECK_INT(spawn_prepare(&c, argv, NULL), ==, 0);
+    child_process c;
+    CHECK_INT(child_prepare(&c, argv, NULL), ==, 0);
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
     o.scope = DK_SCOPE_PROCESS;
     o.pid = c.pid;
@@ -68,9 +68,9 @@ TEST_CASE(process_scope_follows_a_child_from_exec)
     w.pid = c.pid;
     drain_into(p, &w);
     CHECK_INT(w.samples, ==, 0); /* nothing before the exec */
-    CHECK_INT(spawn_release(&c), ==, 0);
+    CHECK_INT(child_release(&c), ==, 0);
     int exec_errno = -1;
-    CHECK_INT(spawn_exec_result(&c, &exec_errno), ==, 0);
+    CHECK_INT(child_exec_result(&c, &exec_errno), ==, 0);
     CHECK_INT(exec_errno, ==, 0);
     while (dk_sampling_wait(p, 50) >= 0) {
         drain_into(p, &w);
@@ -80,7 +80,7 @@ TEST_CASE(process_scope_follows_a_child_from_exec)
             break;
     }
     int status;
-    CHECK_INT(spawn_reap(&c, &status, NULL), ==, 0);
+    CHECK_INT(child_reap(&c, &status, NULL), ==, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     drain_into(p, &w);
     dk_sampling_stats st;
@@ -110,17 +110,17 @@ TEST_CASE(map_records_name_the_binary_and_libc)
     CHECK(n > 0);
     exe[n] = '\0';
     char *argv[] = {exe, "--burn", "50", NULL};
-    spawn_child c;
-    CHECK_INT(spawn_prepare(&c, argv, NULL), ==, 0);
+    child_process c;
+    CHECK_INT(child_prepare(&c, argv, NULL), ==, 0);
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
     o.scope = DK_SCOPE_PROCESS;
     o.pid = c.pid;
     o.flags = DK_SAMPLING_ENABLE_ON_EXEC;
     o.buffer_bytes = 1 << 20;
     dk_sampling *p = open_one(s, "cpu-clock", 1000000, 0, &o);
-    CHECK_INT(spawn_release(&c), ==, 0);
+    CHECK_INT(child_release(&c), ==, 0);
     int status;
-    CHECK_INT(spawn_reap(&c, &status, NULL), ==, 0);
+    CHECK_INT(child_reap(&c, &status, NULL), ==, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     seen w = {0};
     w.n_events = 1;

@@ -28,7 +28,7 @@ static void close_pair(int p[2])
 static int cloexec(int fd) { return fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 /* In the child: async-signal-safe calls only, and _exit. */
-static void child(int go[2], int err[2], char *const argv[], const spawn_options *o,
+static void child(int go[2], int err[2], char *const argv[], const child_options *o,
                   const sigset_t *mask)
 {
     if (o->in_child != NULL)
@@ -52,12 +52,12 @@ static void child(int go[2], int err[2], char *const argv[], const spawn_options
     }
     if (write(err[1], &e, sizeof e) != (ssize_t)sizeof e)
         _exit(127);
-    _exit(spawn_exec_status(e));
+    _exit(child_exec_status(e));
 }
 
-int spawn_prepare(spawn_child *c, char *const argv[], const spawn_options *o)
+int child_prepare(child_process *c, char *const argv[], const child_options *o)
 {
-    static const spawn_options none = SPAWN_OPTIONS_INIT;
+    static const child_options none = CHILD_OPTIONS_INIT;
     int go[2] = {-1, -1}, err[2] = {-1, -1};
     c->pid = -1;
     c->go_fd = c->err_fd = -1;
@@ -102,7 +102,7 @@ int spawn_prepare(spawn_child *c, char *const argv[], const spawn_options *o)
     return 0;
 }
 
-int spawn_release(spawn_child *c)
+int child_release(child_process *c)
 {
     if (c->go_fd < 0)
         return -EBADF;
@@ -114,7 +114,7 @@ int spawn_release(spawn_child *c)
     return -why;
 }
 
-int spawn_exec_result(spawn_child *c, int *exec_errno)
+int child_exec_result(child_process *c, int *exec_errno)
 {
     *exec_errno = 0;
     if (c->err_fd < 0)
@@ -130,9 +130,9 @@ int spawn_exec_result(spawn_child *c, int *exec_errno)
     return -why;
 }
 
-int spawn_exec_status(int exec_errno) { return exec_errno == ENOENT ? 127 : 126; }
+int child_exec_status(int exec_errno) { return exec_errno == ENOENT ? 127 : 126; }
 
-int spawn_wait_pid_exit(pid_t pid, siginfo_t *si)
+int child_wait_pid_exit(pid_t pid, siginfo_t *si)
 {
     siginfo_t ignored;
     if (pid <= 0)
@@ -144,9 +144,12 @@ int spawn_wait_pid_exit(pid_t pid, siginfo_t *si)
     return 0;
 }
 
-int spawn_wait_exit(const spawn_child *c, siginfo_t *si) { return spawn_wait_pid_exit(c->pid, si); }
+int child_wait_exit(const child_process *c, siginfo_t *si)
+{
+    return child_wait_pid_exit(c->pid, si);
+}
 
-int spawn_reap_pid(pid_t pid, int *status, struct rusage *ru)
+int child_reap_pid(pid_t pid, int *status, struct rusage *ru)
 {
     int st = 0;
     if (pid <= 0)
@@ -161,27 +164,27 @@ int spawn_reap_pid(pid_t pid, int *status, struct rusage *ru)
     return 0;
 }
 
-int spawn_reap(spawn_child *c, int *status, struct rusage *ru)
+int child_reap(child_process *c, int *status, struct rusage *ru)
 {
     close_fd(&c->go_fd);
     close_fd(&c->err_fd);
-    int rc = spawn_reap_pid(c->pid, status, ru);
+    int rc = child_reap_pid(c->pid, status, ru);
     if (rc == 0)
         c->pid = -1;
     return rc;
 }
 
-void spawn_abandon(spawn_child *c)
+void child_abandon(child_process *c)
 {
     close_fd(&c->go_fd);
     close_fd(&c->err_fd);
     if (c->pid > 0) {
         kill(c->pid, SIGKILL);
-        spawn_reap(c, NULL, NULL);
+        child_reap(c, NULL, NULL);
     }
 }
 
-int launch_spawn(pid_t *pid, char *const argv[], int null_fd, bool show_output,
+int child_launch(pid_t *pid, char *const argv[], int null_fd, bool show_output,
                  const sigset_t *mask, const sigset_t *dfl)
 {
     posix_spawn_file_actions_t fa;

@@ -158,32 +158,32 @@ static void progress_draw(runner *ru, const bench_report *rep, const bench_comma
  * Returns 0 or the exit status. */
 static int run_aside(runner *ru, const char *opt, const char *text, char **words)
 {
-    spawn_options so = SPAWN_OPTIONS_INIT;
+    child_options so = CHILD_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
-    spawn_child c;
-    int rc = spawn_prepare(&c, words, &so);
+    child_process c;
+    int rc = child_prepare(&c, words, &so);
     if (rc != 0) {
         cli_error("bench", "%s: %s: %s", opt, c.failed, strerror(-rc));
         return EXIT_SETUP;
     }
     int e = 0, status = 0;
-    if (spawn_release(&c) != 0) {
-        spawn_abandon(&c);
+    if (child_release(&c) != 0) {
+        child_abandon(&c);
         signals_child_pid = 0;
         return signals_got() ? 128 + signals_got() : EXIT_SETUP;
     }
-    spawn_exec_result(&c, &e);
-    spawn_reap(&c, &status, NULL);
+    child_exec_result(&c, &e);
+    child_reap(&c, &status, NULL);
     signals_child_pid = 0;
     if (signals_got())
         return 128 + signals_got();
     if (e != 0) {
         cli_error("bench", "%s '%s': cannot run '%s': %s", opt, text, words[0], strerror(e));
-        return spawn_exec_status(e);
+        return child_exec_status(e);
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         cli_error("bench", "%s '%s' failed with %s %d", opt, text,
@@ -227,7 +227,7 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
     out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (exec_errno != 0) {
         cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(exec_errno));
-        return spawn_exec_status(exec_errno);
+        return child_exec_status(exec_errno);
     }
     if (signals_got())
         return 128 + signals_got();
@@ -276,7 +276,7 @@ static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t
         return 128 + signals_got();
     }
     *t0 = dk__monotonic_ns();
-    *exec_errno = launch_spawn(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask, &dfl);
+    *exec_errno = child_launch(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask, &dfl);
     if (*exec_errno == 0)
         signals_child_pid = *pid;
     sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
@@ -309,17 +309,17 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     int sig = start_command(ru, cmd, &pid, &t0, &exec_errno);
     if (sig != 0)
         return sig;
-    int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
+    int status = child_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
     memset(&use, 0, sizeof use);
     if (exec_errno == 0) {
         /* Wait for the exit without reaping, forget the pid, then reap: a
          * signal that lands between the reap and forgetting would be passed
          * on to a pid that may be another process's by then. */
-        int rc = spawn_wait_pid_exit(pid, NULL);
+        int rc = child_wait_pid_exit(pid, NULL);
         if (rc == 0) {
             signals_child_pid = 0;
-            rc = spawn_reap_pid(pid, &status, &use);
+            rc = child_reap_pid(pid, &status, &use);
         }
         if (rc < 0) {
             signals_child_pid = 0;
@@ -368,7 +368,7 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     int sig = start_command(ru, cmd, &pid, &t0, &exec_errno);
     if (sig != 0)
         return sig;
-    int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
+    int status = child_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
     memset(&use, 0, sizeof use);
     for (size_t i = 0; i < ru->n; i++)
@@ -378,7 +378,7 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
         return finish_run(ru, cmd, out, status, &use, exec_errno);
     }
     char why[2048] = "";
-    int rc = spawn_wait_pid_exit(pid, NULL);
+    int rc = child_wait_pid_exit(pid, NULL);
     if (rc != 0)
         snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
                  strerror(-rc));
@@ -392,7 +392,7 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     if (why[0] == '\0' && dk_process_cpi(ru->s, (int)pid, &cpi[0], &cpi[1]) != 0)
         snprintf(why, sizeof why, "reading the instructions and cycles of '%s' (pid %d) failed: %s",
                  cmd->text, (int)pid, dk_last_error());
-    rc = spawn_reap_pid(pid, &status, &use);
+    rc = child_reap_pid(pid, &status, &use);
     if (rc != 0 && why[0] == '\0')
         snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
                  strerror(-rc));
@@ -470,15 +470,15 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return run_rusage(ru, rep, cmd, out);
     sigset_t hold;
     signals_hold_set(&hold);
-    spawn_options so = SPAWN_OPTIONS_INIT;
+    child_options so = CHILD_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
     so.hold = &hold;
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
-    spawn_child c;
-    int rc = spawn_prepare(&c, cmd->argv, &so);
+    child_process c;
+    int rc = child_prepare(&c, cmd->argv, &so);
     if (rc != 0) {
         cli_error("bench", "%s: %s", c.failed, strerror(-rc));
         return EXIT_SETUP;
@@ -495,7 +495,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         char why[2048];
         snprintf(why, sizeof why, "%s", dk_last_error());
         signals_child_pid = 0;
-        spawn_abandon(&c);
+        child_abandon(&c);
         dk_group_close(g);
         if (signals_got())
             return 128 + signals_got();
@@ -507,10 +507,10 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         describe_events(ru, rep, g);
     }
     uint64_t t0 = dk__monotonic_ns();
-    rc = spawn_release(&c);
+    rc = child_release(&c);
     if (rc != 0) {
         signals_child_pid = 0;
-        spawn_abandon(&c);
+        child_abandon(&c);
         dk_group_close(g);
         if (signals_got())
             return 128 + signals_got();
@@ -518,8 +518,8 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return EXIT_SETUP;
     }
     int e = 0;
-    spawn_exec_result(&c, &e);
-    spawn_wait_exit(&c, NULL);
+    child_exec_result(&c, &e);
+    child_wait_exit(&c, NULL);
     signals_child_pid = 0;
     out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     dk_reading info[DK_MAX_EVENTS];
@@ -536,7 +536,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     int status = 0;
     struct rusage use;
     memset(&use, 0, sizeof use);
-    spawn_reap(&c, &status, &use);
+    child_reap(&c, &status, &use);
     dk_group_close(g);
     if (rc != 0) {
         cli_error("bench", "%s", why);

@@ -302,7 +302,7 @@ static const char *fmt_size(uint64_t b, char *buf, size_t size)
 }
 
 /* Whether the process being recorded has ended (without reaping it). */
-static bool target_done(const record_options *o, const spawn_child *c)
+static bool target_done(const record_options *o, const child_process *c)
 {
     if (c->pid > 0) {
         siginfo_t si;
@@ -334,7 +334,7 @@ int cmd_record(int argc, char **argv)
     bool file_made = false, ran = false;
     char *kept = NULL; /* FILE.old, when an earlier recording was moved there */
     dk_sampling *smp = NULL;
-    spawn_child c = {-1, -1, -1, NULL};
+    child_process c = {-1, -1, -1, NULL};
 
     /* A process to watch that is not there is the whole answer. */
     if (o.pid && process_gone(o.pid)) {
@@ -442,11 +442,11 @@ int cmd_record(int argc, char **argv)
         /* No signal may fall between fork and signals_child_pid. */
         sigset_t hold;
         signals_hold_set(&hold);
-        spawn_options sp = SPAWN_OPTIONS_INIT;
+        child_options sp = CHILD_OPTIONS_INIT;
         sp.hold = &hold;
         sp.pid_out = &signals_child_pid;
         sp.in_child = signals_restore;
-        rc = spawn_prepare(&c, o.cmd, &sp);
+        rc = child_prepare(&c, o.cmd, &sp);
         if (rc != 0) {
             cli_error("record", "%s: %s", c.failed, strerror(-rc));
             exit_rc = EXIT_SETUP;
@@ -495,11 +495,11 @@ int cmd_record(int argc, char **argv)
         /* Every CPU while the command runs: started after the sampling. */
         sigset_t hold;
         signals_hold_set(&hold);
-        spawn_options sp = SPAWN_OPTIONS_INIT;
+        child_options sp = CHILD_OPTIONS_INIT;
         sp.hold = &hold;
         sp.pid_out = &signals_child_pid;
         sp.in_child = signals_restore;
-        rc = spawn_prepare(&c, o.cmd, &sp);
+        rc = child_prepare(&c, o.cmd, &sp);
         if (rc != 0) {
             cli_error("record", "%s: %s", c.failed, strerror(-rc));
             exit_rc = EXIT_SETUP;
@@ -511,7 +511,7 @@ int cmd_record(int argc, char **argv)
             exit_rc = 128 + signals_got();
             goto out;
         }
-        rc = spawn_release(&c);
+        rc = child_release(&c);
         if (rc != 0) {
             if (signals_got() == 0)
                 cli_error("record", "cannot start the command: %s", strerror(-rc));
@@ -519,10 +519,10 @@ int cmd_record(int argc, char **argv)
             goto out;
         }
         int e = 0;
-        spawn_exec_result(&c, &e);
+        child_exec_result(&c, &e);
         if (e != 0) {
             cli_error("record", "cannot run '%s': %s", o.cmd[0], strerror(e));
-            exit_rc = spawn_exec_status(e);
+            exit_rc = child_exec_status(e);
             goto out;
         }
         ran = true; /* its maps come from the kernel: sampling was armed at its exec */
@@ -595,9 +595,9 @@ out:
     if (c.pid > 0) {
         signals_child_pid = 0;
         if (ran)
-            spawn_reap(&c, &status, NULL);
+            child_reap(&c, &status, NULL);
         else
-            spawn_abandon(&c);
+            child_abandon(&c);
     }
     char release_error[1024];
     int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;

@@ -291,10 +291,10 @@ static int wait_loop(watch *w)
 }
 
 /* Gives up on a command that was never let go. */
-static void abandon(spawn_child *c, dk_group *g)
+static void abandon(child_process *c, dk_group *g)
 {
     signals_child_pid = 0; /* nothing is passed on to a pid that may be reused */
-    spawn_abandon(c);
+    child_abandon(c);
     dk_group_close(g);
 }
 
@@ -307,12 +307,12 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
      * before exec kills it). */
     sigset_t hold;
     signals_hold_set(&hold);
-    spawn_options so = SPAWN_OPTIONS_INIT;
+    child_options so = CHILD_OPTIONS_INIT;
     so.hold = &hold;
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
-    spawn_child c;
-    int rc = spawn_prepare(&c, o->cmd, &so);
+    child_process c;
+    int rc = child_prepare(&c, o->cmd, &so);
     if (rc != 0) {
         cli_error("stat", "%s: %s%s", c.failed, strerror(-rc),
                   rc == -EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
@@ -357,7 +357,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         return 128 + signals_got();
     }
     uint64_t t0 = dk__monotonic_ns();
-    rc = spawn_release(&c);
+    rc = child_release(&c);
     if (rc != 0) {
         abandon(&c, g);
         if (signals_got() != 0) /* EPIPE: the command was killed before exec */
@@ -366,10 +366,10 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         return EXIT_SETUP;
     }
     int e = 0;
-    spawn_exec_result(&c, &e);
+    child_exec_result(&c, &e);
     if (e != 0) {
         cli_error("stat", "cannot run '%s': %s", o->cmd[0], strerror(e));
-        *exec_failed = spawn_exec_status(e);
+        *exec_failed = child_exec_status(e);
     }
 
     /* Wait without reaping: a Mac can only read an unreaped process's totals. */
@@ -384,7 +384,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     int looped = 0;
     if (o->interval_ms > 0 || o->timeout_ms > 0)
         looped = wait_loop(&w);
-    spawn_wait_exit(&c, NULL); /* at once after the loop, but the loop may have failed */
+    child_wait_exit(&c, NULL); /* at once after the loop, but the loop may have failed */
     /* It has exited: a signal from now on has nobody to go to, and is kept
      * for dkperf's own exit status instead of going to a zombie. */
     signals_child_pid = 0;
@@ -407,7 +407,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    spawn_reap(&c, &status, &ru);
+    child_reap(&c, &status, &ru);
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);
     out->system_ns = tv_ns(ru.ru_stime);
