@@ -247,6 +247,39 @@ def check_runs_and_exports():
         fail(f"the progress line of a scan: exit {rc}: {text!r}")
 
 
+def check_untrusted_names():
+    """A -n name and a parameter value are any bytes: escaped in the report
+    and the Markdown (a control byte would drive the terminal, a line break
+    end a line or a row)."""
+    paths = {k: os.path.join(work, "u." + k) for k in ("md",)}
+    value = "e\x1b]0;title\x07\udcff"  # \udcff: the byte 0xff, not UTF-8
+    args = [dkperf, "bench"] + EV + ["-r", "1", "-L", "v", value, "-n", "n\x1b[2J\r|{v}",
+                                     "--export-markdown", paths["md"], "true"]
+    p = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work,
+                       timeout=120)
+    if p.returncode != 0:
+        fail(f"a name with control bytes: exit {p.returncode}: {p.stderr!r}")
+        return
+
+    def raw_controls(b):
+        return [c for c in b if (c < 0x20 and c != 0x0a) or c == 0x7f]
+
+    def utf8(b, what):
+        try:
+            return b.decode()
+        except UnicodeDecodeError as e:
+            fail(f"{what} is not UTF-8 ({e}): {b!r}")
+            return None
+
+    if raw_controls(p.stdout) or utf8(p.stdout, "the report") is None or \
+            b"Benchmark 1: n\\x1b[2J\\x0d|e\\x1b]0;title\\x07\\xff (v = e\\x1b" not in p.stdout:
+        fail(f"the report does not escape the name:\n{p.stdout!r}")
+    md = open(paths["md"], "rb").read()
+    if raw_controls(md) or utf8(md, "the Markdown") is None or \
+            b"| `n\\x1b[2J\\x0d\\|e\\x1b]0;title\\x07\\xff` |" not in md:
+        fail(f"the Markdown does not escape the name:\n{md!r}")
+
+
 def check_errors():
     bad = [
         (["-P", "n", "3", "1", "echo {n}"], "-P n 3 1: empty parameter range"),
@@ -282,6 +315,7 @@ try:
         compare_with_hyperfine()
     else:
         check_runs_and_exports()
+        check_untrusted_names()
         check_errors()
 finally:
     shutil.rmtree(work, ignore_errors=True)

@@ -279,6 +279,14 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
+/* A name (-n, a command line, parameter values: any bytes), escaped as
+ * untrusted text, then the report's own words. */
+static void put_name(FILE *out, const char *name, const char *then)
+{
+    dk__put_untrusted(out, name);
+    fputs(then, out);
+}
+
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
 static void print_unmatched(FILE *out, const bench_report *r, const json_value *root)
@@ -287,9 +295,10 @@ static void print_unmatched(FILE *out, const bench_report *r, const json_value *
     for (size_t k = 0; k < r->ncmd; k++)
         if (baseline_result(root, r->cmd[k].text) == NULL) {
             if (any)
-                fprintf(out, ", '%s'", r->cmd[k].text);
+                fputs(", '", out);
             else
-                fprintf(out, "\nNot in baseline '%s': '%s'", r->o->baseline, r->cmd[k].text);
+                fprintf(out, "\nNot in baseline '%s': '", r->o->baseline);
+            put_name(out, r->cmd[k].text, "'");
             any = true;
         }
     if (any)
@@ -325,15 +334,17 @@ static void print_comparisons(FILE *out, const bench_report *r)
     for (size_t k = 1; k < r->ncmd; k++)
         if (r->cmd[k].wall.mean < r->cmd[best].wall.mean)
             best = k;
-    fprintf(out, "\nSummary\n  '%s' ran\n", r->cmd[best].text);
+    fputs("\nSummary\n  '", out);
+    put_name(out, r->cmd[best].text, "' ran\n");
     for (size_t k = 0; k < r->ncmd; k++) {
         if (k == best)
             continue;
         double sigma, ratio = summary_ratio(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
         if (r->cmd[best].wall.n < 2 || r->cmd[k].wall.n < 2) /* one run has no spread */
-            fprintf(out, "    %.2f times faster than '%s'\n", ratio, r->cmd[k].text);
+            fprintf(out, "    %.2f times faster than '", ratio);
         else
-            fprintf(out, "    %.2f ± %.2f times faster than '%s'\n", ratio, sigma, r->cmd[k].text);
+            fprintf(out, "    %.2f ± %.2f times faster than '", ratio, sigma);
+        put_name(out, r->cmd[k].text, "'\n");
     }
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].instructions || !r->ev[e].supported)
@@ -347,17 +358,18 @@ static void print_comparisons(FILE *out, const bench_report *r)
         for (size_t k = 1; k < r->ncmd; k++)
             if (r->cmd[k].ev[e].mean < r->cmd[best].ev[e].mean)
                 best = k;
-        fprintf(out, "  '%s' retired\n", r->cmd[best].text);
+        fputs("  '", out);
+        put_name(out, r->cmd[best].text, "' retired\n");
         for (size_t k = 0; k < r->ncmd; k++) {
             if (k == best)
                 continue;
             double sigma, ratio = summary_ratio(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
             if (r->cmd[best].ev[e].n < 2 || r->cmd[k].ev[e].n < 2)
-                fprintf(out, "    %.2f times fewer %s than '%s'\n", ratio, r->ev[e].name,
-                        r->cmd[k].text);
+                fprintf(out, "    %.2f times fewer %s than '", ratio, r->ev[e].name);
             else
-                fprintf(out, "    %.2f ± %.2f times fewer %s than '%s'\n", ratio, sigma,
-                        r->ev[e].name, r->cmd[k].text);
+                fprintf(out, "    %.2f ± %.2f times fewer %s than '", ratio, sigma,
+                        r->ev[e].name);
+            put_name(out, r->cmd[k].text, "'\n");
         }
         break;
     }
@@ -369,10 +381,13 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const json_
     if (k > 0)
         fputc('\n', out);
     /* As hyperfine: the parameters the command line does not show. */
-    if (c->bcase != NULL && c->bcase->unused != NULL)
-        fprintf(out, "Benchmark %zu: %s (%s)\n", k + 1, c->text, c->bcase->unused);
-    else
-        fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
+    fprintf(out, "Benchmark %zu: ", k + 1);
+    if (c->bcase != NULL && c->bcase->unused != NULL) {
+        put_name(out, c->text, " (");
+        put_name(out, c->bcase->unused, ")\n");
+    } else {
+        put_name(out, c->text, "\n");
+    }
     fputs("  ", out);
     cell(out, "", 16);
     if (c->nruns == 1) {
@@ -594,13 +609,24 @@ static void write_csv(FILE *f, const bench_report *r)
     }
 }
 
+/* A table cell: escaped as untrusted text (a control byte would drive the
+ * terminal that shows the file, a line break would end the row), '|' as
+ * \| so that it does not end the cell. */
 static void md_text(FILE *f, const char *s)
 {
-    for (; *s != '\0'; s++) {
-        if (*s == '|')
+    char small[256], *text = small;
+    size_t need = dk__untrusted(small, sizeof small, s);
+    if (need >= sizeof small && (text = malloc(need + 1)) != NULL)
+        dk__untrusted(text, need + 1, s);
+    else if (text == NULL)
+        text = small; /* out of memory: the text cut */
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '|')
             fputc('\\', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
+        fputc(*p, f);
     }
+    if (text != small)
+        free(text);
 }
 
 static void write_markdown(FILE *f, const bench_report *r)
