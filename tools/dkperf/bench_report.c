@@ -550,19 +550,33 @@ static void write_json(FILE *f, const bench_report *r)
     fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
+/* prefix and s as one CSV field, quoted when it must be. The CSV is UTF-8
+ * as the JSON is: a byte that is not becomes U+FFFD, one per byte. */
+static void csv_cell(FILE *f, const char *prefix, const char *s)
+{
+    bool quote = strpbrk(prefix, ",\"\n\r") != NULL || strpbrk(s, ",\"\n\r") != NULL;
+    if (quote)
+        fputc('"', f);
+    for (int part = 0; part < 2; part++)
+        for (const unsigned char *p = (const unsigned char *)(part ? s : prefix); *p != '\0';) {
+            size_t len = dk__utf8_length(p);
+            if (len == 0) {
+                fputs("\xef\xbf\xbd", f);
+                p++;
+                continue;
+            }
+            if (*p == '"')
+                fputc('"', f);
+            fwrite(p, 1, len, f);
+            p += len;
+        }
+    if (quote)
+        fputc('"', f);
+}
+
 static void csv_field(FILE *f, const char *s)
 {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    csv_cell(f, "", s);
 }
 
 static void write_csv(FILE *f, const bench_report *r)
@@ -579,10 +593,8 @@ static void write_csv(FILE *f, const bench_report *r)
     /* hyperfine's parameter_NAME columns (the same in every row). */
     size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
     for (size_t j = 0; j < np; j++) {
-        char name[256];
-        snprintf(name, sizeof name, "parameter_%s", r->cmd[0].bcase->params[j]);
         fputc(',', f);
-        csv_field(f, name);
+        csv_cell(f, "parameter_", r->cmd[0].bcase->params[j]);
     }
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
