@@ -247,6 +247,55 @@ def check_runs_and_exports():
         fail(f"the progress line of a scan: exit {rc}: {text!r}")
 
 
+def check_untrusted_names():
+    """A -n name and a parameter value are any bytes: escaped in the report
+    and the Markdown (a control byte would drive the terminal, a line break
+    end a line or a row), and the JSON and CSV stay UTF-8 with the same
+    names."""
+    paths = {k: os.path.join(work, "u." + k) for k in ("json", "csv", "md")}
+    value = "e\x1b]0;title\x07\udcff"  # \udcff: the byte 0xff, not UTF-8
+    args = [dkperf, "bench"] + EV + ["-r", "1", "-L", "v", value, "-n", "n\x1b[2J\r|{v}",
+                                     "--export-json", paths["json"], "--export-csv",
+                                     paths["csv"], "--export-markdown", paths["md"], "true"]
+    p = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=work,
+                       timeout=120)
+    if p.returncode != 0:
+        fail(f"a name with control bytes: exit {p.returncode}: {p.stderr!r}")
+        return
+
+    def raw_controls(b):
+        return [c for c in b if (c < 0x20 and c != 0x0a) or c == 0x7f]
+
+    def utf8(b, what):
+        try:
+            return b.decode()
+        except UnicodeDecodeError as e:
+            fail(f"{what} is not UTF-8 ({e}): {b!r}")
+            return None
+
+    if raw_controls(p.stdout) or utf8(p.stdout, "the report") is None or \
+            b"Benchmark 1: n\\x1b[2J\\x0d|e\\x1b]0;title\\x07\\xff (v = e\\x1b" not in p.stdout:
+        fail(f"the report does not escape the name:\n{p.stdout!r}")
+    md = open(paths["md"], "rb").read()
+    if raw_controls(md) or utf8(md, "the Markdown") is None or \
+            b"| `n\\x1b[2J\\x0d\\|e\\x1b]0;title\\x07\\xff` |" not in md:
+        fail(f"the Markdown does not escape the name:\n{md!r}")
+    name = json.load(open(paths["json"]))["results"][0]["command"]
+    text = utf8(open(paths["csv"], "rb").read(), "the CSV")
+    if text is not None:
+        rows = list(csv.reader(text.splitlines(keepends=True)))
+        if rows[1][0] != name or rows[1][-1] != "e\x1b]0;title\x07\ufffd":
+            fail(f"the CSV's name {rows[1][0]!r} and value {rows[1][-1]!r}, the JSON's {name!r}")
+
+    # A long parameter name is whole in the CSV's header.
+    long = "p" * 300
+    rc, _, err = bench(EV + ["-r", "1", "-L", long, "1", "--export-csv", paths["csv"],
+                             "echo {" + long + "}"])
+    rows = list(csv.reader(open(paths["csv"]))) if rc == 0 else [[]]
+    if rows[0][-1:] != ["parameter_" + long]:
+        fail(f"a {len(long)}-byte parameter name in the CSV: exit {rc} {err}, {rows[0][-1:]}")
+
+
 def check_errors():
     bad = [
         (["-P", "n", "3", "1", "echo {n}"], "-P n 3 1: empty parameter range"),
@@ -282,6 +331,7 @@ try:
         compare_with_hyperfine()
     else:
         check_runs_and_exports()
+        check_untrusted_names()
         check_errors()
 finally:
     shutil.rmtree(work, ignore_errors=True)

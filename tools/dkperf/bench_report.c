@@ -279,6 +279,14 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
+/* A name (-n, a command line, parameter values: any bytes), escaped as
+ * untrusted text, then the report's own words. */
+static void put_name(FILE *out, const char *name, const char *then)
+{
+    dk__put_untrusted(out, name);
+    fputs(then, out);
+}
+
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
 static void print_unmatched(FILE *out, const bench_report *r, const dk_json *root)
@@ -287,9 +295,10 @@ static void print_unmatched(FILE *out, const bench_report *r, const dk_json *roo
     for (size_t k = 0; k < r->ncmd; k++)
         if (baseline_result(root, r->cmd[k].text) == NULL) {
             if (any)
-                fprintf(out, ", '%s'", r->cmd[k].text);
+                fputs(", '", out);
             else
-                fprintf(out, "\nNot in baseline '%s': '%s'", r->o->baseline, r->cmd[k].text);
+                fprintf(out, "\nNot in baseline '%s': '", r->o->baseline);
+            put_name(out, r->cmd[k].text, "'");
             any = true;
         }
     if (any)
@@ -325,15 +334,17 @@ static void print_comparisons(FILE *out, const bench_report *r)
     for (size_t k = 1; k < r->ncmd; k++)
         if (r->cmd[k].wall.mean < r->cmd[best].wall.mean)
             best = k;
-    fprintf(out, "\nSummary\n  '%s' ran\n", r->cmd[best].text);
+    fputs("\nSummary\n  '", out);
+    put_name(out, r->cmd[best].text, "' ran\n");
     for (size_t k = 0; k < r->ncmd; k++) {
         if (k == best)
             continue;
         double sigma, ratio = summary_ratio(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
         if (r->cmd[best].wall.n < 2 || r->cmd[k].wall.n < 2) /* one run has no spread */
-            fprintf(out, "    %.2f times faster than '%s'\n", ratio, r->cmd[k].text);
+            fprintf(out, "    %.2f times faster than '", ratio);
         else
-            fprintf(out, "    %.2f ± %.2f times faster than '%s'\n", ratio, sigma, r->cmd[k].text);
+            fprintf(out, "    %.2f ± %.2f times faster than '", ratio, sigma);
+        put_name(out, r->cmd[k].text, "'\n");
     }
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].instructions || !r->ev[e].supported)
@@ -347,17 +358,18 @@ static void print_comparisons(FILE *out, const bench_report *r)
         for (size_t k = 1; k < r->ncmd; k++)
             if (r->cmd[k].ev[e].mean < r->cmd[best].ev[e].mean)
                 best = k;
-        fprintf(out, "  '%s' retired\n", r->cmd[best].text);
+        fputs("  '", out);
+        put_name(out, r->cmd[best].text, "' retired\n");
         for (size_t k = 0; k < r->ncmd; k++) {
             if (k == best)
                 continue;
             double sigma, ratio = summary_ratio(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
             if (r->cmd[best].ev[e].n < 2 || r->cmd[k].ev[e].n < 2)
-                fprintf(out, "    %.2f times fewer %s than '%s'\n", ratio, r->ev[e].name,
-                        r->cmd[k].text);
+                fprintf(out, "    %.2f times fewer %s than '", ratio, r->ev[e].name);
             else
-                fprintf(out, "    %.2f ± %.2f times fewer %s than '%s'\n", ratio, sigma,
-                        r->ev[e].name, r->cmd[k].text);
+                fprintf(out, "    %.2f ± %.2f times fewer %s than '", ratio, sigma,
+                        r->ev[e].name);
+            put_name(out, r->cmd[k].text, "'\n");
         }
         break;
     }
@@ -369,10 +381,13 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const dk_js
     if (k > 0)
         fputc('\n', out);
     /* As hyperfine: the parameters the command line does not show. */
-    if (c->bcase != NULL && c->bcase->unused != NULL)
-        fprintf(out, "Benchmark %zu: %s (%s)\n", k + 1, c->text, c->bcase->unused);
-    else
-        fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
+    fprintf(out, "Benchmark %zu: ", k + 1);
+    if (c->bcase != NULL && c->bcase->unused != NULL) {
+        put_name(out, c->text, " (");
+        put_name(out, c->bcase->unused, ")\n");
+    } else {
+        put_name(out, c->text, "\n");
+    }
     fputs("  ", out);
     cell(out, "", 16);
     if (c->nruns == 1) {
@@ -534,19 +549,33 @@ static void write_json(FILE *f, const bench_report *r)
     fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
+/* prefix and s as one CSV field, quoted when it must be. The CSV is UTF-8
+ * as the JSON is: a byte that is not becomes U+FFFD, one per byte. */
+static void csv_cell(FILE *f, const char *prefix, const char *s)
+{
+    bool quote = strpbrk(prefix, ",\"\n\r") != NULL || strpbrk(s, ",\"\n\r") != NULL;
+    if (quote)
+        fputc('"', f);
+    for (int part = 0; part < 2; part++)
+        for (const unsigned char *p = (const unsigned char *)(part ? s : prefix); *p != '\0';) {
+            size_t len = dk__utf8_length(p);
+            if (len == 0) {
+                fputs("\xef\xbf\xbd", f);
+                p++;
+                continue;
+            }
+            if (*p == '"')
+                fputc('"', f);
+            fwrite(p, 1, len, f);
+            p += len;
+        }
+    if (quote)
+        fputc('"', f);
+}
+
 static void csv_field(FILE *f, const char *s)
 {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    csv_cell(f, "", s);
 }
 
 static void write_csv(FILE *f, const bench_report *r)
@@ -563,10 +592,8 @@ static void write_csv(FILE *f, const bench_report *r)
     /* hyperfine's parameter_NAME columns (the same in every row). */
     size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
     for (size_t j = 0; j < np; j++) {
-        char name[256];
-        snprintf(name, sizeof name, "parameter_%s", r->cmd[0].bcase->params[j]);
         fputc(',', f);
-        csv_field(f, name);
+        csv_cell(f, "parameter_", r->cmd[0].bcase->params[j]);
     }
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
@@ -593,13 +620,24 @@ static void write_csv(FILE *f, const bench_report *r)
     }
 }
 
+/* A table cell: escaped as untrusted text (a control byte would drive the
+ * terminal that shows the file, a line break would end the row), '|' as
+ * \| so that it does not end the cell. */
 static void md_text(FILE *f, const char *s)
 {
-    for (; *s != '\0'; s++) {
-        if (*s == '|')
+    char small[256], *text = small;
+    size_t need = dk__untrusted(small, sizeof small, s);
+    if (need >= sizeof small && (text = malloc(need + 1)) != NULL)
+        dk__untrusted(text, need + 1, s);
+    else if (text == NULL)
+        text = small; /* out of memory: the text cut */
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '|')
             fputc('\\', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
+        fputc(*p, f);
     }
+    if (text != small)
+        free(text);
 }
 
 static void write_markdown(FILE *f, const bench_report *r)
