@@ -828,6 +828,8 @@ typedef enum dk_event_spec_kind {
 #define DK_EVENT_SPEC_MAX_FREQ 1000000u
 
 typedef struct dk_event_spec {
+    size_t size;        /* set to sizeof(dk_event_spec) before the call; the
+                           library fills what fits and sets it to what it wrote */
     dk_event_spec_kind kind;
     const char *text;   /* the spec, inside the text parsed (not NUL-terminated) */
     size_t len;         /* its length */
@@ -858,7 +860,7 @@ DK_EXPORT int dk_event_spec_parse(const char *text, size_t len, dk_event_spec *o
  * spec (",a", "a,,b", a trailing comma) or a spec that does not parse.
  *
  *     size_t pos = 0;
- *     dk_event_spec sp;
+ *     dk_event_spec sp = {.size = sizeof sp};
  *     int rc;
  *     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1)
  *         use(sp.text, sp.base_len, sp.period, sp.freq);

@@ -13,7 +13,7 @@
 
 static dk_event_spec parse_ok(const char *text)
 {
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     int rc = dk_event_spec_parse(text, strlen(text), &sp);
     if (rc != 0)
         fprintf(stderr, "%s: %s\n", text, dk_last_error());
@@ -26,7 +26,7 @@ static dk_event_spec parse_ok(const char *text)
 /* text fails to parse, and the message names the position and the cause. */
 static void parse_bad(const char *text, const char *position, const char *cause)
 {
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     CHECK_INT(dk_event_spec_parse(text, strlen(text), &sp), ==, DK_EINVAL);
     CHECK_CONTAINS(dk_last_error(), position);
     CHECK_CONTAINS(dk_last_error(), cause);
@@ -152,7 +152,7 @@ TEST_CASE(errors_say_what_and_where)
     CHECK_CONTAINS(dk_last_error(), "...");
     CHECK_U64(strlen(dk_last_error()), <, 200);
     /* A NUL ends the text. */
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     CHECK_INT(dk_event_spec_parse("cycles\0:q", 9, &sp), ==, 0);
     CHECK_U64(sp.len, ==, 6);
     CHECK_INT(dk_event_spec_parse(NULL, 0, &sp), ==, DK_EINVAL);
@@ -162,7 +162,7 @@ TEST_CASE(errors_say_what_and_where)
 static void split(const char *list, char *out, size_t size)
 {
     size_t pos = 0, used = 0;
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     int rc;
     out[0] = '\0';
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
@@ -208,7 +208,7 @@ TEST_CASE(lists_split_on_commas_outside_terms)
     CHECK_STR(got, "ERR: event 'cycles/0' at position 8: the period must be a positive integer "
                    "(1 to 9223372036854775807 events)");
     size_t pos = 0;
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     CHECK_INT(dk_event_list_next(NULL, &pos, &sp), ==, DK_EINVAL);
 }
 
@@ -223,13 +223,42 @@ TEST_CASE(a_long_list_splits_whole)
     for (size_t i = 0; i < n; i++)
         used += (size_t)snprintf(list + used, cap - used, "%s%s", i ? "," : "", forms[i % 5]);
     size_t pos = 0, count = 0;
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     while (dk_event_list_next(list, &pos, &sp) == 1) {
         CHECK_U64(sp.len, ==, strlen(forms[count % 5]));
         count++;
     }
     CHECK_U64(count, ==, n);
     free(list);
+}
+
+TEST_CASE(the_caller_says_the_size_of_its_struct)
+{
+    /* No size, or one short of the first version's fields: refused, and
+     * nothing is written. */
+    dk_event_spec sp;
+    memset(&sp, 0xa5, sizeof sp);
+    sp.size = 0;
+    CHECK_INT(dk_event_spec_parse("cycles", 6, &sp), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "set it to sizeof(dk_event_spec)");
+    CHECK_U64(sp.len, ==, (size_t)0xa5a5a5a5a5a5a5a5u);
+    size_t pos = 0;
+    sp.size = sizeof sp - 1;
+    CHECK_INT(dk_event_list_next("cycles", &pos, &sp), ==, DK_EINVAL);
+    CHECK_U64(pos, ==, 0);
+    /* A larger struct (a newer header): filled as far as this library
+     * knows, the rest untouched, and the size written says how far. */
+    struct {
+        dk_event_spec sp;
+        unsigned char more[16];
+    } big;
+    memset(&big, 0x5a, sizeof big);
+    big.sp.size = sizeof big;
+    CHECK_INT(dk_event_spec_parse("cycles@99", 9, &big.sp), ==, 0);
+    CHECK_U64(big.sp.size, ==, sizeof big.sp);
+    CHECK_U64(big.sp.freq, ==, 99);
+    CHECK_INT(big.more[0], ==, 0x5a);
+    CHECK_INT(big.more[15], ==, 0x5a);
 }
 
 TEST_MAIN()

@@ -210,7 +210,7 @@ int dk__pe_parse_terms(const char *sysfs, const char *pmu, const char *terms, co
 
 int dk__pe_parse(const char *sysfs, const char *name, pe_def *def)
 {
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     int rc = dk_event_spec_parse(name, strlen(name), &sp);
     if (rc != 0)
         return rc;

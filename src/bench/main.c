@@ -298,7 +298,7 @@ static int split_events(const char *prog, const char *what, const char *list, ch
 {
     int n = 0, rc;
     size_t pos = 0;
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         if (sp.base_len != sp.len) {
             say("%s: %s: event '%.*s': a sampling period or frequency (/N, @HZ) has no "

@@ -137,7 +137,7 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
         *label = NULL;
     if (name == NULL || *name == '\0')
         return dk__resolve_name(s, name, out);
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     int rc = dk_event_spec_parse(name, strlen(name), &sp);
     if (rc != 0)
         return rc;

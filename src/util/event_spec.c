@@ -9,6 +9,7 @@
  * as terms), so the time is linear in the length.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -238,6 +239,26 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
     return 0;
 }
 
+/* The caller's struct says its size: a program built against an older,
+ * shorter dk_event_spec gets the fields it knows, and never a write past
+ * them. The first version ends with freq. */
+#define SPEC_V1_SIZE (offsetof(dk_event_spec, freq) + sizeof(uint64_t))
+
+static int check_size(const dk_event_spec *out, const char *fn)
+{
+    if (out->size < SPEC_V1_SIZE)
+        return dk__fail(DK_EINVAL, "%s: dk_event_spec.size is %zu: set it to "
+                                   "sizeof(dk_event_spec)", fn, out->size);
+    return 0;
+}
+
+static void give(dk_event_spec *sp, dk_event_spec *out)
+{
+    size_t size = out->size < sizeof *sp ? out->size : sizeof *sp;
+    sp->size = size;
+    memcpy(out, sp, size);
+}
+
 int dk_event_spec_parse(const char *text, size_t len, dk_event_spec *out)
 {
     if (text == NULL || out == NULL)
@@ -248,7 +269,13 @@ int dk_event_spec_parse(const char *text, size_t len, dk_event_spec *out)
         len = (size_t)(nul - text);
     scan sc = {text, 0, len, false, 0};
     size_t next;
-    return parse_one(&sc, &next, out);
+    dk_event_spec sp;
+    int rc = check_size(out, "dk_event_spec_parse");
+    if (rc == 0)
+        rc = parse_one(&sc, &next, &sp);
+    if (rc == 0)
+        give(&sp, out);
+    return rc;
 }
 
 int dk_event_list_next(const char *list, size_t *pos, dk_event_spec *out)
@@ -267,9 +294,13 @@ int dk_event_list_next(const char *list, size_t *pos, dk_event_spec *out)
     /* The end is found as the spec is read: only its own bytes are looked at. */
     scan sc = {list, i, SIZE_MAX, true, i};
     size_t next;
-    int rc = parse_one(&sc, &next, out);
+    dk_event_spec sp;
+    int rc = check_size(out, "dk_event_list_next");
+    if (rc == 0)
+        rc = parse_one(&sc, &next, &sp);
     if (rc != 0)
         return rc;
+    give(&sp, out);
     *pos = list[next] == ',' ? next + 1 : next;
     return 1;
 }

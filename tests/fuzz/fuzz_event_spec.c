@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(list, data, size);
     list[size] = '\0';
     size_t pos = 0, at = 0, len = strlen(list);
-    dk_event_spec sp, alone;
+    dk_event_spec sp = {.size = sizeof sp}, alone = {.size = sizeof alone};
     int rc;
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         if (sp.offset != at || sp.text != list + at || sp.len == 0 || sp.event_len == 0 ||

@@ -88,7 +88,7 @@ int event_list_error(const char *command)
 int split_event_list(const char *command, const char *list, char ***names, size_t *n)
 {
     size_t pos = 0;
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     int rc;
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         if (sp.base_len != sp.len) {

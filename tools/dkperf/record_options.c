@@ -97,7 +97,7 @@ static bool positive_option(const char *opt, const char *v, uint64_t max, const 
 static int split_events(record_options *o, const char *list)
 {
     size_t pos = 0;
-    dk_event_spec sp;
+    dk_event_spec sp = {.size = sizeof sp};
     int rc;
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         if (o->nevents == DK_MAX_EVENTS) {
