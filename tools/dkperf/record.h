@@ -11,8 +11,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define RECORD_DEFAULT_FREQ 4000 /* samples a second, as perf record */
-#define RECORD_KPERF_PERIOD 1000000 /* events a sample on kperf without a rate (its default) */
 #define RECORD_MAX_FREQ 1000000
 
 typedef struct record_event {

@@ -310,6 +310,8 @@ static void abandon(spawn_child *c, dk_group *g)
     dk_group_close(g);
 }
 
+static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep);
+
 int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
                   run *out, int *exec_failed)
 {
@@ -350,13 +352,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     }
     if (rep->nruns == 0) {
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
-        for (size_t i = 0; i < n; i++) {
-            snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
-            rep->unit[i] = dk_group_event_unit(g, i);
-            rep->supported[i] = dk_group_supported(g, i);
-            snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
-            rep->role[i] = role_of(s, names[i], rep->native[i]);
-        }
+        fill_events(s, g, names, n, rep);
     }
 
     rc = stat_rows_open(g, o, rep); /* -C, -A, --per-core, --per-level */
@@ -461,9 +457,11 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     w.nids = m;
     w.system = o->all_cpus;
     w.ngroups = w.system ? 1 : m;
-    /* perf_event counters stay readable after their task exits, and so do
-     * every CPU's. */
-    w.refresh = !w.system && strcmp(dk_sampler_backend(s), "perf_event") != 0;
+    /* Every CPU's counts stay readable, and where the backend says so a
+     * task's after it exits. */
+    dk_backend_caps caps = {.size = sizeof caps};
+    (void)dk_sampler_caps(s, &caps);
+    w.refresh = !w.system && !caps.counts_outlive;
     w.groups = calloc(m, sizeof *w.groups);
     w.last = calloc(m, sizeof *w.last);
     w.last_info = calloc(m, sizeof *w.last_info);
