@@ -642,8 +642,8 @@ static int kperf_group_open(dk_group *g)
         return dk__rusage_group_open(
             g, k->root,
             "cannot be counted for another process: macOS gives another process's instructions "
-            "and cycles only; count every CPU instead while it runs (system scope, with "
-            "root: dkperf stat -a, or -a -p PID for a running process)");
+            "and cycles only; count every CPU instead while it runs (the system scope, "
+            "which needs root)");
 
     kgroup *kg = calloc(1, sizeof *kg);
     if (kg == NULL)

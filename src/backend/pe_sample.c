@@ -460,7 +460,7 @@ int dk__pe_sampling_open(dk_sampling *p)
                         else if (rc == DK_EUNAVAILABLE && e == EINVAL && a.freq)
                             rc = dk__fail_os(DK_EUNAVAILABLE, e,
                                              "the kernel refused to sample event %s at %llu "
-                                             "Hz: give a period instead (-c) or a lower "
+                                             "Hz: give a period instead or a lower "
                                              "frequency",
                                              where.event, (unsigned long long)a.sample_freq);
                         break;

@@ -368,7 +368,7 @@ static int does_not_fit(const pe_session *k, const char *name, size_t before)
         return dk__fail(DK_ETOOMANY,
                         "event %s does not fit: the %zu events before it fill the PMU's "
                         "counters (a group takes %zu%s); a thread sampler counts its events "
-                        "together: open fewer, or use a dk_group (dkperf stat), which "
+                        "together: open fewer, or use a dk_group, which "
                         "time-shares the counters",
                         name, before, k->pmc.counters, cycles);
     }

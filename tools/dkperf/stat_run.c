@@ -431,11 +431,25 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
  * events on the same backend). */
 static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep)
 {
+    /* The library says what a process cannot count; which option counts
+     * it on every CPU instead is the tool's to say. */
+    bool any_unsupported = false;
+    for (size_t i = 0; i < n; i++)
+        any_unsupported |= !dk_group_supported(g, i);
+    dk_backend_caps caps = {.size = sizeof caps};
+    bool system_instead = any_unsupported && dk_group_cpu_count(g) == 0 &&
+                          dk_sampler_caps(s, &caps) == 0 && !caps.process_events &&
+                          caps.system_wide;
     for (size_t i = 0; i < n; i++) {
         snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
         rep->unit[i] = dk_group_event_unit(g, i);
         rep->supported[i] = dk_group_supported(g, i);
-        snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
+        /* ... for an event this machine counts, that the scope does not. */
+        const dk_database_event *ev = NULL;
+        bool hint = system_instead && !rep->supported[i] &&
+                    dk_sampler_resolve(s, names[i], &ev) == 0 && ev != NULL && ev->supported;
+        snprintf(rep->why[i], sizeof rep->why[i], "%s%s", dk_group_why(g, i),
+                 hint ? ": dkperf stat -a, or -a -p PID for a running process" : "");
         rep->role[i] = role_of(s, names[i], rep->native[i]);
     }
 }
