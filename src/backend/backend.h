@@ -235,6 +235,9 @@ struct dk__backend {
      * them. */
     void (*probe_event)(dk_sampler *s, const dk_database_event *ev);
     void (*probe_caps)(dk_sampler *s);
+    /* Optional: fill s->db's CPU id, marketing name and arch, which reading
+     * them (dk_database_cpu_id, ...) asks for first. */
+    void (*describe_cpu)(dk_sampler *s);
 };
 
 extern const dk__backend dk__backend_kperf;

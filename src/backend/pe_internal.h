@@ -63,6 +63,7 @@ typedef struct pe_session {
     dk__pe_probe pmc;           /* user reads, counters per group (see dk__pe_pmc) */
     bool pmc_probed;            /* pmc and pmu_text are found (atomic; set under lock) */
     bool caps_probed;           /* the lazy caps are filled (atomic; set under lock) */
+    bool cpu_described;         /* cpu_id, marketing, s->db.arch (atomic; set under lock) */
     unsigned char *probed;      /* parallel to s->db.events: supported is found (atomic) */
     char sysfs[256];
     char cpu_id[64];

@@ -210,7 +210,6 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
 
     s->impl = k;
     dk__pe_find_core_pmus(k);
-    dk__pe_describe_cpu(k, s);
     int rc = dk__pe_build_database(s, k);
     if (rc != 0) {
         s->impl = NULL;
@@ -255,6 +254,21 @@ const dk__pe_probe *dk__pe_pmc(pe_session *k)
         pthread_mutex_unlock(&k->lock);
     }
     return &k->pmc;
+}
+
+/* /proc/cpuinfo is slow to read (x86 asks every CPU for its frequency):
+ * read when the CPU's description is asked for. */
+static void pe_describe_cpu(dk_sampler *s)
+{
+    pe_session *k = s->impl;
+    if (__atomic_load_n(&k->cpu_described, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&k->lock);
+    if (!k->cpu_described) {
+        dk__pe_describe_cpu(k, s);
+        __atomic_store_n(&k->cpu_described, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&k->lock);
 }
 
 static void pe_probe_caps(dk_sampler *s)
@@ -745,5 +759,6 @@ const dk__backend dk__backend_perf_event = {
     .sampling_close = dk__pe_sampling_close,
     .probe_event = dk__pe_probe_event,
     .probe_caps = pe_probe_caps,
+    .describe_cpu = pe_describe_cpu,
 };
 

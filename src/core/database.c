@@ -21,14 +21,31 @@ const dk_database_event *dk__database_probe(const dk_database *db, const dk_data
 
 const char *dk_database_name(const dk_database *db) { return db != NULL ? db->name : NULL; }
 
-const char *dk_database_cpu_id(const dk_database *db) { return db != NULL ? db->cpu_id : NULL; }
+/* The CPU's description, which a backend may read only when it is asked for. */
+static const dk_database *described(const dk_database *db)
+{
+    if (db != NULL) {
+        dk_sampler *s = (dk_sampler *)((const char *)db - offsetof(dk_sampler, db));
+        if (s->backend->describe_cpu != NULL)
+            s->backend->describe_cpu(s);
+    }
+    return db;
+}
+
+const char *dk_database_cpu_id(const dk_database *db)
+{
+    return db != NULL ? described(db)->cpu_id : NULL;
+}
 
 const char *dk_database_marketing_name(const dk_database *db)
 {
-    return db != NULL ? db->marketing_name : NULL;
+    return db != NULL ? described(db)->marketing_name : NULL;
 }
 
-dk_arch dk_database_arch(const dk_database *db) { return db != NULL ? db->arch : DK_ARCH_UNKNOWN; }
+dk_arch dk_database_arch(const dk_database *db)
+{
+    return db != NULL ? described(db)->arch : DK_ARCH_UNKNOWN;
+}
 
 size_t dk_database_counter_count(const dk_database *db, unsigned classes)
 {
