@@ -208,11 +208,30 @@ typedef struct dk_backend_caps {
     const char *privileges; /* what the current privileges allow, one sentence */
     const char *user_reads; /* "on: how" or "off: why" counters are read without a system
                                call; NULL when the backend has no such path */
+    /* Since 0.4 (a caller's smaller size leaves them out). What a tool needs
+     * to choose its defaults and its advice without knowing the backend. */
+    bool sampling;          /* dk_sampling_open can sample here (with the privileges) */
+    bool frequency;         /* counter events sample at a frequency too; false: a period only */
+    uint64_t sample_period; /* events a sample for an event given neither a period nor a
+                               frequency when the backend has no frequency mode; else 0 */
+    uint64_t sample_freq;   /* samples a second for such an event in frequency mode; else 0 */
+    const char *sample_event; /* the event to sample when the caller names none */
+    const char *stat_events;  /* the events to count when the caller names none,
+                                 comma-separated, as perf stat's defaults */
+    bool software_events;   /* counts the kernel's software events (task-clock,
+                               context-switches, page-faults) */
+    bool process_events;    /* a process group counts every event; false: instructions and
+                               cycles only, other events only on a system group */
+    bool children;          /* process groups take DK_GROUP_CHILDREN (inherit) */
+    bool counts_outlive;    /* a process or thread group still reads its counts after its
+                               target exited and was reaped; false: read before it ends */
 } dk_backend_caps;
 
 /*
  * dk_sampler_caps - fill *caps (whose size field says how much of it the
- * caller knows). Returns 0 or DK_EINVAL.
+ * caller knows). Facts that take probing (perf_event: the counters a group
+ * holds, user reads, whether cycles count) are found at the first call, not
+ * at dk_sampler_open. Returns 0 or DK_EINVAL.
  */
 DK_EXPORT int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps);
 
@@ -678,6 +697,14 @@ DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out
 /* Events of the sampling and the native name and period each resolved to. */
 DK_EXPORT size_t dk_sampling_event_count(const dk_sampling *p);
 DK_EXPORT const char *dk_sampling_event_name(const dk_sampling *p, size_t i);
+/*
+ * dk_sampling_event_rate - the rate event i samples at, after the backend's
+ * defaults: *period events a sample (ns for "timer"; 0 in frequency mode)
+ * and *freq samples a second (0 when sampling on a period). Either pointer
+ * may be NULL. Returns 0 or DK_EINVAL (NULL p, i out of range).
+ */
+DK_EXPORT int dk_sampling_event_rate(const dk_sampling *p, size_t i, uint64_t *period,
+                                     uint64_t *freq);
 /* Stop, disarm and free; gives back what it held. NULL is ignored. Not
  * concurrently with any other call on p (see above); from fn of a drain of
  * p it does nothing but set dk_last_error() (DK_ESTATE). */
@@ -740,7 +767,10 @@ typedef struct dk_database_event {
     const char *source;      /* "kpep"; on Linux "hardware", "hw-cache", "software" or a
                                 sysfs PMU name such as "cpu" */
     bool supported;          /* false: listed, but this machine cannot count it (e.g. a
-                                hardware event without a hardware PMU) */
+                                hardware event without a hardware PMU). Found when the
+                                database hands the event out (dk_database_event_at,
+                                _find, _match, _fixed_event); an event from
+                                dk_sampler_resolve is not probed: look it up to know */
 } dk_database_event;
 
 /* Database name, e.g. "a14", "as4", "haswell"; "linux" on Linux. */
@@ -772,7 +802,9 @@ DK_EXPORT size_t dk_database_match(const dk_database *db, const char *partial,
 /*
  * dk_sampler_resolve - what a name stands for on this sampler, as
  * dk_thread_open_names would resolve it (portable names, native names,
- * aliases, the backend's own syntax), without opening counters.
+ * aliases, the backend's own syntax), without opening counters: whether
+ * the machine counts the event (its supported flag) is not probed here;
+ * dk_database_find on its name says.
  * Returns 0 and sets *out (valid while s lives), DK_EINVAL, DK_ENOEVENT or
  * DK_EUNAVAILABLE, with the detail in dk_last_error().
  */

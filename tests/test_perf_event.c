@@ -57,6 +57,16 @@ TEST_CASE(backend_and_database)
     CHECK(caps.pmu != NULL && caps.privileges != NULL);
     if (!have_cpu_pmu())
         CHECK_CONTAINS(caps.pmu, "no hardware PMU");
+    /* The facts a tool picks its defaults by, as perf's. */
+    CHECK(caps.sampling && caps.frequency);
+    CHECK_U64(caps.sample_period, ==, 0);
+    CHECK_U64(caps.sample_freq, ==, 4000);
+    CHECK_STR(caps.stat_events, "task-clock,context-switches,page-faults,instructions,cycles,"
+                                "branches,branch-misses");
+    CHECK(caps.software_events && caps.process_events && caps.children && caps.counts_outlive);
+    const dk_database_event *cycles = dk_database_find(dk_sampler_database(s), "cycles");
+    CHECK(cycles != NULL);
+    CHECK_STR(caps.sample_event, cycles->supported ? "cycles" : "cpu-clock");
     CHECK_INT(dk_sampler_perf_levels(s), ==, 0);
     const dk_database *db = dk_sampler_database(s);
     CHECK_STR(dk_database_name(db), "linux");
@@ -462,6 +472,35 @@ TEST_CASE(resolving_raw_events_again_keeps_memory_flat)
     }
     /* 16 raw specs, software/config=N/ for N = 0, 1, 3, 5, 7, 9, and r00c0. */
     CHECK_INT(dk__pe_dynamic_count(s), ==, 16 + 6 + 1);
+    dk_sampler_close(s);
+}
+
+/* A sampling reports the rate each event samples at: the backend's
+ * default (the caps' sample_freq) for an event given none, else what was
+ * asked. cpu-clock samples on any machine. */
+TEST_CASE(sampling_reports_the_rate_it_used)
+{
+    dk_sampler *s = open_linux();
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_OK(dk_sampler_caps(s, &caps));
+    dk_sampling_event e[3] = {{"cpu-clock", 0, 0}, {"cpu-clock", 250000, 0}, {"task-clock", 0, 99}};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, e, 3, NULL, &p);
+    if (rc == DK_EPERM)
+        SKIP("sampling is refused here: %s", dk_last_error());
+    CHECK_OK(rc);
+    uint64_t period = 1, freq = 1;
+    CHECK_OK(dk_sampling_event_rate(p, 0, &period, &freq));
+    CHECK_U64(period, ==, 0);
+    CHECK_U64(freq, ==, caps.sample_freq);
+    CHECK_OK(dk_sampling_event_rate(p, 1, &period, &freq));
+    CHECK_U64(period, ==, 250000);
+    CHECK_U64(freq, ==, 0);
+    CHECK_OK(dk_sampling_event_rate(p, 2, NULL, &freq));
+    CHECK_U64(freq, ==, 99);
+    CHECK_ERR(dk_sampling_event_rate(p, 3, &period, &freq), DK_EINVAL);
+    CHECK_ERR(dk_sampling_event_rate(NULL, 0, &period, &freq), DK_EINVAL);
+    dk_sampling_close(p);
     dk_sampler_close(s);
 }
 

@@ -276,6 +276,35 @@ TEST_CASE(period_of_a_fixed_counter_event_uses_its_configurable_twin)
     check_disarmed(state_path());
 }
 
+/* An event given no rate samples on the period the caps announce, and the
+ * sampling says so; a timer at a frequency reports its period in ns. */
+TEST_CASE(the_rate_used_is_the_one_the_caps_announce)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_INT(dk_sampler_caps(s, &caps), ==, 0);
+    CHECK(caps.sampling && !caps.frequency);
+    CHECK_U64(caps.sample_period, ==, 1000000);
+    CHECK_U64(caps.sample_freq, ==, 0);
+    dk_sampling_event e[2] = {{caps.sample_event, 0, 0}, {"timer", 0, 2000}};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, e, 2, NULL, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open(%s, timer@2000): %d %s", caps.sample_event, rc,
+                 dk_last_error());
+    uint64_t period = 1, freq = 1;
+    CHECK_INT(dk_sampling_event_rate(p, 0, &period, &freq), ==, 0);
+    CHECK_U64(period, ==, caps.sample_period);
+    CHECK_U64(freq, ==, 0);
+    CHECK_INT(dk_sampling_event_rate(p, 1, &period, NULL), ==, 0);
+    CHECK_U64(period, ==, 500000); /* ns */
+    CHECK_INT(dk_sampling_event_rate(p, 2, &period, &freq), ==, DK_EINVAL);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(frequency_on_a_counter_is_refused_with_the_reason)
 {
     fresh_state();

@@ -36,7 +36,6 @@
 #include "backend/kpep_common.h"
 #include "backend/kperf_sample_state.h"
 
-#define DEFAULT_PERIOD 1000000u  /* events per PMI */
 #define DEFAULT_TIMER_NS 1000000u /* 1 kHz */
 
 /* ------------------------------------------------------------------------ */
@@ -306,6 +305,7 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
                 return dk__fail(DK_EINVAL, "timer at %llu Hz: above 1 GHz, no timer fires that "
                                            "often", (unsigned long long)a->freq);
             k->period[i] = ns;
+            p->period[i] = ns;
             k->ntimers++;
             if (k->ntimers > KPERF_TIMER_MAX)
                 return dk__fail(DK_ETOOMANY, "more than %d timers: kperf has %d",
@@ -338,7 +338,8 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
             p->events[i] = twin; /* what is sampled, for the event's name */
         }
         k->kind[i] = 1;
-        k->period[i] = a->period != 0 ? a->period : DEFAULT_PERIOD;
+        k->period[i] = a->period != 0 ? a->period : DK__KPERF_SAMPLE_PERIOD;
+        p->period[i] = k->period[i];
         pmi_index[k->npmi] = i;
         pmi_events[k->npmi++] = ev;
     }

@@ -50,7 +50,7 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
         const dk_event_def *def = dk__event_on(ev, s->cpu);
         if (def != NULL)
             name = def->name;
-        else if (s->cpu == DK_CPU_UNKNOWN && dk_database_find(&s->db, dk_event_name(ev)) != NULL)
+        else if (s->cpu == DK_CPU_UNKNOWN && dk__database_lookup(&s->db, dk_event_name(ev)) != NULL)
             name = dk_event_name(ev); /* no chip table: the database's own event of that name */
     }
     if (name == NULL) {
@@ -59,7 +59,7 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
         return dk__fail(DK_EUNAVAILABLE, "event %s is not available on %s (it exists on %s)",
                         dk__event_ident(ev), here(s), chips);
     }
-    *out = dk_database_find(&s->db, name);
+    *out = dk__database_lookup(&s->db, name);
     if (*out == NULL)
         return dk__fail(DK_EUNAVAILABLE, "event %s is not in this CPU's %s database",
                         dk__event_ident(ev), s->db.name);
@@ -80,7 +80,7 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
         char tried[256] = "";
         size_t used = 0;
         for (size_t i = 0; cand != NULL && cand[i] != NULL; i++) {
-            *out = dk_database_find(&s->db, cand[i]);
+            *out = dk__database_lookup(&s->db, cand[i]);
             if (*out != NULL)
                 return 0;
             int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", cand[i]);
@@ -92,7 +92,7 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
                         tried, used ? ")" : "");
     }
 
-    *out = dk_database_find(&s->db, name);
+    *out = dk__database_lookup(&s->db, name);
     if (*out != NULL)
         return 0;
     for (size_t i = 0; i < s->db.event_count; i++) {

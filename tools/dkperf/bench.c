@@ -701,9 +701,10 @@ int cmd_bench(int argc, char **argv)
     if (s == NULL) {
         rc = EXIT_SETUP;
     } else if (ru.n == 0) {
-        bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list("bench", linux_backend ? "task-clock,instructions,cycles,branches"
-                                            : "instructions,cycles,branches",
+        dk_backend_caps caps = {.size = sizeof caps};
+        (void)dk_sampler_caps(s, &caps);
+        rc = split_event_list("bench", caps.software_events ? "task-clock,instructions,cycles,branches"
+                                                            : "instructions,cycles,branches",
                               &defaults, &ndefaults);
         ru.names = defaults;
         ru.n = ndefaults;

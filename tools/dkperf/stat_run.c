@@ -298,6 +298,8 @@ static void abandon(child_process *c, dk_group *g)
     dk_group_close(g);
 }
 
+static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep);
+
 int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
                   run *out, int *exec_failed)
 {
@@ -338,13 +340,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     }
     if (rep->nruns == 0) {
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
-        for (size_t i = 0; i < n; i++) {
-            snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
-            rep->unit[i] = dk_group_event_unit(g, i);
-            rep->supported[i] = dk_group_supported(g, i);
-            snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
-        }
-        fill_roles(s, g, n, rep);
+        fill_events(s, g, names, n, rep);
     }
 
     rc = stat_rows_open(g, o, rep); /* -C, -A, --per-core, --per-level */
@@ -421,13 +417,27 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
 
 /* The facts of each event, from the first group (every group has the same
  * events on the same backend). */
-static void fill_events(dk_sampler *s, dk_group *g, size_t n, report *rep)
+static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep)
 {
+    /* The library says what a process cannot count; which option counts
+     * it on every CPU instead is the tool's to say. */
+    bool any_unsupported = false;
+    for (size_t i = 0; i < n; i++)
+        any_unsupported |= !dk_group_supported(g, i);
+    dk_backend_caps caps = {.size = sizeof caps};
+    bool system_instead = any_unsupported && dk_group_cpu_count(g) == 0 &&
+                          dk_sampler_caps(s, &caps) == 0 && !caps.process_events &&
+                          caps.system_wide;
     for (size_t i = 0; i < n; i++) {
         snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
         rep->unit[i] = dk_group_event_unit(g, i);
         rep->supported[i] = dk_group_supported(g, i);
-        snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
+        /* ... for an event this machine counts, that the scope does not. */
+        const dk_database_event *ev = NULL;
+        bool hint = system_instead && !rep->supported[i] &&
+                    dk_sampler_resolve(s, names[i], &ev) == 0 && ev != NULL && ev->supported;
+        snprintf(rep->why[i], sizeof rep->why[i], "%s%s", dk_group_why(g, i),
+                 hint ? ": dkperf stat -a, or -a -p PID for a running process" : "");
     }
     fill_roles(s, g, n, rep);
 }
@@ -449,9 +459,11 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     w.nids = m;
     w.system = o->all_cpus;
     w.ngroups = w.system ? 1 : m;
-    /* perf_event counters stay readable after their task exits, and so do
-     * every CPU's. */
-    w.refresh = !w.system && strcmp(dk_sampler_backend(s), "perf_event") != 0;
+    /* Every CPU's counts stay readable, and where the backend says so a
+     * task's after it exits. */
+    dk_backend_caps caps = {.size = sizeof caps};
+    (void)dk_sampler_caps(s, &caps);
+    w.refresh = !w.system && !caps.counts_outlive;
     w.groups = calloc(m, sizeof *w.groups);
     w.last = calloc(m, sizeof *w.last);
     w.last_info = calloc(m, sizeof *w.last_info);
@@ -481,7 +493,7 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     }
     if (rc != 0)
         goto out;
-    fill_events(s, w.groups[0], n, rep);
+    fill_events(s, w.groups[0], names, n, rep);
     rep->attached = true;
     /* -C, -A, --per-core, --per-level; without -a a split by level */
     rc = w.system ? stat_rows_open(w.groups[0], o, rep)
