@@ -271,7 +271,9 @@ static void pe_probe_caps(dk_sampler *s)
     if (__atomic_load_n(&k->caps_probed, __ATOMIC_ACQUIRE))
         return;
     /* Cycles where the machine counts them, as perf record; else the clock. */
-    const dk_database_event *cycles = dk_database_find(&s->db, "cycles");
+    const dk_database_event *cycles = dk__database_find(&s->db, "cycles");
+    if (cycles != NULL)
+        dk__pe_probe_event(s, cycles); /* as the core would before handing it out */
     const dk__pe_probe *pmc = dk__pe_pmc(k);
     pthread_mutex_lock(&k->lock);
     if (!k->caps_probed) {
