@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "dkbench.h"
 

@@ -28,9 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* By path: tools/common has a spawn.h of its own that would hide <spawn.h>. */
-#include "../tools/common/clock.h"
-#include "../tools/common/stats.h"
+#include "common/clock.h"
+#include "common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -61,7 +60,7 @@ static int run(char *const argv[])
 static double bare_us(long n)
 {
     char *argv[] = {"/bin/true", NULL};
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     for (long i = 0; i < n; i++) {
         pid_t pid;
         int status;
@@ -69,16 +68,16 @@ static double bare_us(long n)
             waitpid(pid, &status, 0) != pid)
             return -1;
     }
-    return (double)(monotonic_ns() - t0) / 1e3 / (double)n;
+    return (double)(dk__monotonic_ns() - t0) / 1e3 / (double)n;
 }
 
 /* µs per run of a tool that runs /bin/true n times; -1 when it failed. */
 static double tool_us(char *const argv[], long n)
 {
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     if (run(argv) != 0)
         return -1;
-    return (double)(monotonic_ns() - t0) / 1e3 / (double)n;
+    return (double)(dk__monotonic_ns() - t0) / 1e3 / (double)n;
 }
 
 int main(int argc, char **argv)
@@ -152,15 +151,15 @@ int main(int argc, char **argv)
         dk[r] -= bare[r];
         cmp[r] -= bare[r];
     }
-    double b = stats_median(bare, (size_t)rounds), h = stats_median(hyp, (size_t)rounds),
-           d = stats_median(dk, (size_t)rounds);
+    double b = dkb_median(bare, (size_t)rounds), h = dkb_median(hyp, (size_t)rounds),
+           d = dkb_median(dk, (size_t)rounds);
     printf("/bin/true, %ld runs, median of %ld rounds:\n"
            "  bare posix_spawn+waitpid  %8.1f µs a run\n"
            "  hyperfine -N              %8.1f µs a run (+%.1f µs)\n"
            "  dkperf bench              %8.1f µs a run (+%.1f µs, default events)\n",
            runs, rounds, b, b + h, h, b + d, d);
     if (compare != NULL) {
-        double c = stats_median(cmp, (size_t)rounds);
+        double c = dkb_median(cmp, (size_t)rounds);
         printf("  compared (%s) %8.1f µs a run (+%.1f µs)\n", compare, b + c, c);
     }
     bool met = d <= h;

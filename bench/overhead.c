@@ -31,10 +31,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
-#include "stats.h"
+#include "common/stats.h"
 #ifdef __linux__
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -178,11 +178,11 @@ static int measure(bench *b, long calls, int rounds, double *raw, double *dk, do
     bench_loop_dk(b, calls / 10 + 1);
     for (int r = 0; r < rounds; r++) {
         /* Alternate which goes first, so drift does not favour one. */
-        uint64_t t0 = monotonic_ns();
+        uint64_t t0 = dk__monotonic_ns();
         int bad = r % 2 ? bench_loop_dk(b, calls) : bench_loop_raw(b, calls);
-        uint64_t t1 = monotonic_ns();
+        uint64_t t1 = dk__monotonic_ns();
         bad |= r % 2 ? bench_loop_raw(b, calls) : bench_loop_dk(b, calls);
-        uint64_t t2 = monotonic_ns();
+        uint64_t t2 = dk__monotonic_ns();
         if (bad) {
             fprintf(stderr, "overhead: a call failed: %s\n", dk_last_error());
             return 2;
@@ -221,9 +221,9 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
     teardown(&b);
     double raw_ns = 0, dk_ns = 0, time_ratio = 0;
     if (rc == 0) {
-        raw_ns = stats_median(raw, (size_t)rounds);
-        dk_ns = stats_median(dk, (size_t)rounds);
-        time_ratio = stats_median(ratio, (size_t)rounds);
+        raw_ns = dkb_median(raw, (size_t)rounds);
+        dk_ns = dkb_median(dk, (size_t)rounds);
+        time_ratio = dkb_median(ratio, (size_t)rounds);
     }
     free(raw);
     free(dk);

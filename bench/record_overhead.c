@@ -35,10 +35,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "dkrec.h"
-#include "spawn.h"
-#include "stats.h"
+#include "child.h"
+#include "common/stats.h"
 
 #ifndef DKPERF_BENCH_DKPERF
 #define DKPERF_BENCH_DKPERF "dkperf"
@@ -60,28 +60,28 @@ static double run(char *const argv[], const char *out_path, const char *err_path
     struct rusage ru;
     int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int err = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    spawn_options o = SPAWN_OPTIONS_INIT;
+    child_options o = CHILD_OPTIONS_INIT;
     o.stdout_fd = out;
     o.stderr_fd = err;
-    spawn_child c;
-    int rc = out < 0 || err < 0 ? -EIO : spawn_prepare(&c, argv, &o);
+    child_process c;
+    int rc = out < 0 || err < 0 ? -EIO : child_prepare(&c, argv, &o);
     if (out >= 0)
         close(out);
     if (err >= 0)
         close(err);
     if (rc != 0)
         return -1;
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     int status = 0, e = 0;
-    if (spawn_release(&c) != 0 || spawn_exec_result(&c, &e) != 0 || e != 0) {
-        spawn_abandon(&c);
+    if (child_release(&c) != 0 || child_exec_result(&c, &e) != 0 || e != 0) {
+        child_abandon(&c);
         return -1;
     }
-    if (spawn_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (child_reap(&c, &status, &ru) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     last_cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    return (double)(monotonic_ns() - t0) / 1e9;
+    return (double)(dk__monotonic_ns() - t0) / 1e9;
 }
 
 static char *slurp(const char *path)
@@ -133,7 +133,7 @@ static char *path_in(const char *name)
     return b;
 }
 
-static double med(double *v, int n) { return n > 0 ? stats_median(v, (size_t)n) : -1; }
+static double med(double *v, int n) { return n > 0 ? dkb_median(v, (size_t)n) : -1; }
 
 int main(int argc, char **argv)
 {

@@ -208,11 +208,30 @@ typedef struct dk_backend_caps {
     const char *privileges; /* what the current privileges allow, one sentence */
     const char *user_reads; /* "on: how" or "off: why" counters are read without a system
                                call; NULL when the backend has no such path */
+    /* Since 0.4 (a caller's smaller size leaves them out). What a tool needs
+     * to choose its defaults and its advice without knowing the backend. */
+    bool sampling;          /* dk_sampling_open can sample here (with the privileges) */
+    bool frequency;         /* counter events sample at a frequency too; false: a period only */
+    uint64_t sample_period; /* events a sample for an event given neither a period nor a
+                               frequency when the backend has no frequency mode; else 0 */
+    uint64_t sample_freq;   /* samples a second for such an event in frequency mode; else 0 */
+    const char *sample_event; /* the event to sample when the caller names none */
+    const char *stat_events;  /* the events to count when the caller names none,
+                                 comma-separated, as perf stat's defaults */
+    bool software_events;   /* counts the kernel's software events (task-clock,
+                               context-switches, page-faults) */
+    bool process_events;    /* a process group counts every event; false: instructions and
+                               cycles only, other events only on a system group */
+    bool children;          /* process groups take DK_GROUP_CHILDREN (inherit) */
+    bool counts_outlive;    /* a process or thread group still reads its counts after its
+                               target exited and was reaped; false: read before it ends */
 } dk_backend_caps;
 
 /*
  * dk_sampler_caps - fill *caps (whose size field says how much of it the
- * caller knows). Returns 0 or DK_EINVAL.
+ * caller knows). Facts that take probing (perf_event: the counters a group
+ * holds, user reads, whether cycles count) are found at the first call, not
+ * at dk_sampler_open. Returns 0 or DK_EINVAL.
  */
 DK_EXPORT int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps);
 
@@ -678,6 +697,14 @@ DK_EXPORT int dk_sampling_stats_get(const dk_sampling *p, dk_sampling_stats *out
 /* Events of the sampling and the native name and period each resolved to. */
 DK_EXPORT size_t dk_sampling_event_count(const dk_sampling *p);
 DK_EXPORT const char *dk_sampling_event_name(const dk_sampling *p, size_t i);
+/*
+ * dk_sampling_event_rate - the rate event i samples at, after the backend's
+ * defaults: *period events a sample (ns for "timer"; 0 in frequency mode)
+ * and *freq samples a second (0 when sampling on a period). Either pointer
+ * may be NULL. Returns 0 or DK_EINVAL (NULL p, i out of range).
+ */
+DK_EXPORT int dk_sampling_event_rate(const dk_sampling *p, size_t i, uint64_t *period,
+                                     uint64_t *freq);
 /* Stop, disarm and free; gives back what it held. NULL is ignored. Not
  * concurrently with any other call on p (see above); from fn of a drain of
  * p it does nothing but set dk_last_error() (DK_ESTATE). */
@@ -740,7 +767,10 @@ typedef struct dk_database_event {
     const char *source;      /* "kpep"; on Linux "hardware", "hw-cache", "software" or a
                                 sysfs PMU name such as "cpu" */
     bool supported;          /* false: listed, but this machine cannot count it (e.g. a
-                                hardware event without a hardware PMU) */
+                                hardware event without a hardware PMU). Found when the
+                                database hands the event out (dk_database_event_at,
+                                _find, _match, _fixed_event); an event from
+                                dk_sampler_resolve is not probed: look it up to know */
 } dk_database_event;
 
 /* Database name, e.g. "a14", "as4", "haswell"; "linux" on Linux. */
@@ -772,11 +802,102 @@ DK_EXPORT size_t dk_database_match(const dk_database *db, const char *partial,
 /*
  * dk_sampler_resolve - what a name stands for on this sampler, as
  * dk_thread_open_names would resolve it (portable names, native names,
- * aliases, the backend's own syntax), without opening counters.
+ * aliases, the backend's own syntax), without opening counters: whether
+ * the machine counts the event (its supported flag) is not probed here;
+ * dk_database_find on its name says.
  * Returns 0 and sets *out (valid while s lives), DK_EINVAL, DK_ENOEVENT or
  * DK_EUNAVAILABLE, with the detail in dk_last_error().
  */
 DK_EXPORT int dk_sampler_resolve(dk_sampler *s, const char *name, const dk_database_event **out);
+
+/* dk_group_event - the database event member i of g resolved to: the same
+ * pointer dk_sampler_resolve gives for its name, modifiers aside (valid
+ * while the sampler lives), or NULL when it is unsupported. Compare events
+ * by it, not by name. */
+DK_EXPORT const dk_database_event *dk_group_event(const dk_group *g, size_t i);
+
+/* ------------------------------------------------------------------------ */
+/* Event specs: the one grammar of an event as a user writes it              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An event spec, as perf writes one:
+ *
+ *   spec       = event [modifiers] [rate]
+ *   event      = name | "r" hex-digits | pmu "/" terms "/"
+ *   modifiers  = ":" letters         (after a pmu/.../ the ':' may be left out)
+ *   letters    = any of u (user mode), k (kernel mode), h (hypervisor)
+ *   rate       = "/" digits          sample every N events (a period)
+ *              | "@" digits          N samples a second (a frequency)
+ *
+ * A name is one or more bytes other than ',' '/' ':' '@'; "r" followed by 1
+ * to 16 hexadecimal digits only is a raw config (perf_event); the terms of a
+ * pmu/.../ event ("event=0x3c,umask=1") may hold commas. A '/' after a name
+ * starts a period when only digits (after an optional sign) follow it to the
+ * end of the spec, and pmu terms otherwise ("cycles/1000" samples cycles;
+ * "cpu/event=0x3c/" is a PMU event). A list of specs is separated by commas,
+ * except inside pmu/.../. The parser only reads the text: whether an event
+ * exists is for dk_sampler_resolve.
+ *
+ * Errors are DK_EINVAL with dk_last_error() naming the spec and the 1-based
+ * position of the offending byte in the text given ("event 'cycles:q' at
+ * position 8: unknown modifier 'q' ..."). Parsing takes time linear in the
+ * length of the text.
+ */
+typedef enum dk_event_spec_kind {
+    DK_EVENT_SPEC_NAME = 1, /* a portable name, native name or alias */
+    DK_EVENT_SPEC_RAW = 2,  /* rNNN: raw holds the config */
+    DK_EVENT_SPEC_PMU = 3   /* pmu/term=value,.../ */
+} dk_event_spec_kind;
+
+/* dk_event_spec.modifiers */
+#define DK_EVENT_MOD_USER 0x1u   /* u */
+#define DK_EVENT_MOD_KERNEL 0x2u /* k */
+#define DK_EVENT_MOD_HV 0x4u     /* h */
+
+/* The largest period and frequency a spec may give. */
+#define DK_EVENT_SPEC_MAX_PERIOD (UINT64_MAX / 2)
+#define DK_EVENT_SPEC_MAX_FREQ 1000000u
+
+typedef struct dk_event_spec {
+    size_t size;        /* set to sizeof(dk_event_spec) before the call; the
+                           library fills what fits and sets it to what it wrote */
+    dk_event_spec_kind kind;
+    const char *text;   /* the spec, inside the text parsed (not NUL-terminated) */
+    size_t len;         /* its length */
+    size_t event_len;   /* text[0, event_len): the name, rNNN or pmu/terms/ alone */
+    size_t base_len;    /* text[0, base_len): the event and its modifiers, without the rate */
+    size_t pmu_len;     /* DK_EVENT_SPEC_PMU: the PMU is text[0, pmu_len), the terms
+                           text[pmu_len + 1, event_len - 1) */
+    size_t offset;      /* where the spec starts in the text given (0 for
+                           dk_event_spec_parse) */
+    unsigned modifiers; /* DK_EVENT_MOD_*; 0 when none are given */
+    uint64_t raw;       /* DK_EVENT_SPEC_RAW: the config */
+    uint64_t period;    /* from "/N"; 0 when not given */
+    uint64_t freq;      /* from "@HZ"; 0 when not given */
+} dk_event_spec;
+
+/*
+ * dk_event_spec_parse - one spec, the len bytes at text (no comma splitting:
+ * a comma outside pmu/.../ is an error). Returns 0 and fills *out, whose
+ * text points into text, or DK_EINVAL.
+ */
+DK_EXPORT int dk_event_spec_parse(const char *text, size_t len, dk_event_spec *out);
+
+/*
+ * dk_event_list_next - the next spec of a comma-separated, NUL-terminated
+ * list, from byte *pos (0 at first), which then moves past the spec and
+ * its comma. Returns 1 and fills *out (out->offset is where it starts in
+ * list), 0 at the end of the list, or DK_EINVAL: an empty list, an empty
+ * spec (",a", "a,,b", a trailing comma) or a spec that does not parse.
+ *
+ *     size_t pos = 0;
+ *     dk_event_spec sp = {.size = sizeof sp};
+ *     int rc;
+ *     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1)
+ *         use(sp.text, sp.base_len, sp.period, sp.freq);
+ */
+DK_EXPORT int dk_event_list_next(const char *list, size_t *pos, dk_event_spec *out);
 
 #ifdef __cplusplus
 }

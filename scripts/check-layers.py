@@ -14,24 +14,43 @@ Layers, lowest first, chosen by directory so that new files are covered:
     backend  src/backend/      the backend contract and the backends
     core     src/core/         the public API over the backends
     common   src/common/       UTF-8, untrusted text, files that untrusted
-                               data names: compiled into libdkbench and the
-                               tools, not libdkperf, so it includes nothing
-                               of ours but itself
+                               data names, JSON, statistics, the clock:
+                               compiled into libdkbench and the tools, not
+                               libdkperf, so it includes nothing of ours but
+                               itself
     bench    src/bench/        libdkbench, on the public API and common
-    tools    tools/            the dkperf command-line tool
+    tools    tools/            the dkperf command-line tool, on the public API
 
 In src/ every quoted include names its path from src/ ("core/core.h") or
 from include/ ("dkperf/kperf.h"); tools/ may also include its own files by a
-path relative to the including file, and tools/common/ (spawn, clock,
-statistics) by name.
+path relative to the including file, and tools/common/ (child processes, the
+record file, symbol readers) by name.
 
-usage: check-layers.py [--root DIR] [--self-test]
+With --objects, the calls are checked too: the defined and undefined
+symbols of the objects CMake builds (nm) must follow the same table. An
+object belongs to the layer of its source file; a symbol it leaves undefined
+and another object defines must come from its own layer or one below it in
+the same library, and libdkbench and the tools reach libdkperf (and the tools
+libdkbench) only through the public API: a function declared DK_EXPORT in
+include/ and listed in the library's version script (src/dkperf.map,
+src/bench/dkbench.map). The list of objects is a file CMake writes
+(tests/CMakeLists.txt), one target a line:
+
+    TARGET<TAB>SOURCE_DIR<TAB>OBJECT;OBJECT;...
+
+where each object lies under TARGET.dir/ at the path of its source relative
+to SOURCE_DIR, as CMake lays objects out.
+
+usage: check-layers.py [--root DIR] [--objects LIST [--nm NM]] [--self-test]
+       check-layers.py --self-test-only
 Exit status 0 when every edge goes down or sideways and there is no cycle;
-1 with one line per offending include otherwise.
+1 with one line per offending include or symbol otherwise.
 """
 import argparse
+import fnmatch
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -51,8 +70,10 @@ RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
 # built on the public API alone, as any user of libdkperf would be, and on
 # the common layer, which is compiled into it; the common layer is in no
 # library of the layers below it, so it may include none of them. libdkperf's
-# layers rank below common: an include of it from them goes up.
-ONLY = {"common": ("public", "common"), "bench": ("public", "common", "bench")}
+# layers rank below common: an include of it from them goes up. The tool
+# links the shared library and so sees its public API alone.
+ONLY = {"common": ("public", "common"), "bench": ("public", "common", "bench"),
+        "tools": ("public", "common", "tools")}
 
 
 def may_include(me):
@@ -86,7 +107,7 @@ def resolve(root, rel, target):
     bases = []
     if rel.startswith("tools/"):
         bases.append(os.path.dirname(rel))
-        bases.append("tools/common")  # spawn, clock, stats: shared by the tools
+        bases.append("tools/common")  # child processes, dkrec, macho: shared by the tools
     if rel.startswith("src/") or rel.startswith("tools/"):
         bases.append("src")
     bases.append("include")
@@ -159,6 +180,177 @@ def cycles(edges):
     return problems
 
 
+# The libraries the layers are linked into. The common layer is compiled
+# into libdkbench and the tools alike and belongs to neither; the tools are
+# the dkperf program, a user of the libraries' public API.
+LIBRARY = {"util": "libdkperf", "events": "libdkperf", "sys": "libdkperf",
+           "backend": "libdkperf", "core": "libdkperf", "bench": "libdkbench"}
+VERSION_SCRIPT = {"libdkperf": "src/dkperf.map", "libdkbench": "src/bench/dkbench.map"}
+# Whose public API a layer may call, besides its own library's lower layers.
+USES_PUBLIC = {"bench": ("libdkperf",), "tools": ("libdkperf", "libdkbench")}
+USES_COMMON = ("common", "bench", "tools")
+
+
+def may_use(me):
+    """What a file of layer me may call, in words."""
+    if me in USES_PUBLIC:
+        return ("the public API of " + " and ".join(USES_PUBLIC[me])
+                + ", common, " + me)
+    if me in LIBRARY:
+        mine = LIBRARY[me]
+        return ", ".join(n for n, _ in LAYERS[:RANK[me] + 1] if LIBRARY.get(n) == mine)
+    return me
+
+
+def public_api(root):
+    """{library: {name: why it is not public, or None}} as a function:
+    public(lib, name) -> None when name is public, else the reason."""
+    exported = set()  # names declared DK_EXPORT in include/
+    for dirpath, dirnames, filenames in os.walk(os.path.join(root, "include")):
+        for f in filenames:
+            if not f.endswith(".h"):
+                continue
+            with open(os.path.join(dirpath, f), encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+            text = re.sub(r"^\s*#.*?(?<!\\)$", " ", text, flags=re.M | re.S)
+            for m in re.finditer(r"\bDK_EXPORT\b([^;{}]*?)\b([A-Za-z_]\w*)\s*\(", text):
+                exported.add(m.group(2))
+    patterns = {}
+    for lib, rel in VERSION_SCRIPT.items():
+        patterns[lib] = []
+        path = os.path.join(root, rel)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = re.sub(r"/\*.*?\*/", " ", fh.read(), flags=re.S)
+        for node in re.finditer(r"global\s*:(.*?)(?:local\s*:|})", text, flags=re.S):
+            patterns[lib] += [p.strip() for p in node.group(1).split(";") if p.strip()]
+
+    def why_not(lib, name):
+        reasons = []
+        if name not in exported:
+            reasons.append("not declared DK_EXPORT in include/")
+        if not any(fnmatch.fnmatchcase(name, p) for p in patterns.get(lib, [])):
+            reasons.append("not in " + VERSION_SCRIPT[lib])
+        return " and ".join(reasons) or None
+    return why_not
+
+
+def parse_nm(text, underscore=False):
+    """(defined, undefined) global names of nm -P output (name type ...)."""
+    defined, undefined = set(), set()
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 2 or len(f[1]) != 1:
+            continue
+        name, kind = f[0], f[1]
+        if underscore and name.startswith("_"):
+            name = name[1:]
+        if kind in "Uwv":
+            undefined.add(name)
+        elif kind.isupper():
+            defined.add(name)
+    return defined, undefined
+
+
+def check_symbols(root, objects):
+    """objects: [(source path relative to root, defined, undefined)]. One
+    line per use of a symbol defined in a layer the user may not call."""
+    problems = []
+    why_not = public_api(root)
+    owner = {}  # symbol -> [(source, layer)]
+    placed = []
+    for src, defined, undefined in objects:
+        me = layer_of(src)
+        if me is None or me == "public":
+            problems.append(f"{src}: an object of a source in no layer; put it under one of "
+                            + ", ".join(d + "/" for _, d in LAYERS[1:]))
+            continue
+        placed.append((src, me, undefined))
+        for name in defined:
+            owner.setdefault(name, []).append((src, me))
+    for src, me, undefined in placed:
+        for name in sorted(undefined):
+            found = owner.get(name)
+            if not found:
+                continue  # the C library, the system, a framework
+            lines = []
+            for defsrc, other in found:
+                why = use_problem(me, other, name, why_not)
+                if why is None:
+                    lines = []
+                    break  # one definition this layer may reach is enough
+                lines.append(f"{src}: uses {name}, defined in {defsrc}: {why}; "
+                             f"{me} may use only {may_use(me)}")
+            problems.extend(lines)
+    return problems
+
+
+def use_problem(me, other, name, why_not):
+    """None when layer me may use a symbol that layer other defines, else why not."""
+    if other == me:
+        return None
+    mine, theirs = LIBRARY.get(me), LIBRARY.get(other)
+    if theirs is not None and theirs == mine:
+        return None if RANK[other] < RANK[me] else f"the call goes up from {me} to {other}"
+    if theirs in USES_PUBLIC.get(me, ()):
+        why = why_not(theirs, name)
+        return None if why is None else (f"{me} calls {theirs} ({other}) outside its "
+                                         f"public API ({why})")
+    if other == "common" and me in USES_COMMON:
+        return None
+    if RANK[other] > RANK[me]:
+        return f"the call goes up from {me} to {other}"
+    return f"the call from {me} reaches past the public API into {other}"
+
+
+def read_objects(root, listing, nm):
+    """[(source, defined, undefined)] for the objects the listing names."""
+    found, problems = [], []  # (object, source)
+    with open(listing, encoding="utf-8") as fh:
+        rows = [ln.rstrip("\n").split("\t") for ln in fh if ln.strip()]
+    for row in rows:
+        if len(row) != 3:
+            problems.append(f"{listing}: a line that is not TARGET<TAB>SOURCE_DIR<TAB>OBJECTS: "
+                            + "\t".join(row))
+            continue
+        target, srcdir, objs = row
+        objs = [o for o in objs.split(";") if o]
+        if not objs:
+            problems.append(f"{listing}: target {target} lists no object")
+        key = f"/{target}.dir/"
+        for obj in objs:
+            at = obj.replace(os.sep, "/").find(key)
+            if at < 0:
+                problems.append(f"{obj}: not under {target}.dir/; cannot tell its source")
+            elif not os.path.isfile(obj):
+                problems.append(f"{obj}: missing; build the project before this check")
+            else:
+                rest = re.sub(r"\.(o|obj)$", "", obj.replace(os.sep, "/")[at + len(key):])
+                src = os.path.relpath(os.path.join(srcdir, rest), root).replace(os.sep, "/")
+                found.append((obj, src))
+    if not found:
+        return [], problems + [f"{listing}: no object to check"]
+    # One nm for all: -A starts each line with "OBJECT: ".
+    run = subprocess.run([nm, "-A", "-P"] + [o for o, _ in found], capture_output=True, text=True)
+    if run.returncode != 0:
+        return [], problems + [f"{nm} failed: {run.stderr.strip()}"]
+    lines = {o: [] for o, _ in found}
+    for line in run.stdout.splitlines():
+        at = line.rfind(": ")
+        if at > 0 and line[:at] in lines:
+            lines[line[:at]].append(line[at + 2:])
+    objects = []
+    for obj, src in found:
+        with open(obj, "rb") as fh:  # Mach-O symbols start with an underscore
+            macho = fh.read(4) in (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe")
+        objects.append((src, *parse_nm("\n".join(lines[obj]), underscore=macho)))
+    if not any(d for _, d, _ in objects):
+        problems.append(f"{listing}: no object defines a symbol; is {nm} an nm?")
+    return objects, problems
+
+
 def self_test():
     """The checker itself finds an upward edge, a cycle, a relative include
     in src/ and a file outside the layers, and accepts a clean tree."""
@@ -200,6 +392,8 @@ def self_test():
         ({"src/util/u.c": '#include <stdio.h>\n#include <core/c.h>\n', "src/core/c.h": ""},
          "goes up from util to core"),
         ({"src/bench/h.c": '#include "util/util.h"\n'}, "reaches past the public API from bench"),
+        ({"tools/x/m.c": '#include "util/util.h"\n', "src/util/util.h": ""},
+         "reaches past the public API from tools"),
         ({"src/common/t.h": '#include "util/util.h"\n'}, "reaches past the public API from common"),
         ({"src/common/t.h": '#include "bench/m.h"\n'}, "goes up from common to bench"),
         ({"src/util/u.c": '#include "common/t.h"\n'}, "goes up from util to common"),
@@ -215,6 +409,89 @@ def self_test():
             got = check(d)
             if not any(want in p for p in got):
                 failures.append(f"self-test: {sorted(files)} should fail with '{want}', got {got}")
+    with tree(SYMBOL_TREE) as d:
+        failures += self_test_symbols(d)
+    return failures
+
+
+# The self-test's public API: a header, and version scripts in both forms.
+SYMBOL_TREE = {
+    "include/dkperf.h": "#define DK_EXPORT\nDK_EXPORT int dk_open(void);\n"
+                        "DK_EXPORT unsigned long\n    dk_scale(unsigned long c); /* two lines */\n"
+                        "int dk_unexported(void);\nDK_EXPORT int dk_unlisted(void);\n",
+    "include/dkbench.h": "DK_EXPORT int dk_bench_run(void);\n",
+    "src/dkperf.map": "V { global: dk_open; dk_scale; dk_unexported; local: *; };\n",
+    "src/bench/dkbench.map": "V { global: dk_bench_*; local: *; };\n",
+}
+
+
+def self_test_symbols(root):
+    """The symbol check finds a call up, a call past the public API and a
+    call into the tool, each in a line naming the symbol and both layers,
+    reads nm -P output (and Mach-O's leading underscore), and accepts a
+    clean set of objects."""
+    def nm(text):
+        return text.replace("|", "\n")
+
+    # source -> nm -P text; a clean build of every layer.
+    clean = {
+        "src/util/u.c": "dk__fail T 0 10|strlen U",
+        "src/sys/s.c": "dk__load T 0 10|dk__fail U",
+        "src/backend/b.c": "dk__be_read T 0 10|dk__scale_raw T 10 4|dk__load U",
+        "src/core/c.c": "dk_open T 0 10|dk_scale T 10 4|dk__be_read U|dk__scale_raw U"
+                        "|dk__fail U|dk_unexported T 20 4|dk_unlisted T 30 4",
+        "src/common/t.c": "dk__text_ok T 0 10|memchr U",
+        "src/bench/h.c": "dk_bench_run T 0 10|dk__bench_stats T 10 4|dk_open U|dk_scale U"
+                         "|dk__text_ok U",
+        "tools/dkperf/m.c": "main T 0 10|dk_open U|dk_bench_run U|dk__text_ok U|dk__tool_x U",
+        "tools/common/x.c": "dk__tool_x T 0 10|dk__text_ok w",
+    }
+    cases = [  # (changes, what one line must hold)
+        ({"src/backend/b.c": clean["src/backend/b.c"] + "|dk_scale U"},
+         ("src/backend/b.c: uses dk_scale, defined in src/core/c.c",
+          "goes up from backend to core")),
+        ({"src/util/u.c": clean["src/util/u.c"] + "|dk__load U"},
+         ("src/util/u.c: uses dk__load, defined in src/sys/s.c", "goes up from util to sys")),
+        ({"tools/dkperf/m.c": clean["tools/dkperf/m.c"] + "|dk__fail U"},
+         ("tools/dkperf/m.c: uses dk__fail, defined in src/util/u.c",
+          "tools calls libdkperf (util) outside its public API",
+          "not declared DK_EXPORT in include/ and not in src/dkperf.map")),
+        ({"tools/dkperf/m.c": clean["tools/dkperf/m.c"] + "|dk_unexported U"},
+         ("uses dk_unexported", "(not declared DK_EXPORT in include/)")),
+        ({"tools/dkperf/m.c": clean["tools/dkperf/m.c"] + "|dk_unlisted U"},
+         ("uses dk_unlisted", "(not in src/dkperf.map)")),
+        ({"tools/dkperf/m.c": clean["tools/dkperf/m.c"] + "|dk__bench_stats U"},
+         ("uses dk__bench_stats", "tools calls libdkbench (bench) outside its public API")),
+        ({"src/bench/h.c": clean["src/bench/h.c"] + "|dk__be_read U"},
+         ("uses dk__be_read", "bench calls libdkperf (backend) outside its public API")),
+        ({"src/bench/h.c": clean["src/bench/h.c"] + "|dk__tool_x U"},
+         ("src/bench/h.c: uses dk__tool_x, defined in tools/common/x.c",
+          "goes up from bench to tools")),
+        ({"src/common/t.c": clean["src/common/t.c"] + "|dk_open U"},
+         ("src/common/t.c: uses dk_open", "from common reaches past the public API into core")),
+        ({"src/core/c.c": clean["src/core/c.c"] + "|dk__text_ok U"},
+         ("src/core/c.c: uses dk__text_ok, defined in src/common/t.c",
+          "goes up from core to common")),
+        ({"src/other/o.c": "f T 0 1"}, ("src/other/o.c: an object of a source in no layer",)),
+    ]
+
+    def run(listing, underscore=False):
+        objs = []
+        for src, text in sorted(listing.items()):
+            if underscore:
+                text = "|".join("_" + ln for ln in text.split("|"))
+            objs.append((src, *parse_nm(nm(text), underscore)))
+        return check_symbols(root, objs)
+
+    failures = []
+    for underscore in (False, True):
+        got = run(clean, underscore)
+        if got:
+            failures.append("self-test: clean objects were refused: " + "; ".join(got))
+    for changes, want in cases:
+        got = run(dict(clean, **changes))
+        if not any(all(w in p for w in want) for p in got):
+            failures.append(f"self-test: {sorted(changes)} should fail with {want}, got {got}")
     return failures
 
 
@@ -222,17 +499,37 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."),
                     help="project root (default: the parent of this script's directory)")
+    ap.add_argument("--objects", metavar="LIST",
+                    help="also check the symbols of the objects this file lists (CMake writes it)")
+    ap.add_argument("--nm", default="nm", help="the nm to read the objects with (default: nm)")
     ap.add_argument("--self-test", action="store_true",
                     help="first check that the checker finds known faults in a scratch tree")
+    ap.add_argument("--self-test-only", action="store_true",
+                    help="only check that the checker finds known faults")
     args = ap.parse_args()
-    problems = self_test() if args.self_test else []
-    problems += check(os.path.abspath(args.root))
+    problems = self_test() if args.self_test or args.self_test_only else []
+    if args.self_test_only:
+        for p in problems:
+            print(p)
+        if problems:
+            return 1
+        print("layers: the self-test finds every planted fault and accepts the clean cases")
+        return 0
+    root = os.path.abspath(args.root)
+    problems += check(root)
+    if args.objects:
+        objects, trouble = read_objects(root, args.objects, args.nm)
+        problems += trouble + check_symbols(root, objects)
     for p in problems:
         print(p)
     if problems:
         print(f"{len(problems)} layering problem(s); see doc/ARCHITECTURE.md", file=sys.stderr)
         return 1
-    print("layers: every include goes down or sideways, no cycles")
+    if args.objects:
+        print(f"layers: every include and every call of {len(objects)} objects goes down "
+              "or sideways, no cycles")
+    else:
+        print("layers: every include goes down or sideways, no cycles")
     return 0
 
 

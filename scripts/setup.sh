@@ -29,6 +29,9 @@ if [ "$level" != build ]; then
         groff-base:groff                # the man page renders without warnings
         valgrind:valgrind               # memcheck tests of the API
         strace:strace                   # report opens no image it should not
+        hyperfine:hyperfine             # dkperf bench's exports checked against hyperfine's;
+                                        # bench/bench-overhead's anchor
+        clang-format:clang-format       # scripts/check-format.sh (Debian 12's: 14)
         linux-perf:perf                 # dkperf stat checked against perf stat
         chromium:chromium               # renders the HTML flame graph and dkbench report
         fonts-liberation:/usr/share/fonts/truetype/liberation  # whose layout is measured in
@@ -40,7 +43,6 @@ if [ "$level" = ci ]; then
         clang:clang                     # sanitizer builds, libFuzzer
         llvm:llvm-nm llvm:llvm-objdump
         libclang-rt-dev:libclang-rt-dev # clang's sanitizer and libFuzzer runtimes
-        hyperfine:hyperfine             # bench/bench-overhead's anchor
         nodejs:node npm:npm             # the macOS cross-build's Zig
     )
 fi

@@ -25,7 +25,9 @@ typedef struct dkt_case {
     struct dkt_case *next;
 } dkt_case;
 
-static dkt_case *dkt_cases;
+/* The cases of the whole binary: weak, so that a test whose cases are
+ * spread over several files has one list, each file's adding to it. */
+__attribute__((weak)) dkt_case *dkt_cases;
 
 #define TEST_CASE(name)                                                   \
     static void test_##name(void);                                        \

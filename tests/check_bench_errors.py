@@ -155,6 +155,24 @@ out, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "esc
 if "\x1b" in out or "\x07" in out or "\u009b" in out or \
         "but not run: 'evil\\x1b]0;owned\\x07\\x1b[2J\\xc2\\x9b1m'" not in out:
     fail(f"control characters of a baseline reach the terminal: {out!r}")
+# JSON is UTF-8: a baseline with a byte that is not is refused where the
+# byte is, as libdkbench's baselines are, and the byte reaches no terminal.
+with open(os.path.join(rdir, "badutf.json"), "wb") as f:
+    f.write(saved.replace('"name":"true"', '"name":"x\udcff"', 1)
+            .encode("utf-8", "surrogateescape"))
+p = subprocess.run([dkperf, "bench", "-r", "2"] + events + ["--results-dir", rdir, "--baseline",
+                    "badutf", "--", "true"], capture_output=True, env=env)
+at = saved.index('"name":"true"') + len('"name":"x')
+if p.returncode != 1 or b"\xff" in p.stdout + p.stderr or \
+        f"badutf.json: byte {at}: invalid UTF-8 in a string;".encode() not in p.stderr:
+    fail(f"a baseline's bytes that are not UTF-8: exit {p.returncode}, {p.stdout!r} {p.stderr!r}")
+# A member twice is refused too: which of the two would count is a guess.
+with open(os.path.join(rdir, "twice.json"), "w") as f:
+    f.write(saved.replace('"name":"true"', '"name":"true","name":"false"', 1))
+at = saved.index('"name":"true"') + len('"name":"true",')
+_, err = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "twice", "--", "true"], 1)
+if f"twice.json: byte {at}: duplicate member name;" not in err:
+    fail(f"a baseline with a member twice: {err!r}")
 
 # 6. A --prepare that cannot be split is named as --prepare, not as a command.
 _, err = bench(events + ["--prepare", "echo 'a", "--", "true"], 2)

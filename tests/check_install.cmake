@@ -25,6 +25,15 @@ foreach(f ${all})
   endif()
 endforeach()
 
+# The installed dkperf finds the installed libdkperf beside it (its rpath).
+if(EXISTS ${WORK}/prefix/bin/dkperf)
+  execute_process(COMMAND ${WORK}/prefix/bin/dkperf --version RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "libdkperf")
+    message(FATAL_ERROR "the installed dkperf does not run (${rc}): ${out}${err}")
+  endif()
+endif()
+
 # libdkbench is installed once its statistics and reports are built.
 file(GLOB dkbench_pc ${WORK}/prefix/*/pkgconfig/dkbench.pc)
 if(dkbench_pc)

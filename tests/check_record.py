@@ -256,20 +256,22 @@ p = run("record", "-p", "999999999", "-o", bad)
 check(p.returncode == 1 and p.stderr == "dkperf record: -p 999999999: there is no such process\n",
       f"-p of no process, alone: {p.returncode} {p.stderr!r}")
 check(not os.path.exists(bad), "no file for -p of no process")
-# Periods and frequencies out of range or not positive: said so, with the event.
+# Periods and frequencies out of range or not positive: said so, with the
+# event and the position of the rate (libdkperf's event grammar).
 for spec, want in (
-        ("cpu-clock/99999999999999999999999", r"the period of cpu-clock is out of range \(1 to \d+ events\)"),
-        ("cpu-clock/18446744073709551615", r"the period of cpu-clock is out of range"),
+        ("cpu-clock/99999999999999999999999", r"the period is out of range \(1 to \d+ events\)"),
+        ("cpu-clock/18446744073709551615", r"the period is out of range"),
         ("cpu-clock/-1", r"the period must be a positive integer"),
         ("cpu-clock/0", r"the period must be a positive integer"),
         ("cpu-clock@0", r"the frequency must be a positive integer \(1 to \d+ samples a second\)"),
         ("cpu-clock@-5", r"the frequency must be a positive integer"),
         ("cpu-clock@999999999999999999999",
-         r"the frequency of cpu-clock is out of range \(1 to \d+ samples a second\)"),
-        ("cpu-clock@2000000", r"the frequency of cpu-clock is out of range")):
+         r"the frequency is out of range \(1 to \d+ samples a second\)"),
+        ("cpu-clock@2000000", r"the frequency is out of range")):
     p = run("record", "-e", spec, "-o", bad, "--", "true")
     check(p.returncode == 2 and p.stderr.count("\n") == 1
-          and re.fullmatch(r"dkperf record: -e " + re.escape(spec) + ": " + want + r".*\n", p.stderr),
+          and re.fullmatch(r"dkperf record: -e: event '" + re.escape(spec) + "' at position 11: "
+                           + want + r".*\n", p.stderr),
           f"-e {spec}: {p.returncode} {p.stderr!r}")
 for opt, val, want in (("-c", "99999999999999999999", "the period is out of range"),
                        ("-c", "-3", "the period must be a positive integer"),

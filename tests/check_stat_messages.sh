@@ -50,7 +50,7 @@ long=$(printf 'x%.0s' $(seq 1100))
 configs=$(printf ',config=0%.0s' $(seq 200))
 for case in "$long:u|the name is longer than 511 bytes" \
             "$long|no event named x*\.\.\. in the linux database (dkperf list shows the events)" \
-            "$long:q|unknown modifier 'q' .*kernel mode)" \
+            "$long:q|unknown modifier 'q' .*hypervisor)" \
             "software/config=0$configs/|is too long (a PMU name of at most 63 bytes, terms of at most 255)"; do
     ev=${case%%|*} cause=${case#*|}
     "$dkperf" stat --backend perf_event -e "$ev" -- true 2>"$tmp/e"

@@ -27,6 +27,15 @@ TEST_CASE(privileged_simulation_takes_kperf)
     CHECK(caps.all_events && caps.per_thread && caps.system_wide && caps.per_process);
     CHECK(!caps.multiplexing);
     CHECK_INT(caps.counters, ==, 10);
+    /* The facts a tool picks its defaults by: kpc samples on a period only;
+     * a process's totals are proc_pid_rusage's, read before it is reaped. */
+    CHECK(caps.sampling && !caps.frequency);
+    CHECK_U64(caps.sample_period, ==, 1000000);
+    CHECK_U64(caps.sample_freq, ==, 0);
+    CHECK_STR(caps.sample_event, "cycles");
+    CHECK_STR(caps.stat_events, "instructions,cycles,branches,branch-misses");
+    CHECK(!caps.software_events && !caps.process_events && !caps.children &&
+          !caps.counts_outlive);
     dk_sampler_close(s);
 }
 
@@ -44,6 +53,8 @@ TEST_CASE(unprivileged_simulation_falls_back_to_selfcounts)
     CHECK_STR(caps.name, "selfcounts");
     CHECK(caps.per_thread && caps.per_process && caps.perf_levels && !caps.all_events);
     CHECK_INT(caps.counters, ==, 2);
+    CHECK(!caps.sampling && !caps.frequency && !caps.software_events && !caps.process_events);
+    CHECK_STR(caps.stat_events, "instructions,cycles,branches,branch-misses");
     /* The database still comes from kperfdata. */
     CHECK_INT(dk_sampler_cpu(s), ==, DK_CPU_M1);
     CHECK_STR(dk_database_name(dk_sampler_database(s)), "a14");

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "check.h"
 

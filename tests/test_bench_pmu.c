@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "check.h"
 #include "pmu.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * test_bench_stats.c - libdkbench's statistics (src/bench/stats.c) on
+ * test_bench_stats.c - libdkbench's statistics (src/common/stats.h) on
  * synthetic samples whose truth is known: exact lines, Gaussian noise of a
  * known spread, hand-computed quartiles, shifts of a known size.
  */
@@ -9,8 +9,8 @@
 #include <math.h>
 #include <time.h>
 
-#include "bench/error.h"
-#include "bench/stats.h"
+#include "common/error.h"
+#include "common/stats.h"
 #include "check.h"
 
 #define PI 3.14159265358979323846

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 
 #include "api.h"
-#include "spawn.h"
+#include "child.h"
 
 /* The layout the sim gives DKPERF_SIM_CPU's chip (tests/sim/README.md):
  * performance and efficiency cores. */

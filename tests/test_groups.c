@@ -16,12 +16,11 @@
 #include <time.h>
 
 #include "api.h"
-#include "clock.h"
-#include "launch.h"
-#include "spawn.h"
+#include "common/clock.h"
+#include "child.h"
 
 /* A child held before its exec until released. */
-typedef spawn_child child;
+typedef child_process child;
 
 static const char *region_program(void)
 {
@@ -43,10 +42,10 @@ static child hold(const char *script, double ms, int in_fd)
     char *prog = (char *)region_program();
     char *sh[] = {"/bin/sh", "-c", (char *)script, prog, NULL};
     char *work[] = {prog, "--work-only", "--pages", "1", "--burn-ms", burn, NULL};
-    spawn_options o = SPAWN_OPTIONS_INIT;
+    child_options o = CHILD_OPTIONS_INIT;
     o.stdin_fd = in_fd;
     child c;
-    CHECK_INT(spawn_prepare(&c, script != NULL ? sh : work, &o), ==, 0);
+    CHECK_INT(child_prepare(&c, script != NULL ? sh : work, &o), ==, 0);
     return c;
 }
 
@@ -55,8 +54,8 @@ static child hold_child(double ms) { return hold(NULL, ms, -1); }
 static void release(child *c)
 {
     int exec_errno;
-    CHECK_INT(spawn_release(c), ==, 0);
-    CHECK_INT(spawn_exec_result(c, &exec_errno), ==, 0);
+    CHECK_INT(child_release(c), ==, 0);
+    CHECK_INT(child_exec_result(c, &exec_errno), ==, 0);
     CHECK_INT(exec_errno, ==, 0);
 }
 
@@ -78,13 +77,13 @@ static int sysfs_core_id(int cpu)
 static void release_and_wait(child *c)
 {
     release(c);
-    CHECK_INT(spawn_wait_exit(c, NULL), ==, 0);
+    CHECK_INT(child_wait_exit(c, NULL), ==, 0);
 }
 
 static void reap(child *c)
 {
     int status;
-    CHECK_INT(spawn_reap(c, &status, NULL), ==, 0);
+    CHECK_INT(child_reap(c, &status, NULL), ==, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
@@ -436,11 +435,11 @@ static uint64_t spawn_region(size_t pages)
     sigset_t mask;
     sigprocmask(SIG_SETMASK, NULL, &mask);
     pid_t pid;
-    uint64_t t0 = monotonic_ns();
-    CHECK_INT(launch_spawn(&pid, argv, null_fd, false, &mask, NULL), ==, 0);
+    uint64_t t0 = dk__monotonic_ns();
+    CHECK_INT(child_launch(&pid, argv, null_fd, false, &mask, NULL), ==, 0);
     int status;
     CHECK_INT(waitpid(pid, &status, 0), ==, pid);
-    uint64_t took = monotonic_ns() - t0;
+    uint64_t took = dk__monotonic_ns() - t0;
     close(null_fd);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     return took;
@@ -456,8 +455,8 @@ static void own_work(size_t pages, double ms)
     for (size_t i = 0; i < pages; i++)
         p[i * (size_t)page] = 1;
     munmap(p, pages * (size_t)page);
-    uint64_t until = monotonic_ns() + (uint64_t)(ms * 1e6);
-    while (monotonic_ns() < until)
+    uint64_t until = dk__monotonic_ns() + (uint64_t)(ms * 1e6);
+    while (dk__monotonic_ns() < until)
         ;
 }
 
@@ -539,11 +538,11 @@ TEST_CASE(linux_children_group_starts_at_exec)
     CHECK(prefork_pages != MAP_FAILED);
     char *argv[] = {(char *)touch_program(), "--work-only", "--pages", "1", "--burn-ms", "1",
                     NULL};
-    spawn_options o = SPAWN_OPTIONS_INIT;
+    child_options o = CHILD_OPTIONS_INIT;
     o.in_child = touch_before_exec;
     child c;
     CHECK_OK(dk_group_read(g, &before, NULL));
-    CHECK_INT(spawn_prepare(&c, argv, &o), ==, 0);
+    CHECK_INT(child_prepare(&c, argv, &o), ==, 0);
     dkt_sleep_ms(20);
     CHECK_OK(dk_group_read(g, &after, NULL));
     CHECK_U64(after - before, ==, 0); /* forked, pages touched, not exec'd */
@@ -685,12 +684,12 @@ TEST_CASE(linux_thread_scope_counts_one_thread)
     CHECK_CONTAINS(dk_group_scope(busy), "thread");
     CHECK_OK(dk_group_start(busy));
     CHECK_OK(dk_group_start(idle));
-    uint64_t t0 = monotonic_ns();
+    uint64_t t0 = dk__monotonic_ns();
     dkt_sleep_ms(300);
     uint64_t b, i;
     CHECK_OK(dk_group_read(busy, &b, NULL));
     CHECK_OK(dk_group_read(idle, &i, NULL));
-    uint64_t wall = monotonic_ns() - t0;
+    uint64_t wall = dk__monotonic_ns() - t0;
     spin_stop = 1;
     pthread_join(th, NULL);
     /* Loaded machine: the spinner gets at least a tenth of a CPU. */

@@ -4,7 +4,9 @@
  * Mach-O files built by Zig (tests/fixtures/macho/build.sh), against what
  * llvm-nm and llvm-objdump said about them (the .truth files), and on every
  * kind of broken file: truncated at each offset, corrupted counts and
- * offsets, 32-bit, not Mach-O, missing.
+ * offsets, 32-bit, not Mach-O, missing. Fat files and the choice of
+ * their slice are in test_macho_fat.c; the shared helpers in
+ * macho_fixtures.h.
  *
  * DK_MACHO_FIXTURES: the committed fixtures; DK_MACHO_SMALL: the small
  * hand-laid images (tests/fuzz/corpus/macho). DK_MACHO_ZIG_DIR (env): the
@@ -12,274 +14,51 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
+#include "macho_fixtures.h"
 
-#include "check.h"
-#include "macho.h"
-
-#define CPU_ARM64 0x0100000cu
-#define CPU_X86_64 0x01000007u
-
-/* ---- files ---- */
-
-typedef struct blob {
-    uint8_t *data;
-    size_t len;
-} blob;
-
-static blob load(const char *dir, const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        DKT_FAIL("cannot open %s: %s", path, strerror(errno));
-    blob b = {NULL, 0};
-    size_t cap = 0;
-    for (;;) {
-        if (b.len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            b.data = realloc(b.data, cap);
-            CHECK(b.data != NULL);
-        }
-        size_t n = fread(b.data + b.len, 1, cap - b.len, f);
-        if (n == 0)
-            break;
-        b.len += n;
-    }
-    CHECK(!ferror(f));
-    fclose(f);
-    return b;
-}
-
-static blob copy(blob b)
-{
-    blob c = {malloc(b.len ? b.len : 1), b.len};
-    CHECK(c.data != NULL);
-    memcpy(c.data, b.data, b.len);
-    return c;
-}
-
-static char *temp_file(const void *data, size_t len)
-{
-    const char *tmp = getenv("TMPDIR");
-    char *path = malloc(1024);
-    CHECK(path != NULL);
-    snprintf(path, 1024, "%s/test_macho.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    CHECK(len == 0 || write(fd, data, len) == (ssize_t)len);
-    CHECK(close(fd) == 0);
-    return path;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wr32be(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-
-/* ---- the truth files ---- */
-
-typedef struct tsym {
-    uint64_t addr;
-    char type;
-    char name[64];
-} tsym;
-
-typedef struct tslice {
-    char arch[16];
-    uint8_t uuid[16];
-    uint64_t text;
-    tsym syms[32];
-    size_t nsyms;
-} tslice;
-
-static void parse_uuid(const char *text, uint8_t out[16])
-{
-    int k = 0;
-    for (const char *p = text; *p && k < 32; p++) {
-        if (*p == '-')
-            continue;
-        unsigned v;
-        CHECK(sscanf(p, "%1x", &v) == 1);
-        if (k % 2 == 0)
-            out[k / 2] = (uint8_t)(v << 4);
-        else
-            out[k / 2] |= (uint8_t)v;
-        k++;
-    }
-    CHECK_INT(k, ==, 32);
-}
-
-static size_t load_truth(const char *dir, const char *name, tslice *slices, size_t max)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.truth", dir, name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        DKT_FAIL("cannot open %s: %s", path, strerror(errno));
-    char line[256];
-    size_t n = 0;
-    while (fgets(line, sizeof line, f) != NULL) {
-        char uuid[64], a[32], t[4], nm[64];
-        if (strncmp(line, "slice ", 6) == 0) {
-            CHECK(n < max);
-            tslice *s = &slices[n++];
-            memset(s, 0, sizeof *s);
-            CHECK(sscanf(line, "slice %15s %63s %31s", s->arch, uuid, a) == 3);
-            parse_uuid(uuid, s->uuid);
-            s->text = strtoull(a, NULL, 16);
-        } else if (strncmp(line, "sym ", 4) == 0) {
-            CHECK(n > 0);
-            tslice *s = &slices[n - 1];
-            CHECK(s->nsyms < sizeof s->syms / sizeof s->syms[0]);
-            CHECK(sscanf(line, "sym %31s %3s %63s", a, t, nm) == 3);
-            tsym *y = &s->syms[s->nsyms++];
-            y->addr = strtoull(a, NULL, 16);
-            y->type = t[0];
-            snprintf(y->name, sizeof y->name, "%s", nm);
-        }
-    }
-    fclose(f);
-    CHECK(n > 0);
-    return n;
-}
-
-/* The name the reader gives: one leading underscore less. */
-static const char *shown(const tsym *y)
-{
-    return y->name[0] == '_' ? y->name + 1 : y->name;
-}
-
-static bool is_text(char type)
-{
-    return type == 'T' || type == 't';
-}
-
-/* Every symbol llvm-nm lists resolves to itself at its address (where
- * several share one, to the first external one), and every function at
- * its last byte too; the header and past the end resolve to nothing. */
-static void check_slice(const dk_macho *m, const tslice *t)
-{
-    CHECK(dk_macho_uuid(m) != NULL);
-    CHECK(memcmp(dk_macho_uuid(m), t->uuid, 16) == 0);
-    CHECK_U64(dk_macho_text_vmaddr(m), ==, t->text);
-    CHECK_U64(dk_macho_cputype(m), ==, strcmp(t->arch, "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
-    size_t addresses = 0, functions = 0;
-    for (size_t i = 0; i < t->nsyms; i++) {
-        const tsym *y = &t->syms[i];
-        if (strcmp(y->name, "__mh_execute_header") == 0) {
-            CHECK(dk_macho_lookup(m, y->addr, NULL) == NULL);
-            continue;
-        }
-        if (i > 0 && t->syms[i - 1].addr == y->addr)
-            continue;
-        const tsym *want = y;
-        for (size_t k = i; k < t->nsyms && t->syms[k].addr == y->addr; k++)
-            if (t->syms[k].type >= 'A' && t->syms[k].type <= 'Z') {
-                want = &t->syms[k];
-                break;
-            }
-        uint64_t start = 0;
-        CHECK_STR(dk_macho_lookup(m, y->addr, &start), shown(want));
-        CHECK_U64(start, ==, y->addr);
-        addresses++;
-        if (!is_text(y->type))
-            continue;
-        functions++;
-        if (i + 1 < t->nsyms && is_text(t->syms[i + 1].type)) {
-            start = 0;
-            CHECK_STR(dk_macho_lookup(m, t->syms[i + 1].addr - 1, &start), shown(want));
-            CHECK_U64(start, ==, y->addr);
-        }
-    }
-    CHECK_INT(functions, ==, 6); /* fixture.c's */
-    CHECK_U64(dk_macho_symbol_count(m), ==, addresses);
-    CHECK(dk_macho_lookup(m, 0, NULL) == NULL);
-    CHECK(dk_macho_lookup(m, UINT64_MAX, NULL) == NULL);
-    CHECK(dk_macho_lookup(m, t->syms[t->nsyms - 1].addr + 0x100000, NULL) == NULL);
-}
-
-static const tslice *slice_of(const tslice *s, size_t n, const char *arch)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(s[i].arch, arch) == 0)
-            return &s[i];
-    DKT_FAIL("no slice %s in the truth file", arch);
-}
-
-/* The slice dk_macho_open picks in a fat arm64 + x86_64 file, by its rule. */
-static const char *host_pick(void)
-{
-#if defined(__x86_64__)
-    return "x86_64";
-#else
-    return "arm64";
-#endif
-}
 
 static void check_fixture_dir(const char *dir)
 {
     char path[1024];
     tslice t[2], f[2];
     char err[512] = "";
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
 
     load_truth(dir, "thin-arm64", t, 2);
     snprintf(path, sizeof path, "%s/thin-arm64", dir);
-    if (dk_macho_open(path, &m, err, sizeof err) != 0)
+    if (macho_open(path, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     check_slice(m, &t[0]);
-    dk_macho_close(m);
+    macho_close(m);
 
     size_t n = load_truth(dir, "fat-arm64-x86_64", f, 2);
     CHECK_INT(n, ==, 2);
     snprintf(path, sizeof path, "%s/fat-arm64-x86_64", dir);
-    if (dk_macho_open(path, &m, err, sizeof err) != 0)
+    if (macho_open(path, &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     check_slice(m, slice_of(f, n, host_pick()));
-    dk_macho_close(m);
+    macho_close(m);
     for (size_t i = 0; i < n; i++) {
-        if (dk_macho_open_uuid(path, f[i].uuid, &m, err, sizeof err) != 0)
+        if (macho_open_uuid(path, f[i].uuid, &m, err, sizeof err) != 0)
             DKT_FAIL("%s", err);
         check_slice(m, &f[i]);
-        dk_macho_close(m);
+        macho_close(m);
     }
     /* The same slices from a descriptor the caller opened and vetted. */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     CHECK(fd >= 0);
     for (size_t i = 0; i < n; i++) {
-        if (dk_macho_open_fd(fd, path, f[i].uuid, &m, err, sizeof err) != 0)
+        if (macho_open_fd(fd, path, f[i].uuid, &m, err, sizeof err) != 0)
             DKT_FAIL("%s", err);
         check_slice(m, &f[i]);
-        dk_macho_close(m);
+        macho_close(m);
     }
-    CHECK_INT(dk_macho_open_fd(fd, path, NULL, &m, err, sizeof err), ==, 0);
+    CHECK_INT(macho_open_fd(fd, path, NULL, &m, err, sizeof err), ==, 0);
     check_slice(m, slice_of(f, n, host_pick()));
-    dk_macho_close(m);
+    macho_close(m);
     close(fd);
     fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    CHECK_INT(dk_macho_open_fd(fd, "/dev/null", NULL, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open_fd(fd, "/dev/null", NULL, &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/dev/null: not a regular file (a character device)");
     CHECK(m == NULL);
     close(fd);
@@ -306,33 +85,33 @@ TEST_CASE(zig_linked_fixtures_match_nm)
 TEST_CASE(function_starts_end_symbols)
 {
     blob b = load(DK_MACHO_SMALL, "small-thin");
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[256];
-    if (dk_macho_open_buffer(b.data, b.len, "small-thin", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "small-thin", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     const uint64_t T = 0x100000000u;
     uint64_t s = 0;
-    CHECK_U64(dk_macho_symbol_count(m), ==, 3); /* f0, f1, f3: no stab, no undefined */
-    CHECK_STR(dk_macho_lookup(m, T + 0x200, &s), "f0");
+    CHECK_U64(macho_symbol_count(m), ==, 3); /* f0, f1, f3: no stab, no undefined */
+    CHECK_STR(macho_lookup(m, T + 0x200, &s), "f0");
     CHECK_U64(s, ==, T + 0x200);
-    CHECK_STR(dk_macho_lookup(m, T + 0x20f, &s), "f0");
-    CHECK_STR(dk_macho_lookup(m, T + 0x210, &s), "f1");
+    CHECK_STR(macho_lookup(m, T + 0x20f, &s), "f0");
+    CHECK_STR(macho_lookup(m, T + 0x210, &s), "f1");
     CHECK_U64(s, ==, T + 0x210);
-    CHECK_STR(dk_macho_lookup(m, T + 0x21f, &s), "f1");
+    CHECK_STR(macho_lookup(m, T + 0x21f, &s), "f1");
     /* 0x220 starts a function without a symbol: f1 does not cover it. */
-    CHECK(dk_macho_lookup(m, T + 0x220, &s) == NULL);
-    CHECK(dk_macho_lookup(m, T + 0x22f, &s) == NULL);
-    CHECK_STR(dk_macho_lookup(m, T + 0x230, &s), "f3");
-    CHECK_STR(dk_macho_lookup(m, T + 0x23f, &s), "f3");
+    CHECK(macho_lookup(m, T + 0x220, &s) == NULL);
+    CHECK(macho_lookup(m, T + 0x22f, &s) == NULL);
+    CHECK_STR(macho_lookup(m, T + 0x230, &s), "f3");
+    CHECK_STR(macho_lookup(m, T + 0x23f, &s), "f3");
     /* The section ends at 0x240. */
-    CHECK(dk_macho_lookup(m, T + 0x240, &s) == NULL);
-    CHECK(dk_macho_lookup(m, T + 0x1ff, &s) == NULL);
+    CHECK(macho_lookup(m, T + 0x240, &s) == NULL);
+    CHECK(macho_lookup(m, T + 0x1ff, &s) == NULL);
     uint8_t want[16];
     for (int i = 0; i < 16; i++)
         want[i] = (uint8_t)i;
-    CHECK(memcmp(dk_macho_uuid(m), want, 16) == 0);
-    CHECK_U64(dk_macho_text_vmaddr(m), ==, T);
-    dk_macho_close(m);
+    CHECK(memcmp(macho_uuid(m), want, 16) == 0);
+    CHECK_U64(macho_text_vmaddr(m), ==, T);
+    macho_close(m);
     free(b.data);
 }
 
@@ -415,23 +194,23 @@ TEST_CASE(function_starts_bound_a_symbol_when_the_next_is_stripped)
     /* As `strip -x` leaves it: the local symbol gone (made a stab here). */
     uint8_t *e = find_nlist(b.data, &l, "_local_helper");
     e[4] = 0x24;
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[256];
-    if (dk_macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     uint64_t s = 0;
-    CHECK_STR(dk_macho_lookup(m, helper - 1, &s), "fixture_alpha");
-    CHECK(dk_macho_lookup(m, helper, &s) == NULL);
-    CHECK(dk_macho_lookup(m, beta - 1, &s) == NULL);
-    CHECK_STR(dk_macho_lookup(m, beta, &s), "fixture_beta");
-    dk_macho_close(m);
+    CHECK_STR(macho_lookup(m, helper - 1, &s), "fixture_alpha");
+    CHECK(macho_lookup(m, helper, &s) == NULL);
+    CHECK(macho_lookup(m, beta - 1, &s) == NULL);
+    CHECK_STR(macho_lookup(m, beta, &s), "fixture_beta");
+    macho_close(m);
 
     /* Without LC_FUNCTION_STARTS (its cmd made unknown) alpha runs on to beta. */
     wr32(b.data + l.fstarts, 0x7fff0026u);
-    if (dk_macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "stripped", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
-    CHECK_STR(dk_macho_lookup(m, beta - 1, &s), "fixture_alpha");
-    dk_macho_close(m);
+    CHECK_STR(macho_lookup(m, beta - 1, &s), "fixture_alpha");
+    macho_close(m);
     free(b.data);
 }
 
@@ -444,51 +223,29 @@ TEST_CASE(same_address_prefers_the_external_name)
     uint8_t *helper = find_nlist(b.data, &l, "_local_helper");
     memcpy(helper + 8, alpha + 8, 8);
     CHECK((helper[4] & 1) == 0 && (alpha[4] & 1) == 1);
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     char err[256];
-    if (dk_macho_open_buffer(b.data, b.len, "alias", &m, err, sizeof err) != 0)
+    if (macho_open_buffer(b.data, b.len, "alias", &m, err, sizeof err) != 0)
         DKT_FAIL("%s", err);
     uint64_t a = (uint64_t)rd32(alpha + 8) | (uint64_t)rd32(alpha + 12) << 32;
-    CHECK_STR(dk_macho_lookup(m, a, NULL), "fixture_alpha");
-    dk_macho_close(m);
+    CHECK_STR(macho_lookup(m, a, NULL), "fixture_alpha");
+    macho_close(m);
     free(b.data);
 }
 
-/* ---- broken files ---- */
-
-/* Open len bytes of d (copied to a buffer of exactly that size, so an
- * overread shows under ASan); returns the result, err holds the error. */
-static int open_bytes(const uint8_t *d, size_t len, dk_macho **m, char *err, size_t errlen)
-{
-    uint8_t *c = malloc(len ? len : 1);
-    CHECK(c != NULL);
-    memcpy(c, d, len);
-    err[0] = '\0';
-    int rc = dk_macho_open_buffer(c, len, "img", m, err, errlen);
-    free(c);
-    if (rc != 0) {
-        CHECK(*m == NULL);
-        CHECK(strncmp(err, "img: ", 5) == 0);
-        CHECK(strchr(err, '\n') == NULL);
-    } else {
-        CHECK(*m != NULL);
-    }
-    return rc;
-}
-
 /* Lookups over a broken-but-accepted image stay consistent. */
-static void probe(const dk_macho *m, uint64_t seed)
+static void probe(const macho_image *m, uint64_t seed)
 {
-    uint64_t base = dk_macho_text_vmaddr(m);
+    uint64_t base = macho_text_vmaddr(m);
     for (int i = 0; i < 64; i++) {
         seed = seed * 6364136223846793005u + 1442695040888963407u;
         uint64_t a = (i & 1) ? base + (seed >> 52) : seed;
         uint64_t s = 0;
-        const char *name = dk_macho_lookup(m, a, &s);
+        const char *name = macho_lookup(m, a, &s);
         if (name != NULL) {
             CHECK(s <= a);
             CHECK(name[0] != '\0');
-            CHECK(dk_macho_lookup(m, s, NULL) == name);
+            CHECK(macho_lookup(m, s, NULL) == name);
         }
     }
 }
@@ -499,14 +256,14 @@ static void truncate_everywhere(const char *name, size_t need, const tslice *t)
     char err[512];
     size_t failures = 0;
     for (size_t cut = 0; cut < b.len; cut++) {
-        dk_macho *m = NULL;
+        macho_image *m = NULL;
         int rc = open_bytes(b.data, cut, &m, err, sizeof err);
         if (cut < need && rc == 0)
             DKT_FAIL("%s cut at %zu of %zu (the tables end at %zu) was accepted", name, cut,
                      b.len, need);
         if (rc == 0) {
             check_slice(m, t);
-            dk_macho_close(m);
+            macho_close(m);
         } else {
             failures++;
         }
@@ -539,8 +296,8 @@ TEST_CASE(truncated_files_on_disk)
     for (size_t k = 0; k < 48; k++) {
         size_t cut = k < 40 ? b.len * k / 40 : l.end - (48 - k);
         char *path = temp_file(b.data, cut);
-        dk_macho *m = (dk_macho *)&err; /* must be reset to NULL on failure */
-        int rc = dk_macho_open(path, &m, err, sizeof err);
+        macho_image *m = (macho_image *)&err; /* must be reset to NULL on failure */
+        int rc = macho_open(path, &m, err, sizeof err);
         CHECK_INT(rc, ==, -1);
         CHECK(m == NULL);
         CHECK(strncmp(err, path, strlen(path)) == 0);
@@ -602,7 +359,7 @@ TEST_CASE(corrupted_fields_are_named)
             wr32(b.data + *c->at + 32, 0xfffffff0u);
             b.data[*c->at + 2] = '\n'; /* in its name: the error stays one line */
         }
-        dk_macho *m = NULL;
+        macho_image *m = NULL;
         if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0)
             DKT_FAIL("%s: corrupt image accepted", c->what);
         if (strstr(err, c->expect) == NULL || (c->expect2 && strstr(err, c->expect2) == NULL))
@@ -615,7 +372,7 @@ TEST_CASE(corrupted_fields_are_named)
     blob b = copy(orig);
     uint8_t *e = find_nlist(b.data, &l, "_fixture_beta");
     wr32(e, l.strsize + 5);
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "n_strx");
     memcpy(b.data, orig.data, orig.len);
@@ -661,9 +418,9 @@ TEST_CASE(sparse_tables_are_refused_not_allocated)
             fprintf(stderr, "skipped: no sparse file of %llu bytes here: %s\n",
                     (unsigned long long)cases[i].cover, strerror(errno));
         } else {
-            dk_macho *m = NULL;
+            macho_image *m = NULL;
             errno = 0;
-            int rc = dk_macho_open(path, &m, err, sizeof err);
+            int rc = macho_open(path, &m, err, sizeof err);
             int e = errno;
             CHECK_INT(rc, ==, -1);
             CHECK(m == NULL);
@@ -684,7 +441,7 @@ TEST_CASE(uleb_overflow_is_refused)
     layout l = walk(orig.data, orig.len);
     CHECK_INT(l.fssize, >=, 8);
     char err[512];
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     /* Ten bytes with bits past 2^64 in the last: point the data at the
      * symbol table (any bytes will do) and write the number there. */
     blob b = copy(orig);
@@ -699,192 +456,10 @@ TEST_CASE(uleb_overflow_is_refused)
     free(orig.data);
 }
 
-TEST_CASE(fat_headers_are_checked)
-{
-    blob orig = load(DK_MACHO_FIXTURES, "fat-arm64-x86_64");
-    char err[512];
-    dk_macho *m = NULL;
-    blob b = copy(orig);
-
-    wr32be(b.data + 4, 0);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "nfat_arch 0");
-    wr32be(b.data + 4, 1000);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "nfat_arch 1000");
-    wr32be(b.data + 4, 30);
-    CHECK_INT(open_bytes(b.data, 200, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "fat_arch entries run past the end");
-
-    /* A slice past the end of the file. */
-    memcpy(b.data, orig.data, orig.len);
-    wr32be(b.data + 8 + 8, 0x7ffffff0u);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "fat_arch 0");
-    CHECK_CONTAINS(err, "offset 2147483632");
-    memcpy(b.data, orig.data, orig.len);
-    wr32be(b.data + 8 + 20 + 12, 0x7ffffff0u);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "fat_arch 1");
-    CHECK_CONTAINS(err, "size 2147483632");
-
-    /* Only 32-bit slices. */
-    memcpy(b.data, orig.data, orig.len);
-    wr32be(b.data + 8, 7);
-    wr32be(b.data + 8 + 20, 12);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "without an arm64 or x86_64 slice (it has i386, arm)");
-
-    /* An arm64 entry whose slice is a 32-bit image. */
-    memcpy(b.data, orig.data, orig.len);
-    uint32_t off0 = (uint32_t)b.data[16] << 24 | (uint32_t)b.data[17] << 16 |
-                    (uint32_t)b.data[18] << 8 | b.data[19];
-    uint32_t off1 = (uint32_t)b.data[36] << 24 | (uint32_t)b.data[37] << 16 |
-                    (uint32_t)b.data[38] << 8 | b.data[39];
-    wr32(b.data + off0, 0xfeedfaceu);
-    wr32(b.data + off1, 0xfeedfaceu);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "32-bit Mach-O");
-
-    /* A Java class file starts with the same magic. */
-    const uint8_t java[] = {0xca, 0xfe, 0xba, 0xbe, 0x00, 0x00, 0x00, 0x34, 0, 0, 0, 0};
-    CHECK_INT(open_bytes(java, sizeof java, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "nfat_arch 52");
-    free(b.data);
-    free(orig.data);
-}
-
-TEST_CASE(fat64_header_is_read)
-{
-    /* FAT_MAGIC_64 around the thin fixture: header, one fat_arch_64. */
-    blob thin = load(DK_MACHO_FIXTURES, "thin-arm64");
-    tslice t[1];
-    load_truth(DK_MACHO_FIXTURES, "thin-arm64", t, 1);
-    size_t off = 4096;
-    blob b = {calloc(1, off + thin.len), off + thin.len};
-    CHECK(b.data != NULL);
-    wr32be(b.data, 0xcafebabfu);
-    wr32be(b.data + 4, 1);
-    wr32be(b.data + 8, CPU_ARM64);
-    wr32be(b.data + 12, 0);
-    wr32be(b.data + 16, 0); /* offset, high word */
-    wr32be(b.data + 20, (uint32_t)off);
-    wr32be(b.data + 24, 0); /* size, high word */
-    wr32be(b.data + 28, (uint32_t)thin.len);
-    wr32be(b.data + 32, 12);
-    memcpy(b.data + off, thin.data, thin.len);
-    dk_macho *m = NULL;
-    char err[512];
-    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
-        DKT_FAIL("%s", err);
-    check_slice(m, &t[0]);
-    dk_macho_close(m);
-    /* A 64-bit offset past 2^32 is read as such, and refused. */
-    wr32be(b.data + 16, 1);
-    CHECK_INT(open_bytes(b.data, b.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "offset 4294971392");
-    free(b.data);
-    free(thin.data);
-}
-
-/* Make slice i of a fat file cputype/cpusubtype: its fat_arch entry and
- * its own header. */
-static void set_arch(blob b, int i, uint32_t cputype, uint32_t cpusubtype)
-{
-    uint8_t *a = b.data + 8 + 20 * i;
-    wr32be(a, cputype);
-    wr32be(a + 4, cpusubtype);
-    uint32_t off = (uint32_t)a[8] << 24 | (uint32_t)a[9] << 16 | (uint32_t)a[10] << 8 | a[11];
-    CHECK(off + 12u <= b.len);
-    wr32(b.data + off + 4, cputype);
-    wr32(b.data + off + 8, cpusubtype);
-}
-
-TEST_CASE(fat_slice_rule)
-{
-    /* The small fat file: arm64 then x86_64, told apart by their UUIDs. */
-    blob b = load(DK_MACHO_SMALL, "small-fat");
-    dk_macho *m = NULL;
-    char err[512];
-    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
-        DKT_FAIL("%s", err);
-    CHECK_U64(dk_macho_cputype(m), ==, strcmp(host_pick(), "x86_64") == 0 ? CPU_X86_64 : CPU_ARM64);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, strcmp(host_pick(), "x86_64") == 0 ? 16 : 0);
-    dk_macho_close(m);
-
-    /* arm64e beats arm64 (slice 1 made arm64e), listed first or second. */
-    set_arch(b, 1, CPU_ARM64, 2);
-    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
-        DKT_FAIL("%s", err);
-    CHECK_U64(dk_macho_cputype(m), ==, CPU_ARM64);
-    CHECK_INT(dk_macho_cpusubtype(m), ==, 2);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, 16);
-    dk_macho_close(m);
-    set_arch(b, 1, CPU_ARM64, 0);
-    set_arch(b, 0, CPU_ARM64, 0x80000002u); /* arm64e with the pointer-auth ABI bit */
-    if (open_bytes(b.data, b.len, &m, err, sizeof err) != 0)
-        DKT_FAIL("%s", err);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, 0);
-    dk_macho_close(m);
-
-    /* x86_64 when there is no arm64 (and on x86_64 hosts anyway). */
-    blob c = load(DK_MACHO_SMALL, "small-fat");
-    set_arch(c, 0, 12, 9); /* armv7 (32-bit) */
-    if (open_bytes(c.data, c.len, &m, err, sizeof err) != 0)
-        DKT_FAIL("%s", err);
-    CHECK_U64(dk_macho_cputype(m), ==, CPU_X86_64);
-    CHECK_INT(dk_macho_uuid(m)[0], ==, 16);
-    dk_macho_close(m);
-
-    /* A fat_arch entry that disagrees with its image's header. */
-    c.data[8 + 20 + 3] = 0x0c; /* entry 1 says arm64; the image is x86_64 */
-    CHECK_INT(open_bytes(c.data, c.len, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "fat_arch 1 says arm64, but its image is x86_64");
-    free(c.data);
-    free(b.data);
-}
-
-TEST_CASE(uuid_selects_the_slice)
-{
-    char path[1024], err[512];
-    tslice t[2];
-    size_t n = load_truth(DK_MACHO_FIXTURES, "fat-arm64-x86_64", t, 2);
-    CHECK_INT(n, ==, 2);
-    snprintf(path, sizeof path, "%s/fat-arm64-x86_64", DK_MACHO_FIXTURES);
-    dk_macho *m = NULL;
-    uint8_t other[16];
-    memset(other, 0xab, sizeof other);
-    CHECK_INT(dk_macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
-    CHECK(m == NULL);
-    CHECK_CONTAINS(err, path);
-    CHECK_CONTAINS(err, "no slice has the UUID wanted");
-    char hex[40];
-    for (size_t i = 0; i < n; i++) {
-        for (int k = 0; k < 16; k++)
-            snprintf(hex + 2 * k, 3, "%02X", t[i].uuid[k]);
-        CHECK_CONTAINS(err, hex);
-        CHECK_CONTAINS(err, t[i].arch);
-    }
-    CHECK_INT(dk_macho_open_uuid(path, NULL, &m, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "no UUID given");
-
-    /* A thin file: its own UUID or nothing. */
-    tslice th[1];
-    load_truth(DK_MACHO_FIXTURES, "thin-arm64", th, 1);
-    snprintf(path, sizeof path, "%s/thin-arm64", DK_MACHO_FIXTURES);
-    if (dk_macho_open_uuid(path, th[0].uuid, &m, err, sizeof err) != 0)
-        DKT_FAIL("%s", err);
-    check_slice(m, &th[0]);
-    dk_macho_close(m);
-    CHECK_INT(dk_macho_open_uuid(path, other, &m, err, sizeof err), ==, -1);
-    CHECK(m == NULL);
-    CHECK_CONTAINS(err, "UUID is not the one wanted");
-}
-
 TEST_CASE(not_macho_files_are_refused)
 {
     char err[512];
-    dk_macho *m = NULL;
+    macho_image *m = NULL;
     const uint8_t m32[32] = {0xce, 0xfa, 0xed, 0xfe, 7};
     CHECK_INT(open_bytes(m32, sizeof m32, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "32-bit Mach-O file");
@@ -903,44 +478,44 @@ TEST_CASE(not_macho_files_are_refused)
     /* Files: text, empty, missing, a directory. */
     const char text[] = "#!/bin/sh\necho not a binary\n";
     char *path = temp_file(text, sizeof text - 1);
-    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(path, &m, err, sizeof err), ==, -1);
     CHECK(strncmp(err, path, strlen(path)) == 0);
     CHECK_CONTAINS(err, "not a Mach-O file");
     unlink(path);
     free(path);
     path = temp_file("", 0);
-    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(path, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, path);
     CHECK_CONTAINS(err, "0 bytes, too short");
     unlink(path);
     free(path);
-    CHECK_INT(dk_macho_open("/nonexistent/dir/libfoo.dylib", &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open("/nonexistent/dir/libfoo.dylib", &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/nonexistent/dir/libfoo.dylib: cannot open: No such file or directory");
-    CHECK_INT(dk_macho_open("/", &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open("/", &m, err, sizeof err), ==, -1);
     CHECK_STR(err, "/: not a regular file (a directory)");
     /* A FIFO without a writer: refused at once, not waited on. */
     path = temp_file("", 0);
     CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
-    CHECK_INT(dk_macho_open(path, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(path, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "not a regular file");
     unlink(path);
     free(path);
     CHECK(m == NULL);
 
     /* Arguments, and an error buffer too small or absent. */
-    CHECK_INT(dk_macho_open(NULL, &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open(NULL, &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "no file name given");
-    CHECK_INT(dk_macho_open("/", NULL, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open("/", NULL, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "out is NULL");
-    CHECK_INT(dk_macho_open("/", &m, NULL, 0), ==, -1);
+    CHECK_INT(macho_open("/", &m, NULL, 0), ==, -1);
     char tiny[6] = "zzzzz";
-    CHECK_INT(dk_macho_open("/", &m, tiny, sizeof tiny), ==, -1);
+    CHECK_INT(macho_open("/", &m, tiny, sizeof tiny), ==, -1);
     CHECK_STR(tiny, "/: no");
-    CHECK_INT(dk_macho_open_buffer(NULL, 5, "x", &m, err, sizeof err), ==, -1);
+    CHECK_INT(macho_open_buffer(NULL, 5, "x", &m, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "no data given");
-    CHECK(dk_macho_lookup(NULL, 0, NULL) == NULL);
-    CHECK(dk_macho_uuid(NULL) == NULL);
-    dk_macho_close(NULL);
+    CHECK(macho_lookup(NULL, 0, NULL) == NULL);
+    CHECK(macho_uuid(NULL) == NULL);
+    macho_close(NULL);
 }
 
 TEST_CASE(random_corruption_never_crashes)
@@ -968,10 +543,10 @@ TEST_CASE(random_corruption_never_crashes)
                 else
                     b.data[at] ^= (uint8_t)(1u << (seed >> 56) % 8); /* one bit */
             }
-            dk_macho *m = NULL;
+            macho_image *m = NULL;
             if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0) {
                 probe(m, seed);
-                dk_macho_close(m);
+                macho_close(m);
                 accepted++;
             } else {
                 refused++;
@@ -1006,29 +581,29 @@ TEST_CASE(allocation_failures_leave_nothing)
 #endif
     size_t opened = 0, refused = 0;
     for (size_t i = 0; i < 4; i++) {
-        dk_macho *m = NULL;
+        macho_image *m = NULL;
         int rc;
         if (i < 2) {
             snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[i]);
-            rc = dk_macho_open(path, &m, err, sizeof err);
+            rc = macho_open(path, &m, err, sizeof err);
         } else if (i == 2) {
             snprintf(path, sizeof path, "%s/small-fat", DK_MACHO_SMALL);
-            rc = dk_macho_open(path, &m, err, sizeof err);
+            rc = macho_open(path, &m, err, sizeof err);
         } else {
             /* The fat fixture's x86_64 slice, by the small image's UUID:
              * none matches, after reading every slice's commands. */
             uint8_t uuid[16] = {0};
             snprintf(path, sizeof path, "%s/%s", DK_MACHO_FIXTURES, files[1]);
-            rc = dk_macho_open_uuid(path, uuid, &m, err, sizeof err);
+            rc = macho_open_uuid(path, uuid, &m, err, sizeof err);
             CHECK_INT(rc, ==, -1);
             if (strstr(err, "out of memory") == NULL)
                 CHECK_CONTAINS(err, "no slice has the UUID wanted");
             continue;
         }
         if (rc == 0) {
-            CHECK(dk_macho_symbol_count(m) >= 3);
-            CHECK(dk_macho_uuid(m) != NULL);
-            dk_macho_close(m);
+            CHECK(macho_symbol_count(m) >= 3);
+            CHECK(macho_uuid(m) != NULL);
+            macho_close(m);
             opened++;
         } else {
             CHECK(m == NULL);
@@ -1049,3 +624,4 @@ TEST_CASE(allocation_failures_leave_nothing)
 }
 
 TEST_MAIN()
+

@@ -7,7 +7,8 @@
  * in a group only or alone too. The kernel answers EINVAL both for a group
  * that has no room for an event and for attributes it refuses outright (an
  * x86 cache event with no encoding, such as L1-icache-stores): only the
- * first is "does not fit".
+ * first is "does not fit". The wrapper also counts the calls: a sampler
+ * probes only what it is asked about, each answer once per process.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -26,6 +27,8 @@ static struct {
     bool alone_too;  /* refused as a group leader too, not only as a sibling */
 } refuse = {UINT64_MAX, false};
 
+static int opens; /* perf_event_open calls so far */
+
 long __wrap_syscall(long number, ...)
 {
     va_list ap;
@@ -36,6 +39,7 @@ long __wrap_syscall(long number, ...)
     va_end(ap);
     if (number != SYS_perf_event_open)
         return __real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+    opens++;
     struct perf_event_attr attr = *(const struct perf_event_attr *)a[0];
     if (attr.type == PERF_TYPE_HARDWARE) {
         if (attr.config == refuse.config && (refuse.alone_too || (int)a[3] >= 0)) {
@@ -96,6 +100,50 @@ TEST_CASE(an_event_refused_only_in_the_group_does_not_fit)
     CHECK_CONTAINS(dk_last_error(), "the 1 events before it");
     /* Nothing was left open: the pair opens once the kernel takes it. */
     CHECK_OK(open_two(s, UINT64_MAX, false));
+    dk_sampler_close(s);
+}
+
+/* Opening a sampler asks the kernel one question (can it count at all);
+ * resolving names asks none; a count of task-clock opens one counter; a
+ * second sampler asks nothing already answered. */
+TEST_CASE(a_sampler_probes_only_what_it_is_asked)
+{
+    opens = 0;
+    dk_sampler *s = open_sampler();
+    CHECK_INT(opens, <=, 1);
+    int after_open = opens;
+    const char *names[] = {"task-clock", "cycles", "instructions", "branches", "branch-misses"};
+    const dk_database_event *ev = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK_OK(dk_sampler_resolve(s, names[i], &ev));
+    CHECK_INT(opens, ==, after_open);
+    /* The database's answer for task-clock is the one the open found. */
+    ev = dk_database_find(dk_sampler_database(s), "task-clock");
+    CHECK(ev != NULL && ev->supported);
+    CHECK_INT(opens, ==, after_open);
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1, 0, &g));
+    CHECK_INT(opens, ==, after_open + 1);
+    dk_group_close(g);
+    /* Listing every event probes each once; a second sampler, none again. */
+    const dk_database *db = dk_sampler_database(s);
+    for (size_t i = 0; i < dk_database_event_count(db); i++)
+        CHECK(dk_database_event_at(db, i) != NULL);
+    int listed = opens;
+    CHECK_INT(listed, >, after_open + 1);
+    for (size_t i = 0; i < dk_database_event_count(db); i++)
+        CHECK(dk_database_event_at(db, i) != NULL);
+    CHECK_INT(opens, ==, listed);
+    dk_sampler *s2 = open_sampler();
+    const dk_database *db2 = dk_sampler_database(s2);
+    for (size_t i = 0; i < dk_database_event_count(db2); i++) {
+        const dk_database_event *e1 = dk_database_event_at(db, i);
+        const dk_database_event *e2 = dk_database_event_at(db2, i);
+        CHECK_STR(e2->name, e1->name);
+        CHECK(e2->supported == e1->supported);
+    }
+    CHECK_INT(opens, ==, listed);
+    dk_sampler_close(s2);
     dk_sampler_close(s);
 }
 

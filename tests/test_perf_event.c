@@ -57,6 +57,16 @@ TEST_CASE(backend_and_database)
     CHECK(caps.pmu != NULL && caps.privileges != NULL);
     if (!have_cpu_pmu())
         CHECK_CONTAINS(caps.pmu, "no hardware PMU");
+    /* The facts a tool picks its defaults by, as perf's. */
+    CHECK(caps.sampling && caps.frequency);
+    CHECK_U64(caps.sample_period, ==, 0);
+    CHECK_U64(caps.sample_freq, ==, 4000);
+    CHECK_STR(caps.stat_events, "task-clock,context-switches,page-faults,instructions,cycles,"
+                                "branches,branch-misses");
+    CHECK(caps.software_events && caps.process_events && caps.children && caps.counts_outlive);
+    const dk_database_event *cycles = dk_database_find(dk_sampler_database(s), "cycles");
+    CHECK(cycles != NULL);
+    CHECK_STR(caps.sample_event, cycles->supported ? "cycles" : "cpu-clock");
     CHECK_INT(dk_sampler_perf_levels(s), ==, 0);
     const dk_database *db = dk_sampler_database(s);
     CHECK_STR(dk_database_name(db), "linux");
@@ -465,6 +475,35 @@ TEST_CASE(resolving_raw_events_again_keeps_memory_flat)
     dk_sampler_close(s);
 }
 
+/* A sampling reports the rate each event samples at: the backend's
+ * default (the caps' sample_freq) for an event given none, else what was
+ * asked. cpu-clock samples on any machine. */
+TEST_CASE(sampling_reports_the_rate_it_used)
+{
+    dk_sampler *s = open_linux();
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_OK(dk_sampler_caps(s, &caps));
+    dk_sampling_event e[3] = {{"cpu-clock", 0, 0}, {"cpu-clock", 250000, 0}, {"task-clock", 0, 99}};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, e, 3, NULL, &p);
+    if (rc == DK_EPERM)
+        SKIP("sampling is refused here: %s", dk_last_error());
+    CHECK_OK(rc);
+    uint64_t period = 1, freq = 1;
+    CHECK_OK(dk_sampling_event_rate(p, 0, &period, &freq));
+    CHECK_U64(period, ==, 0);
+    CHECK_U64(freq, ==, caps.sample_freq);
+    CHECK_OK(dk_sampling_event_rate(p, 1, &period, &freq));
+    CHECK_U64(period, ==, 250000);
+    CHECK_U64(freq, ==, 0);
+    CHECK_OK(dk_sampling_event_rate(p, 2, NULL, &freq));
+    CHECK_U64(freq, ==, 99);
+    CHECK_ERR(dk_sampling_event_rate(p, 3, &period, &freq), DK_EINVAL);
+    CHECK_ERR(dk_sampling_event_rate(NULL, 0, &period, &freq), DK_EINVAL);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 TEST_CASE(privilege_mode_modifiers)
 {
     /* page-faults of user-mode touches are taken in user mode: :u counts
@@ -518,4 +557,45 @@ TEST_CASE(privilege_mode_modifiers)
     dk_sampler_close(s);
 }
 
+/* The event grammar (dkperf.h) as the core and a group use it. */
+TEST_CASE(the_core_reads_names_with_the_grammar)
+{
+    dk_sampler *s = open_linux();
+    const dk_database_event *ev = NULL, *plain = NULL;
+    CHECK_OK(dk_sampler_resolve(s, "task-clock", &plain));
+    CHECK_OK(dk_sampler_resolve(s, "task-clock:u", &ev));
+    CHECK(ev == plain);
+    CHECK_ERR(dk_sampler_resolve(s, "task-clock:q", &ev), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "at position 12: unknown modifier 'q'");
+    CHECK_ERR(dk_sampler_resolve(s, "task-clock:h", &ev), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "the h modifier");
+    CHECK_ERR(dk_sampler_resolve(s, "task-clock/1000", &ev), DK_EINVAL);
+    CHECK_CONTAINS(dk_last_error(), "period or frequency");
+    /* A modified pmu event keeps its spelling as its name. */
+    const char *pmu = "software/config=1/u"; /* task-clock */
+    dk_thread *t = NULL;
+    CHECK_OK(dk_thread_open_names(s, &pmu, 1, &t));
+    CHECK_STR(dk_thread_event_name(t, 0), "software/config=1/u");
+    dk_thread_close(t);
+    dk_sampler_close(s);
+}
+
+TEST_CASE(a_group_reports_the_event_of_each_member)
+{
+    dk_sampler *s = open_linux();
+    const char *names[] = {"task-clock:u", "page-faults", "cpu-clock"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 3, DK_GROUP_PARTIAL, &g));
+    for (size_t i = 0; i < 3; i++) {
+        const dk_database_event *want = NULL;
+        char base[32];
+        snprintf(base, sizeof base, "%.*s", (int)strcspn(names[i], ":"), names[i]);
+        CHECK_OK(dk_sampler_resolve(s, base, &want));
+        CHECK(dk_group_event(g, i) == want);
+    }
+    CHECK(dk_group_event(g, 3) == NULL);
+    CHECK(dk_group_event(NULL, 0) == NULL);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}
 TEST_MAIN()

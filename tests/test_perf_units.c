@@ -515,8 +515,8 @@ TEST_CASE(sysfs_format_and_event_text_is_untrusted)
     CHECK_INT(dk__pe_parse(root, "../x/", &d), ==, DK_EINVAL);
     CHECK_INT(dk__pe_parse_terms(root, "..", "event=1", "e", &d), ==, DK_EINVAL);
     CHECK_INT(dk__pe_parse_terms(root, "cpu", "format/../../cpu/type", "e", &d), ==, DK_EINVAL);
-    CHECK_INT(dk__pe_parse_raw("r", &d), ==, DK__NOT_MINE);
-    CHECK_INT(dk__pe_parse_raw("rffffffffffffffff", &d), ==, 0);
+    CHECK_INT(dk__pe_parse(root, "r", &d), ==, DK__NOT_MINE);
+    CHECK_INT(dk__pe_parse(root, "rffffffffffffffff", &d), ==, 0);
     CHECK_U64(d.config, ==, UINT64_MAX);
     remove_tree();
 }

@@ -3,8 +3,10 @@
  * test_sampling_kperf.c - sampling through the library's kperf backend, on
  * the simulated frameworks (tests/sim): counter-overflow samples of a busy
  * function with its real call chain, timer samples, no root, tracing owned
- * by another tool, and a failure of every kperf and kdebug call leaving
- * nothing armed. Simulated only: nothing here ran on Apple hardware.
+ * by another tool, a child sampled from its exec, the calls in any order,
+ * and a failure of every kperf and kdebug call leaving nothing armed. The
+ * trace buffer's own cases are in test_sampling_kperf_trace.c (the same
+ * binary). Simulated only: nothing here ran on Apple hardware.
  */
 
 #include <dlfcn.h>
@@ -21,43 +23,10 @@
 #include "child_sampling.h"
 #include "dkperf.h"
 #include "dkperf/kperf.h"
-#include "sampling_stress.h"
-#include "sim/sim_kdebug.h"
-#include "sim/sim_kernel.h"
+#include "sampling_kperf_helpers.h"
 #include "util.h"
 
 extern char **environ;
-
-typedef struct collected {
-    size_t samples, maps, in_hot, user, hot_from_caller, bad_pid, bad_period, comms;
-    uint64_t last_time;
-    bool time_backwards;
-    uint64_t period;
-} collected;
-
-static volatile uint64_t hot_sink;
-
-/* The function the samples must land in; its caller must be on the stack. */
-/* Exported (dladdr names them); the clock is read rarely, so that nearly
- * every sample lands in the loop itself. */
-__attribute__((noinline, visibility("default"))) void dkt_hot_loop(uint64_t ns)
-{
-    uint64_t goal = dkt_thread_cpu_ns() + ns, acc = 0;
-    /* A register, not memory: a sanitizer's helpers would otherwise be
-     * the sampled frame (and, being leaves, hide this one). */
-    while (dkt_thread_cpu_ns() < goal)
-        for (int i = 0; i < 3000000; i++) {
-            acc += (uint64_t)i * 2654435761u;
-            __asm__ volatile("" : "+r"(acc));
-        }
-    hot_sink += acc;
-}
-
-__attribute__((noinline, visibility("default"))) void dkt_hot_caller(uint64_t ns)
-{
-    dkt_hot_loop(ns);
-    hot_sink++;
-}
 
 static bool names(uint64_t addr, const char *fn)
 {
@@ -118,17 +87,6 @@ static int collect(void *ctx, const dk_sample *s)
     return 0;
 }
 
-static dk_sampler *open_sampler(void)
-{
-    dk_sampler *s = NULL;
-    dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
-    o.backend = DK_BACKEND_KPERF;
-    int rc = dk_sampler_open(&s, &o);
-    if (rc != 0)
-        DKT_FAIL("dk_sampler_open: %d %s", rc, dk_last_error());
-    return s;
-}
-
 /* Sample ev (period as given) while the hot function runs for ms of CPU. */
 static void sample_hot(const char *ev, uint64_t period, double ms, collected *c)
 {
@@ -181,54 +139,6 @@ static void check_hot(const collected *c, size_t expected)
     CHECK_U64(c->user, >=, c->in_hot / 2);
     CHECK_U64(c->comms, ==, 1);
 }
-
-/* "KEY VALUE" of the sim's state file. */
-static long state_value(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        DKT_FAIL("cannot read %s", path);
-    char k[64];
-    long v = -12345;
-    char line[128];
-    while (fgets(line, sizeof line, f) != NULL) {
-        char val[32];
-        if (sscanf(line, "%63s %31s", k, val) == 2 && strcmp(k, key) == 0)
-            v = strtol(val, NULL, 0);
-    }
-    fclose(f);
-    if (v == -12345)
-        DKT_FAIL("%s has no %s line", path, key);
-    return v;
-}
-
-/* Nothing armed: no sampling, actions, timers, PMIs, Linux events, trace
- * buffer or ktrace owner left behind. */
-static void check_disarmed_but(const char *path, size_t skip)
-{
-    static const char *const zero[] = {"kperf.sampling", "kperf.actions_set", "kperf.timers_set",
-                                       "kpc.pmi", "sim.perf_events", "kdebug.bufinit",
-                                       "kdebug.enabled", "ktrace.owning_pid", "force_all_ctrs",
-                                       "counting"};
-    for (size_t i = 0; i < sizeof zero / sizeof zero[0] - skip; i++)
-        if (state_value(path, zero[i]) != 0)
-            DKT_FAIL("%s: %s is %ld after the sampling closed", path, zero[i],
-                     state_value(path, zero[i]));
-}
-
-static void check_disarmed(const char *path) { check_disarmed_but(path, 0); }
-
-static const char *state_path(void)
-{
-    const char *p = getenv("DKPERF_SIM_STATE");
-    if (p == NULL || *p == '\0')
-        DKT_FAIL("DKPERF_SIM_STATE is not set: run through ctest");
-    return p;
-}
-
-/* A state file left by an earlier run would be adopted as the machine's
- * state: start from none. */
-static void fresh_state(void) { unlink(state_path()); }
 
 TEST_CASE(pmi_samples_land_in_the_busy_function)
 {
@@ -314,9 +224,7 @@ TEST_CASE(wait_returns_when_records_are_ready)
      * 16 MB are ready long before that. */
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling_event e = {"cycles", 1000000, 0};
-    dk_sampling *p = NULL;
-    CHECK_INT(dk_sampling_open(s, &e, 1, NULL, &p), ==, 0);
+    dk_sampling *p = open_sampling(s, "cycles", 1000000, 0);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     dkt_burn_cpu_ms(30);
     uint64_t t0 = now_ns();
@@ -363,6 +271,35 @@ TEST_CASE(period_of_a_fixed_counter_event_uses_its_configurable_twin)
     long pmi = state_value(state_path(), "kpc.pmi");
     CHECK(pmi != 0);
     CHECK_INT(pmi & 0x3, ==, 0); /* never a fixed counter (0, 1 on Apple; 0-2 on Intel) */
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+/* An event given no rate samples on the period the caps announce, and the
+ * sampling says so; a timer at a frequency reports its period in ns. */
+TEST_CASE(the_rate_used_is_the_one_the_caps_announce)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_INT(dk_sampler_caps(s, &caps), ==, 0);
+    CHECK(caps.sampling && !caps.frequency);
+    CHECK_U64(caps.sample_period, ==, 1000000);
+    CHECK_U64(caps.sample_freq, ==, 0);
+    dk_sampling_event e[2] = {{caps.sample_event, 0, 0}, {"timer", 0, 2000}};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, e, 2, NULL, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open(%s, timer@2000): %d %s", caps.sample_event, rc,
+                 dk_last_error());
+    uint64_t period = 1, freq = 1;
+    CHECK_INT(dk_sampling_event_rate(p, 0, &period, &freq), ==, 0);
+    CHECK_U64(period, ==, caps.sample_period);
+    CHECK_U64(freq, ==, 0);
+    CHECK_INT(dk_sampling_event_rate(p, 1, &period, NULL), ==, 0);
+    CHECK_U64(period, ==, 500000); /* ns */
+    CHECK_INT(dk_sampling_event_rate(p, 2, &period, &freq), ==, DK_EINVAL);
     dk_sampling_close(p);
     dk_sampler_close(s);
     check_disarmed(state_path());
@@ -430,14 +367,6 @@ TEST_CASE(tracing_owned_by_another_tool_is_busy)
     CHECK(p == NULL);
     dk_sampler_close(s);
     check_disarmed(state_path());
-}
-
-static int collect_any(void *ctx, const dk_sample *s)
-{
-    collected *c = ctx;
-    if (s->kind == DK_SAMPLE_KIND_SAMPLE)
-        c->samples++;
-    return 0;
 }
 
 /* The whole sequence, errors ignored: what a fault sweep child runs. */
@@ -564,301 +493,6 @@ TEST_CASE(every_failure_leaves_nothing_armed)
     unlink(calls);
 }
 
-
-/* The simulated libsystem's sysctl and the sim kernel's simk_emit, as
- * loaded by the library: another tool's settings and a flood of records. */
-typedef struct sim_kernel {
-    int (*sysctl)(int *, unsigned, void *, size_t *, void *, size_t);
-    void (*emit)(const simk_kd_buf *, size_t);
-} sim_kernel;
-
-static sim_kernel sim_kernel_open(void)
-{
-    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
-    CHECK(root != NULL);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL)
-        DKT_FAIL("dlopen %s: %s", path, dlerror());
-    sim_kernel k;
-    *(void **)&k.sysctl = dlsym(h, "sysctl");
-    *(void **)&k.emit = dlsym(h, "simk_emit");
-    CHECK(k.sysctl != NULL && k.emit != NULL);
-    return k;
-}
-
-/* n records of kperf's class that no sample decodes, as a busy machine's
- * other kperf users would leave. */
-static void flood(const sim_kernel *k, size_t n)
-{
-    simk_kd_buf *r = calloc(n, sizeof *r);
-    CHECK(r != NULL);
-    for (size_t i = 0; i < n; i++) {
-        r[i].timestamp = i + 1;
-        r[i].debugid = 0x25ff0000u;
-    }
-    k->emit(r, n);
-    free(r);
-}
-
-/* kbufinfo_t's nkdbufs (KERN_KDGETBUF). */
-static int trace_buffer_events(const sim_kernel *k)
-{
-    int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDGETBUF};
-    kbufinfo info = {0};
-    size_t len = sizeof info;
-    CHECK_INT(k->sysctl(mib, 3, &info, &len, NULL, 0), ==, 0);
-    return info.nkdbufs;
-}
-
-/* A timer every period_ns, its samples with time and thread. */
-static dk_sampling *open_timer_sampling(dk_sampler *s, uint64_t period_ns)
-{
-    dk_sampling_event e = {"timer", period_ns, 0};
-    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
-    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID;
-    dk_sampling *p = NULL;
-    int rc = dk_sampling_open(s, &e, 1, &o, &p);
-    if (rc != 0)
-        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
-    return p;
-}
-
-TEST_CASE(a_wrapped_trace_buffer_counts_lost_samples)
-{
-    fresh_state();
-    dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s, 1000000);
-    CHECK_INT(dk_sampling_start(p), ==, 0);
-    sim_kernel k = sim_kernel_open();
-    /* One record more than the buffer holds: its oldest unit is dropped. */
-    int n = trace_buffer_events(&k);
-    CHECK_INT(n, >, 0);
-    flood(&k, (size_t)n + 1);
-    collected c = {0};
-    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
-    dk_sampling_stats st;
-    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
-    CHECK_U64(st.lost, ==, 1);
-    CHECK_INT(dk_sampling_stop(p), ==, 0);
-    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
-    dk_sampling_close(p);
-    dk_sampler_close(s);
-    check_disarmed(state_path());
-}
-
-/* DKPERF_SIM_KDEBUG_WRITER (ctest): other kperf users write as fast as the
- * drain reads. Each drain still returns, having read at most a buffer's
- * worth, and the samples still come. */
-TEST_CASE(a_drain_returns_while_the_kernel_keeps_writing)
-{
-    fresh_state();
-    dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s, 1000000);
-    CHECK_INT(dk_sampling_start(p), ==, 0);
-    alarm(60); /* before the bound, the first drain never returned */
-    collected c = {0};
-    for (int i = 0; i < 3; i++) {
-        dkt_hot_caller(20000000);
-        CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
-    }
-    CHECK_INT(dk_sampling_stop(p), ==, 0);
-    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
-    alarm(0);
-    fprintf(stderr, "%zu samples through a busy trace buffer\n", c.samples);
-    CHECK_U64(c.samples, >, 0);
-    dk_sampling_close(p);
-    dk_sampler_close(s);
-    check_disarmed(state_path());
-}
-
-TEST_CASE(the_kernel_stopping_tracing_is_reported)
-{
-    /* DKPERF_SIM_KDEBUG=xnu-8020: a kernel where KDBG_NOWRAP stops
-     * logging when the buffer fills. Another tool sets it after this
-     * sampling's set-up (KDREMOVE cleared it there). */
-    fresh_state();
-    dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s, 1000000);
-    CHECK_INT(dk_sampling_start(p), ==, 0);
-    sim_kernel k = sim_kernel_open();
-    int mib[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDEFLAGS, (int)KDBG_NOWRAP};
-    size_t zero = 0;
-    CHECK_INT(k.sysctl(mib, 4, NULL, &zero, NULL, 0), ==, 0);
-    flood(&k, (size_t)trace_buffer_events(&k) + 1);
-    collected c = {0};
-    int rc = dk_sampling_drain(p, collect_any, &c);
-    fprintf(stderr, "%s\n", dk_last_error());
-    CHECK_INT(rc, ==, DK_EOS);
-    CHECK_CONTAINS(dk_last_error(), "the kernel stopped tracing");
-    CHECK_CONTAINS(dk_last_error(), "KDBG_NOWRAP");
-    dk_sampling_stats st;
-    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
-    CHECK_U64(st.lost, >=, 1);
-    /* Said once; then stopping and closing undo everything. */
-    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
-    CHECK_INT(dk_sampling_stop(p), ==, 0);
-    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
-    dk_sampling_close(p);
-    dk_sampler_close(s);
-    check_disarmed(state_path());
-}
-
-/* Threads sharing one sampling: the samples written into the trace buffer
- * here are numbered (their tid), so each must be delivered once, in
- * order, whichever thread's drain or wait read it. */
-#define STRESS_SAMPLES 6000u
-#define STRESS_TID 0x100000000000ull /* above any real thread id */
-
-typedef struct numbered {
-    uint64_t next, samples;
-    uint64_t last_time;
-} numbered;
-
-static int follow_numbers(void *ctx, const dk_sample *x)
-{
-    numbered *n = ctx; /* drains take turns: no lock of its own */
-    if (x->kind != DK_SAMPLE_KIND_SAMPLE)
-        return 0;
-    n->samples++;
-    if (x->tid < STRESS_TID)
-        return 0; /* the timer's own, if one fired */
-    uint64_t i = x->tid - STRESS_TID;
-    if (i != n->next)
-        DKT_FAIL("sample %llu delivered when %llu was due: %s", (unsigned long long)i,
-                 (unsigned long long)n->next, i < n->next ? "a repeat" : "some lost");
-    if (i > 0 && x->time_ns <= n->last_time)
-        DKT_FAIL("sample %llu is not later than the one before", (unsigned long long)i);
-    n->next++;
-    n->last_time = x->time_ns;
-    return 0;
-}
-
-typedef struct numbered_work {
-    sim_kernel k;
-} numbered_work;
-
-/* XNU's records of timer sample i with no stack (action 1) into r[0..2]:
- * GEN_EVENT start, TI_DATA, GEN_EVENT end. */
-static void numbered_sample(simk_kd_buf *r, uint64_t i)
-{
-    const uint64_t fake_thread = STRESS_TID - 1; /* the interrupted thread's slot */
-    const uint64_t t = 1000 + i * 10;
-    r[0] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg4 = 1, .arg5 = fake_thread,
-                         .debugid = 0x25000000u | 1u};
-    r[1] = (simk_kd_buf){.timestamp = t, .arg1 = 0x7fffffff, .arg2 = STRESS_TID + i,
-                         .arg5 = fake_thread, .debugid = 0x25010004u};
-    r[2] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg5 = fake_thread,
-                         .debugid = 0x25000000u | 2u};
-}
-
-/* The numbered samples in batches of 8, 100 µs apart. */
-static void write_numbered(void *ctx)
-{
-    numbered_work *w = ctx;
-    simk_kd_buf r[8 * 3];
-    for (uint64_t i = 0; i < STRESS_SAMPLES;) {
-        size_t n = 0;
-        for (; n < sizeof r / sizeof r[0] && i < STRESS_SAMPLES; i++, n += 3)
-            numbered_sample(&r[n], i);
-        w->k.emit(r, n);
-        struct timespec ts = {0, 100 * 1000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
-{
-    fresh_state();
-    dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s, 1000000000); /* its own samples rare */
-    numbered_work w = {sim_kernel_open()};
-    /* Nothing wraps: every record written stays until read. */
-    CHECK_INT(trace_buffer_events(&w.k), >, STRESS_SAMPLES * 3);
-    numbered n = {0, 0, 0};
-    static const char *const names[] = {"cycles", "instructions"};
-    dkt_stress x = {.s = s, .p = p, .fn = follow_numbers, .ctx = &n, .names = names,
-                    .n_names = 2, .work = write_numbered, .work_ctx = &w};
-    CHECK_INT(dk_sampling_start(p), ==, 0);
-    dkt_stress_run(&x);
-    dk_sampling_stats st;
-    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
-    fprintf(stderr, "%llu of %u numbered samples delivered in order, %llu in all, %llu lost\n",
-            (unsigned long long)n.next, STRESS_SAMPLES, (unsigned long long)n.samples,
-            (unsigned long long)st.lost);
-    CHECK_U64(n.next, ==, STRESS_SAMPLES);
-    CHECK_U64(st.samples, ==, n.samples);
-    CHECK_U64(st.lost, ==, 0);
-    dk_sampling_close(p);
-    dk_sampler_close(s);
-    check_disarmed(state_path());
-}
-
-/* A drain whose callback holds on to its first sample until told to let
- * go, or for 10 s. */
-typedef struct held_drain {
-    dk_sampling *p;
-    int inside, let_go; /* __atomic */
-    bool gave_up;
-    int rc;
-} held_drain;
-
-static int hold_first(void *ctx, const dk_sample *x)
-{
-    held_drain *h = ctx;
-    if (x->kind != DK_SAMPLE_KIND_SAMPLE || __atomic_load_n(&h->inside, __ATOMIC_ACQUIRE))
-        return 0;
-    __atomic_store_n(&h->inside, 1, __ATOMIC_RELEASE);
-    for (int ms = 0; !__atomic_load_n(&h->let_go, __ATOMIC_ACQUIRE); ms++) {
-        if (ms == 10000) {
-            h->gave_up = true;
-            break;
-        }
-        dkt_stress_pause(1000);
-    }
-    return 0;
-}
-
-static void *drain_held(void *arg)
-{
-    held_drain *h = arg;
-    h->rc = dk_sampling_drain(h->p, hold_first, h);
-    return NULL;
-}
-
-/* dk_sampling_wait(p, 0) is a look: it returns at once while a drain in
- * another thread sits in a slow callback (that drain takes what there is),
- * rather than waiting for the drain to end. */
-TEST_CASE(a_wait_keeps_its_timeout_while_another_thread_drains)
-{
-    fresh_state();
-    dk_sampler *s = open_sampler();
-    dk_sampling *p = open_timer_sampling(s, 1000000000);
-    sim_kernel k = sim_kernel_open();
-    CHECK_INT(dk_sampling_start(p), ==, 0);
-    simk_kd_buf r[2 * 3];
-    numbered_sample(&r[0], 0);
-    numbered_sample(&r[3], 1);
-    k.emit(r, 6);
-    held_drain h = {p, 0, 0, false, 0};
-    pthread_t th;
-    CHECK_INT(pthread_create(&th, NULL, drain_held, &h), ==, 0);
-    for (int ms = 0; !__atomic_load_n(&h.inside, __ATOMIC_ACQUIRE) && ms < 10000; ms++)
-        dkt_stress_pause(1000);
-    CHECK(__atomic_load_n(&h.inside, __ATOMIC_ACQUIRE));
-    int rc = dk_sampling_wait(p, 0);
-    __atomic_store_n(&h.let_go, 1, __ATOMIC_RELEASE);
-    CHECK_INT(pthread_join(th, NULL), ==, 0);
-    CHECK(!h.gave_up); /* the wait returned while the callback still held on */
-    CHECK_INT(rc, >=, 0);
-    CHECK_INT(h.rc, >=, 1);
-    CHECK_INT(dk_sampling_stop(p), ==, 0);
-    dk_sampling_close(p);
-    dk_sampler_close(s);
-    check_disarmed(state_path());
-}
-
 /* Sample a child that execs /bin/sh running a busy loop, until it exits
  * (a zombie, not reaped), as dkperf record does. */
 static void sample_child(dkt_child_records *c)
@@ -925,9 +559,7 @@ TEST_CASE(calls_in_any_order_leave_nothing_armed)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling_event e = {"cycles", 1000000, 0};
-    dk_sampling *p = NULL;
-    CHECK_INT(dk_sampling_open(s, &e, 1, NULL, &p), ==, 0);
+    dk_sampling *p = open_sampling(s, "cycles", 1000000, 0);
     collected c = {0};
     CHECK_INT(dk_sampling_drain(p, collect, &c), >=, 0);
     CHECK_INT(dk_sampling_wait(p, 0), >=, 0);
@@ -956,9 +588,7 @@ TEST_CASE(a_second_sampler_leaves_this_process_sampling_alone)
 {
     fresh_state();
     dk_sampler *s = open_sampler();
-    dk_sampling_event e = {"cycles", 1000000, 0};
-    dk_sampling *p = NULL;
-    CHECK_INT(dk_sampling_open(s, &e, 1, NULL, &p), ==, 0);
+    dk_sampling *p = open_sampling(s, "cycles", 1000000, 0);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     collected c = {0};
     dkt_hot_caller(20000000);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * test_stats.c - the statistics of repeated runs (tools/common/stats.c),
- * against a two-pass reference computed in long double.
+ * test_stats.c - the running moments of repeated runs and the median
+ * (src/common/stats_moments.c), against a two-pass reference computed in
+ * long double.
  */
 #include <math.h>
 
 #include "check.h"
-#include "stats.h"
+#include "common/stats.h"
 
 typedef struct reference {
     long double mean, variance, rel_stddev_mean;
@@ -36,12 +37,12 @@ static double naive_variance(const double *v, size_t n)
     return (sq - sum * sum / (double)n) / (double)(n - 1);
 }
 
-static stats of(const double *v, size_t n)
+static dkb_moments of(const double *v, size_t n)
 {
-    stats s;
-    stats_init(&s);
+    dkb_moments s;
+    dkb_moments_init(&s);
     for (size_t i = 0; i < n; i++)
-        stats_add(&s, v[i]);
+        dkb_moments_add(&s, v[i]);
     return s;
 }
 
@@ -54,14 +55,14 @@ static stats of(const double *v, size_t n)
 
 static void check_against_reference(const double *v, size_t n)
 {
-    stats s = of(v, n);
+    dkb_moments s = of(v, n);
     reference r = two_pass(v, n);
     CHECK_INT(s.n, ==, n);
-    CHECK_CLOSE(stats_get(&s, STATS_MEAN), r.mean, 1e-15L);
-    CHECK_CLOSE(stats_get(&s, STATS_VARIANCE), r.variance, 1e-9L);
-    CHECK_CLOSE(stats_get(&s, STATS_STDDEV), sqrtl(r.variance), 1e-9L);
-    CHECK_CLOSE(stats_get(&s, STATS_STDDEV_MEAN), sqrtl(r.variance / (long double)n), 1e-9L);
-    CHECK_CLOSE(stats_get(&s, STATS_REL_STDDEV_MEAN), r.rel_stddev_mean, 1e-9L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_MEAN), r.mean, 1e-15L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_VARIANCE), r.variance, 1e-9L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_STDDEV), sqrtl(r.variance), 1e-9L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_STDDEV_MEAN), sqrtl(r.variance / (long double)n), 1e-9L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_REL_STDDEV_MEAN), r.rel_stddev_mean, 1e-9L);
 }
 
 /* dkperf stat -r 10 of a command counting 1.2e10 events, +-500 a run. */
@@ -76,8 +77,8 @@ TEST_CASE(large_counts_keep_their_spread)
     CHECK(fabsl(naive_variance(v, 10) - r.variance) > 0.1L * r.variance);
     check_against_reference(v, 10);
     /* sqrt(1100000 / 9 / 10) / 1.2e10 * 100 */
-    stats s = of(v, 10);
-    CHECK_CLOSE(stats_get(&s, STATS_REL_STDDEV_MEAN), 9.2128466398761e-7L, 1e-9L);
+    dkb_moments s = of(v, 10);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_REL_STDDEV_MEAN), 9.2128466398761e-7L, 1e-9L);
 }
 
 /* Counts so close that the one-pass variance comes out negative. */
@@ -86,41 +87,43 @@ TEST_CASE(nearly_equal_counts_never_give_a_negative_variance)
     const double v[5] = {50000000000.0, 50000000002.0, 50000000002.0, 50000000002.0,
                          50000000000.0};
     CHECK(naive_variance(v, 5) < 0); /* the case the old formula printed as +- 0.00% */
-    stats s = of(v, 5);
-    CHECK(stats_get(&s, STATS_VARIANCE) > 0);
+    dkb_moments s = of(v, 5);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_VARIANCE) > 0);
     check_against_reference(v, 5);
-    CHECK_CLOSE(stats_get(&s, STATS_VARIANCE), 1.2L, 1e-9L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_VARIANCE), 1.2L, 1e-9L);
 }
 
 TEST_CASE(small_samples)
 {
-    stats s;
-    stats_init(&s);
-    for (int k = STATS_MEAN; k <= STATS_REL_STDDEV_MEAN; k++)
-        CHECK(stats_get(&s, (stats_kind)k) == 0);
-    stats_add(&s, 42);
-    CHECK(stats_get(&s, STATS_MEAN) == 42);
-    CHECK(stats_get(&s, STATS_STDDEV) == 0);
-    CHECK(stats_get(&s, STATS_REL_STDDEV_MEAN) == 0);
+    dkb_moments s;
+    dkb_moments_init(&s);
+    for (int k = DKB_MOMENT_MEAN; k <= DKB_MOMENT_REL_STDDEV_MEAN; k++)
+        CHECK(dkb_moments_get(&s, (dkb_moment)k) == 0);
+    dkb_moments_add(&s, 42);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_MEAN) == 42);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_STDDEV) == 0);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_REL_STDDEV_MEAN) == 0);
     const double v[8] = {2, 4, 4, 4, 5, 5, 7, 9};
     s = of(v, 8);
-    CHECK(stats_get(&s, STATS_MEAN) == 5);
-    CHECK_CLOSE(stats_get(&s, STATS_VARIANCE), 32.0L / 7, 1e-15L);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_MEAN) == 5);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_VARIANCE), 32.0L / 7, 1e-15L);
     check_against_reference(v, 8);
     /* No relative spread of a mean that is not positive. */
     const double z[3] = {-1, 0, 1};
     s = of(z, 3);
-    CHECK(stats_get(&s, STATS_STDDEV) == 1);
-    CHECK(stats_get(&s, STATS_REL_STDDEV_MEAN) == 0);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_STDDEV) == 1);
+    CHECK(dkb_moments_get(&s, DKB_MOMENT_REL_STDDEV_MEAN) == 0);
 }
 
 TEST_CASE(median)
 {
     double odd[5] = {9, 1, 5, 3, 7}, even[4] = {4, 1, 3, 2}, one[1] = {6};
-    CHECK(stats_median(odd, 5) == 5);
-    CHECK(stats_median(even, 4) == 2.5);
-    CHECK(stats_median(one, 1) == 6);
-    CHECK(stats_median(NULL, 0) == 0);
+    CHECK(dkb_median(odd, 5) == 5);
+    CHECK(dkb_median(even, 4) == 2.5);
+    CHECK(dkb_median(one, 1) == 6);
+    /* No values, no median: NaN, as every quantile of none (stats.h). */
+    CHECK(isnan(dkb_median(NULL, 0)));
+    CHECK(isnan(dkb_quantile_sorted(odd, 0, 0.5)));
     CHECK(odd[0] == 1 && odd[4] == 9); /* sorted in place */
 }
 

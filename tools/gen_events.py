@@ -15,7 +15,9 @@ Writes:
   src/events/cpus.h              chips, their database names and counter masks,
                                  and the CPU id -> database -> marketing name map
 
-Usage: gen_events.py --data DIR --out ROOT   (ROOT = project root)
+Usage: gen_events.py [--data DIR] [--out ROOT]
+  DIR defaults to the project's data/, ROOT (the project root to write into)
+  to the project this script is in.
 The output is deterministic: running it twice gives identical bytes.
 """
 
@@ -242,9 +244,12 @@ def gen_cpus(chip_rows, cpus, intel):
 
 
 def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="directory holding the *.tsv files")
-    parser.add_argument("--out", required=True, help="project root to write into")
+    parser.add_argument("--data", default=os.path.join(root, "data"),
+                        help="directory holding the *.tsv files (default: the project's data/)")
+    parser.add_argument("--out", default=root,
+                        help="project root to write into (default: this project)")
     args = parser.parse_args()
 
     per_chip, chip_rows, cpus, intel = load(args.data)

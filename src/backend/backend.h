@@ -121,6 +121,8 @@ struct dk_sampling {
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for "timer" */
     dk_sampling_event asked[DK_MAX_EVENTS];          /* as given; names are copies */
+    uint64_t period[DK_MAX_EVENTS]; /* the rate used (sampling_open sets them): events a */
+    uint64_t freq[DK_MAX_EVENTS];   /* sample, or samples a second (dk_sampling_event_rate) */
     unsigned char mode[DK_MAX_EVENTS];               /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS];
     dk_sampling_stats stats;    /* added to with dk__stat_add only */
@@ -226,6 +228,16 @@ struct dk__backend {
     int (*sampling_drain)(dk_sampling *p, dk_sample_fn fn, void *ctx);
     int (*sampling_wait)(dk_sampling *p, int timeout_ms);
     void (*sampling_close)(dk_sampling *p);
+
+    /* Optional, for facts found lazily (each at most once, from any thread):
+     * probe_event fills ev->supported before the core hands ev out (ev is
+     * in s->db); probe_caps completes s->caps before dk_sampler_caps copies
+     * them. */
+    void (*probe_event)(dk_sampler *s, const dk_database_event *ev);
+    void (*probe_caps)(dk_sampler *s);
+    /* Optional: fill s->db's CPU id, marketing name and arch, which reading
+     * them (dk_database_cpu_id, ...) asks for first. */
+    void (*describe_cpu)(dk_sampler *s);
 };
 
 extern const dk__backend dk__backend_kperf;
@@ -247,6 +259,11 @@ static inline const char *dk__group_label(const dk_group *g, size_t i)
 {
     return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
                                                                       : g->asked[i];
+}
+static inline const char *dk__sampling_label(const dk_sampling *p, size_t i)
+{
+    return p->label[i] != NULL ? p->label[i] : p->events[i] != NULL ? p->events[i]->name
+                                                                      : p->asked[i].name;
 }
 
 /* An event as a message names it: as the caller wrote it ("branches"),
@@ -274,6 +291,18 @@ static inline void dk__group_unsupported(dk_group *g, size_t i)
 {
     g->supported[i] = false;
     dk__strlcpy(g->why[i], dk_last_error(), sizeof g->why[i]);
+}
+
+/* The event of db named name (or aliased so: aliases first), or NULL. */
+static inline const dk_database_event *dk__database_find(const dk_database *db, const char *name)
+{
+    for (size_t i = 0; i < db->event_count; i++)
+        if (db->events[i].alias != NULL && strcmp(db->events[i].alias, name) == 0)
+            return &db->events[i];
+    for (size_t i = 0; i < db->event_count; i++)
+        if (strcmp(db->events[i].name, name) == 0)
+            return &db->events[i];
+    return NULL;
 }
 
 /* Sort db events by name; perm receives, for each sorted position, the

@@ -148,6 +148,12 @@ static int build_database(dk_sampler *s, session *k)
     }
     s->caps.privileges = "root or the com.apple.private.kernel.kpc entitlement: every event, per "
                          "thread and on every CPU";
+    /* kpc interrupts after a number of events (kpc_set_period): no frequency. */
+    s->caps.sampling = true;
+    s->caps.sample_period = DK__KPERF_SAMPLE_PERIOD;
+    s->caps.sample_event = "cycles";
+    s->caps.stat_events = "instructions,cycles,branches,branch-misses";
+    /* proc_pid_rusage: a process's instructions and cycles, read before it is reaped */
     return dk__kpep_view(s, k->kdb, counters, &k->handles);
 }
 
@@ -636,8 +642,8 @@ static int kperf_group_open(dk_group *g)
         return dk__rusage_group_open(
             g, k->root,
             "cannot be counted for another process: macOS gives another process's instructions "
-            "and cycles only; count every CPU instead while it runs (system scope, with "
-            "root: dkperf stat -a, or -a -p PID for a running process)");
+            "and cycles only; count every CPU instead while it runs (the system scope, "
+            "which needs root)");
 
     kgroup *kg = calloc(1, sizeof *kg);
     if (kg == NULL)

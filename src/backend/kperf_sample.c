@@ -36,7 +36,6 @@
 #include "backend/kpep_common.h"
 #include "backend/kperf_sample_state.h"
 
-#define DEFAULT_PERIOD 1000000u  /* events per PMI */
 #define DEFAULT_TIMER_NS 1000000u /* 1 kHz */
 
 /* ------------------------------------------------------------------------ */
@@ -306,6 +305,7 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
                 return dk__fail(DK_EINVAL, "timer at %llu Hz: above 1 GHz, no timer fires that "
                                            "often", (unsigned long long)a->freq);
             k->period[i] = ns;
+            p->period[i] = ns;
             k->ntimers++;
             if (k->ntimers > KPERF_TIMER_MAX)
                 return dk__fail(DK_ETOOMANY, "more than %d timers: kperf has %d",
@@ -324,11 +324,11 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
              * kpc_set_reload_xcall touches only configurable counters;
              * x86 refuses FIXED periods): count the configurable twin. */
             const dk_database_event *twin =
-                ev->fallback != NULL ? dk_database_find(&s->db, ev->fallback) : NULL;
+                ev->fallback != NULL ? dk__database_find(&s->db, ev->fallback) : NULL;
             /* Apple's databases name no fallback for FIXED_CYCLES; the
              * configurable counter of core cycles is CORE_ACTIVE_CYCLE. */
             if (twin == NULL && strcmp(ev->name, "FIXED_CYCLES") == 0)
-                twin = dk_database_find(&s->db, "CORE_ACTIVE_CYCLE");
+                twin = dk__database_find(&s->db, "CORE_ACTIVE_CYCLE");
             if (twin == NULL)
                 return dk__fail(DK_ENOTSUP,
                                 "%s counts on a fixed counter, which cannot interrupt through "
@@ -338,7 +338,8 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
             p->events[i] = twin; /* what is sampled, for the event's name */
         }
         k->kind[i] = 1;
-        k->period[i] = a->period != 0 ? a->period : DEFAULT_PERIOD;
+        k->period[i] = a->period != 0 ? a->period : DK__KPERF_SAMPLE_PERIOD;
+        p->period[i] = k->period[i];
         pmi_index[k->npmi] = i;
         pmi_events[k->npmi++] = ev;
     }
@@ -461,7 +462,7 @@ static int arm(dk_sampling *p, ksamp *k)
             return dk__fail(DK_ENOTSUP,
                             "%s was placed on fixed counter %zu, which cannot interrupt through "
                             "kpc",
-                            dk_sampling_event_name(p, i), counter[j]);
+                            dk__sampling_label(p, i), counter[j]);
         size_t c = counter[j] - k->fixed_counters;
         k->counter[i] = counter[j];
         per[c] = k->period[i];

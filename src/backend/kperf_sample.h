@@ -12,6 +12,10 @@
 #include "dkperf/kperf.h"
 #include "sys/libsystem.h"
 
+/* Events a PMI for a counter event given no period: kpc has no frequency
+ * mode (dk_backend_caps.sample_period). */
+#define DK__KPERF_SAMPLE_PERIOD 1000000u
+
 typedef struct dk__kperf_prog dk__kperf_prog;
 
 /* The session's framework, framework root and counter counts. */

@@ -2,10 +2,12 @@
 /*
  * pe_events.c - the perf_event backend's event database: perf's generic
  * hardware, cache and software events, the events sysfs lists for per-task
- * PMUs (each probed once to say whether it counts here), and the raw and
- * pmu/.../ events resolved by name, kept for the sampler's life.
+ * PMUs (each probed, when first asked about, to say whether it counts here),
+ * and the raw and pmu/.../ events resolved by name, kept for the sampler's
+ * life.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +116,52 @@ static char *own(pe_session *k, const char *text)
 
 static bool file_exists(const char *path) { return access(path, F_OK) == 0; }
 
-/* Open and close an event to learn whether it can be counted here. */
-static bool probe(const pe_session *k, const pe_def *def)
+/*
+ * What the kernel answered for an event's attributes, kept for the process:
+ * its answer does not change while the process runs (the sysctls that
+ * could change it, perf_event_paranoid for one, shape the attributes, which
+ * are the key). Answers that may change (out of files or memory) are not
+ * kept.
+ */
+typedef struct probe_fact {
+    uint32_t type;
+    uint64_t config, config1, config2;
+    unsigned exclusions;
+    int err;
+} probe_fact;
+
+static pthread_mutex_t facts_lock = PTHREAD_MUTEX_INITIALIZER;
+static probe_fact facts[256];
+static size_t nfacts;
+
+static int probe_attr(struct perf_event_attr *attr)
+{
+    unsigned exclusions = (unsigned)attr->exclude_kernel | (unsigned)attr->exclude_user << 1 |
+                          (unsigned)attr->exclude_hv << 2;
+    pthread_mutex_lock(&facts_lock);
+    for (size_t i = 0; i < nfacts; i++) {
+        const probe_fact *f = &facts[i];
+        if (f->type == attr->type && f->config == attr->config && f->config1 == attr->config1 &&
+            f->config2 == attr->config2 && f->exclusions == exclusions) {
+            int err = f->err;
+            pthread_mutex_unlock(&facts_lock);
+            return err;
+        }
+    }
+    int fd = dk__pe_syscall(attr, 0, -1, -1);
+    int err = fd < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    bool passing = err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR ||
+                   err == EAGAIN || err == EBUSY;
+    if (!passing && nfacts < DK__COUNT_OF(facts))
+        facts[nfacts++] = (probe_fact){attr->type, attr->config, attr->config1, attr->config2,
+                                       exclusions, err};
+    pthread_mutex_unlock(&facts_lock);
+    return err;
+}
+
+int dk__pe_probe_def(const pe_session *k, const pe_def *def)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -128,11 +174,21 @@ static bool probe(const pe_session *k, const pe_def *def)
     dk__pe_apply_exclusions(k, &attr, def->exclude);
     if (def->generic && k->core_count > 1)
         attr.config |= (uint64_t)k->core_types[0] << PERF_PMU_TYPE_SHIFT;
-    int fd = dk__pe_syscall(&attr, 0, -1, -1);
-    if (fd < 0)
-        return false;
-    close(fd);
-    return true;
+    return probe_attr(&attr);
+}
+
+void dk__pe_probe_event(dk_sampler *s, const dk_database_event *ev)
+{
+    pe_session *k = s->impl;
+    size_t i = dk__event_index(s, ev);
+    if (__atomic_load_n(&k->probed[i], __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&k->lock);
+    if (!k->probed[i]) {
+        s->db.events[i].supported = dk__pe_probe_def(k, &k->defs[i]) == 0;
+        __atomic_store_n(&k->probed[i], 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&k->lock);
 }
 
 typedef struct builder {
@@ -200,7 +256,7 @@ static int add_sysfs_events(pe_session *k, builder *b)
             ev.description = own(k, definition);
             ev.source = own(k, de->d_name);
             ev.unit = unit[0] ? own(k, unit) : NULL;
-            ev.supported = probe(k, &def);
+            ev.supported = true; /* not known to fail until probed (dk__pe_probe_event) */
             if (ev.name == NULL || ev.description == NULL || ev.source == NULL ||
                 add_event(b, &ev, &def) != 0)
                 rc = dk__fail(DK_ENOMEM, "listing the sysfs events: out of memory");
@@ -227,7 +283,7 @@ int dk__pe_build_database(dk_sampler *s, pe_session *k)
         ev.source = g->type == PERF_TYPE_HARDWARE ? "hardware"
                     : g->type == PERF_TYPE_HW_CACHE ? "hw-cache"
                                                     : "software";
-        ev.supported = probe(k, &def);
+        ev.supported = true; /* not known to fail until probed (dk__pe_probe_event) */
         if (add_event(&b, &ev, &def) != 0)
             rc = dk__fail(DK_ENOMEM, "building the event list: out of memory");
     }
@@ -243,7 +299,11 @@ int dk__pe_build_database(dk_sampler *s, pe_session *k)
     s->db.event_count = b.count;
     size_t *perm = calloc(b.count + 1, sizeof *perm);
     k->defs = calloc(b.count + 1, sizeof *k->defs);
-    if (perm == NULL || k->defs == NULL || dk__database_sort(&s->db, perm) != 0) {
+    /* Whether each event counts here is found when it is first asked about
+     * (dk__pe_probe_event), not for the whole list at every open. */
+    k->probed = calloc(b.count + 1, sizeof *k->probed);
+    if (perm == NULL || k->defs == NULL || k->probed == NULL ||
+        dk__database_sort(&s->db, perm) != 0) {
         free(perm);
         free(b.events);
         free(b.defs);
@@ -270,6 +330,7 @@ void dk__pe_session_free(pe_session *k)
         k->dynamic = next;
     }
     free(k->defs);
+    free(k->probed);
     pthread_mutex_destroy(&k->lock);
     free(k);
 }

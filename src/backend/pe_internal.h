@@ -18,12 +18,17 @@
 #define DKPERF_BACKEND_PE_INTERNAL_H
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "backend/perf_event.h"
 
 #define DK__PE_SYSFS_DEVICES "/sys/bus/event_source/devices"
 #define DK__PE_CORE_PMUS_MAX 4
+/* Samples a second for an event given neither a period nor a frequency, as
+ * perf record (dk_backend_caps.sample_freq). */
+#define DK__PE_SAMPLE_FREQ 4000
 
 /* Events resolved from raw or pmu/.../ syntax, kept until the sampler goes:
  * one per distinct spec, so that resolving the same names again and again
@@ -57,7 +62,11 @@ typedef struct pe_session {
     uint32_t core_types[DK__PE_CORE_PMUS_MAX];
     char core_names[DK__PE_CORE_PMUS_MAX][64];
     size_t core_count;          /* > 1: hybrid */
-    dk__pe_probe pmc;           /* user reads, counters per group */
+    dk__pe_probe pmc;           /* user reads, counters per group (see dk__pe_pmc) */
+    bool pmc_probed;            /* pmc and pmu_text are found (atomic; set under lock) */
+    bool caps_probed;           /* the lazy caps are filled (atomic; set under lock) */
+    bool cpu_described;         /* cpu_id, marketing, s->db.arch (atomic; set under lock) */
+    unsigned char *probed;      /* parallel to s->db.events: supported is found (atomic) */
     char sysfs[256];
     char cpu_id[64];
     char marketing[128];
@@ -69,8 +78,13 @@ typedef struct pe_session {
 
 /* perf_event_open(2), close-on-exec: pid 0 is the calling thread, cpu -1
  * any CPU. Returns the fd, or -1 with errno set. The only call of the
- * system call; callers that must explain a failure use dk__pe_open_fd. */
-int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd);
+ * system call, here below every file of the backend that opens counters
+ * (events, probes, groups, sampling); callers that must explain a failure
+ * use dk__pe_open_fd. */
+static inline int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
+{
+    return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
 
 /* Where a counter is opened, for dk__pe_open_fd and its messages. */
 typedef struct pe_target {
@@ -121,6 +135,14 @@ int dk__pe_resolve(dk_sampler *s, const char *name, const dk_database_event **ou
 int dk__pe_def_with_mode(const dk_sampler *s, const dk_database_event *ev, unsigned mode,
                          const char *label, pe_def *out);
 
+/* Whether def opens here, as the database says of its events: 0 or the
+ * kernel's errno. Answers are kept for the process, so that each is asked
+ * of the kernel once however many samplers open. */
+int dk__pe_probe_def(const pe_session *k, const pe_def *def);
+
+/* The backend's probe_event: ev->supported, probed the first time. */
+void dk__pe_probe_event(dk_sampler *s, const dk_database_event *ev);
+
 /* Free the session and everything its database owns (NULL: nothing). */
 void dk__pe_session_free(pe_session *k);
 
@@ -156,6 +178,10 @@ void dk__pe_describe_pmus(pe_session *k);
 
 /* Fill *p. have_pmu: the backend found a core PMU in sysfs. */
 void dk__pe_probe_pmu(dk__pe_probe *p, bool have_pmu);
+
+/* k->pmc, probed on the calling thread the first time it is needed (a
+ * thread sampler of hardware events, or the caps), and k->pmu_text. */
+const dk__pe_probe *dk__pe_pmc(pe_session *k);
 
 /* ---- pe_group.c -------------------------------------------------------- */
 

@@ -58,7 +58,7 @@ static int process_of(int tid);
 
 static const char *event_label(const dk_sampling *p, size_t i)
 {
-    const char *name = dk_sampling_event_name(p, i);
+    const char *name = i < p->n ? dk__sampling_label(p, i) : NULL;
     return name != NULL ? name : "?";
 }
 
@@ -224,7 +224,7 @@ static int list_threads(int pid, int **out, size_t *n)
 }
 
 /* Fill the sampling part of every planned attr. */
-static int configure(const dk_sampling *p, const pe_session *k, const pe_def *const *defs,
+static int configure(dk_sampling *p, const pe_session *k, const pe_def *const *defs,
                      struct perf_event_attr *attrs, const size_t *events, size_t m,
                      uint64_t sample_type, uint64_t read_format, unsigned max_stack,
                      size_t data_bytes)
@@ -241,6 +241,7 @@ static int configure(const dk_sampling *p, const pe_session *k, const pe_def *co
                             event_label(p, i), (unsigned long long)ev->period);
         } else if (ev->period != 0) {
             a->sample_period = ev->period;
+            p->period[i] = ev->period;
         } else {
             uint64_t freq = ev->freq != 0 ? ev->freq : DEFAULT_FREQ;
             if (max_rate != 0 && freq > max_rate)
@@ -251,6 +252,7 @@ static int configure(const dk_sampling *p, const pe_session *k, const pe_def *co
                                 event_label(p, i), (unsigned long long)freq, max_rate);
             a->freq = 1;
             a->sample_freq = freq;
+            p->freq[i] = freq;
         }
         a->sample_type = sample_type;
         a->read_format = read_format;
@@ -458,7 +460,7 @@ int dk__pe_sampling_open(dk_sampling *p)
                         else if (rc == DK_EUNAVAILABLE && e == EINVAL && a.freq)
                             rc = dk__fail_os(DK_EUNAVAILABLE, e,
                                              "the kernel refused to sample event %s at %llu "
-                                             "Hz: give a period instead (-c) or a lower "
+                                             "Hz: give a period instead or a lower "
                                              "frequency",
                                              where.event, (unsigned long long)a.sample_freq);
                         break;

@@ -15,7 +15,7 @@
 
 #include "backend/pe_internal.h"
 
-#define DEFAULT_FREQ 4000
+#define DEFAULT_FREQ DK__PE_SAMPLE_FREQ
 #define DEFAULT_RING_BYTES ((size_t)256 * 1024)
 #define MAX_RING_BYTES ((size_t)1 << 30)
 #define MAX_CPUS 8192

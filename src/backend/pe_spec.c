@@ -158,15 +158,15 @@ static int parse_terms(const char *sysfs, const char *pmu, char *terms, pe_def *
     return 0;
 }
 
-/* "pmu/terms/[modifiers]" into def; DK__NOT_MINE when name is not of that form. */
-static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
+/* "pmu/terms/[modifiers]" into def, as the event grammar splits it
+ * (util/event_spec.c); DK__NOT_MINE for any other kind of spec. */
+static int parse_pmu_event(const char *sysfs, const char *name, const dk_event_spec *sp,
+                           pe_def *def)
 {
-    const char *slash = strchr(name, '/');
-    const char *last = strrchr(name, '/');
-    if (slash == NULL || slash == name || last == slash)
+    if (sp->kind != DK_EVENT_SPEC_PMU)
         return DK__NOT_MINE;
     char pmu[64], terms[256], path[512], type[32];
-    size_t plen = (size_t)(slash - name), tlen = (size_t)(last - slash - 1);
+    size_t plen = sp->pmu_len, tlen = sp->event_len - sp->pmu_len - 2;
     if (plen >= sizeof pmu || tlen >= sizeof terms)
         return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT " is too long (a PMU name of at most %zu bytes, "
                         "terms of at most %zu)", DK__SHOWN(name), sizeof pmu - 1, sizeof terms - 1);
@@ -174,7 +174,7 @@ static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
     pmu[plen] = '\0';
     if (pmu[0] == '.')
         return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"%s\" is not a PMU name", DK__SHOWN(name), pmu);
-    memcpy(terms, slash + 1, tlen);
+    memcpy(terms, name + plen + 1, tlen);
     terms[tlen] = '\0';
     if (dk__pe_pathf(path, sizeof path, "%s/%s/type", sysfs, pmu) != 0 ||
         dk__pe_read_text(path, type, sizeof type) != 0)
@@ -186,12 +186,10 @@ static int parse_pmu_event(const char *sysfs, const char *name, pe_def *def)
         return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": %s holds \"%.32s\", not a PMU type number",
                         DK__SHOWN(name),
                         path, type);
-    for (const char *m = last + 1; *m != '\0'; m++) {
-        if (*m != 'u' && *m != 'k')
-            return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": unknown modifier '%c' (u: user, k: kernel)",
-                            DK__SHOWN(name), *m);
-        def->exclude = *m;
-    }
+    /* The core strips modifiers before a name comes here; a direct caller's
+     * u or k alone restricts the mode, both count both. */
+    unsigned m = sp->modifiers & (DK_EVENT_MOD_USER | DK_EVENT_MOD_KERNEL);
+    def->exclude = m == DK_EVENT_MOD_USER ? 'u' : m == DK_EVENT_MOD_KERNEL ? 'k' : 0;
     return parse_terms(sysfs, pmu, terms, def, name, 0);
 }
 
@@ -210,27 +208,22 @@ int dk__pe_parse_terms(const char *sysfs, const char *pmu, const char *terms, co
     return parse_terms(sysfs, pmu, buf, def, whole, 0);
 }
 
-int dk__pe_parse_raw(const char *name, pe_def *def)
-{
-    if (name[0] != 'r' || name[1] == '\0')
-        return DK__NOT_MINE;
-    for (const char *p = name + 1; *p != '\0'; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
-            return DK__NOT_MINE;
-    if (strlen(name + 1) > 16)
-        return dk__fail(DK_EINVAL, "raw event " DK__SHOWN_FMT " has more than 64 bits", DK__SHOWN(name));
-    memset(def, 0, sizeof *def);
-    def->type = PERF_TYPE_RAW;
-    for (const char *p = name + 1; *p != '\0'; p++)
-        def->config = def->config << 4 |
-                      (uint64_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-    return 0;
-}
-
 int dk__pe_parse(const char *sysfs, const char *name, pe_def *def)
 {
-    int rc = dk__pe_parse_raw(name, def);
-    if (rc == DK__NOT_MINE)
-        rc = parse_pmu_event(sysfs, name, def);
-    return rc;
+    dk_event_spec sp = {.size = sizeof sp};
+    int rc = dk_event_spec_parse(name, strlen(name), &sp);
+    if (rc != 0)
+        return rc;
+    if (sp.base_len != sp.len || (sp.modifiers & DK_EVENT_MOD_HV))
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": a period, a frequency or the h "
+                        "modifier has no place in a perf_event definition", DK__SHOWN(name));
+    if (sp.kind == DK_EVENT_SPEC_RAW) {
+        memset(def, 0, sizeof *def);
+        def->type = PERF_TYPE_RAW;
+        def->config = sp.raw;
+        unsigned m = sp.modifiers;
+        def->exclude = m == DK_EVENT_MOD_USER ? 'u' : m == DK_EVENT_MOD_KERNEL ? 'k' : 0;
+        return 0;
+    }
+    return parse_pmu_event(sysfs, name, &sp, def);
 }

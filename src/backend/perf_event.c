@@ -9,9 +9,9 @@
  * and the instances are summed. When every counter of a group can be read
  * from userspace (rdpmc), reads skip the system call.
  *
- * This file holds the backend table, the sampler session, the one
- * perf_event_open wrapper and thread samplers; pe_internal.h lists the
- * others (events, specs, sysfs, groups).
+ * This file holds the backend table, the sampler session, opening a counter
+ * with its failure explained and thread samplers; pe_internal.h lists the
+ * others (events, specs, sysfs, groups) and holds the system call's wrapper.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "backend/pe_internal.h"
@@ -60,11 +59,6 @@ typedef struct pe_thread {
 /* ------------------------------------------------------------------------ */
 /* perf_event_open                                                           */
 /* ------------------------------------------------------------------------ */
-
-int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd)
-{
-    return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
-}
 
 bool dk__pe_hardware_type(const pe_session *k, uint32_t type)
 {
@@ -193,18 +187,12 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     /* Above 1, unprivileged users may only count user mode. */
     k->exclude_kernel = (s->flags & DK_SAMPLER_USER_ONLY) || (k->paranoid > 1 && geteuid() != 0);
 
-    /* Is perf_event_open there at all? A software event always exists. */
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.disabled = 1;
-    attr.exclude_kernel = k->exclude_kernel;
-    attr.exclude_hv = 1;
-    int fd = dk__pe_syscall(&attr, 0, -1, -1);
-    if (fd < 0) {
-        int e = errno, paranoid = k->paranoid;
+    /* Is perf_event_open there at all? A software event always exists. The
+     * probe is the one the database makes of task-clock, so it is asked once. */
+    pe_def task_clock = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK};
+    int e = dk__pe_probe_def(k, &task_clock);
+    if (e != 0) {
+        int paranoid = k->paranoid;
         dk__pe_session_free(k);
         if (e == EACCES || e == EPERM)
             return dk__fail_os(DK_EPERM, e,
@@ -213,11 +201,9 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
                                paranoid);
         return dk__fail_os(e == ENOSYS ? DK_ENOTSUP : DK_EOS, e, "perf_event_open is unavailable");
     }
-    close(fd);
 
     s->impl = k;
     dk__pe_find_core_pmus(k);
-    dk__pe_describe_cpu(k, s);
     int rc = dk__pe_build_database(s, k);
     if (rc != 0) {
         s->impl = NULL;
@@ -235,13 +221,69 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.system_wide = k->paranoid <= 0 || geteuid() == 0;
     s->caps.all_events = true;
     s->caps.multiplexing = true;
-    dk__pe_probe_pmu(&k->pmc, k->core_count > 0);
-    dk__pe_describe_pmus(k);
-    s->caps.pmu = k->pmu_text;
-    s->caps.counters = k->core_count == 1 ? k->pmc.counters : 0; /* hybrid: per PMU */
-    s->caps.user_reads = k->pmc.user_text;
     s->caps.privileges = k->privilege_text;
+    s->caps.sampling = true;
+    s->caps.frequency = true;
+    s->caps.sample_freq = DK__PE_SAMPLE_FREQ;
+    s->caps.stat_events = "task-clock,context-switches,page-faults,instructions,cycles,branches,"
+                          "branch-misses";
+    s->caps.software_events = true;
+    s->caps.process_events = true;
+    s->caps.children = true;
+    s->caps.counts_outlive = true; /* the counters stay readable after their task exits */
+    /* The PMU's counters, user reads and the event to sample wait for
+     * dk_sampler_caps (pe_probe_caps) or a thread sampler that needs them. */
     return 0;
+}
+
+const dk__pe_probe *dk__pe_pmc(pe_session *k)
+{
+    if (!__atomic_load_n(&k->pmc_probed, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&k->lock);
+        if (!k->pmc_probed) {
+            dk__pe_probe_pmu(&k->pmc, k->core_count > 0);
+            dk__pe_describe_pmus(k);
+            __atomic_store_n(&k->pmc_probed, true, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&k->lock);
+    }
+    return &k->pmc;
+}
+
+/* /proc/cpuinfo is slow to read (x86 asks every CPU for its frequency):
+ * read when the CPU's description is asked for. */
+static void pe_describe_cpu(dk_sampler *s)
+{
+    pe_session *k = s->impl;
+    if (__atomic_load_n(&k->cpu_described, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&k->lock);
+    if (!k->cpu_described) {
+        dk__pe_describe_cpu(k, s);
+        __atomic_store_n(&k->cpu_described, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&k->lock);
+}
+
+static void pe_probe_caps(dk_sampler *s)
+{
+    pe_session *k = s->impl;
+    if (__atomic_load_n(&k->caps_probed, __ATOMIC_ACQUIRE))
+        return;
+    /* Cycles where the machine counts them, as perf record; else the clock. */
+    const dk_database_event *cycles = dk__database_find(&s->db, "cycles");
+    if (cycles != NULL)
+        dk__pe_probe_event(s, cycles); /* as the core would before handing it out */
+    const dk__pe_probe *pmc = dk__pe_pmc(k);
+    pthread_mutex_lock(&k->lock);
+    if (!k->caps_probed) {
+        s->caps.pmu = k->pmu_text;
+        s->caps.counters = k->core_count == 1 ? pmc->counters : 0; /* hybrid: per PMU */
+        s->caps.user_reads = pmc->user_text;
+        s->caps.sample_event = cycles != NULL && cycles->supported ? "cycles" : "cpu-clock";
+        __atomic_store_n(&k->caps_probed, true, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&k->lock);
 }
 
 static int pe_acquire(dk_sampler *s)
@@ -326,7 +368,9 @@ static uint64_t user_read_config1(const pe_session *k, uint32_t type)
  */
 static int does_not_fit(const pe_session *k, const char *name, size_t before)
 {
-    if (k->pmc.general > 0 && before >= k->pmc.general) {
+    /* k->pmc is probed before a thread sampler opens hardware counters. */
+    if (__atomic_load_n(&k->pmc_probed, __ATOMIC_ACQUIRE) && k->pmc.general > 0 &&
+        before >= k->pmc.general) {
         char cycles[64] = "";
         if (k->pmc.counters > k->pmc.general)
             snprintf(cycles, sizeof cycles, ", %zu of them for cycles only",
@@ -334,7 +378,7 @@ static int does_not_fit(const pe_session *k, const char *name, size_t before)
         return dk__fail(DK_ETOOMANY,
                         "event %s does not fit: the %zu events before it fill the PMU's "
                         "counters (a group takes %zu%s); a thread sampler counts its events "
-                        "together: open fewer, or use a dk_group (dkperf stat), which "
+                        "together: open fewer, or use a dk_group, which "
                         "time-shares the counters",
                         name, before, k->pmc.counters, cycles);
     }
@@ -574,6 +618,14 @@ static int pe_thread_open(dk_thread *t)
         }
         defs[i] = &moded[i];
     }
+    /* What the PMU offers (counters per group, user reads) is probed once,
+     * on this thread before its counters open: they would take the places
+     * the probe counts. */
+    for (size_t i = 0; i < t->n; i++)
+        if (dk__pe_hardware_type(k, defs[i]->type)) {
+            (void)dk__pe_pmc(k);
+            break;
+        }
     struct perf_event_attr *attrs = calloc(INSTANCES_MAX, sizeof *attrs);
     if (attrs == NULL) {
         free(pt);
@@ -701,5 +753,8 @@ const dk__backend dk__backend_perf_event = {
     .sampling_drain = dk__pe_sampling_drain,
     .sampling_wait = dk__pe_sampling_wait,
     .sampling_close = dk__pe_sampling_close,
+    .probe_event = dk__pe_probe_event,
+    .probe_caps = pe_probe_caps,
+    .describe_cpu = pe_describe_cpu,
 };
 

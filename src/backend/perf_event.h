@@ -83,10 +83,6 @@ int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *cou
  */
 int dk__pe_apply_format(pe_def *def, const char *spec, uint64_t value);
 
-/* Raw "rNNNN" (1 to 16 hex digits). Returns 0, DK__NOT_MINE (not of that
- * form), DK_EINVAL (more than 64 bits). */
-int dk__pe_parse_raw(const char *name, pe_def *def);
-
 /*
  * The terms of a pmu/.../ event, or the text of a sysfs event file
  * (<sysfs>/<pmu>/events/<name>, e.g. "event=0x3c,umask=0x1"), into def

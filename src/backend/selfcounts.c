@@ -192,6 +192,8 @@ static int sc_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.privileges = "not root: instructions and cycles of a thread (thread_selfcounts) or a "
                          "process (proc_pid_rusage); root would add every event and system-wide "
                          "counting";
+    s->caps.sample_event = "cycles"; /* sampling itself needs kperf */
+    s->caps.stat_events = "instructions,cycles,branches,branch-misses";
     return 0;
 fail:
     free_session(k);

@@ -2,9 +2,9 @@
 /*
  * baseline.c - baselines: <dir>/<name>.json in the JSON report's schema,
  * written through a temporary file and a rename so a reader never sees half
- * a file, and read back by a small strict JSON reader (RFC 8259, UTF-8
- * checked, no trailing data) that names the file and the byte offset of
- * whatever it rejects.
+ * a file, and read back by the strict JSON reader of common/json.h, whose
+ * tree the schema here maps onto dkb_result, naming the file and the byte
+ * offset of whatever it rejects.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -19,55 +19,23 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
 #include "bench/harness.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/json.h"
 #include "common/regfile.h"
 
-#define MAX_DEPTH 32
 #define MAX_FILE (256u << 20)
 #define MAX_RESULTS_MEMORY ((size_t)1 << 30)
-/* The tree of a file's values: a value takes sizeof(jval) however few
- * bytes it fills ("[]," is three), so the file cap alone would let a file
- * take tens of times its size. */
-#define MAX_TREE_MEMORY ((size_t)1 << 30)
 
-/* ---- the reader: a tree of values with their offsets ---- */
-
-typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
-
-typedef struct jval {
-    jtype type;
-    bool b;
-    size_t off;        /* byte offset of the value in the file */
-    double num;
-    union {
-        char *str;     /* J_STR; for members of an object, key holds the name */
-        double *nums;  /* J_ARR of numbers and nulls only (NAN), in place of kids */
-    };
-    char *key;
-    struct jval *kids; /* J_ARR, J_OBJ */
-    size_t n, cap;     /* of kids, or of nums */
-} jval;
-
+/* The schema reads the common reader's tree; its messages name the file. */
 typedef struct jparser {
     const char *path;
     const char *s;
-    size_t len, pos;
+    size_t len;
     int err;
-    uint64_t hkey[2]; /* of the member-name hash (key_hash) */
-    size_t mem;       /* bytes of the tree so far, against MAX_TREE_MEMORY */
 } jparser;
-
-static void jfree(jval *v)
-{
-    for (size_t i = 0; v->kids != NULL && i < v->n; i++)
-        jfree(&v->kids[i]);
-    free(v->kids);
-    free(v->str);
-    free(v->key);
-}
 
 static int jerr(jparser *p, size_t off, const char *what)
 {
@@ -78,545 +46,32 @@ static int jerr(jparser *p, size_t off, const char *what)
     return p->err;
 }
 
-static void skip_ws(jparser *p)
-{
-    while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
-                               p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
-        p->pos++;
-}
-
-static int parse_value(jparser *p, jval *v, int depth);
-
-/* Counts bytes the tree is about to take; refuses past MAX_TREE_MEMORY. */
-static int take(jparser *p, size_t bytes)
-{
-    if (bytes > MAX_TREE_MEMORY - p->mem)
-        return jerr(p, p->pos, "more values than a baseline holds (over 1 GiB in memory)");
-    p->mem += bytes;
-    return 0;
-}
-
-static int hex4(jparser *p, unsigned long *out)
-{
-    if (p->len - p->pos < 4)
-        return jerr(p, p->pos, "truncated \\u escape");
-    unsigned long v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p->s[p->pos + (size_t)i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (unsigned long)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (unsigned long)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (unsigned long)(c - 'A' + 10);
-        else
-            return jerr(p, p->pos + (size_t)i, "bad hex digit in \\u escape");
-    }
-    p->pos += 4;
-    *out = v;
-    return 0;
-}
-
-static void put_cp(char *buf, size_t *o, unsigned long cp)
-{
-    if (cp < 0x80) {
-        buf[(*o)++] = (char)cp;
-    } else if (cp < 0x800) {
-        buf[(*o)++] = (char)(0xC0 | (cp >> 6));
-        buf[(*o)++] = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        buf[(*o)++] = (char)(0xE0 | (cp >> 12));
-        buf[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        buf[(*o)++] = (char)(0x80 | (cp & 0x3F));
-    } else {
-        buf[(*o)++] = (char)(0xF0 | (cp >> 18));
-        buf[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        buf[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        buf[(*o)++] = (char)(0x80 | (cp & 0x3F));
-    }
-}
-
-/* A string at p->pos (its opening quote); *out is malloc'ed UTF-8. */
-static int parse_string(jparser *p, char **out)
-{
-    size_t start = p->pos++;
-    /* The decoded text is never longer than the encoded one. */
-    size_t end = p->pos;
-    while (end < p->len && p->s[end] != '"') {
-        if (p->s[end] == '\\')
-            end++;
-        end++;
-    }
-    if (end >= p->len)
-        return jerr(p, start, "unterminated string");
-    if (take(p, end - p->pos + 1) != 0)
-        return p->err;
-    char *buf = malloc(end - p->pos + 1);
-    if (buf == NULL)
-        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory reading a string", p->path);
-    size_t o = 0;
-    while (p->s[p->pos] != '"') {
-        unsigned char c = (unsigned char)p->s[p->pos];
-        if (c < 0x20) {
-            free(buf);
-            return jerr(p, p->pos, "control character in a string");
-        }
-        if (c == '\\') {
-            char e = p->s[++p->pos];
-            p->pos++;
-            unsigned long cp;
-            switch (e) {
-            case '"': buf[o++] = '"'; break;
-            case '\\': buf[o++] = '\\'; break;
-            case '/': buf[o++] = '/'; break;
-            case 'b': buf[o++] = '\b'; break;
-            case 'f': buf[o++] = '\f'; break;
-            case 'n': buf[o++] = '\n'; break;
-            case 'r': buf[o++] = '\r'; break;
-            case 't': buf[o++] = '\t'; break;
-            case 'u':
-                if (hex4(p, &cp) != 0) {
-                    free(buf);
-                    return p->err;
-                }
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    unsigned long lo;
-                    if (p->len - p->pos < 6 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
-                        free(buf);
-                        return jerr(p, p->pos, "lone high surrogate in \\u escape");
-                    }
-                    p->pos += 2;
-                    if (hex4(p, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF) {
-                        free(buf);
-                        return jerr(p, p->pos, "bad low surrogate in \\u escape");
-                    }
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                    free(buf);
-                    return jerr(p, p->pos - 6, "lone low surrogate in \\u escape");
-                }
-                if (cp == 0) {
-                    free(buf);
-                    return jerr(p, p->pos - 6, "NUL character in a string");
-                }
-                put_cp(buf, &o, cp);
-                break;
-            default:
-                free(buf);
-                return jerr(p, p->pos - 1, "unknown escape in a string");
-            }
-            continue;
-        }
-        if (c < 0x80) {
-            buf[o++] = (char)c;
-            p->pos++;
-            continue;
-        }
-        /* Validate one UTF-8 sequence (its bytes all lie before the quote). */
-        const char *q = p->s + p->pos;
-        char tmp[5] = {0};
-        size_t avail = end - p->pos < 4 ? end - p->pos : 4;
-        memcpy(tmp, q, avail);
-        const char *t = tmp;
-        unsigned long cp = dk__utf8_next(&t);
-        if (cp == 0xFFFD && !(avail >= 3 && memcmp(tmp, "\xEF\xBF\xBD", 3) == 0)) {
-            free(buf);
-            return jerr(p, p->pos, "invalid UTF-8 in a string");
-        }
-        memcpy(buf + o, q, (size_t)(t - tmp));
-        o += (size_t)(t - tmp);
-        p->pos += (size_t)(t - tmp);
-    }
-    p->pos++;
-    buf[o] = 0;
-    *out = buf;
-    return 0;
-}
-
-static int parse_number(jparser *p, jval *v)
-{
-    size_t i = p->pos;
-    const char *s = p->s;
-    if (i < p->len && s[i] == '-')
-        i++;
-    if (i < p->len && s[i] == '0')
-        i++;
-    else if (i < p->len && s[i] >= '1' && s[i] <= '9')
-        while (i < p->len && s[i] >= '0' && s[i] <= '9')
-            i++;
-    else
-        return jerr(p, p->pos, "expected a value");
-    if (i < p->len && s[i] == '.') {
-        i++;
-        if (!(i < p->len && s[i] >= '0' && s[i] <= '9'))
-            return jerr(p, i, "expected a digit after the decimal point");
-        while (i < p->len && s[i] >= '0' && s[i] <= '9')
-            i++;
-    }
-    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < p->len && (s[i] == '+' || s[i] == '-'))
-            i++;
-        if (!(i < p->len && s[i] >= '0' && s[i] <= '9'))
-            return jerr(p, i, "expected a digit in the exponent");
-        while (i < p->len && s[i] >= '0' && s[i] <= '9')
-            i++;
-    }
-    char tmp[64];
-    if (i - p->pos >= sizeof tmp)
-        return jerr(p, p->pos, "number too long");
-    memcpy(tmp, s + p->pos, i - p->pos);
-    tmp[i - p->pos] = 0;
-    v->type = J_NUM;
-    v->num = strtod(tmp, NULL);
-    if (!isfinite(v->num))
-        return jerr(p, p->pos, "number out of range");
-    p->pos = i;
-    return 0;
-}
-
-/* Room for one more of v's kids or nums (*items, of size bytes each),
- * counted against the tree's bound. */
-static int room(jparser *p, jval *v, void **items, size_t size)
-{
-    if (v->n < v->cap)
-        return 0;
-    size_t cap = v->cap ? v->cap * 2 : 8;
-    if (take(p, (cap - v->cap) * size) != 0)
-        return p->err;
-    void *a = realloc(*items, cap * size);
-    if (a == NULL)
-        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
-    *items = a;
-    v->cap = cap;
-    return 0;
-}
-
-static int add_kid(jparser *p, jval *v, jval **kid)
-{
-    if (room(p, v, (void **)&v->kids, sizeof *v->kids) != 0)
-        return p->err;
-    *kid = &v->kids[v->n++];
-    memset(*kid, 0, sizeof **kid);
-    return 0;
-}
-
-static bool literal(jparser *p, const char *word)
-{
-    size_t n = strlen(word);
-    if (p->len - p->pos >= n && memcmp(p->s + p->pos, word, n) == 0) {
-        p->pos += n;
-        return true;
-    }
-    return false;
-}
-
-/* The member names of one object, for the duplicate check: an object
- * may hold any number of members, so a name is looked up in a hash table
- * (open addressing, indices + 1 into the object's kids) once the object is
- * past a few members, not compared with every earlier one. The hash is
- * keyed afresh for each file: with a fixed one, a file of names chosen to
- * share a few slots makes every lookup walk them all, and the reading
- * quadratic again. */
-typedef struct keyset {
-    size_t *slot;
-    size_t cap; /* 0 or a power of two */
-} keyset;
-
-#define KEYSET_MIN 16
-
-/* A random key for the hash: /dev/urandom, or where it cannot be read
- * the clock, the pid and an address (ASLR), which a file cannot know. */
-static void hash_key(uint64_t key[2])
-{
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t got;
-        do
-            got = read(fd, key, 2 * sizeof *key);
-        while (got < 0 && errno == EINTR);
-        close(fd);
-        if (got == (ssize_t)(2 * sizeof *key))
-            return;
-    }
-    struct timespec ts = {0};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t x = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    x ^= (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)&ts;
-    for (int i = 0; i < 2; i++) { /* splitmix64 */
-        uint64_t z = (x += 0x9e3779b97f4a7c15u);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-        key[i] = z ^ (z >> 31);
-    }
-}
-
-static uint64_t rotl(uint64_t x, int b)
-{
-    return (x << b) | (x >> (64 - b));
-}
-
-#define SIPROUND                                                                                   \
-    do {                                                                                           \
-        v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32);                                 \
-        v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;                                                     \
-        v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;                                                     \
-        v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);                                 \
-    } while (0)
-
-/* SipHash-1-3 of a name under key (as hash tables of untrusted keys use). */
-static size_t key_hash(const uint64_t key[2], const char *k)
-{
-    const unsigned char *c = (const unsigned char *)k;
-    size_t len = strlen(k);
-    uint64_t v0 = key[0] ^ 0x736f6d6570736575u, v1 = key[1] ^ 0x646f72616e646f6du;
-    uint64_t v2 = key[0] ^ 0x6c7967656e657261u, v3 = key[1] ^ 0x7465646279746573u;
-    for (size_t i = 0;; i += 8) {
-        uint64_t m = 0;
-        size_t left = len - i < 8 ? len - i : 8;
-        for (size_t j = 0; j < left; j++)
-            m |= (uint64_t)c[i + j] << (8 * j);
-        if (left < 8)
-            m |= (uint64_t)len << 56;
-        v3 ^= m;
-        SIPROUND;
-        v0 ^= m;
-        if (left < 8)
-            break;
-    }
-    v2 ^= 0xff;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    return (size_t)(v0 ^ v1 ^ v2 ^ v3);
-}
-
-static void keyset_put(const jparser *p, keyset *ks, const jval *obj, size_t i)
-{
-    size_t at = key_hash(p->hkey, obj->kids[i].key) & (ks->cap - 1);
-    while (ks->slot[at] != 0)
-        at = (at + 1) & (ks->cap - 1);
-    ks->slot[at] = i + 1;
-}
-
-/* Whether obj already has a member named k. */
-static bool keyset_has(const jparser *p, const keyset *ks, const jval *obj, const char *k)
-{
-    if (ks->cap == 0) {
-        for (size_t i = 0; i < obj->n; i++)
-            if (strcmp(obj->kids[i].key, k) == 0)
-                return true;
-        return false;
-    }
-    for (size_t at = key_hash(p->hkey, k) & (ks->cap - 1); ks->slot[at] != 0;
-         at = (at + 1) & (ks->cap - 1))
-        if (strcmp(obj->kids[ks->slot[at] - 1].key, k) == 0)
-            return true;
-    return false;
-}
-
-/* Records obj's last member; the table is built once the object has
- * KEYSET_MIN members and kept at most half full. */
-static int keyset_add(jparser *p, keyset *ks, const jval *obj)
-{
-    if (obj->n < KEYSET_MIN)
-        return 0;
-    if (obj->n * 2 > ks->cap) {
-        size_t cap = ks->cap ? ks->cap * 2 : 4 * KEYSET_MIN;
-        size_t *slot = calloc(cap, sizeof *slot);
-        if (slot == NULL)
-            return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
-        free(ks->slot);
-        ks->slot = slot;
-        ks->cap = cap;
-        for (size_t i = 0; i < obj->n; i++)
-            keyset_put(p, ks, obj, i);
-        return 0;
-    }
-    keyset_put(p, ks, obj, obj->n - 1);
-    return 0;
-}
-
 /* The offset of an array's first value. */
-static size_t first_off(const jparser *p, const jval *arr)
+static size_t first_off(const jparser *p, const dk_json *arr)
 {
-    size_t i = arr->off + 1;
-    while (i < p->len && (p->s[i] == ' ' || p->s[i] == '\t' || p->s[i] == '\n' || p->s[i] == '\r'))
-        i++;
-    return i;
+    return dk__json_first_off(p->s, p->len, arr);
 }
-
-/* Adds num to arr's numbers. An array of numbers (a baseline's samples)
- * is kept as doubles: a value of the tree takes sizeof(jval), eight times
- * more, and the file's numbers are most of it. */
-static int add_num(jparser *p, jval *arr, double num)
-{
-    if (room(p, arr, (void **)&arr->nums, sizeof *arr->nums) != 0)
-        return p->err;
-    arr->nums[arr->n++] = num;
-    return 0;
-}
-
-/* Turns arr's numbers into values, for a value of another kind after them.
- * Their offsets are the first one's: the schema names a number of such an
- * array only when it is first (where an object was wanted). */
-static int nums_to_kids(jparser *p, jval *arr)
-{
-    if (take(p, arr->cap * sizeof *arr->kids) != 0)
-        return p->err;
-    jval *k = calloc(arr->cap, sizeof *k);
-    if (k == NULL)
-        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
-    size_t off = first_off(p, arr);
-    for (size_t i = 0; i < arr->n; i++) {
-        k[i].type = isnan(arr->nums[i]) ? J_NULL : J_NUM;
-        k[i].num = arr->nums[i];
-        k[i].off = off;
-    }
-    free(arr->nums);
-    arr->nums = NULL;
-    arr->kids = k;
-    return 0;
-}
-
-/* An object or array at p->pos (its opening bracket). */
-static int parse_members(jparser *p, jval *v, int depth, keyset *ks)
-{
-    bool obj = p->s[p->pos] == '{';
-    char close = obj ? '}' : ']';
-    v->type = obj ? J_OBJ : J_ARR;
-    p->pos++;
-    skip_ws(p);
-    if (p->pos < p->len && p->s[p->pos] == close) {
-        p->pos++;
-        return 0;
-    }
-    for (;;) {
-        jval *kid = NULL;
-        char *k = NULL;
-        skip_ws(p);
-        if (obj) {
-            if (p->pos >= p->len)
-                return jerr(p, p->pos, "unexpected end of file (truncated?)");
-            if (p->s[p->pos] != '"')
-                return jerr(p, p->pos, "expected a member name in quotes");
-            size_t koff = p->pos;
-            if (parse_string(p, &k) != 0)
-                return p->err;
-            if (keyset_has(p, ks, v, k)) {
-                free(k);
-                return jerr(p, koff, "duplicate member name");
-            }
-            skip_ws(p);
-            if (p->pos >= p->len || p->s[p->pos] != ':') {
-                free(k);
-                return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
-                                                        : "expected ':' after a member name");
-            }
-            p->pos++;
-        } else if (v->kids == NULL && p->pos < p->len &&
-                   (p->s[p->pos] == '-' || (p->s[p->pos] >= '0' && p->s[p->pos] <= '9') ||
-                    p->s[p->pos] == 'n')) {
-            jval num = {0}; /* a number or null: nothing to free */
-            if (parse_value(p, &num, depth + 1) != 0 ||
-                add_num(p, v, num.type == J_NULL ? NAN : num.num) != 0)
-                return p->err;
-            goto next;
-        } else if (v->nums != NULL && nums_to_kids(p, v) != 0) {
-            return p->err;
-        }
-        if (add_kid(p, v, &kid) != 0) {
-            free(k);
-            return p->err;
-        }
-        kid->key = k;
-        if (obj && keyset_add(p, ks, v) != 0)
-            return p->err;
-        if (parse_value(p, kid, depth + 1) != 0)
-            return p->err;
-    next:
-        skip_ws(p);
-        if (p->pos >= p->len)
-            return jerr(p, p->pos, "unexpected end of file (truncated?)");
-        if (p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        if (p->s[p->pos] == close) {
-            p->pos++;
-            return 0;
-        }
-        return jerr(p, p->pos, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
-}
-
-static int parse_value(jparser *p, jval *v, int depth)
-{
-    skip_ws(p);
-    v->off = p->pos;
-    if (p->pos >= p->len)
-        return jerr(p, p->pos, "unexpected end of file (truncated?)");
-    if (depth > MAX_DEPTH)
-        return jerr(p, p->pos, "nested too deeply");
-    char c = p->s[p->pos];
-    if (c == '{' || c == '[') {
-        keyset ks = {0};
-        int rc = parse_members(p, v, depth, &ks);
-        free(ks.slot);
-        return rc;
-    }
-    if (c == '"') {
-        v->type = J_STR;
-        return parse_string(p, &v->str);
-    }
-    if (literal(p, "true")) {
-        v->type = J_BOOL;
-        v->b = true;
-        return 0;
-    }
-    if (literal(p, "false")) {
-        v->type = J_BOOL;
-        return 0;
-    }
-    if (literal(p, "null")) {
-        v->type = J_NULL;
-        return 0;
-    }
-    return parse_number(p, v);
-}
-
 
 /* ---- the schema: dkbench-1 onto dkb_result ---- */
 
-static const jval *member(const jval *obj, const char *k)
-{
-    if (obj->type != J_OBJ)
-        return NULL;
-    for (size_t i = 0; i < obj->n; i++)
-        if (strcmp(obj->kids[i].key, k) == 0)
-            return &obj->kids[i];
-    return NULL;
-}
-
-static int schema_err(jparser *p, const jval *at, const char *where, const char *k, const char *want)
+static int schema_err(jparser *p, const dk_json *at, const char *where, const char *k, const char *want)
 {
     char what[256];
     snprintf(what, sizeof what, "%s \"%s\": %s", where, k, want);
     return jerr(p, at->off, what);
 }
 
-static const jval *need(jparser *p, const jval *obj, const char *where, const char *k, jtype t)
+static const dk_json *need(jparser *p, const dk_json *obj, const char *where, const char *k, dk_json_type t)
 {
     static const char *const names[] = {"null", "a boolean", "a number", "a string", "an array",
                                         "an object"};
-    const jval *v = member(obj, k);
+    const dk_json *v = dk__json_get(obj, k);
     if (v == NULL) {
         schema_err(p, obj, where, k, "missing");
         return NULL;
     }
     /* Non-finite numbers are written as null. */
-    if (v->type != t && !(t == J_NUM && v->type == J_NULL)) {
+    if (v->type != t && !(t == DK_JSON_NUM && v->type == DK_JSON_NULL)) {
         char want[64];
         snprintf(want, sizeof want, "must be %s", names[t]);
         schema_err(p, v, where, k, want);
@@ -625,42 +80,42 @@ static const jval *need(jparser *p, const jval *obj, const char *where, const ch
     return v;
 }
 
-static int get_num(jparser *p, const jval *obj, const char *where, const char *k, double *out)
+static int get_num(jparser *p, const dk_json *obj, const char *where, const char *k, double *out)
 {
-    const jval *v = need(p, obj, where, k, J_NUM);
+    const dk_json *v = need(p, obj, where, k, DK_JSON_NUM);
     if (v == NULL)
         return p->err;
-    *out = v->type == J_NULL ? NAN : v->num;
+    *out = v->type == DK_JSON_NULL ? NAN : v->num;
     return 0;
 }
 
-static int get_count(jparser *p, const jval *obj, const char *where, const char *k, size_t *out)
+static int get_count(jparser *p, const dk_json *obj, const char *where, const char *k, size_t *out)
 {
-    const jval *v = need(p, obj, where, k, J_NUM);
+    const dk_json *v = need(p, obj, where, k, DK_JSON_NUM);
     if (v == NULL)
         return p->err;
-    if (v->type != J_NUM || v->num < 0 || v->num != floor(v->num) || v->num > 1e15)
+    if (v->type != DK_JSON_NUM || v->num < 0 || v->num != floor(v->num) || v->num > 1e15)
         return schema_err(p, v, where, k, "must be a count (a whole number >= 0)");
     *out = (size_t)v->num;
     return 0;
 }
 
 /* A count that may be null (not measured: read as 0) when null_ok. */
-static int get_count_or_null(jparser *p, const jval *obj, const char *where, const char *k,
+static int get_count_or_null(jparser *p, const dk_json *obj, const char *where, const char *k,
                              bool null_ok, size_t *out)
 {
-    const jval *v = member(obj, k);
-    if (null_ok && v != NULL && v->type == J_NULL) {
+    const dk_json *v = dk__json_get(obj, k);
+    if (null_ok && v != NULL && v->type == DK_JSON_NULL) {
         *out = 0;
         return 0;
     }
     return get_count(p, obj, where, k, out);
 }
 
-static int get_str(jparser *p, const jval *obj, const char *where, const char *k, char *out,
+static int get_str(jparser *p, const dk_json *obj, const char *where, const char *k, char *out,
                    size_t size)
 {
-    const jval *v = need(p, obj, where, k, J_STR);
+    const dk_json *v = need(p, obj, where, k, DK_JSON_STR);
     if (v == NULL)
         return p->err;
     if (strlen(v->str) >= size)
@@ -669,19 +124,19 @@ static int get_str(jparser *p, const jval *obj, const char *where, const char *k
     return 0;
 }
 
-static int get_bool(jparser *p, const jval *obj, const char *where, const char *k, bool *out)
+static int get_bool(jparser *p, const dk_json *obj, const char *where, const char *k, bool *out)
 {
-    const jval *v = need(p, obj, where, k, J_BOOL);
+    const dk_json *v = need(p, obj, where, k, DK_JSON_BOOL);
     if (v == NULL)
         return p->err;
     *out = v->b;
     return 0;
 }
 
-static int get_interval(jparser *p, const jval *obj, const char *where, const char *k,
+static int get_interval(jparser *p, const dk_json *obj, const char *where, const char *k,
                         dkb_interval *out)
 {
-    const jval *v = need(p, obj, where, k, J_OBJ);
+    const dk_json *v = need(p, obj, where, k, DK_JSON_OBJ);
     if (v == NULL || get_num(p, v, k, "point", &out->point) || get_num(p, v, k, "lo", &out->lo) ||
         get_num(p, v, k, "hi", &out->hi))
         return p->err;
@@ -689,10 +144,10 @@ static int get_interval(jparser *p, const jval *obj, const char *where, const ch
 }
 
 /* A numeric array of exactly n values into a new malloc'ed array. */
-static int get_array(jparser *p, const jval *obj, const char *where, const char *k, size_t n,
+static int get_array(jparser *p, const dk_json *obj, const char *where, const char *k, size_t n,
                      double **out)
 {
-    const jval *v = need(p, obj, where, k, J_ARR);
+    const dk_json *v = need(p, obj, where, k, DK_JSON_ARR);
     if (v == NULL)
         return p->err;
     if (v->n == 0)
@@ -708,9 +163,9 @@ static int get_array(jparser *p, const jval *obj, const char *where, const char 
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
-        if (v->kids[i].type == J_NUM)
+        if (v->kids[i].type == DK_JSON_NUM)
             a[i] = v->kids[i].num;
-        else if (v->kids[i].type == J_NULL)
+        else if (v->kids[i].type == DK_JSON_NULL)
             a[i] = NAN;
         else {
             free(a);
@@ -732,11 +187,11 @@ static dkb_verdict verdict_of(const char *s, bool *ok)
     return DKB_NO_CHANGE;
 }
 
-static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
+static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
 {
     const char *w = "measure";
-    const jval *v;
-    if (o->type != J_OBJ)
+    const dk_json *v;
+    if (o->type != DK_JSON_OBJ)
         return jerr(p, o->off, "a measure must be an object");
     if (get_str(p, o, w, "name", m->name, sizeof m->name) ||
         get_str(p, o, w, "unit", m->unit, sizeof m->unit) ||
@@ -757,14 +212,14 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
             if (!(cls[i] >= DKB_OUTLIER_NONE && cls[i] <= DKB_OUTLIER_HIGH_SEVERE &&
                   cls[i] == floor(cls[i]))) {
                 free(cls);
-                return schema_err(p, member(o, "outlier_class"), w, "outlier_class",
+                return schema_err(p, dk__json_get(o, "outlier_class"), w, "outlier_class",
                                   "must hold classes 0 to 4");
             }
             m->outlier_class[i] = (unsigned char)cls[i];
         }
         free(cls);
     }
-    if ((v = need(p, o, w, "fit", J_OBJ)) == NULL || get_num(p, v, "fit", "slope", &m->fit.slope) ||
+    if ((v = need(p, o, w, "fit", DK_JSON_OBJ)) == NULL || get_num(p, v, "fit", "slope", &m->fit.slope) ||
         get_num(p, v, "fit", "intercept", &m->fit.intercept) || get_num(p, v, "fit", "r2", &m->fit.r2))
         return p->err;
     if (get_interval(p, o, w, "slope", &m->slope))
@@ -775,25 +230,25 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
      * sample. */
     snprintf(m->estimator, sizeof m->estimator, "OLS");
     m->n_fit = n;
-    if (member(o, "estimator") != NULL) {
+    if (dk__json_get(o, "estimator") != NULL) {
         if (get_str(p, o, w, "estimator", m->estimator, sizeof m->estimator))
             return p->err;
         if (m->estimator[0] != '\0' && strcmp(m->estimator, "OLS") != 0 &&
             strcmp(m->estimator, "Theil-Sen") != 0 && strcmp(m->estimator, "mean") != 0 &&
             strcmp(m->estimator, "median") != 0)
-            return schema_err(p, member(o, "estimator"), w, "estimator",
+            return schema_err(p, dk__json_get(o, "estimator"), w, "estimator",
                               "must be OLS, Theil-Sen, mean, median or empty (no estimate)");
     }
-    if (member(o, "ols_slope") != NULL && get_interval(p, o, w, "ols_slope", &m->ols_slope))
+    if (dk__json_get(o, "ols_slope") != NULL && get_interval(p, o, w, "ols_slope", &m->ols_slope))
         return p->err;
-    if (member(o, "n_fit") != NULL) {
+    if (dk__json_get(o, "n_fit") != NULL) {
         if (get_count(p, o, w, "n_fit", &m->n_fit))
             return p->err;
         if (m->n_fit > n)
-            return schema_err(p, member(o, "n_fit"), w, "n_fit", "is more than the samples");
+            return schema_err(p, dk__json_get(o, "n_fit"), w, "n_fit", "is more than the samples");
     }
     dkb_summary *s = &m->per_iter;
-    if ((v = need(p, o, w, "per_iter", J_OBJ)) == NULL || get_num(p, v, "per_iter", "mean", &s->mean) ||
+    if ((v = need(p, o, w, "per_iter", DK_JSON_OBJ)) == NULL || get_num(p, v, "per_iter", "mean", &s->mean) ||
         get_num(p, v, "per_iter", "median", &s->median) || get_num(p, v, "per_iter", "mad", &s->mad) ||
         get_num(p, v, "per_iter", "stddev", &s->stddev) || get_num(p, v, "per_iter", "min", &s->min) ||
         get_num(p, v, "per_iter", "max", &s->max) || get_interval(p, v, "per_iter", "mean_ci", &s->mean_ci))
@@ -803,7 +258,7 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
     bool measured = m->available && n >= 2 && m->y != NULL;
     dkb_outliers *ol = &m->outliers;
     const char *wo = "outliers";
-    if ((v = need(p, o, w, wo, J_OBJ)) == NULL ||
+    if ((v = need(p, o, w, wo, DK_JSON_OBJ)) == NULL ||
         get_count_or_null(p, v, wo, "low_severe", !measured, &ol->low_severe) ||
         get_count_or_null(p, v, wo, "low_mild", !measured, &ol->low_mild) ||
         get_count_or_null(p, v, wo, "high_mild", !measured, &ol->high_mild) ||
@@ -820,9 +275,9 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
         memset(&m->per_iter, 0, sizeof m->per_iter);
         memset(&m->outliers, 0, sizeof m->outliers);
     }
-    if ((v = member(o, "change")) == NULL)
+    if ((v = dk__json_get(o, "change")) == NULL)
         return schema_err(p, o, w, "change", "missing");
-    if (v->type == J_OBJ) {
+    if (v->type == DK_JSON_OBJ) {
         char verdict[32];
         bool ok;
         m->has_change = true;
@@ -833,8 +288,8 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
             return p->err;
         m->change.verdict = verdict_of(verdict, &ok);
         if (!ok)
-            return schema_err(p, member(v, "verdict"), "change", "verdict", "unknown verdict");
-    } else if (v->type != J_NULL) {
+            return schema_err(p, dk__json_get(v, "verdict"), "change", "verdict", "unknown verdict");
+    } else if (v->type != DK_JSON_NULL) {
         return schema_err(p, v, w, "change", "must be an object or null");
     }
     return 0;
@@ -847,7 +302,7 @@ static int read_measure(jparser *p, const jval *o, size_t n, dkb_measure *m)
  * use every sample. A file written before n_fit was saved gets the count
  * by that rule; a file whose n_fit disagrees with it is not valid (the
  * change would be computed on samples the estimate did not use). */
-static int fit_samples(jparser *p, const jval *o, const dkb_result *r, dkb_measure *m)
+static int fit_samples(jparser *p, const dk_json *o, const dkb_result *r, dkb_measure *m)
 {
     size_t n = r->n_samples, clean = n;
     bool varied = false;
@@ -864,7 +319,7 @@ static int fit_samples(jparser *p, const jval *o, const dkb_result *r, dkb_measu
     }
     bool theil_sen = strcmp(m->estimator, "Theil-Sen") == 0;
     size_t used = theil_sen && clean >= DKB_MIN_UNPREEMPTED && varied ? clean : n;
-    const jval *nf = member(o, "n_fit");
+    const dk_json *nf = dk__json_get(o, "n_fit");
     if (nf == NULL) {
         if (m->estimator[0] != '\0')
             m->n_fit = used;
@@ -881,11 +336,11 @@ static int fit_samples(jparser *p, const jval *o, const dkb_result *r, dkb_measu
     return 0;
 }
 
-static int read_result(jparser *p, const jval *o, dkb_result *r)
+static int read_result(jparser *p, const dk_json *o, dkb_result *r)
 {
     const char *w = "result";
-    const jval *v;
-    if (o->type != J_OBJ)
+    const dk_json *v;
+    if (o->type != DK_JSON_OBJ)
         return jerr(p, o->off, "a result must be an object");
     if (get_str(p, o, w, "name", r->name, sizeof r->name) ||
         get_str(p, o, w, "group", r->group, sizeof r->group) ||
@@ -897,13 +352,13 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return p->err;
     /* Preempted samples (left out of the time estimate); optional, as in
      * files written before they were recorded. */
-    if (member(o, "switches_counted") != NULL &&
+    if (dk__json_get(o, "switches_counted") != NULL &&
         get_bool(p, o, w, "switches_counted", &r->switches_counted))
         return p->err;
-    if (member(o, "n_preempted") != NULL &&
+    if (dk__json_get(o, "n_preempted") != NULL &&
         get_count(p, o, w, "n_preempted", &r->n_preempted))
         return p->err;
-    if (member(o, "preempted") != NULL) {
+    if (dk__json_get(o, "preempted") != NULL) {
         double *pre = NULL;
         if (get_array(p, o, w, "preempted", r->n_samples, &pre))
             return p->err;
@@ -917,7 +372,7 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
             for (size_t i = 0; i < r->n_samples; i++) {
                 if (pre[i] != 0 && pre[i] != 1) {
                     free(pre);
-                    return schema_err(p, member(o, "preempted"), w, "preempted",
+                    return schema_err(p, dk__json_get(o, "preempted"), w, "preempted",
                                       "must hold 0 or 1 per sample");
                 }
                 r->preempted[i] = (unsigned char)pre[i];
@@ -925,15 +380,15 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
             }
             free(pre);
             if (count != r->n_preempted)
-                return schema_err(p, member(o, "preempted"), w, "preempted",
+                return schema_err(p, dk__json_get(o, "preempted"), w, "preempted",
                                   "does not agree with n_preempted");
         }
     }
     /* Preempted samples counted but none listed: no run writes that. */
     if (r->preempted == NULL && r->n_preempted != 0)
-        return schema_err(p, member(o, "n_preempted"), w, "n_preempted",
+        return schema_err(p, dk__json_get(o, "n_preempted"), w, "n_preempted",
                           "counts preempted samples but none are listed in \"preempted\"");
-    if ((v = need(p, o, w, "throughput", J_OBJ)) == NULL)
+    if ((v = need(p, o, w, "throughput", DK_JSON_OBJ)) == NULL)
         return p->err;
     char kind[16];
     if (get_str(p, v, "throughput", "kind", kind, sizeof kind) ||
@@ -946,8 +401,8 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
     else if (strcmp(kind, "none") == 0)
         r->throughput_kind = DKB_THROUGHPUT_NONE;
     else
-        return schema_err(p, member(v, "kind"), "throughput", "kind", "must be bytes, elements or none");
-    if ((v = need(p, o, w, "levels", J_ARR)) == NULL)
+        return schema_err(p, dk__json_get(v, "kind"), "throughput", "kind", "must be bytes, elements or none");
+    if ((v = need(p, o, w, "levels", DK_JSON_ARR)) == NULL)
         return p->err;
     if (v->n > DKB_MAX_LEVELS)
         return schema_err(p, v, w, "levels", "too many levels");
@@ -955,13 +410,13 @@ static int read_result(jparser *p, const jval *o, dkb_result *r)
         return jerr(p, first_off(p, v), "a level must be an object");
     r->n_levels = v->n;
     for (size_t i = 0; i < v->n; i++) {
-        if (v->kids[i].type != J_OBJ)
+        if (v->kids[i].type != DK_JSON_OBJ)
             return jerr(p, v->kids[i].off, "a level must be an object");
         if (get_str(p, &v->kids[i], "level", "name", r->level_name[i], sizeof r->level_name[i]) ||
             get_num(p, &v->kids[i], "level", "cycle_share", &r->level_cycle_share[i]))
             return p->err;
     }
-    if ((v = need(p, o, w, "measures", J_ARR)) == NULL)
+    if ((v = need(p, o, w, "measures", DK_JSON_ARR)) == NULL)
         return p->err;
     if (v->n > DKB_MAX_MEASURES)
         return schema_err(p, v, w, "measures", "too many measures");
@@ -1084,7 +539,7 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
  */
 #define LEGACY_SCHEMA "dkperf-bench/1"
 
-static int legacy_refuse(jparser *p, const jval *at, const char *what)
+static int legacy_refuse(jparser *p, const dk_json *at, const char *what)
 {
     char why[512];
     snprintf(why, sizeof why, "a baseline of an older dkperf bench (schema \"" LEGACY_SCHEMA
@@ -1093,13 +548,13 @@ static int legacy_refuse(jparser *p, const jval *at, const char *what)
     return jerr(p, at->off, why);
 }
 
-static int read_legacy(jparser *p, const jval *o, dkb_result *r)
+static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
 {
     const char *w = "result";
-    if (o->type != J_OBJ)
+    if (o->type != DK_JSON_OBJ)
         return jerr(p, o->off, "a result must be an object");
-    const jval *times = member(o, "times");
-    if (times == NULL || times->type != J_ARR)
+    const dk_json *times = dk__json_get(o, "times");
+    if (times == NULL || times->type != DK_JSON_ARR)
         return legacy_refuse(p, o, "holds no \"times\" of its runs");
     if (get_str(p, o, w, "command", r->name, sizeof r->name))
         return p->err;
@@ -1124,11 +579,11 @@ static int read_legacy(jparser *p, const jval *o, dkb_result *r)
     snprintf(r->m[0].unit, sizeof r->m[0].unit, "ns");
     r->m[0].available = true;
     r->n_measures = 1;
-    const jval *ctrs = member(o, "counters");
-    if (ctrs != NULL && ctrs->type != J_ARR)
+    const dk_json *ctrs = dk__json_get(o, "counters");
+    if (ctrs != NULL && ctrs->type != DK_JSON_ARR)
         return schema_err(p, ctrs, w, "counters", "must be an array");
     for (size_t c = 0; ctrs != NULL && c < ctrs->n; c++) {
-        if (ctrs->nums != NULL || ctrs->kids[c].type != J_OBJ)
+        if (ctrs->nums != NULL || ctrs->kids[c].type != DK_JSON_OBJ)
             return jerr(p, ctrs->nums ? ctrs->off : ctrs->kids[c].off, "a counter must be an object");
         if (r->n_measures == DKB_MAX_MEASURES)
             return schema_err(p, ctrs, w, "counters", "too many counters");
@@ -1154,22 +609,22 @@ static int read_legacy(jparser *p, const jval *o, dkb_result *r)
 
 int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out, size_t *n)
 {
-    jval root = {0};
+    dk_json root = {0};
     dkb_result *rs = NULL;
     size_t count = 0;
     int rc;
     jparser p = {.path = path, .s = text, .len = len};
-    hash_key(p.hkey);
-    if (parse_value(&p, &root, 0) != 0) {
-        rc = p.err;
+    dk_json_error je;
+    if (dk__json_parse(text, len, DK_JSON_PACK_NUMBERS, &root, &je) != 0) {
+        if (je.fault == DK_JSON_ENOMEM)
+            rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
+        else
+            rc = jerr(&p, je.off, je.fault == DK_JSON_EBIG
+                                      ? "more values than a baseline holds (over 1 GiB in memory)"
+                                      : je.what);
         goto out;
     }
-    skip_ws(&p);
-    if (p.pos != p.len) {
-        rc = jerr(&p, p.pos, "data after the end of the document");
-        goto out;
-    }
-    if (root.type != J_OBJ) {
+    if (root.type != DK_JSON_OBJ) {
         rc = jerr(&p, root.off, "the document must be an object");
         goto out;
     }
@@ -1178,11 +633,11 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
         goto out;
     bool legacy = strcmp(schema, LEGACY_SCHEMA) == 0;
     if (!legacy && strcmp(schema, "dkbench-1") != 0) {
-        rc = jerr(&p, member(&root, "schema")->off, "schema is not \"dkbench-1\"");
+        rc = jerr(&p, dk__json_get(&root, "schema")->off, "schema is not \"dkbench-1\"");
         goto out;
     }
-    const jval *results = need(&p, &root, "document", "results", J_ARR);
-    if (results == NULL || (!legacy && need(&p, &root, "document", "run", J_OBJ) == NULL)) {
+    const dk_json *results = need(&p, &root, "document", "results", DK_JSON_ARR);
+    if (results == NULL || (!legacy && need(&p, &root, "document", "run", DK_JSON_OBJ) == NULL)) {
         rc = p.err;
         goto out;
     }
@@ -1216,7 +671,7 @@ out:
     for (size_t i = 0; rs != NULL && i < count; i++)
         dkb_result_free(&rs[i]);
     free(rs);
-    jfree(&root);
+    dk__json_free(&root);
     return rc;
 }
 

@@ -5,7 +5,7 @@
  * that the change agrees with the estimate the reports print.
  */
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 
 /* ------------------------------------------------------------------------ */

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
+#include "common/clock.h"
 
 /* Counted beside the events of every pass, where the backend can: a
  * sample during which it moved included other threads' time. */
@@ -25,13 +26,6 @@ typedef struct dkperf_source {
     size_t levels;
     bool multiplexing; /* the backend may time-share counters: check each open */
 } dkperf_source;
-
-static uint64_t clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void src_close(void *self)
 {
@@ -75,8 +69,8 @@ static int refuse_multiplexed(dkperf_source *p, const char *const *names, size_t
 {
     uint64_t v[DK_MAX_EVENTS];
     dk_reading info;
-    uint64_t end = clock_ns() + 200000;
-    while (clock_ns() < end) {
+    uint64_t end = dk__monotonic_ns() + 200000;
+    while (dk__monotonic_ns() < end) {
     }
     int rc = dk_thread_read(p->t, v, &info);
     if (rc != 0)
@@ -134,7 +128,7 @@ static int src_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint
     uint64_t v[DK_MAX_EVENTS];
     uint64_t *into = p->counts_switches ? v : values;
     if (end)
-        *ns = clock_ns();
+        *ns = dk__monotonic_ns();
     if (p->t != NULL) {
         if (end) {
             rc = dk_thread_sample(p->t, into);
@@ -148,7 +142,7 @@ static int src_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint
         }
     }
     if (!end)
-        *ns = clock_ns();
+        *ns = dk__monotonic_ns();
     if (rc == 0 && p->counts_switches) {
         for (size_t i = 0; i < p->n; i++)
             values[i] = v[i];

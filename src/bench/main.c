@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
@@ -293,23 +293,32 @@ static int parse(options *o, int argc, char **argv)
     return 0;
 }
 
-/* Split "a,b,c" into names (pointing into buf). Returns the count, or -1
- * when there are too many or one is empty. */
-static int split_events(char *buf, const char **names)
+/* Split a list of events into names (pointing into buf, a copy of list)
+ * with libdkperf's event grammar, as dkperf -e reads it. Returns the
+ * count, or -1 after saying why (prog: what 'list': ...). */
+static int split_events(const char *prog, const char *what, const char *list, char *buf,
+                        const char **names)
 {
-    int n = 0;
-    if (buf[0] == '\0')
-        return 0;
-    for (char *p = buf;;) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        if (*p == '\0' || n == DK_MAX_EVENTS)
+    int n = 0, rc;
+    size_t pos = 0;
+    dk_event_spec sp = {.size = sizeof sp};
+    while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
+        if (sp.base_len != sp.len) {
+            say("%s: %s: event '%.*s': a sampling period or frequency (/N, @HZ) has no "
+                "meaning here: every event is counted", prog, what,
+                (int)(sp.len > 64 ? 64 : sp.len), sp.text);
             return -1;
-        names[n++] = p;
-        if (!comma)
-            break;
-        p = comma + 1;
+        }
+        if (n == DK_MAX_EVENTS) {
+            say("%s: %s: more than %d events", prog, what, DK_MAX_EVENTS);
+            return -1;
+        }
+        buf[sp.offset + sp.len] = '\0'; /* its comma, or the end */
+        names[n++] = buf + sp.offset;
+    }
+    if (rc < 0) {
+        say("%s: %s: %s", prog, what, dk_last_error());
+        return -1;
     }
     return n;
 }
@@ -696,10 +705,8 @@ int dk_bench_main(int argc, char **argv)
         goto out;
     }
     const char *names[DK_MAX_EVENTS];
-    int n_events = split_events(evbuf, names);
+    int n_events = o.events[0] == '\0' ? 0 : split_events(prog, o.events_from, o.events, evbuf, names);
     if (n_events < 0) {
-        say("%s: %s '%s': give 1 to %d names separated by commas", prog,
-                o.events_from, o.events, DK_MAX_EVENTS);
         status = 2;
         goto out;
     }

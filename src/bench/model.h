@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/stats.h"
+#include "common/stats.h"
 #include "dkperf.h"
 
 /* Time (always measure 0) and up to DK_MAX_EVENTS events. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report_common.h"
 #include "common/unavailable.h"
 
@@ -28,37 +28,6 @@ void dkb__put_utf8(FILE *out, unsigned long cp)
 {
     unsigned char b[4];
     fwrite(b, 1, dk__utf8_encode(cp, b), out);
-}
-
-void dkb__json_str(FILE *out, const char *s)
-{
-    unsigned long cp;
-    fputc('"', out);
-    while ((cp = dk__utf8_next(&s)) != 0) {
-        switch (cp) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (dk__must_escape(cp)) /* C1 and bidi too (common/text.h) */
-                fprintf(out, "\\u%04lx", cp);
-            else
-                dkb__put_utf8(out, cp);
-        }
-    }
-    fputc('"', out);
-}
-
-void dkb__json_num(FILE *out, double v)
-{
-    if (!isfinite(v))
-        fputs("null", out);
-    else if (v == floor(v) && fabs(v) < 1e15)
-        fprintf(out, "%.0f", v);
-    else
-        fprintf(out, "%.17g", v); /* exact round trip */
 }
 
 void dkb__csv_field(FILE *out, const char *s)

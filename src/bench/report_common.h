@@ -22,10 +22,8 @@ int dkb__report_done(FILE *out, const char *format);
  * holds. Write code point cp as UTF-8. */
 void dkb__put_utf8(FILE *out, unsigned long cp);
 
-/* A JSON string literal with its quotes; a JSON number (non-finite: null).
- * HTML text: dk__put_html (common/text.h). */
-void dkb__json_str(FILE *out, const char *s);
-void dkb__json_num(FILE *out, double v);
+/* JSON strings and numbers: dk__json_string and dk__json_number
+ * (common/json.h); HTML text: dk__put_html (common/text.h). */
 /* One CSV field, quoted as RFC 4180 says when it must be; control
  * characters (line breaks too) escaped as dk__put_untrusted does. */
 void dkb__csv_field(FILE *out, const char *s);

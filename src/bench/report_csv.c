@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
 

@@ -10,9 +10,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/json.h"
 
 int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
                       size_t n)
@@ -20,16 +21,16 @@ int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *cons
     if (out == NULL || run == NULL || (results == NULL && n > 0))
         return dkb_fail(DK_EINVAL, "dkb_report_gbench: out, run and results must not be NULL");
     fputs("{\n  \"context\": {\n    \"date\": ", out);
-    dkb__json_str(out, run->date);
+    dk__json_string(out, run->date);
     fputs(",\n    \"host_name\": ", out);
-    dkb__json_str(out, run->host);
+    dk__json_string(out, run->host);
     fputs(",\n    \"executable\": \"\",\n    \"num_cpus\": 0,\n    \"mhz_per_cpu\": 0,\n"
           "    \"cpu_scaling_enabled\": false,\n    \"caches\": [],\n"
           "    \"library_build_type\": \"release\",\n    \"dkbench_backend\": ",
           out);
-    dkb__json_str(out, run->backend);
+    dk__json_string(out, run->backend);
     fputs(",\n    \"dkbench_cpu\": ", out);
-    dkb__json_str(out, run->cpu);
+    dk__json_string(out, run->cpu);
     fputs("\n  },\n  \"benchmarks\": [", out);
     for (size_t i = 0; i < n; i++) {
         const dkb_result *r = results[i];
@@ -41,33 +42,33 @@ int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *cons
             iters += r->iterations[s];
         fputs(i ? ",\n    {" : "\n    {", out);
         fputs("\n      \"name\": ", out);
-        dkb__json_str(out, r->name);
+        dk__json_string(out, r->name);
         fputs(",\n      \"family_index\": ", out);
         fprintf(out, "%zu", i);
         fputs(",\n      \"per_family_instance_index\": 0,\n      \"run_name\": ", out);
-        dkb__json_str(out, r->name);
+        dk__json_string(out, r->name);
         fprintf(out, ",\n      \"run_type\": \"iteration\",\n      \"repetitions\": 1,\n"
                      "      \"repetition_index\": 0,\n      \"threads\": 1,\n      \"iterations\": ");
-        dkb__json_num(out, iters);
+        dk__json_number(out, iters);
         fputs(",\n      \"real_time\": ", out);
-        dkb__json_num(out, t ? t->slope.point : NAN);
+        dk__json_number(out, t ? t->slope.point : NAN);
         fputs(",\n      \"cpu_time\": ", out);
-        dkb__json_num(out, t ? t->slope.point : NAN);
+        dk__json_number(out, t ? t->slope.point : NAN);
         fputs(",\n      \"time_unit\": \"ns\"", out);
         if (t && t->slope.point > 0 && r->throughput_kind != DKB_THROUGHPUT_NONE) {
             fputs(r->throughput_kind == DKB_THROUGHPUT_BYTES ? ",\n      \"bytes_per_second\": "
                                                               : ",\n      \"items_per_second\": ",
                   out);
-            dkb__json_num(out, r->throughput_per_iter / (t->slope.point * 1e-9));
+            dk__json_number(out, r->throughput_per_iter / (t->slope.point * 1e-9));
         }
         size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
         for (size_t j = 1; j < nm; j++) {
             if (!dkb__has_estimates(r, &r->m[j]) || !isfinite(r->m[j].slope.point))
                 continue;
             fputs(",\n      ", out);
-            dkb__json_str(out, r->m[j].name);
+            dk__json_string(out, r->m[j].name);
             fputs(": ", out);
-            dkb__json_num(out, r->m[j].slope.point);
+            dk__json_number(out, r->m[j].slope.point);
         }
         fputs("\n    }", out);
     }

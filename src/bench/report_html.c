@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
-#include "bench/stats.h"
+#include "common/stats.h"
 
 #define W 480.0
 #define H 280.0

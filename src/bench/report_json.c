@@ -6,13 +6,14 @@
  */
 #include <stdio.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
+#include "common/json.h"
 
 static void key(FILE *out, const char *k)
 {
-    dkb__json_str(out, k);
+    dk__json_string(out, k);
     fputc(':', out);
 }
 
@@ -20,24 +21,24 @@ static void interval(FILE *out, const char *k, const dkb_interval *v)
 {
     key(out, k);
     fputs("{\"point\":", out);
-    dkb__json_num(out, v->point);
+    dk__json_number(out, v->point);
     fputs(",\"lo\":", out);
-    dkb__json_num(out, v->lo);
+    dk__json_number(out, v->lo);
     fputs(",\"hi\":", out);
-    dkb__json_num(out, v->hi);
+    dk__json_number(out, v->hi);
     fputc('}', out);
 }
 
 static void num(FILE *out, const char *k, double v)
 {
     key(out, k);
-    dkb__json_num(out, v);
+    dk__json_number(out, v);
 }
 
 static void str(FILE *out, const char *k, const char *v)
 {
     key(out, k);
-    dkb__json_str(out, v);
+    dk__json_string(out, v);
 }
 
 static void boolean(FILE *out, const char *k, bool v)
@@ -87,7 +88,7 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     for (size_t i = 0; m->y != NULL && i < r->n_samples; i++) {
         if (i)
             fputc(',', out);
-        dkb__json_num(out, m->y[i]);
+        dk__json_number(out, m->y[i]);
     }
     fputs("],", out);
     key(out, "outlier_class");
@@ -213,7 +214,7 @@ static void result(FILE *out, const dkb_result *r)
     for (size_t i = 0; r->iterations != NULL && i < r->n_samples; i++) {
         if (i)
             fputc(',', out);
-        dkb__json_num(out, r->iterations[i]);
+        dk__json_number(out, r->iterations[i]);
     }
     fputs("],\n     ", out);
     key(out, "measures");

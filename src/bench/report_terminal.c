@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
 #include "bench/harness.h"
 #include "bench/report.h"
+#include "common/error.h"
 
 /* The fixed measures of a body, before its counters. */
 enum { M_TIME, M_USER, M_SYSTEM, M_RSS, M_FIXED };

@@ -40,4 +40,10 @@ int dk__portable_index(const char *name);
 size_t dk__database_near(const dk_database *db, const char *name, const char **near, size_t max);
 const char *const *dk__portable_candidates(int index, dk__family family);
 
+/* ev (of db, a sampler's database, or NULL) with its supported flag found:
+ * the backend probes an event the first time it is handed out. */
+const dk_database_event *dk__database_probe(const dk_database *db, const dk_database_event *ev);
+/* dk_database_find without the probe: resolving a name opens nothing. */
+const dk_database_event *dk__database_lookup(const dk_database *db, const char *name);
+
 #endif /* DKPERF_CORE_H */

@@ -2,21 +2,50 @@
 /*
  * database.c - the read-only event database view a sampler owns.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
 
+const dk_database_event *dk__database_probe(const dk_database *db, const dk_database_event *ev)
+{
+    if (db == NULL || ev == NULL)
+        return ev;
+    /* Every database is the one a sampler holds. */
+    dk_sampler *s = (dk_sampler *)((const char *)db - offsetof(dk_sampler, db));
+    if (s->backend->probe_event != NULL && ev >= db->events && ev < db->events + db->event_count)
+        s->backend->probe_event(s, ev);
+    return ev;
+}
+
 const char *dk_database_name(const dk_database *db) { return db != NULL ? db->name : NULL; }
 
-const char *dk_database_cpu_id(const dk_database *db) { return db != NULL ? db->cpu_id : NULL; }
+/* The CPU's description, which a backend may read only when it is asked for. */
+static const dk_database *described(const dk_database *db)
+{
+    if (db != NULL) {
+        dk_sampler *s = (dk_sampler *)((const char *)db - offsetof(dk_sampler, db));
+        if (s->backend->describe_cpu != NULL)
+            s->backend->describe_cpu(s);
+    }
+    return db;
+}
+
+const char *dk_database_cpu_id(const dk_database *db)
+{
+    return db != NULL ? described(db)->cpu_id : NULL;
+}
 
 const char *dk_database_marketing_name(const dk_database *db)
 {
-    return db != NULL ? db->marketing_name : NULL;
+    return db != NULL ? described(db)->marketing_name : NULL;
 }
 
-dk_arch dk_database_arch(const dk_database *db) { return db != NULL ? db->arch : DK_ARCH_UNKNOWN; }
+dk_arch dk_database_arch(const dk_database *db)
+{
+    return db != NULL ? described(db)->arch : DK_ARCH_UNKNOWN;
+}
 
 size_t dk_database_counter_count(const dk_database *db, unsigned classes)
 {
@@ -36,27 +65,24 @@ size_t dk_database_event_count(const dk_database *db) { return db != NULL ? db->
 
 const dk_database_event *dk_database_event_at(const dk_database *db, size_t i)
 {
-    return db != NULL && i < db->event_count ? &db->events[i] : NULL;
+    return db != NULL && i < db->event_count ? dk__database_probe(db, &db->events[i]) : NULL;
 }
 
 size_t dk_database_fixed_count(const dk_database *db) { return db != NULL ? db->fixed_count : 0; }
 
 const dk_database_event *dk_database_fixed_event(const dk_database *db, size_t i)
 {
-    return db != NULL && i < db->fixed_count ? db->fixed[i] : NULL;
+    return db != NULL && i < db->fixed_count ? dk__database_probe(db, db->fixed[i]) : NULL;
+}
+
+const dk_database_event *dk__database_lookup(const dk_database *db, const char *name)
+{
+    return db != NULL && name != NULL ? dk__database_find(db, name) : NULL;
 }
 
 const dk_database_event *dk_database_find(const dk_database *db, const char *name)
 {
-    if (db == NULL || name == NULL)
-        return NULL;
-    for (size_t i = 0; i < db->event_count; i++)
-        if (db->events[i].alias != NULL && strcmp(db->events[i].alias, name) == 0)
-            return &db->events[i];
-    for (size_t i = 0; i < db->event_count; i++)
-        if (strcmp(db->events[i].name, name) == 0)
-            return &db->events[i];
-    return NULL;
+    return dk__database_probe(db, dk__database_lookup(db, name));
 }
 
 size_t dk_database_match(const dk_database *db, const char *partial,
@@ -70,7 +96,7 @@ size_t dk_database_match(const dk_database *db, const char *partial,
         if (dk__strcasestr(ev->name, partial) ||
             (ev->alias != NULL && dk__strcasestr(ev->alias, partial))) {
             if (matches != NULL && n < max)
-                matches[n] = ev;
+                matches[n] = dk__database_probe(db, ev);
             n++;
         }
     }

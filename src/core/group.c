@@ -130,6 +130,11 @@ const char *dk_group_event_name(const dk_group *g, size_t i)
     return dk__group_label(g, i);
 }
 
+const dk_database_event *dk_group_event(const dk_group *g, size_t i)
+{
+    return g != NULL && i < g->n && g->supported[i] ? g->events[i] : NULL;
+}
+
 const char *dk_group_event_unit(const dk_group *g, size_t i)
 {
     if (g == NULL || i >= g->n || g->events[i] == NULL)

@@ -307,6 +307,9 @@ int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps)
     if (caps->size < offsetof(dk_backend_caps, name) + sizeof caps->name)
         return dk__fail(DK_EINVAL, "dk_backend_caps.size is %zu: set it to sizeof(dk_backend_caps)",
                         caps->size);
+    /* Facts that take probing are found at the first call (each once). */
+    if (s->backend->probe_caps != NULL)
+        s->backend->probe_caps((dk_sampler *)s);
     size_t size = caps->size < sizeof s->caps ? caps->size : sizeof s->caps;
     memcpy(caps, &s->caps, size);
     caps->size = size;

@@ -269,11 +269,18 @@ size_t dk_sampling_event_count(const dk_sampling *p) { return p != NULL ? p->n :
 
 const char *dk_sampling_event_name(const dk_sampling *p, size_t i)
 {
+    return p != NULL && i < p->n ? dk__sampling_label(p, i) : NULL;
+}
+
+int dk_sampling_event_rate(const dk_sampling *p, size_t i, uint64_t *period, uint64_t *freq)
+{
     if (p == NULL || i >= p->n)
-        return NULL;
-    if (p->label[i] != NULL)
-        return p->label[i];
-    return p->events[i] != NULL ? p->events[i]->name : p->asked[i].name;
+        return dk__fail(DK_EINVAL, "dk_sampling_event_rate: no event %zu", i);
+    if (period != NULL)
+        *period = p->period[i];
+    if (freq != NULL)
+        *freq = p->freq[i];
+    return 0;
 }
 
 void dk_sampling_close(dk_sampling *p)

@@ -50,7 +50,7 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
         const dk_event_def *def = dk__event_on(ev, s->cpu);
         if (def != NULL)
             name = def->name;
-        else if (s->cpu == DK_CPU_UNKNOWN && dk_database_find(&s->db, dk_event_name(ev)) != NULL)
+        else if (s->cpu == DK_CPU_UNKNOWN && dk__database_lookup(&s->db, dk_event_name(ev)) != NULL)
             name = dk_event_name(ev); /* no chip table: the database's own event of that name */
     }
     if (name == NULL) {
@@ -59,7 +59,7 @@ static int resolve_event(dk_sampler *s, dk_event ev, const dk_database_event **o
         return dk__fail(DK_EUNAVAILABLE, "event %s is not available on %s (it exists on %s)",
                         dk__event_ident(ev), here(s), chips);
     }
-    *out = dk_database_find(&s->db, name);
+    *out = dk__database_lookup(&s->db, name);
     if (*out == NULL)
         return dk__fail(DK_EUNAVAILABLE, "event %s is not in this CPU's %s database",
                         dk__event_ident(ev), s->db.name);
@@ -80,7 +80,7 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
         char tried[256] = "";
         size_t used = 0;
         for (size_t i = 0; cand != NULL && cand[i] != NULL; i++) {
-            *out = dk_database_find(&s->db, cand[i]);
+            *out = dk__database_lookup(&s->db, cand[i]);
             if (*out != NULL)
                 return 0;
             int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", cand[i]);
@@ -92,7 +92,7 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
                         tried, used ? ")" : "");
     }
 
-    *out = dk_database_find(&s->db, name);
+    *out = dk__database_lookup(&s->db, name);
     if (*out != NULL)
         return 0;
     for (size_t i = 0; i < s->db.event_count; i++) {
@@ -135,44 +135,35 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
     *mode = 0;
     if (label != NULL)
         *label = NULL;
-    if (name == NULL)
+    if (name == NULL || *name == '\0')
         return dk__resolve_name(s, name, out);
-    const char *colon = strrchr(name, ':');
-    const char *slash = strrchr(name, '/');
-    if (colon == NULL || (slash != NULL && colon < slash))
-        return dk__resolve_name(s, name, out);
-    const char *mods = colon + 1;
-    for (const char *m = mods; *m != '\0'; m++)
-        if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
-            return dk__resolve_name(s, name, out); /* not a modifier list */
-    if (*mods == '\0')
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": nothing follows the ':' (modifiers: u for user "
-                                   "mode, k for kernel mode)",
-                        DK__SHOWN(name));
-    unsigned char m = 0;
-    for (const char *p = mods; *p != '\0'; p++) {
-        if (*p == 'u')
-            m |= DK__MODE_USER;
-        else if (*p == 'k')
-            m |= DK__MODE_KERNEL;
-        else
-            return dk__fail(DK_EINVAL,
-                            "event " DK__SHOWN_FMT ": unknown modifier '%c' (libdkperf knows perf's u for user "
-                            "mode and k for kernel mode)",
-                            DK__SHOWN(name), *p);
-    }
-    char base[512];
-    size_t len = (size_t)(colon - name);
-    if (len == 0)
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": no event name before the modifiers", DK__SHOWN(name));
-    if (len >= sizeof base)
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": the name is longer than %zu bytes",
-                        DK__SHOWN(name), sizeof base - 1);
-    memcpy(base, name, len);
-    base[len] = '\0';
-    int rc = dk__resolve_name(s, base, out);
+    dk_event_spec sp = {.size = sizeof sp};
+    int rc = dk_event_spec_parse(name, strlen(name), &sp);
     if (rc != 0)
         return rc;
+    if (sp.base_len != sp.len)
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT ": a sampling period or frequency is not part of "
+                        "an event's name here (dk_sampling_event has period and freq)",
+                        DK__SHOWN(name));
+    if (sp.modifiers == 0)
+        return dk__resolve_name(s, name, out);
+    if (sp.modifiers & DK_EVENT_MOD_HV)
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT ": the h modifier (hypervisor) is not supported: "
+                        "libdkperf never counts the hypervisor",
+                        DK__SHOWN(name));
+    char base[512];
+    if (sp.event_len >= sizeof base)
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": the name is longer than %zu bytes",
+                        DK__SHOWN(name), sizeof base - 1);
+    memcpy(base, name, sp.event_len);
+    base[sp.event_len] = '\0';
+    rc = dk__resolve_name(s, base, out);
+    if (rc != 0)
+        return rc;
+    unsigned char m = (unsigned char)((sp.modifiers & DK_EVENT_MOD_USER ? DK__MODE_USER : 0) |
+                                      (sp.modifiers & DK_EVENT_MOD_KERNEL ? DK__MODE_KERNEL : 0));
     if ((m & DK__MODE_KERNEL) && (s->flags & DK_SAMPLER_USER_ONLY))
         return dk__fail(DK_EINVAL,
                         "event " DK__SHOWN_FMT " asks for kernel mode, but the sampler was opened with "
@@ -180,11 +171,13 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
                         DK__SHOWN(name));
     *mode = m;
     if (label != NULL) {
-        size_t n = strlen((*out)->name) + strlen(mods) + 2;
+        /* As written after the native name: "cycles:u", "cpu/event=0x3c/u". */
+        const char *mods = name + sp.event_len;
+        size_t n = strlen((*out)->name) + strlen(mods) + 1;
         *label = malloc(n);
         if (*label == NULL)
             return dk__fail(DK_ENOMEM, "event " DK__SHOWN_FMT ": out of memory", DK__SHOWN(name));
-        snprintf(*label, n, "%s:%s", (*out)->name, mods);
+        snprintf(*label, n, "%s%s", (*out)->name, mods);
     }
     return 0;
 }
@@ -353,17 +346,6 @@ int dk_thread_read(dk_thread *t, uint64_t *values, dk_reading *info)
     if (rc == 0 && info != NULL && info->time_enabled == 0)
         info->counted = true; /* the backend does not time-share */
     return rc;
-}
-
-uint64_t dk_scale_count(uint64_t count, uint64_t enabled, uint64_t running)
-{
-    if (running == 0)
-        return 0;
-    if (running >= enabled)
-        return count;
-    /* count * enabled / running, without overflowing 64 bits */
-    uint64_t quot = count / running, rem = count % running;
-    return quot * enabled + (uint64_t)((unsigned __int128)rem * enabled / running);
 }
 
 int dk_thread_sample_perf_levels(dk_thread *t, uint64_t *values, size_t levels)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_baseline.c - libFuzzer target for libdkbench's baseline reader
- * (src/bench/baseline.c, the code behind dkb_baseline_load): any input is
- * parsed; a refusal must be DK_EINVAL or DK_ENOMEM with one line naming the
- * file, an accepted baseline must hold together (each result's arrays one
+ * (src/bench/baseline.c on the JSON reader src/common/json.c, the code
+ * behind dkb_baseline_load): any input is parsed; a refusal must be
+ * DK_EINVAL or DK_ENOMEM with one line naming the file, an accepted baseline must hold together (each result's arrays one
  * value per sample, its counts within them) and be freed whole. What a
  * dkbench program does with a baseline follows: each result is compared
  * with a second reading of itself, and every report is written with it
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "bench/compare.h"
-#include "bench/error.h"
+#include "common/error.h"
 #include "bench/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,8 +14,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
-    dk_macho *m = (dk_macho *)err; /* must be set to NULL or a result */
-    int rc = dk_macho_open_buffer(data, size, "fz", &m, err, sizeof err);
+    macho_image *m = (macho_image *)err; /* must be set to NULL or a result */
+    int rc = macho_open_buffer(data, size, "fz", &m, err, sizeof err);
     if (rc != 0) {
         if (m != NULL || strncmp(err, "fz: ", 4) != 0 || strchr(err, '\n') != NULL)
             abort(); /* a failure without its one-line reason, or with a result */
@@ -24,23 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (m == NULL)
         abort();
     /* Addresses near the symbols: the text base, and values from the input. */
-    uint64_t base = dk_macho_text_vmaddr(m);
+    uint64_t base = macho_text_vmaddr(m);
     for (size_t i = 0; i + 8 <= size && i < 512; i += 8) {
         uint64_t v;
         memcpy(&v, data + i, sizeof v);
         uint64_t addrs[2] = {v, base + (v & 0xffff)};
         for (int k = 0; k < 2; k++) {
             uint64_t start = 0;
-            const char *name = dk_macho_lookup(m, addrs[k], &start);
+            const char *name = macho_lookup(m, addrs[k], &start);
             if (name == NULL)
                 continue;
-            if (start > addrs[k] || name[0] == '\0' || dk_macho_lookup(m, start, NULL) != name)
+            if (start > addrs[k] || name[0] == '\0' || macho_lookup(m, start, NULL) != name)
                 abort(); /* a symbol must start at or below the address, and own its start */
         }
     }
-    const uint8_t *uuid = dk_macho_uuid(m);
+    const uint8_t *uuid = macho_uuid(m);
     volatile uint8_t sink = uuid ? uuid[15] : 0;
     (void)sink;
-    dk_macho_close(m);
+    macho_close(m);
     return 0;
 }

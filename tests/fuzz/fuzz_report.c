@@ -3,7 +3,8 @@
  * fuzz_report.c - libFuzzer target for dkperf report behind the recording
  * reader: any input the reader accepts is turned into the report's model
  * (report_model.c) and written in every form (report_out.c: the table by
- * each sort key, folded stacks, speedscope, the flame graph) to /dev/null.
+ * each sort key and speedscope; report_stacks.c: folded stacks and the
+ * flame graph) to /dev/null.
  * Built without ELF and Mach-O readers: images are named image+offset.
  */
 #include <stdint.h>

@@ -106,15 +106,15 @@ size_t imageid_read(const char *path, unsigned *kind, uint8_t *id, size_t max)
     }
 #ifdef DKPERF_HAVE_MACHO
     {
-        dk_macho *m = NULL;
-        if (dk_macho_open_fd(fd, path, NULL, &m, NULL, 0) == 0) {
-            const uint8_t *u = dk_macho_uuid(m);
+        macho_image *m = NULL;
+        if (macho_open_fd(fd, path, NULL, &m, NULL, 0) == 0) {
+            const uint8_t *u = macho_uuid(m);
             if (u != NULL && max >= 16) {
                 memcpy(id, u, 16);
                 n = 16;
                 *kind = DKREC_ID_MACHO_UUID;
             }
-            dk_macho_close(m);
+            macho_close(m);
         }
     }
 #endif

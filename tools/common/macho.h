@@ -20,9 +20,9 @@
  * file on an ordinary file system (regfile.h).
  *
  * Addresses are unslid: in the image's own address space, the one `nm`
- * prints, where __TEXT starts at dk_macho_text_vmaddr(). A sampled pc of
+ * prints, where __TEXT starts at macho_text_vmaddr(). A sampled pc of
  * an image loaded at load_address (the runtime address of its __TEXT)
- * maps to pc - load_address + dk_macho_text_vmaddr(m).
+ * maps to pc - load_address + macho_text_vmaddr(m).
  *
  * Images of the dyld shared cache (most of /usr/lib and /System on macOS
  * 11 and later) are not files on disk: opening their path fails, and the
@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct dk_macho dk_macho;
+typedef struct macho_image macho_image;
 
 /*
  * Open the Mach-O file at path and read its symbols. A fat file holds one
@@ -45,50 +45,50 @@ typedef struct dk_macho dk_macho;
  * Within the arm64 CPU type an arm64e slice is preferred to a plain arm64
  * one: a file that carries both is an Apple system binary, which runs as
  * arm64e on Apple silicon. To pick a slice exactly, use
- * dk_macho_open_uuid with the UUID recorded for the image.
+ * macho_open_uuid with the UUID recorded for the image.
  * 32-bit and big-endian Mach-O files are refused.
- * Returns 0 and *out (close with dk_macho_close), or -1 with err set to one
+ * Returns 0 and *out (close with macho_close), or -1 with err set to one
  * line naming the file and the problem (err may be NULL when errlen is 0).
  */
-int dk_macho_open(const char *path, dk_macho **out, char *err, size_t errlen);
+int macho_open(const char *path, macho_image **out, char *err, size_t errlen);
 
 /* The same, but read the slice whose LC_UUID is uuid (16 bytes); a file
  * without such a slice fails with an error naming the UUIDs it has. */
-int dk_macho_open_uuid(const char *path, const uint8_t uuid[16], dk_macho **out, char *err,
-                       size_t errlen);
+int macho_open_uuid(const char *path, const uint8_t uuid[16], macho_image **out, char *err,
+                    size_t errlen);
 
 /* The same on the file open for reading at fd (which stays the caller's),
  * which must be a regular file; name stands for it in errors; uuid NULL
- * reads the slice dk_macho_open would. For a path that untrusted data
- * names, open fd with regfile_open (regfile.h), as dk_macho_open does. */
-int dk_macho_open_fd(int fd, const char *name, const uint8_t *uuid, dk_macho **out, char *err,
-                     size_t errlen);
+ * reads the slice macho_open would. For a path that untrusted data
+ * names, open fd with regfile_open (regfile.h), as macho_open does. */
+int macho_open_fd(int fd, const char *name, const uint8_t *uuid, macho_image **out, char *err,
+                  size_t errlen);
 
-/* The same as dk_macho_open on the size bytes at data (which need stay
+/* The same as macho_open on the size bytes at data (which need stay
  * valid only during the call); name stands for the file in errors. */
-int dk_macho_open_buffer(const void *data, size_t size, const char *name, dk_macho **out,
-                         char *err, size_t errlen);
+int macho_open_buffer(const void *data, size_t size, const char *name, macho_image **out, char *err,
+                      size_t errlen);
 
 /* The name of the symbol whose range holds vmaddr (unslid, see above), or
  * NULL; with a result, *sym_start (when not NULL) is the symbol's address.
  * The name lives as long as m. */
-const char *dk_macho_lookup(const dk_macho *m, uint64_t vmaddr, uint64_t *sym_start);
+const char *macho_lookup(const macho_image *m, uint64_t vmaddr, uint64_t *sym_start);
 
 /* The vmaddr of the __TEXT segment (0 for a file without one, such as an
  * object file). */
-uint64_t dk_macho_text_vmaddr(const dk_macho *m);
+uint64_t macho_text_vmaddr(const macho_image *m);
 
 /* The 16 bytes of LC_UUID, or NULL when the image has none. */
-const uint8_t *dk_macho_uuid(const dk_macho *m);
+const uint8_t *macho_uuid(const macho_image *m);
 
 /* The number of symbols with a non-empty range (for tests and reports). */
-size_t dk_macho_symbol_count(const dk_macho *m);
+size_t macho_symbol_count(const macho_image *m);
 
 /* The CPU type (0x0100000c arm64, 0x01000007 x86_64) and subtype of the
  * image read. */
-uint32_t dk_macho_cputype(const dk_macho *m);
-uint32_t dk_macho_cpusubtype(const dk_macho *m);
+uint32_t macho_cputype(const macho_image *m);
+uint32_t macho_cpusubtype(const macho_image *m);
 
-void dk_macho_close(dk_macho *m);
+void macho_close(macho_image *m);
 
 #endif

@@ -9,7 +9,7 @@
  * process's counts are its proc_pid_rusage instructions and cycles, a run
  * is posix_spawn, a wait that does not reap, the zombie's totals, and the
  * reap. Otherwise (events neither way can open, whose errors are then
- * reported for the command) each run forks the command held before its exec (tools/common/spawn.c), opens the
+ * reported for the command) each run forks the command held before its exec (tools/common/child.c), opens the
  * counters on it, releases it, waits without reaping, reads, and reaps, as
  * dkperf stat does. Signals that would stop dkperf are passed to the
  * running command and end the benchmark once nothing is held.
@@ -29,12 +29,12 @@
 #endif
 
 #include "bench.h"
-#include "clock.h"
+#include "common/clock.h"
+#include "common/json.h"
 #include "common/text.h"
-#include "launch.h"
 #include "options.h"
 #include "signals.h"
-#include "spawn.h"
+#include "child.h"
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
@@ -44,7 +44,6 @@ typedef struct runner {
     char **names;
     size_t n;
     int null_fd; /* the commands' stdin, and stdout and stderr unless --show-output */
-    char **prepare;
     /* After the first run only the events it could count are opened: an
      * event that cannot be counted costs a failing system call per run. */
     const char *open_names[DK_MAX_EVENTS];
@@ -88,7 +87,7 @@ static void progress_clear(void)
 static void progress_draw(runner *ru, const bench_report *rep, const bench_command *cmd,
                           bool warmup, long i, long n)
 {
-    uint64_t now = monotonic_ns();
+    uint64_t now = dk__monotonic_ns();
     if (!ru->progress || (ru->progress_at != 0 && now - ru->progress_at < PROGRESS_NS))
         return;
     ru->progress_at = now;
@@ -133,39 +132,39 @@ static void progress_draw(runner *ru, const bench_report *rep, const bench_comma
     cli_progress_shown = true;
 }
 
-/* Run the --prepare command, not measured. Returns 0 or the exit status. */
-static int prepare(runner *ru)
+/* Run a --prepare, --setup or --cleanup command (opt), not measured.
+ * Returns 0 or the exit status. */
+static int run_aside(runner *ru, const char *opt, const char *text, char **words)
 {
-    spawn_options so = SPAWN_OPTIONS_INIT;
+    child_options so = CHILD_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
-    spawn_child c;
-    int rc = spawn_prepare(&c, ru->prepare, &so);
+    child_process c;
+    int rc = child_prepare(&c, words, &so);
     if (rc != 0) {
-        cli_error("bench", "--prepare: %s: %s", c.failed, strerror(-rc));
+        cli_error("bench", "%s: %s: %s", opt, c.failed, strerror(-rc));
         return EXIT_SETUP;
     }
     int e = 0, status = 0;
-    if (spawn_release(&c) != 0) {
-        spawn_abandon(&c);
+    if (child_release(&c) != 0) {
+        child_abandon(&c);
         signals_child_pid = 0;
         return signals_got() ? 128 + signals_got() : EXIT_SETUP;
     }
-    spawn_exec_result(&c, &e);
-    spawn_reap(&c, &status, NULL);
+    child_exec_result(&c, &e);
+    child_reap(&c, &status, NULL);
     signals_child_pid = 0;
     if (signals_got())
         return 128 + signals_got();
     if (e != 0) {
-        cli_error("bench", "--prepare '%s': cannot run '%s': %s", ru->o->prepare, ru->prepare[0],
-                  strerror(e));
-        return spawn_exec_status(e);
+        cli_error("bench", "%s '%s': cannot run '%s': %s", opt, text, words[0], strerror(e));
+        return child_exec_status(e);
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        cli_error("bench", "--prepare '%s' failed with %s %d", ru->o->prepare,
+        cli_error("bench", "%s '%s' failed with %s %d", opt, text,
                   WIFEXITED(status) ? "exit status" : "signal",
                   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         return EXIT_SETUP;
@@ -211,7 +210,7 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
     out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (exec_errno != 0) {
         cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(exec_errno));
-        return spawn_exec_status(exec_errno);
+        return child_exec_status(exec_errno);
     }
     if (signals_got())
         return 128 + signals_got();
@@ -259,8 +258,8 @@ static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t
         sigprocmask(SIG_SETMASK, &mask, NULL);
         return 128 + signals_got();
     }
-    *t0 = monotonic_ns();
-    *exec_errno = launch_spawn(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask, &dfl);
+    *t0 = dk__monotonic_ns();
+    *exec_errno = child_launch(pid, cmd->argv, ru->null_fd, ru->o->show_output, &mask, &dfl);
     if (*exec_errno == 0)
         signals_child_pid = *pid;
     sigprocmask(SIG_SETMASK, &mask, NULL); /* a signal held until now finds the pid */
@@ -293,17 +292,17 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     int sig = start_command(ru, cmd, &pid, &t0, &exec_errno);
     if (sig != 0)
         return sig;
-    int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
+    int status = child_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
     memset(&use, 0, sizeof use);
     if (exec_errno == 0) {
         /* Wait for the exit without reaping, forget the pid, then reap: a
          * signal that lands between the reap and forgetting would be passed
          * on to a pid that may be another process's by then. */
-        int rc = spawn_wait_pid_exit(pid, NULL);
+        int rc = child_wait_pid_exit(pid, NULL);
         if (rc == 0) {
             signals_child_pid = 0;
-            rc = spawn_reap_pid(pid, &status, &use);
+            rc = child_reap_pid(pid, &status, &use);
         }
         if (rc < 0) {
             signals_child_pid = 0;
@@ -316,7 +315,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
                      "process %d and the threads and processes it starts", (int)pid);
     }
     signals_child_pid = 0;
-    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     if (strays_running()) {
         cmd->stray_counted = true;
         cmd->strays = cmd->strays || !strays_before;
@@ -352,21 +351,21 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     int sig = start_command(ru, cmd, &pid, &t0, &exec_errno);
     if (sig != 0)
         return sig;
-    int status = spawn_exec_status(exec_errno) << 8; /* as a child whose exec failed */
+    int status = child_exec_status(exec_errno) << 8; /* as a child whose exec failed */
     struct rusage use;
     memset(&use, 0, sizeof use);
     for (size_t i = 0; i < ru->n; i++)
         out->counted[i] = false;
     if (exec_errno != 0) {
-        out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+        out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
         return finish_run(ru, cmd, out, status, &use, exec_errno);
     }
     char why[2048] = "";
-    int rc = spawn_wait_pid_exit(pid, NULL);
+    int rc = child_wait_pid_exit(pid, NULL);
     if (rc != 0)
         snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
                  strerror(-rc));
-    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     /* A zombie takes no signal, and once reaped its pid may be another
      * process's: the pid is forgotten before the reap. (If the wait failed,
      * the command may still run, and a signal is still passed on to it.) */
@@ -376,7 +375,7 @@ static int run_rusage(runner *ru, bench_report *rep, bench_command *cmd, bench_r
     if (why[0] == '\0' && dk_process_cpi(ru->s, (int)pid, &cpi[0], &cpi[1]) != 0)
         snprintf(why, sizeof why, "reading the instructions and cycles of '%s' (pid %d) failed: %s",
                  cmd->text, (int)pid, dk_last_error());
-    rc = spawn_reap_pid(pid, &status, &use);
+    rc = child_reap_pid(pid, &status, &use);
     if (rc != 0 && why[0] == '\0')
         snprintf(why, sizeof why, "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
                  strerror(-rc));
@@ -443,8 +442,8 @@ static bool use_rusage_totals(runner *ru, bench_report *rep)
  */
 static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run *out)
 {
-    if (ru->prepare != NULL) {
-        int rc = prepare(ru);
+    if (cmd->prepare != NULL) {
+        int rc = run_aside(ru, "--prepare", cmd->bcase->prepare, cmd->prepare);
         if (rc != 0)
             return rc;
     }
@@ -454,15 +453,15 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return run_rusage(ru, rep, cmd, out);
     sigset_t hold;
     signals_hold_set(&hold);
-    spawn_options so = SPAWN_OPTIONS_INIT;
+    child_options so = CHILD_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
     so.hold = &hold;
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
-    spawn_child c;
-    int rc = spawn_prepare(&c, cmd->argv, &so);
+    child_process c;
+    int rc = child_prepare(&c, cmd->argv, &so);
     if (rc != 0) {
         cli_error("bench", "%s: %s", c.failed, strerror(-rc));
         return EXIT_SETUP;
@@ -479,7 +478,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         char why[2048];
         snprintf(why, sizeof why, "%s", dk_last_error());
         signals_child_pid = 0;
-        spawn_abandon(&c);
+        child_abandon(&c);
         dk_group_close(g);
         if (signals_got())
             return 128 + signals_got();
@@ -490,11 +489,11 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
         describe_events(ru, rep, g);
     }
-    uint64_t t0 = monotonic_ns();
-    rc = spawn_release(&c);
+    uint64_t t0 = dk__monotonic_ns();
+    rc = child_release(&c);
     if (rc != 0) {
         signals_child_pid = 0;
-        spawn_abandon(&c);
+        child_abandon(&c);
         dk_group_close(g);
         if (signals_got())
             return 128 + signals_got();
@@ -502,10 +501,10 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return EXIT_SETUP;
     }
     int e = 0;
-    spawn_exec_result(&c, &e);
-    spawn_wait_exit(&c, NULL);
+    child_exec_result(&c, &e);
+    child_wait_exit(&c, NULL);
     signals_child_pid = 0;
-    out->wall = (double)(monotonic_ns() - t0) * 1e-9;
+    out->wall = (double)(dk__monotonic_ns() - t0) * 1e-9;
     dk_reading info[DK_MAX_EVENTS];
     uint64_t values[DK_MAX_EVENTS];
     rc = dk_group_read(g, values, info);
@@ -520,7 +519,7 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     int status = 0;
     struct rusage use;
     memset(&use, 0, sizeof use);
-    spawn_reap(&c, &status, &use);
+    child_reap(&c, &status, &use);
     dk_group_close(g);
     if (rc != 0) {
         cli_error("bench", "%s", why);
@@ -543,12 +542,27 @@ typedef struct bench_driver {
     FILE *report;
     size_t done;  /* the commands that ran all their runs */
     int status;   /* the exit status a run or the report ended with, 0 */
+    struct bench_body_ctx *bodies; /* one per command, in its order */
 } bench_driver;
 
 typedef struct bench_body_ctx {
     bench_driver *d;
     bench_command *cmd;
+    bool set_up; /* its --setup ran (or it has none) and its --cleanup has not */
 } bench_body_ctx;
+
+/* A command's --cleanup, once its runs are done or after one that failed
+ * (what --setup made is removed), but not after a signal. */
+static int cleanup_after(bench_body_ctx *b)
+{
+    if (!b->set_up)
+        return 0;
+    b->set_up = false;
+    if (b->cmd->cleanup == NULL || signals_got())
+        return 0;
+    progress_clear();
+    return run_aside(b->d->ru, "--cleanup", b->cmd->bcase->cleanup, b->cmd->cleanup);
+}
 
 /* One run of a command, as libdkbench's external body: the harness plans
  * the runs (hyperfine's rule, bench.h) and estimates; the runs are kept
@@ -558,6 +572,14 @@ static int body_run(void *ctx, dk_bench_body_run *run)
     bench_body_ctx *b = ctx;
     runner *ru = b->d->ru;
     bench_command *cmd = b->cmd;
+    if (!b->set_up) { /* its --setup, once before its first run */
+        int rc = cmd->setup != NULL ? run_aside(ru, "--setup", cmd->bcase->setup, cmd->setup) : 0;
+        if (rc != 0) {
+            b->d->status = rc; /* said by run_aside */
+            return DK_ESTATE;
+        }
+        b->set_up = true;
+    }
     if (run->index == 0 && (run->warmup || ru->o->warmup == 0))
         ru->progress_at = 0; /* each command's line shows at once */
     progress_draw(ru, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
@@ -584,14 +606,19 @@ static int body_run(void *ctx, dk_bench_body_run *run)
     return 0;
 }
 
-/* Each command's block is printed once its runs are done: a later command
- * that fails, or a signal, does not take the earlier results with it (nor
- * out of the exports). */
+/* Each command's block is printed once its runs are done (and its
+ * --cleanup has run): a later command that fails, or a signal, does not
+ * take the earlier results with it (nor out of the exports). */
 static int body_done(void *arg, const dk_bench_results *res, size_t index)
 {
     bench_driver *d = arg;
-    bench_summarize_command(d->rep, index, res, index);
     progress_clear();
+    int rc = cleanup_after(&d->bodies[index]);
+    if (rc != 0) {
+        d->status = rc; /* said by run_aside */
+        return DK_ESTATE;
+    }
+    bench_summarize_command(d->rep, index, res, index);
     bench_print_command(d->report, d->rep, index);
     d->done++;
     /* The reader is gone (| head): the other commands would run for
@@ -661,26 +688,32 @@ int cmd_bench(int argc, char **argv)
     for (int k = 0; k < 3; k++)
         if (ex[k].path != NULL && strcmp(ex[k].path, "-") == 0)
             report = stderr;
-    bench_driver drv = {&ru, &rep, report, 0, 0};
+    bench_driver drv = {&ru, &rep, report, 0, 0, NULL};
 
-    rep.cmd = calloc(o.ncommands, sizeof *rep.cmd);
-    bodies = calloc(o.ncommands, sizeof *bodies);
+    rep.cmd = calloc(o.cases.n, sizeof *rep.cmd);
+    bodies = calloc(o.cases.n, sizeof *bodies);
     if (rep.cmd == NULL || bodies == NULL) {
         cli_error("bench", "out of memory");
         rc = EXIT_SETUP;
         goto out;
     }
-    for (size_t k = 0; k < o.ncommands; k++) {
-        rep.cmd[k].text = o.commands[k];
-        if ((rep.cmd[k].argv = bench_command_words(&o, "command", o.commands[k])) == NULL) {
+    drv.bodies = bodies;
+    /* Each benchmark's words, its parameters substituted, before any run. */
+    for (size_t k = 0; k < o.cases.n; k++) {
+        const bench_case *bc = &o.cases.c[k];
+        bench_command *c = &rep.cmd[k];
+        c->text = bc->name;
+        c->bcase = bc;
+        rep.ncmd++;
+        if ((c->argv = bench_command_words(&o, "command", bc->command)) == NULL ||
+            (bc->setup != NULL && (c->setup = bench_command_words(&o, "--setup", bc->setup)) == NULL) ||
+            (bc->prepare != NULL &&
+             (c->prepare = bench_command_words(&o, "--prepare", bc->prepare)) == NULL) ||
+            (bc->cleanup != NULL &&
+             (c->cleanup = bench_command_words(&o, "--cleanup", bc->cleanup)) == NULL)) {
             rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
             goto out;
         }
-        rep.ncmd++;
-    }
-    if (o.prepare != NULL && (ru.prepare = bench_command_words(&o, "--prepare", o.prepare)) == NULL) {
-        rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
-        goto out;
     }
     if ((rc = bench_check_old_baseline(&o)) != 0)
         goto out;
@@ -698,9 +731,10 @@ int cmd_bench(int argc, char **argv)
     if (s == NULL) {
         rc = EXIT_SETUP;
     } else if (ru.n == 0) {
-        bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list("bench", linux_backend ? "task-clock,instructions,cycles,branches"
-                                            : "instructions,cycles,branches",
+        dk_backend_caps caps = {.size = sizeof caps};
+        (void)dk_sampler_caps(s, &caps);
+        rc = split_event_list("bench", caps.software_events ? "task-clock,instructions,cycles,branches"
+                                                            : "instructions,cycles,branches",
                               &defaults, &ndefaults);
         ru.names = defaults;
         ru.n = ndefaults;
@@ -750,6 +784,9 @@ int cmd_bench(int argc, char **argv)
                 rc = EXIT_SETUP;
             }
         }
+        /* A run that failed leaves its command's --cleanup owed. */
+        for (size_t k = 0; k < rep.ncmd; k++)
+            cleanup_after(&bodies[k]);
     }
     progress_clear();
     dk_group_close(ru.children);
@@ -776,9 +813,11 @@ out:
     dk_sampler_close(s);
     if (ru.null_fd >= 0)
         close(ru.null_fd);
-    bench_free_words(ru.prepare);
     for (size_t k = 0; k < rep.ncmd; k++) {
         bench_free_words(rep.cmd[k].argv);
+        bench_free_words(rep.cmd[k].setup);
+        bench_free_words(rep.cmd[k].prepare);
+        bench_free_words(rep.cmd[k].cleanup);
         free(rep.cmd[k].runs);
     }
     free(rep.cmd);

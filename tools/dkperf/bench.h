@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bench_params.h"
 #include "cli.h"
 #include "dkbench.h"
 
@@ -32,6 +33,7 @@ typedef struct bench_options {
     double min_time; /* --time, seconds */
     long warmup;     /* -w, 0 by default */
     const char *prepare;
+    const char *setup, *cleanup; /* once before and once after each benchmark's runs */
     const char *export_json, *export_csv, *export_markdown;
     const char *save_baseline, *baseline;
     const char *results_dir;
@@ -40,8 +42,10 @@ typedef struct bench_options {
     bool show_output;
     bool no_progress; /* --no-progress: no progress line on a terminal */
     const char *backend;
-    char **commands; /* after --: points into argv */
+    const char **commands; /* owned array; the strings are argv's */
     size_t ncommands;
+    bench_param_opts params; /* -n, -P, -D, -L */
+    bench_cases cases;       /* the benchmarks the commands and parameters make */
 } bench_options;
 
 /* One run of one command. */
@@ -76,9 +80,11 @@ typedef struct summary {
 } summary;
 
 typedef struct bench_command {
-    const char *text; /* as given */
+    const char *text; /* its name: -n, else the command line */
+    const bench_case *bcase; /* its command line and parameters */
     char name[256];   /* its benchmark's and baseline result's: text, unless repeated or long */
     char **argv;      /* owned: the words exec'd (NULL-terminated) */
+    char **setup, **prepare, **cleanup; /* owned: their words; NULL when not given */
     bench_run *runs;
     size_t nruns, cap;
     summary wall, user, sys;

@@ -13,17 +13,20 @@
 void help_bench(FILE *out)
 {
     fputs("usage: dkperf bench [-e EV[,EV...]] [-r N | --time S] [-w N] [--prepare CMD]\n"
+          "                    [--setup CMD] [--cleanup CMD] [-n NAME]...\n"
+          "                    [-P NAME MIN MAX [-D STEP] | -L NAME V,V,...]...\n"
           "                    [--export-json F] [--export-csv F] [--export-markdown F]\n"
           "                    [--save-baseline NAME | --baseline NAME] [--results-dir D]\n"
           "                    [-N | -S SHELL] [-i] [--show-output] [--no-progress]\n"
           "                    [--backend NAME]\n"
-          "                    -- CMD [CMD...]\n"
+          "                    [--] CMD [CMD...]\n"
           "\n"
           "Run each CMD many times with its counters, started at its exec, and report per\n"
           "command the wall time and each event: mean and standard deviation, median, range\n"
           "and outliers; then how many times faster, and how many times fewer instructions,\n"
           "the best command is than each other. Each CMD is one argument, as with\n"
-          "hyperfine: dkperf bench -- 'sort big.txt' 'sort -S 1G big.txt'.\n"
+          "hyperfine: dkperf bench 'sort big.txt' 'sort -S 1G big.txt'. It is split into\n"
+          "words and run without a shell (-S sh for one).\n"
           "\n"
           "  -e, --events EV,...  events to count (see dkperf help stat); default:\n"
           "                       instructions, cycles, branches (and task-clock on Linux)\n"
@@ -32,8 +35,18 @@ void help_bench(FILE *out)
           "                       runs of each command (default 3)\n"
           "  -w, --warmup N       N runs of each command first, not measured (default 0)\n"
           "      --prepare CMD    run CMD before every run, not measured\n"
+          "      --setup CMD      run CMD once before the runs of each command\n"
+          "      --cleanup CMD    run CMD once after the runs of each command\n"
+          "  -n, --command-name NAME  the next command's name in the report and exports\n"
+          "                       (with -P or -L: once for all, or once per benchmark)\n"
+          "  -P, --parameter-scan NAME MIN MAX  one benchmark of each command per value\n"
+          "                       from MIN to MAX, {NAME} in CMD replaced by the value\n"
+          "  -D, --parameter-step-size STEP  -P's step (default 1)\n"
+          "  -L, --parameter-list NAME V,V,...  as -P, the values listed (\\, for a comma);\n"
+          "                       several -L: every combination\n"
           "  -N, --shell=none     split each CMD into words and run it directly (default)\n"
-          "  -S, --shell SHELL    run each CMD (and --prepare) as SHELL -c CMD\n"
+          "  -S, --shell SHELL    run each CMD (and --prepare, --setup, --cleanup) as\n"
+          "                       SHELL -c CMD\n"
           "  -i, --ignore-failure keep going when a command exits non-zero\n"
           "      --show-output    let the commands write to the terminal (default: /dev/null)\n"
           "      --no-progress    no progress line (run i/N, mean, time left) on standard\n"
@@ -192,23 +205,30 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
     memset(o, 0, sizeof *o);
     o->min_time = BENCH_DEFAULT_TIME;
     o->results_dir = BENCH_DEFAULT_DIR;
-    bool dashdash = false, time_given = false;
+    bool time_given = false;
+    /* As hyperfine: every argument that is not an option is a command, and
+     * every one after --. */
+    if ((o->commands = calloc((size_t)argc, sizeof *o->commands)) == NULL) {
+        cli_error("bench", "out of memory");
+        return EXIT_SETUP;
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
         int rc = 0;
         if (strcmp(a, "--") == 0) {
-            dashdash = true;
-            i++;
+            for (i++; i < argc; i++)
+                o->commands[o->ncommands++] = argv[i];
             break;
         }
         if (a[0] != '-' || a[1] == '\0') {
-            cli_error("bench", "'%s': the commands come after '--' (usage: dkperf bench "
-                               "[options] -- CMD [CMD...])",
-                      a);
-            return EXIT_USAGE;
+            o->commands[o->ncommands++] = a;
+            continue;
         }
-        if (opt_takes("bench", argc, argv, &i, "-e", "--events", &v)) {
+        int prc = bench_params_option(argc, argv, &i, &o->params);
+        if (prc >= 0) {
+            rc = prc;
+        } else if (opt_takes("bench", argc, argv, &i, "-e", "--events", &v)) {
             if (v == NULL)
                 return EXIT_USAGE;
             rc = split_event_list("bench", v, &o->events, &o->nevents);
@@ -230,6 +250,12 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
             time_given = true;
         } else if (opt_takes("bench", argc, argv, &i, NULL, "--prepare", &v)) {
             if ((o->prepare = v) == NULL)
+                return EXIT_USAGE;
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--setup", &v)) {
+            if ((o->setup = v) == NULL)
+                return EXIT_USAGE;
+        } else if (opt_takes("bench", argc, argv, &i, NULL, "--cleanup", &v)) {
+            if ((o->cleanup = v) == NULL)
                 return EXIT_USAGE;
         } else if (opt_takes("bench", argc, argv, &i, NULL, "--export-json", &v)) {
             if ((o->export_json = v) == NULL)
@@ -278,17 +304,11 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
         if (rc != 0)
             return rc;
     }
-    if (!dashdash) {
-        cli_error("bench", "no '--' before the commands (usage: dkperf bench [options] -- CMD "
-                           "[CMD...], each CMD one argument)");
+    if (o->ncommands == 0) {
+        cli_error("bench", "no command (usage: dkperf bench [options] [--] CMD [CMD...], each "
+                           "CMD one argument)");
         return EXIT_USAGE;
     }
-    if (i >= argc) {
-        cli_error("bench", "no command after '--' (usage: dkperf bench [options] -- CMD [CMD...])");
-        return EXIT_USAGE;
-    }
-    o->commands = argv + i;
-    o->ncommands = (size_t)(argc - i);
     if (o->runs > 0 && time_given) {
         cli_error("bench", "-r and --time cannot be used together (-r gives the runs exactly)");
         return EXIT_USAGE;
@@ -310,7 +330,8 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
                   o->backend);
         return EXIT_USAGE;
     }
-    return 0;
+    return bench_params_expand(&o->params, o->commands, o->ncommands, o->setup,
+                               o->cleanup, o->prepare, &o->cases);
 }
 
 void bench_options_free(bench_options *o)
@@ -318,5 +339,8 @@ void bench_options_free(bench_options *o)
     if (o == NULL)
         return;
     free_event_list(o->events, o->nevents);
+    free(o->commands);
+    bench_params_free(&o->params);
+    bench_cases_free(&o->cases);
     memset(o, 0, sizeof *o);
 }

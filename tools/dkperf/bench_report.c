@@ -15,7 +15,7 @@
 #include "bench.h"
 #include "common/text.h"
 #include "common/unavailable.h"
-#include "json.h"
+#include "common/json.h"
 
 #define BENCH_SCHEMA "dkperf-bench/1" /* the exports' schema */
 
@@ -247,6 +247,14 @@ static void print_baseline(FILE *out, const bench_report *r, const bench_command
     }
 }
 
+/* A name (-n, a command line, parameter values: any bytes), escaped as
+ * untrusted text, then the report's own words. */
+static void put_name(FILE *out, const char *name, const char *then)
+{
+    dk__put_untrusted(out, name);
+    fputs(then, out);
+}
+
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
 static void print_unmatched(FILE *out, const bench_report *r, const dk_bench_results *base)
@@ -260,9 +268,10 @@ static void print_unmatched(FILE *out, const bench_report *r, const dk_bench_res
         if (found)
             continue;
         if (any)
-            fprintf(out, ", '%s'", r->cmd[k].text);
+            fputs(", '", out);
         else
-            fprintf(out, "\nNot in baseline '%s': '%s'", r->o->baseline, r->cmd[k].text);
+            fprintf(out, "\nNot in baseline '%s': '", r->o->baseline);
+        put_name(out, r->cmd[k].text, "'");
         any = true;
     }
     if (any)
@@ -295,15 +304,17 @@ static void print_comparisons(FILE *out, const bench_report *r)
     for (size_t k = 1; k < r->ncmd; k++)
         if (r->cmd[k].wall.mean < r->cmd[best].wall.mean)
             best = k;
-    fprintf(out, "\nSummary\n  '%s' ran\n", r->cmd[best].text);
+    fputs("\nSummary\n  '", out);
+    put_name(out, r->cmd[best].text, "' ran\n");
     for (size_t k = 0; k < r->ncmd; k++) {
         if (k == best)
             continue;
         double sigma, ratio = ratio_of(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
         if (r->cmd[best].wall.n < 2 || r->cmd[k].wall.n < 2) /* one run has no spread */
-            fprintf(out, "    %.2f times faster than '%s'\n", ratio, r->cmd[k].text);
+            fprintf(out, "    %.2f times faster than '", ratio);
         else
-            fprintf(out, "    %.2f ± %.2f times faster than '%s'\n", ratio, sigma, r->cmd[k].text);
+            fprintf(out, "    %.2f ± %.2f times faster than '", ratio, sigma);
+        put_name(out, r->cmd[k].text, "'\n");
     }
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].instructions || !r->ev[e].supported)
@@ -317,17 +328,18 @@ static void print_comparisons(FILE *out, const bench_report *r)
         for (size_t k = 1; k < r->ncmd; k++)
             if (r->cmd[k].ev[e].mean < r->cmd[best].ev[e].mean)
                 best = k;
-        fprintf(out, "  '%s' retired\n", r->cmd[best].text);
+        fputs("  '", out);
+        put_name(out, r->cmd[best].text, "' retired\n");
         for (size_t k = 0; k < r->ncmd; k++) {
             if (k == best)
                 continue;
             double sigma, ratio = ratio_of(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
             if (r->cmd[best].ev[e].n < 2 || r->cmd[k].ev[e].n < 2)
-                fprintf(out, "    %.2f times fewer %s than '%s'\n", ratio, r->ev[e].name,
-                        r->cmd[k].text);
+                fprintf(out, "    %.2f times fewer %s than '", ratio, r->ev[e].name);
             else
-                fprintf(out, "    %.2f ± %.2f times fewer %s than '%s'\n", ratio, sigma,
-                        r->ev[e].name, r->cmd[k].text);
+                fprintf(out, "    %.2f ± %.2f times fewer %s than '", ratio, sigma,
+                        r->ev[e].name);
+            put_name(out, r->cmd[k].text, "'\n");
         }
         break;
     }
@@ -338,7 +350,14 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k)
     const bench_command *c = &r->cmd[k];
     if (k > 0)
         fputc('\n', out);
-    fprintf(out, "Benchmark %zu: %s\n", k + 1, c->text);
+    /* As hyperfine: the parameters the command line does not show. */
+    fprintf(out, "Benchmark %zu: ", k + 1);
+    if (c->bcase != NULL && c->bcase->unused != NULL) {
+        put_name(out, c->text, " (");
+        put_name(out, c->bcase->unused, ")\n");
+    } else {
+        put_name(out, c->text, "\n");
+    }
     fputs("  ", out);
     cell(out, "", 16);
     if (c->nruns == 1) {
@@ -407,20 +426,18 @@ void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *b
 
 /* ---- exports ---- */
 
-static void json_num(FILE *f, double v) { fprintf(f, "%.17g", v); }
-
 static void json_summary(FILE *f, const summary *s)
 {
     fputs("\"mean\": ", f);
-    json_num(f, s->mean);
+    dk__json_number(f, s->mean);
     fputs(", \"stddev\": ", f);
-    json_num(f, s->stddev);
+    dk__json_number(f, s->stddev);
     fputs(", \"median\": ", f);
-    json_num(f, s->median);
+    dk__json_number(f, s->median);
     fputs(", \"min\": ", f);
-    json_num(f, s->min);
+    dk__json_number(f, s->min);
     fputs(", \"max\": ", f);
-    json_num(f, s->max);
+    dk__json_number(f, s->max);
     fprintf(f, ", \"outliers\": {\"mild\": %zu, \"severe\": %zu}", s->mild, s->severe);
 }
 
@@ -433,69 +450,74 @@ static void json_change(FILE *f, const summary *s)
         return;
     }
     fputs("{\"relative\": ", f);
-    json_num(f, e->change);
+    dk__json_number(f, e->change);
     fputs(", \"lo\": ", f);
-    json_num(f, e->change_lo);
+    dk__json_number(f, e->change_lo);
     fputs(", \"hi\": ", f);
-    json_num(f, e->change_hi);
+    dk__json_number(f, e->change_hi);
     fputs(", \"p_value\": ", f);
-    json_num(f, e->p_value);
+    dk__json_number(f, e->p_value);
     fprintf(f, ", \"verdict\": \"%s\"}", verdict_word(e->verdict));
 }
 
 static void write_json(FILE *f, const bench_report *r)
 {
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"backend\": ", BENCH_SCHEMA);
-    json_string(f, r->backend);
+    dk__json_string(f, r->backend);
     fputs(",\n  \"scope\": ", f);
-    json_string(f, r->scope);
+    dk__json_string(f, r->scope);
     fputs(",\n  \"shell\": ", f);
-    json_string(f, r->o->shell);
+    dk__json_string(f, r->o->shell);
     fprintf(f, ",\n  \"warmup\": %ld,\n  \"events\": [", r->o->warmup);
     for (size_t e = 0; e < r->nev; e++) {
         fputs(e ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-        json_string(f, r->ev[e].name);
+        dk__json_string(f, r->ev[e].name);
         fputs(", \"native\": ", f);
-        json_string(f, r->ev[e].native);
+        dk__json_string(f, r->ev[e].native);
         fprintf(f, ", \"unit\": %s, \"supported\": %s, \"why\": ", r->ev[e].time ? "\"ns\"" : "null",
                 r->ev[e].supported ? "true" : "false");
-        json_string(f, r->ev[e].why);
+        dk__json_string(f, r->ev[e].why);
         fputc('}', f);
     }
     fputs(r->nev ? "\n  ],\n  \"results\": [" : "],\n  \"results\": [", f);
     for (size_t k = 0; k < r->ncmd; k++) {
         const bench_command *c = &r->cmd[k];
         fputs(k ? ",\n    {\n      \"command\": " : "\n    {\n      \"command\": ", f);
-        json_string(f, c->text);
+        dk__json_string(f, c->text);
         fputs(",\n      \"argv\": [", f);
         for (size_t i = 0; c->argv[i] != NULL; i++) {
             if (i)
                 fputs(", ", f);
-            json_string(f, c->argv[i]);
+            dk__json_string(f, c->argv[i]);
         }
         fprintf(f, "],\n      \"runs\": %zu,\n      ", c->nruns);
         json_summary(f, &c->wall);
         fputs(",\n      \"user\": ", f);
-        json_num(f, c->user.mean);
+        dk__json_number(f, c->user.mean);
         fputs(", \"system\": ", f);
-        json_num(f, c->sys.mean);
+        dk__json_number(f, c->sys.mean);
         fputs(",\n      \"times\": [", f);
         for (size_t i = 0; i < c->nruns; i++) {
             if (i)
                 fputs(", ", f);
-            json_num(f, c->runs[i].wall);
+            dk__json_number(f, c->runs[i].wall);
         }
         fputs("],\n      \"exit_codes\": [", f);
         for (size_t i = 0; i < c->nruns; i++)
             fprintf(f, i ? ", %d" : "%d", c->runs[i].status);
-        fputs("],\n      \"counters\": [", f);
+        fputc(']', f);
+        if (c->bcase != NULL && c->bcase->nparams > 0) { /* as hyperfine's, when there are any */
+            fputs(",\n      \"parameters\": ", f);
+            bench_case_json(f, c->bcase);
+        }
+        fputs(",\n      \"counters\": [", f);
         for (size_t e = 0; e < r->nev; e++) {
             const summary *s = &c->ev[e];
             size_t counted = 0;
             for (size_t i = 0; i < c->nruns; i++)
                 counted += c->runs[i].counted[e];
             fputs(e ? ",\n        {\"name\": " : "\n        {\"name\": ", f);
-            json_string(f, r->ev[e].name);
+            dk__json_string(f, r->ev[e].name);
             fprintf(f, ", \"counted_runs\": %zu, ", counted);
             if (s->n > 0)
                 json_summary(f, s);
@@ -520,7 +542,7 @@ static void write_json(FILE *f, const bench_report *r)
             json_change(f, &c->wall);
             for (size_t e = 0; e < r->nev; e++) {
                 fputs(", ", f);
-                json_string(f, r->ev[e].name);
+                dk__json_string(f, r->ev[e].name);
                 fputs(": ", f);
                 json_change(f, &c->ev[e]);
             }
@@ -531,19 +553,33 @@ static void write_json(FILE *f, const bench_report *r)
     fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
+/* prefix and s as one CSV field, quoted when it must be. The CSV is UTF-8
+ * as the JSON is: a byte that is not becomes U+FFFD, one per byte. */
+static void csv_cell(FILE *f, const char *prefix, const char *s)
+{
+    bool quote = strpbrk(prefix, ",\"\n\r") != NULL || strpbrk(s, ",\"\n\r") != NULL;
+    if (quote)
+        fputc('"', f);
+    for (int part = 0; part < 2; part++)
+        for (const unsigned char *p = (const unsigned char *)(part ? s : prefix); *p != '\0';) {
+            size_t len = dk__utf8_length(p);
+            if (len == 0) {
+                fputs("\xef\xbf\xbd", f);
+                p++;
+                continue;
+            }
+            if (*p == '"')
+                fputc('"', f);
+            fwrite(p, 1, len, f);
+            p += len;
+        }
+    if (quote)
+        fputc('"', f);
+}
+
 static void csv_field(FILE *f, const char *s)
 {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    csv_cell(f, "", s);
 }
 
 static void write_csv(FILE *f, const bench_report *r)
@@ -557,6 +593,12 @@ static void write_csv(FILE *f, const bench_report *r)
             fputc(',', f);
             csv_field(f, name);
         }
+    /* hyperfine's parameter_NAME columns (the same in every row). */
+    size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
+    for (size_t j = 0; j < np; j++) {
+        fputc(',', f);
+        csv_cell(f, "parameter_", r->cmd[0].bcase->params[j]);
+    }
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
         const bench_command *c = &r->cmd[k];
@@ -574,17 +616,32 @@ static void write_csv(FILE *f, const bench_report *r)
                 else
                     fputc(',', f);
         }
+        for (size_t j = 0; j < np; j++) {
+            fputc(',', f);
+            csv_field(f, c->bcase->values[j]);
+        }
         fputc('\n', f);
     }
 }
 
+/* A table cell: escaped as untrusted text (a control byte would drive the
+ * terminal that shows the file, a line break would end the row), '|' as
+ * \| so that it does not end the cell. */
 static void md_text(FILE *f, const char *s)
 {
-    for (; *s != '\0'; s++) {
-        if (*s == '|')
+    char small[256], *text = small;
+    size_t need = dk__untrusted(small, sizeof small, s);
+    if (need >= sizeof small && (text = malloc(need + 1)) != NULL)
+        dk__untrusted(text, need + 1, s);
+    else if (text == NULL)
+        text = small; /* out of memory: the text cut */
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '|')
             fputc('\\', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
+        fputc(*p, f);
     }
+    if (text != small)
+        free(text);
 }
 
 static void write_markdown(FILE *f, const bench_report *r)
@@ -601,8 +658,16 @@ static void write_markdown(FILE *f, const bench_report *r)
         md_text(f, r->ev[e].name);
         fputs(" |", f);
     }
+    size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
+    for (size_t j = 0; j < np; j++) { /* a column per parameter, {NAME} */
+        fputs(" {", f);
+        md_text(f, r->cmd[0].bcase->params[j]);
+        fputs("} |", f);
+    }
     fputs("\n|:---|---:|---:|---:|---:|", f);
     for (size_t e = 0; e < r->nev; e++)
+        fputs("---:|", f);
+    for (size_t j = 0; j < np; j++)
         fputs("---:|", f);
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
@@ -623,6 +688,11 @@ static void write_markdown(FILE *f, const bench_report *r)
             else
                 fprintf(f, " %s ± %s |", fmt_value(&r->ev[e], c->ev[e].mean, c->ev[e].mean, 1, a, sizeof a),
                         fmt_value(&r->ev[e], c->ev[e].stddev, c->ev[e].mean, 1, b, sizeof b));
+        }
+        for (size_t j = 0; j < np; j++) {
+            fputc(' ', f);
+            md_text(f, c->bcase->values[j]);
+            fputs(" |", f);
         }
         fputc('\n', f);
     }

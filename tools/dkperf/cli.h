@@ -69,10 +69,6 @@ int cli_backend_kind(const char *name);
 int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *),
                        bool *json, const char **backend, const char **positional);
 
-/* A JSON string (with quotes), or null for NULL. Bytes that are not
- * well-formed UTF-8 become \ufffd, one per byte; control characters are
- * escaped. */
-void json_string(FILE *out, const char *s);
 
 /* 1234567 -> "1,234,567" into buf. */
 const char *fmt_count(uint64_t v, char *buf, size_t size);

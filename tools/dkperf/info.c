@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 
 #include "cli.h"
+#include "common/json.h"
 
 #define KPERF_REL "/System/Library/PrivateFrameworks/kperf.framework/kperf"
 #define KPERFDATA_REL "/System/Library/PrivateFrameworks/kperfdata.framework/kperfdata"
@@ -76,23 +77,23 @@ int cmd_info(int argc, char **argv)
 
     if (json) {
         fputs("{\"version\": ", out);
-        json_string(out, dk_version());
+        dk__json_string(out, dk_version());
         fputs(", \"backend\": ", out);
-        json_string(out, dk_sampler_backend(s));
+        dk__json_string(out, dk_sampler_backend(s));
         fputs(", \"why\": ", out);
-        json_string(out, dk_sampler_why(s));
+        dk__json_string(out, dk_sampler_why(s));
         fputs(", \"cpu\": ", out);
-        json_string(out, dk_cpu_name(dk_sampler_cpu(s)));
+        dk__json_string(out, dk_cpu_name(dk_sampler_cpu(s)));
         fputs(", \"marketing_name\": ", out);
-        json_string(out, dk_database_marketing_name(db));
+        dk__json_string(out, dk_database_marketing_name(db));
         fputs(", \"database\": ", out);
-        json_string(out, dk_database_name(db));
+        dk__json_string(out, dk_database_name(db));
         fputs(", \"cpu_id\": ", out);
-        json_string(out, dk_database_cpu_id(db));
+        dk__json_string(out, dk_database_cpu_id(db));
         fputs(", \"arch\": ", out);
-        json_string(out, arch);
+        dk__json_string(out, arch);
         fputs(", \"pmu\": ", out);
-        json_string(out, caps.pmu);
+        dk__json_string(out, caps.pmu);
         fprintf(out, ", \"counters\": {\"fixed\": %zu, \"configurable\": %zu, \"power\": %zu",
                 fixed, config, power);
         if (fixed + config == 0 && caps.counters > 0)
@@ -100,10 +101,10 @@ int cmd_info(int argc, char **argv)
         fputc('}', out);
         if (caps.user_reads != NULL) {
             fputs(", \"user_reads\": ", out);
-            json_string(out, caps.user_reads);
+            dk__json_string(out, caps.user_reads);
         }
         fputs(", \"privileges\": ", out);
-        json_string(out, caps.privileges);
+        dk__json_string(out, caps.privileges);
         fprintf(out,
                 ", \"capabilities\": {\"per_thread\": %s, \"per_process\": %s, \"system_wide\": %s, "
                 "\"all_events\": %s, \"multiplexing\": %s, \"perf_levels\": %s}",
@@ -113,23 +114,23 @@ int cmd_info(int argc, char **argv)
         fputs(", \"perf_levels\": [", out);
         for (size_t i = 0; i < dk_sampler_perf_levels(s); i++) {
             fputs(i ? ", " : "", out);
-            json_string(out, dk_sampler_perf_level_name(s, i));
+            dk__json_string(out, dk_sampler_perf_level_name(s, i));
         }
         fputs("], \"frameworks\": ", out);
         if (root != NULL) {
             fputs("{\"root\": ", out);
-            json_string(out, root);
+            dk__json_string(out, root);
             fprintf(out, ", \"kperf\": \"%s%s\", \"kperfdata\": \"%s%s\"}", root, KPERF_REL, root,
                     KPERFDATA_REL);
         } else {
             fputs("null", out);
         }
         fputs(", \"os\": {\"sysname\": ", out);
-        json_string(out, u.sysname);
+        dk__json_string(out, u.sysname);
         fputs(", \"release\": ", out);
-        json_string(out, u.release);
+        dk__json_string(out, u.release);
         fputs(", \"machine\": ", out);
-        json_string(out, u.machine);
+        dk__json_string(out, u.machine);
         fputs("}}\n", out);
     } else {
         fprintf(out, "%-14s %s\n", "libdkperf", dk_version());

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/json.h"
 
 void help_list(FILE *out)
 {
@@ -95,13 +96,13 @@ int cmd_list(int argc, char **argv)
 
     if (json) {
         fputs("{\"backend\": ", out);
-        json_string(out, dk_sampler_backend(s));
+        dk__json_string(out, dk_sampler_backend(s));
         fputs(", \"database\": ", out);
-        json_string(out, dk_database_name(db));
+        dk__json_string(out, dk_database_name(db));
         fputs(", \"cpu\": ", out);
-        json_string(out, dk_cpu_name(dk_sampler_cpu(s)));
+        dk__json_string(out, dk_cpu_name(dk_sampler_cpu(s)));
         fputs(", \"pattern\": ", out);
-        json_string(out, pattern);
+        dk__json_string(out, pattern);
         fputs(", \"portable\": [", out);
         bool first = true;
         for (size_t i = 0; dk_portable_name(i) != NULL; i++) {
@@ -111,22 +112,22 @@ int cmd_list(int argc, char **argv)
                 continue;
             fputs(first ? "{\"name\": " : ", {\"name\": ", out);
             first = false;
-            json_string(out, dk_portable_name(i));
+            dk__json_string(out, dk_portable_name(i));
             fputs(", \"description\": ", out);
-            json_string(out, dk_portable_description(i));
+            dk__json_string(out, dk_portable_description(i));
             fputs(", \"event\": ", out);
-            json_string(out, ev != NULL ? ev->name : NULL);
+            dk__json_string(out, ev != NULL ? ev->name : NULL);
             fprintf(out, ", \"supported\": %s}", ev != NULL && ev->supported ? "true" : "false");
         }
         fputs("], \"events\": [", out);
         for (size_t i = 0; i < n; i++) {
             const dk_database_event *ev = events[i];
             fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-            json_string(out, ev->name);
+            dk__json_string(out, ev->name);
             fputs(", \"alias\": ", out);
-            json_string(out, ev->alias);
+            dk__json_string(out, ev->alias);
             fputs(", \"kind\": ", out);
-            json_string(out, kind_of(ev));
+            dk__json_string(out, kind_of(ev));
             fprintf(out, ", \"fixed\": %s, \"number\": %u, \"counters\": [", ev->fixed ? "true" : "false",
                     (unsigned)ev->number);
             bool any = false;
@@ -136,13 +137,13 @@ int cmd_list(int argc, char **argv)
                     any = true;
                 }
             fputs("], \"description\": ", out);
-            json_string(out, ev->description);
+            dk__json_string(out, ev->description);
             fputs(", \"fallback\": ", out);
-            json_string(out, ev->fallback);
+            dk__json_string(out, ev->fallback);
             fputs(", \"unit\": ", out);
-            json_string(out, ev->unit);
+            dk__json_string(out, ev->unit);
             fputs(", \"source\": ", out);
-            json_string(out, ev->source);
+            dk__json_string(out, ev->source);
             fprintf(out, ", \"supported\": %s}", ev->supported ? "true" : "false");
         }
         fputs("]}\n", out);

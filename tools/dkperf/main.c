@@ -8,12 +8,40 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "util/util.h"
 #include "record.h"
 #include "report.h"
 #include "signals.h"
 
 #define DKPERF_TOOL_VERSION "0.1.0"
+
+/* The edit distance (insertions, deletions, substitutions; ASCII case
+ * ignored) from a command typed to a command's name, for "did you mean";
+ * at least 16 when either is longer than that. */
+static size_t command_distance(const char *a, const char *b)
+{
+    enum { MAX = 16 };
+    size_t la = strlen(a), lb = strlen(b), row[MAX + 1];
+    if (la > MAX || lb > MAX)
+        return MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0]; /* the row above, one column left */
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
+            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
+            size_t d = diag + (ca != cb);
+            if (row[j] + 1 < d)
+                d = row[j] + 1;
+            if (row[j - 1] + 1 < d)
+                d = row[j - 1] + 1;
+            diag = row[j];
+            row[j] = d;
+        }
+    }
+    return row[lb];
+}
 
 static void usage(FILE *out)
 {
@@ -93,7 +121,7 @@ static int run(int argc, char **argv)
     const char *near = NULL;
     size_t best = 3;
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
-        size_t d = dk__edit_distance(cmd, commands[i], 2);
+        size_t d = command_distance(cmd, commands[i]);
         if (d < best) {
             best = d;
             near = commands[i];

@@ -79,39 +79,32 @@ static int append_name(const char *command, const char *start, size_t len, char 
     return 0;
 }
 
+int event_list_error(const char *command)
+{
+    cli_error(command, "-e: %s", dk_last_error());
+    return EXIT_USAGE;
+}
+
 int split_event_list(const char *command, const char *list, char ***names, size_t *n)
 {
-    const char *start = list;
-    bool in_terms = false; /* between the two '/' of pmu/terms/ */
-    for (const char *p = list;; p++) {
-        if (*p == '/') {
-            in_terms = !in_terms;
-            continue;
-        }
-        if (*p != '\0' && (*p != ',' || in_terms))
-            continue;
-        size_t len = (size_t)(p - start);
-        if (in_terms) {
-            cli_error(command,
-                      "-e '%s': unbalanced '/' in '%.*s' (write pmu/term=value,.../ with a "
-                      "closing '/')",
-                      list, (int)len, start);
-            return EXIT_USAGE;
-        }
-        if (len == 0) {
-            cli_error(command, "-e '%s': an empty event name (give names separated by commas)",
-                      list);
+    size_t pos = 0;
+    dk_event_spec sp = {.size = sizeof sp};
+    int rc;
+    while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
+        if (sp.base_len != sp.len) {
+            cli_error(command, "-e: event '%.*s%s': a sampling period or frequency (/N, @HZ) "
+                               "is for dkperf record; %s counts every event",
+                      (int)(sp.len > 64 ? 64 : sp.len), sp.text, sp.len > 64 ? "..." : "",
+                      command);
             return EXIT_USAGE;
         }
         if (*n == DK_MAX_EVENTS) {
             cli_error(command, "-e: more than %d events", DK_MAX_EVENTS);
             return EXIT_USAGE;
         }
-        int rc = append_name(command, start, len, names, n);
+        rc = append_name(command, sp.text, sp.len, names, n);
         if (rc != 0)
             return rc;
-        if (*p == '\0')
-            return 0;
-        start = p + 1;
     }
+    return rc < 0 ? event_list_error(command) : 0;
 }

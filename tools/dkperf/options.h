@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <dkperf.h>
+
 /*
  * Whether argv[*i] is the option short_name (may be NULL) or long_name;
  * its value is attached ("-x,", "--events=a,b") or the next argument, and
@@ -30,15 +32,20 @@ bool opt_number(const char *s, long *out);
 
 /*
  * Append the events of one -e list to *names (a malloc'd array of *n
- * malloc'd strings, NULL and 0 at first). Names are separated by commas,
- * except inside a pmu/term=value,.../ event: a comma between two '/' is
- * part of the name, as perf reads it. Returns 0, or after one
- * "dkperf <command>: ..." line on standard error EXIT_USAGE (an empty
- * name, an unbalanced '/', more than DK_MAX_EVENTS events in all) or
- * EXIT_SETUP (out of memory). On failure the names appended so far stay in
- * *names, for the caller to free.
+ * malloc'd strings, NULL and 0 at first), as libdkperf's event grammar
+ * reads the list (dk_event_list_next): separated by commas, except inside
+ * a pmu/term=value,.../ event. Returns 0, or after one
+ * "dkperf <command>: -e: ..." line on standard error EXIT_USAGE (a spec
+ * that does not parse, a period or frequency, more than DK_MAX_EVENTS
+ * events in all) or EXIT_SETUP (out of memory). On failure the names
+ * appended so far stay in *names, for the caller to free.
  */
 int split_event_list(const char *command, const char *list, char ***names, size_t *n);
+
+/* After dk_event_list_next failed: one "dkperf <command>: -e: <why>" line
+ * with the library's reason (the spec and the position in it). Returns
+ * EXIT_USAGE. */
+int event_list_error(const char *command);
 
 /* Free an array split_event_list built. */
 void free_event_list(char **names, size_t n);

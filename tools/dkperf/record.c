@@ -29,8 +29,8 @@
 #include "imageid.h"
 #include "record.h"
 #include "signals.h"
-#include "spawn.h"
-#include "util/util.h"
+#include "child.h"
+#include "proc.h"
 
 /* Identities of the images seen, by path: each file is read once. */
 typedef struct image_id {
@@ -237,7 +237,7 @@ static void synthesize_all(recorder *r) { (void)r; }
 /* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
 static bool process_gone(long pid)
 {
-    return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || dk__proc_is_zombie(pid);
+    return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || proc_is_zombie(pid);
 }
 
 static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
@@ -278,16 +278,18 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
  * line that says which is left in *notice, printed once the sampling is
  * set up: a mistake (an unwritable -o, a -p that names no process) is
  * said alone. */
-static const char *default_event(dk_sampler *s, const char **notice)
+/* The backend's event to sample when none is named, said on stderr. */
+static const char *default_event(const dk_backend_caps *caps, char *buf, size_t size,
+                                 const char **notice)
 {
-    const dk_database_event *ev = NULL;
-    if (dk_sampler_resolve(s, "cycles", &ev) == 0 && ev != NULL && ev->supported) {
-        *notice = "dkperf record: sampling cycles (the default event)\n";
-        return "cycles";
-    }
-    *notice = "dkperf record: sampling cpu-clock: this machine does not count cycles "
-              "(no hardware PMU is visible)\n";
-    return "cpu-clock";
+    if (strcmp(caps->sample_event, "cpu-clock") == 0)
+        snprintf(buf, size, "dkperf record: sampling cpu-clock: this machine does not count "
+                            "cycles (no hardware PMU is visible)\n");
+    else
+        snprintf(buf, size, "dkperf record: sampling %s (the default event)\n",
+                 caps->sample_event);
+    *notice = buf;
+    return caps->sample_event;
 }
 
 static const char *fmt_size(uint64_t b, char *buf, size_t size)
@@ -302,7 +304,7 @@ static const char *fmt_size(uint64_t b, char *buf, size_t size)
 }
 
 /* Whether the process being recorded has ended (without reaping it). */
-static bool target_done(const record_options *o, const spawn_child *c)
+static bool target_done(const record_options *o, const child_process *c)
 {
     if (c->pid > 0) {
         siginfo_t si;
@@ -334,7 +336,7 @@ int cmd_record(int argc, char **argv)
     bool file_made = false, ran = false;
     char *kept = NULL; /* FILE.old, when an earlier recording was moved there */
     dk_sampling *smp = NULL;
-    spawn_child c = {-1, -1, -1, NULL};
+    child_process c = {-1, -1, -1, NULL};
 
     /* A process to watch that is not there is the whole answer. */
     if (o.pid && process_gone(o.pid)) {
@@ -356,14 +358,14 @@ int cmd_record(int argc, char **argv)
         exit_rc = EXIT_SETUP;
         goto out;
     }
-    uint64_t freq = o.freq ? (uint64_t)o.freq : o.period ? 0 : RECORD_DEFAULT_FREQ;
-    /* kpc interrupts after a number of events and has no frequency mode
-     * (kpc_set_period): a counter event given no rate of its own (no
-     * EV/N, EV@HZ, -c or -F) samples there on the library's period. */
-    bool kperf = strcmp(dk_sampler_backend(s), "kperf") == 0;
-    char kperf_notice[512];
+    /* An event given no rate of its own (no EV/N, EV@HZ, -c or -F) samples
+     * at the backend's default, said once the sampling is open. */
+    dk_backend_caps caps = {.size = sizeof caps};
+    (void)dk_sampler_caps(s, &caps);
+    uint64_t freq = o.freq ? (uint64_t)o.freq : 0;
+    char default_notice[256];
     for (size_t i = 0; i < n; i++) {
-        const char *name = o.nevents ? o.events[i].name : default_event(s, &notice);
+        const char *name = o.nevents ? o.events[i].name : default_event(&caps, default_notice, sizeof default_notice, &notice);
         /* An event no database knows is a mistake: refuse it before running
          * anything. "timer" is no event of a database but the library's
          * time-based sampling, where the backend has one. */
@@ -383,16 +385,6 @@ int cmd_record(int argc, char **argv)
         evs[i].period = o.nevents && o.events[i].period ? o.events[i].period
                         : o.nevents && o.events[i].freq ? 0 : (uint64_t)o.period;
         evs[i].freq = evs[i].period ? 0 : o.nevents && o.events[i].freq ? o.events[i].freq : freq;
-        if (kperf && !timer && evs[i].period == 0 && !o.freq &&
-            !(o.nevents && o.events[i].freq)) {
-            evs[i].period = RECORD_KPERF_PERIOD;
-            evs[i].freq = 0;
-            snprintf(kperf_notice, sizeof kperf_notice,
-                     "dkperf record: sampling %s%s, one sample every %d events (kpc has no "
-                     "frequency mode; EV/N or -c sets the period)\n",
-                     name, o.nevents ? "" : " (the default event)", RECORD_KPERF_PERIOD);
-            notice = kperf_notice;
-        }
     }
 
     /* An earlier recording is kept as FILE.old, as perf keeps perf.data.old
@@ -442,11 +434,11 @@ int cmd_record(int argc, char **argv)
         /* No signal may fall between fork and signals_child_pid. */
         sigset_t hold;
         signals_hold_set(&hold);
-        spawn_options sp = SPAWN_OPTIONS_INIT;
+        child_options sp = CHILD_OPTIONS_INIT;
         sp.hold = &hold;
         sp.pid_out = &signals_child_pid;
         sp.in_child = signals_restore;
-        rc = spawn_prepare(&c, o.cmd, &sp);
+        rc = child_prepare(&c, o.cmd, &sp);
         if (rc != 0) {
             cli_error("record", "%s: %s", c.failed, strerror(-rc));
             exit_rc = EXIT_SETUP;
@@ -474,11 +466,28 @@ int cmd_record(int argc, char **argv)
         exit_rc = EXIT_SETUP;
         goto out;
     }
+    char rate_notice[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        uint64_t period = 0, hz = 0;
+        (void)dk_sampling_event_rate(smp, i, &period, &hz);
+        /* A backend without a frequency mode took its period for an event
+         * given no rate: say so, and how to set one. */
+        if (evs[i].period == 0 && evs[i].freq == 0 && !caps.frequency && period != 0 &&
+            evs[i].name != NULL && strcmp(evs[i].name, "timer") != 0)
+            snprintf(rate_notice, sizeof rate_notice,
+                     "dkperf record: sampling %s%s, one sample every %" PRIu64 " events (the %s "
+                     "backend has no frequency mode; EV/N or -c sets the period)\n",
+                     evs[i].name, o.nevents ? "" : " (the default event)", period,
+                     dk_sampler_backend(s));
+        /* The rate asked for, or the backend's when none was. */
+        bool asked = evs[i].period != 0 || evs[i].freq != 0;
+        dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i),
+                          asked ? evs[i].period : period, asked ? evs[i].freq : hz);
+    }
+    if (rate_notice[0] != '\0')
+        notice = rate_notice;
     if (notice != NULL)
         fputs(notice, stderr);
-    for (size_t i = 0; i < n; i++)
-        dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i), evs[i].period,
-                          evs[i].freq);
     if (o.pid) /* its maps come from the library, read at the first start */
         synthesize_comm(&r, (int)o.pid);
     else if (o.all_cpus)
@@ -495,11 +504,11 @@ int cmd_record(int argc, char **argv)
         /* Every CPU while the command runs: started after the sampling. */
         sigset_t hold;
         signals_hold_set(&hold);
-        spawn_options sp = SPAWN_OPTIONS_INIT;
+        child_options sp = CHILD_OPTIONS_INIT;
         sp.hold = &hold;
         sp.pid_out = &signals_child_pid;
         sp.in_child = signals_restore;
-        rc = spawn_prepare(&c, o.cmd, &sp);
+        rc = child_prepare(&c, o.cmd, &sp);
         if (rc != 0) {
             cli_error("record", "%s: %s", c.failed, strerror(-rc));
             exit_rc = EXIT_SETUP;
@@ -511,7 +520,7 @@ int cmd_record(int argc, char **argv)
             exit_rc = 128 + signals_got();
             goto out;
         }
-        rc = spawn_release(&c);
+        rc = child_release(&c);
         if (rc != 0) {
             if (signals_got() == 0)
                 cli_error("record", "cannot start the command: %s", strerror(-rc));
@@ -519,10 +528,10 @@ int cmd_record(int argc, char **argv)
             goto out;
         }
         int e = 0;
-        spawn_exec_result(&c, &e);
+        child_exec_result(&c, &e);
         if (e != 0) {
             cli_error("record", "cannot run '%s': %s", o.cmd[0], strerror(e));
-            exit_rc = spawn_exec_status(e);
+            exit_rc = child_exec_status(e);
             goto out;
         }
         ran = true; /* its maps come from the kernel: sampling was armed at its exec */
@@ -595,9 +604,9 @@ out:
     if (c.pid > 0) {
         signals_child_pid = 0;
         if (ran)
-            spawn_reap(&c, &status, NULL);
+            child_reap(&c, &status, NULL);
         else
-            spawn_abandon(&c);
+            child_abandon(&c);
     }
     char release_error[1024];
     int released = s != NULL ? cli_release_sampler(s, release_error, sizeof release_error) : 0;

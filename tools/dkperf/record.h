@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define RECORD_DEFAULT_FREQ 4000 /* samples a second, as perf record */
-#define RECORD_KPERF_PERIOD 1000000 /* events a sample on kperf without a rate (its default) */
-#define RECORD_MAX_FREQ 1000000
+#include <dkperf.h>
+
+#define RECORD_MAX_FREQ DK_EVENT_SPEC_MAX_FREQ /* as for EV@HZ */
 
 typedef struct record_event {
     char *name;      /* without its /period or @freq */

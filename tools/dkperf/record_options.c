@@ -78,8 +78,6 @@ static num_check positive(const char *s, uint64_t max, uint64_t *out)
     return NUM_OK;
 }
 
-#define RECORD_MAX_PERIOD (UINT64_MAX / 2)
-
 /* The value v of option opt (-F, -c), a whole number from 1 to max, into
  * *out; false with the error said ("the frequency is out of range (1 to
  * N samples a second)"). */
@@ -94,104 +92,32 @@ static bool positive_option(const char *opt, const char *v, uint64_t max, const 
     return false;
 }
 
-/* One EV[/PERIOD|@FREQ] of -e, appended to o->events. */
-static int add_event(record_options *o, const char *spec, size_t len)
-{
-    char *name = malloc(len + 1);
-    if (name == NULL) {
-        cli_error("record", "out of memory while reading -e");
-        return EXIT_SETUP;
-    }
-    memcpy(name, spec, len);
-    name[len] = '\0';
-    record_event ev = {name, 0, 0};
-    char *at = strrchr(name, '@'), *slash = strrchr(name, '/');
-    if (at != NULL && signed_digits(at + 1)) {
-        num_check c = positive(at + 1, RECORD_MAX_FREQ, &ev.freq);
-        if (c != NUM_OK) {
-            if (c == NUM_NOT_POSITIVE)
-                cli_error("record", "-e %s: the frequency must be a positive integer (1 to %d "
-                                    "samples a second)", name, RECORD_MAX_FREQ);
-            else
-                cli_error("record", "-e %s: the frequency of %.*s is out of range (1 to %d "
-                                    "samples a second)", name, (int)(at - name), name,
-                          RECORD_MAX_FREQ);
-            free(name);
-            return EXIT_USAGE;
-        }
-        *at = '\0';
-    } else if (slash != NULL && signed_digits(slash + 1)) {
-        num_check c = positive(slash + 1, RECORD_MAX_PERIOD, &ev.period);
-        if (c != NUM_OK) {
-            if (c == NUM_NOT_POSITIVE)
-                cli_error("record", "-e %s: the period must be a positive integer (events "
-                                    "between samples, 1 to %llu)", name,
-                          (unsigned long long)RECORD_MAX_PERIOD);
-            else
-                cli_error("record", "-e %s: the period of %.*s is out of range (1 to %llu "
-                                    "events)", name, (int)(slash - name), name,
-                          (unsigned long long)RECORD_MAX_PERIOD);
-            free(name);
-            return EXIT_USAGE;
-        }
-        *slash = '\0';
-    }
-    if (name[0] == '\0') {
-        cli_error("record", "-e: an event name is empty (write EV, EV/PERIOD or EV@FREQ)");
-        free(name);
-        return EXIT_USAGE;
-    }
-    if (o->nevents == DK_MAX_EVENTS) {
-        cli_error("record", "-e: more than %d events", DK_MAX_EVENTS);
-        free(name);
-        return EXIT_USAGE;
-    }
-    record_event *grown = realloc(o->events, (o->nevents + 1) * sizeof *grown);
-    if (grown == NULL) {
-        cli_error("record", "out of memory while reading -e");
-        free(name);
-        return EXIT_SETUP;
-    }
-    o->events = grown;
-    o->events[o->nevents++] = ev;
-    return 0;
-}
-
-/*
- * Splits a -e list on commas. A '/' opens a pmu/term=value,.../ event,
- * whose commas belong to it, unless only digits (after a sign) follow it up
- * to the next comma or the end: that is a period ("cycles/100000"), checked
- * by add_event ("cycles/-1" is a period that is not positive).
- */
+/* The events of one -e list, as libdkperf's grammar reads them (EV,
+ * EV/PERIOD, EV@FREQ, pmu/terms/), appended to o->events. */
 static int split_events(record_options *o, const char *list)
 {
-    const char *start = list;
-    bool in_terms = false;
-    for (const char *p = list;; p++) {
-        if (*p == '/') {
-            size_t k = strcspn(p + 1, ",/");
-            bool period = k > 0 && (p[1 + k] == ',' || p[1 + k] == '\0') && !in_terms;
-            for (size_t j = 0; period && j < k; j++)
-                period = (p[1 + j] >= '0' && p[1 + j] <= '9') ||
-                         (j == 0 && k > 1 && (p[1] == '-' || p[1] == '+'));
-            if (!period)
-                in_terms = !in_terms;
-            continue;
-        }
-        if (*p != '\0' && (*p != ',' || in_terms))
-            continue;
-        if (in_terms) {
-            cli_error("record", "-e '%s': unbalanced '/' (write pmu/term=value,.../ with a "
-                                "closing '/')", list);
+    size_t pos = 0;
+    dk_event_spec sp = {.size = sizeof sp};
+    int rc;
+    while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
+        if (o->nevents == DK_MAX_EVENTS) {
+            cli_error("record", "-e: more than %d events", DK_MAX_EVENTS);
             return EXIT_USAGE;
         }
-        int rc = add_event(o, start, (size_t)(p - start));
-        if (rc != 0)
-            return rc;
-        if (*p == '\0')
-            return 0;
-        start = p + 1;
+        char *name = malloc(sp.base_len + 1);
+        record_event *grown = name != NULL ? realloc(o->events, (o->nevents + 1) * sizeof *grown)
+                                           : NULL;
+        if (grown == NULL) {
+            cli_error("record", "out of memory while reading -e");
+            free(name);
+            return EXIT_SETUP;
+        }
+        memcpy(name, sp.text, sp.base_len);
+        name[sp.base_len] = '\0';
+        o->events = grown;
+        o->events[o->nevents++] = (record_event){name, sp.period, sp.freq};
     }
+    return rc < 0 ? event_list_error("record") : 0;
 }
 
 int record_parse_args(int argc, char **argv, record_options *o)

@@ -2,7 +2,8 @@
 /*
  * report.c - dkperf report: read a recording (tools/common/dkrec.c),
  * symbolize it from the images on disk (symbols.c) and write the table,
- * folded stacks, speedscope JSON or an HTML flame graph (report_out.c).
+ * folded stacks, speedscope JSON or an HTML flame graph (report_out.c,
+ * report_stacks.c).
  */
 #include <errno.h>
 #include <stdio.h>

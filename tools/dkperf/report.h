@@ -3,8 +3,9 @@
  * report.h - dkperf report's model of a recording: every sample's stack
  * turned into frames (function and image, symbolized once per distinct
  * address and process), its stacks stored once as a tree of nodes that the
- * samples name, and the outputs written from it (report_out.c). Its size
- * grows with the recording's, not with its samples times their depths.
+ * samples name, and the outputs written from it (report_out.c,
+ * report_stacks.c). Its size grows with the recording's, not with its
+ * samples times their depths.
  */
 #ifndef DKPERF_REPORT_H
 #define DKPERF_REPORT_H

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * report_out.c - dkperf report's outputs from the model (report.h): the
- * perf-report-like table, folded stacks, speedscope JSON and a
- * self-contained HTML flame graph.
+ * perf-report-like table and speedscope JSON. Folded stacks and the HTML
+ * flame graph, drawn from the stacks merged by name, are in
+ * report_stacks.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/json.h"
 #include "common/text.h"
 #include "report.h"
 #include "symbols.h"
@@ -321,258 +323,6 @@ oom:
 }
 
 /* ------------------------------------------------------------------ */
-/* Folded stacks                                                        */
-/* ------------------------------------------------------------------ */
-
-/*
- * The stacks as printed: frames with the same printed name are one, however
- * many images or addresses they came from (two images' main, a static
- * helper in two libraries). A name node is interned by (parent name node,
- * name); of_node maps each stack node to its name node; rank orders the
- * name nodes depth first with siblings by name, so that sorting by rank
- * sorts the stacks as the folded format lists them.
- */
-typedef struct ntree {
-    char **names;      /* printed names, each once */
-    size_t n_names;
-    uint32_t *name_of; /* by frame */
-    uint32_t *of_node; /* by stack node */
-    uint32_t *parent, *name, *frame, *rank, *first, *next; /* by name node */
-    bool *mixed;       /* frames of several images share the name node */
-    size_t n;
-} ntree;
-
-static void ntree_free(ntree *t)
-{
-    for (size_t i = 0; i < t->n_names; i++)
-        free(t->names[i]);
-    free(t->names);
-    free(t->name_of);
-    free(t->of_node);
-    free(t->parent);
-    free(t->name);
-    free(t->frame);
-    free(t->rank);
-    free(t->first);
-    free(t->next);
-    free(t->mixed);
-    memset(t, 0, sizeof *t);
-}
-
-/* A name as the folded format allows: escaped as untrusted text, so no
- * line break or control byte, and no ';', which separates frames. */
-static char *folded_name(const char *s)
-{
-    size_t n = dk__untrusted(NULL, 0, s);
-    char *c = malloc(n + 1);
-    if (c == NULL)
-        return NULL;
-    dk__untrusted(c, n + 1, s);
-    for (char *q = c; *q; q++)
-        if (*q == ';')
-            *q = '_';
-    return c;
-}
-
-static char **order_names;
-
-static int name_order(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = strcmp(order_names[x], order_names[y]);
-    return c != 0 ? c : (x < y ? -1 : x > y);
-}
-
-static const ntree *order_tree;
-
-static int child_order(const void *a, const void *b)
-{
-    const ntree *t = order_tree;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return name_order(&t->name[x], &t->name[y]);
-}
-
-static int ntree_make(ntree *t, const rprofile *p)
-{
-    memset(t, 0, sizeof *t);
-    size_t nf = p->n_frames ? p->n_frames : 1, nn = p->n_nodes;
-    uint32_t *by = calloc(nf, sizeof *by);
-    t->names = calloc(nf, sizeof *t->names);
-    t->name_of = calloc(nf, sizeof *t->name_of);
-    t->of_node = calloc(nn, sizeof *t->of_node);
-    t->parent = calloc(nn, sizeof *t->parent);
-    t->name = calloc(nn, sizeof *t->name);
-    t->frame = calloc(nn, sizeof *t->frame);
-    t->rank = calloc(nn, sizeof *t->rank);
-    t->first = calloc(nn, sizeof *t->first);
-    t->next = calloc(nn, sizeof *t->next);
-    t->mixed = calloc(nn, sizeof *t->mixed);
-    rmap m = {NULL, NULL, NULL, 0, 0};
-    uint32_t *kid = NULL, *stack = NULL;
-    char **printed = calloc(nf, sizeof *printed);
-    int rc = -1; /* out of memory until the tree is made */
-    if (by == NULL || printed == NULL || t->names == NULL || t->name_of == NULL ||
-        t->of_node == NULL || t->parent == NULL || t->name == NULL || t->frame == NULL ||
-        t->rank == NULL || t->first == NULL || t->next == NULL || t->mixed == NULL)
-        goto oom;
-    /* Frame names as printed, each once, numbered in name order. */
-    for (size_t f = 0; f < p->n_frames; f++) {
-        if ((printed[f] = folded_name(p->frames[f].name)) == NULL)
-            goto oom;
-        by[f] = (uint32_t)f;
-    }
-    order_names = printed;
-    qsort(by, p->n_frames, sizeof *by, name_order);
-    for (size_t i = 0; i < p->n_frames; i++) {
-        uint32_t f = by[i];
-        if (t->n_names == 0 || strcmp(t->names[t->n_names - 1], printed[f]) != 0) {
-            t->names[t->n_names++] = printed[f];
-            printed[f] = NULL;
-        }
-        t->name_of[f] = (uint32_t)t->n_names - 1;
-    }
-    /* Name nodes; node 0 is the root of both trees. */
-    t->n = 1;
-    for (size_t v = 1; v < nn; v++) {
-        const rnode *s = &p->nodes[v];
-        uint32_t par = t->of_node[s->parent], nm = t->name_of[s->frame];
-        int64_t id = rmap_get(&m, par, nm);
-        if (id < 0) {
-            id = (int64_t)t->n++;
-            if (rmap_put(&m, par, nm, (uint32_t)id) != 0)
-                goto oom;
-            t->parent[id] = par;
-            t->name[id] = nm;
-            t->frame[id] = s->frame;
-        } else if (strcmp(p->frames[t->frame[id]].dso, p->frames[s->frame].dso) != 0) {
-            t->mixed[id] = true;
-        }
-        t->of_node[v] = (uint32_t)id;
-    }
-    /* Children by name, then ranks depth first. */
-    kid = calloc(t->n, sizeof *kid);
-    stack = calloc(t->n, sizeof *stack);
-    if (kid == NULL || stack == NULL)
-        goto oom;
-    for (size_t v = 1; v < t->n; v++)
-        kid[v - 1] = (uint32_t)v;
-    order_tree = t;
-    order_names = t->names;
-    qsort(kid, t->n - 1, sizeof *kid, child_order);
-    for (size_t i = t->n - 1; i-- > 0;) {
-        uint32_t v = kid[i];
-        t->next[v] = t->first[t->parent[v]];
-        t->first[t->parent[v]] = v;
-    }
-    size_t sp = 0;
-    uint32_t r = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        uint32_t v = stack[--sp];
-        t->rank[v] = r++;
-        size_t at = sp;
-        for (uint32_t c = t->first[v]; c != 0; c = t->next[c])
-            stack[sp++] = c;
-        for (size_t x = at, y = sp; y > x + 1; x++, y--) {
-            uint32_t tmp = stack[x];
-            stack[x] = stack[y - 1];
-            stack[y - 1] = tmp;
-        }
-    }
-    rc = 0;
-oom:
-    for (size_t f = 0; printed != NULL && f < p->n_frames; f++)
-        free(printed[f]);
-    free(printed);
-    free(by);
-    free(kid);
-    free(stack);
-    rmap_free(&m);
-    if (rc != 0)
-        ntree_free(t);
-    return rc;
-}
-
-/* A comm as printed, and its place among them. */
-typedef struct fline {
-    uint32_t comm_rank, node_rank, node;
-    uint32_t comm;
-} fline;
-
-static int fline_order(const void *a, const void *b)
-{
-    const fline *x = a, *y = b;
-    if (x->comm_rank != y->comm_rank)
-        return x->comm_rank < y->comm_rank ? -1 : 1;
-    return x->node_rank < y->node_rank ? -1 : x->node_rank > y->node_rank;
-}
-
-int report_folded(FILE *out, const rprofile *p, int event)
-{
-    ntree t;
-    if (ntree_make(&t, p) != 0) {
-        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
-        return -1;
-    }
-    /* Comms as printed, ranked by name; equal ones share a rank. */
-    char **cn = calloc(p->n_comms ? p->n_comms : 1, sizeof *cn);
-    uint32_t *cby = calloc(p->n_comms ? p->n_comms : 1, sizeof *cby);
-    uint32_t *crank = calloc(p->n_comms ? p->n_comms : 1, sizeof *crank);
-    fline *lines = calloc(p->n_samples ? p->n_samples : 1, sizeof *lines);
-    uint32_t *path = calloc((size_t)p->max_depth + 1, sizeof *path);
-    int rc = -1;
-    if (cn == NULL || cby == NULL || crank == NULL || lines == NULL || path == NULL)
-        goto out;
-    for (size_t c = 0; c < p->n_comms; c++) {
-        if ((cn[c] = folded_name(p->comms[c])) == NULL)
-            goto out;
-        cby[c] = (uint32_t)c;
-    }
-    order_names = cn;
-    qsort(cby, p->n_comms, sizeof *cby, name_order);
-    for (size_t i = 0; i < p->n_comms; i++)
-        crank[cby[i]] = i > 0 && strcmp(cn[cby[i]], cn[cby[i - 1]]) == 0 ? crank[cby[i - 1]]
-                                                                        : (uint32_t)i;
-    size_t n = 0;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
-        if (event >= 0 && s->event != (uint32_t)event)
-            continue;
-        uint32_t v = t.of_node[s->stack];
-        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm};
-    }
-    qsort(lines, n, sizeof *lines, fline_order);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && lines[j].comm_rank == lines[i].comm_rank && lines[j].node == lines[i].node)
-            j++;
-        fputs(cn[lines[i].comm], out);
-        size_t d = 0;
-        for (uint32_t v = lines[i].node; v != 0; v = t.parent[v])
-            path[d++] = v;
-        while (d-- > 0) {
-            fputc(';', out);
-            fputs(t.names[t.name[path[d]]], out);
-        }
-        fprintf(out, " %zu\n", j - i);
-        i = j;
-    }
-    rc = 0;
-out:
-    if (rc != 0)
-        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
-    for (size_t c = 0; cn != NULL && c < p->n_comms; c++)
-        free(cn[c]);
-    free(cn);
-    free(cby);
-    free(crank);
-    free(lines);
-    free(path);
-    ntree_free(&t);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
 /* speedscope                                                           */
 /* ------------------------------------------------------------------ */
 
@@ -618,9 +368,9 @@ int report_speedscope(FILE *out, const rprofile *p)
     fputs("\"shared\":{\"frames\":[", out);
     for (size_t f = 0; f < p->n_frames; f++) {
         fputs(f ? ",\n{\"name\":" : "\n{\"name\":", out);
-        json_string(out, p->frames[f].name);
+        dk__json_string(out, p->frames[f].name);
         fputs(",\"file\":", out);
-        json_string(out, p->frames[f].dso);
+        dk__json_string(out, p->frames[f].dso);
         fputc('}', out);
     }
     fputs("]},\n\"profiles\":[", out);
@@ -640,7 +390,7 @@ int report_speedscope(FILE *out, const rprofile *p)
         uint64_t total = evsum[e].weight;
         size_t ns = evsum[e].n ? p->n_samples : 0; /* the samples to look through */
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
-        json_string(out, r->events[e].name);
+        dk__json_string(out, r->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
                 time_event(r->events[e].name) ? "nanoseconds" : "none", total);
         /* A run of samples in one stack is one entry of the run's weight,
@@ -679,181 +429,10 @@ int report_speedscope(FILE *out, const rprofile *p)
         fputs("]}", out);
     }
     fputs("],\n\"name\":", out);
-    json_string(out, p->path);
+    dk__json_string(out, p->path);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"dkperf report\"}\n", out);
     free(path);
     free(evsum);
     return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* HTML flame graph                                                     */
-/* ------------------------------------------------------------------ */
-
-typedef struct tnode {
-    uint32_t frame; /* UINT32_MAX: the root */
-    uint32_t depth;
-    uint64_t weight;
-    size_t first_child, next_sibling; /* 0: none (the root is node 0) */
-} tnode;
-
-/* A warm colour from the name, as flame graphs are drawn. */
-static void colour(const char *name, int *rgb)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = name; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    rgb[0] = 205 + (int)(h % 51);
-    rgb[1] = 60 + (int)((h >> 16) % 150);
-    rgb[2] = (int)((h >> 32) % 56);
-}
-
-static const char flame_script[] =
-    "(function(){\n"
-    "var svg=document.getElementById('flame'),gs=[].slice.call(svg.querySelectorAll('g.f'));\n"
-    "var W=svg.getBoundingClientRect().width||1200,total=+svg.dataset.total;\n"
-    "function fit(){gs.forEach(function(g){var t=g.querySelector('text'),r=g.querySelector('rect');\n"
-    " if(g.style.display==='none')return;var w=parseFloat(r.getAttribute('width'))/100*W;\n"
-    " var n=Math.floor((w-6)/7),s=g.dataset.n;t.textContent=n<3?'':(s.length>n?s.slice(0,n-2)+'..':s);});}\n"
-    "function zoom(g){var x0=+g.dataset.x,w0=+g.dataset.w,d0=+g.dataset.d;\n"
-    " gs.forEach(function(h){var x=+h.dataset.x,w=+h.dataset.w,d=+h.dataset.d,r=h.querySelector('rect'),t=h.querySelector('text');\n"
-    "  var inside=x>=x0-1e-12&&x+w<=x0+w0+1e-12&&d>=d0,above=d<d0&&x<=x0+1e-12&&x+w>=x0+w0-1e-12;\n"
-    "  if(!inside&&!above){h.style.display='none';return;}h.style.display='';\n"
-    "  var nx=inside?(x-x0)/w0:0,nw=inside?w/w0:1;r.setAttribute('x',(nx*100)+'%');r.setAttribute('width',(nw*100)+'%');\n"
-    "  t.setAttribute('x',(nx*100)+'%');h.style.opacity=above?0.6:1;});fit();}\n"
-    "gs.forEach(function(g){g.addEventListener('click',function(){zoom(g);});});\n"
-    "document.getElementById('reset').addEventListener('click',function(){zoom(gs[0]);});\n"
-    "var box=document.getElementById('search'),info=document.getElementById('matched');\n"
-    "box.addEventListener('input',function(){var q=box.value,re=null;\n"
-    " if(q){try{re=new RegExp(q);}catch(e){re=null;}}var m=0,cover=[];\n"
-    " gs.forEach(function(g){var r=g.querySelector('rect'),hit=q&&(re?re.test(g.dataset.n):g.dataset.n.indexOf(q)>=0);\n"
-    "  r.setAttribute('fill',hit?'rgb(230,0,230)':r.dataset.c);\n"
-    "  if(hit){var x=+g.dataset.x,w=+g.dataset.w;if(!cover.some(function(c){return x>=c[0]-1e-12&&x+w<=c[1]+1e-12;})){cover.push([x,x+w]);m+=w;}}});\n"
-    " info.textContent=q?('matched: '+(m*100).toFixed(1)+'% of '+total+' samples'):'';});\n"
-    "var h=decodeURIComponent(location.hash||'');\n"
-    "if(h.indexOf('#search=')===0){box.value=h.slice(8);box.dispatchEvent(new Event('input'));}\n"
-    "fit();})();\n";
-
-int report_html(FILE *out, const rprofile *p, int event)
-{
-    const dkrec *r = p->rec;
-    uint32_t e = event < 0 ? 0 : (uint32_t)event;
-    /* The flame graph merges frames by name, as the folded stacks do. */
-    ntree nt;
-    if (ntree_make(&nt, p) != 0) {
-        cli_error("report", "out of memory while drawing the flame graph");
-        return -1;
-    }
-    size_t n = nt.n;
-    tnode *t = calloc(n, sizeof *t);
-    if (t == NULL)
-        goto oom;
-    for (size_t i = 0; i < p->n_samples; i++)
-        if (p->samples[i].event == e)
-            t[nt.of_node[p->samples[i].stack]].weight++;
-    uint32_t maxdepth = 0;
-    t[0].frame = UINT32_MAX;
-    for (size_t k = 1; k < n; k++) {
-        t[k].frame = nt.frame[k];
-        t[k].depth = t[nt.parent[k]].depth + 1;
-        t[k].first_child = nt.first[k];
-        t[k].next_sibling = nt.next[k];
-    }
-    t[0].first_child = nt.first[0];
-    for (size_t k = n; k-- > 1;) {
-        t[nt.parent[k]].weight += t[k].weight;
-        if (t[k].weight > 0 && t[k].depth > maxdepth)
-            maxdepth = t[k].depth;
-    }
-    const int rowh = 17, top = 10;
-    int height = top + (int)(maxdepth + 1) * rowh + 10;
-    const char *ename = e < r->n_events ? r->events[e].name : "(no event)";
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
-    dk__put_html(out, p->path);
-    fputs(" - dkperf flame graph</title>\n<style>\n"
-          "body{font:13px sans-serif;margin:12px;background:#fff;color:#222}\n"
-          "svg{width:100%;display:block;background:#fafafa}\n"
-          "g.f text{font:11px monospace;fill:#000;pointer-events:none}\n"
-          "g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
-          "#matched{margin-left:1em;color:#a0a}\n"
-          "</style></head><body>\n<h1 style=\"font-size:16px\">Flame graph: ", out);
-    dk__put_html(out, ename);
-    fprintf(out, ", %" PRIu64 " samples of ", t[0].weight);
-    dk__put_html(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
-    fputs("</h1>\n<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
-          " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n", out);
-    if (!r->complete) {
-        fputs("<p><b>Incomplete recording:</b> ", out);
-        dk__put_html(out, r->tail_note);
-        fputs("</p>\n", out);
-    }
-    fprintf(out, "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" height=\"%d\" "
-                 "data-total=\"%" PRIu64 "\">\n", height, t[0].weight);
-    /* Depth first; x of each node from its parent's and its elder siblings'. */
-    double *x = calloc(n, sizeof *x);
-    size_t *stack = calloc(n, sizeof *stack);
-    if (x == NULL || stack == NULL) {
-        free(x);
-        free(stack);
-        goto oom;
-    }
-    size_t sp = 0, skipped = 0;
-    stack[sp++] = 0;
-    double total = t[0].weight ? (double)t[0].weight : 1.0;
-    while (sp > 0) {
-        size_t k = stack[--sp];
-        double w = (double)t[k].weight / total;
-        if (w < 0.0002) { /* narrower than a quarter pixel at 1200 px: left out */
-            skipped++;
-            continue;
-        }
-        const char *name = k == 0 ? "all" : p->frames[t[k].frame].name;
-        int rgb[3];
-        colour(name, rgb);
-        if (k == 0)
-            rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
-        int y = height - 10 - (int)(t[k].depth + 1) * rowh;
-        fprintf(out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\" data-n=\"", x[k],
-                w, t[k].depth);
-        dk__put_html(out, name);
-        fputs("\"><title>", out);
-        dk__put_html(out, name);
-        if (k != 0) {
-            fputs(" (", out);
-            dk__put_html(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);
-            fputc(')', out);
-        }
-        fprintf(out, ": %" PRIu64 " samples, %.2f%%</title>", t[k].weight, 100.0 * w);
-        fprintf(out, "<rect x=\"%.6f%%\" y=\"%d\" width=\"%.6f%%\" height=\"%d\" rx=\"2\" "
-                     "fill=\"rgb(%d,%d,%d)\" data-c=\"rgb(%d,%d,%d)\"/>",
-                100.0 * x[k], y, 100.0 * w, rowh - 1, rgb[0], rgb[1], rgb[2], rgb[0], rgb[1], rgb[2]);
-        fprintf(out, "<text x=\"%.6f%%\" dx=\"3\" y=\"%d\"></text></g>\n", 100.0 * x[k], y + rowh - 5);
-        /* Children left to right: push them in reverse. */
-        double cx = x[k];
-        size_t first = sp;
-        for (size_t c = t[k].first_child; c != 0; c = t[c].next_sibling) {
-            x[c] = cx;
-            cx += (double)t[c].weight / total;
-            stack[sp++] = c;
-        }
-        for (size_t a = first, b = sp; b > a + 1; a++, b--) {
-            size_t tmp = stack[a];
-            stack[a] = stack[b - 1];
-            stack[b - 1] = tmp;
-        }
-    }
-    fputs("</svg>\n", out);
-    if (skipped)
-        fprintf(out, "<p>%zu frames narrower than 0.02%% are not drawn.</p>\n", skipped);
-    fprintf(out, "<script>\n%s</script>\n</body></html>\n", flame_script);
-    free(x);
-    free(stack);
-    free(t);
-    ntree_free(&nt);
-    return 0;
-oom:
-    free(t);
-    ntree_free(&nt);
-    cli_error("report", "out of memory while drawing the flame graph");
-    return -1;
-}

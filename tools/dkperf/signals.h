@@ -48,7 +48,7 @@ void signals_catch(void);
 void signals_restore(void);
 
 /* Where the pid of the running command is kept for the handler (0: none
- * runs; a signal is then remembered, not sent). spawn_options.pid_out may
+ * runs; a signal is then remembered, not sent). child_options.pid_out may
  * point here. */
 extern volatile sig_atomic_t signals_child_pid;
 

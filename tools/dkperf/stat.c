@@ -65,11 +65,9 @@ int cmd_stat(int argc, char **argv)
     if (s == NULL) {
         rc = EXIT_SETUP;
     } else if (n == 0) {
-        bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;
-        rc = split_event_list("stat", linux_backend ? "task-clock,context-switches,page-faults,"
-                                              "instructions,cycles,branches,branch-misses"
-                                            : "instructions,cycles,branches,branch-misses",
-                              &defaults, &ndefaults);
+        dk_backend_caps caps = {.size = sizeof caps};
+        (void)dk_sampler_caps(s, &caps);
+        rc = split_event_list("stat", caps.stat_events, &defaults, &ndefaults);
         names = defaults;
         n = ndefaults;
     }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "stat.h"
 
 static bool in_ns(const report *rep, size_t i)
@@ -59,15 +60,15 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
                 (unsigned long long)span);
         for (size_t i = 0; i < rep->n; i++) {
             fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-            json_string(out, rep->names[i]);
+            dk__json_string(out, rep->names[i]);
             fputs(", \"event\": ", out);
-            json_string(out, rep->native[i]);
+            dk__json_string(out, rep->native[i]);
             if (rep->supported[i] && info[i].counted)
                 fprintf(out, ", \"value\": %llu", (unsigned long long)delta[i]);
             else
                 fputs(", \"value\": null", out);
             fputs(", \"unit\": ", out);
-            json_string(out, rep->unit[i]);
+            dk__json_string(out, rep->unit[i]);
             fprintf(out, ", \"running_fraction\": %.4f}",
                     enabled[i] > 0 ? (double)running[i] / (double)enabled[i] : 1.0);
         }

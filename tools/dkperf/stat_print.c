@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/json.h"
+#include "common/stats.h"
 #include "common/text.h"
 #include "common/unavailable.h"
 #include "stat.h"
-#include "stats.h"
 
 /* The measured quantities of a run. */
 typedef enum quantity { Q_COUNT, Q_ELAPSED, Q_USER, Q_SYSTEM } quantity;
@@ -33,12 +34,12 @@ static double quantity_of(const run *x, size_t i, quantity q)
  * quantity q (of event i for Q_COUNT) over the runs. */
 static void summarize(const report *rep, size_t i, quantity q, double *mean, double *rel)
 {
-    stats acc;
-    stats_init(&acc);
+    dkb_moments acc;
+    dkb_moments_init(&acc);
     for (size_t r = 0; r < rep->nruns; r++)
-        stats_add(&acc, quantity_of(&rep->runs[r], i, q));
-    *mean = stats_get(&acc, STATS_MEAN);
-    *rel = stats_get(&acc, STATS_REL_STDDEV_MEAN);
+        dkb_moments_add(&acc, quantity_of(&rep->runs[r], i, q));
+    *mean = dkb_moments_get(&acc, DKB_MOMENT_MEAN);
+    *rel = dkb_moments_get(&acc, DKB_MOMENT_REL_STDDEV_MEAN);
 }
 
 static double running_fraction(const report *rep, size_t i)
@@ -271,13 +272,13 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
     fputs("{\"command\": [", out);
     for (char **a = o->cmd; a != NULL && *a != NULL; a++) {
         fputs(a == o->cmd ? "" : ", ", out);
-        json_string(out, *a);
+        dk__json_string(out, *a);
     }
     fprintf(out, "], \"exit_status\": %d, \"runs\": %zu, \"backend\": ", rep->exit_status,
             rep->nruns);
-    json_string(out, dk_sampler_backend(s));
+    dk__json_string(out, dk_sampler_backend(s));
     fputs(", \"scope\": ", out);
-    json_string(out, rep->scope);
+    dk__json_string(out, rep->scope);
     fprintf(out, ", \"all_cpus\": %s, \"elapsed_ns\": %.0f, \"elapsed_relative_stddev\": %.4f",
             o->all_cpus ? "true" : "false", elapsed, erel);
     if (rep->attached) {
@@ -285,7 +286,7 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
         for (size_t k = 0; k < o->npids; k++)
             fprintf(out, "%s%d", k ? ", " : "", o->pids[k]);
         fputs("], \"notes\": ", out);
-        json_string(out, rep->notes);
+        dk__json_string(out, rep->notes);
         fputs(", \"user_ns\": null, \"system_ns\": null, \"events\": [", out);
     } else {
         fprintf(out, ", \"user_ns\": %.0f, \"system_ns\": %.0f, \"events\": [", user, sys);
@@ -298,28 +299,28 @@ void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sam
             summarize(rep, i, Q_COUNT, &v, &rel);
         bool has_metric = ok && metric(rep, i, elapsed, &mv, &mu);
         fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-        json_string(out, rep->names[i]);
+        dk__json_string(out, rep->names[i]);
         fputs(", \"event\": ", out);
-        json_string(out, rep->native[i]);
+        dk__json_string(out, rep->native[i]);
         if (ok)
             fprintf(out, rep->nruns > 1 ? ", \"value\": %.2f" : ", \"value\": %.0f", v);
         else
             fputs(", \"value\": null", out);
         fputs(", \"unit\": ", out);
-        json_string(out, rep->unit[i]);
+        dk__json_string(out, rep->unit[i]);
         fprintf(out, ", \"supported\": %s, \"counted\": %s, \"running_fraction\": %.4f",
                 rep->supported[i] ? "true" : "false", ok ? "true" : "false",
                 ok ? running_fraction(rep, i) : 0.0);
         fprintf(out, ", \"relative_stddev\": %.4f", rel);
         if (has_metric) {
             fprintf(out, ", \"metric\": {\"value\": %.6f, \"unit\": ", mv);
-            json_string(out, mu);
+            dk__json_string(out, mu);
             fputc('}', out);
         } else {
             fputs(", \"metric\": null", out);
         }
         fputs(", \"reason\": ", out);
-        json_string(out, rep->supported[i] ? NULL : rep->why[i]);
+        dk__json_string(out, rep->supported[i] ? NULL : rep->why[i]);
         fputc('}', out);
     }
     fputc(']', out);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "stat.h"
 
 #define LEVELS_MAX 4
@@ -561,11 +562,11 @@ static void json_row(FILE *out, const stat_rows *r, const report *rep, const sta
     else
         fprintf(out, "{\"cpus\": %zu, ", w->cpus);
     fputs("\"label\": ", out);
-    json_string(out, w->label);
+    dk__json_string(out, w->label);
     fputs(", \"level\": ", out);
-    json_string(out, r->level_names[w->level]);
+    dk__json_string(out, r->level_names[w->level]);
     fputs(", \"event\": ", out);
-    json_string(out, rep->names[i]);
+    dk__json_string(out, rep->names[i]);
     if (ok)
         fprintf(out, ", \"value\": %.0f}", w->v[i]);
     else
@@ -585,9 +586,9 @@ void stat_rows_json(FILE *out, const report *rep, const stat_options *o)
             for (size_t l = 0; l < r->levels && split(r, rep, i); l++) {
                 fputs(first ? "{\"level\": " : ", {\"level\": ", out);
                 first = false;
-                json_string(out, r->level_names[l]);
+                dk__json_string(out, r->level_names[l]);
                 fputs(", \"event\": ", out);
-                json_string(out, rep->names[i]);
+                dk__json_string(out, rep->names[i]);
                 fprintf(out, ", \"value\": %.0f}", r->level_sum[l][i] / runs);
             }
         fputc(']', out);
@@ -608,7 +609,7 @@ void stat_rows_json(FILE *out, const report *rep, const stat_options *o)
     }
     size_t m = make_rows(r, rep->n, o->aggr, rows);
     fputs(", \"aggregation\": ", out);
-    json_string(out, aggr_name(o->aggr));
+    dk__json_string(out, aggr_name(o->aggr));
     fputs(", \"rows\": [", out);
     bool first = true;
     for (size_t i = 0; i < rep->n; i++)
@@ -663,7 +664,7 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
     if (o->json) {
         fprintf(out, "{\"interval\": %.9f, \"interval_ns\": %llu, \"aggregation\": ", t,
                 (unsigned long long)span);
-        json_string(out, aggr_name(o->aggr));
+        dk__json_string(out, aggr_name(o->aggr));
         fputs(", \"rows\": [", out);
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < m; j++) {

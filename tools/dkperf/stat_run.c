@@ -3,7 +3,7 @@
  * stat_run.c - dkperf stat's runs of the command, and its signals.
  *
  * The child is forked and held before its exec until its counters are open
- * (tools/common/spawn.c), then released. On Linux the counters follow the
+ * (tools/common/child.c), then released. On Linux the counters follow the
  * child and everything it starts (inherit) and begin at the exec; on a Mac
  * they are the child's instructions and cycles (proc_pid_rusage), or with
  * -a every CPU's counters. Signals that would stop dkperf are held from
@@ -32,9 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "common/clock.h"
 #include "signals.h"
-#include "spawn.h"
+#include "child.h"
 #include "stat.h"
 
 static uint64_t tv_ns(struct timeval tv)
@@ -42,44 +42,32 @@ static uint64_t tv_ns(struct timeval tv)
     return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
 }
 
-/* name without its modifiers ("cycles" of "cycles:u"), as the library
- * splits them: letters after the last ':' that is not inside a pmu/.../. */
-static const char *unmodified(const char *name, char *buf, size_t size)
+/* Which metric role each event plays: the event the group resolved it to,
+ * against what the role's portable name resolves to, by pointer (modifiers
+ * do not change it: "cycles:u" still makes insn per cycle). */
+static void fill_roles(dk_sampler *s, const dk_group *g, size_t n, report *rep)
 {
-    const char *colon = strrchr(name, ':');
-    const char *slash = strrchr(name, '/');
-    if (colon == NULL || colon[1] == '\0' || (slash != NULL && colon < slash))
-        return name;
-    for (const char *m = colon + 1; *m != '\0'; m++)
-        if (!((*m >= 'a' && *m <= 'z') || (*m >= 'A' && *m <= 'Z')))
-            return name;
-    snprintf(buf, size, "%.*s", (int)(colon - name), name);
-    return buf;
-}
-
-/* Which metric role an event plays, by what the portable names resolve to;
- * modifiers do not change it ("cycles:u" still makes insn per cycle). */
-static int role_of(dk_sampler *s, const char *asked_mod, const char *native_mod)
-{
-    char abuf[256], nbuf[256];
-    const char *asked = unmodified(asked_mod, abuf, sizeof abuf);
-    const char *native = unmodified(native_mod, nbuf, sizeof nbuf);
     static const struct {
         const char *portable;
         int role;
-    } roles[] = {{"instructions", ROLE_INSTRUCTIONS},
+    } roles[] = {{"task-clock", ROLE_CLOCK},
+                 {"instructions", ROLE_INSTRUCTIONS},
                  {"cycles", ROLE_CYCLES},
                  {"branches", ROLE_BRANCHES},
                  {"branch-misses", ROLE_MISSES}};
-    if (strcmp(native, "task-clock") == 0)
-        return ROLE_CLOCK;
-    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++) {
-        const dk_database_event *ev = NULL;
-        if (strcmp(asked, roles[r].portable) == 0 ||
-            (dk_sampler_resolve(s, roles[r].portable, &ev) == 0 && strcmp(ev->name, native) == 0))
-            return roles[r].role;
+    const dk_database_event *role_ev[sizeof roles / sizeof roles[0]];
+    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++)
+        if (dk_sampler_resolve(s, roles[r].portable, &role_ev[r]) != 0)
+            role_ev[r] = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const dk_database_event *ev = dk_group_event(g, i);
+        rep->role[i] = ROLE_NONE;
+        for (size_t r = 0; ev != NULL && r < sizeof roles / sizeof roles[0]; r++)
+            if (ev == role_ev[r]) {
+                rep->role[i] = roles[r].role;
+                break;
+            }
     }
-    return ROLE_NONE;
 }
 
 /* How often an attached process or thread is looked at: its exit is
@@ -218,7 +206,7 @@ static int wait_loop(watch *w)
     uint64_t next = interval > 0 ? interval : UINT64_MAX; /* since t0 */
     int rc = 0;
     for (;;) {
-        uint64_t now = monotonic_ns() - w->t0;
+        uint64_t now = dk__monotonic_ns() - w->t0;
         bool done = false;
         if (w->child != 0) {
             siginfo_t si;
@@ -257,7 +245,7 @@ static int wait_loop(watch *w)
                 rc = stat_rows_read(w->groups[0], w->rep) != 0 ? -1 : 0;
             if (rc != 0)
                 break;
-            stat_interval_print(w->rep->out, w->rep, o, &w->iv, monotonic_ns() - w->t0, values,
+            stat_interval_print(w->rep->out, w->rep, o, &w->iv, dk__monotonic_ns() - w->t0, values,
                                 info);
             /* The output is gone (EPIPE: SIGPIPE is ignored): no interval can
              * be seen any more. Attached, nothing else ends the wait; a
@@ -272,7 +260,7 @@ static int wait_loop(watch *w)
              * next one ahead of the time after the read, so that the wait
              * below, where signals are let in, is always reached. */
             next += interval;
-            uint64_t after = monotonic_ns() - w->t0;
+            uint64_t after = dk__monotonic_ns() - w->t0;
             if (next <= after)
                 next = (after / interval + 1) * interval;
             continue;
@@ -303,12 +291,14 @@ static int wait_loop(watch *w)
 }
 
 /* Gives up on a command that was never let go. */
-static void abandon(spawn_child *c, dk_group *g)
+static void abandon(child_process *c, dk_group *g)
 {
     signals_child_pid = 0; /* nothing is passed on to a pid that may be reused */
-    spawn_abandon(c);
+    child_abandon(c);
     dk_group_close(g);
 }
+
+static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep);
 
 int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
                   run *out, int *exec_failed)
@@ -319,12 +309,12 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
      * before exec kills it). */
     sigset_t hold;
     signals_hold_set(&hold);
-    spawn_options so = SPAWN_OPTIONS_INIT;
+    child_options so = CHILD_OPTIONS_INIT;
     so.hold = &hold;
     so.pid_out = &signals_child_pid;
     so.in_child = signals_restore;
-    spawn_child c;
-    int rc = spawn_prepare(&c, o->cmd, &so);
+    child_process c;
+    int rc = child_prepare(&c, o->cmd, &so);
     if (rc != 0) {
         cli_error("stat", "%s: %s%s", c.failed, strerror(-rc),
                   rc == -EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
@@ -350,13 +340,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     }
     if (rep->nruns == 0) {
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(g));
-        for (size_t i = 0; i < n; i++) {
-            snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
-            rep->unit[i] = dk_group_event_unit(g, i);
-            rep->supported[i] = dk_group_supported(g, i);
-            snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
-            rep->role[i] = role_of(s, names[i], rep->native[i]);
-        }
+        fill_events(s, g, names, n, rep);
     }
 
     rc = stat_rows_open(g, o, rep); /* -C, -A, --per-core, --per-level */
@@ -368,8 +352,8 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         abandon(&c, g);
         return 128 + signals_got();
     }
-    uint64_t t0 = monotonic_ns();
-    rc = spawn_release(&c);
+    uint64_t t0 = dk__monotonic_ns();
+    rc = child_release(&c);
     if (rc != 0) {
         abandon(&c, g);
         if (signals_got() != 0) /* EPIPE: the command was killed before exec */
@@ -378,10 +362,10 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
         return EXIT_SETUP;
     }
     int e = 0;
-    spawn_exec_result(&c, &e);
+    child_exec_result(&c, &e);
     if (e != 0) {
         cli_error("stat", "cannot run '%s': %s", o->cmd[0], strerror(e));
-        *exec_failed = spawn_exec_status(e);
+        *exec_failed = child_exec_status(e);
     }
 
     /* Wait without reaping: a Mac can only read an unreaped process's totals. */
@@ -396,11 +380,11 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     int looped = 0;
     if (o->interval_ms > 0 || o->timeout_ms > 0)
         looped = wait_loop(&w);
-    spawn_wait_exit(&c, NULL); /* at once after the loop, but the loop may have failed */
+    child_wait_exit(&c, NULL); /* at once after the loop, but the loop may have failed */
     /* It has exited: a signal from now on has nobody to go to, and is kept
      * for dkperf's own exit status instead of going to a zombie. */
     signals_child_pid = 0;
-    out->elapsed_ns = monotonic_ns() - t0;
+    out->elapsed_ns = dk__monotonic_ns() - t0;
     rc = looped != 0 ? looped : dk_group_read(g, out->values, out->info);
     if (rc != 0 && looped == 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
@@ -419,7 +403,7 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
-    spawn_reap(&c, &status, &ru);
+    child_reap(&c, &status, &ru);
     dk_group_close(g);
     out->user_ns = tv_ns(ru.ru_utime);
     out->system_ns = tv_ns(ru.ru_stime);
@@ -435,13 +419,27 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
  * events on the same backend). */
 static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, report *rep)
 {
+    /* The library says what a process cannot count; which option counts
+     * it on every CPU instead is the tool's to say. */
+    bool any_unsupported = false;
+    for (size_t i = 0; i < n; i++)
+        any_unsupported |= !dk_group_supported(g, i);
+    dk_backend_caps caps = {.size = sizeof caps};
+    bool system_instead = any_unsupported && dk_group_cpu_count(g) == 0 &&
+                          dk_sampler_caps(s, &caps) == 0 && !caps.process_events &&
+                          caps.system_wide;
     for (size_t i = 0; i < n; i++) {
         snprintf(rep->native[i], sizeof rep->native[i], "%s", dk_group_event_name(g, i));
         rep->unit[i] = dk_group_event_unit(g, i);
         rep->supported[i] = dk_group_supported(g, i);
-        snprintf(rep->why[i], sizeof rep->why[i], "%s", dk_group_why(g, i));
-        rep->role[i] = role_of(s, names[i], rep->native[i]);
+        /* ... for an event this machine counts, that the scope does not. */
+        const dk_database_event *ev = NULL;
+        bool hint = system_instead && !rep->supported[i] &&
+                    dk_sampler_resolve(s, names[i], &ev) == 0 && ev != NULL && ev->supported;
+        snprintf(rep->why[i], sizeof rep->why[i], "%s%s", dk_group_why(g, i),
+                 hint ? ": dkperf stat -a, or -a -p PID for a running process" : "");
     }
+    fill_roles(s, g, n, rep);
 }
 
 int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
@@ -461,9 +459,11 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     w.nids = m;
     w.system = o->all_cpus;
     w.ngroups = w.system ? 1 : m;
-    /* perf_event counters stay readable after their task exits, and so do
-     * every CPU's. */
-    w.refresh = !w.system && strcmp(dk_sampler_backend(s), "perf_event") != 0;
+    /* Every CPU's counts stay readable, and where the backend says so a
+     * task's after it exits. */
+    dk_backend_caps caps = {.size = sizeof caps};
+    (void)dk_sampler_caps(s, &caps);
+    w.refresh = !w.system && !caps.counts_outlive;
     w.groups = calloc(m, sizeof *w.groups);
     w.last = calloc(m, sizeof *w.last);
     w.last_info = calloc(m, sizeof *w.last_info);
@@ -518,9 +518,9 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         }
     if (rc != 0)
         goto out;
-    w.t0 = monotonic_ns();
+    w.t0 = dk__monotonic_ns();
     rc = wait_loop(&w);
-    out->elapsed_ns = monotonic_ns() - w.t0;
+    out->elapsed_ns = dk__monotonic_ns() - w.t0;
     if (rc == 0)
         rc = read_all(&w, out->values, out->info, false);
     if (rc == 0 && w.system && stat_rows_capture(w.groups[0], o, rep, out) != 0)

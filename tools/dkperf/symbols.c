@@ -45,7 +45,7 @@ struct sym_image {
     segment *segs;
     size_t nsegs;
 #ifdef DKPERF_HAVE_MACHO
-    dk_macho *macho;
+    macho_image *macho;
 #endif
     struct sym_image *next;      /* every image, for symbols_free */
     struct sym_image *next_same; /* the images of its bucket */
@@ -88,7 +88,7 @@ static void image_free(sym_image *im)
     free(im->syms);
     free(im->segs);
 #ifdef DKPERF_HAVE_MACHO
-    dk_macho_close(im->macho);
+    macho_close(im->macho);
 #endif
     free(im->path);
     free(im);
@@ -492,7 +492,7 @@ static int open_image(sym_image *im)
             im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16 ? im->id : NULL;
         char err[256] = "";
         errno = 0;
-        if (dk_macho_open_fd(fd, im->path, uuid, &im->macho, err, sizeof err) != 0) {
+        if (macho_open_fd(fd, im->path, uuid, &im->macho, err, sizeof err) != 0) {
             snprintf(im->problem, sizeof im->problem, "%s", err);
             if (errno == ENOMEM)
                 rc = -ENOMEM;
@@ -593,10 +593,10 @@ const char *sym_lookup(sym_image *im, uint64_t map_start, uint64_t map_pgoff, ui
 #ifdef DKPERF_HAVE_MACHO
     if (im->kind == KIND_MACHO) {
         /* A Mach-O image is mapped from its __TEXT (file offset 0). */
-        uint64_t vm = addr - map_start + dk_macho_text_vmaddr(im->macho);
+        uint64_t vm = addr - map_start + macho_text_vmaddr(im->macho);
         if (image_off != NULL)
             *image_off = addr - map_start;
-        return dk_macho_lookup(im->macho, vm, NULL);
+        return macho_lookup(im->macho, vm, NULL);
     }
 #endif
     if (im->kind != KIND_ELF)

@@ -170,61 +170,6 @@ int cli_close_stdout(int rc)
     return rc != 0 ? rc : EXIT_SETUP;
 }
 
-void json_string(FILE *out, const char *s)
-{
-    if (s == NULL) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p != '\0') {
-        size_t len = dk__utf8_length(p);
-        if (len == 0) {
-            /* JSON text is UTF-8: a byte that is not becomes U+FFFD, one per byte. */
-            fputs("\\ufffd", out);
-            p++;
-            continue;
-        }
-        if (len > 1) {
-            /* C1 and bidi controls too: JSON printed to a terminal drives
-             * it as text does (common/text.h). */
-            const char *c = (const char *)p;
-            unsigned long cp = dk__utf8_next(&c);
-            if (dk__must_escape(cp))
-                fprintf(out, "\\u%04lx", cp);
-            else
-                fwrite(p, 1, len, out);
-            p += len;
-            continue;
-        }
-        switch (*p) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        default:
-            if (dk__must_escape(*p))
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-        p++;
-    }
-    fputc('"', out);
-}
-
 /* Insert thousands separators into the digits before any '.'. */
 static const char *group_digits(const char *digits, char *buf, size_t size)
 {
