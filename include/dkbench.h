@@ -170,6 +170,159 @@ DK_EXPORT void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loo
                                           dk_bench_iter_fn iter, void *ctx);
 
 /* ------------------------------------------------------------------------ */
+/* External bodies: one run of a process (or anything) is one sample         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A body that cannot run in a loop, a command run as a process above all:
+ * each call runs it once and says what the run measured. Its measures are
+ * "time" (the wall time, in ns), "user-time" and "system-time" (CPU time,
+ * ns), "max-rss" (bytes) and the counters named at registration. Each run
+ * is one sample of one iteration; the headline estimate of every measure
+ * is the median of the runs with a bootstrap 95% interval, and a change
+ * against a baseline is the bootstrap test of the medians (a p-value, and
+ * a verdict against the noise threshold), doc/BENCH-STATISTICS.md.
+ *
+ * A struct given to libdkbench starts with its size, set by the caller to
+ * sizeof the struct it was compiled with: a later libdkbench reads the
+ * members it knows of, and refuses a larger struct whose extra bytes are
+ * not zero (DK_EINVAL).
+ */
+#define DK_BENCH_MAX_COUNTERS 32 /* counters one body may report */
+
+typedef struct dk_bench_body_run {
+    size_t size; /* set by libdkbench: the size of the struct it passes */
+    /* In: where this run stands. */
+    int warmup;     /* 1: a warm-up run, not measured */
+    size_t index;   /* from 0, among the warm-up runs or the measured runs */
+    size_t planned; /* runs of that kind planned so far: final after the first measured run */
+    /* Out: what the run measured (zeroed before each call). */
+    double wall_s, user_s, system_s; /* seconds */
+    uint64_t max_rss;                /* bytes; 0 when unknown */
+    uint64_t counters[DK_BENCH_MAX_COUNTERS];   /* in the order of registration */
+    unsigned char counted[DK_BENCH_MAX_COUNTERS]; /* 1 when counters[i] holds a count */
+} dk_bench_body_run;
+
+/* One run: fill run's outputs and return 0, or return a negative DK_E*
+ * code (optionally after dk_bench_fail) to end the benchmark: the harness
+ * then stops with that code. */
+typedef int (*dk_bench_body_fn)(void *ctx, dk_bench_body_run *run);
+
+typedef struct dk_bench_body {
+    size_t size;      /* sizeof(dk_bench_body) */
+    const char *name; /* as for dk_bench_register; copied */
+    dk_bench_body_fn run;
+    void *ctx;
+    const char *const *counters; /* the names of the counters a run reports (copied) */
+    size_t n_counters;           /* at most DK_BENCH_MAX_COUNTERS */
+} dk_bench_body;
+
+/*
+ * dk_bench_register_body - add an external body. Returns 0, or DK_EINVAL
+ * (NULL body, name or run, a bad size, a name as dk_bench_register refuses,
+ * too many counters, an empty counter name or one of 128 bytes or more, or
+ * one given twice), DK_ENOMEM.
+ */
+DK_EXPORT int dk_bench_register_body(const dk_bench_body *body);
+
+/*
+ * dk_bench_fail - for a body's callback: record why the run failed, for
+ * dk_bench_last_error, and return code (a negative DK_E* code).
+ */
+DK_EXPORT int dk_bench_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ------------------------------------------------------------------------ */
+/* Running from a program (without argv)                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct dk_bench_results dk_bench_results; /* the results of one dk_bench_run */
+
+typedef struct dk_bench_options {
+    size_t size;      /* sizeof(dk_bench_options) */
+    const char *name; /* run only the benchmark of this name; NULL: every one */
+    /* External bodies: exactly `runs` runs when not 0, else as many as the
+     * first run says fill min_time seconds, at least min_runs and at most
+     * max_runs (hyperfine's rule); warmup_runs unmeasured runs first. */
+    size_t runs, min_runs, max_runs, warmup_runs;
+    double min_time;
+    double noise;             /* changes within +-noise are noise (0.01) */
+    uint64_t seed;            /* bootstrap seed (1) */
+    const char *results_dir;  /* where baselines are (NULL: "dkbench-results") */
+    const char *baseline;     /* compare with this baseline; NULL: none */
+    const char *save_baseline; /* save as this baseline when every benchmark ran */
+    /* Called as each benchmark's result is complete (compared with the
+     * baseline); a non-zero return ends the run with that code. NULL: none. */
+    int (*on_result)(void *arg, const dk_bench_results *results, size_t index);
+    void *arg;
+} dk_bench_options;
+
+/* The defaults (runs 0, min_runs 10, max_runs 1000000, warmup_runs 0,
+ * min_time 3 s, noise 0.01, seed 1), with size set. */
+DK_EXPORT void dk_bench_options_init(dk_bench_options *o);
+
+/*
+ * dk_bench_run - run the registered benchmarks (or the one named), each
+ * compared with the baseline when one is named, and save the results as a
+ * baseline when asked and every benchmark ran. Loop and function forms run
+ * with dk_bench_main's defaults (time budget, events). The baseline is read
+ * and the results directory checked before anything runs. Nothing is
+ * printed and no signal disposition changes. *out gets the results of the
+ * benchmarks that ran, even on failure (free with dk_bench_results_free).
+ * Returns 0, or DK_EINVAL (bad options, no benchmark of that name, a
+ * baseline that cannot be read: dk_bench_last_error says why; a baseline
+ * an older dkperf bench saved says so), DK_EOS (a file), DK_ENOMEM, or the
+ * code a body or on_result returned.
+ */
+DK_EXPORT int dk_bench_run(const dk_bench_options *o, dk_bench_results **out);
+
+DK_EXPORT size_t dk_bench_results_count(const dk_bench_results *r);
+DK_EXPORT const char *dk_bench_results_name(const dk_bench_results *r, size_t index);
+DK_EXPORT void dk_bench_results_free(dk_bench_results *r);
+/* The names of the baseline's results, in its order (0 and NULL without a
+ * baseline, or past the end): those that did not run are named this way. */
+DK_EXPORT size_t dk_bench_results_baseline_count(const dk_bench_results *r);
+DK_EXPORT const char *dk_bench_results_baseline_name(const dk_bench_results *r, size_t index);
+
+/* A change against the baseline (the values of dkb_verdict). */
+typedef enum dk_bench_verdict {
+    DK_BENCH_NO_CHANGE = 0, /* p >= 0.05 */
+    DK_BENCH_WITHIN_NOISE,  /* significant, but the interval overlaps +-noise */
+    DK_BENCH_IMPROVED,      /* significant, the interval below -noise */
+    DK_BENCH_REGRESSED      /* significant, the interval above +noise */
+} dk_bench_verdict;
+
+/* One measure of one result: its samples' summary and headline estimate
+ * (per iteration; for an external body, per run), and its change. */
+typedef struct dk_bench_estimate {
+    size_t size;           /* sizeof(dk_bench_estimate), set by the caller */
+    const char *unit;      /* "ns", "B" or "" (a count) */
+    size_t n;              /* samples */
+    double point, lo, hi;  /* headline estimate and its 95% interval */
+    const char *estimator; /* "median", "Theil-Sen", "OLS" or "mean" */
+    double mean, stddev, median, min, max; /* of the per-iteration values; stddev n - 1 */
+    size_t mild, severe;   /* Tukey's outliers, both sides */
+    int has_change;        /* 1: compared with the baseline */
+    double change, change_lo, change_hi; /* relative: 0.1 is +10% */
+    double p_value;
+    dk_bench_verdict verdict;
+    const char *no_change; /* why there is no change, "" when there is one or no baseline */
+} dk_bench_estimate;
+
+/*
+ * dk_bench_results_estimate - the estimate of measure (e.g. "time",
+ * "instructions") of result index. Strings point into r. Returns 0,
+ * DK_EINVAL (NULL argument, bad size, index out of range), DK_ENOEVENT
+ * (no such measure), DK_EUNAVAILABLE (the measure was not measured: a
+ * counter not counted in every run; dk_bench_last_error says why).
+ */
+DK_EXPORT int dk_bench_results_estimate(const dk_bench_results *r, size_t index,
+                                        const char *measure, dk_bench_estimate *out);
+
+/* ------------------------------------------------------------------------ */
 /* Running                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -192,7 +345,8 @@ DK_EXPORT void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loo
  *   --noise P             changes within +-P are noise (0.01)
  *   --save-baseline NAME  save the results as baseline NAME
  *   --baseline NAME       compare with baseline NAME
- *   --results-dir D       where baselines go (dkbench-results)
+ *   --results-dir D       where baselines go (dkbench-results, the one
+ *                         results folder of libdkbench and dkperf bench)
  *   --json F, --csv F, --markdown F, --gbench-json F, --html F
  *   -q, --quiet           no per-benchmark blocks
  *   -v, --verbose         the fit, R^2 and outlier fences too

@@ -31,8 +31,8 @@ def fail(msg):
     sys.exit(f"check_bench: {msg}")
 
 
-def bench(args, want_rc=0):
-    p = subprocess.run([dkperf, "bench"] + args, capture_output=True, env=env)
+def bench(args, want_rc=0, cwd=None):
+    p = subprocess.run([dkperf, "bench"] + args, capture_output=True, env=env, cwd=cwd)
     if p.returncode != want_rc:
         fail(f"dkperf bench {args}: exit {p.returncode}, want {want_rc}\n{p.stdout.decode()}\n{p.stderr.decode()}")
     check_released(args)
@@ -116,7 +116,9 @@ for r in results:
     times = need(r, "times", list, where)
     if len(times) != 4 or not all(isinstance(t, NUM) and t > 0 for t in times):
         fail(f"{where}: times {times}")
-    if not (r["min"] == min(times) and r["max"] == max(times)):
+    # libdkbench keeps times in ns: seconds come back within a rounding.
+    if not (abs(r["min"] - min(times)) <= 1e-12 * r["min"] and
+            abs(r["max"] - max(times)) <= 1e-12 * r["max"]):
         fail(f"{where}: min/max do not match the times")
     if abs(r["mean"] - sum(times) / 4) > 1e-9 * r["mean"]:
         fail(f"{where}: mean {r['mean']} is not the mean of the times")
@@ -173,54 +175,70 @@ with open(out_md) as f:
 if not md[0].startswith("| Command | Mean [") or len(md) != 4 or "1.00" not in "".join(md[2:]):
     fail(f"Markdown {md}")
 
-# Baselines: saved, then compared; a doctored baseline shows a regression.
+# Baselines: libdkbench's (schema dkbench-1, one sample a run), saved,
+# then compared by its test of the medians; a doctored baseline shows a
+# regression.
 rdir = os.path.join(tmp, "results")
 bench(["-r", "5"] + events + ["--results-dir", rdir, "--save-baseline", "base", "--", work])
 base = load_json(os.path.join(rdir, "base.json"))
-if base["results"][0]["runs"] != 5:
-    fail("baseline runs")
+if base["schema"] != "dkbench-1" or base["results"][0]["n_samples"] != 5 or \
+        base["results"][0]["name"] != work:
+    fail(f"baseline: {base['schema']} {base['results'][0]['n_samples']} runs")
 stdout, _ = bench(["-r", "5"] + events + ["--results-dir", rdir, "--baseline", "base", "--", work])
-if "Baseline 'base':" not in stdout or "wall time" not in stdout.split("Baseline")[1]:
-    fail(f"no baseline comparison:\n{stdout}")
+section = stdout.split("Baseline 'base':")[1] if "Baseline 'base':" in stdout else ""
+if "wall time" not in section or " p = " not in section:
+    fail(f"no baseline comparison with a p-value:\n{stdout}")
 # Commands on one side only are named, each way.
 stdout, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "base", "--", "true"])
 if f"Not in baseline 'base': 'true'" not in stdout or \
         f"In baseline 'base' but not run: '{work}'" not in stdout:
     fail(f"commands missing on either side are not named:\n{stdout}")
-# Cut the baseline's means tenfold and remove their spread: everything now reads as regressed.
-r0 = base["results"][0]
-r0["mean"] /= 10
-r0["stddev"] = 0
-for c in r0["counters"]:
-    if c["mean"] is not None:
-        c["mean"] /= 10
-        c["stddev"] = 0
+# Cut the baseline's runs a hundredfold: everything now reads as
+# regressed. (12 runs now: the bootstrap of a median of 5 runs, one of
+# them slowed by a loaded machine, can put the p-value above 0.05.)
+for m in base["results"][0]["measures"]:
+    m["totals"] = [t / 100 if t is not None else None for t in m["totals"]]
 with open(os.path.join(rdir, "half.json"), "w") as f:
     json.dump(base, f)
-stdout, _ = bench(["-r", "5"] + events + ["--results-dir", rdir, "--baseline", "half", "--", work])
+stdout, _ = bench(["-r", "12"] + events + ["--results-dir", rdir, "--baseline", "half", "--", work])
 section = stdout.split("Baseline 'half':")[1]
 lines = [l for l in section.splitlines() if "%" in l]
 if not lines or not all("regressed" in l for l in lines):
-    fail(f"a tenfold mean is not reported as regressed:\n{stdout}")
+    fail(f"a hundredfold median is not reported as regressed:\n{section}")
 with open(os.path.join(rdir, "bad.json"), "w") as f:
-    f.write('{"schema": "dkperf-bench/1", "results": [1,]}')
+    f.write('{"schema": "dkbench-1", "results": [1,]}')
 _, err = bench(["--results-dir", rdir, "--baseline", "bad", "--", work], 1)
-if "bad.json is not JSON" not in err:
+if "bad.json" not in err or "byte 38" not in err or len(err.splitlines()) != 1:
     fail(f"bad baseline: {err}")
-# Summaries that no run gives (a negative or fractional run count, a
-# negative mean or spread) are not compared: converting -5 runs to a count
-# is undefined, and a mean of -1 read as "-100.1% regressed".
-for key, value in (("runs", -5), ("runs", 1e30), ("runs", 2.5), ("mean", -1.0), ("stddev", -1.0)):
-    with open(os.path.join(rdir, "base.json")) as f:
-        odd = json.load(f)
-    for r in odd["results"]:
-        r[key] = value
-    with open(os.path.join(rdir, "odd.json"), "w") as f:
-        json.dump(odd, f)
-    stdout, _ = bench(["-r", "2"] + events + ["--results-dir", rdir, "--baseline", "odd", "--", work])
-    section = stdout.split("Baseline 'odd':")[1].splitlines()[0]
-    if f"not a valid summary ({key})" not in section:
-        fail(f"baseline with {key} {value}: {section!r}\n{stdout}")
+
+# A baseline an older dkperf bench saved (its --export-json document,
+# schema dkperf-bench/1) is read: its runs are the samples.
+old = os.path.join(tmp, "old.json")
+bench(["-r", "6"] + events + ["--export-json", old, "--", work])
+shutil.copy(old, os.path.join(rdir, "old.json"))
+stdout, _ = bench(["-r", "6"] + events + ["--results-dir", rdir, "--baseline", "old", "--", work])
+section = stdout.split("Baseline 'old':")[1] if "Baseline 'old':" in stdout else ""
+if "wall time" not in section or " p = " not in section:
+    fail(f"an older dkperf bench baseline is not compared:\n{stdout}")
+# One without its runs is refused, saying how to save it again.
+doc_old = load_json(old)
+del doc_old["results"][0]["times"]
+with open(os.path.join(rdir, "norun.json"), "w") as f:
+    json.dump(doc_old, f)
+_, err = bench(["--results-dir", rdir, "--baseline", "norun", "--", work], 1)
+if "dkperf-bench/1" not in err or "--save-baseline" not in err or len(err.splitlines()) != 1:
+    fail(f"an older baseline without runs: {err}")
+# In the older results folder, with the default folder: named, with what to do.
+cwd = os.path.join(tmp, "cwd")
+os.makedirs(os.path.join(cwd, "dkperf-bench-results"))
+shutil.copy(old, os.path.join(cwd, "dkperf-bench-results", "old.json"))
+_, err = bench(["--baseline", "old", "--", work], 1, cwd=cwd)
+if "dkperf-bench-results/old.json" not in err or "--results-dir dkperf-bench-results" not in err:
+    fail(f"a baseline in the older folder: {err}")
+stdout, _ = bench(["-r", "6"] + events + ["--results-dir", "dkperf-bench-results",
+                                          "--baseline", "old", "--", work], cwd=cwd)
+if " p = " not in stdout:
+    fail(f"a baseline in the older folder, read with --results-dir:\n{stdout}")
 
 if sim:
     # A run on macOS is posix_spawn, a wait that does not reap, one

@@ -229,7 +229,7 @@ TEST_CASE(baseline_rejects_malformed)
     free(typed);
     /* The estimate's estimator, sample count and preempted samples. */
     swapped(dir, text, len, "\"estimator\":\"OLS\"", "\"estimator\":\"XYZ\"",
-            "\"estimator\": must be OLS, Theil-Sen, mean or empty");
+            "\"estimator\": must be OLS, Theil-Sen, mean, median or empty");
     swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\":999", "\"n_fit\": is more than the samples");
     swapped(dir, text, len, "\"iterations\":[10,20,30,", "\"iterations\":[10,{},30,",
             "\"iterations\": must hold numbers");

@@ -128,6 +128,26 @@ TEST_CASE(quantile_is_r_type_7)
     CHECK(isnan(dkb_quantile_sorted(NULL, 4, 0.5)));
 }
 
+TEST_CASE(median_ci_brackets_the_median_of_the_runs)
+{
+    /* Median of 7: the 4th smallest, 12; every resample's median is one of
+     * the values, so the interval's ends are values too. */
+    const double v[] = {15, 11, 12, 40, 10, 13, 12};
+    dkb_interval ci, again;
+    CHECK(dkb_median_ci(v, 7, 2000, 1, 0.95, &ci));
+    CHECK(ci.point == 12);
+    CHECK(ci.lo >= 10 && ci.lo <= 12 && ci.hi >= 12 && ci.hi <= 15);
+    CHECK(dkb_median_ci(v, 7, 2000, 1, 0.95, &again));
+    CHECK(again.lo == ci.lo && again.hi == ci.hi); /* the seed decides */
+    /* Even counts: the mean of the two middle values. */
+    CHECK(dkb_median_ci(v, 6, 100, 1, 0.95, &ci) && ci.point == 12.5);
+    CHECK(!dkb_median_ci(v, 1, 100, 1, 0.95, &ci));
+    CHECK_CONTAINS(dkb_last_error(), "at least 2");
+    const double bad[] = {1, NAN, 3};
+    CHECK(!dkb_median_ci(bad, 3, 100, 1, 0.95, &ci));
+    CHECK_CONTAINS(dkb_last_error(), "not finite");
+}
+
 TEST_CASE(ols_recovers_an_exact_line)
 {
     double x[100], y[100];

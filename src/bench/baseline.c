@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench/compare.h"
+#include "bench/harness.h"
 #include "common/error.h"
 #include "bench/report.h"
 #include "bench/report_common.h"
@@ -233,9 +234,10 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
         if (get_str(p, o, w, "estimator", m->estimator, sizeof m->estimator))
             return p->err;
         if (m->estimator[0] != '\0' && strcmp(m->estimator, "OLS") != 0 &&
-            strcmp(m->estimator, "Theil-Sen") != 0 && strcmp(m->estimator, "mean") != 0)
+            strcmp(m->estimator, "Theil-Sen") != 0 && strcmp(m->estimator, "mean") != 0 &&
+            strcmp(m->estimator, "median") != 0)
             return schema_err(p, dk__json_get(o, "estimator"), w, "estimator",
-                              "must be OLS, Theil-Sen, mean or empty (no estimate)");
+                              "must be OLS, Theil-Sen, mean, median or empty (no estimate)");
     }
     if (dk__json_get(o, "ols_slope") != NULL && get_interval(p, o, w, "ols_slope", &m->ols_slope))
         return p->err;
@@ -526,6 +528,85 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
     return rc;
 }
 
+/*
+ * A baseline dkperf bench saved before it ran on libdkbench (schema
+ * "dkperf-bench/1", its --export-json document): each command's wall times
+ * ("times", seconds) and counter values ("counters"[].values, null when not
+ * counted) are its runs, read as an external body's samples of one
+ * iteration (time in ns) and estimated as dkb_measure_body does; its
+ * summaries (mean, stddev, ...) are not used. One without the runs is
+ * refused, saying how to save it again.
+ */
+#define LEGACY_SCHEMA "dkperf-bench/1"
+
+static int legacy_refuse(jparser *p, const dk_json *at, const char *what)
+{
+    char why[512];
+    snprintf(why, sizeof why, "a baseline of an older dkperf bench (schema \"" LEGACY_SCHEMA
+                              "\") %s, so its runs cannot be compared; save it again with "
+                              "--save-baseline", what);
+    return jerr(p, at->off, why);
+}
+
+static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
+{
+    const char *w = "result";
+    if (o->type != DK_JSON_OBJ)
+        return jerr(p, o->off, "a result must be an object");
+    const dk_json *times = dk__json_get(o, "times");
+    if (times == NULL || times->type != DK_JSON_ARR)
+        return legacy_refuse(p, o, "holds no \"times\" of its runs");
+    if (get_str(p, o, w, "command", r->name, sizeof r->name))
+        return p->err;
+    r->n_samples = times->n;
+    r->passes = 1;
+    snprintf(r->stop_reason, sizeof r->stop_reason, "runs: %zu (saved by an older dkperf bench)",
+             r->n_samples);
+    if (r->n_samples == 0)
+        return legacy_refuse(p, times, "holds a command without runs");
+    if (get_array(p, o, w, "times", r->n_samples, &r->m[0].y))
+        return p->err;
+    r->iterations = malloc(r->n_samples * sizeof *r->iterations);
+    if (r->iterations == NULL)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    for (size_t i = 0; i < r->n_samples; i++) {
+        if (!(r->m[0].y[i] >= 0 && isfinite(r->m[0].y[i])))
+            return schema_err(p, times, w, "times", "must hold durations (seconds >= 0)");
+        r->m[0].y[i] *= 1e9;
+        r->iterations[i] = 1;
+    }
+    snprintf(r->m[0].name, sizeof r->m[0].name, "time");
+    snprintf(r->m[0].unit, sizeof r->m[0].unit, "ns");
+    r->m[0].available = true;
+    r->n_measures = 1;
+    const dk_json *ctrs = dk__json_get(o, "counters");
+    if (ctrs != NULL && ctrs->type != DK_JSON_ARR)
+        return schema_err(p, ctrs, w, "counters", "must be an array");
+    for (size_t c = 0; ctrs != NULL && c < ctrs->n; c++) {
+        if (ctrs->nums != NULL || ctrs->kids[c].type != DK_JSON_OBJ)
+            return jerr(p, ctrs->nums ? ctrs->off : ctrs->kids[c].off, "a counter must be an object");
+        if (r->n_measures == DKB_MAX_MEASURES)
+            return schema_err(p, ctrs, w, "counters", "too many counters");
+        dkb_measure *m = &r->m[r->n_measures++];
+        if (get_str(p, &ctrs->kids[c], "counter", "name", m->name, sizeof m->name) ||
+            get_array(p, &ctrs->kids[c], "counter", "values", r->n_samples, &m->y))
+            return p->err;
+        m->available = m->y != NULL;
+        for (size_t i = 0; m->y != NULL && i < r->n_samples; i++)
+            m->available = m->available && m->y[i] >= 0 && isfinite(m->y[i]);
+        if (!m->available) {
+            free(m->y);
+            m->y = NULL;
+            snprintf(m->why, sizeof m->why, "not counted in every run");
+        }
+    }
+    dkb_config cfg;
+    dkb_config_defaults(&cfg);
+    if (dkb_estimate_runs(&cfg, r) != 0)
+        return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
+    return 0;
+}
+
 int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out, size_t *n)
 {
     dk_json root = {0};
@@ -550,12 +631,13 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
     char schema[32];
     if ((rc = get_str(&p, &root, "document", "schema", schema, sizeof schema)) != 0)
         goto out;
-    if (strcmp(schema, "dkbench-1") != 0) {
+    bool legacy = strcmp(schema, LEGACY_SCHEMA) == 0;
+    if (!legacy && strcmp(schema, "dkbench-1") != 0) {
         rc = jerr(&p, dk__json_get(&root, "schema")->off, "schema is not \"dkbench-1\"");
         goto out;
     }
     const dk_json *results = need(&p, &root, "document", "results", DK_JSON_ARR);
-    if (results == NULL || need(&p, &root, "document", "run", DK_JSON_OBJ) == NULL) {
+    if (results == NULL || (!legacy && need(&p, &root, "document", "run", DK_JSON_OBJ) == NULL)) {
         rc = p.err;
         goto out;
     }
@@ -578,7 +660,7 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
         goto out;
     }
     for (count = 0; count < results->n; count++)
-        if ((rc = read_result(&p, &results->kids[count], &rs[count])) != 0) {
+        if ((rc = (legacy ? read_legacy : read_result)(&p, &results->kids[count], &rs[count])) != 0) {
             count++;
             goto out;
         }

@@ -37,7 +37,7 @@ bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line)
         return false;
     line->slope = m->slope.point;
     line->r2 = m->fit.r2;
-    if (strcmp(m->estimator, "mean") == 0) {
+    if (strcmp(m->estimator, "mean") == 0 || strcmp(m->estimator, "median") == 0) {
         line->intercept = 0;
         return true;
     }
@@ -119,7 +119,8 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
         double *nv = dkb_change_values(r, m, &kn), *ov = dkb_change_values(old, om, &ko);
         if (nv == NULL || ov == NULL) {
             snprintf(m->no_change, sizeof m->no_change, "out of memory");
-        } else if (theil_sen(m) ? dkb_change_test_median(ov, ko, nv, kn, noise, 0.05, resamples,
+        } else if (theil_sen(m) || strcmp(m->estimator, "median") == 0
+                       ? dkb_change_test_median(ov, ko, nv, kn, noise, 0.05, resamples,
                                                          seed, &m->change)
                                 : dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed,
                                                   &m->change)) {

@@ -26,7 +26,8 @@ bool dkb_sample_in_fit(const dkb_result *r, const dkb_measure *m, size_t i);
  * iterations: slope = m->slope.point; the intercept of the OLS fit
  * ("OLS"), the median of yᵢ − slope·xᵢ over the samples used
  * ("Theil-Sen", as Sen's slope is usually completed), or 0 ("mean": flat
- * sampling cannot tell a per-sample cost from a per-iteration one).
+ * sampling cannot tell a per-sample cost from a per-iteration one;
+ * "median": an external body's runs, one iteration each).
  * false when m has no estimate. */
 bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line);
 
@@ -40,7 +41,8 @@ double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k);
 /* Compare every available measure of r with the measure of the same name
  * in old, on dkb_change_values of both sides: dkb_change_test_median for
  * the Theil-Sen answer (time), whose median pair slope a minority of
- * disturbed samples does not move, dkb_change_test (means) for the rest;
+ * disturbed samples does not move, and for the median of an external
+ * body's runs; dkb_change_test (means) for the rest;
  * sets
  * has_change, change and baseline_slope where the test gives an answer.
  * Returns how many measures were compared. */

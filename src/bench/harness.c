@@ -22,11 +22,10 @@ static dkb_entry *registry;
 static size_t registry_n, registry_cap;
 static char load_error[512];
 
-static int add_entry(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter, void *ctx)
+int dkb_registry_add(const dkb_entry *in)
 {
-    if (name == NULL || (loop == NULL && iter == NULL))
-        return dkb_fail(DK_EINVAL, "dk_bench_register: the name and the function must not be NULL");
-    size_t len = strlen(name);
+    const char *name = in->name;
+    size_t len = strlen(name); /* in->name is a string: add_entry and run.c copy it in */
     if (len == 0 || len >= sizeof registry[0].name)
         return dkb_fail(DK_EINVAL, "dk_bench_register: the name \"%.40s\" must have 1 to %zu bytes",
                         name, sizeof registry[0].name - 1);
@@ -42,13 +41,25 @@ static int add_entry(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn i
         registry = grown;
         registry_cap = cap;
     }
-    dkb_entry *e = &registry[registry_n++];
-    memset(e, 0, sizeof *e);
-    memcpy(e->name, name, len + 1);
-    e->loop = loop;
-    e->iter = iter;
-    e->ctx = ctx;
+    registry[registry_n++] = *in;
     return 0;
+}
+
+static int add_entry(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter, void *ctx)
+{
+    if (name == NULL || (loop == NULL && iter == NULL))
+        return dkb_fail(DK_EINVAL, "dk_bench_register: the name and the function must not be NULL");
+    dkb_entry e;
+    memset(&e, 0, sizeof e);
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof e.name)
+        return dkb_fail(DK_EINVAL, "dk_bench_register: the name \"%.40s\" must have 1 to %zu bytes",
+                        name, sizeof e.name - 1);
+    memcpy(e.name, name, len + 1);
+    e.loop = loop;
+    e.iter = iter;
+    e.ctx = ctx;
+    return dkb_registry_add(&e);
 }
 
 int dk_bench_register(const char *name, dk_bench_loop_fn fn, void *ctx)
@@ -109,6 +120,10 @@ void dkb_config_defaults(dkb_config *c)
     c->precision = 0.01;
     c->seed = 1;
     c->resamples = 10000;
+    /* External bodies: hyperfine's rule, at least 10 runs. */
+    c->min_runs = 10;
+    c->max_runs = 1000000;
+    c->run_time = 3.0;
 }
 
 /* ------------------------------------------------------------------------ */

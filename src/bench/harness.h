@@ -73,6 +73,11 @@ typedef struct dkb_config {
     double precision;     /* target CI half-width / estimate */
     uint64_t seed;
     size_t resamples;     /* bootstrap resamples of the final estimates */
+    /* External bodies (one run, one sample): exactly `runs` when not 0,
+     * else as many as the first run says fill run_time seconds, from
+     * min_runs to max_runs; warmup_runs unmeasured first. */
+    size_t runs, min_runs, max_runs, warmup_runs;
+    double run_time;
 } dkb_config;
 
 void dkb_config_defaults(dkb_config *c);
@@ -82,8 +87,15 @@ typedef struct dkb_entry {
     char name[256];
     dk_bench_loop_fn loop;
     dk_bench_iter_fn iter;
+    dk_bench_body_fn body; /* an external body: one run a sample (run.c) */
     void *ctx;
+    size_t n_counters;     /* the body's counters */
+    char counters[DK_BENCH_MAX_COUNTERS][128];
 } dkb_entry;
+
+/* Add an entry (dk_bench_register*): name copied, one of loop, iter or the
+ * body's run set. Returns 0, DK_EINVAL, DK_ENOMEM (dkb_last_error says). */
+int dkb_registry_add(const dkb_entry *e);
 
 /* The registry (dk_bench_register*). */
 size_t dkb_registry_count(void);
@@ -122,6 +134,27 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
  */
 int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan,
                             const dkb_entry *e, size_t k, dkb_result *out);
+
+/*
+ * dkb_measure_body - the runs of an external body (e->body) into *out, as
+ * cfg's runs, min_runs, max_runs, warmup_runs and run_time say: measures
+ * time, user-time, system-time (ns), max-rss (B) and the body's counters,
+ * each run one sample of one iteration; every estimate is the median of
+ * the runs with a bootstrap interval (estimator "median"). A counter not
+ * counted in every run is unavailable. Returns 0, DK_ENOMEM, DK_EINVAL (a
+ * run gave a value that is not a measurement), or the body's code (out is
+ * then freed).
+ */
+int dkb_measure_body(const dkb_config *cfg, const dkb_entry *e, dkb_result *out);
+
+/* The estimates dkb_measure_body gives, of every available measure of r
+ * (samples of one iteration each). Returns 0 or DK_ENOMEM. */
+int dkb_estimate_runs(const dkb_config *cfg, dkb_result *r);
+
+/* What every result of a run shares: the source's backend and CPU (src
+ * NULL: "none"), the date, the host. */
+void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise,
+                       const char *baseline, const dkb_source *src);
 
 /* Estimates of one measure from its samples (fit, CI, summary, outliers);
  * flat: every sample has the same iteration count, the slope is the mean

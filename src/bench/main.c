@@ -287,6 +287,9 @@ static int parse(options *o, int argc, char **argv)
     }
     if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
         o->cfg.max_samples = o->cfg.samples;
+    /* External bodies: --samples runs, else the time budget's worth. */
+    o->cfg.runs = o->cfg.samples;
+    o->cfg.run_time = o->cfg.time_budget;
     return 0;
 }
 
@@ -515,25 +518,6 @@ static int write_file(const char *prog, report_file *r, const dkb_run_info *run,
         return 1;
     }
     return 0;
-}
-
-static void fill_run_info(dkb_run_info *run, const options *o, const dkb_source *src)
-{
-    memset(run, 0, sizeof *run);
-    snprintf(run->backend, sizeof run->backend, "%s", src->backend);
-    snprintf(run->cpu, sizeof run->cpu, "%s", src->cpu);
-    snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s", src->why_no_counters);
-    time_t t = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&t, &tm) != NULL)
-        strftime(run->date, sizeof run->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    if (gethostname(run->host, sizeof run->host) != 0)
-        run->host[0] = '\0';
-    run->host[sizeof run->host - 1] = '\0';
-    run->seed = o->cfg.seed;
-    run->noise_threshold = o->noise;
-    run->target_precision = o->cfg.precision;
-    snprintf(run->baseline, sizeof run->baseline, "%s", o->baseline ? o->baseline : "");
 }
 
 /* Say once which events cannot be counted here, and why: one line per
@@ -795,7 +779,7 @@ int dk_bench_main(int argc, char **argv)
         goto out;
     }
     dkb_run_info run;
-    fill_run_info(&run, &o, &src);
+    dkb_run_info_fill(&run, &o.cfg, o.noise, o.baseline, &src);
     if (src.why_no_counters[0] == '\0')
         say_unavailable(prog, &plan, &run);
     bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
@@ -803,12 +787,16 @@ int dk_bench_main(int argc, char **argv)
     for (size_t i = 0; i < n && stop_signal == 0;) {
         const dkb_entry *e = dkb_registry_at(chosen[i]);
         size_t k = 1;
-        if (o.compare && strchr(e->name, '/') != NULL) {
+        /* External bodies run one after the other: a run is one sample. */
+        if (o.compare && strchr(e->name, '/') != NULL && e->body == NULL) {
             size_t glen = (size_t)(strchr(e->name, '/') - e->name);
-            while (i + k < n && strncmp(dkb_registry_at(chosen[i + k])->name, e->name, glen + 1) == 0)
+            while (i + k < n && dkb_registry_at(chosen[i + k])->body == NULL &&
+                   strncmp(dkb_registry_at(chosen[i + k])->name, e->name, glen + 1) == 0)
                 k++;
         }
-        if (k > 1) {
+        if (e->body != NULL) {
+            rc = dkb_measure_body(&o.cfg, e, &results[done]);
+        } else if (k > 1) {
             /* Registered together: consecutive entries of the registry. */
             dkb_entry *group = malloc(k * sizeof *group);
             if (group == NULL) {

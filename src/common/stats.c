@@ -335,6 +335,49 @@ bool dkb_summarize(const double *v, size_t n, size_t resamples, uint64_t seed, d
     return true;
 }
 
+bool dkb_median_ci(const double *v, size_t n, size_t resamples, uint64_t seed, double confidence,
+                   dkb_interval *out)
+{
+    static const char fn[] = "dkb_median_ci";
+    memset(out, 0, sizeof *out);
+    if (v == NULL || n < 2) {
+        dkb_fail(DK_EINVAL, "%s: %zu values; the interval needs at least 2", fn, n);
+        return false;
+    }
+    if (!bootstrap_args(fn, resamples, confidence))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) {
+            dkb_fail(DK_EINVAL, "%s: value %zu is not finite", fn, i);
+            return false;
+        }
+    if (resamples > SIZE_MAX / sizeof(double) - n) {
+        dkb_fail(DK_ENOMEM, "%s: %zu values and %zu resamples do not fit in memory", fn, n,
+                 resamples);
+        return false;
+    }
+    double *sorted = malloc((n + resamples) * sizeof *sorted);
+    size_t *count = malloc(n * sizeof *count);
+    if (sorted == NULL || count == NULL) {
+        dkb_fail(DK_ENOMEM, "%s: out of memory for %zu values", fn, n);
+        free(sorted);
+        free(count);
+        return false;
+    }
+    double *boot = sorted + n;
+    memcpy(sorted, v, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    dkb_rng rng;
+    dkb_rng_seed(&rng, seed);
+    for (size_t b = 0; b < resamples; b++)
+        boot[b] = resample_median(&rng, sorted, n, count);
+    out->point = dkb_quantile_sorted(sorted, n, 0.5);
+    percentile_ci(boot, resamples, confidence, &out->lo, &out->hi);
+    free(sorted);
+    free(count);
+    return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* Tukey's fences                                                      */
 /* ------------------------------------------------------------------ */

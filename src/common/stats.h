@@ -64,6 +64,12 @@ typedef struct dkb_summary {
 bool dkb_summarize(const double *v, size_t n, size_t resamples, uint64_t seed, double confidence,
                    dkb_summary *out);
 
+/* The median of v[0..n) with its bootstrap percentile interval (the
+ * values resampled with replacement, the median of each resample). The
+ * headline of an external body's runs (one run, one sample). */
+bool dkb_median_ci(const double *v, size_t n, size_t resamples, uint64_t seed, double confidence,
+                   dkb_interval *out);
+
 /* Tukey's fences on v: mild outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR], severe
  * outside [Q1 - 3 IQR, Q3 + 3 IQR]. Outliers are counted, never dropped.
  * class_of, when not NULL, gets one of DKB_OUTLIER_* per sample. */

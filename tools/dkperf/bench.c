@@ -38,28 +38,6 @@
 
 static double tv_s(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
-/* The words a command runs as: split (-N), or SHELL -c CMD. */
-static char **command_words(const bench_options *o, const char *what, const char *text)
-{
-    const char *why;
-    if (o->shell == NULL) {
-        char **w = bench_split_words(text, &why);
-        if (w == NULL)
-            cli_error("bench", "%s '%s': %s (each command is one argument, split into "
-                               "words as a shell would; -S sh runs it through a shell)",
-                      what, text, why);
-        return w;
-    }
-    char **w = calloc(4, sizeof *w);
-    if (w == NULL || (w[0] = strdup(o->shell)) == NULL || (w[1] = strdup("-c")) == NULL ||
-        (w[2] = strdup(text)) == NULL) {
-        bench_free_words(w);
-        cli_error("bench", "out of memory while preparing %s '%s'", what, text);
-        return NULL;
-    }
-    return w;
-}
-
 typedef struct runner {
     dk_sampler *s;
     const bench_options *o;
@@ -224,6 +202,11 @@ static int finish_run(runner *ru, bench_command *cmd, bench_run *out, int status
 {
     out->user = tv_s(use->ru_utime);
     out->sys = tv_s(use->ru_stime);
+#ifdef __APPLE__
+    out->max_rss = (uint64_t)use->ru_maxrss; /* bytes there */
+#else
+    out->max_rss = (uint64_t)use->ru_maxrss * 1024; /* KiB */
+#endif
     out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (exec_errno != 0) {
         cli_error("bench", "cannot run '%s': %s", cmd->argv[0], strerror(exec_errno));
@@ -552,68 +535,118 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
     return finish_run(ru, cmd, out, status, &use, e);
 }
 
-static int add_run(bench_command *cmd, bench_run **slot)
+/* What a command's body and the per-result callback share. */
+typedef struct bench_driver {
+    runner *ru;
+    bench_report *rep;
+    FILE *report;
+    size_t done;  /* the commands that ran all their runs */
+    int status;   /* the exit status a run or the report ended with, 0 */
+    struct bench_body_ctx *bodies; /* one per command, in its order */
+} bench_driver;
+
+typedef struct bench_body_ctx {
+    bench_driver *d;
+    bench_command *cmd;
+    bool set_up; /* its --setup ran (or it has none) and its --cleanup has not */
+} bench_body_ctx;
+
+/* A command's --cleanup, once its runs are done or after one that failed
+ * (what --setup made is removed), but not after a signal. */
+static int cleanup_after(bench_body_ctx *b)
 {
-    if (cmd->nruns == cmd->cap) {
-        size_t cap = cmd->cap ? 2 * cmd->cap : 16;
-        bench_run *runs = realloc(cmd->runs, cap * sizeof *runs);
-        if (runs == NULL) {
-            cli_error("bench", "out of memory for %zu runs of '%s'", cap, cmd->text);
-            return EXIT_SETUP;
+    if (!b->set_up)
+        return 0;
+    b->set_up = false;
+    if (b->cmd->cleanup == NULL || signals_got())
+        return 0;
+    progress_clear();
+    return run_aside(b->d->ru, "--cleanup", b->cmd->bcase->cleanup, b->cmd->cleanup);
+}
+
+/* One run of a command, as libdkbench's external body: the harness plans
+ * the runs (hyperfine's rule, bench.h) and estimates; the runs are kept
+ * here too, for the exports. */
+static int body_run(void *ctx, dk_bench_body_run *run)
+{
+    bench_body_ctx *b = ctx;
+    runner *ru = b->d->ru;
+    bench_command *cmd = b->cmd;
+    if (!b->set_up) { /* its --setup, once before its first run */
+        int rc = cmd->setup != NULL ? run_aside(ru, "--setup", cmd->bcase->setup, cmd->setup) : 0;
+        if (rc != 0) {
+            b->d->status = rc; /* said by run_aside */
+            return DK_ESTATE;
         }
-        cmd->runs = runs;
-        cmd->cap = cap;
+        b->set_up = true;
     }
-    *slot = &cmd->runs[cmd->nruns];
-    memset(*slot, 0, sizeof **slot);
+    if (run->index == 0 && (run->warmup || ru->o->warmup == 0))
+        ru->progress_at = 0; /* each command's line shows at once */
+    progress_draw(ru, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
+    bench_run scratch, *slot = &scratch;
+    memset(&scratch, 0, sizeof scratch);
+    int rc = run->warmup ? 0 : bench_add_run(cmd, &slot);
+    if (rc == 0)
+        rc = run_once(ru, b->d->rep, cmd, slot);
+    if (rc != 0) {
+        b->d->status = rc; /* said by run_once */
+        return DK_ESTATE;
+    }
+    if (run->warmup)
+        return 0;
+    cmd->nruns++;
+    run->wall_s = slot->wall;
+    run->user_s = slot->user;
+    run->system_s = slot->sys;
+    run->max_rss = slot->max_rss;
+    for (size_t i = 0; i < ru->n; i++) {
+        run->counters[i] = slot->values[i];
+        run->counted[i] = slot->counted[i];
+    }
     return 0;
 }
 
-static int command_runs(runner *ru, bench_report *rep, bench_command *cmd);
-
-/* --setup, the runs, and --cleanup, which runs after a run that failed
- * too (what setup made is removed), but not after a signal. */
-static int bench_command_runs(runner *ru, bench_report *rep, bench_command *cmd)
+/* Each command's block is printed once its runs are done (and its
+ * --cleanup has run): a later command that fails, or a signal, does not
+ * take the earlier results with it (nor out of the exports). */
+static int body_done(void *arg, const dk_bench_results *res, size_t index)
 {
-    int rc = 0;
-    if (cmd->setup != NULL && (rc = run_aside(ru, "--setup", cmd->bcase->setup, cmd->setup)) != 0)
-        return rc;
-    rc = command_runs(ru, rep, cmd);
-    if (cmd->cleanup != NULL && !signals_got()) {
-        progress_clear();
-        int crc = run_aside(ru, "--cleanup", cmd->bcase->cleanup, cmd->cleanup);
-        if (rc == 0)
-            rc = crc;
+    bench_driver *d = arg;
+    progress_clear();
+    int rc = cleanup_after(&d->bodies[index]);
+    if (rc != 0) {
+        d->status = rc; /* said by run_aside */
+        return DK_ESTATE;
     }
-    return rc;
+    bench_summarize_command(d->rep, index, res, index);
+    bench_print_command(d->report, d->rep, index);
+    d->done++;
+    /* The reader is gone (| head): the other commands would run for
+     * nothing. Standard output's error is said by main. */
+    if (ferror(d->report)) {
+        if (d->report == stderr)
+            cli_error("bench", "cannot write the report on standard error");
+        d->status = EXIT_SETUP;
+        return DK_EOS;
+    }
+    return 0;
 }
 
-static int command_runs(runner *ru, bench_report *rep, bench_command *cmd)
+/* Register each command as an external body of libdkbench, named by its
+ * text (the name its baseline result has). Returns 0 or EXIT_USAGE after a
+ * line. */
+static int register_commands(bench_report *rep, runner *ru, bench_body_ctx *ctx, bench_driver *d)
 {
-    bench_run scratch;
-    ru->progress_at = 0; /* each command's line shows at once */
-    for (long w = 0; w < ru->o->warmup; w++) {
-        progress_draw(ru, rep, cmd, true, w + 1, ru->o->warmup);
-        int rc = run_once(ru, rep, cmd, &scratch);
-        if (rc != 0)
-            return rc;
-    }
-    long want = ru->o->runs > 0 ? ru->o->runs : BENCH_MIN_RUNS;
-    for (long r = 0; r < want; r++) {
-        progress_draw(ru, rep, cmd, false, r + 1, want);
-        bench_run *slot;
-        int rc = add_run(cmd, &slot);
-        if (rc == 0)
-            rc = run_once(ru, rep, cmd, slot);
-        if (rc != 0)
-            return rc;
-        cmd->nruns++;
-        /* As hyperfine: the first run says how many fill the minimum time. */
-        if (r == 0 && ru->o->runs == 0) {
-            double fit = slot->wall > 0 ? ceil(ru->o->min_time / slot->wall) : BENCH_MAX_RUNS;
-            want = fit < BENCH_MIN_RUNS ? BENCH_MIN_RUNS
-                   : fit > BENCH_MAX_RUNS ? BENCH_MAX_RUNS
-                                          : (long)fit;
+    for (size_t k = 0; k < rep->ncmd; k++) {
+        bench_command *c = &rep->cmd[k];
+        bench_name_command(rep, k);
+        ctx[k].d = d;
+        ctx[k].cmd = c;
+        dk_bench_body body = {sizeof body, c->name, body_run, &ctx[k],
+                              (const char *const *)ru->names, ru->n};
+        if (dk_bench_register_body(&body) != 0) {
+            cli_error("bench", "command '%s': %s", rep->cmd[k].text, dk_bench_last_error());
+            return EXIT_USAGE;
         }
     }
     return 0;
@@ -641,28 +674,30 @@ int cmd_bench(int argc, char **argv)
     ru.progress = !o.no_progress && !o.show_output && isatty(STDERR_FILENO);
     char **defaults = NULL;
     size_t ndefaults = 0;
-    dk_json *baseline = NULL;
+    dk_bench_results *results = NULL;
+    bench_body_ctx *bodies = NULL;
     dk_sampler *s = NULL;
     char release_error[1024];
     int released = 0;
     bench_export ex[3] = {{"--export-json", o.export_json, 0, NULL, false},
                           {"--export-csv", o.export_csv, 1, NULL, false},
                           {"--export-markdown", o.export_markdown, 2, NULL, false}};
-    bench_baseline_file save = {.f = NULL};
     /* With an export on standard output, the report goes to standard
      * error: what a pipe gets is the export alone. */
     FILE *report = stdout;
     for (int k = 0; k < 3; k++)
         if (ex[k].path != NULL && strcmp(ex[k].path, "-") == 0)
             report = stderr;
-    size_t done = 0; /* the commands that ran all their runs */
+    bench_driver drv = {&ru, &rep, report, 0, 0, NULL};
 
     rep.cmd = calloc(o.cases.n, sizeof *rep.cmd);
-    if (rep.cmd == NULL) {
+    bodies = calloc(o.cases.n, sizeof *bodies);
+    if (rep.cmd == NULL || bodies == NULL) {
         cli_error("bench", "out of memory");
         rc = EXIT_SETUP;
         goto out;
     }
+    drv.bodies = bodies;
     /* Each benchmark's words, its parameters substituted, before any run. */
     for (size_t k = 0; k < o.cases.n; k++) {
         const bench_case *bc = &o.cases.c[k];
@@ -670,24 +705,19 @@ int cmd_bench(int argc, char **argv)
         c->text = bc->name;
         c->bcase = bc;
         rep.ncmd++;
-        if ((c->argv = command_words(&o, "command", bc->command)) == NULL ||
-            (bc->setup != NULL && (c->setup = command_words(&o, "--setup", bc->setup)) == NULL) ||
+        if ((c->argv = bench_command_words(&o, "command", bc->command)) == NULL ||
+            (bc->setup != NULL && (c->setup = bench_command_words(&o, "--setup", bc->setup)) == NULL) ||
             (bc->prepare != NULL &&
-             (c->prepare = command_words(&o, "--prepare", bc->prepare)) == NULL) ||
+             (c->prepare = bench_command_words(&o, "--prepare", bc->prepare)) == NULL) ||
             (bc->cleanup != NULL &&
-             (c->cleanup = command_words(&o, "--cleanup", bc->cleanup)) == NULL)) {
+             (c->cleanup = bench_command_words(&o, "--cleanup", bc->cleanup)) == NULL)) {
             rc = o.shell == NULL ? EXIT_USAGE : EXIT_SETUP;
             goto out;
         }
     }
-    if (o.baseline != NULL && (baseline = bench_load_baseline(o.results_dir, o.baseline)) == NULL) {
-        rc = EXIT_SETUP;
+    if ((rc = bench_check_old_baseline(&o)) != 0)
         goto out;
-    }
     if ((rc = bench_exports_open(ex, 3)) != 0)
-        goto out;
-    if (o.save_baseline != NULL &&
-        (rc = bench_baseline_begin(&save, o.results_dir, o.save_baseline)) != 0)
         goto out;
     ru.null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (ru.null_fd < 0) {
@@ -727,28 +757,36 @@ int cmd_bench(int argc, char **argv)
     } else if (rc == 0) {
         use_rusage_totals(&ru, &rep);
     }
-    /* Each command's block is printed once its runs are done: a later
-     * command that fails, or a signal, does not take the earlier results
-     * with it (nor, below, out of the exports). */
-    for (size_t k = 0; rc == 0 && k < rep.ncmd && !signals_got(); k++) {
-        rc = bench_command_runs(&ru, &rep, &rep.cmd[k]);
-        if (rc == 0 && bench_summarize_command(&rep, k) != 0) {
-            cli_error("bench", "out of memory while summarizing the runs of '%s'",
-                      rep.cmd[k].text);
-            rc = EXIT_SETUP;
-        }
-        progress_clear();
-        if (rc == 0) {
-            bench_print_command(report, &rep, k, baseline);
-            done++;
-            /* The reader is gone (| head): the other commands would run for
-             * nothing. Standard output's error is said by main. */
-            if (ferror(report)) {
-                if (report == stderr)
-                    cli_error("bench", "cannot write the report on standard error");
+    if (rc == 0)
+        rc = register_commands(&rep, &ru, bodies, &drv);
+    if (rc == 0 && !signals_got()) {
+        dk_bench_options bo;
+        dk_bench_options_init(&bo);
+        bo.runs = (size_t)o.runs;
+        bo.min_runs = BENCH_MIN_RUNS;
+        bo.max_runs = BENCH_MAX_RUNS;
+        bo.warmup_runs = (size_t)o.warmup;
+        bo.min_time = o.min_time;
+        bo.results_dir = o.results_dir;
+        bo.baseline = o.baseline;
+        bo.save_baseline = o.save_baseline;
+        bo.on_result = body_done;
+        bo.arg = &drv;
+        if (dk_bench_run(&bo, &results) != 0) {
+            rc = drv.status;
+            if (rc == 0) { /* libdkbench's own: the baseline or the results folder */
+                const char *opt = o.baseline ? "--baseline" : "--save-baseline";
+                const char *name = o.baseline ? o.baseline : o.save_baseline;
+                if (name != NULL)
+                    cli_error("bench", "%s %s: %s", opt, name, dk_bench_last_error());
+                else
+                    cli_error("bench", "%s", dk_bench_last_error());
                 rc = EXIT_SETUP;
             }
         }
+        /* A run that failed leaves its command's --cleanup owed. */
+        for (size_t k = 0; k < rep.ncmd; k++)
+            cleanup_after(&bodies[k]);
     }
     progress_clear();
     dk_group_close(ru.children);
@@ -759,13 +797,10 @@ int cmd_bench(int argc, char **argv)
     signals_restore();
 
     bench_report ran = rep;
-    ran.ncmd = done;
-    bool complete = rc == 0 && done == rep.ncmd;
-    bench_print_end(report, &ran, baseline, complete);
+    ran.ncmd = drv.done;
+    bool complete = rc == 0 && drv.done == rep.ncmd;
+    bench_print_end(report, &ran, o.baseline ? results : NULL, complete);
     int wrc = bench_exports_finish(ex, 3, &ran);
-    if (rc == 0)
-        rc = wrc;
-    wrc = bench_baseline_finish(&save, complete ? &rep : NULL);
     if (rc == 0)
         rc = wrc;
     if (released != 0) {
@@ -775,7 +810,6 @@ int cmd_bench(int argc, char **argv)
     }
 out:
     bench_exports_finish(ex, 3, NULL); /* what an early error left open */
-    bench_baseline_finish(&save, NULL);
     dk_sampler_close(s);
     if (ru.null_fd >= 0)
         close(ru.null_fd);
@@ -787,8 +821,8 @@ out:
         free(rep.cmd[k].runs);
     }
     free(rep.cmd);
-    dk__json_free(baseline);
-    free(baseline);
+    free(bodies);
+    dk_bench_results_free(results);
     free_event_list(defaults, ndefaults);
     bench_options_free(&o);
     return rc;

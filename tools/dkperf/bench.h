@@ -16,12 +16,15 @@
 
 #include "bench_params.h"
 #include "cli.h"
-#include "summary.h"
+#include "dkbench.h"
 
 #define BENCH_MAX_RUNS 1000000
 #define BENCH_MIN_RUNS 10          /* hyperfine's --min-runs default */
 #define BENCH_DEFAULT_TIME 3.0     /* seconds: hyperfine's minimum benchmarking time */
-#define BENCH_DEFAULT_DIR "dkperf-bench-results"
+/* libdkbench's results folder: one for dkbench programs and dkperf bench.
+ * Baselines an older dkperf bench saved are in BENCH_OLD_DIR. */
+#define BENCH_DEFAULT_DIR "dkbench-results"
+#define BENCH_OLD_DIR "dkperf-bench-results"
 
 typedef struct bench_options {
     char **events; /* owned: every -e list, split, in order; NULL when none */
@@ -48,6 +51,7 @@ typedef struct bench_options {
 /* One run of one command. */
 typedef struct bench_run {
     double wall, user, sys; /* seconds */
+    uint64_t max_rss;       /* bytes */
     int status;             /* exit status, 128 + signal when killed */
     uint64_t values[DK_MAX_EVENTS];
     bool counted[DK_MAX_EVENTS];
@@ -63,9 +67,22 @@ typedef struct bench_event {
     char why[1024];
 } bench_event;
 
+/*
+ * One measure of a command as libdkbench estimated it (dk_bench_estimate),
+ * times in seconds: the report's view, no statistics of its own. n 0: not
+ * measured.
+ */
+typedef struct summary {
+    size_t n;
+    double mean, stddev, median, min, max;
+    size_t mild, severe; /* Tukey's outliers, both sides */
+    dk_bench_estimate est; /* the estimate itself: its change against a baseline */
+} summary;
+
 typedef struct bench_command {
     const char *text; /* its name: -n, else the command line */
     const bench_case *bcase; /* its command line and parameters */
+    char name[256];   /* its benchmark's and baseline result's: text, unless repeated or long */
     char **argv;      /* owned: the words exec'd (NULL-terminated) */
     char **setup, **prepare, **cleanup; /* owned: their words; NULL when not given */
     bench_run *runs;
@@ -89,6 +106,11 @@ typedef struct bench_report {
     size_t ncmd;
 } bench_report;
 
+/* Name command k's benchmark (its name in baselines): its text, or for a
+ * command given a second time or one of 256 bytes or more, its text cut
+ * on a character and its place, "CMD #2". */
+void bench_name_command(bench_report *rep, size_t k);
+
 /* dkperf bench and dkperf help bench. */
 int cmd_bench(int argc, char **argv);
 void help_bench(FILE *out);
@@ -108,21 +130,28 @@ void bench_options_free(bench_options *o);
 char **bench_split_words(const char *s, const char **why);
 void bench_free_words(char **words);
 
-/* Fill the summaries of command k from its runs. Returns 0 or -1 (out of memory). */
-int bench_summarize_command(bench_report *r, size_t k);
+/* The words a command (what: "command", "--prepare") runs as: split
+ * (-N), or SHELL -c CMD. NULL after a line naming it. */
+char **bench_command_words(const bench_options *o, const char *what, const char *text);
+
+/* A zeroed slot for the next run of cmd (cmd->nruns is not moved).
+ * Returns 0, or EXIT_SETUP after a line (out of memory). */
+int bench_add_run(bench_command *cmd, bench_run **slot);
+
+/* Fill the summaries of command k from result index of res. */
+void bench_summarize_command(bench_report *r, size_t k, const dk_bench_results *res, size_t index);
 
 /* A time of t seconds in the unit the report chooses for it ("301.2 ms"). */
 const char *bench_fmt_time(double t, char *buf, size_t size);
 
 /* The report on out, command by command as each finishes (the block of
- * command k, with its baseline comparison when baseline, a parsed JSON
- * root, is not NULL), then the end: with complete (every command ran) the
- * commands missing on either side of the baseline and the comparisons;
- * always the backend, the scope and why events were not supported. */
-struct dk_json;
-void bench_print_command(FILE *out, const bench_report *r, size_t k,
-                         const struct dk_json *baseline);
-void bench_print_end(FILE *out, const bench_report *r, const struct dk_json *baseline,
+ * command k, with its baseline comparison when --baseline was given),
+ * then the end: with complete (every command ran) the commands missing on
+ * either side of the baseline (base: the results, which name the
+ * baseline's) and the comparisons; always the backend, the scope and why
+ * events were not supported. */
+void bench_print_command(FILE *out, const bench_report *r, size_t k);
+void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *base,
                      bool complete);
 
 /* An export file (kind 0 JSON, 1 CSV, 2 Markdown). */
@@ -144,21 +173,9 @@ int bench_exports_open(bench_export *x, size_t n);
  * said by main). */
 int bench_exports_finish(bench_export *x, size_t n, const bench_report *r);
 
-/* --save-baseline: <dir>/<name>.json, written to a file beside it that
- * replaces it only when the benchmark completes. begin creates dir and the
- * file (0, or EXIT_USAGE / EXIT_SETUP after a line); finish writes r and
- * renames, or with r NULL removes what begin made (the results directory
- * too, when begin made it and it is still empty). */
-typedef struct bench_baseline_file {
-    const char *name;
-    const char *dir;  /* the results directory, when begin made it */
-    char path[4096], tmp[4096];
-    FILE *f;
-} bench_baseline_file;
-int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *name);
-int bench_baseline_finish(bench_baseline_file *b, const bench_report *r);
-
-/* Parse <dir>/<name>.json; NULL after a line naming the file and the problem. */
-struct dk_json *bench_load_baseline(const char *dir, const char *name);
+/* Before a run with --baseline NAME in the default results folder: when
+ * the baseline is not there but an older dkperf bench's folder holds it,
+ * say how to use it. Returns 0 or EXIT_SETUP after that line. */
+int bench_check_old_baseline(const bench_options *o);
 
 #endif /* DKPERF_BENCH_H */

@@ -54,10 +54,12 @@ void help_bench(FILE *out)
           "                       or with --show-output\n"
           "      --export-json F, --export-csv F, --export-markdown F\n"
           "                       write every run and the summaries to F (- for stdout)\n"
-          "      --save-baseline NAME  write the results to D/NAME.json\n"
-          "      --baseline NAME  compare each command's means with D/NAME.json: a change\n"
-          "                       counts when it exceeds 2 standard errors and 1%\n"
-          "      --results-dir D  where baselines live (default dkperf-bench-results)\n"
+          "      --save-baseline NAME  write the results to D/NAME.json (libdkbench's format)\n"
+          "      --baseline NAME  compare each command's medians with D/NAME.json by\n"
+          "                       libdkbench's bootstrap test: the change, its interval,\n"
+          "                       a p-value and a verdict\n"
+          "      --results-dir D  where baselines live (default dkbench-results, as for\n"
+          "                       dkbench programs)\n"
           "      --backend NAME   auto, kperf, selfcounts or perf_event\n"
           "\n"
           "Exit status: 0; 1 when a command failed (without -i), the counters could not be\n"
@@ -135,6 +137,45 @@ fail:
     free(buf);
     bench_free_words(words);
     return NULL;
+}
+
+/* The words a command runs as: split (-N), or SHELL -c CMD. */
+char **bench_command_words(const bench_options *o, const char *what, const char *text)
+{
+    const char *why;
+    if (o->shell == NULL) {
+        char **w = bench_split_words(text, &why);
+        if (w == NULL)
+            cli_error("bench", "%s '%s': %s (each command is one argument, split into "
+                               "words as a shell would; -S sh runs it through a shell)",
+                      what, text, why);
+        return w;
+    }
+    char **w = calloc(4, sizeof *w);
+    if (w == NULL || (w[0] = strdup(o->shell)) == NULL || (w[1] = strdup("-c")) == NULL ||
+        (w[2] = strdup(text)) == NULL) {
+        bench_free_words(w);
+        cli_error("bench", "out of memory while preparing %s '%s'", what, text);
+        return NULL;
+    }
+    return w;
+}
+
+void bench_name_command(bench_report *rep, size_t k)
+{
+    bench_command *c = &rep->cmd[k];
+    bool again = false;
+    for (size_t j = 0; j < k && !again; j++)
+        again = strcmp(rep->cmd[j].text, c->text) == 0;
+    size_t len = strlen(c->text);
+    if (!again && len < sizeof c->name) {
+        memcpy(c->name, c->text, len + 1);
+        return;
+    }
+    size_t cut = len < sizeof c->name - 24 ? len : sizeof c->name - 24;
+    while (cut > 0 && ((unsigned char)c->text[cut] & 0xc0) == 0x80)
+        cut--; /* on a character */
+    snprintf(c->name, sizeof c->name, "%.*s #%zu", (int)cut, c->text, k + 1);
 }
 
 static int count_arg(const char *opt, const char *v, long min, long *out)

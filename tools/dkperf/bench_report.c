@@ -17,32 +17,73 @@
 #include "common/unavailable.h"
 #include "common/json.h"
 
-#define BENCH_SCHEMA "dkperf-bench/1"
+#define BENCH_SCHEMA "dkperf-bench/1" /* the exports' schema */
 
-int bench_summarize_command(bench_report *r, size_t k)
+int bench_add_run(bench_command *cmd, bench_run **slot)
+{
+    if (cmd->nruns == cmd->cap) {
+        size_t cap = cmd->cap ? 2 * cmd->cap : 16;
+        bench_run *runs = realloc(cmd->runs, cap * sizeof *runs);
+        if (runs == NULL) {
+            cli_error("bench", "out of memory for %zu runs of '%s'", cap, cmd->text);
+            return EXIT_SETUP;
+        }
+        cmd->runs = runs;
+        cmd->cap = cap;
+    }
+    *slot = &cmd->runs[cmd->nruns];
+    memset(*slot, 0, sizeof **slot);
+    return 0;
+}
+
+/* The estimate of measure, in the report's units (scale: 1e-9 for a time
+ * libdkbench keeps in ns); n 0 when it was not measured. */
+static void summary_from(const dk_bench_results *res, size_t index, const char *measure,
+                         double scale, summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->est.size = sizeof s->est;
+    if (dk_bench_results_estimate(res, index, measure, &s->est) != 0) {
+        memset(&s->est, 0, sizeof s->est);
+        return;
+    }
+    s->n = s->est.n;
+    s->mean = s->est.mean * scale;
+    s->stddev = s->est.stddev * scale;
+    s->median = s->est.median * scale;
+    s->min = s->est.min * scale;
+    s->max = s->est.max * scale;
+    s->mild = s->est.mild;
+    s->severe = s->est.severe;
+}
+
+void bench_summarize_command(bench_report *r, size_t k, const dk_bench_results *res, size_t index)
 {
     bench_command *c = &r->cmd[k];
-    double *v = malloc((c->nruns ? c->nruns : 1) * sizeof *v);
-    if (v == NULL)
-        return -1;
-    int rc = 0;
-    double *fields[3] = {&c->runs[0].wall, &c->runs[0].user, &c->runs[0].sys};
-    summary *out[3] = {&c->wall, &c->user, &c->sys};
-    for (int f = 0; rc == 0 && f < 3 && c->nruns > 0; f++) {
-        size_t off = (size_t)((char *)fields[f] - (char *)&c->runs[0]);
-        for (size_t i = 0; i < c->nruns; i++)
-            v[i] = *(double *)((char *)&c->runs[i] + off);
-        rc = summary_of(v, c->nruns, out[f]);
-    }
-    for (size_t e = 0; rc == 0 && e < r->nev; e++) {
-        size_t m = 0;
-        for (size_t i = 0; i < c->nruns; i++)
-            if (c->runs[i].counted[e])
-                v[m++] = (double)c->runs[i].values[e];
-        rc = summary_of(v, m, &c->ev[e]);
-    }
-    free(v);
-    return rc;
+    summary_from(res, index, "time", 1e-9, &c->wall);
+    summary_from(res, index, "user-time", 1e-9, &c->user);
+    summary_from(res, index, "system-time", 1e-9, &c->sys);
+    for (size_t e = 0; e < r->nev; e++)
+        summary_from(res, index, r->ev[e].name, 1, &c->ev[e]);
+}
+
+/*
+ * How many times larger b's mean is than a's, with the error propagated
+ * from the two standard deviations as hyperfine does: r = b/a,
+ * sigma_r = r sqrt((sa/a)^2 + (sb/b)^2), from libdkbench's means and
+ * deviations. Returns r, sets *sigma; 0 (and *sigma 0) when a's mean is
+ * not positive.
+ */
+static double ratio_of(const summary *a, const summary *b, double *sigma)
+{
+    *sigma = 0;
+    if (a->mean <= 0)
+        return 0;
+    double r = b->mean / a->mean;
+    double ra = a->stddev / a->mean;
+    double rb = b->mean != 0 ? b->stddev / b->mean : 0;
+    *sigma = fabs(r) * sqrt(ra * ra + rb * rb);
+    return r;
 }
 
 /* ---- formatting ---- */
@@ -162,120 +203,47 @@ static void event_row(FILE *out, const bench_event *e, const summary *s)
 
 /* ---- baselines ---- */
 
-static const dk_json *baseline_result(const dk_json *root, const char *command)
+static const char *verdict_word(dk_bench_verdict v)
 {
-    const dk_json *results = dk__json_get(root, "results");
-    if (results == NULL || results->type != DK_JSON_ARR)
-        return NULL;
-    for (size_t i = 0; i < results->n; i++) {
-        const dk_json *c = dk__json_get(&results->kids[i], "command");
-        if (c != NULL && c->type == DK_JSON_STR && strcmp(c->str, command) == 0)
-            return &results->kids[i];
-    }
-    return NULL;
+    return v == DK_BENCH_REGRESSED      ? "regressed"
+           : v == DK_BENCH_IMPROVED     ? "improved"
+           : v == DK_BENCH_WITHIN_NOISE ? "within noise"
+                                        : "no change";
 }
 
-/* The number obj holds at key; *ok false when it holds none, and *bad then
- * names the first member that is there but is not a number. */
-static double number_of(const dk_json *obj, const char *key, bool *ok, const char **bad)
+/* libdkbench's change of the median against the baseline's, with its
+ * interval and p-value, or why there is none. */
+static void change_row(FILE *out, const char *label, const summary *now)
 {
-    const dk_json *v = dk__json_get(obj, key);
-    if (v == NULL || v->type != DK_JSON_NUM) {
-        if (v != NULL && v->type != DK_JSON_NULL && *bad == NULL) /* null: never counted */
-            *bad = key;
-        *ok = false;
-        return 0;
-    }
-    return v->num;
-}
-
-/* The summary a baseline kept: mean, stddev, n. false when a member is
- * missing, or is not what a run gives (a count of runs that is not a whole
- * number from 0 to 10^9, a negative or non-finite mean or spread); *bad
- * then names it. */
-static bool baseline_summary(const dk_json *obj, const char *nkey, summary *s, const char **bad)
-{
-    bool ok = true;
-    memset(s, 0, sizeof *s);
-    *bad = NULL;
-    if (obj->type != DK_JSON_OBJ) {
-        *bad = "not an object";
-        return false;
-    }
-    s->mean = number_of(obj, "mean", &ok, bad);
-    s->stddev = number_of(obj, "stddev", &ok, bad);
-    double n = number_of(obj, nkey, &ok, bad);
-    if (!ok)
-        return false;
-    if (!(n >= 0 && n <= 1e9 && n == floor(n)))
-        *bad = nkey;
-    else if (!(s->mean >= 0 && isfinite(s->mean)))
-        *bad = "mean";
-    else if (!(s->stddev >= 0 && isfinite(s->stddev)))
-        *bad = "stddev";
-    if (*bad != NULL)
-        return false;
-    s->n = (size_t)n;
-    return true;
-}
-
-static void change_row(FILE *out, const char *label, const summary *base, const summary *now)
-{
-    double pct;
-    summary_verdict v = summary_change(base, now, &pct);
-    const char *verdict = v == SUMMARY_INCREASED   ? "regressed"
-                          : v == SUMMARY_DECREASED ? "improved"
-                                                   : "within noise";
     fputs("    ", out);
     cell(out, label, 16);
-    /* From a mean of 0 a change has no percentage: the two means instead. */
-    if (base->mean == 0 && now->mean != 0)
-        fprintf(out, "from 0 to %.4g  %s\n", now->mean, verdict);
-    else
-        fprintf(out, "%+.1f%%  %s\n", pct, verdict);
+    const dk_bench_estimate *e = &now->est;
+    if (!e->has_change) {
+        fputs("not compared: ", out);
+        dk__put_untrusted(out, e->no_change != NULL && e->no_change[0] ? e->no_change
+                                                                        : "no estimate");
+        fputc('\n', out);
+        return;
+    }
+    fprintf(out, "%+.1f%% [%+.1f%%, %+.1f%%]  p = %.3f  %s\n", 100 * e->change,
+            100 * e->change_lo, 100 * e->change_hi, e->p_value, verdict_word(e->verdict));
 }
 
-static void print_baseline(FILE *out, const bench_report *r, const bench_command *c,
-                           const dk_json *root)
+static void print_baseline(FILE *out, const bench_report *r, const bench_command *c)
 {
-    const dk_json *res = baseline_result(root, c->text);
     fprintf(out, "  Baseline '%s':", r->o->baseline);
-    summary base;
-    const char *bad = NULL;
-    if (res == NULL) {
+    const dk_bench_estimate *t = &c->wall.est;
+    if (!t->has_change && t->no_change != NULL &&
+        strcmp(t->no_change, "the baseline has no result of this name") == 0) {
         fputs(" no result for this command\n", out);
         return;
     }
-    if (!baseline_summary(res, "runs", &base, &bad)) {
-        fprintf(out, " not a valid summary (%s)\n", bad != NULL ? bad : "mean, stddev or runs missing");
-        return;
-    }
     fputc('\n', out);
-    change_row(out, "wall time", &base, &c->wall);
-    const dk_json *ctrs = dk__json_get(res, "counters");
-    if (ctrs != NULL && ctrs->type != DK_JSON_ARR) {
-        fputs("    counters        not a valid list (not an array)\n", out);
-        ctrs = NULL;
-    }
+    change_row(out, "wall time", &c->wall);
     for (size_t e = 0; e < r->nev; e++) {
         if (!r->ev[e].supported || c->ev[e].n == 0)
             continue;
-        const dk_json *found = NULL;
-        for (size_t i = 0; ctrs != NULL && ctrs->type == DK_JSON_ARR && i < ctrs->n; i++) {
-            const dk_json *name = dk__json_get(&ctrs->kids[i], "name");
-            if (name != NULL && name->type == DK_JSON_STR && strcmp(name->str, r->ev[e].name) == 0)
-                found = &ctrs->kids[i];
-        }
-        if (found == NULL || !baseline_summary(found, "counted_runs", &base, &bad) || base.n == 0) {
-            fputs("    ", out);
-            cell(out, r->ev[e].name, 16);
-            if (bad != NULL)
-                fprintf(out, "not a valid summary (%s)\n", bad);
-            else
-                fputs("not in the baseline\n", out);
-            continue;
-        }
-        change_row(out, r->ev[e].name, &base, &c->ev[e]);
+        change_row(out, r->ev[e].name, &c->ev[e]);
     }
 }
 
@@ -289,36 +257,38 @@ static void put_name(FILE *out, const char *name, const char *then)
 
 /* The commands of one side that the other lacks: a comparison that covers
  * fewer commands than it seems to would mislead. */
-static void print_unmatched(FILE *out, const bench_report *r, const dk_json *root)
+static void print_unmatched(FILE *out, const bench_report *r, const dk_bench_results *base)
 {
+    size_t nb = dk_bench_results_baseline_count(base);
     bool any = false;
-    for (size_t k = 0; k < r->ncmd; k++)
-        if (baseline_result(root, r->cmd[k].text) == NULL) {
-            if (any)
-                fputs(", '", out);
-            else
-                fprintf(out, "\nNot in baseline '%s': '", r->o->baseline);
-            put_name(out, r->cmd[k].text, "'");
-            any = true;
-        }
+    for (size_t k = 0; k < r->ncmd; k++) {
+        bool found = false;
+        for (size_t i = 0; i < nb && !found; i++)
+            found = strcmp(dk_bench_results_baseline_name(base, i), r->cmd[k].name) == 0;
+        if (found)
+            continue;
+        if (any)
+            fputs(", '", out);
+        else
+            fprintf(out, "\nNot in baseline '%s': '", r->o->baseline);
+        put_name(out, r->cmd[k].text, "'");
+        any = true;
+    }
     if (any)
         fputc('\n', out);
-    const dk_json *results = dk__json_get(root, "results");
     bool first = true;
-    for (size_t i = 0; results != NULL && results->type == DK_JSON_ARR && i < results->n; i++) {
-        const dk_json *c = dk__json_get(&results->kids[i], "command");
-        if (c == NULL || c->type != DK_JSON_STR)
-            continue;
+    for (size_t i = 0; i < nb; i++) {
+        const char *name = dk_bench_results_baseline_name(base, i);
         bool ran = false;
         for (size_t k = 0; k < r->ncmd && !ran; k++)
-            ran = strcmp(r->cmd[k].text, c->str) == 0;
+            ran = strcmp(r->cmd[k].name, name) == 0;
         if (ran)
             continue;
         if (first)
             fprintf(out, "%sIn baseline '%s' but not run: '", any ? "" : "\n", r->o->baseline);
         else
             fputs(", '", out);
-        dk__put_untrusted(out, c->str);
+        dk__put_untrusted(out, name);
         fputc('\'', out);
         first = false;
     }
@@ -339,7 +309,7 @@ static void print_comparisons(FILE *out, const bench_report *r)
     for (size_t k = 0; k < r->ncmd; k++) {
         if (k == best)
             continue;
-        double sigma, ratio = summary_ratio(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
+        double sigma, ratio = ratio_of(&r->cmd[best].wall, &r->cmd[k].wall, &sigma);
         if (r->cmd[best].wall.n < 2 || r->cmd[k].wall.n < 2) /* one run has no spread */
             fprintf(out, "    %.2f times faster than '", ratio);
         else
@@ -363,7 +333,7 @@ static void print_comparisons(FILE *out, const bench_report *r)
         for (size_t k = 0; k < r->ncmd; k++) {
             if (k == best)
                 continue;
-            double sigma, ratio = summary_ratio(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
+            double sigma, ratio = ratio_of(&r->cmd[best].ev[e], &r->cmd[k].ev[e], &sigma);
             if (r->cmd[best].ev[e].n < 2 || r->cmd[k].ev[e].n < 2)
                 fprintf(out, "    %.2f times fewer %s than '", ratio, r->ev[e].name);
             else
@@ -375,7 +345,7 @@ static void print_comparisons(FILE *out, const bench_report *r)
     }
 }
 
-void bench_print_command(FILE *out, const bench_report *r, size_t k, const dk_json *baseline)
+void bench_print_command(FILE *out, const bench_report *r, size_t k)
 {
     const bench_command *c = &r->cmd[k];
     if (k > 0)
@@ -430,12 +400,13 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k, const dk_js
         fputs("  warning: processes an earlier command left running ran during its runs; its "
               "counts include them\n",
               out);
-    if (baseline != NULL)
-        print_baseline(out, r, c, baseline);
+    if (r->o->baseline != NULL)
+        print_baseline(out, r, c);
     fflush(out);
 }
 
-void bench_print_end(FILE *out, const bench_report *r, const dk_json *baseline, bool complete)
+void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *baseline,
+                     bool complete)
 {
     if (r->ncmd == 0)
         return;
@@ -455,7 +426,6 @@ void bench_print_end(FILE *out, const bench_report *r, const dk_json *baseline, 
 
 /* ---- exports ---- */
 
-
 static void json_summary(FILE *f, const summary *s)
 {
     fputs("\"mean\": ", f);
@@ -469,6 +439,25 @@ static void json_summary(FILE *f, const summary *s)
     fputs(", \"max\": ", f);
     dk__json_number(f, s->max);
     fprintf(f, ", \"outliers\": {\"mild\": %zu, \"severe\": %zu}", s->mild, s->severe);
+}
+
+/* libdkbench's change of a median against the baseline, null when none. */
+static void json_change(FILE *f, const summary *s)
+{
+    const dk_bench_estimate *e = &s->est;
+    if (!e->has_change) {
+        fputs("null", f);
+        return;
+    }
+    fputs("{\"relative\": ", f);
+    dk__json_number(f, e->change);
+    fputs(", \"lo\": ", f);
+    dk__json_number(f, e->change_lo);
+    fputs(", \"hi\": ", f);
+    dk__json_number(f, e->change_hi);
+    fputs(", \"p_value\": ", f);
+    dk__json_number(f, e->p_value);
+    fprintf(f, ", \"verdict\": \"%s\"}", verdict_word(e->verdict));
 }
 
 static void write_json(FILE *f, const bench_report *r)
@@ -524,9 +513,12 @@ static void write_json(FILE *f, const bench_report *r)
         fputs(",\n      \"counters\": [", f);
         for (size_t e = 0; e < r->nev; e++) {
             const summary *s = &c->ev[e];
+            size_t counted = 0;
+            for (size_t i = 0; i < c->nruns; i++)
+                counted += c->runs[i].counted[e];
             fputs(e ? ",\n        {\"name\": " : "\n        {\"name\": ", f);
             dk__json_string(f, r->ev[e].name);
-            fprintf(f, ", \"counted_runs\": %zu, ", s->n);
+            fprintf(f, ", \"counted_runs\": %zu, ", counted);
             if (s->n > 0)
                 json_summary(f, s);
             else
@@ -544,7 +536,19 @@ static void write_json(FILE *f, const bench_report *r)
             }
             fputs("]}", f);
         }
-        fputs(r->nev ? "\n      ]\n    }" : "]\n    }", f);
+        fputs(r->nev ? "\n      ]" : "]", f);
+        if (r->o->baseline != NULL) {
+            fputs(",\n      \"change\": {\"time\": ", f);
+            json_change(f, &c->wall);
+            for (size_t e = 0; e < r->nev; e++) {
+                fputs(", ", f);
+                dk__json_string(f, r->ev[e].name);
+                fputs(": ", f);
+                json_change(f, &c->ev[e]);
+            }
+            fputc('}', f);
+        }
+        fputs("\n    }", f);
     }
     fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
 }
@@ -668,7 +672,7 @@ static void write_markdown(FILE *f, const bench_report *r)
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
         const bench_command *c = &r->cmd[k];
-        double sigma, ratio = summary_ratio(&r->cmd[best].wall, &c->wall, &sigma);
+        double sigma, ratio = ratio_of(&r->cmd[best].wall, &c->wall, &sigma);
         fputs("| `", f);
         md_text(f, c->text);
         fprintf(f, "` | %.1f ± %.1f | %.1f | %.1f | ", c->wall.mean * scale, c->wall.stddev * scale,
@@ -692,23 +696,6 @@ static void write_markdown(FILE *f, const bench_report *r)
         }
         fputc('\n', f);
     }
-}
-
-static int baseline_path(const char *dir, const char *name, char *buf, size_t size)
-{
-    int n = snprintf(buf, size, "%s/%s.json", dir, name);
-    if (n < 0 || (size_t)n >= size) {
-        cli_error("bench", "the baseline path %s/%s.json is too long", dir, name);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-static mode_t current_umask(void)
-{
-    mode_t m = umask(0);
-    umask(m);
-    return m;
 }
 
 /* ---- the files written: opened before the first run, written at the end ---- */
@@ -793,151 +780,19 @@ int bench_exports_finish(bench_export *x, size_t n, const bench_report *r)
     return rc;
 }
 
-int bench_baseline_begin(bench_baseline_file *b, const char *dir, const char *name)
+int bench_check_old_baseline(const bench_options *o)
 {
-    b->f = NULL;
-    b->name = name;
-    b->dir = NULL;
-    if (baseline_path(dir, name, b->path, sizeof b->path) != 0)
-        return EXIT_USAGE;
-    int n = snprintf(b->tmp, sizeof b->tmp, "%s.XXXXXX", b->path);
-    if (n < 0 || (size_t)n >= sizeof b->tmp) {
-        cli_error("bench", "the baseline path %s is too long", b->path);
-        return EXIT_USAGE;
-    }
-    if (mkdir(dir, 0777) == 0) {
-        b->dir = dir; /* made here: removed again if nothing is saved in it */
-    } else if (errno != EEXIST) {
-        cli_error("bench", "--save-baseline %s: cannot create the directory %s: %s", name, dir,
-                  strerror(errno));
-        return EXIT_SETUP;
-    }
-    /* Written beside it and renamed over it once every command ran: a
-     * benchmark that fails leaves the baseline it had. */
-    int fd = mkstemp(b->tmp);
-    if (fd < 0 || (b->f = fdopen(fd, "w")) == NULL) {
-        cli_error("bench", "--save-baseline %s: cannot write in %s: %s", name, dir,
-                  strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(b->tmp);
-        }
-        if (b->dir != NULL)
-            rmdir(b->dir);
-        return EXIT_SETUP;
-    }
-    return 0;
-}
-
-int bench_baseline_finish(bench_baseline_file *b, const bench_report *r)
-{
-    if (b->f == NULL)
+    if (o->baseline == NULL || strcmp(o->results_dir, BENCH_DEFAULT_DIR) != 0)
         return 0;
-    if (r != NULL)
-        write_json(b->f, r);
-    bool bad = ferror(b->f) != 0 || fchmod(fileno(b->f), 0666 & ~current_umask()) != 0;
-    int why = bad ? errno : 0;
-    int rc = 0;
-    errno = 0;
-    if (fclose(b->f) != 0 || bad) {
-        if (why == 0)
-            why = errno;
-        if (r != NULL)
-            cli_error("bench", "--save-baseline %s: cannot write %s: %s", b->name, b->tmp,
-                      why ? strerror(why) : "write error");
-        rc = EXIT_SETUP;
-    }
-    b->f = NULL;
-    if (r != NULL && rc == 0 && rename(b->tmp, b->path) != 0) {
-        cli_error("bench", "--save-baseline %s: cannot write %s: %s", b->name, b->path,
-                  strerror(errno));
-        rc = EXIT_SETUP;
-    }
-    if (r == NULL || rc != 0) {
-        unlink(b->tmp);
-        /* A run cut short leaves no empty results directory behind
-         * (rmdir removes only an empty one: another baseline stays). */
-        if (b->dir != NULL)
-            rmdir(b->dir);
-    }
-    return rc;
-}
-
-dk_json *bench_load_baseline(const char *dir, const char *name)
-{
-    char path[4096];
-    if (baseline_path(dir, name, path, sizeof path) != 0)
-        return NULL;
-    /* Non-blocking, so that opening a pipe with no writer does not hang. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        cli_error("bench", "--baseline %s: cannot read %s: %s (save one with --save-baseline %s)",
-                  name, path, strerror(errno), name);
-        return NULL;
-    }
-    /* A device (/dev/zero), a pipe or a directory is no saved result:
-     * read, it would never end, or fill the memory. */
+    char now[4096], old[4096];
     struct stat st;
-    memset(&st, 0, sizeof st);
-    FILE *f = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        cli_error("bench", "--baseline %s: %s is not a regular file%s", name, path,
-                  S_ISDIR(st.st_mode) ? " (a directory)" : "");
-        close(fd);
-        return NULL;
-    }
-    if (fcntl(fd, F_SETFL, 0) != 0 || (f = fdopen(fd, "r")) == NULL) {
-        cli_error("bench", "--baseline %s: cannot read %s: %s", name, path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? 2 * cap : 65536;
-            char *grown = realloc(text, cap);
-            if (grown == NULL) {
-                free(text);
-                fclose(f);
-                cli_error("bench", "--baseline %s: out of memory while reading %s", name, path);
-                return NULL;
-            }
-            text = grown;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool bad = ferror(f) != 0;
-    int read_errno = errno;
-    fclose(f);
-    dk_json *root = bad ? NULL : malloc(sizeof *root);
-    dk_json_error je = {0};
-    int parsed = root == NULL ? -1 : dk__json_parse(text, len, 0, root, &je);
-    free(text);
-    if (bad) {
-        cli_error("bench", "--baseline %s: cannot read %s: %s", name, path, strerror(read_errno));
-        return NULL;
-    }
-    if (root == NULL || parsed != 0) {
-        if (root == NULL || je.fault == DK_JSON_ENOMEM)
-            cli_error("bench", "--baseline %s: out of memory while reading %s", name, path);
-        else
-            cli_error("bench", "--baseline %s: %s is not JSON: %s at byte %zu", name, path, je.what,
-                      je.off);
-        dk__json_free(root);
-        free(root);
-        return NULL;
-    }
-    const dk_json *schema = dk__json_get(root, "schema");
-    if (schema == NULL || schema->type != DK_JSON_STR || strcmp(schema->str, BENCH_SCHEMA) != 0) {
-        cli_error("bench", "--baseline %s: %s is not a dkperf bench result (no \"schema\": \"%s\")",
-                  name, path, BENCH_SCHEMA);
-        dk__json_free(root);
-        free(root);
-        return NULL;
-    }
-    return root;
+    snprintf(now, sizeof now, "%s/%s.json", BENCH_DEFAULT_DIR, o->baseline);
+    snprintf(old, sizeof old, "%s/%s.json", BENCH_OLD_DIR, o->baseline);
+    if (stat(now, &st) == 0 || stat(old, &st) != 0)
+        return 0;
+    cli_error("bench", "--baseline %s: %s does not exist, but %s does: an older dkperf bench "
+                       "kept its baselines there; read it with --results-dir %s, or move it to "
+                       "%s/ (or save it again with --save-baseline %s)",
+              o->baseline, now, old, BENCH_OLD_DIR, BENCH_DEFAULT_DIR, o->baseline);
+    return EXIT_SETUP;
 }
