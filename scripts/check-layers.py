@@ -11,7 +11,7 @@ Layers, lowest first, chosen by directory so that new files are covered:
     util     src/util/         error detail, strings, sorting
     events   src/events/       generated event tables (data)
     sys      src/sys/          bindings to the frameworks and libSystem
-    backend  src/backend/      the backend contract and the backends
+    backend  src/backend/      the backend contract, and a folder per backend
     core     src/core/         the public API over the backends
     common   src/common/       UTF-8, untrusted text, files that untrusted
                                data names, JSON, statistics, the clock:
@@ -369,7 +369,7 @@ def self_test():
         "src/sys/s.c": '#include "util/util.h"\n#include "events/t.h"\n',
         "src/events/t.h": '#include "util/util.h"\n',
         "src/backend/b.h": '#include "sys/s.c"\n',
-        "src/backend/pe_new.c": '#include "backend/b.h"\n',
+        "src/backend/perf_event/pe_new.c": '#include "backend/b.h"\n',
         "src/core/c.c": '#include "backend/b.h"\n',
         "src/bench/h.c": '#include "pub.h"\n#include "bench/m.h"\n#include "common/t.h"\n',
         "src/bench/m.h": "",
@@ -380,7 +380,7 @@ def self_test():
     }
     bad = [
         ({"src/util/u.c": '#include "core/c.h"\n', "src/core/c.h": ""}, "goes up from util to core"),
-        ({"src/backend/pe_new.c": '#include "core/c.h"\n', "src/core/c.h": ""},
+        ({"src/backend/perf_event/pe_new.c": '#include "core/c.h"\n', "src/core/c.h": ""},
          "goes up from backend to core"),
         ({"src/events/t.h": '#include "sys/s.h"\n', "src/sys/s.h": ""},
          "goes up from events to sys"),

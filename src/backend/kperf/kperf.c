@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/darwin_group.h"
-#include "backend/kpep_common.h"
-#include "backend/kperf_arbiter.h"
-#include "backend/kperf_sample.h"
+#include "backend/darwin/darwin_group.h"
+#include "backend/darwin/kpep_common.h"
+#include "backend/kperf/kperf_arbiter.h"
+#include "backend/kperf/kperf_sample.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
 
