@@ -40,8 +40,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "backend/perf_event.h"
-#include "backend/perf_mmap.h"
+#include "backend/perf_event/perf_event.h"
+#include "backend/perf_event/perf_mmap.h"
 #endif
 
 #ifndef DKPERF_BENCH_SIM_ROOT

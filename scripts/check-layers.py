@@ -11,7 +11,7 @@ Layers, lowest first, chosen by directory so that new files are covered:
     util     src/util/         error detail, strings, sorting
     events   src/events/       generated event tables (data)
     sys      src/sys/          bindings to the frameworks and libSystem
-    backend  src/backend/      the backend contract and the backends
+    backend  src/backend/      the backend contract, and a folder per backend
     core     src/core/         the public API over the backends
     common   src/common/       UTF-8, untrusted text, files that untrusted
                                data names, JSON, statistics, the clock:
@@ -23,8 +23,9 @@ Layers, lowest first, chosen by directory so that new files are covered:
 
 In src/ every quoted include names its path from src/ ("core/core.h") or
 from include/ ("dkperf/kperf.h"); tools/ may also include its own files by a
-path relative to the including file, and tools/common/ (child processes, the
-record file, symbol readers) by name.
+path relative to the including file, and the headers of the folders of
+tools/common/ (dkrec/ the record file, process/ child processes, symbols/
+the symbol readers) by name.
 
 With --objects, the calls are checked too: the defined and undefined
 symbols of the objects CMake builds (nm) must follow the same table. An
@@ -107,7 +108,13 @@ def resolve(root, rel, target):
     bases = []
     if rel.startswith("tools/"):
         bases.append(os.path.dirname(rel))
-        bases.append("tools/common")  # child processes, dkrec, macho: shared by the tools
+        # Shared by the tools, a folder per purpose (dkrec/, process/,
+        # symbols/), each on their include path: its headers go by name.
+        bases.append("tools/common")
+        common = os.path.join(root, "tools", "common")
+        if os.path.isdir(common):
+            bases.extend("tools/common/" + d for d in sorted(os.listdir(common))
+                         if os.path.isdir(os.path.join(common, d)))
     if rel.startswith("src/") or rel.startswith("tools/"):
         bases.append("src")
     bases.append("include")
@@ -369,18 +376,19 @@ def self_test():
         "src/sys/s.c": '#include "util/util.h"\n#include "events/t.h"\n',
         "src/events/t.h": '#include "util/util.h"\n',
         "src/backend/b.h": '#include "sys/s.c"\n',
-        "src/backend/pe_new.c": '#include "backend/b.h"\n',
+        "src/backend/perf_event/pe_new.c": '#include "backend/b.h"\n',
         "src/core/c.c": '#include "backend/b.h"\n',
         "src/bench/h.c": '#include "pub.h"\n#include "bench/m.h"\n#include "common/t.h"\n',
         "src/bench/m.h": "",
         "src/common/t.h": '#include <stdio.h>\n',
         "tools/x/t.c": '#include "common/t.h"\n',
         "tools/x/own.h": "",
-        "tools/x/m.c": '#include "own.h"\n#include "pub.h"\n',
+        "tools/x/m.c": '#include "own.h"\n#include "pub.h"\n#include "rec.h"\n',
+        "tools/common/rec/rec.h": "",
     }
     bad = [
         ({"src/util/u.c": '#include "core/c.h"\n', "src/core/c.h": ""}, "goes up from util to core"),
-        ({"src/backend/pe_new.c": '#include "core/c.h"\n', "src/core/c.h": ""},
+        ({"src/backend/perf_event/pe_new.c": '#include "core/c.h"\n', "src/core/c.h": ""},
          "goes up from backend to core"),
         ({"src/events/t.h": '#include "sys/s.h"\n', "src/sys/s.h": ""},
          "goes up from events to sys"),
@@ -398,6 +406,9 @@ def self_test():
         ({"src/common/t.h": '#include "bench/m.h"\n'}, "goes up from common to bench"),
         ({"src/util/u.c": '#include "common/t.h"\n'}, "goes up from util to common"),
         ({"src/core/c.c": '#include "common/t.h"\n'}, "goes up from core to common"),
+        ({"src/core/c.c": '#include "rec.h"\n'}, "names no file"),
+        ({"tools/common/rec/rec.h": '#include "util/util.h"\n', "src/util/util.h": ""},
+         "reaches past the public API from tools"),
     ]
     with tree(clean) as d:
         got = check(d)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * record_fixture.c - writes a recording through the recording writer
- * (tools/common/dkrec.c) whose addresses are this program's own functions,
+ * (tools/common/dkrec/dkrec.c) whose addresses are this program's own functions,
  * mapped as /proc/self/maps says with their real build-ids, so that dkperf
  * report symbolizes it from the disk as it would a real recording:
  *

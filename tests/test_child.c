@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * test_child.c - a command held before its exec (tools/common/child.c).
+ * test_child.c - a command held before its exec (tools/common/process/child.c).
  */
 #include <errno.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * test_dkrec.c - the recording file's writer and reader
- * (tools/common/dkrec.c): every field read back as written, a file cut at
+ * (tools/common/dkrec/dkrec.c): every field read back as written, a file cut at
  * any byte read up to its last whole chunk, any flipped byte refused with
  * the file and offset named, write errors returned, and the size per
  * sample of a typical profile.

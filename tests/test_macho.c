@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * test_macho.c - the Mach-O symbol reader (tools/common/macho.c) on real
+ * test_macho.c - the Mach-O symbol reader (tools/common/symbols/macho.c) on real
  * Mach-O files built by Zig (tests/fixtures/macho/build.sh), against what
  * llvm-nm and llvm-objdump said about them (the .truth files), and on every
  * kind of broken file: truncated at each offset, corrupted counts and

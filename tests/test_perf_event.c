@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "backend/perf_event.h"
+#include "backend/perf_event/perf_event.h"
 #include "pmu.h"
 
 static bool have_cpu_pmu(void) { return dkt_have_hw_pmu(NULL); }

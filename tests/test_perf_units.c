@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/perf_event.h"
-#include "backend/perf_mmap.h"
+#include "backend/perf_event/perf_event.h"
+#include "backend/perf_event/perf_mmap.h"
 #include "dkperf.h"
 #include "util.h"
 

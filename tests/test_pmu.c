@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "backend/perf_event.h"
+#include "backend/perf_event/perf_event.h"
 #include "pmu.h"
 #include "spin.h"
 

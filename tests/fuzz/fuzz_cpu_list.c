@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/perf_event.h"
+#include "backend/perf_event/perf_event.h"
 #include "fuzz_common.h"
 
 #define MAX 64

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * fuzz_macho.c - the Mach-O symbol reader (tools/common/macho.c) on any
+ * fuzz_macho.c - the Mach-O symbol reader (tools/common/symbols/macho.c) on any
  * bytes: a thin or fat file, whole or cut, with any field corrupted. Input:
  * the file's bytes. The reader must refuse it with one line naming the
  * input, or accept it with lookups that hold together.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_recording.c - libFuzzer target for the recording reader
- * (tools/common/dkrec.c): any input is parsed; a refusal must name the
+ * (tools/common/dkrec/dkrec.c): any input is parsed; a refusal must name the
  * file, an accepted recording must hold together (every sample's event and
  * stack node defined, every node's parent before it) and be freed whole.
  */

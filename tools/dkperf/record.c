@@ -2,7 +2,7 @@
 /*
  * record.c - dkperf record: run a command (or watch a process, or every
  * CPU) with sampling armed from its exec, drain the samples while it runs
- * and append them to the recording (tools/common/dkrec.c), flushed after
+ * and append them to the recording (tools/common/dkrec/dkrec.c), flushed after
  * every drain so that a killed dkperf leaves a readable file.
  *
  * Signals are held as dkperf stat holds them (signals.c): Ctrl-C goes to

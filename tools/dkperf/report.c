@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * report.c - dkperf report: read a recording (tools/common/dkrec.c),
+ * report.c - dkperf report: read a recording (tools/common/dkrec/dkrec.c),
  * symbolize it from the images on disk (symbols.c) and write the table,
  * folded stacks, speedscope JSON or an HTML flame graph (report_out.c,
  * report_stacks.c).

@@ -3,7 +3,7 @@
  * stat_run.c - dkperf stat's runs of the command, and its signals.
  *
  * The child is forked and held before its exec until its counters are open
- * (tools/common/child.c), then released. On Linux the counters follow the
+ * (tools/common/process/child.c), then released. On Linux the counters follow the
  * child and everything it starts (inherit) and begin at the exec; on a Mac
  * they are the child's instructions and cycles (proc_pid_rusage), or with
  * -a every CPU's counters. Signals that would stop dkperf are held from

@@ -3,7 +3,7 @@
  * symbols.h - addresses of a recording turned into function names at
  * report time, from the images on disk: ELF through elfutils' libelf
  * (built in where it is found: DKPERF_HAVE_LIBELF), Mach-O through the
- * Mach-O reader (tools/common/macho.h, built in where it is present:
+ * Mach-O reader (tools/common/symbols/macho.h, built in where it is present:
  * DKPERF_HAVE_MACHO). The reader is chosen by the file's magic. The image's
  * identity recorded with the map (ELF build-id, Mach-O UUID) is checked
  * against the file: an image rebuilt since the recording is not trusted,

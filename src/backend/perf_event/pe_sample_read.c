@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/pe_sample.h"
+#include "backend/perf_event/pe_sample.h"
 
 /* ------------------------------------------------------------------------ */
 /* Draining                                                                  */

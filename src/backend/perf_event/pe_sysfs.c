@@ -11,7 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "backend/pe_internal.h"
+#include "backend/perf_event/pe_internal.h"
 
 /* Read a small sysfs or procfs file, trailing newline removed. */
 int dk__pe_read_text(const char *path, char *buf, size_t size)

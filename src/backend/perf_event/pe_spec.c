@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/pe_internal.h"
+#include "backend/perf_event/pe_internal.h"
 
 /* A decimal number of at most max from *p, digits only (no sign, no
  * space); *p moves past it. Kernel files are input like any other. */

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/kperf_sample.h"
+#include "backend/kperf/kperf_sample.h"
 #include "sys/libsystem.h"
 
 /* bsd/sys/sysctl.h, bsd/sys/kdebug_private.h */

@@ -33,8 +33,8 @@
 #include <sys/syscall.h>
 #endif
 
-#include "backend/kpep_common.h"
-#include "backend/kperf_sample_state.h"
+#include "backend/darwin/kpep_common.h"
+#include "backend/kperf/kperf_sample_state.h"
 
 #define DEFAULT_TIMER_NS 1000000u /* 1 kHz */
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/kperf_sample_state.h"
+#include "backend/kperf/kperf_sample_state.h"
 
 /* Read what the kernel has logged into k->buf, undecoded (the next drain
  * decodes it first). Returns 0 or the errno. */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/kperf_arbiter.h"
-#include "backend/kpep_common.h"
+#include "backend/kperf/kperf_arbiter.h"
+#include "backend/darwin/kpep_common.h"
 
 #define FIXED_FIELDS 8 /* 4-bit fields of Intel's fixed-counter control word */
 

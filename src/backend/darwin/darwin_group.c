@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/darwin_group.h"
+#include "backend/darwin/darwin_group.h"
 #include "dkperf/kperf.h"
 #include "sys/libsystem.h"
 

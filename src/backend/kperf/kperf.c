@@ -6,8 +6,9 @@
  * The KPC state is system-wide: force_all_ctrs, the counting classes and
  * the configurable counters' registers. Samplers, thread samplers and
  * system groups take and share it through the arbiter of their framework
- * image (kperf_arbiter.h); this file configures events with kperfdata and
- * reads the counters.
+ * image (kperf_arbiter.h); kperf_config.c configures events with
+ * kperfdata, and this file opens the backend's objects and reads the
+ * counters.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,43 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/darwin_group.h"
-#include "backend/kpep_common.h"
-#include "backend/kperf_arbiter.h"
-#include "backend/kperf_sample.h"
+#include "backend/darwin/darwin_group.h"
+#include "backend/darwin/kpep_common.h"
+#include "backend/kperf/kperf_internal.h"
+#include "backend/kperf/kperf_sample.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
-
-typedef struct session {
-    char root[DK_LOAD_PATH_MAX]; /* for proc_pid_rusage */
-    const dk_kperf_vtable *kp;
-    const dk_kperfdata_vtable *kd;
-    dk__arbiter *arb;
-    kpep_db *kdb;
-    kpep_event **handles;   /* kpep event of each database view entry */
-    dk__kpc_shape shape;    /* register and fixed counter counts, checked */
-    uint32_t config_counters; /* kpc_get_counter_count(CONFIGURABLE), checked */
-    uint64_t *flush;        /* buffer for an all-CPU read; see thread_start */
-    size_t flush_len;
-} session;
-
-typedef struct kthread {
-    const dk_kperf_vtable *kp;
-    kpep_config *cfg;
-    uint32_t classes;        /* the config's classes */
-    size_t index[DK_MAX_EVENTS]; /* position of each event in the thread counters */
-    dk__kpc_claim claim;     /* its register words, as the arbiter shares them */
-} kthread;
-
-/* The events of a thread sampler or system group, for configuring. */
-typedef struct request {
-    dk_sampler *s;
-    const dk_database_event **events; /* may be updated to a fallback event */
-    size_t n;
-    const unsigned char *mode;        /* DK__MODE_* of each event */
-    const char *const *label;         /* names with modifiers, NULL entries without */
-    const char *const *asked;         /* the names given; NULL, or NULL entries, when none */
-} request;
 
 /* A system-wide group: a configuration read from the per-CPU counters. */
 typedef struct kgroup {
@@ -300,23 +270,6 @@ static void kperf_close(dk_sampler *s)
 /* Thread samplers                                                           */
 /* ------------------------------------------------------------------------ */
 
-static unsigned popcount(uint32_t v)
-{
-    unsigned n = 0;
-    for (; v != 0; v &= v - 1)
-        n++;
-    return n;
-}
-
-/* Fixed events first, then the events with the fewest usable counters, so
- * that kperfdata's placement cannot paint itself into a corner. */
-static unsigned constraint(const dk_database_event *ev, uint32_t config_bits)
-{
-    if (ev->fixed)
-        return 0;
-    return 1 + popcount(ev->counters_mask != 0 ? ev->counters_mask : config_bits);
-}
-
 static int kperf_read(dk_thread *t, uint64_t *values, dk_reading *info)
 {
     (void)info; /* kpc never time-shares counters */
@@ -330,220 +283,6 @@ static int kperf_read(dk_thread *t, uint64_t *values, dk_reading *info)
     return 0;
 }
 
-/* Describe the events of a conflict bitmap (indices in added order). */
-static void conflict_names(const request *q, const size_t *order, uint32_t bits, char *buf,
-                           size_t size)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < q->n && i < 32; i++) {
-        if (!(bits >> i & 1))
-            continue;
-        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
-                         q->events[order[i]]->name);
-        if (n < 0 || (size_t)n >= size - used)
-            break;
-        used += (size_t)n;
-    }
-}
-
-static int add_events(const request *q, session *k, kthread *kt, size_t *order)
-{
-    dk_sampler *s = q->s;
-    uint32_t flag = (s->flags & DK_SAMPLER_USER_ONLY) ? KPEP_CONFIG_ADD_USER_ONLY
-                                                      : KPEP_CONFIG_ADD_ALL_MODES;
-    /* kpep adds an event for user mode or for every mode, nothing else. */
-    for (size_t i = 0; q->mode != NULL && i < q->n; i++)
-        if (q->mode[i] == DK__MODE_KERNEL)
-            return dk__fail(DK_ENOTSUP,
-                            "event %s: kperf cannot count kernel mode alone (kpep adds an event "
-                            "for user mode, :u, or for every mode); drop the :%s",
-                            q->label != NULL && q->label[i] != NULL ? q->label[i]
-                                                                    : q->events[i]->name,
-                            q->label != NULL ? dk__label_modifiers(q->label[i]) : "k");
-    size_t counters = s->db.counters[0] + s->db.counters[1];
-    if (q->n > counters) {
-        char buf[1024];
-        return dk__fail(DK_ETOOMANY, "event %s does not fit: %zu events, but this CPU has %zu "
-                                     "counters (%zu fixed, %zu configurable)",
-                        dk__event_shown(q->asked != NULL ? q->asked[counters] : NULL,
-                                        q->label != NULL && q->label[counters] != NULL
-                                            ? q->label[counters]
-                                            : q->events[counters]->name,
-                                        buf, sizeof buf),
-                        q->n, counters, s->db.counters[0], s->db.counters[1]);
-    }
-
-    for (size_t i = 0; i < q->n; i++)
-        order[i] = i;
-    for (size_t i = 1; i < q->n; i++)
-        for (size_t j = i; j > 0; j--) {
-            unsigned a = constraint(q->events[order[j - 1]], k->kdb->config_counter_bits);
-            unsigned b = constraint(q->events[order[j]], k->kdb->config_counter_bits);
-            if (a <= b)
-                break;
-            size_t tmp = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = tmp;
-        }
-
-    for (size_t i = 0; i < q->n; i++) {
-        const dk_database_event *ev = q->events[order[i]];
-        kpep_event *handle = k->handles[dk__event_index(s, ev)];
-        uint32_t conflicts = 0;
-        uint32_t event_flag = flag;
-        unsigned mode = q->mode != NULL ? q->mode[order[i]] : 0;
-        if (mode == DK__MODE_USER)
-            event_flag = KPEP_CONFIG_ADD_USER_ONLY;
-        else if (mode == (DK__MODE_USER | DK__MODE_KERNEL))
-            event_flag = KPEP_CONFIG_ADD_ALL_MODES;
-        int code = k->kd->kpep_config_add_event(kt->cfg, &handle, event_flag, &conflicts);
-        if (code == 0)
-            continue;
-        if (code == KPEP_CONFIG_ERROR_CONFLICTING_EVENTS) {
-            char with[256];
-            conflict_names(q, order, conflicts, with, sizeof with);
-            if (with[0] == '\0')
-                return dk__fail_kpep(DK_ETOOMANY, code,
-                                     "event %s: no counter it may use is left", ev->name);
-            return dk__fail_kpep(DK_ECONFLICT, code,
-                                 "event %s cannot be counted together with %s: they need the "
-                                 "same counters",
-                                 ev->name, with);
-        }
-        if (code == KPEP_CONFIG_ERROR_EVENT_UNAVAILABLE)
-            return dk__fail_kpep(DK_EUNAVAILABLE, code, "event %s cannot be counted on this CPU",
-                                 ev->name);
-        return dk__fail_kpep(code == KPEP_CONFIG_ERROR_OUT_OF_MEMORY ? DK_ENOMEM : DK_EKPEP, code,
-                             "adding event %s to the configuration failed", ev->name);
-    }
-    return 0;
-}
-
-/* Where each event's count sits in a counter buffer. Counting always
- * includes the fixed class (see start), so buffers are fixed counters, then
- * configurable ones. */
-static int map_events(const request *q, session *k, kthread *kt, const size_t *order)
-{
-    size_t map[DK_MAX_EVENTS];
-    kpep_event *placed[DK_MAX_EVENTS];
-    size_t placed_count = 0;
-    /* A call that claims success without writing leaves these recognisable. */
-    memset(map, 0xff, sizeof map);
-    memset(placed, 0, sizeof placed);
-    int code = k->kd->kpep_config_events_count(kt->cfg, &placed_count);
-    if (code != 0)
-        return dk__fail_kpep_call("kpep_config_events_count", code);
-    /* The map and event buffers below hold q->n entries, one per event added. */
-    if (placed_count != q->n)
-        return dk__fail(DK_EKPEP,
-                        "kpep_config_events_count returned %zu for a configuration of %zu "
-                        "events",
-                        placed_count, q->n);
-    code = k->kd->kpep_config_kpc_map(kt->cfg, map, sizeof map);
-    if (code != 0)
-        return dk__fail_kpep_call("kpep_config_kpc_map", code);
-    code = k->kd->kpep_config_events(kt->cfg, placed, sizeof placed);
-    if (code != 0)
-        return dk__fail_kpep_call("kpep_config_events", code);
-    size_t shift = (kt->classes & KPC_CLASS_FIXED_MASK) ? 0 : k->shape.fixed_counters;
-    /* Reads return the fixed counters, then the configurable ones. */
-    size_t counters = (size_t)k->shape.fixed_counters + k->config_counters;
-    for (size_t i = 0; i < q->n; i++) {
-        size_t idx = map[i] + shift;
-        if (map[i] >= counters || idx >= counters)
-            return dk__fail(DK_EKPEP,
-                            "kpep_config_kpc_map placed event %s at index %zu, but kpc reads "
-                            "give %zu counters",
-                            q->events[order[i]]->name, map[i], counters);
-        kt->index[order[i]] = idx;
-        /* A busy fixed counter makes kperfdata place the fallback event. */
-        if (placed[i] != k->handles[dk__event_index(q->s, q->events[order[i]])])
-            for (size_t j = 0; j < q->s->db.event_count; j++)
-                if (k->handles[j] == placed[i])
-                    q->events[order[i]] = &q->s->db.events[j];
-    }
-    return 0;
-}
-
-static int build_words(session *k, kthread *kt)
-{
-    size_t words = 0;
-    int code = k->kd->kpep_config_kpc_count(kt->cfg, &words);
-    if (code != 0)
-        return dk__fail_kpep_call("kpep_config_kpc_count", code);
-    size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->shape.fixed_words : 0;
-    size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->shape.config_words : 0;
-    if (words != fixed + config)
-        return dk__fail(DK_EKPEP, "kpep_config_kpc_count returned %zu register words; kpc expects %zu", words,
-                        fixed + config);
-    kpc_config_t regs[4 + DK__KPC_CONFIG_MAX] = {0};
-    if (words > 0) {
-        code = k->kd->kpep_config_kpc(kt->cfg, regs, sizeof regs);
-        if (code != 0)
-            return dk__fail_kpep_call("kpep_config_kpc", code);
-    }
-    memcpy(kt->claim.fixed, regs, fixed * sizeof *regs);
-    memcpy(kt->claim.config, regs + fixed, config * sizeof *regs);
-    return 0;
-}
-
-/* Build kt's configuration for q's events: placement, map, register words. */
-static int configure(const request *q, session *k, kthread *kt)
-{
-    size_t order[DK_MAX_EVENTS];
-    kt->kp = k->kp;
-    int code = k->kd->kpep_config_create(k->kdb, &kt->cfg);
-    if (code != 0) {
-        kt->cfg = NULL;
-        return dk__fail_kpep_call("kpep_config_create", code);
-    }
-    code = k->kd->kpep_config_force_counters(kt->cfg);
-    if (code != 0)
-        return dk__fail_kpep_call("kpep_config_force_counters", code);
-    int rc = add_events(q, k, kt, order);
-    if (rc != 0)
-        return rc;
-    code = k->kd->kpep_config_kpc_classes(kt->cfg, &kt->classes);
-    if (code != 0)
-        return dk__fail_kpep_call("kpep_config_kpc_classes", code);
-    rc = map_events(q, k, kt, order);
-    return rc == 0 ? build_words(k, kt) : rc;
-}
-
-/* The event q placed on configurable register w. */
-static const char *owner_of(const request *q, const kthread *kt, const session *k, size_t w)
-{
-    size_t counter = k->shape.fixed_counters + w;
-    for (size_t i = 0; i < q->n; i++)
-        if (kt->index[i] == counter)
-            return q->events[i]->name;
-    return "another event";
-}
-
-static void unprogram(session *k, kthread *kt)
-{
-    dk__arbiter_unprogram(k->arb, &k->shape, &kt->claim);
-}
-
-/* Configure and program; on failure leaves nothing programmed. */
-static int setup(const request *q, session *k, kthread *kt)
-{
-    int rc = configure(q, k, kt);
-    if (rc == 0) {
-        for (size_t w = 0; w < k->shape.config_words; w++)
-            kt->claim.owner[w] = owner_of(q, kt, k, w);
-        dk__arbiter_lock(k->arb);
-        rc = dk__arbiter_program(k->arb, k->kp, &k->shape, &kt->claim);
-        dk__arbiter_unlock(k->arb);
-    }
-    if (rc != 0 && kt->cfg != NULL) {
-        k->kd->kpep_config_free(kt->cfg);
-        kt->cfg = NULL;
-    }
-    return rc;
-}
-
 static int kperf_thread_open(dk_thread *t)
 {
     session *k = t->sampler->impl;
@@ -552,7 +291,7 @@ static int kperf_thread_open(dk_thread *t)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
     request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label,
                  (const char *const *)t->asked};
-    int rc = setup(&q, k, kt);
+    int rc = dk__kperf_setup(&q, k, kt);
     if (rc != 0) {
         free(kt);
         return rc;
@@ -604,7 +343,7 @@ static void kperf_thread_close(dk_thread *t)
 {
     session *k = t->sampler->impl;
     kthread *kt = t->impl;
-    unprogram(k, kt);
+    dk__kperf_unprogram(k, kt);
     k->kd->kpep_config_free(kt->cfg);
     free(kt);
 }
@@ -660,7 +399,7 @@ static int kperf_group_open(dk_group *g)
     }
     request q = {g->sampler, kg->events, kg->n, kg->mode, (const char *const *)kg->label,
                  kg->asked};
-    int rc = kg->n > 0 ? setup(&q, k, &kg->cfg) : 0;
+    int rc = kg->n > 0 ? dk__kperf_setup(&q, k, &kg->cfg) : 0;
     if (rc != 0) {
         free(kg);
         return rc;
@@ -698,7 +437,7 @@ static int kperf_group_open(dk_group *g)
         rc = dk__darwin_describe_cpus(g, k->root, kg->ncpu);
     if (rc != 0) {
         if (kg->n > 0) {
-            unprogram(k, &kg->cfg);
+            dk__kperf_unprogram(k, &kg->cfg);
             k->kd->kpep_config_free(kg->cfg.cfg);
         }
         free(g->cpus);
@@ -794,7 +533,7 @@ static void kperf_group_close(dk_group *g)
     session *k = g->sampler->impl;
     kgroup *kg = g->impl;
     if (kg->n > 0) {
-        unprogram(k, &kg->cfg);
+        dk__kperf_unprogram(k, &kg->cfg);
         k->kd->kpep_config_free(kg->cfg.cfg);
     }
     free(kg->buf);
@@ -883,7 +622,7 @@ int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
     if (p == NULL)
         return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
     request q = {s, events, n, mode, label, NULL};
-    int rc = setup(&q, k, &p->kt);
+    int rc = dk__kperf_setup(&q, k, &p->kt);
     if (rc != 0) {
         free(p);
         return rc;
@@ -917,7 +656,7 @@ void dk__kperf_prog_free(dk_sampler *s, dk__kperf_prog *p)
     if (p == NULL)
         return;
     session *k = s->impl;
-    unprogram(k, &p->kt);
+    dk__kperf_unprogram(k, &p->kt);
     k->kd->kpep_config_free(p->kt.cfg);
     free(p);
 }

@@ -22,8 +22,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "backend/pe_internal.h"
-#include "backend/perf_mmap.h"
+#include "backend/perf_event/pe_internal.h"
+#include "backend/perf_event/perf_mmap.h"
 #include "events/tables.h"
 
 #define INSTANCES_MAX (DK_MAX_EVENTS * DK__PE_CORE_PMUS_MAX)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend/pe_internal.h"
+#include "backend/perf_event/pe_internal.h"
 
 #define DEFAULT_FREQ DK__PE_SAMPLE_FREQ
 #define DEFAULT_RING_BYTES ((size_t)256 * 1024)

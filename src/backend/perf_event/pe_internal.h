@@ -22,7 +22,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "backend/perf_event.h"
+#include "backend/perf_event/perf_event.h"
 
 #define DK__PE_SYSFS_DEVICES "/sys/bus/event_source/devices"
 #define DK__PE_CORE_PMUS_MAX 4

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/pe_internal.h"
+#include "backend/perf_event/pe_internal.h"
 
 int dk__pe_task_ids(int pid, int **tids, size_t *n)
 {

@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "backend/pe_internal.h"
-#include "backend/perf_mmap.h"
+#include "backend/perf_event/pe_internal.h"
+#include "backend/perf_event/perf_mmap.h"
 
 static int open_hw(uint64_t config, uint64_t config1, int group_fd, bool leader)
 {

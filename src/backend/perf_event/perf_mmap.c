@@ -5,7 +5,7 @@
  * perf_mmap__read_self (tools/lib/perf/mmap.c) does it.
  */
 #ifdef __linux__
-#include "backend/perf_mmap.h"
+#include "backend/perf_event/perf_mmap.h"
 
 #if DK__PMC_NATIVE
 static uint64_t native_rdtsc(void *ctx);

@@ -46,7 +46,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "backend/pe_internal.h"
+#include "backend/perf_event/pe_internal.h"
 
 int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *count)
 {

@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 
-#include "backend/pe_sample.h"
+#include "backend/perf_event/pe_sample.h"
 
 /* ------------------------------------------------------------------------ */
 /* Opening                                                                   */

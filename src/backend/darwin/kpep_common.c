@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/kpep_common.h"
+#include "backend/darwin/kpep_common.h"
 #include "events/tables.h"
 
 int dk__kpc_errno(int rc)

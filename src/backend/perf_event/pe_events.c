@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/pe_internal.h"
+#include "backend/perf_event/pe_internal.h"
 
 typedef struct generic {
     const char *name;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/darwin_group.h"
-#include "backend/kpep_common.h"
+#include "backend/darwin/darwin_group.h"
+#include "backend/darwin/kpep_common.h"
 #include "events/tables.h"
 #include "sys/libsystem.h"
 
