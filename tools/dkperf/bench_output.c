@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * bench_report.c - dkperf bench's report, exports and baselines (see
+ * bench_output.c - what dkperf bench prints and exports: its results,
+ * the comparison with a baseline, the JSON, CSV and Markdown exports (see
  * bench.h and the BENCH section of dkperf(1) for the JSON schema).
  */
 #include <errno.h>
