@@ -230,9 +230,7 @@ static void change_row(FILE *out, const char *label, const summary *now)
 static void print_baseline(FILE *out, const bench_report *r, const bench_command *c)
 {
     fprintf(out, "  Baseline '%s':", r->o->baseline);
-    const dk_bench_estimate *t = &c->wall.est;
-    if (!t->has_change && t->no_change != NULL &&
-        strcmp(t->no_change, "the baseline has no result of this name") == 0) {
+    if (c->wall.est.not_in_baseline) {
         fputs(" no result for this command\n", out);
         return;
     }
