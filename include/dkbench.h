@@ -310,6 +310,11 @@ typedef struct dk_bench_estimate {
     double p_value;
     dk_bench_verdict verdict;
     const char *no_change; /* why there is no change, "" when there is one or no baseline */
+    /* Added after no_change (a caller whose size ends at no_change gets the
+     * members before it): 1 when a baseline was given and it has no result
+     * of this name, the fact behind that no_change, which a caller should
+     * test rather than the text. */
+    int not_in_baseline;
 } dk_bench_estimate;
 
 /*

@@ -6,6 +6,7 @@
  * size-versioned structs and the errors.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,47 @@ TEST_CASE(a_change_is_the_test_of_the_medians_with_a_p_value)
     CHECK_INT(dk_bench_run(&o, &r), ==, DK_EINVAL);
     CHECK_CONTAINS(dk_bench_last_error(), "none.json");
     CHECK(f.calls == 0 && dk_bench_results_count(r) == 0);
+    dk_bench_results_free(r);
+}
+
+/* "Not in the baseline" is a member, not a reason's words; a caller
+ * built before the member was added still gets the rest. */
+TEST_CASE(a_result_missing_from_the_baseline_says_so_in_a_member)
+{
+    snprintf(dir, sizeof dir, "%s/dkb-run-XXXXXX", dkt_tmpdir());
+    CHECK(mkdtemp(dir) != NULL);
+    atexit(cleanup);
+    fake f = {walls, 11, 0, 0, 1, -1, -1}, g = f;
+    add("cmd", &f);
+    add("new", &g);
+    dk_bench_options o;
+    dk_bench_options_init(&o);
+    o.runs = 5;
+    o.results_dir = dir;
+    o.name = "cmd";
+    o.save_baseline = "base";
+    dk_bench_results *r = NULL;
+    CHECK_INT(dk_bench_run(&o, &r), ==, 0);
+    dk_bench_results_free(r);
+    o.name = NULL;
+    o.save_baseline = NULL;
+    o.baseline = "base";
+    f.calls = 0;
+    CHECK_INT(dk_bench_run(&o, &r), ==, 0);
+    CHECK_INT(dk_bench_results_count(r), ==, 2);
+    dk_bench_estimate e = {.size = sizeof e};
+    CHECK_INT(dk_bench_results_estimate(r, 0, "time", &e), ==, 0);
+    CHECK(e.has_change && e.not_in_baseline == 0);
+    CHECK_INT(dk_bench_results_estimate(r, 1, "instructions", &e), ==, 0);
+    CHECK(!e.has_change && e.not_in_baseline == 1);
+    /* The size that ends at no_change: taken, the later member untouched. */
+    memset(&e, 0, sizeof e);
+    e.size = offsetof(dk_bench_estimate, not_in_baseline);
+    e.not_in_baseline = 7;
+    CHECK_INT(dk_bench_results_estimate(r, 1, "time", &e), ==, 0);
+    CHECK(e.n == 5 && !e.has_change && e.no_change[0] != '\0' && e.not_in_baseline == 7);
+    e.size = offsetof(dk_bench_estimate, no_change); /* smaller still: refused */
+    CHECK_INT(dk_bench_results_estimate(r, 1, "time", &e), ==, DK_EINVAL);
     dk_bench_results_free(r);
 }
 

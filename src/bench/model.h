@@ -82,6 +82,8 @@ typedef struct dkb_result {
     bool switches_counted;
     unsigned char *preempted;
     size_t n_preempted;
+    /* A baseline was compared with, and it has no result of this name. */
+    bool not_in_baseline;
 } dkb_result;
 
 /* What is common to every result of one run. */

@@ -30,30 +30,6 @@ void dkb__put_utf8(FILE *out, unsigned long cp)
     fwrite(b, 1, dk__utf8_encode(cp, b), out);
 }
 
-void dkb__csv_field(FILE *out, const char *s)
-{
-    /* Control characters are escaped (common/text.h), line breaks too: a
-     * CSV is printed and read line by line as often as it is parsed. */
-    bool quote = strpbrk(s, ",\"") != NULL;
-    unsigned long cp;
-    if (quote)
-        fputc('"', out);
-    while ((cp = dk__utf8_next(&s)) != 0) {
-        if (cp == '"')
-            fputc('"', out);
-        if (!dk__must_escape(cp)) {
-            dkb__put_utf8(out, cp);
-            continue;
-        }
-        /* Byte by byte, as dk__put_untrusted writes it. */
-        unsigned char b[4];
-        for (size_t i = 0, n = dk__utf8_encode(cp, b); i < n; i++)
-            fprintf(out, "\\x%02x", b[i]);
-    }
-    if (quote)
-        fputc('"', out);
-}
-
 double dkb__time_scale(double ns, const char **unit)
 {
     double a = fabs(ns);

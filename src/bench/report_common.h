@@ -22,11 +22,8 @@ int dkb__report_done(FILE *out, const char *format);
  * holds. Write code point cp as UTF-8. */
 void dkb__put_utf8(FILE *out, unsigned long cp);
 
-/* JSON strings and numbers: dk__json_string and dk__json_number
- * (common/json.h); HTML text: dk__put_html (common/text.h). */
-/* One CSV field, quoted as RFC 4180 says when it must be; control
- * characters (line breaks too) escaped as dk__put_untrusted does. */
-void dkb__csv_field(FILE *out, const char *s);
+/* JSON strings, numbers and members: dk__json_* (common/json.h); HTML
+ * text and CSV fields: dk__put_html and dk__put_csv (common/text.h). */
 
 /* A per-iteration value with its unit, into buf: time in ns scaled to
  * ns/µs/ms/s, counts with thousands separators or k/M/G. Returns buf. */

@@ -20,6 +20,14 @@ static void cell(FILE *out, double v)
 
 static void count(FILE *out, size_t v) { fprintf(out, ",%zu", v); }
 
+/* A text field after a comma, control characters escaped (common/text.h):
+ * a CSV is printed and read line by line as often as it is parsed. */
+static void text(FILE *out, const char *s)
+{
+    fputc(',', out);
+    dk__put_csv(out, NULL, s, true);
+}
+
 int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *results, size_t n)
 {
     if (out == NULL || (results == NULL && n > 0))
@@ -38,15 +46,12 @@ int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *
         for (size_t j = 0; j < nm; j++) {
             const dkb_measure *m = &r->m[j];
             bool est = dkb__has_estimates(r, m);
-            dkb__csv_field(out, r->name);
-            fputc(',', out);
-            dkb__csv_field(out, r->group);
-            fputc(',', out);
-            dkb__csv_field(out, m->name);
-            fputc(',', out);
-            dkb__csv_field(out, m->unit);
-            fputs(m->available ? ",true," : ",false,", out);
-            dkb__csv_field(out, m->why);
+            dk__put_csv(out, NULL, r->name, true);
+            text(out, r->group);
+            text(out, m->name);
+            text(out, m->unit);
+            fputs(m->available ? ",true" : ",false", out);
+            text(out, m->why);
             count(out, r->n_samples);
             if (est) {
                 cell(out, m->slope.lo);
@@ -72,17 +77,17 @@ int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *
                 cell(out, m->change.rel.point);
                 cell(out, m->change.rel.hi);
                 cell(out, m->change.p_value);
-                fputc(',', out);
-                dkb__csv_field(out, dkb__verdict_word(m->change.verdict));
+                text(out, dkb__verdict_word(m->change.verdict));
                 cell(out, m->baseline_slope);
             } else {
                 fputs(",,,,,,", out);
             }
             /* Which estimator gave lower, estimate, upper (time: Theil-Sen;
              * r2 and intercept are the OLS fit's whatever it is). */
-            fputc(',', out);
             if (est)
-                dkb__csv_field(out, m->estimator);
+                text(out, m->estimator);
+            else
+                fputc(',', out);
             fputs("\r\n", out);
         }
     }

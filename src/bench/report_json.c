@@ -11,34 +11,23 @@
 #include "bench/report_common.h"
 #include "common/json.h"
 
-static void key(FILE *out, const char *k)
-{
-    dk__json_string(out, k);
-    fputc(':', out);
-}
+/* The document is compact: "name":value, members after a ','. */
+static void key(FILE *out, const char *k) { dk__json_key(out, "", k, ":"); }
 
 static void interval(FILE *out, const char *k, const dkb_interval *v)
 {
     key(out, k);
-    fputs("{\"point\":", out);
-    dk__json_number(out, v->point);
-    fputs(",\"lo\":", out);
-    dk__json_number(out, v->lo);
-    fputs(",\"hi\":", out);
-    dk__json_number(out, v->hi);
+    dk__json_number_member(out, "{", "point", ":", v->point);
+    dk__json_number_member(out, ",", "lo", ":", v->lo);
+    dk__json_number_member(out, ",", "hi", ":", v->hi);
     fputc('}', out);
 }
 
-static void num(FILE *out, const char *k, double v)
-{
-    key(out, k);
-    dk__json_number(out, v);
-}
+static void num(FILE *out, const char *k, double v) { dk__json_number_member(out, "", k, ":", v); }
 
 static void str(FILE *out, const char *k, const char *v)
 {
-    key(out, k);
-    dk__json_string(out, v);
+    dk__json_string_member(out, "", k, ":", v);
 }
 
 static void boolean(FILE *out, const char *k, bool v)

@@ -402,10 +402,12 @@ int dk_bench_run(const dk_bench_options *opt, dk_bench_results **out)
         const dkb_result *old = base ? find_named(base, n_base, r->name) : NULL;
         if (old != NULL)
             dkb_compare_baseline(r, old, o.noise, cfg.resamples, cfg.seed);
-        else if (base != NULL)
+        else if (base != NULL) {
+            r->not_in_baseline = true;
             for (size_t q = 0; q < r->n_measures; q++)
                 snprintf(r->m[q].no_change, sizeof r->m[q].no_change,
                          "the baseline has no result of this name");
+        }
         if (o.on_result != NULL)
             rc = o.on_result(o.arg, res, res->n - 1);
     }
@@ -462,7 +464,13 @@ int dk_bench_results_estimate(const dk_bench_results *r, size_t index, const cha
 {
     if (r == NULL || measure == NULL || out == NULL)
         return dkb_fail(DK_EINVAL, "dk_bench_results_estimate: NULL argument");
-    int rc = check_size(out, out->size, sizeof *out, "dk_bench_results_estimate");
+    /* A caller built before not_in_baseline was added gives the size that
+     * ends at no_change: it gets the members it knows. */
+    size_t known = out->size >= offsetof(dk_bench_estimate, not_in_baseline) &&
+                           out->size < sizeof *out
+                       ? out->size
+                       : sizeof *out;
+    int rc = check_size(out, out->size, known, "dk_bench_results_estimate");
     if (rc != 0)
         return rc;
     if (index >= r->n)
@@ -479,27 +487,31 @@ int dk_bench_results_estimate(const dk_bench_results *r, size_t index, const cha
         return dkb_fail(DK_EUNAVAILABLE, "%s: %s was not measured: %s", res->name, measure,
                         m->why[0] ? m->why : "no samples");
     size_t size = out->size;
+    dk_bench_estimate e;
+    memset(&e, 0, sizeof e);
+    e.size = size;
+    e.unit = m->unit;
+    e.n = res->n_samples;
+    e.point = m->slope.point;
+    e.lo = m->slope.lo;
+    e.hi = m->slope.hi;
+    e.estimator = m->estimator;
+    e.mean = m->per_iter.mean;
+    e.stddev = m->per_iter.stddev;
+    e.median = m->per_iter.median;
+    e.min = m->per_iter.min;
+    e.max = m->per_iter.max;
+    e.mild = m->outliers.low_mild + m->outliers.high_mild;
+    e.severe = m->outliers.low_severe + m->outliers.high_severe;
+    e.has_change = m->has_change;
+    e.change = m->change.rel.point;
+    e.change_lo = m->change.rel.lo;
+    e.change_hi = m->change.rel.hi;
+    e.p_value = m->change.p_value;
+    e.verdict = (dk_bench_verdict)m->change.verdict;
+    e.no_change = m->no_change;
+    e.not_in_baseline = res->not_in_baseline;
     memset(out, 0, size);
-    out->size = size;
-    out->unit = m->unit;
-    out->n = res->n_samples;
-    out->point = m->slope.point;
-    out->lo = m->slope.lo;
-    out->hi = m->slope.hi;
-    out->estimator = m->estimator;
-    out->mean = m->per_iter.mean;
-    out->stddev = m->per_iter.stddev;
-    out->median = m->per_iter.median;
-    out->min = m->per_iter.min;
-    out->max = m->per_iter.max;
-    out->mild = m->outliers.low_mild + m->outliers.high_mild;
-    out->severe = m->outliers.low_severe + m->outliers.high_severe;
-    out->has_change = m->has_change;
-    out->change = m->change.rel.point;
-    out->change_lo = m->change.rel.lo;
-    out->change_hi = m->change.rel.hi;
-    out->p_value = m->change.p_value;
-    out->verdict = (dk_bench_verdict)m->change.verdict;
-    out->no_change = m->no_change;
+    memcpy(out, &e, known);
     return 0;
 }

@@ -94,4 +94,14 @@ void dk__json_string(FILE *out, const char *s);
  * JSON has no number. */
 void dk__json_number(FILE *out, double v);
 
+/* One member of an object: sep (what stands before it: "" or "{" for the
+ * first, "," or ", " after another, or a line break and indent), the name
+ * k as a JSON string, and colon, ":" or ": " as the document is laid out;
+ * the _number and _string forms write the value after it. */
+void dk__json_key(FILE *out, const char *sep, const char *k, const char *colon);
+void dk__json_number_member(FILE *out, const char *sep, const char *k, const char *colon,
+                            double v);
+void dk__json_string_member(FILE *out, const char *sep, const char *k, const char *colon,
+                            const char *v);
+
 #endif /* DKPERF_COMMON_JSON_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * json_write.c - the JSON writer's strings and numbers (see json.h).
+ * json_write.c - the JSON writer's strings, numbers and members (see
+ * json.h).
  */
 #include "common/json.h"
 
@@ -43,4 +44,24 @@ void dk__json_number(FILE *out, double v)
         fprintf(out, "%.0f", v);
     else
         fprintf(out, "%.17g", v); /* exact round trip */
+}
+
+void dk__json_key(FILE *out, const char *sep, const char *k, const char *colon)
+{
+    fputs(sep, out);
+    dk__json_string(out, k);
+    fputs(colon, out);
+}
+
+void dk__json_number_member(FILE *out, const char *sep, const char *k, const char *colon, double v)
+{
+    dk__json_key(out, sep, k, colon);
+    dk__json_number(out, v);
+}
+
+void dk__json_string_member(FILE *out, const char *sep, const char *k, const char *colon,
+                            const char *v)
+{
+    dk__json_key(out, sep, k, colon);
+    dk__json_string(out, v);
 }

@@ -4,6 +4,7 @@
  */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/text.h"
 
@@ -188,4 +189,42 @@ void dk__put_html(FILE *out, const char *s)
             fwrite(p, 1, len, out);
         p += len ? len : 1; /* a byte that begins no character: one U+FFFD each */
     }
+}
+
+size_t dk__utf8_columns(const char *s)
+{
+    size_t cols = 0;
+    while (dk__utf8_next(&s) != 0)
+        cols++;
+    return cols;
+}
+
+/* Whether one of chars is in prefix or s. */
+static bool csv_holds(const char *prefix, const char *s, const char *chars)
+{
+    return (prefix != NULL && strpbrk(prefix, chars) != NULL) || strpbrk(s, chars) != NULL;
+}
+
+void dk__put_csv(FILE *out, const char *prefix, const char *s, bool escape)
+{
+    bool quote = csv_holds(prefix, s, ",\"") || (!escape && csv_holds(prefix, s, "\n\r"));
+    if (quote)
+        fputc('"', out);
+    for (int part = prefix != NULL ? 0 : 1; part < 2; part++) {
+        const char *p = part ? s : prefix;
+        unsigned long cp;
+        unsigned char b[4];
+        while ((cp = dk__utf8_next(&p)) != 0) {
+            size_t n = dk__utf8_encode(cp, b);
+            if (cp == '"')
+                fputc('"', out);
+            if (!escape || !dk__must_escape(cp))
+                fwrite(b, 1, n, out);
+            else /* byte by byte, as dk__put_untrusted writes it */
+                for (size_t i = 0; i < n; i++)
+                    fprintf(out, "\\x%02x", b[i]);
+        }
+    }
+    if (quote)
+        fputc('"', out);
 }

@@ -68,4 +68,16 @@ void dk__vput_untrusted(FILE *out, const char *fmt, va_list ap)
  * file stays valid UTF-8. */
 void dk__put_html(FILE *out, const char *s);
 
+/* The columns s takes where one code point takes one: its code points
+ * as dk__utf8_next reads them (a malformed byte one each). */
+size_t dk__utf8_columns(const char *s);
+
+/* prefix (NULL: none) then s as one CSV field (RFC 4180): quoted when it
+ * holds a comma, a quote or a line break written as it is, quotes
+ * doubled; each byte that is not well-formed UTF-8 as U+FFFD, so the file
+ * stays UTF-8. With escape, each code point dk__must_escape names (line
+ * breaks too) is written byte by byte as \xNN, as dk__put_untrusted
+ * writes it: for a CSV read line by line as often as it is parsed. */
+void dk__put_csv(FILE *out, const char *prefix, const char *s, bool escape);
+
 #endif /* DKPERF_COMMON_TEXT_H */

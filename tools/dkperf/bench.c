@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,77 +59,8 @@ typedef struct runner {
      * total event i is: 0 instructions, 1 cycles, -1 not counted. */
     bool cpi;
     int cpi_slot[DK_MAX_EVENTS];
-    /* A progress line on standard error, a terminal: drawn between runs,
-     * at most once every PROGRESS_NS. */
-    bool progress;
-    uint64_t progress_at; /* when it was last drawn; 0: not yet */
+    bench_progress progress; /* the progress line (bench_progress.c) */
 } runner;
-
-#define PROGRESS_NS 100000000ull /* 10 lines a second at most */
-
-/* Erase the progress line, so that what follows starts a line of its own. */
-static void progress_clear(void)
-{
-    if (cli_progress_shown) {
-        fputs("\r\033[K", stderr);
-        cli_progress_shown = false;
-    }
-}
-
-/*
- * Draw "Benchmark K/M: CMD  run i/N, mean T, about T left" (or "warmup
- * i/W") over the last line, cut to the terminal's width so that it never
- * wraps and \r rewrites it whole: the command is shortened first, then the
- * line. The command goes through the untrusted-text escaper: a control
- * byte in it would drive the terminal.
- */
-static void progress_draw(runner *ru, const bench_report *rep, const bench_command *cmd,
-                          bool warmup, long i, long n)
-{
-    uint64_t now = dk__monotonic_ns();
-    if (!ru->progress || (ru->progress_at != 0 && now - ru->progress_at < PROGRESS_NS))
-        return;
-    ru->progress_at = now;
-    struct winsize ws;
-    size_t width = 80;
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-        width = ws.ws_col;
-    char head[64], tail[192], a[64], b[64];
-    snprintf(head, sizeof head, "Benchmark %zu/%zu: ", (size_t)(cmd - rep->cmd) + 1, rep->ncmd);
-    if (warmup || cmd->nruns == 0) {
-        snprintf(tail, sizeof tail, "  %s %ld/%ld", warmup ? "warmup" : "run", i, n);
-    } else {
-        double sum = 0;
-        for (size_t r = 0; r < cmd->nruns; r++)
-            sum += cmd->runs[r].wall;
-        double mean = sum / (double)cmd->nruns;
-        snprintf(tail, sizeof tail, "  run %ld/%ld, mean %s, about %s left", i, n,
-                 bench_fmt_time(mean, a, sizeof a),
-                 bench_fmt_time(mean * (double)(n - i + 1), b, sizeof b));
-    }
-    /* One column a code point (the escaped text is valid UTF-8); the last
-     * column is left free, where some terminals wrap at once. */
-    char text[1024], line[2048];
-    dk__untrusted(text, sizeof text, cmd->text);
-    size_t room = width - 1, fixed = strlen(head) + strlen(tail), cols = 0;
-    for (const char *p = text; dk__utf8_next(&p) != 0;)
-        cols++;
-    size_t len = (size_t)snprintf(line, sizeof line, "\r\033[K%s", head);
-    if (fixed + cols > room && fixed + 1 < room) { /* the command, cut, and an ellipsis */
-        const char *p = text;
-        for (size_t c = 0; c < room - fixed - 1; c++)
-            dk__utf8_next(&p);
-        len += (size_t)snprintf(line + len, sizeof line - len, "%.*s…", (int)(p - text), text);
-    } else if (fixed + cols <= room) {
-        len += (size_t)snprintf(line + len, sizeof line - len, "%s", text);
-    }
-    len += (size_t)snprintf(line + len, sizeof line - len, "%s", tail);
-    if (fixed > room) /* no room for the command: the ASCII rest, cut */
-        len = strlen("\r\033[K") + room;
-    fwrite(line, 1, len, stderr);
-    fflush(stderr);
-    cli_progress_shown = true;
-}
 
 /* Run a --prepare, --setup or --cleanup command (opt), not measured.
  * Returns 0 or the exit status. */
@@ -560,7 +490,7 @@ static int cleanup_after(bench_body_ctx *b)
     b->set_up = false;
     if (b->cmd->cleanup == NULL || signals_got())
         return 0;
-    progress_clear();
+    bench_progress_clear();
     return run_aside(b->d->ru, "--cleanup", b->cmd->bcase->cleanup, b->cmd->cleanup);
 }
 
@@ -581,8 +511,8 @@ static int body_run(void *ctx, dk_bench_body_run *run)
         b->set_up = true;
     }
     if (run->index == 0 && (run->warmup || ru->o->warmup == 0))
-        ru->progress_at = 0; /* each command's line shows at once */
-    progress_draw(ru, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
+        ru->progress.at = 0; /* each command's line shows at once */
+    bench_progress_draw(&ru->progress, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
     bench_run scratch, *slot = &scratch;
     memset(&scratch, 0, sizeof scratch);
     int rc = run->warmup ? 0 : bench_add_run(cmd, &slot);
@@ -612,7 +542,7 @@ static int body_run(void *ctx, dk_bench_body_run *run)
 static int body_done(void *arg, const dk_bench_results *res, size_t index)
 {
     bench_driver *d = arg;
-    progress_clear();
+    bench_progress_clear();
     int rc = cleanup_after(&d->bodies[index]);
     if (rc != 0) {
         d->status = rc; /* said by run_aside */
@@ -671,7 +601,7 @@ int cmd_bench(int argc, char **argv)
     ru.null_fd = -1;
     /* As hyperfine: nothing when standard error is a file or a pipe, nor
      * amid the commands' own output. */
-    ru.progress = !o.no_progress && !o.show_output && isatty(STDERR_FILENO);
+    ru.progress.on = !o.no_progress && !o.show_output && isatty(STDERR_FILENO);
     char **defaults = NULL;
     size_t ndefaults = 0;
     dk_bench_results *results = NULL;
@@ -788,7 +718,7 @@ int cmd_bench(int argc, char **argv)
         for (size_t k = 0; k < rep.ncmd; k++)
             cleanup_after(&bodies[k]);
     }
-    progress_clear();
+    bench_progress_clear();
     dk_group_close(ru.children);
     ru.children = NULL;
     if (rc == 0 && signals_got())

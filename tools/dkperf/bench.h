@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * bench.h - what the parts of dkperf bench share (bench.c drives the runs,
- * bench_options.c parses the command line, bench_report.c prints the
- * report, the exports and the baselines).
+ * bench_progress.c draws the progress line, bench_options.c parses the
+ * command line, bench_output.c prints the results and writes the exports
+ * and the baselines).
  *
  * dkperf bench runs each command many times, each run with process-scope
  * counters that start at its exec, as hyperfine -N does with time alone.
@@ -143,6 +144,20 @@ void bench_summarize_command(bench_report *r, size_t k, const dk_bench_results *
 
 /* A time of t seconds in the unit the report chooses for it ("301.2 ms"). */
 const char *bench_fmt_time(double t, char *buf, size_t size);
+
+/* The progress line on standard error (bench_progress.c): on when that
+ * is a terminal and neither --no-progress nor --show-output was given. */
+typedef struct bench_progress {
+    bool on;
+    uint64_t at; /* when it was last drawn (dk__monotonic_ns); 0: not yet */
+} bench_progress;
+
+/* Draw run i of n of cmd (a warm-up run with warmup) over the last line,
+ * at most ten times a second; bench_progress_clear erases it, so that
+ * what follows starts a line of its own. */
+void bench_progress_draw(bench_progress *p, const bench_report *rep, const bench_command *cmd,
+                         bool warmup, long i, long n);
+void bench_progress_clear(void);
 
 /* The report on out, command by command as each finishes (the block of
  * command k, with its baseline comparison when --baseline was given),

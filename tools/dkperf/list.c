@@ -95,14 +95,10 @@ int cmd_list(int argc, char **argv)
     FILE *out = stdout;
 
     if (json) {
-        fputs("{\"backend\": ", out);
-        dk__json_string(out, dk_sampler_backend(s));
-        fputs(", \"database\": ", out);
-        dk__json_string(out, dk_database_name(db));
-        fputs(", \"cpu\": ", out);
-        dk__json_string(out, dk_cpu_name(dk_sampler_cpu(s)));
-        fputs(", \"pattern\": ", out);
-        dk__json_string(out, pattern);
+        dk__json_string_member(out, "{", "backend", ": ", dk_sampler_backend(s));
+        dk__json_string_member(out, ", ", "database", ": ", dk_database_name(db));
+        dk__json_string_member(out, ", ", "cpu", ": ", dk_cpu_name(dk_sampler_cpu(s)));
+        dk__json_string_member(out, ", ", "pattern", ": ", pattern);
         fputs(", \"portable\": [", out);
         bool first = true;
         for (size_t i = 0; dk_portable_name(i) != NULL; i++) {
@@ -110,24 +106,18 @@ int cmd_list(int argc, char **argv)
             (void)dk_sampler_resolve(s, dk_portable_name(i), &ev);
             if (!portable_matches(dk_portable_name(i), ev, pattern))
                 continue;
-            fputs(first ? "{\"name\": " : ", {\"name\": ", out);
+            dk__json_string_member(out, first ? "{" : ", {", "name", ": ", dk_portable_name(i));
             first = false;
-            dk__json_string(out, dk_portable_name(i));
-            fputs(", \"description\": ", out);
-            dk__json_string(out, dk_portable_description(i));
-            fputs(", \"event\": ", out);
-            dk__json_string(out, ev != NULL ? ev->name : NULL);
+            dk__json_string_member(out, ", ", "description", ": ", dk_portable_description(i));
+            dk__json_string_member(out, ", ", "event", ": ", ev != NULL ? ev->name : NULL);
             fprintf(out, ", \"supported\": %s}", ev != NULL && ev->supported ? "true" : "false");
         }
         fputs("], \"events\": [", out);
         for (size_t i = 0; i < n; i++) {
             const dk_database_event *ev = events[i];
-            fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-            dk__json_string(out, ev->name);
-            fputs(", \"alias\": ", out);
-            dk__json_string(out, ev->alias);
-            fputs(", \"kind\": ", out);
-            dk__json_string(out, kind_of(ev));
+            dk__json_string_member(out, i ? ", {" : "{", "name", ": ", ev->name);
+            dk__json_string_member(out, ", ", "alias", ": ", ev->alias);
+            dk__json_string_member(out, ", ", "kind", ": ", kind_of(ev));
             fprintf(out, ", \"fixed\": %s, \"number\": %u, \"counters\": [", ev->fixed ? "true" : "false",
                     (unsigned)ev->number);
             bool any = false;
@@ -136,14 +126,10 @@ int cmd_list(int argc, char **argv)
                     fprintf(out, "%s%u", any ? ", " : "", c);
                     any = true;
                 }
-            fputs("], \"description\": ", out);
-            dk__json_string(out, ev->description);
-            fputs(", \"fallback\": ", out);
-            dk__json_string(out, ev->fallback);
-            fputs(", \"unit\": ", out);
-            dk__json_string(out, ev->unit);
-            fputs(", \"source\": ", out);
-            dk__json_string(out, ev->source);
+            dk__json_string_member(out, "], ", "description", ": ", ev->description);
+            dk__json_string_member(out, ", ", "fallback", ": ", ev->fallback);
+            dk__json_string_member(out, ", ", "unit", ": ", ev->unit);
+            dk__json_string_member(out, ", ", "source", ": ", ev->source);
             fprintf(out, ", \"supported\": %s}", ev->supported ? "true" : "false");
         }
         fputs("]}\n", out);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * bench_report.c - dkperf bench's report, exports and baselines (see
+ * bench_output.c - what dkperf bench prints and exports: its results,
+ * the comparison with a baseline, the JSON, CSV and Markdown exports (see
  * bench.h and the BENCH section of dkperf(1) for the JSON schema).
  */
 #include <errno.h>
@@ -136,13 +137,10 @@ static const char *fmt_value(const bench_event *e, double v, double ref, int dec
 /* Print s padded to width columns (UTF-8: one column a code point). */
 static void cell(FILE *out, const char *s, int width)
 {
-    int cols = 0;
-    for (const char *p = s; *p != '\0'; p++)
-        if (((unsigned char)*p & 0xc0) != 0x80)
-            cols++;
+    size_t cols = dk__utf8_columns(s);
     fputs(s, out);
-    fputs(cols < width ? "" : "  ", out); /* a wide cell still has its gap */
-    for (; cols < width; cols++)
+    fputs(cols < (size_t)width ? "" : "  ", out); /* a wide cell still has its gap */
+    for (; cols < (size_t)width; cols++)
         fputc(' ', out);
 }
 
@@ -232,9 +230,7 @@ static void change_row(FILE *out, const char *label, const summary *now)
 static void print_baseline(FILE *out, const bench_report *r, const bench_command *c)
 {
     fprintf(out, "  Baseline '%s':", r->o->baseline);
-    const dk_bench_estimate *t = &c->wall.est;
-    if (!t->has_change && t->no_change != NULL &&
-        strcmp(t->no_change, "the baseline has no result of this name") == 0) {
+    if (c->wall.est.not_in_baseline) {
         fputs(" no result for this command\n", out);
         return;
     }
@@ -428,16 +424,10 @@ void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *b
 
 static void json_summary(FILE *f, const summary *s)
 {
-    fputs("\"mean\": ", f);
-    dk__json_number(f, s->mean);
-    fputs(", \"stddev\": ", f);
-    dk__json_number(f, s->stddev);
-    fputs(", \"median\": ", f);
-    dk__json_number(f, s->median);
-    fputs(", \"min\": ", f);
-    dk__json_number(f, s->min);
-    fputs(", \"max\": ", f);
-    dk__json_number(f, s->max);
+    static const char *const names[] = {"mean", "stddev", "median", "min", "max"};
+    const double v[] = {s->mean, s->stddev, s->median, s->min, s->max};
+    for (size_t j = 0; j < 5; j++)
+        dk__json_number_member(f, j ? ", " : "", names[j], ": ", v[j]);
     fprintf(f, ", \"outliers\": {\"mild\": %zu, \"severe\": %zu}", s->mild, s->severe);
 }
 
@@ -449,31 +439,23 @@ static void json_change(FILE *f, const summary *s)
         fputs("null", f);
         return;
     }
-    fputs("{\"relative\": ", f);
-    dk__json_number(f, e->change);
-    fputs(", \"lo\": ", f);
-    dk__json_number(f, e->change_lo);
-    fputs(", \"hi\": ", f);
-    dk__json_number(f, e->change_hi);
-    fputs(", \"p_value\": ", f);
-    dk__json_number(f, e->p_value);
+    dk__json_number_member(f, "{", "relative", ": ", e->change);
+    dk__json_number_member(f, ", ", "lo", ": ", e->change_lo);
+    dk__json_number_member(f, ", ", "hi", ": ", e->change_hi);
+    dk__json_number_member(f, ", ", "p_value", ": ", e->p_value);
     fprintf(f, ", \"verdict\": \"%s\"}", verdict_word(e->verdict));
 }
 
 static void write_json(FILE *f, const bench_report *r)
 {
-    fprintf(f, "{\n  \"schema\": \"%s\",\n  \"backend\": ", BENCH_SCHEMA);
-    dk__json_string(f, r->backend);
-    fputs(",\n  \"scope\": ", f);
-    dk__json_string(f, r->scope);
-    fputs(",\n  \"shell\": ", f);
-    dk__json_string(f, r->o->shell);
+    fprintf(f, "{\n  \"schema\": \"%s\"", BENCH_SCHEMA);
+    dk__json_string_member(f, ",\n  ", "backend", ": ", r->backend);
+    dk__json_string_member(f, ",\n  ", "scope", ": ", r->scope);
+    dk__json_string_member(f, ",\n  ", "shell", ": ", r->o->shell);
     fprintf(f, ",\n  \"warmup\": %ld,\n  \"events\": [", r->o->warmup);
     for (size_t e = 0; e < r->nev; e++) {
-        fputs(e ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-        dk__json_string(f, r->ev[e].name);
-        fputs(", \"native\": ", f);
-        dk__json_string(f, r->ev[e].native);
+        dk__json_string_member(f, e ? ",\n    {" : "\n    {", "name", ": ", r->ev[e].name);
+        dk__json_string_member(f, ", ", "native", ": ", r->ev[e].native);
         fprintf(f, ", \"unit\": %s, \"supported\": %s, \"why\": ", r->ev[e].time ? "\"ns\"" : "null",
                 r->ev[e].supported ? "true" : "false");
         dk__json_string(f, r->ev[e].why);
@@ -492,10 +474,8 @@ static void write_json(FILE *f, const bench_report *r)
         }
         fprintf(f, "],\n      \"runs\": %zu,\n      ", c->nruns);
         json_summary(f, &c->wall);
-        fputs(",\n      \"user\": ", f);
-        dk__json_number(f, c->user.mean);
-        fputs(", \"system\": ", f);
-        dk__json_number(f, c->sys.mean);
+        dk__json_number_member(f, ",\n      ", "user", ": ", c->user.mean);
+        dk__json_number_member(f, ", ", "system", ": ", c->sys.mean);
         fputs(",\n      \"times\": [", f);
         for (size_t i = 0; i < c->nruns; i++) {
             if (i)
@@ -516,8 +496,8 @@ static void write_json(FILE *f, const bench_report *r)
             size_t counted = 0;
             for (size_t i = 0; i < c->nruns; i++)
                 counted += c->runs[i].counted[e];
-            fputs(e ? ",\n        {\"name\": " : "\n        {\"name\": ", f);
-            dk__json_string(f, r->ev[e].name);
+            dk__json_string_member(f, e ? ",\n        {" : "\n        {", "name", ": ",
+                                   r->ev[e].name);
             fprintf(f, ", \"counted_runs\": %zu, ", counted);
             if (s->n > 0)
                 json_summary(f, s);
@@ -541,9 +521,7 @@ static void write_json(FILE *f, const bench_report *r)
             fputs(",\n      \"change\": {\"time\": ", f);
             json_change(f, &c->wall);
             for (size_t e = 0; e < r->nev; e++) {
-                fputs(", ", f);
-                dk__json_string(f, r->ev[e].name);
-                fputs(": ", f);
+                dk__json_key(f, ", ", r->ev[e].name, ": ");
                 json_change(f, &c->ev[e]);
             }
             fputc('}', f);
@@ -553,33 +531,12 @@ static void write_json(FILE *f, const bench_report *r)
     fputs(r->ncmd ? "\n  ]\n}\n" : "]\n}\n", f);
 }
 
-/* prefix and s as one CSV field, quoted when it must be. The CSV is UTF-8
- * as the JSON is: a byte that is not becomes U+FFFD, one per byte. */
-static void csv_cell(FILE *f, const char *prefix, const char *s)
+/* A CSV field (prefix NULL) or header (prefix and s): as hyperfine's,
+ * control characters kept as they are (a line break quoted); UTF-8 as the
+ * JSON is, a byte that is not becomes U+FFFD, one per byte. */
+static void csv_field(FILE *f, const char *prefix, const char *s)
 {
-    bool quote = strpbrk(prefix, ",\"\n\r") != NULL || strpbrk(s, ",\"\n\r") != NULL;
-    if (quote)
-        fputc('"', f);
-    for (int part = 0; part < 2; part++)
-        for (const unsigned char *p = (const unsigned char *)(part ? s : prefix); *p != '\0';) {
-            size_t len = dk__utf8_length(p);
-            if (len == 0) {
-                fputs("\xef\xbf\xbd", f);
-                p++;
-                continue;
-            }
-            if (*p == '"')
-                fputc('"', f);
-            fwrite(p, 1, len, f);
-            p += len;
-        }
-    if (quote)
-        fputc('"', f);
-}
-
-static void csv_field(FILE *f, const char *s)
-{
-    csv_cell(f, "", s);
+    dk__put_csv(f, prefix, s, false);
 }
 
 static void write_csv(FILE *f, const bench_report *r)
@@ -591,18 +548,18 @@ static void write_csv(FILE *f, const bench_report *r)
             char name[192];
             snprintf(name, sizeof name, "%s_%s", r->ev[e].name, cols[j]);
             fputc(',', f);
-            csv_field(f, name);
+            csv_field(f, NULL, name);
         }
     /* hyperfine's parameter_NAME columns (the same in every row). */
     size_t np = r->cmd[0].bcase != NULL ? r->cmd[0].bcase->nparams : 0;
     for (size_t j = 0; j < np; j++) {
         fputc(',', f);
-        csv_cell(f, "parameter_", r->cmd[0].bcase->params[j]);
+        csv_field(f, "parameter_", r->cmd[0].bcase->params[j]);
     }
     fputc('\n', f);
     for (size_t k = 0; k < r->ncmd; k++) {
         const bench_command *c = &r->cmd[k];
-        csv_field(f, c->text);
+        csv_field(f, NULL, c->text);
         const double w[] = {c->wall.mean, c->wall.stddev, c->wall.median, c->user.mean,
                             c->sys.mean,  c->wall.min,    c->wall.max};
         for (size_t j = 0; j < sizeof w / sizeof w[0]; j++)
@@ -618,7 +575,7 @@ static void write_csv(FILE *f, const bench_report *r)
         }
         for (size_t j = 0; j < np; j++) {
             fputc(',', f);
-            csv_field(f, c->bcase->values[j]);
+            csv_field(f, NULL, c->bcase->values[j]);
         }
         fputc('\n', f);
     }
