@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/compare.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
-#include "bench/harness.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/harness.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 #include "common/signals.h"
 #include "common/text.h"
 #include "common/unavailable.h"

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "bench/compare.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
-#include "bench/harness.h"
+#include "libdkbench/harness.h"
 
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 #include "dkbench.h"
 
 /* Where the clock and the counters come from. Each pass of a benchmark
