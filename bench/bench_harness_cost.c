@@ -29,7 +29,7 @@
 #include <time.h>
 
 #include "common/error.h"
-#include "bench/harness.h"
+#include "libdkbench/harness.h"
 #include "dkbench.h"
 
 static double now_ns(void)

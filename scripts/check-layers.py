@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT OR Apache-2.0
-"""Check that the #include "..." lines of src/, tools/ and include/ respect
-the layers of doc/ARCHITECTURE.md: a file may include only headers of its own
+"""Check that the #include "..." lines of src/, libdkbench/, tools/ and
+include/ respect the layers of doc/ARCHITECTURE.md: a file may include only headers of its own
 layer or of a lower one, and no chain of includes may come back to where it
 started.
 
@@ -18,14 +18,15 @@ Layers, lowest first, chosen by directory so that new files are covered:
                                compiled into libdkbench and the tools, not
                                libdkperf, so it includes nothing of ours but
                                itself
-    bench    src/bench/        libdkbench, on the public API and common
+    bench    libdkbench/       libdkbench, on the public API and common
     tools    tools/            the dkperf command-line tool, on the public API
 
 In src/ every quoted include names its path from src/ ("core/core.h") or
-from include/ ("dkperf/kperf.h"); tools/ may also include its own files by a
-path relative to the including file, and the headers of the folders of
-tools/common/ (dkrec/ the record file, process/ child processes, symbols/
-the symbol readers) by name.
+from include/ ("dkperf/kperf.h"); libdkbench/ names its own headers by their
+path from the project root ("libdkbench/harness.h") and the common layer's
+from src/; tools/ may also include its own files by a path relative to the
+including file, and the headers of the folders of tools/common/ (dkrec/ the
+record file, process/ child processes, symbols/ the symbol readers) by name.
 
 With --objects, the calls are checked too: the defined and undefined
 symbols of the objects CMake builds (nm) must follow the same table. An
@@ -34,7 +35,7 @@ and another object defines must come from its own layer or one below it in
 the same library, and libdkbench and the tools reach libdkperf (and the tools
 libdkbench) only through the public API: a function declared DK_EXPORT in
 include/ and listed in the library's version script (src/dkperf.map,
-src/bench/dkbench.map). The list of objects is a file CMake writes
+libdkbench/dkbench.map). The list of objects is a file CMake writes
 (tests/CMakeLists.txt), one target a line:
 
     TARGET<TAB>SOURCE_DIR<TAB>OBJECT;OBJECT;...
@@ -63,7 +64,7 @@ LAYERS = [  # (name, directory relative to the root), lowest first
     ("backend", "src/backend"),
     ("core", "src/core"),
     ("common", "src/common"),
-    ("bench", "src/bench"),
+    ("bench", "libdkbench"),
     ("tools", "tools"),
 ]
 RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
@@ -95,7 +96,7 @@ def layer_of(rel):
 
 
 def sources(root):
-    for top in ("src", "tools", "include"):
+    for top in ("src", "libdkbench", "tools", "include"):
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
             dirnames.sort()
             for f in sorted(filenames):
@@ -115,8 +116,10 @@ def resolve(root, rel, target):
         if os.path.isdir(common):
             bases.extend("tools/common/" + d for d in sorted(os.listdir(common))
                          if os.path.isdir(os.path.join(common, d)))
-    if rel.startswith("src/") or rel.startswith("tools/"):
+    if rel.startswith(("src/", "libdkbench/", "tools/")):
         bases.append("src")
+    if target.startswith("libdkbench/"):
+        bases.append(".")  # libdkbench's own headers, by their path from the root
     bases.append("include")
     for base in bases:
         cand = os.path.normpath(os.path.join(base, target)).replace(os.sep, "/")
@@ -146,7 +149,7 @@ def check(root):
                     continue  # a system header
                 if found is None:
                     problems.append(f'{rel}:{lineno}: #include "{target}" names no file by its '
-                                    f"path from src/ or include/")
+                                    f"path from src/ or include/ (libdkbench's from the root)")
                     continue
                 other = layer_of(found)
                 if other is None:
@@ -192,7 +195,7 @@ def cycles(edges):
 # the dkperf program, a user of the libraries' public API.
 LIBRARY = {"util": "libdkperf", "events": "libdkperf", "sys": "libdkperf",
            "backend": "libdkperf", "core": "libdkperf", "bench": "libdkbench"}
-VERSION_SCRIPT = {"libdkperf": "src/dkperf.map", "libdkbench": "src/bench/dkbench.map"}
+VERSION_SCRIPT = {"libdkperf": "src/dkperf.map", "libdkbench": "libdkbench/dkbench.map"}
 # Whose public API a layer may call, besides its own library's lower layers.
 USES_PUBLIC = {"bench": ("libdkperf",), "tools": ("libdkperf", "libdkbench")}
 USES_COMMON = ("common", "bench", "tools")
@@ -360,7 +363,8 @@ def read_objects(root, listing, nm):
 
 def self_test():
     """The checker itself finds an upward edge, a cycle, a relative include
-    in src/ and a file outside the layers, and accepts a clean tree."""
+    in src/ or libdkbench/ and a file outside the layers, and accepts a
+    clean tree."""
     def tree(files):
         d = tempfile.TemporaryDirectory()
         for rel, text in files.items():
@@ -378,8 +382,8 @@ def self_test():
         "src/backend/b.h": '#include "sys/s.c"\n',
         "src/backend/perf_event/pe_new.c": '#include "backend/b.h"\n',
         "src/core/c.c": '#include "backend/b.h"\n',
-        "src/bench/h.c": '#include "pub.h"\n#include "bench/m.h"\n#include "common/t.h"\n',
-        "src/bench/m.h": "",
+        "libdkbench/h.c": '#include "pub.h"\n#include "libdkbench/m.h"\n#include "common/t.h"\n',
+        "libdkbench/m.h": "",
         "src/common/t.h": '#include <stdio.h>\n',
         "tools/x/t.c": '#include "common/t.h"\n',
         "tools/x/own.h": "",
@@ -396,14 +400,16 @@ def self_test():
          "closes a cycle"),
         ({"src/core/a.c": '#include "a.h"\n', "src/core/a.h": ""}, "names no file"),
         ({"src/other/o.c": ""}, "in no layer"),
-        ({"src/bench/h.c": '#include "core/c.c"\n'}, "reaches past the public API from bench"),
+        ({"libdkbench/h.c": '#include "core/c.c"\n'}, "reaches past the public API from bench"),
         ({"src/util/u.c": '#include <stdio.h>\n#include <core/c.h>\n', "src/core/c.h": ""},
          "goes up from util to core"),
-        ({"src/bench/h.c": '#include "util/util.h"\n'}, "reaches past the public API from bench"),
+        ({"libdkbench/h.c": '#include "util/util.h"\n'}, "reaches past the public API from bench"),
         ({"tools/x/m.c": '#include "util/util.h"\n', "src/util/util.h": ""},
          "reaches past the public API from tools"),
         ({"src/common/t.h": '#include "util/util.h"\n'}, "reaches past the public API from common"),
-        ({"src/common/t.h": '#include "bench/m.h"\n'}, "goes up from common to bench"),
+        ({"src/common/t.h": '#include "libdkbench/m.h"\n'}, "goes up from common to bench"),
+        ({"libdkbench/h.c": '#include "m.h"\n'}, "names no file"),
+        ({"tools/x/m.c": '#include "libdkbench/m.h"\n'}, "reaches past the public API from tools"),
         ({"src/util/u.c": '#include "common/t.h"\n'}, "goes up from util to common"),
         ({"src/core/c.c": '#include "common/t.h"\n'}, "goes up from core to common"),
         ({"src/core/c.c": '#include "rec.h"\n'}, "names no file"),
@@ -432,7 +438,7 @@ SYMBOL_TREE = {
                         "int dk_unexported(void);\nDK_EXPORT int dk_unlisted(void);\n",
     "include/dkbench.h": "DK_EXPORT int dk_bench_run(void);\n",
     "src/dkperf.map": "V { global: dk_open; dk_scale; dk_unexported; local: *; };\n",
-    "src/bench/dkbench.map": "V { global: dk_bench_*; local: *; };\n",
+    "libdkbench/dkbench.map": "V { global: dk_bench_*; local: *; };\n",
 }
 
 
@@ -452,7 +458,7 @@ def self_test_symbols(root):
         "src/core/c.c": "dk_open T 0 10|dk_scale T 10 4|dk__be_read U|dk__scale_raw U"
                         "|dk__fail U|dk_unexported T 20 4|dk_unlisted T 30 4",
         "src/common/t.c": "dk__text_ok T 0 10|memchr U",
-        "src/bench/h.c": "dk_bench_run T 0 10|dk__bench_stats T 10 4|dk_open U|dk_scale U"
+        "libdkbench/h.c": "dk_bench_run T 0 10|dk__bench_stats T 10 4|dk_open U|dk_scale U"
                          "|dk__text_ok U",
         "tools/dkperf/m.c": "main T 0 10|dk_open U|dk_bench_run U|dk__text_ok U|dk__tool_x U",
         "tools/common/x.c": "dk__tool_x T 0 10|dk__text_ok w",
@@ -473,10 +479,10 @@ def self_test_symbols(root):
          ("uses dk_unlisted", "(not in src/dkperf.map)")),
         ({"tools/dkperf/m.c": clean["tools/dkperf/m.c"] + "|dk__bench_stats U"},
          ("uses dk__bench_stats", "tools calls libdkbench (bench) outside its public API")),
-        ({"src/bench/h.c": clean["src/bench/h.c"] + "|dk__be_read U"},
+        ({"libdkbench/h.c": clean["libdkbench/h.c"] + "|dk__be_read U"},
          ("uses dk__be_read", "bench calls libdkperf (backend) outside its public API")),
-        ({"src/bench/h.c": clean["src/bench/h.c"] + "|dk__tool_x U"},
-         ("src/bench/h.c: uses dk__tool_x, defined in tools/common/x.c",
+        ({"libdkbench/h.c": clean["libdkbench/h.c"] + "|dk__tool_x U"},
+         ("libdkbench/h.c: uses dk__tool_x, defined in tools/common/x.c",
           "goes up from bench to tools")),
         ({"src/common/t.c": clean["src/common/t.c"] + "|dk_open U"},
          ("src/common/t.c: uses dk_open", "from common reaches past the public API into core")),

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 
 #define N 100
 /* Every character a report must escape, and a non-ASCII one. */

@@ -6,8 +6,8 @@
            that calls dk_sampler_backend() (or reads caps.name) and compares
            is an error; printing the name is not. The tool asks
            dk_backend_caps for facts instead.
-  library  no string of libdkperf (src/, but libdkbench's src/bench/, which
-           has a command line of its own) names a dkperf command or option:
+  library  no string of libdkperf (src/; libdkbench, in libdkbench/, has a
+           command line of its own) names a dkperf command or option:
            "dkperf stat", "(-c)", " -a,", "--per-core". The library says what
            is wrong; the tool says which of its options to change.
 
@@ -81,10 +81,10 @@ def literals(text):
     return found
 
 
-def sources(root, sub, skip=()):
+def sources(root, sub):
     base = os.path.join(root, sub)
     for dirpath, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if os.path.join(dirpath, d) not in skip)
+        dirs.sort()
         for f in sorted(files):
             if f.endswith((".c", ".h")):
                 yield os.path.join(dirpath, f)
@@ -130,8 +130,7 @@ def check_tools(root):
 
 def check_library(root):
     findings = []
-    skip = (os.path.join(root, "src", "bench"),)
-    for path in sources(root, "src", skip):
+    for path in sources(root, "src"):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         for line, lit in literals(text):
@@ -148,7 +147,7 @@ def self_test():
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as root:
         os.makedirs(os.path.join(root, "tools", "dkperf"))
         os.makedirs(os.path.join(root, "src", "backend"))
-        os.makedirs(os.path.join(root, "src", "bench"))
+        os.makedirs(os.path.join(root, "libdkbench"))
         files = {
             "tools/dkperf/bad.c":
                 'bool linux_backend = strcmp(dk_sampler_backend(s), "perf_event") == 0;\n'
@@ -168,7 +167,7 @@ def self_test():
                 'return fail("event %s: not in libdkperf\'s tables; x86-64 and non-root");\n'
                 'return fail("raise the open-file limit (ulimit -n, now %ld)");\n'
                 'return fail("give a period (%s/1000000) or sample on the timer");\n',
-            "src/bench/main.c": 'puts("save it with --save-baseline");\n',
+            "libdkbench/main.c": 'puts("save it with --save-baseline");\n',
         }
         for name, text in files.items():
             with open(os.path.join(root, name), "w", encoding="utf-8") as f:

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench/compare.h"
-#include "bench/model.h"
+#include "libdkbench/compare.h"
+#include "libdkbench/model.h"
 #include "bench_fixtures.h"
 #include "check.h"
 

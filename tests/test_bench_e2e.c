@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "bench/harness.h"
+#include "libdkbench/harness.h"
 #include "check.h"
 
 static volatile uint64_t acc;

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "common/error.h"
-#include "bench/harness.h"
-#include "bench/report.h"
+#include "libdkbench/harness.h"
+#include "libdkbench/report.h"
 #include "check.h"
 
 /* The synthetic machine: each iteration of a body costs per_iter ns (times

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "bench/harness.h"
+#include "libdkbench/harness.h"
 #include "check.h"
 #include "pmu.h"
 

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/compare.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
-#include "bench/model.h"
-#include "bench/report.h"
+#include "libdkbench/model.h"
+#include "libdkbench/report.h"
 #include "bench_fixtures.h"
 #include "check.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
  * fuzz_baseline.c - libFuzzer target for libdkbench's baseline reader
- * (src/bench/baseline.c on the JSON reader src/common/json.c, the code
+ * (libdkbench/baseline.c on the JSON reader src/common/json.c, the code
  * behind dkb_baseline_load): any input is parsed; a refusal must be
  * DK_EINVAL or DK_ENOMEM with one line naming the file, an accepted baseline must hold together (each result's arrays one
  * value per sample, its counts within them) and be freed whole. What a
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/compare.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
-#include "bench/report.h"
+#include "libdkbench/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 
 static void cell(FILE *out, double v)
 {

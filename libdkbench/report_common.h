@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 #include "common/text.h"
 
 /* 0 when every write to out so far succeeded (flushes it), else a DK_EOS

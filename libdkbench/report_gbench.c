@@ -11,8 +11,8 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 #include "common/json.h"
 
 int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *const *results,

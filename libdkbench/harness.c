@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * harness.c - the measurement loop of libdkbench: the registry, the state
- * machine behind dk_bench_next (warm-up, linear sampling, adaptive stop,
- * replayed passes) and the estimates; see harness.h.
+ * harness.c - the measurement loop of libdkbench: the state machine behind
+ * dk_bench_next (warm-up, linear sampling, adaptive stop, replayed passes)
+ * and the event passes; the registry is in registry.c, the estimates of
+ * the samples in estimate.c; see harness.h.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,121 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "bench/compare.h"
 #include "common/error.h"
-#include "bench/harness.h"
-
-/* ------------------------------------------------------------------------ */
-/* Registry                                                                  */
-/* ------------------------------------------------------------------------ */
-
-static dkb_entry *registry;
-static size_t registry_n, registry_cap;
-static char load_error[512];
-
-int dkb_registry_add(const dkb_entry *in)
-{
-    const char *name = in->name;
-    size_t len = strlen(name); /* in->name is a string: add_entry and run.c copy it in */
-    if (len == 0 || len >= sizeof registry[0].name)
-        return dkb_fail(DK_EINVAL, "dk_bench_register: the name \"%.40s\" must have 1 to %zu bytes",
-                        name, sizeof registry[0].name - 1);
-    for (size_t i = 0; i < registry_n; i++)
-        if (strcmp(registry[i].name, name) == 0)
-            return dkb_fail(DK_EINVAL, "dk_bench_register: a benchmark named \"%s\" is already "
-                                       "registered; give each a distinct name", name);
-    if (registry_n == registry_cap) {
-        size_t cap = registry_cap ? 2 * registry_cap : 16;
-        dkb_entry *grown = realloc(registry, cap * sizeof *grown);
-        if (grown == NULL)
-            return dkb_fail(DK_ENOMEM, "dk_bench_register: out of memory for \"%s\"", name);
-        registry = grown;
-        registry_cap = cap;
-    }
-    registry[registry_n++] = *in;
-    return 0;
-}
-
-static int add_entry(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter, void *ctx)
-{
-    if (name == NULL || (loop == NULL && iter == NULL))
-        return dkb_fail(DK_EINVAL, "dk_bench_register: the name and the function must not be NULL");
-    dkb_entry e;
-    memset(&e, 0, sizeof e);
-    size_t len = strlen(name);
-    if (len == 0 || len >= sizeof e.name)
-        return dkb_fail(DK_EINVAL, "dk_bench_register: the name \"%.40s\" must have 1 to %zu bytes",
-                        name, sizeof e.name - 1);
-    memcpy(e.name, name, len + 1);
-    e.loop = loop;
-    e.iter = iter;
-    e.ctx = ctx;
-    return dkb_registry_add(&e);
-}
-
-int dk_bench_register(const char *name, dk_bench_loop_fn fn, void *ctx)
-{
-    return add_entry(name, fn, NULL, ctx);
-}
-
-int dk_bench_register_fn(const char *name, dk_bench_iter_fn fn, void *ctx)
-{
-    return add_entry(name, NULL, fn, ctx);
-}
-
-void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loop, dk_bench_iter_fn iter,
-                                void *ctx)
-{
-    int rc = add_entry(name, loop, iter, ctx);
-    if (rc != 0 && load_error[0] == '\0') /* the first failure is the one to fix */
-        snprintf(load_error, sizeof load_error, "%s", dkb_last_error());
-}
-
-size_t dkb_registry_count(void) { return registry_n; }
-const dkb_entry *dkb_registry_at(size_t i) { return i < registry_n ? &registry[i] : NULL; }
-const char *dkb_registry_load_error(void) { return load_error; }
-
-void dkb_registry_clear(void)
-{
-    free(registry);
-    registry = NULL;
-    registry_n = registry_cap = 0;
-    load_error[0] = '\0';
-}
-
-const char *dk_bench_last_error(void) { return dkb_last_error(); }
-
-/* The fallback of dk_bench_do_not_optimize: a volatile store the compiler
- * cannot drop. */
-static volatile int sink;
-void dk_bench_sink(int used) { sink = used; }
-
-/* ------------------------------------------------------------------------ */
-/* Configuration                                                             */
-/* ------------------------------------------------------------------------ */
-
-void dkb_config_defaults(dkb_config *c)
-{
-    memset(c, 0, sizeof *c);
-    /* 0.2 s of samples plus at most 0.08 s of warm-up keeps a benchmark
-     * under 0.35 s; most stop earlier, on precision. */
-    c->time_budget = 0.2;
-    c->warmup_bound = 0.08;
-    /* The adaptive stop waits for 20 samples (190 pair slopes for Sen's
-     * interval) spanning 30 ms: a preemption here costs 4 to 8 ms, so ten
-     * samples of a fast body (under 1 ms in all) sit in one time slice and
-     * their interval cannot see the next; see doc/BENCH-STATISTICS.md. */
-    c->min_samples = 20;
-    c->max_samples = 100;
-    c->min_time = 0.03;
-    c->precision = 0.01;
-    c->seed = 1;
-    c->resamples = 10000;
-    /* External bodies: hyperfine's rule, at least 10 runs. */
-    c->min_runs = 10;
-    c->max_runs = 1000000;
-    c->run_time = 3.0;
-}
+#include "libdkbench/harness.h"
 
 /* ------------------------------------------------------------------------ */
 /* The state of a benchmark being run                                        */
@@ -297,29 +185,6 @@ static void end_sample(dk_bench *b)
     b->phase_taken++;
 }
 
-/* Fewest unpreempted samples the time answer is computed from alone. With
- * n distinct x, Sen's interval is at widest the two extreme pair slopes,
- * which miss the truth with probability 2/n!: 1/3 at n = 3, 1/12 at n = 4,
- * so a "95%" interval from 3 or 4 samples is not one; 5 give 98.3%. */
-#define MIN_UNPREEMPTED DKB_MIN_UNPREEMPTED
-
-/* The time samples the time estimate uses: those during which the thread
- * was not switched out, copied to xs, ts; returns how many, or 0 when they
- * are too few for a slope with a 95% interval (then every sample is used). */
-static size_t unpreempted(const double *x, const double *t, const unsigned char *pre, size_t n,
-                          double *xs, double *ts)
-{
-    size_t k = 0;
-    bool varied = false;
-    for (size_t i = 0; i < n; i++)
-        if (pre == NULL || !pre[i]) {
-            varied |= k > 0 && x[i] != xs[0];
-            xs[k] = x[i];
-            ts[k++] = t[i];
-        }
-    return k >= MIN_UNPREEMPTED && varied ? k : 0;
-}
-
 /* Whether every estimate of this pass is within the target precision. */
 static bool precise(dk_bench *b, double *time_half)
 {
@@ -344,7 +209,7 @@ static bool precise(dk_bench *b, double *time_half)
             double *xs = malloc(2 * b->n * sizeof *xs);
             if (xs == NULL)
                 return false;
-            size_t k = unpreempted(b->x, y, b->n_pre ? b->pre : NULL, b->n, xs, xs + b->n);
+            size_t k = dkb_unpreempted(b->x, y, b->n_pre ? b->pre : NULL, b->n, xs, xs + b->n);
             if (k > 0)
                 ok = dkb_theil_sen(xs, xs + b->n, k, 0.95, &ci, NULL);
             else
@@ -501,61 +366,6 @@ static void run_phase(dk_bench *b)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Estimates                                                                 */
-/* ------------------------------------------------------------------------ */
-
-int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bool robust,
-                 const unsigned char *preempted, dkb_measure *m)
-{
-    if (n == 0)
-        return 0;
-    double *v = malloc(n * sizeof *v);
-    m->outlier_class = calloc(n, 1);
-    if (v == NULL || m->outlier_class == NULL) {
-        free(v);
-        return dkb_fail(DK_ENOMEM, "out of memory estimating %s", m->name);
-    }
-    for (size_t i = 0; i < n; i++)
-        v[i] = m->y[i] / x[i];
-    dkb_summarize(v, n, cfg->resamples, cfg->seed, 0.95, &m->per_iter);
-    dkb_tukey(v, n, &m->outliers, m->outlier_class);
-    if (flat || !dkb_ols(x, m->y, n, &m->fit)) {
-        m->slope = m->per_iter.mean_ci;
-        m->n_fit = n;
-        snprintf(m->estimator, sizeof m->estimator, "mean");
-        free(v);
-        return 0;
-    }
-    if (!dkb_slope_ci(x, m->y, n, cfg->resamples, cfg->seed, 0.95, &m->ols_slope))
-        m->ols_slope.point = m->ols_slope.lo = m->ols_slope.hi = m->fit.slope;
-    m->slope = m->ols_slope;
-    m->n_fit = n;
-    snprintf(m->estimator, sizeof m->estimator, "OLS");
-    /* Time: a sample that includes a preemption or an interrupt is late by
-     * up to milliseconds, and one such sample moves the OLS slope; the
-     * median of the pair slopes is not moved by less than 29% of them. */
-    if (robust) {
-        /* v (n values) and one more array of n: the unpreempted samples. */
-        double *xs = malloc(n * sizeof *xs);
-        if (xs == NULL) {
-            free(v);
-            return dkb_fail(DK_ENOMEM, "out of memory estimating %s", m->name);
-        }
-        size_t k = unpreempted(x, m->y, preempted, n, xs, v);
-        dkb_interval ts;
-        if (k > 0 ? dkb_theil_sen(xs, v, k, 0.95, &ts, NULL)
-                  : dkb_theil_sen(x, m->y, n, 0.95, &ts, NULL)) {
-            m->slope = ts;
-            m->n_fit = k > 0 ? k : n;
-            snprintf(m->estimator, sizeof m->estimator, "Theil-Sen");
-        }
-        free(xs);
-    }
-    free(v);
-    return 0;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Event plan                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -684,20 +494,6 @@ static void fill_levels(dk_bench *b, dkb_result *r)
     r->moved_levels = used > 1;
 }
 
-static int estimate_all(const dkb_config *cfg, dkb_result *r, bool flat)
-{
-    for (size_t i = 0; i < r->n_measures; i++) {
-        dkb_measure *m = &r->m[i];
-        if (!m->available || m->y == NULL)
-            continue;
-        int rc = dkb_estimate(cfg, r->iterations, r->n_samples, flat, i == 0,
-                              r->n_preempted ? r->preempted : NULL, m);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
 /* Pick d (or flat sampling) from the warm-up's per-iteration estimate. */
 static void schedule(dk_bench *b)
 {
@@ -811,7 +607,7 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
         if (out->n_levels == 0 && b.levels)
             fill_levels(&b, out);
     }
-    rc = estimate_all(cfg, out, b.flat);
+    rc = dkb_estimate_all(cfg, out, b.flat);
     if (rc != 0)
         goto fail;
     return finish(&b, 0);
@@ -925,7 +721,7 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
         }
     }
     for (size_t j = 0; j < k && rc == 0; j++)
-        rc = estimate_all(cfg, &out[j], b[0].flat);
+        rc = dkb_estimate_all(cfg, &out[j], b[0].flat);
 out:
     for (size_t j = 0; j < k; j++) {
         if (rc != 0)

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 
 /* One block per benchmark, in the manner of Criterion, printed as each
  * finishes; color: ANSI colours (the caller decides: a terminal, no

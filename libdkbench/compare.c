@@ -4,7 +4,7 @@
  * against a baseline computed on the same samples and the same line, so
  * that the change agrees with the estimate the reports print.
  */
-#include "bench/compare.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
 
 #include <math.h>

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/compare.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 #include "common/stats.h"
 
 #define W 480.0

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/compare.h"
-#include "bench/harness.h"
-#include "bench/report.h"
+#include "libdkbench/compare.h"
+#include "libdkbench/harness.h"
+#include "libdkbench/report.h"
 #include "common/error.h"
 
 /* The fixed measures of a body, before its counters. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "bench/report_common.h"
+#include "libdkbench/report_common.h"
 #include "common/unavailable.h"
 
 int dkb__report_done(FILE *out, const char *format)

@@ -4,7 +4,7 @@
  */
 #include <stdlib.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 
 void dkb_result_free(dkb_result *r)
 {

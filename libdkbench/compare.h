@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 
 /* Fewest unpreempted samples (on more than one iteration count) the time
  * estimate is computed from alone; with fewer it uses every sample. */

@@ -18,11 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/compare.h"
-#include "bench/harness.h"
+#include "libdkbench/compare.h"
+#include "libdkbench/harness.h"
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 #include "common/json.h"
 #include "common/regfile.h"
 

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "common/error.h"
-#include "bench/harness.h"
+#include "libdkbench/harness.h"
 #include "common/clock.h"
 
 /* Counted beside the events of every pass, where the backend can: a

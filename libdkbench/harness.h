@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench/model.h"
+#include "libdkbench/model.h"
 #include "dkbench.h"
 
 /* Where the clock and the counters come from. Each pass of a benchmark
@@ -164,5 +164,15 @@ void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise,
  * m->estimator says which, m->n_fit from how many samples. Returns 0 or DK_ENOMEM. */
 int dkb_estimate(const dkb_config *cfg, const double *x, size_t n, bool flat, bool robust,
                  const unsigned char *preempted, dkb_measure *m);
+
+/* dkb_estimate of every available measure of r from its samples
+ * (r->iterations, time robust). Returns 0 or DK_ENOMEM. */
+int dkb_estimate_all(const dkb_config *cfg, dkb_result *r, bool flat);
+
+/* The samples (x, t) during which the thread was not switched out (pre[i]
+ * 0, or pre NULL), copied to xs, ts; returns how many, or 0 when they are
+ * too few for a slope with a 95% interval (then every sample is used). */
+size_t dkb_unpreempted(const double *x, const double *t, const unsigned char *pre, size_t n,
+                       double *xs, double *ts);
 
 #endif /* DKPERF_BENCH_HARNESS_H */

@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 #include "common/json.h"
 
 /* The document is compact: "name":value, members after a ','. */

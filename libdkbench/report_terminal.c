@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 
 #define GREEN "\x1b[32m"
 #define RED "\x1b[31m"

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * main.c - dk_bench_main: the command line and environment of a benchmark
- * program, the run over the registered benchmarks, baselines and reports.
- * It is the program's own front end, so it writes to stdout and stderr.
+ * main.c - dk_bench_main: the run over the registered benchmarks, their
+ * baselines and reports, as the command line (cli.c) asks. It is the
+ * program's own front end, so it writes to stdout and stderr.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,311 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/compare.h"
+#include "libdkbench/cli.h"
+#include "libdkbench/compare.h"
 #include "common/error.h"
-#include "bench/harness.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/harness.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 #include "common/signals.h"
 #include "common/text.h"
 #include "common/unavailable.h"
-
-typedef struct options {
-    dkb_config cfg;
-    const char *filter;
-    char filter_from[64], events_from[64]; /* named in their errors: "DKBENCH_FILTER", ... */
-    const char *events;
-    bool list, quiet, verbose, compare, p_cores;
-    double noise;
-    const char *save_baseline, *baseline, *results_dir;
-    const char *json, *csv, *markdown, *gbench, *html;
-} options;
-
-static const char usage[] =
-    "usage: %s [options] [REGEX]\n"
-    "Run the benchmarks whose name matches REGEX (POSIX extended; all by default).\n"
-    "  --list                print the benchmark names and exit\n"
-    "  -e, --events EV,...   events to count (default instructions,cycles,branches,branch-misses)\n"
-    "  --time S              measurement budget per benchmark in seconds (0.2)\n"
-    "  --warm-up S           warm-up bound per benchmark in seconds (0.08)\n"
-    "  --samples N           exactly N samples, no adaptive stop\n"
-    "  --precision P         stop when every CI half-width <= P x estimate (0.01)\n"
-    "  --noise P             changes within +-P count as noise (0.01)\n"
-    "  --save-baseline NAME  save the results as baseline NAME\n"
-    "  --baseline NAME       compare with baseline NAME\n"
-    "  --results-dir D       directory of the baselines (dkbench-results)\n"
-    "  --json F, --csv F, --markdown F, --gbench-json F, --html F   write reports\n"
-    "  -q, --quiet           no per-benchmark blocks\n"
-    "  -v, --verbose         the fit, R^2 and outlier fences too\n"
-    "  --seed N              bootstrap seed (1)\n"
-    "  --compare             run each group's benchmarks interleaved, with ratios\n"
-    "  --p-cores             macOS: ask for the performance cores (QoS user-interactive)\n"
-    "  -h, --help            this help\n"
-    "Environment: DKBENCH_FILTER, DKBENCH_EVENTS, DKBENCH_TIME, DKBENCH_WARM_UP,\n"
-    "DKBENCH_SAMPLES, DKBENCH_PRECISION, DKBENCH_NOISE, DKBENCH_OUTPUT_DIR, DKBENCH_SEED,\n"
-    "DKBENCH_BASELINE, DKBENCH_SAVE_BASELINE, DKBENCH_QUIET=1, NO_COLOR; options win.\n";
-
-static const char default_events[] = "instructions,cycles,branches,branch-misses";
-
-/* Messages on stderr are escaped as a whole (common/text.h): they quote
- * benchmark names, baseline files, their names and library messages, any of
- * which may hold terminal escapes; their own words hold no control byte.
- * put writes part of a line, say a whole one. */
-static void put(const char *fmt, ...) DKB_PRINTF(1, 2);
-static void put(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    dk__vput_untrusted(stderr, fmt, ap);
-    va_end(ap);
-}
-
-static void say(const char *fmt, ...) DKB_PRINTF(1, 2);
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    dk__vput_untrusted(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-static int bad(const char *prog, const char *what, const char *value, const char *expect)
-{
-    say("%s: %s '%s': %s (see --help)", prog, what, value, expect);
-    return 2;
-}
-
-static int parse_double(const char *prog, const char *what, const char *v, double lo, double hi,
-                        double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno != 0 || end == v || *end != '\0' || !(d >= lo && d <= hi)) {
-        char expect[96];
-        snprintf(expect, sizeof expect, "expected a number from %g to %g", lo, hi);
-        return bad(prog, what, v, expect);
-    }
-    *out = d;
-    return 0;
-}
-
-static int parse_u64(const char *prog, const char *what, const char *v, uint64_t lo,
-                     uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long u = strtoull(v, &end, 10);
-    /* Digits only: strtoull would skip blanks and take " -1" as 2^64 - 1. */
-    if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9' || u < lo) {
-        char expect[64];
-        snprintf(expect, sizeof expect, "expected a whole number >= %llu", (unsigned long long)lo);
-        return bad(prog, what, v, expect);
-    }
-    *out = u;
-    return 0;
-}
-
-/* One setting, from an option or from its environment variable. */
-static int apply(options *o, const char *prog, const char *what, const char *key, const char *v)
-{
-    uint64_t u;
-    int rc = 0;
-    if (strcmp(key, "time") == 0) {
-        rc = parse_double(prog, what, v, 1e-6, 1e6, &o->cfg.time_budget);
-    } else if (strcmp(key, "warm-up") == 0) {
-        rc = parse_double(prog, what, v, 0, 1e6, &o->cfg.warmup_bound);
-    } else if (strcmp(key, "samples") == 0) {
-        if ((rc = parse_u64(prog, what, v, 2, &u)) == 0) {
-            if (u > 1000000)
-                return bad(prog, what, v, "at most 1000000 samples");
-            o->cfg.samples = (size_t)u;
-        }
-    } else if (strcmp(key, "precision") == 0) {
-        rc = parse_double(prog, what, v, 1e-6, 1, &o->cfg.precision);
-    } else if (strcmp(key, "noise") == 0) {
-        rc = parse_double(prog, what, v, 0, 1, &o->noise);
-    } else if (strcmp(key, "seed") == 0) {
-        rc = parse_u64(prog, what, v, 0, &o->cfg.seed);
-    } else if (strcmp(key, "events") == 0) {
-        o->events = v;
-        snprintf(o->events_from, sizeof o->events_from, "%s", what);
-    } else if (strcmp(key, "filter") == 0) {
-        o->filter = v;
-        snprintf(o->filter_from, sizeof o->filter_from, "%s", what);
-    } else if (strcmp(key, "results-dir") == 0) {
-        o->results_dir = v;
-    } else if (strcmp(key, "baseline") == 0) {
-        o->baseline = v;
-    } else if (strcmp(key, "save-baseline") == 0) {
-        o->save_baseline = v;
-    }
-    return rc;
-}
-
-static const struct {
-    const char *env, *key;
-} env_keys[] = {
-    {"DKBENCH_FILTER", "filter"},       {"DKBENCH_EVENTS", "events"},
-    {"DKBENCH_TIME", "time"},           {"DKBENCH_WARM_UP", "warm-up"},
-    {"DKBENCH_SAMPLES", "samples"},     {"DKBENCH_PRECISION", "precision"},
-    {"DKBENCH_NOISE", "noise"},         {"DKBENCH_OUTPUT_DIR", "results-dir"},
-    {"DKBENCH_SEED", "seed"},           {"DKBENCH_BASELINE", "baseline"},
-    {"DKBENCH_SAVE_BASELINE", "save-baseline"},
-};
-
-/* Options that take a value: long name, short name, key (NULL: a file). */
-static const struct {
-    const char *lng, *shrt, *key;
-} value_opts[] = {
-    {"--events", "-e", "events"},     {"--time", NULL, "time"},
-    {"--warm-up", NULL, "warm-up"},   {"--samples", NULL, "samples"},
-    {"--precision", NULL, "precision"}, {"--noise", NULL, "noise"},
-    {"--save-baseline", NULL, "save-baseline"}, {"--baseline", NULL, "baseline"},
-    {"--results-dir", NULL, "results-dir"}, {"--seed", NULL, "seed"},
-    {"--json", NULL, NULL},           {"--csv", NULL, NULL},
-    {"--markdown", NULL, NULL},       {"--gbench-json", NULL, NULL},
-    {"--html", NULL, NULL},
-};
-
-static const char **file_slot(options *o, const char *lng)
-{
-    if (strcmp(lng, "--json") == 0)
-        return &o->json;
-    if (strcmp(lng, "--csv") == 0)
-        return &o->csv;
-    if (strcmp(lng, "--markdown") == 0)
-        return &o->markdown;
-    if (strcmp(lng, "--gbench-json") == 0)
-        return &o->gbench;
-    return &o->html;
-}
-
-static int parse(options *o, int argc, char **argv)
-{
-    const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
-    memset(o, 0, sizeof *o);
-    dkb_config_defaults(&o->cfg);
-    o->noise = 0.01;
-    o->results_dir = "dkbench-results";
-    o->events = default_events;
-    snprintf(o->events_from, sizeof o->events_from, "events");
-    snprintf(o->filter_from, sizeof o->filter_from, "the filter");
-    for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++) {
-        const char *v = getenv(env_keys[i].env);
-        if (v != NULL && v[0] != '\0') {
-            int rc = apply(o, prog, env_keys[i].env, env_keys[i].key, v);
-            if (rc != 0)
-                return rc;
-        }
-    }
-    const char *q = getenv("DKBENCH_QUIET");
-    o->quiet = q != NULL && strcmp(q, "1") == 0;
-    bool filter_given = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            printf(usage, prog);
-            return -1;
-        }
-        if (strcmp(a, "--list") == 0) {
-            o->list = true;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            o->quiet = true;
-            continue;
-        }
-        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            o->verbose = true;
-            continue;
-        }
-        if (strcmp(a, "--compare") == 0) {
-            o->compare = true;
-            continue;
-        }
-        if (strcmp(a, "--p-cores") == 0) {
-            o->p_cores = true;
-            continue;
-        }
-        bool matched = false;
-        for (size_t k = 0; k < sizeof value_opts / sizeof value_opts[0] && !matched; k++) {
-            const char *lng = value_opts[k].lng, *value = NULL;
-            size_t len = strlen(lng);
-            if (strcmp(a, lng) == 0 || (value_opts[k].shrt && strcmp(a, value_opts[k].shrt) == 0)) {
-                if (i + 1 >= argc) {
-                    say("%s: option %s needs a value (see --help)", prog, a);
-                    return 2;
-                }
-                value = argv[++i];
-            } else if (strncmp(a, lng, len) == 0 && a[len] == '=') {
-                value = a + len + 1;
-            } else {
-                continue;
-            }
-            matched = true;
-            if (value_opts[k].key == NULL) {
-                *file_slot(o, lng) = value;
-            } else {
-                char what[64];
-                snprintf(what, sizeof what, "option %s", lng);
-                int rc = apply(o, prog, what, value_opts[k].key, value);
-                if (rc != 0)
-                    return rc;
-            }
-        }
-        if (matched)
-            continue;
-        if (a[0] == '-' && a[1] != '\0') {
-            say("%s: unknown option '%s' (see --help)", prog, a);
-            return 2;
-        }
-        if (filter_given) {
-            say("%s: one name filter only, got '%s' after '%s'", prog, a, o->filter);
-            return 2;
-        }
-        o->filter = a;
-        snprintf(o->filter_from, sizeof o->filter_from, "the filter");
-        filter_given = true;
-    }
-    if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
-        o->cfg.max_samples = o->cfg.samples;
-    /* External bodies: --samples runs, else the time budget's worth. */
-    o->cfg.runs = o->cfg.samples;
-    o->cfg.run_time = o->cfg.time_budget;
-    return 0;
-}
-
-/* Split a list of events into names (pointing into buf, a copy of list)
- * with libdkperf's event grammar, as dkperf -e reads it. Returns the
- * count, or -1 after saying why (prog: what 'list': ...). */
-static int split_events(const char *prog, const char *what, const char *list, char *buf,
-                        const char **names)
-{
-    int n = 0, rc;
-    size_t pos = 0;
-    dk_event_spec sp = {.size = sizeof sp};
-    while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
-        if (sp.base_len != sp.len) {
-            say("%s: %s: event '%.*s': a sampling period or frequency (/N, @HZ) has no "
-                "meaning here: every event is counted", prog, what,
-                (int)(sp.len > 64 ? 64 : sp.len), sp.text);
-            return -1;
-        }
-        if (n == DK_MAX_EVENTS) {
-            say("%s: %s: more than %d events", prog, what, DK_MAX_EVENTS);
-            return -1;
-        }
-        buf[sp.offset + sp.len] = '\0'; /* its comma, or the end */
-        names[n++] = buf + sp.offset;
-    }
-    if (rc < 0) {
-        say("%s: %s: %s", prog, what, dk_last_error());
-        return -1;
-    }
-    return n;
-}
 
 /* --p-cores: QoS user-interactive steers a thread to the P cores on macOS.
  * Resolved at run time so that every platform builds the same file. */
@@ -402,15 +105,15 @@ static void say_unmatched(const char *prog, const char *name, const dkb_result *
      * anywhere, and its names may hold terminal escapes. */
     const dkb_result **rs_sorted = by_name(rs, n);
     if (rs_sorted == NULL) {
-        put("%s: out of memory\n", prog);
+        dkb_put("%s: out of memory\n", prog);
         return;
     }
     const char *sep = "";
     for (size_t i = 0; i < n; i++)
         if (find_result(base_sorted, n_base, rs[i].name) == NULL) {
             if (*sep == '\0')
-                put("%s: not in baseline '%s': ", prog, name);
-            put("%s%s", sep, rs[i].name);
+                dkb_put("%s: not in baseline '%s': ", prog, name);
+            dkb_put("%s%s", sep, rs[i].name);
             sep = ", ";
         }
     if (*sep != '\0')
@@ -419,8 +122,8 @@ static void say_unmatched(const char *prog, const char *name, const dkb_result *
     for (size_t i = 0; i < n_base; i++)
         if (find_result(rs_sorted, n, base[i].name) == NULL) {
             if (*sep == '\0')
-                put("%s: in baseline '%s' but not run: ", prog, name);
-            put("%s%s", sep, base[i].name);
+                dkb_put("%s: in baseline '%s' but not run: ", prog, name);
+            dkb_put("%s%s", sep, base[i].name);
             sep = ", ";
         }
     if (*sep != '\0')
@@ -455,13 +158,13 @@ static int open_report(const char *prog, report_file *r)
     struct stat st;
     bool exists = stat(r->path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
-        say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
+        dkb_say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
             r->what, strerror(EISDIR));
         return 1;
     }
     int fd = open(r->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0 || (r->f = fdopen(fd, "w")) == NULL) {
-        say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
+        dkb_say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
             r->what, strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -495,7 +198,7 @@ static int write_file(const char *prog, report_file *r, const dkb_run_info *run,
      * cannot be truncated, and need not be. */
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fileno(f), 0) != 0) {
-        say("%s: cannot write the %s report to %s: %s", prog, what, path, strerror(errno));
+        dkb_say("%s: cannot write the %s report to %s: %s", prog, what, path, strerror(errno));
         fclose(f);
         return 1;
     }
@@ -513,7 +216,7 @@ static int write_file(const char *prog, report_file *r, const dkb_run_info *run,
     if (fclose(f) != 0 && rc == 0)
         rc = dkb_fail(DK_EOS, "closing %s: %s", path, strerror(errno));
     if (rc != 0) {
-        say("%s: writing the %s report to %s failed: %s", prog, what, path,
+        dkb_say("%s: writing the %s report to %s failed: %s", prog, what, path,
                 dkb_last_error());
         return 1;
     }
@@ -554,7 +257,7 @@ static void say_unavailable(const char *prog, const dkb_plan *plan, dkb_run_info
 }
 
 /* Print each --compare ratio against the group's first benchmark. */
-static void print_ratios(const options *o, const dkb_result *rs, size_t k)
+static void print_ratios(const dkb_options *o, const dkb_result *rs, size_t k)
 {
     for (size_t j = 1; j < k; j++)
         for (size_t i = 0; i < rs[j].n_measures; i++) {
@@ -586,7 +289,7 @@ static int stdout_written(const char *prog)
 {
     if (fflush(stdout) == 0 && !ferror(stdout))
         return 0;
-    say("%s: writing to stdout failed: %s", prog, strerror(errno));
+    dkb_say("%s: writing to stdout failed: %s", prog, strerror(errno));
     return 1;
 }
 
@@ -645,14 +348,14 @@ int dk_bench_main(int argc, char **argv)
     const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
     const char *slash = strrchr(prog, '/');
     prog = slash ? slash + 1 : prog;
-    options o;
-    int rc = parse(&o, argc, argv);
+    dkb_options o;
+    int rc = dkb_options_parse(&o, argc, argv);
     if (rc < 0) /* --help */
         return stdout_written(prog);
     if (rc != 0)
         return rc;
     if (dkb_registry_load_error()[0] != '\0') {
-        say("%s: %s", prog, dkb_registry_load_error());
+        dkb_say("%s: %s", prog, dkb_registry_load_error());
         return 2;
     }
     regex_t re;
@@ -662,7 +365,7 @@ int dk_bench_main(int argc, char **argv)
         if (e != 0) {
             char msg[128];
             regerror(e, &re, msg, sizeof msg);
-            say("%s: %s '%s' is not a POSIX regular expression: %s", prog,
+            dkb_say("%s: %s '%s' is not a POSIX regular expression: %s", prog,
                     o.filter_from, o.filter, msg);
             return 2;
         }
@@ -687,7 +390,7 @@ int dk_bench_main(int argc, char **argv)
     bool made_results_dir = false;
     int status = 0;
     if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL) {
-        say("%s: out of memory", prog);
+        dkb_say("%s: out of memory", prog);
         status = 1;
         goto out;
     }
@@ -705,7 +408,7 @@ int dk_bench_main(int argc, char **argv)
         goto out;
     }
     const char *names[DK_MAX_EVENTS];
-    int n_events = o.events[0] == '\0' ? 0 : split_events(prog, o.events_from, o.events, evbuf, names);
+    int n_events = o.events[0] == '\0' ? 0 : dkb_split_events(prog, o.events_from, o.events, evbuf, names);
     if (n_events < 0) {
         status = 2;
         goto out;
@@ -713,13 +416,13 @@ int dk_bench_main(int argc, char **argv)
     for (int a = 0; a < n_events; a++)
         for (int b = a + 1; b < n_events; b++)
             if (strcmp(names[a], names[b]) == 0) {
-                say("%s: %s '%s': %s is given twice", prog, o.events_from, o.events,
+                dkb_say("%s: %s '%s': %s is given twice", prog, o.events_from, o.events,
                         names[a]);
                 status = 2;
                 goto out;
             }
     if (n == 0) {
-        say("%s: no benchmark matches '%s' (--list shows them)", prog,
+        dkb_say("%s: no benchmark matches '%s' (--list shows them)", prog,
                 have_re ? o.filter : "");
         status = 1;
         goto out;
@@ -727,7 +430,7 @@ int dk_bench_main(int argc, char **argv)
     if (o.baseline != NULL) {
         rc = dkb_baseline_load(o.results_dir, o.baseline, &base, &n_base);
         if (rc != 0) {
-            say("%s: cannot compare with baseline '%s': %s", prog, o.baseline,
+            dkb_say("%s: cannot compare with baseline '%s': %s", prog, o.baseline,
                     dkb_last_error());
             status = 1;
             goto out;
@@ -747,10 +450,10 @@ int dk_bench_main(int argc, char **argv)
     if (o.save_baseline != NULL &&
         (rc = dkb_baseline_check(o.results_dir, o.save_baseline, &made_results_dir)) != 0) {
         if (rc == DK_EINVAL) {
-            say("%s: %s (see --help)", prog, dkb_last_error());
+            dkb_say("%s: %s (see --help)", prog, dkb_last_error());
             status = 2;
         } else {
-            say("%s: --save-baseline %s: %s", prog, o.save_baseline, dkb_last_error());
+            dkb_say("%s: --save-baseline %s: %s", prog, o.save_baseline, dkb_last_error());
             status = 1;
         }
         goto out;
@@ -760,21 +463,21 @@ int dk_bench_main(int argc, char **argv)
     hold_signals(&held); /* from before the counters are taken */
     if (dkb_source_open_dkperf(&src) != 0) {
         if (src.self == NULL) {
-            say("%s: %s", prog, dkb_last_error());
+            dkb_say("%s: %s", prog, dkb_last_error());
             status = 1;
             goto out;
         }
-        say("%s: %s", prog, src.why_no_counters);
+        dkb_say("%s: %s", prog, src.why_no_counters);
     }
     /* What the library did to the machine's state on the way (it prints nothing). */
     for (const char *note = src.notes; *note != '\0';) {
         size_t len = strcspn(note, "\n");
-        say("%s: note: %.*s", prog, (int)len, note);
+        dkb_say("%s: note: %.*s", prog, (int)len, note);
         note += len + (note[len] == '\n');
     }
     dkb_plan plan;
     if (dkb_plan_events(&src, names, (size_t)n_events, &plan) != 0) {
-        say("%s: %s", prog, dkb_last_error());
+        dkb_say("%s: %s", prog, dkb_last_error());
         status = 2;
         goto out;
     }
@@ -800,7 +503,7 @@ int dk_bench_main(int argc, char **argv)
             /* Registered together: consecutive entries of the registry. */
             dkb_entry *group = malloc(k * sizeof *group);
             if (group == NULL) {
-                say("%s: out of memory", prog);
+                dkb_say("%s: out of memory", prog);
                 status = 1;
                 break;
             }
@@ -822,11 +525,11 @@ int dk_bench_main(int argc, char **argv)
                 named = strncmp(why, nm, len) == 0 && why[len] == ':';
             }
             if (k > 1)
-                say("%s: %s%s%s (group %.*s, run interleaved, not measured)", prog,
+                dkb_say("%s: %s%s%s (group %.*s, run interleaved, not measured)", prog,
                         named ? "" : e->name, named ? "" : ": ", why,
                         (int)(strchr(e->name, '/') - e->name), e->name);
             else
-                say("%s: %s%s%s", prog, named ? "" : e->name, named ? "" : ": ",
+                dkb_say("%s: %s%s%s", prog, named ? "" : e->name, named ? "" : ": ",
                         why);
             status = 1;
             i += k;
@@ -839,13 +542,13 @@ int dk_bench_main(int argc, char **argv)
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
                 for (size_t q = 0; q < r->n_measures; q++)
                     if (r->m[q].no_change[0] != '\0')
-                        say("%s: %s: %s: not compared with baseline '%s': %s", prog,
+                        dkb_say("%s: %s: %s: not compared with baseline '%s': %s", prog,
                                 r->name, r->m[q].name, o.baseline, r->m[q].no_change);
             }
             rp[done + j] = r;
             bp[done + j] = old;
             if (!o.quiet && dkb_report_terminal(stdout, &run, r, color, o.verbose) != 0) {
-                say("%s: writing to stdout failed: %s", prog, dkb_last_error());
+                dkb_say("%s: writing to stdout failed: %s", prog, dkb_last_error());
                 status = 1;
             }
         }
@@ -864,7 +567,7 @@ int dk_bench_main(int argc, char **argv)
             status |= write_file(prog, &rf[k], &run, rp, bp, done);
     if (o.save_baseline != NULL && done > 0) {
         if (dkb_baseline_save(o.results_dir, o.save_baseline, &run, rp, done) != 0) {
-            say("%s: saving baseline '%s' in %s failed: %s", prog, o.save_baseline,
+            dkb_say("%s: saving baseline '%s' in %s failed: %s", prog, o.save_baseline,
                     o.results_dir, dkb_last_error());
             status = 1;
         }

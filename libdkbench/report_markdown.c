@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/error.h"
-#include "bench/report.h"
-#include "bench/report_common.h"
+#include "libdkbench/report.h"
+#include "libdkbench/report_common.h"
 
 /* Markdown text in a table cell: the characters that would end the cell or
  * start markup are backslash-escaped; line breaks, other control
