@@ -43,6 +43,10 @@
 
 #include "dkperf/error.h"
 
+/* The one folder of saved baselines, for dkbench programs and dkperf bench
+ * alike, relative to the working directory (--results-dir changes it). */
+#define DK_BENCH_RESULTS_DIR "dkbench-results"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -251,7 +255,7 @@ typedef struct dk_bench_options {
     double min_time;
     double noise;             /* changes within +-noise are noise (0.01) */
     uint64_t seed;            /* bootstrap seed (1) */
-    const char *results_dir;  /* where baselines are (NULL: "dkbench-results") */
+    const char *results_dir;  /* where baselines are (NULL: DK_BENCH_RESULTS_DIR) */
     const char *baseline;     /* compare with this baseline; NULL: none */
     const char *save_baseline; /* save as this baseline when every benchmark ran */
     /* Called as each benchmark's result is complete (compared with the

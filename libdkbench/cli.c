@@ -175,7 +175,7 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     dkb_config_defaults(&o->cfg);
     o->noise = 0.01;
-    o->results_dir = "dkbench-results";
+    o->results_dir = DK_BENCH_RESULTS_DIR;
     o->events = default_events;
     snprintf(o->events_from, sizeof o->events_from, "events");
     snprintf(o->filter_from, sizeof o->filter_from, "the filter");

@@ -342,7 +342,7 @@ int dk_bench_run(const dk_bench_options *opt, dk_bench_results **out)
                                    "min_time %g (above 0, at most 1e6 s), runs %zu, min_runs %zu, "
                                    "max_runs %zu (1 <= min_runs <= max_runs, runs <= max_runs)",
                         o.noise, o.min_time, o.runs, o.min_runs, o.max_runs);
-    const char *dir = o.results_dir ? o.results_dir : "dkbench-results";
+    const char *dir = o.results_dir ? o.results_dir : DK_BENCH_RESULTS_DIR;
     dkb_config cfg;
     dkb_config_defaults(&cfg);
     cfg.seed = o.seed;

@@ -24,7 +24,7 @@
 #define BENCH_DEFAULT_TIME 3.0     /* seconds: hyperfine's minimum benchmarking time */
 /* libdkbench's results folder: one for dkbench programs and dkperf bench.
  * Baselines an older dkperf bench saved are in BENCH_OLD_DIR. */
-#define BENCH_DEFAULT_DIR "dkbench-results"
+#define BENCH_DEFAULT_DIR DK_BENCH_RESULTS_DIR /* libdkbench's */
 #define BENCH_OLD_DIR "dkperf-bench-results"
 
 typedef struct bench_options {
