@@ -214,6 +214,11 @@ TEST_CASE(baseline_rejects_malformed)
     REJECT(dir, "{\"schema\":1.}", "digit after the decimal point");
     REJECT(dir, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "nested too deeply");
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}", "result \"name\": missing");
+    /* An older dkperf bench's times are seconds: one that is no duration in
+     * ns (1e300 s is infinite there) is refused as such, not as memory. */
+    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
+                "\"times\":[1e300,1e300]}]}",
+           "\"times\": must hold durations");
     /* Numbers where values of another kind belong, and the reverse. */
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[ 1 ]}",
            "byte 43: a result must be an object");

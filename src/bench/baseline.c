@@ -570,9 +570,10 @@ static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
     if (r->iterations == NULL)
         return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
     for (size_t i = 0; i < r->n_samples; i++) {
+        /* Checked in ns, the unit it is kept in: 1e300 s is infinite there. */
+        r->m[0].y[i] *= 1e9;
         if (!(r->m[0].y[i] >= 0 && isfinite(r->m[0].y[i])))
             return schema_err(p, times, w, "times", "must hold durations (seconds >= 0)");
-        r->m[0].y[i] *= 1e9;
         r->iterations[i] = 1;
     }
     snprintf(r->m[0].name, sizeof r->m[0].name, "time");
