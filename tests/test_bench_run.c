@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -262,3 +263,27 @@ TEST_CASE(a_counter_not_counted_in_every_run_is_unavailable)
 }
 
 TEST_MAIN()
+
+/* A baseline to save whose path is a directory is refused before any run,
+ * as a directory that cannot take a file is: not after every run. */
+TEST_CASE(a_baseline_path_that_is_a_directory_is_refused_before_any_run)
+{
+    char d[512], sub[600];
+    snprintf(d, sizeof d, "%s/dkb-dir-XXXXXX", dkt_tmpdir());
+    CHECK(mkdtemp(d) != NULL);
+    snprintf(sub, sizeof sub, "%s/base.json", d);
+    CHECK(mkdir(sub, 0700) == 0);
+    fake f = {walls, 11, 0, 0, 1, -1, -1};
+    add("cmd", &f);
+    dk_bench_options o;
+    dk_bench_options_init(&o);
+    o.runs = 3;
+    o.results_dir = d;
+    o.save_baseline = "base";
+    dk_bench_results *r = NULL;
+    CHECK_INT(dk_bench_run(&o, &r), ==, DK_EOS);
+    CHECK_CONTAINS(dk_bench_last_error(), "base.json: is a directory");
+    CHECK(f.calls == 0 && dk_bench_results_count(r) == 0);
+    dk_bench_results_free(r);
+    CHECK(rmdir(sub) == 0 && rmdir(d) == 0);
+}

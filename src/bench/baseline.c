@@ -701,6 +701,11 @@ int dkb_baseline_check(const char *dir, const char *name, bool *created)
     }
     close(fd);
     unlink(tmp);
+    /* The file is renamed onto the path at the end: a directory there
+     * would refuse it only after every run. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return dkb_fail(DK_EOS, "baseline %s: is a directory; name another baseline", path);
     return 0;
 }
 
