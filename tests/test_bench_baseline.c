@@ -265,6 +265,9 @@ TEST_CASE(baseline_rejects_malformed)
     CHECK_CONTAINS(dkb_last_error(), "--save-baseline");
     CHECK_INT(dkb_baseline_load(dir, "../x", &out, &n), ==, DK_EINVAL);
     CHECK_CONTAINS(dkb_last_error(), "must be non-empty and have no '/'");
+    /* An empty results directory is no directory: not the root's "/x.json". */
+    CHECK_INT(dkb_baseline_load("", "x", &out, &n), ==, DK_EINVAL);
+    CHECK_CONTAINS(dkb_last_error(), "the results directory must not be empty");
     free(text);
     dkb_result_free(&a);
     dkb_result_free(&b);

@@ -507,6 +507,8 @@ static int baseline_path(char *out, size_t size, const char *dir, const char *na
         strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         return dkb_fail(DK_EINVAL, "%s: the baseline name \"%s\" must be non-empty and have no '/'",
                         fn, name ? name : "(null)");
+    if (dir[0] == '\0') /* else "/NAME.json", at the root */
+        return dkb_fail(DK_EINVAL, "%s: the results directory must not be empty", fn);
     if ((size_t)snprintf(out, size, "%s/%s.json", dir, name) >= size)
         return dkb_fail(DK_EINVAL, "%s: the baseline path %s/%s.json is too long", fn, dir, name);
     return 0;
