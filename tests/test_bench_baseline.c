@@ -219,6 +219,16 @@ TEST_CASE(baseline_rejects_malformed)
     REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
                 "\"times\":[1e300,1e300]}]}",
            "\"times\": must hold durations");
+    /* An older dkperf bench's baseline is said to be one, once: not "not a
+     * dkbench-1 baseline", not "save it again" twice. */
+    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\"}]}",
+           "older dkperf bench");
+    CHECK(strstr(dkb_last_error(), "dkbench-1") == NULL);
+    CHECK(strstr(strstr(dkb_last_error(), "--save-baseline") + 1, "--save-baseline") == NULL);
+    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
+                "\"times\":[\"1\"]}]}",
+           "\"times\": must hold numbers");
+    CHECK(strstr(dkb_last_error(), "not a dkbench-1 baseline") == NULL);
     /* Numbers where values of another kind belong, and the reverse. */
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[ 1 ]}",
            "byte 43: a result must be an object");

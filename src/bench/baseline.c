@@ -35,11 +35,17 @@ typedef struct jparser {
     const char *s;
     size_t len;
     int err;
+    bool legacy; /* schema dkperf-bench/1 */
 } jparser;
 
 static int jerr(jparser *p, size_t off, const char *what)
 {
-    if (p->err == 0)
+    if (p->err == 0 && p->legacy)
+        p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is a baseline of an older "
+                                     "dkperf bench (schema \"dkperf-bench/1\") that cannot be "
+                                     "compared: save it again with --save-baseline",
+                          p->path, off, what);
+    else if (p->err == 0)
         p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is not a dkbench-1 baseline "
                                      "(save it again with --save-baseline)",
                           p->path, off, what);
@@ -541,15 +547,6 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
  */
 #define LEGACY_SCHEMA "dkperf-bench/1"
 
-static int legacy_refuse(jparser *p, const dk_json *at, const char *what)
-{
-    char why[512];
-    snprintf(why, sizeof why, "a baseline of an older dkperf bench (schema \"" LEGACY_SCHEMA
-                              "\") %s, so its runs cannot be compared; save it again with "
-                              "--save-baseline", what);
-    return jerr(p, at->off, why);
-}
-
 static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
 {
     const char *w = "result";
@@ -557,7 +554,7 @@ static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
         return jerr(p, o->off, "a result must be an object");
     const dk_json *times = dk__json_get(o, "times");
     if (times == NULL || times->type != DK_JSON_ARR)
-        return legacy_refuse(p, o, "holds no \"times\" of its runs");
+        return jerr(p, o->off, "a result holds no \"times\" of its runs");
     if (get_str(p, o, w, "command", r->name, sizeof r->name))
         return p->err;
     r->n_samples = times->n;
@@ -565,7 +562,7 @@ static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
     snprintf(r->stop_reason, sizeof r->stop_reason, "runs: %zu (saved by an older dkperf bench)",
              r->n_samples);
     if (r->n_samples == 0)
-        return legacy_refuse(p, times, "holds a command without runs");
+        return jerr(p, times->off, "a result holds no runs");
     if (get_array(p, o, w, "times", r->n_samples, &r->m[0].y))
         return p->err;
     r->iterations = malloc(r->n_samples * sizeof *r->iterations);
@@ -634,7 +631,7 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
     char schema[32];
     if ((rc = get_str(&p, &root, "document", "schema", schema, sizeof schema)) != 0)
         goto out;
-    bool legacy = strcmp(schema, LEGACY_SCHEMA) == 0;
+    bool legacy = p.legacy = strcmp(schema, LEGACY_SCHEMA) == 0;
     if (!legacy && strcmp(schema, "dkbench-1") != 0) {
         rc = jerr(&p, dk__json_get(&root, "schema")->off, "schema is not \"dkbench-1\"");
         goto out;
