@@ -199,6 +199,18 @@ TEST_CASE(structs_are_size_versioned)
     CHECK_INT(dk_bench_run(&big.o, &r), ==, DK_EINVAL);
     CHECK_CONTAINS(dk_bench_last_error(), "newer libdkbench");
     dk_bench_results_free(r);
+    /* A size no struct has (a garbage size, an unset member) is refused
+     * without reading that far, as perf_event_open refuses an attr larger
+     * than a page. */
+    unsigned char *wide = calloc(1, 65536);
+    CHECK(wide != NULL);
+    dk_bench_options_init((dk_bench_options *)wide);
+    ((dk_bench_options *)wide)->runs = 3;
+    ((dk_bench_options *)wide)->size = 65536;
+    CHECK_INT(dk_bench_run((dk_bench_options *)wide, &r), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_bench_last_error(), "size 65536 is no struct's size");
+    dk_bench_results_free(r);
+    free(wide);
     big.o.size = 8; /* smaller: refused */
     CHECK_INT(dk_bench_run(&big.o, &r), ==, DK_EINVAL);
     CHECK(r == NULL);
