@@ -190,7 +190,7 @@ DK_EXPORT void dk_bench__register_at_load(const char *name, dk_bench_loop_fn loo
  * A struct given to libdkbench starts with its size, set by the caller to
  * sizeof the struct it was compiled with: a later libdkbench reads the
  * members it knows of, and refuses a larger struct whose extra bytes are
- * not zero (DK_EINVAL).
+ * not zero, or a size above 4096 bytes (DK_EINVAL).
  */
 #define DK_BENCH_MAX_COUNTERS 32 /* counters one body may report */
 

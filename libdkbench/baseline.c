@@ -35,11 +35,17 @@ typedef struct jparser {
     const char *s;
     size_t len;
     int err;
+    bool legacy; /* schema dkperf-bench/1 */
 } jparser;
 
 static int jerr(jparser *p, size_t off, const char *what)
 {
-    if (p->err == 0)
+    if (p->err == 0 && p->legacy)
+        p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is a baseline of an older "
+                                     "dkperf bench (schema \"dkperf-bench/1\") that cannot be "
+                                     "compared: save it again with --save-baseline",
+                          p->path, off, what);
+    else if (p->err == 0)
         p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is not a dkbench-1 baseline "
                                      "(save it again with --save-baseline)",
                           p->path, off, what);
@@ -507,6 +513,8 @@ static int baseline_path(char *out, size_t size, const char *dir, const char *na
         strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
         return dkb_fail(DK_EINVAL, "%s: the baseline name \"%s\" must be non-empty and have no '/'",
                         fn, name ? name : "(null)");
+    if (dir[0] == '\0') /* else "/NAME.json", at the root */
+        return dkb_fail(DK_EINVAL, "%s: the results directory must not be empty", fn);
     if ((size_t)snprintf(out, size, "%s/%s.json", dir, name) >= size)
         return dkb_fail(DK_EINVAL, "%s: the baseline path %s/%s.json is too long", fn, dir, name);
     return 0;
@@ -539,15 +547,6 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
  */
 #define LEGACY_SCHEMA "dkperf-bench/1"
 
-static int legacy_refuse(jparser *p, const dk_json *at, const char *what)
-{
-    char why[512];
-    snprintf(why, sizeof why, "a baseline of an older dkperf bench (schema \"" LEGACY_SCHEMA
-                              "\") %s, so its runs cannot be compared; save it again with "
-                              "--save-baseline", what);
-    return jerr(p, at->off, why);
-}
-
 static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
 {
     const char *w = "result";
@@ -555,7 +554,7 @@ static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
         return jerr(p, o->off, "a result must be an object");
     const dk_json *times = dk__json_get(o, "times");
     if (times == NULL || times->type != DK_JSON_ARR)
-        return legacy_refuse(p, o, "holds no \"times\" of its runs");
+        return jerr(p, o->off, "a result holds no \"times\" of its runs");
     if (get_str(p, o, w, "command", r->name, sizeof r->name))
         return p->err;
     r->n_samples = times->n;
@@ -563,16 +562,17 @@ static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
     snprintf(r->stop_reason, sizeof r->stop_reason, "runs: %zu (saved by an older dkperf bench)",
              r->n_samples);
     if (r->n_samples == 0)
-        return legacy_refuse(p, times, "holds a command without runs");
+        return jerr(p, times->off, "a result holds no runs");
     if (get_array(p, o, w, "times", r->n_samples, &r->m[0].y))
         return p->err;
     r->iterations = malloc(r->n_samples * sizeof *r->iterations);
     if (r->iterations == NULL)
         return p->err = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", p->path);
     for (size_t i = 0; i < r->n_samples; i++) {
+        /* Checked in ns, the unit it is kept in: 1e300 s is infinite there. */
+        r->m[0].y[i] *= 1e9;
         if (!(r->m[0].y[i] >= 0 && isfinite(r->m[0].y[i])))
             return schema_err(p, times, w, "times", "must hold durations (seconds >= 0)");
-        r->m[0].y[i] *= 1e9;
         r->iterations[i] = 1;
     }
     snprintf(r->m[0].name, sizeof r->m[0].name, "time");
@@ -631,7 +631,7 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
     char schema[32];
     if ((rc = get_str(&p, &root, "document", "schema", schema, sizeof schema)) != 0)
         goto out;
-    bool legacy = strcmp(schema, LEGACY_SCHEMA) == 0;
+    bool legacy = p.legacy = strcmp(schema, LEGACY_SCHEMA) == 0;
     if (!legacy && strcmp(schema, "dkbench-1") != 0) {
         rc = jerr(&p, dk__json_get(&root, "schema")->off, "schema is not \"dkbench-1\"");
         goto out;
@@ -700,6 +700,11 @@ int dkb_baseline_check(const char *dir, const char *name, bool *created)
     }
     close(fd);
     unlink(tmp);
+    /* The file is renamed onto the path at the end: a directory there
+     * would refuse it only after every run. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return dkb_fail(DK_EOS, "baseline %s: is a directory; name another baseline", path);
     return 0;
 }
 

@@ -30,6 +30,11 @@ static const char *const fixed_unit[M_FIXED] = {"ns", "ns", "ns", "B"};
  * bytes this version does not know all zero. */
 static int check_size(const void *p, size_t given, size_t known, const char *what)
 {
+    /* As perf_event_open bounds attr.size by a page: a garbage size (an
+     * unset member) is refused before its bytes are read. */
+    if (given > 4096)
+        return dkb_fail(DK_EINVAL, "%s: size %zu is no struct's size; set it to sizeof the struct",
+                        what, given);
     if (given < known)
         return dkb_fail(DK_EINVAL, "%s: size %zu is smaller than %zu; set it to sizeof the struct",
                         what, given, known);

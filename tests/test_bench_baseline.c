@@ -214,6 +214,21 @@ TEST_CASE(baseline_rejects_malformed)
     REJECT(dir, "{\"schema\":1.}", "digit after the decimal point");
     REJECT(dir, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "nested too deeply");
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}", "result \"name\": missing");
+    /* An older dkperf bench's times are seconds: one that is no duration in
+     * ns (1e300 s is infinite there) is refused as such, not as memory. */
+    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
+                "\"times\":[1e300,1e300]}]}",
+           "\"times\": must hold durations");
+    /* An older dkperf bench's baseline is said to be one, once: not "not a
+     * dkbench-1 baseline", not "save it again" twice. */
+    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\"}]}",
+           "older dkperf bench");
+    CHECK(strstr(dkb_last_error(), "dkbench-1") == NULL);
+    CHECK(strstr(strstr(dkb_last_error(), "--save-baseline") + 1, "--save-baseline") == NULL);
+    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
+                "\"times\":[\"1\"]}]}",
+           "\"times\": must hold numbers");
+    CHECK(strstr(dkb_last_error(), "not a dkbench-1 baseline") == NULL);
     /* Numbers where values of another kind belong, and the reverse. */
     REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[ 1 ]}",
            "byte 43: a result must be an object");
@@ -260,6 +275,9 @@ TEST_CASE(baseline_rejects_malformed)
     CHECK_CONTAINS(dkb_last_error(), "--save-baseline");
     CHECK_INT(dkb_baseline_load(dir, "../x", &out, &n), ==, DK_EINVAL);
     CHECK_CONTAINS(dkb_last_error(), "must be non-empty and have no '/'");
+    /* An empty results directory is no directory: not the root's "/x.json". */
+    CHECK_INT(dkb_baseline_load("", "x", &out, &n), ==, DK_EINVAL);
+    CHECK_CONTAINS(dkb_last_error(), "the results directory must not be empty");
     free(text);
     dkb_result_free(&a);
     dkb_result_free(&b);

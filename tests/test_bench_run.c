@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -240,6 +241,18 @@ TEST_CASE(structs_are_size_versioned)
     CHECK_INT(dk_bench_run(&big.o, &r), ==, DK_EINVAL);
     CHECK_CONTAINS(dk_bench_last_error(), "newer libdkbench");
     dk_bench_results_free(r);
+    /* A size no struct has (a garbage size, an unset member) is refused
+     * without reading that far, as perf_event_open refuses an attr larger
+     * than a page. */
+    unsigned char *wide = calloc(1, 65536);
+    CHECK(wide != NULL);
+    dk_bench_options_init((dk_bench_options *)wide);
+    ((dk_bench_options *)wide)->runs = 3;
+    ((dk_bench_options *)wide)->size = 65536;
+    CHECK_INT(dk_bench_run((dk_bench_options *)wide, &r), ==, DK_EINVAL);
+    CHECK_CONTAINS(dk_bench_last_error(), "size 65536 is no struct's size");
+    dk_bench_results_free(r);
+    free(wide);
     big.o.size = 8; /* smaller: refused */
     CHECK_INT(dk_bench_run(&big.o, &r), ==, DK_EINVAL);
     CHECK(r == NULL);
@@ -304,3 +317,27 @@ TEST_CASE(a_counter_not_counted_in_every_run_is_unavailable)
 }
 
 TEST_MAIN()
+
+/* A baseline to save whose path is a directory is refused before any run,
+ * as a directory that cannot take a file is: not after every run. */
+TEST_CASE(a_baseline_path_that_is_a_directory_is_refused_before_any_run)
+{
+    char d[512], sub[600];
+    snprintf(d, sizeof d, "%s/dkb-dir-XXXXXX", dkt_tmpdir());
+    CHECK(mkdtemp(d) != NULL);
+    snprintf(sub, sizeof sub, "%s/base.json", d);
+    CHECK(mkdir(sub, 0700) == 0);
+    fake f = {walls, 11, 0, 0, 1, -1, -1};
+    add("cmd", &f);
+    dk_bench_options o;
+    dk_bench_options_init(&o);
+    o.runs = 3;
+    o.results_dir = d;
+    o.save_baseline = "base";
+    dk_bench_results *r = NULL;
+    CHECK_INT(dk_bench_run(&o, &r), ==, DK_EOS);
+    CHECK_CONTAINS(dk_bench_last_error(), "base.json: is a directory");
+    CHECK(f.calls == 0 && dk_bench_results_count(r) == 0);
+    dk_bench_results_free(r);
+    CHECK(rmdir(sub) == 0 && rmdir(d) == 0);
+}
