@@ -51,10 +51,7 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void empty_body(dk_bench *b)
-{
-    DK_BENCH_LOOP(b) dk_bench_clobber_memory();
-}
+static void empty_body(dk_bench *b) { DK_BENCH_LOOP(b) dk_bench_clobber_memory(); }
 
 /* ns for two dk_thread_sample calls and two clock reads, on the events the
  * harness counts (names[0..n), plus the switch counter if it opens). */
@@ -190,7 +187,8 @@ int main(int argc, char **argv)
         double bound = median(reads, (size_t)rounds);
         double t_icpt = median(icpt, (size_t)rounds);
         printf("  time fit's intercept (what it absorbs per sample): %8.1f ns (Theil-Sen's line, "
-               "unpreempted samples)\n", t_icpt);
+               "unpreempted samples)\n",
+               t_icpt);
         printf("  two dk_thread_sample (%d event%s) + two clock reads: %8.1f ns\n", counted,
                counted == 1 ? "" : "s", bound);
         for (size_t m = 1; m < nm; m++) {
@@ -207,7 +205,9 @@ int main(int argc, char **argv)
         bool resolved = t_icpt >= -bound;
         bool met = resolved && t_icpt <= bound;
         printf("target: intercept at most the two reads' cost: %s (%.2f of it)\n",
-               met ? "met" : resolved ? "MISSED" : "NOT RESOLVED (negative beyond the reads' cost)",
+               met        ? "met"
+               : resolved ? "MISSED"
+                          : "NOT RESOLVED (negative beyond the reads' cost)",
                t_icpt / bound);
         rc = met ? 0 : 1;
     }
@@ -235,8 +235,8 @@ int main(int argc, char **argv)
             rc = 2;
         } else {
             printf("Estimators on 100 samples\n");
-            printf("  OLS slope bootstrap: %.1f ns per resample, %.2f ms for 10000\n",
-                   boot / 10000, boot * 1e-6);
+            printf("  OLS slope bootstrap: %.1f ns per resample, %.2f ms for 10000\n", boot / 10000,
+                   boot * 1e-6);
             printf("  Theil-Sen with Sen's interval (4950 pair slopes): %.1f us\n", ts * 1e-3);
         }
     }

@@ -110,13 +110,16 @@ int main(int argc, char **argv)
     }
     char nbuf[32];
     snprintf(nbuf, sizeof nbuf, "%ld", runs);
-    char *hyper_argv[] = {(char *)hyperfine, "-N", "--runs", nbuf, "--style", "none", "/bin/true", NULL};
+    char *hyper_argv[] = {(char *)hyperfine, "-N",   "--runs",    nbuf,
+                          "--style",         "none", "/bin/true", NULL};
     char *version_argv[] = {(char *)hyperfine, "--version", NULL};
     char *dk_argv[] = {(char *)dkperf, "bench", "-r", nbuf, "--", "/bin/true", NULL};
     char *cmp_argv[] = {(char *)compare, "bench", "-r", nbuf, "--", "/bin/true", NULL};
     if (run(version_argv) != 0) {
-        fprintf(stderr, "bench-overhead: %s cannot be run: install it (Debian: apt-get install "
-                        "hyperfine)\n", hyperfine);
+        fprintf(stderr,
+                "bench-overhead: %s cannot be run: install it (Debian: apt-get install "
+                "hyperfine)\n",
+                hyperfine);
         return 77;
     }
 
@@ -136,8 +139,9 @@ int main(int argc, char **argv)
             goto out;
         }
         if (bare[r] < 0 || hyp[r] < 0 || dk[r] < 0) {
-            fprintf(stderr, "bench-overhead: round %ld failed (bare %s, hyperfine %s, dkperf "
-                            "bench %s)\n",
+            fprintf(stderr,
+                    "bench-overhead: round %ld failed (bare %s, hyperfine %s, dkperf "
+                    "bench %s)\n",
                     r + 1, bare[r] < 0 ? "failed" : "ok", hyp[r] < 0 ? "failed" : "ok",
                     dk[r] < 0 ? "failed" : "ok");
             goto out;

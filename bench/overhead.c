@@ -205,7 +205,8 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
     double *raw = calloc((size_t)rounds, sizeof *raw), *dk = calloc((size_t)rounds, sizeof *dk);
     double *ratio = calloc((size_t)rounds, sizeof *ratio);
     if (raw == NULL || dk == NULL || ratio == NULL) {
-        fprintf(stderr, "overhead: out of memory for the timings of %d rounds (try fewer --rounds)\n",
+        fprintf(stderr,
+                "overhead: out of memory for the timings of %d rounds (try fewer --rounds)\n",
                 rounds);
         rc = 2;
     }
@@ -215,8 +216,11 @@ static int run_case(const char *self, const char *which, long calls, int rounds,
     bool kperf = strcmp(which, "kperf") == 0;
     if (rc == 0)
         printf("\n%s backend on %s%s, %zu events, %d interleaved rounds of %ld calls\n", which,
-               kperf ? dk_cpu_name(dk_sampler_cpu(b.sampler)) : dk_database_marketing_name(dk_sampler_database(b.sampler)),
-               kperf && (root[0] != '\0' || DKPERF_BENCH_SIM_ROOT[0] != '\0') ? " (simulated frameworks)" : "",
+               kperf ? dk_cpu_name(dk_sampler_cpu(b.sampler))
+                     : dk_database_marketing_name(dk_sampler_database(b.sampler)),
+               kperf && (root[0] != '\0' || DKPERF_BENCH_SIM_ROOT[0] != '\0')
+                   ? " (simulated frameworks)"
+                   : "",
                b.n, rounds, calls);
     teardown(&b);
     double raw_ns = 0, dk_ns = 0, time_ratio = 0;
@@ -289,7 +293,7 @@ static uint64_t count_of(int fd)
 
 typedef struct pmu_bench {
     dk_thread *thread;
-    int fd;                  /* the thread's group, for read() */
+    int fd; /* the thread's group, for read() */
     size_t read_size;
     const struct perf_event_mmap_page *pages[2]; /* a group of as many, for the bare reads */
     size_t n;
@@ -370,8 +374,8 @@ static int run_pmu_case(long calls)
     printf("\npmu case: %s\n%s; %ld calls, instructions per call (user and kernel) counted by "
            "the PMU\n",
            caps.pmu, caps.user_reads, calls);
-    printf("%-8s %14s %18s %14s %10s %10s\n", "events", "bare reads", "dk_thread_sample",
-           "read()", "dk/bare", "read/dk");
+    printf("%-8s %14s %18s %14s %10s %10s\n", "events", "bare reads", "dk_thread_sample", "read()",
+           "dk/bare", "read/dk");
     int worst = 0;
     long page = sysconf(_SC_PAGESIZE);
     for (size_t n = 1; n <= 2; n++) {
@@ -449,8 +453,9 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--loop") == 0 && i + 1 < argc)
             loop = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--calls N] [--rounds R] [--no-callgrind] "
-                            "[--case kperf|perf_event|pmu]\n",
+            fprintf(stderr,
+                    "usage: %s [--calls N] [--rounds R] [--no-callgrind] "
+                    "[--case kperf|perf_event|pmu]\n",
                     argv[0]);
             return 2;
         }

@@ -58,8 +58,10 @@ static double last_cpu; /* CPU seconds of the last run: the command and all it r
 static double run(char *const argv[], const char *out_path, const char *err_path)
 {
     struct rusage ru;
-    int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int err = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int out =
+        open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err =
+        open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     child_options o = CHILD_OPTIONS_INIT;
     o.stdout_fd = out;
     o.stderr_fd = err;
@@ -167,7 +169,8 @@ int main(int argc, char **argv)
     char tmpl[1100];
     if (snprintf(tmpl, sizeof tmpl, "%s/record-overhead-XXXXXX", dir) >= (int)sizeof tmpl ||
         mkdtemp(tmpl) == NULL) {
-        fprintf(stderr, "record-overhead: cannot make a directory in %s: %s\n", dir, strerror(errno));
+        fprintf(stderr, "record-overhead: cannot make a directory in %s: %s\n", dir,
+                strerror(errno));
         return 2;
     }
     snprintf(dir, sizeof dir, "%.1000s", tmpl);
@@ -185,10 +188,12 @@ int main(int argc, char **argv)
 
     char *dk_data = strdup(path_in("dk.data")), *pf_data = strdup(path_in("perf.data"));
     char *bare[] = {(char *)prog, "--rounds", rounds_s, "--print-cpu", NULL};
-    char *dkrec_cmd[] = {(char *)dkperf, "record", "-e", "cpu-clock", "-F", "999", "-g", "-o",
-                         dk_data, "--", (char *)prog, "--rounds", rounds_s, "--print-cpu", NULL};
-    char *pfrec_cmd[] = {(char *)perf, "record", "-e", "cpu-clock", "-F", "999", "-g", "-o",
-                         pf_data, "--", (char *)prog, "--rounds", rounds_s, "--print-cpu", NULL};
+    char *dkrec_cmd[] = {(char *)dkperf, "record",   "-e",     "cpu-clock",   "-F",
+                         "999",          "-g",       "-o",     dk_data,       "--",
+                         (char *)prog,   "--rounds", rounds_s, "--print-cpu", NULL};
+    char *pfrec_cmd[] = {(char *)perf, "record",   "-e",     "cpu-clock",   "-F",
+                         "999",        "-g",       "-o",     pf_data,       "--",
+                         (char *)prog, "--rounds", rounds_s, "--print-cpu", NULL};
     char *dkrep_cmd[] = {(char *)dkperf, "report", "-i", dk_data, "--stdio", NULL};
     char *pfrep_cmd[] = {(char *)perf, "report", "-i", pf_data, "--stdio", NULL};
     char *pfscript_cmd[] = {(char *)perf, "script", "-i", pf_data, "-F", "period", NULL};
@@ -257,7 +262,8 @@ int main(int argc, char **argv)
     double pw = med(p_wall, np), pc = med(p_cpu, np), pn = med(p_n, np), pbps = med(p_bps, np),
            prep = med(p_rep, np);
     printf("record-overhead: %s --rounds %ld (%.2f s of CPU bare), -e cpu-clock -F 999 -g, "
-           "medians of %d runs\n", prog, rounds, bc, runs);
+           "medians of %d runs\n",
+           prog, rounds, bc, runs);
     printf("  %-30s %12s %22s %22s\n", "", "bare", "dkperf record", "perf record");
     printf("  %-30s %12.3f %14.3f (%5.3fx) ", "program CPU (s)", bc, dc, dc / bc);
     if (np)
@@ -300,13 +306,15 @@ int main(int argc, char **argv)
 
     /* A loaded machine stretches every wall time: say so next to the figures. */
     if (bw > 1.2 * ba)
-        printf("  note: the machine is loaded (the bare program took %.2f s of wall time for %.2f s "
-               "of CPU); the CPU ratios are the steadier figures\n", bw, ba);
+        printf(
+            "  note: the machine is loaded (the bare program took %.2f s of wall time for %.2f s "
+            "of CPU); the CPU ratios are the steadier figures\n",
+            bw, ba);
     int missed = 0;
-#define JUDGE(ok, fmt, ...)                                                          \
-    do {                                                                             \
-        printf("  target: " fmt ": %s\n", __VA_ARGS__, (ok) ? "met" : "NOT met");   \
-        missed += !(ok);                                                             \
+#define JUDGE(ok, fmt, ...)                                                       \
+    do {                                                                          \
+        printf("  target: " fmt ": %s\n", __VA_ARGS__, (ok) ? "met" : "NOT met"); \
+        missed += !(ok);                                                          \
     } while (0)
     JUDGE(dw / bw <= 1.05, "whole dkperf record command at most 1.05x the bare program (%.3fx)",
           dw / bw);
@@ -315,19 +323,20 @@ int main(int argc, char **argv)
     if (np) {
         /* The slowdowns are judged with a margin of 1% of the program: the
          * machine's noise between runs is about that. */
-        JUDGE(dc / bc <= pc / bc + 0.01, "program slowdown at most perf's (%.3fx vs %.3fx)", dc / bc,
-              pc / bc);
+        JUDGE(dc / bc <= pc / bc + 0.01, "program slowdown at most perf's (%.3fx vs %.3fx)",
+              dc / bc, pc / bc);
         JUDGE(dbps <= 0.5 * pbps, "bytes per sample at most half of perf.data's (%.2fx)",
               dbps / pbps);
         JUDGE(drep <= 0.5 * prep, "report time at most half of perf report's (%.2fx)", drep / prep);
     } else {
         printf("  not judged (perf cannot record here: %s): program slowdown against perf's, "
-               "bytes per sample, report time\n", why_perf);
+               "bytes per sample, report time\n",
+               why_perf);
     }
     unlink(dk_data);
     unlink(pf_data);
-    const char *tmp[] = {"cal.out", "bare.out", "dk.out", "dk.err", "perf.out", "perf.err",
-                         "perf.script"};
+    const char *tmp[] = {"cal.out",  "bare.out", "dk.out",     "dk.err",
+                         "perf.out", "perf.err", "perf.script"};
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
         unlink(path_in(tmp[i]));
     unlink(path_in("perf.data.old"));

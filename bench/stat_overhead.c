@@ -95,8 +95,9 @@ int main(int argc, char **argv)
     double *t[NCMDS] = {NULL, NULL, NULL};
     for (size_t c = 0; c < ncmds; c++)
         if ((t[c] = calloc((size_t)runs, sizeof *t[c])) == NULL) {
-            fprintf(stderr, "stat-overhead: out of memory for the times of %d runs (try fewer "
-                            "--runs)\n",
+            fprintf(stderr,
+                    "stat-overhead: out of memory for the times of %d runs (try fewer "
+                    "--runs)\n",
                     runs);
             for (size_t k = 0; k < c; k++)
                 free(t[k]);

@@ -75,8 +75,8 @@ DK_EXPORT uint64_t dk_bench_next(dk_bench *b);
  * asks. Between samples it calls dk_bench_next; within one, an iteration
  * costs a decrement and a branch. Use it once per benchmark function.
  */
-#define DK_BENCH_LOOP(b)                                                  \
-    for (uint64_t dk__n = dk_bench_next(b); dk__n != 0;                   \
+#define DK_BENCH_LOOP(b)                                \
+    for (uint64_t dk__n = dk_bench_next(b); dk__n != 0; \
          dk__n = dk__n - 1 != 0 ? dk__n - 1 : dk_bench_next(b))
 
 /*
@@ -90,9 +90,9 @@ DK_EXPORT uint64_t dk_bench_next(dk_bench *b);
  * location may have been read and written: stores before it happen.
  */
 #if defined(__GNUC__) || defined(__clang__)
-#define dk_bench_do_not_optimize(x)                                       \
-    do {                                                                  \
-        __asm__ __volatile__("" : : "r,m"(x) : "memory");                 \
+#define dk_bench_do_not_optimize(x)                       \
+    do {                                                  \
+        __asm__ __volatile__("" : : "r,m"(x) : "memory"); \
     } while (0)
 #define dk_bench_clobber_memory() __asm__ __volatile__("" : : : "memory")
 #else
@@ -152,15 +152,15 @@ DK_EXPORT int dk_bench_register_fn(const char *name, dk_bench_iter_fn fn, void *
 #define DK__BENCH_CAT2(a, b) a##b
 #define DK__BENCH_CAT(a, b) DK__BENCH_CAT2(a, b)
 #if defined(__GNUC__) || defined(__clang__)
-#define DK_BENCHMARK_NAMED(name, fn)                                      \
+#define DK_BENCHMARK_NAMED(name, fn)                                                       \
     __attribute__((constructor)) static void DK__BENCH_CAT(dk__bench_reg_, __LINE__)(void) \
-    {                                                                     \
-        dk_bench__register_at_load(name, fn, NULL, NULL);                 \
+    {                                                                                      \
+        dk_bench__register_at_load(name, fn, NULL, NULL);                                  \
     }
-#define DK_BENCHMARK_FN(name, fn, ctx)                                    \
+#define DK_BENCHMARK_FN(name, fn, ctx)                                                     \
     __attribute__((constructor)) static void DK__BENCH_CAT(dk__bench_reg_, __LINE__)(void) \
-    {                                                                     \
-        dk_bench__register_at_load(name, NULL, fn, ctx);                  \
+    {                                                                                      \
+        dk_bench__register_at_load(name, NULL, fn, ctx);                                   \
     }
 #else
 #define DK_BENCHMARK_NAMED(name, fn)
@@ -201,9 +201,9 @@ typedef struct dk_bench_body_run {
     size_t index;   /* from 0, among the warm-up runs or the measured runs */
     size_t planned; /* runs of that kind planned so far: final after the first measured run */
     /* Out: what the run measured (zeroed before each call). */
-    double wall_s, user_s, system_s; /* seconds */
-    uint64_t max_rss;                /* bytes; 0 when unknown */
-    uint64_t counters[DK_BENCH_MAX_COUNTERS];   /* in the order of registration */
+    double wall_s, user_s, system_s;              /* seconds */
+    uint64_t max_rss;                             /* bytes; 0 when unknown */
+    uint64_t counters[DK_BENCH_MAX_COUNTERS];     /* in the order of registration */
     unsigned char counted[DK_BENCH_MAX_COUNTERS]; /* 1 when counters[i] holds a count */
 } dk_bench_body_run;
 
@@ -253,10 +253,10 @@ typedef struct dk_bench_options {
      * max_runs (hyperfine's rule); warmup_runs unmeasured runs first. */
     size_t runs, min_runs, max_runs, warmup_runs;
     double min_time;
-    double noise;             /* changes within +-noise are noise (0.01) */
-    uint64_t seed;            /* bootstrap seed (1) */
-    const char *results_dir;  /* where baselines are (NULL: DK_BENCH_RESULTS_DIR) */
-    const char *baseline;     /* compare with this baseline; NULL: none */
+    double noise;              /* changes within +-noise are noise (0.01) */
+    uint64_t seed;             /* bootstrap seed (1) */
+    const char *results_dir;   /* where baselines are (NULL: DK_BENCH_RESULTS_DIR) */
+    const char *baseline;      /* compare with this baseline; NULL: none */
     const char *save_baseline; /* save as this baseline when every benchmark ran */
     /* Called as each benchmark's result is complete (compared with the
      * baseline); a non-zero return ends the run with that code. NULL: none. */
@@ -302,15 +302,15 @@ typedef enum dk_bench_verdict {
 /* One measure of one result: its samples' summary and headline estimate
  * (per iteration; for an external body, per run), and its change. */
 typedef struct dk_bench_estimate {
-    size_t size;           /* sizeof(dk_bench_estimate), set by the caller */
-    const char *unit;      /* "ns", "B" or "" (a count) */
-    size_t n;              /* samples */
-    double point, lo, hi;  /* headline estimate and its 95% interval */
-    const char *estimator; /* "median", "Theil-Sen", "OLS" or "mean" */
+    size_t size;                           /* sizeof(dk_bench_estimate), set by the caller */
+    const char *unit;                      /* "ns", "B" or "" (a count) */
+    size_t n;                              /* samples */
+    double point, lo, hi;                  /* headline estimate and its 95% interval */
+    const char *estimator;                 /* "median", "Theil-Sen", "OLS" or "mean" */
     double mean, stddev, median, min, max; /* of the per-iteration values; stddev n - 1 */
-    size_t mild, severe;   /* Tukey's outliers, both sides */
-    int has_change;        /* 1: compared with the baseline */
-    double change, change_lo, change_hi; /* relative: 0.1 is +10% */
+    size_t mild, severe;                   /* Tukey's outliers, both sides */
+    int has_change;                        /* 1: compared with the baseline */
+    double change, change_lo, change_hi;   /* relative: 0.1 is +10% */
     double p_value;
     dk_bench_verdict verdict;
     const char *no_change; /* why there is no change, "" when there is one or no baseline */

@@ -105,7 +105,10 @@ typedef struct dk_sampler_options {
 } dk_sampler_options;
 
 /* Defaults: every field zero but size. */
-#define DK_SAMPLER_OPTIONS_INIT {sizeof(dk_sampler_options), NULL, DK_BACKEND_AUTO, 0u}
+#define DK_SAMPLER_OPTIONS_INIT                               \
+    {                                                         \
+        sizeof(dk_sampler_options), NULL, DK_BACKEND_AUTO, 0u \
+    }
 
 /*
  * Signals and exit. On a Mac a sampler changes state that every process
@@ -195,35 +198,35 @@ DK_EXPORT const char *dk_sampler_notes(const dk_sampler *s);
 
 /* What a backend can do. */
 typedef struct dk_backend_caps {
-    size_t size;          /* set to sizeof(dk_backend_caps) before the call */
-    const char *name;     /* dk_sampler_backend() */
-    bool per_thread;      /* counts the calling thread (dk_thread) */
-    bool per_process;     /* can give a whole process's totals (dk_process_cpi) */
-    bool system_wide;     /* can count every CPU */
-    bool all_events;      /* every event of the database; false: instructions and cycles only */
-    bool multiplexing;    /* may time-share counters and scale counts (see dk_thread_read) */
-    bool perf_levels;     /* splits counts by CPU performance level (P/E cores) */
-    size_t counters;      /* hardware counters usable at once; 0 when unknown */
-    const char *pmu;      /* the PMU interface, e.g. "Apple ARM (kpc)", "cpu (perf_event)" */
+    size_t size;            /* set to sizeof(dk_backend_caps) before the call */
+    const char *name;       /* dk_sampler_backend() */
+    bool per_thread;        /* counts the calling thread (dk_thread) */
+    bool per_process;       /* can give a whole process's totals (dk_process_cpi) */
+    bool system_wide;       /* can count every CPU */
+    bool all_events;        /* every event of the database; false: instructions and cycles only */
+    bool multiplexing;      /* may time-share counters and scale counts (see dk_thread_read) */
+    bool perf_levels;       /* splits counts by CPU performance level (P/E cores) */
+    size_t counters;        /* hardware counters usable at once; 0 when unknown */
+    const char *pmu;        /* the PMU interface, e.g. "Apple ARM (kpc)", "cpu (perf_event)" */
     const char *privileges; /* what the current privileges allow, one sentence */
     const char *user_reads; /* "on: how" or "off: why" counters are read without a system
                                call; NULL when the backend has no such path */
     /* Since 0.4 (a caller's smaller size leaves them out). What a tool needs
      * to choose its defaults and its advice without knowing the backend. */
-    bool sampling;          /* dk_sampling_open can sample here (with the privileges) */
-    bool frequency;         /* counter events sample at a frequency too; false: a period only */
-    uint64_t sample_period; /* events a sample for an event given neither a period nor a
+    bool sampling;            /* dk_sampling_open can sample here (with the privileges) */
+    bool frequency;           /* counter events sample at a frequency too; false: a period only */
+    uint64_t sample_period;   /* events a sample for an event given neither a period nor a
                                frequency when the backend has no frequency mode; else 0 */
-    uint64_t sample_freq;   /* samples a second for such an event in frequency mode; else 0 */
+    uint64_t sample_freq;     /* samples a second for such an event in frequency mode; else 0 */
     const char *sample_event; /* the event to sample when the caller names none */
     const char *stat_events;  /* the events to count when the caller names none,
                                  comma-separated, as perf stat's defaults */
-    bool software_events;   /* counts the kernel's software events (task-clock,
+    bool software_events;     /* counts the kernel's software events (task-clock,
                                context-switches, page-faults) */
-    bool process_events;    /* a process group counts every event; false: instructions and
+    bool process_events;      /* a process group counts every event; false: instructions and
                                cycles only, other events only on a system group */
-    bool children;          /* process groups take DK_GROUP_CHILDREN (inherit) */
-    bool counts_outlive;    /* a process or thread group still reads its counts after its
+    bool children;            /* process groups take DK_GROUP_CHILDREN (inherit) */
+    bool counts_outlive;      /* a process or thread group still reads its counts after its
                                target exited and was reaped; false: read before it ends */
 } dk_backend_caps;
 
@@ -403,9 +406,11 @@ typedef enum dk_scope {
 } dk_scope;
 
 /* dk_group_open flags */
-#define DK_GROUP_ENABLE_ON_EXEC 0x1u /* start counting now, or with perf_event at the
+#define DK_GROUP_ENABLE_ON_EXEC \
+    0x1u /* start counting now, or with perf_event at the
                                         process's next exec; the group opens running */
-#define DK_GROUP_PARTIAL 0x2u        /* keep events the scope cannot count, marked unsupported,
+#define DK_GROUP_PARTIAL \
+    0x2u /* keep events the scope cannot count, marked unsupported,
                                         instead of failing */
 /* Count the processes the calling thread starts from now on (and threads it
  * creates afterwards start), each from its exec, with their children; never
@@ -590,20 +595,24 @@ typedef struct dk_sampling_event {
 
 /* dk_sampling_options.flags */
 #define DK_SAMPLING_ENABLE_ON_EXEC 0x1u /* start at the process's next exec (perf_event) */
-#define DK_SAMPLING_INHERIT 0x2u        /* also the threads and children the target
+#define DK_SAMPLING_INHERIT \
+    0x2u /* also the threads and children the target
                                            creates afterwards */
 
 typedef struct dk_sampling_options {
-    size_t size;          /* sizeof(dk_sampling_options), for growth */
-    dk_scope scope;       /* DK_SCOPE_THREAD, DK_SCOPE_PROCESS or DK_SCOPE_SYSTEM */
-    int pid;              /* the thread or process (0: the caller); ignored for SYSTEM */
-    unsigned record;      /* DK_SAMPLE_*; 0: TIME|TID|CPU|IP|PERIOD */
-    unsigned flags;       /* DK_SAMPLING_* */
-    size_t buffer_bytes;  /* per ring buffer; 0: the backend default */
-    unsigned max_frames;  /* call chain depth; 0: the backend default */
+    size_t size;         /* sizeof(dk_sampling_options), for growth */
+    dk_scope scope;      /* DK_SCOPE_THREAD, DK_SCOPE_PROCESS or DK_SCOPE_SYSTEM */
+    int pid;             /* the thread or process (0: the caller); ignored for SYSTEM */
+    unsigned record;     /* DK_SAMPLE_*; 0: TIME|TID|CPU|IP|PERIOD */
+    unsigned flags;      /* DK_SAMPLING_* */
+    size_t buffer_bytes; /* per ring buffer; 0: the backend default */
+    unsigned max_frames; /* call chain depth; 0: the backend default */
 } dk_sampling_options;
 
-#define DK_SAMPLING_OPTIONS_INIT {sizeof(dk_sampling_options), DK_SCOPE_PROCESS, 0, 0u, 0u, 0, 0u}
+#define DK_SAMPLING_OPTIONS_INIT                                        \
+    {                                                                   \
+        sizeof(dk_sampling_options), DK_SCOPE_PROCESS, 0, 0u, 0u, 0, 0u \
+    }
 
 /* What a record delivered by dk_sampling_drain is. */
 typedef enum dk_sample_kind {
@@ -615,19 +624,19 @@ typedef enum dk_sample_kind {
 
 typedef struct dk_sample {
     dk_sample_kind kind;
-    size_t event;            /* index of the sampled event in the events given */
-    uint64_t time_ns;        /* CLOCK_MONOTONIC (Linux) or mach_absolute_time in ns */
+    size_t event;     /* index of the sampled event in the events given */
+    uint64_t time_ns; /* CLOCK_MONOTONIC (Linux) or mach_absolute_time in ns */
     int pid;
     uint64_t tid;
     unsigned cpu;
     uint64_t ip;
-    bool user;               /* ip is in user space */
-    uint64_t period;         /* events this sample stands for */
-    const uint64_t *frames;  /* user call chain, innermost first (frames[0] is
+    bool user;              /* ip is in user space */
+    uint64_t period;        /* events this sample stands for */
+    const uint64_t *frames; /* user call chain, innermost first (frames[0] is
                                 the sampled pc when it is in user space) */
     size_t n_frames;
-    bool truncated;          /* the chain was cut at max_frames or by the kernel */
-    const uint64_t *values;  /* DK_SAMPLE_READ: one per event, running totals */
+    bool truncated;         /* the chain was cut at max_frames or by the kernel */
+    const uint64_t *values; /* DK_SAMPLE_READ: one per event, running totals */
     size_t n_values;
     /* DK_SAMPLE_KIND_MAP */
     uint64_t map_start, map_len, map_pgoff;
@@ -642,9 +651,9 @@ typedef int (*dk_sample_fn)(void *ctx, const dk_sample *sample);
 
 /* Counts of what the kernel could not deliver; never hidden. */
 typedef struct dk_sampling_stats {
-    uint64_t samples;     /* delivered to callbacks */
-    uint64_t lost;        /* samples the kernel dropped (ring buffer full) */
-    uint64_t throttled;   /* times the kernel throttled sampling for its rate */
+    uint64_t samples;   /* delivered to callbacks */
+    uint64_t lost;      /* samples the kernel dropped (ring buffer full) */
+    uint64_t throttled; /* times the kernel throttled sampling for its rate */
     uint64_t unthrottled;
 } dk_sampling_stats;
 
@@ -742,11 +751,7 @@ DK_EXPORT const char *dk_portable_description(size_t i);
 /* Event database                                                            */
 /* ------------------------------------------------------------------------ */
 
-typedef enum dk_arch {
-    DK_ARCH_UNKNOWN = 0,
-    DK_ARCH_ARM64 = 1,
-    DK_ARCH_X86_64 = 2
-} dk_arch;
+typedef enum dk_arch { DK_ARCH_UNKNOWN = 0, DK_ARCH_ARM64 = 1, DK_ARCH_X86_64 = 2 } dk_arch;
 
 /* Counter classes, for dk_database_counter_count. */
 #define DK_COUNTERS_FIXED 0x1u
@@ -860,7 +865,7 @@ typedef enum dk_event_spec_kind {
 #define DK_EVENT_SPEC_MAX_FREQ 1000000u
 
 typedef struct dk_event_spec {
-    size_t size;        /* set to sizeof(dk_event_spec) before the call; the
+    size_t size; /* set to sizeof(dk_event_spec) before the call; the
                            library fills what fits and sets it to what it wrote */
     dk_event_spec_kind kind;
     const char *text;   /* the spec, inside the text parsed (not NUL-terminated) */

@@ -41,13 +41,15 @@ typedef struct jparser {
 static int jerr(jparser *p, size_t off, const char *what)
 {
     if (p->err == 0 && p->legacy)
-        p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is a baseline of an older "
-                                     "dkperf bench (schema \"dkperf-bench/1\") that cannot be "
-                                     "compared: save it again with --save-baseline",
+        p->err = dkb_fail(DK_EINVAL,
+                          "baseline %s: byte %zu: %s; the file is a baseline of an older "
+                          "dkperf bench (schema \"dkperf-bench/1\") that cannot be "
+                          "compared: save it again with --save-baseline",
                           p->path, off, what);
     else if (p->err == 0)
-        p->err = dkb_fail(DK_EINVAL, "baseline %s: byte %zu: %s; the file is not a dkbench-1 baseline "
-                                     "(save it again with --save-baseline)",
+        p->err = dkb_fail(DK_EINVAL,
+                          "baseline %s: byte %zu: %s; the file is not a dkbench-1 baseline "
+                          "(save it again with --save-baseline)",
                           p->path, off, what);
     return p->err;
 }
@@ -60,17 +62,19 @@ static size_t first_off(const jparser *p, const dk_json *arr)
 
 /* ---- the schema: dkbench-1 onto dkb_result ---- */
 
-static int schema_err(jparser *p, const dk_json *at, const char *where, const char *k, const char *want)
+static int schema_err(jparser *p, const dk_json *at, const char *where, const char *k,
+                      const char *want)
 {
     char what[256];
     snprintf(what, sizeof what, "%s \"%s\": %s", where, k, want);
     return jerr(p, at->off, what);
 }
 
-static const dk_json *need(jparser *p, const dk_json *obj, const char *where, const char *k, dk_json_type t)
+static const dk_json *need(jparser *p, const dk_json *obj, const char *where, const char *k,
+                           dk_json_type t)
 {
-    static const char *const names[] = {"null", "a boolean", "a number", "a string", "an array",
-                                        "an object"};
+    static const char *const names[] = {"null",     "a boolean", "a number",
+                                        "a string", "an array",  "an object"};
     const dk_json *v = dk__json_get(obj, k);
     if (v == NULL) {
         schema_err(p, obj, where, k, "missing");
@@ -225,8 +229,10 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
         }
         free(cls);
     }
-    if ((v = need(p, o, w, "fit", DK_JSON_OBJ)) == NULL || get_num(p, v, "fit", "slope", &m->fit.slope) ||
-        get_num(p, v, "fit", "intercept", &m->fit.intercept) || get_num(p, v, "fit", "r2", &m->fit.r2))
+    if ((v = need(p, o, w, "fit", DK_JSON_OBJ)) == NULL ||
+        get_num(p, v, "fit", "slope", &m->fit.slope) ||
+        get_num(p, v, "fit", "intercept", &m->fit.intercept) ||
+        get_num(p, v, "fit", "r2", &m->fit.r2))
         return p->err;
     if (get_interval(p, o, w, "slope", &m->slope))
         return p->err;
@@ -254,10 +260,13 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
             return schema_err(p, dk__json_get(o, "n_fit"), w, "n_fit", "is more than the samples");
     }
     dkb_summary *s = &m->per_iter;
-    if ((v = need(p, o, w, "per_iter", DK_JSON_OBJ)) == NULL || get_num(p, v, "per_iter", "mean", &s->mean) ||
-        get_num(p, v, "per_iter", "median", &s->median) || get_num(p, v, "per_iter", "mad", &s->mad) ||
-        get_num(p, v, "per_iter", "stddev", &s->stddev) || get_num(p, v, "per_iter", "min", &s->min) ||
-        get_num(p, v, "per_iter", "max", &s->max) || get_interval(p, v, "per_iter", "mean_ci", &s->mean_ci))
+    if ((v = need(p, o, w, "per_iter", DK_JSON_OBJ)) == NULL ||
+        get_num(p, v, "per_iter", "mean", &s->mean) ||
+        get_num(p, v, "per_iter", "median", &s->median) ||
+        get_num(p, v, "per_iter", "mad", &s->mad) ||
+        get_num(p, v, "per_iter", "stddev", &s->stddev) ||
+        get_num(p, v, "per_iter", "min", &s->min) || get_num(p, v, "per_iter", "max", &s->max) ||
+        get_interval(p, v, "per_iter", "mean_ci", &s->mean_ci))
         return p->err;
     /* A measure not measured has null estimates (BENCH-JSON.md): read as
      * zeros, as they were written before. */
@@ -294,7 +303,8 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
             return p->err;
         m->change.verdict = verdict_of(verdict, &ok);
         if (!ok)
-            return schema_err(p, dk__json_get(v, "verdict"), "change", "verdict", "unknown verdict");
+            return schema_err(p, dk__json_get(v, "verdict"), "change", "verdict",
+                              "unknown verdict");
     } else if (v->type != DK_JSON_NULL) {
         return schema_err(p, v, w, "change", "must be an object or null");
     }
@@ -350,9 +360,11 @@ static int read_result(jparser *p, const dk_json *o, dkb_result *r)
         return jerr(p, o->off, "a result must be an object");
     if (get_str(p, o, w, "name", r->name, sizeof r->name) ||
         get_str(p, o, w, "group", r->group, sizeof r->group) ||
-        get_count(p, o, w, "n_samples", &r->n_samples) || get_count(p, o, w, "passes", &r->passes) ||
+        get_count(p, o, w, "n_samples", &r->n_samples) ||
+        get_count(p, o, w, "passes", &r->passes) ||
         get_str(p, o, w, "stop_reason", r->stop_reason, sizeof r->stop_reason) ||
-        get_num(p, o, w, "warmup_s", &r->warmup_s) || get_num(p, o, w, "measure_s", &r->measure_s) ||
+        get_num(p, o, w, "warmup_s", &r->warmup_s) ||
+        get_num(p, o, w, "measure_s", &r->measure_s) ||
         get_bool(p, o, w, "moved_levels", &r->moved_levels) ||
         get_array(p, o, w, "iterations", r->n_samples, &r->iterations))
         return p->err;
@@ -407,7 +419,8 @@ static int read_result(jparser *p, const dk_json *o, dkb_result *r)
     else if (strcmp(kind, "none") == 0)
         r->throughput_kind = DKB_THROUGHPUT_NONE;
     else
-        return schema_err(p, dk__json_get(v, "kind"), "throughput", "kind", "must be bytes, elements or none");
+        return schema_err(p, dk__json_get(v, "kind"), "throughput", "kind",
+                          "must be bytes, elements or none");
     if ((v = need(p, o, w, "levels", DK_JSON_ARR)) == NULL)
         return p->err;
     if (v->n > DKB_MAX_LEVELS)
@@ -584,7 +597,8 @@ static int read_legacy(jparser *p, const dk_json *o, dkb_result *r)
         return schema_err(p, ctrs, w, "counters", "must be an array");
     for (size_t c = 0; ctrs != NULL && c < ctrs->n; c++) {
         if (ctrs->nums != NULL || ctrs->kids[c].type != DK_JSON_OBJ)
-            return jerr(p, ctrs->nums ? ctrs->off : ctrs->kids[c].off, "a counter must be an object");
+            return jerr(p, ctrs->nums ? ctrs->off : ctrs->kids[c].off,
+                        "a counter must be an object");
         if (r->n_measures == DKB_MAX_MEASURES)
             return schema_err(p, ctrs, w, "counters", "too many counters");
         dkb_measure *m = &r->m[r->n_measures++];
@@ -619,9 +633,10 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
         if (je.fault == DK_JSON_ENOMEM)
             rc = dkb_fail(DK_ENOMEM, "baseline %s: out of memory", path);
         else
-            rc = jerr(&p, je.off, je.fault == DK_JSON_EBIG
-                                      ? "more values than a baseline holds (over 1 GiB in memory)"
-                                      : je.what);
+            rc = jerr(&p, je.off,
+                      je.fault == DK_JSON_EBIG
+                          ? "more values than a baseline holds (over 1 GiB in memory)"
+                          : je.what);
         goto out;
     }
     if (root.type != DK_JSON_OBJ) {
@@ -660,7 +675,8 @@ int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_resu
         goto out;
     }
     for (count = 0; count < results->n; count++)
-        if ((rc = (legacy ? read_legacy : read_result)(&p, &results->kids[count], &rs[count])) != 0) {
+        if ((rc = (legacy ? read_legacy : read_result)(&p, &results->kids[count], &rs[count])) !=
+            0) {
             count++;
             goto out;
         }
@@ -685,7 +701,8 @@ int dkb_baseline_check(const char *dir, const char *name, bool *created)
     if (mkdir(dir, 0777) == 0)
         *created = true;
     else if (errno != EEXIST)
-        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir, strerror(errno));
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir,
+                        strerror(errno));
     /* A file made and removed at once: the one sure test that the
      * baseline can be written there (access() ignores read-only mounts
      * and ACLs on some systems). */
@@ -716,7 +733,8 @@ int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run
     if (rc != 0)
         return rc;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir, strerror(errno));
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir,
+                        strerror(errno));
     snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
     int fd = mkstemp(tmp);
     if (fd < 0)
@@ -735,7 +753,8 @@ int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run
     if (fclose(f) != 0 && rc == 0)
         rc = dkb_fail(DK_EOS, "baseline %s: writing failed (%s)", path, strerror(errno));
     if (rc == 0 && rename(tmp, path) != 0)
-        rc = dkb_fail(DK_EOS, "baseline %s: cannot rename %s onto it (%s)", path, tmp, strerror(errno));
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot rename %s onto it (%s)", path, tmp,
+                      strerror(errno));
     if (rc != 0) {
         if (strstr(dkb_last_error(), "JSON report") != NULL) {
             char why[1024];

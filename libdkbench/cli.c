@@ -78,8 +78,7 @@ static int parse_double(const char *prog, const char *what, const char *v, doubl
     return 0;
 }
 
-static int parse_u64(const char *prog, const char *what, const char *v, uint64_t lo,
-                     uint64_t *out)
+static int parse_u64(const char *prog, const char *what, const char *v, uint64_t lo, uint64_t *out)
 {
     char *end;
     errno = 0;
@@ -134,11 +133,16 @@ static int apply(dkb_options *o, const char *prog, const char *what, const char 
 static const struct {
     const char *env, *key;
 } env_keys[] = {
-    {"DKBENCH_FILTER", "filter"},       {"DKBENCH_EVENTS", "events"},
-    {"DKBENCH_TIME", "time"},           {"DKBENCH_WARM_UP", "warm-up"},
-    {"DKBENCH_SAMPLES", "samples"},     {"DKBENCH_PRECISION", "precision"},
-    {"DKBENCH_NOISE", "noise"},         {"DKBENCH_OUTPUT_DIR", "results-dir"},
-    {"DKBENCH_SEED", "seed"},           {"DKBENCH_BASELINE", "baseline"},
+    {"DKBENCH_FILTER", "filter"},
+    {"DKBENCH_EVENTS", "events"},
+    {"DKBENCH_TIME", "time"},
+    {"DKBENCH_WARM_UP", "warm-up"},
+    {"DKBENCH_SAMPLES", "samples"},
+    {"DKBENCH_PRECISION", "precision"},
+    {"DKBENCH_NOISE", "noise"},
+    {"DKBENCH_OUTPUT_DIR", "results-dir"},
+    {"DKBENCH_SEED", "seed"},
+    {"DKBENCH_BASELINE", "baseline"},
     {"DKBENCH_SAVE_BASELINE", "save-baseline"},
 };
 
@@ -146,13 +150,20 @@ static const struct {
 static const struct {
     const char *lng, *shrt, *key;
 } value_opts[] = {
-    {"--events", "-e", "events"},     {"--time", NULL, "time"},
-    {"--warm-up", NULL, "warm-up"},   {"--samples", NULL, "samples"},
-    {"--precision", NULL, "precision"}, {"--noise", NULL, "noise"},
-    {"--save-baseline", NULL, "save-baseline"}, {"--baseline", NULL, "baseline"},
-    {"--results-dir", NULL, "results-dir"}, {"--seed", NULL, "seed"},
-    {"--json", NULL, NULL},           {"--csv", NULL, NULL},
-    {"--markdown", NULL, NULL},       {"--gbench-json", NULL, NULL},
+    {"--events", "-e", "events"},
+    {"--time", NULL, "time"},
+    {"--warm-up", NULL, "warm-up"},
+    {"--samples", NULL, "samples"},
+    {"--precision", NULL, "precision"},
+    {"--noise", NULL, "noise"},
+    {"--save-baseline", NULL, "save-baseline"},
+    {"--baseline", NULL, "baseline"},
+    {"--results-dir", NULL, "results-dir"},
+    {"--seed", NULL, "seed"},
+    {"--json", NULL, NULL},
+    {"--csv", NULL, NULL},
+    {"--markdown", NULL, NULL},
+    {"--gbench-json", NULL, NULL},
     {"--html", NULL, NULL},
 };
 
@@ -273,8 +284,8 @@ int dkb_split_events(const char *prog, const char *what, const char *list, char 
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         if (sp.base_len != sp.len) {
             dkb_say("%s: %s: event '%.*s': a sampling period or frequency (/N, @HZ) has no "
-                "meaning here: every event is counted", prog, what,
-                (int)(sp.len > 64 ? 64 : sp.len), sp.text);
+                    "meaning here: every event is counted",
+                    prog, what, (int)(sp.len > 64 ? 64 : sp.len), sp.text);
             return -1;
         }
         if (n == DK_MAX_EVENTS) {

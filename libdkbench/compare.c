@@ -12,10 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool theil_sen(const dkb_measure *m)
-{
-    return strcmp(m->estimator, "Theil-Sen") == 0;
-}
+static bool theil_sen(const dkb_measure *m) { return strcmp(m->estimator, "Theil-Sen") == 0; }
 
 bool dkb_sample_in_fit(const dkb_result *r, const dkb_measure *m, size_t i)
 {
@@ -120,10 +117,10 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
         if (nv == NULL || ov == NULL) {
             snprintf(m->no_change, sizeof m->no_change, "out of memory");
         } else if (theil_sen(m) || strcmp(m->estimator, "median") == 0
-                       ? dkb_change_test_median(ov, ko, nv, kn, noise, 0.05, resamples,
-                                                         seed, &m->change)
-                                : dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed,
-                                                  &m->change)) {
+                       ? dkb_change_test_median(ov, ko, nv, kn, noise, 0.05, resamples, seed,
+                                                &m->change)
+                       : dkb_change_test(ov, ko, nv, kn, noise, 0.05, resamples, seed,
+                                         &m->change)) {
             m->has_change = true;
             m->baseline_slope = om->slope.point;
             compared++;

@@ -35,8 +35,8 @@ struct dk_bench {
     int err;
     /* The open events of this pass. */
     size_t nev;
-    size_t cycles_at;   /* index of cycles in this pass, or SIZE_MAX */
-    bool levels;        /* split cycles by performance level */
+    size_t cycles_at; /* index of cycles in this pass, or SIZE_MAX */
+    bool levels;      /* split cycles by performance level */
     /* The sample in progress. */
     bool in_sample;
     uint64_t cur;
@@ -53,19 +53,19 @@ struct dk_bench {
     double *x, *t, *y[DK_MAX_EVENTS];
     unsigned char *pre; /* per sample: the thread was switched out */
     size_t n_pre;
-    bool switches;      /* the source counts context switches */
+    bool switches; /* the source counts context switches */
     uint64_t sw0;
     double level_cycles[DKB_MAX_LEVELS];
     /* Warm-up. */
     uint64_t phase_start;
     uint64_t wu_next;
-    double wu_prev;     /* per-iteration ns of the previous warm-up sample, 0 if none */
-    double per_iter;    /* the warm-up's estimate */
+    double wu_prev;  /* per-iteration ns of the previous warm-up sample, 0 if none */
+    double per_iter; /* the warm-up's estimate */
     bool phase_started;
     /* Schedule. */
     bool flat;
-    uint64_t d;         /* linear: sample i runs i * d; flat: every sample runs d */
-    size_t limit;       /* samples this phase may take; 0: no limit */
+    uint64_t d;   /* linear: sample i runs i * d; flat: every sample runs d */
+    size_t limit; /* samples this phase may take; 0: no limit */
     size_t phase_taken;
     const double *replay_x;
     size_t replay_n;
@@ -261,10 +261,11 @@ static uint64_t plan_next(dk_bench *b)
         /* 2^40 iterations within the bound is under 0.1 ps each: the body
          * does not run per iteration, and doubling on would wrap to 0. */
         if (b->wu_next >= WARMUP_MAX_ITERATIONS) {
-            b->err = dkb_fail(DK_ESTATE, "%s: %llu iterations took %.3g ns: the time does not "
-                                         "grow with the iteration count; the body must run its "
-                                         "iterations (a function that ignores its count, or a "
-                                         "body the compiler removed?)",
+            b->err = dkb_fail(DK_ESTATE,
+                              "%s: %llu iterations took %.3g ns: the time does not "
+                              "grow with the iteration count; the body must run its "
+                              "iterations (a function that ignores its count, or a "
+                              "body the compiler removed?)",
                               b->e->name, (unsigned long long)b->wu_next, b->t[b->n - 1]);
             return 0;
         }
@@ -299,8 +300,8 @@ static uint64_t plan_next(dk_bench *b)
         if (elapsed >= c->time_budget || b->n >= c->max_samples) {
             snprintf(b->stop_reason, sizeof b->stop_reason,
                      "%s: %zu samples in %.3g s, time CI +-%.2g%% (target +-%g%%)",
-                     elapsed >= c->time_budget ? "time budget spent" : "sample limit reached",
-                     b->n, elapsed, 100 * half, 100 * c->precision);
+                     elapsed >= c->time_budget ? "time budget spent" : "sample limit reached", b->n,
+                     elapsed, 100 * half, 100 * c->precision);
             return 0;
         }
     }
@@ -350,14 +351,18 @@ static void run_phase(dk_bench *b)
          * samples would not be what they claim. */
         if (b->in_sample) {
             b->in_sample = false;
-            b->err = dkb_fail(DK_ESTATE, "%s: the benchmark function left DK_BENCH_LOOP early "
-                                         "(a break, return or goto in its body): a sample of "
-                                         "%llu iterations did not run them all; let the loop "
-                                         "run to its end", b->e->name, (unsigned long long)b->cur);
+            b->err = dkb_fail(DK_ESTATE,
+                              "%s: the benchmark function left DK_BENCH_LOOP early "
+                              "(a break, return or goto in its body): a sample of "
+                              "%llu iterations did not run them all; let the loop "
+                              "run to its end",
+                              b->e->name, (unsigned long long)b->cur);
         } else if (!b->phase_started) {
-            b->err = dkb_fail(DK_ESTATE, "%s: the benchmark function returned without running "
-                                         "DK_BENCH_LOOP(b): nothing was measured; run the loop "
-                                         "once in every call", b->e->name);
+            b->err = dkb_fail(DK_ESTATE,
+                              "%s: the benchmark function returned without running "
+                              "DK_BENCH_LOOP(b): nothing was measured; run the loop "
+                              "once in every call",
+                              b->e->name);
         }
     } else {
         for (uint64_t k; (k = dk_bench_next(b)) != 0;)
@@ -597,8 +602,9 @@ int dkb_measure_one(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan
             goto fail;
         }
         if (b.n != out->n_samples) {
-            rc = dkb_fail(DK_ESTATE, "%s: pass %zu took %zu samples, not the %zu of the first: "
-                                     "the benchmark function must run DK_BENCH_LOOP to its end",
+            rc = dkb_fail(DK_ESTATE,
+                          "%s: pass %zu took %zu samples, not the %zu of the first: "
+                          "the benchmark function must run DK_BENCH_LOOP to its end",
                           e->name, p + 1, b.n, out->n_samples);
             goto fail;
         }
@@ -712,8 +718,10 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
         src->ops->close(src->self);
         for (size_t j = 0; j < k && rc == 0; j++) {
             if (b[j].n != out[j].n_samples) {
-                rc = dkb_fail(DK_ESTATE, "%s: pass %zu took %zu samples, not the %zu of the "
-                                         "first", e[j].name, p + 1, b[j].n, out[j].n_samples);
+                rc = dkb_fail(DK_ESTATE,
+                              "%s: pass %zu took %zu samples, not the %zu of the "
+                              "first",
+                              e[j].name, p + 1, b[j].n, out[j].n_samples);
                 break;
             }
             for (size_t q = 0; q < b[j].nev; q++)

@@ -46,8 +46,8 @@ typedef struct dkb_source_ops {
 typedef struct dkb_source {
     const dkb_source_ops *ops;
     void *self;
-    size_t counters;    /* events one open can hold, 0 when unknown */
-    size_t n_levels;    /* > 1: sample can split by performance level */
+    size_t counters; /* events one open can hold, 0 when unknown */
+    size_t n_levels; /* > 1: sample can split by performance level */
     char level_name[DKB_MAX_LEVELS][16];
     char backend[32];
     char cpu[64];
@@ -65,14 +65,14 @@ void dkb_source_close_dkperf(dkb_source *src);
 typedef struct dkb_config {
     const char *const *events; /* requested events, n_events of them */
     size_t n_events;
-    double time_budget;   /* seconds of measurement per benchmark */
-    double warmup_bound;  /* seconds of warm-up at most */
-    size_t samples;       /* 0: adaptive, stop between min_samples and max_samples */
+    double time_budget;  /* seconds of measurement per benchmark */
+    double warmup_bound; /* seconds of warm-up at most */
+    size_t samples;      /* 0: adaptive, stop between min_samples and max_samples */
     size_t min_samples, max_samples;
-    double min_time;      /* seconds of samples before the adaptive stop may fire */
-    double precision;     /* target CI half-width / estimate */
+    double min_time;  /* seconds of samples before the adaptive stop may fire */
+    double precision; /* target CI half-width / estimate */
     uint64_t seed;
-    size_t resamples;     /* bootstrap resamples of the final estimates */
+    size_t resamples; /* bootstrap resamples of the final estimates */
     /* External bodies (one run, one sample): exactly `runs` when not 0,
      * else as many as the first run says fill run_time seconds, from
      * min_runs to max_runs; warmup_runs unmeasured first. */
@@ -89,7 +89,7 @@ typedef struct dkb_entry {
     dk_bench_iter_fn iter;
     dk_bench_body_fn body; /* an external body: one run a sample (run.c) */
     void *ctx;
-    size_t n_counters;     /* the body's counters */
+    size_t n_counters; /* the body's counters */
     char counters[DK_BENCH_MAX_COUNTERS][128];
 } dkb_entry;
 
@@ -106,12 +106,12 @@ void dkb_registry_clear(void);
 /* The event plan of a run: which requested events are available, why the
  * others are not, and how the available ones are split into passes. */
 typedef struct dkb_plan {
-    size_t n;                          /* requested events */
+    size_t n; /* requested events */
     const char *name[DK_MAX_EVENTS];
     bool available[DK_MAX_EVENTS];
     char why[DK_MAX_EVENTS][512];
-    size_t pass_of[DK_MAX_EVENTS];     /* for available events */
-    size_t passes;                     /* >= 1 (time alone is one pass) */
+    size_t pass_of[DK_MAX_EVENTS]; /* for available events */
+    size_t passes;                 /* >= 1 (time alone is one pass) */
 } dkb_plan;
 
 /* Find which events open and split them into passes that each open at
@@ -153,8 +153,8 @@ int dkb_estimate_runs(const dkb_config *cfg, dkb_result *r);
 
 /* What every result of a run shares: the source's backend and CPU (src
  * NULL: "none"), the date, the host. */
-void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise,
-                       const char *baseline, const dkb_source *src);
+void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise, const char *baseline,
+                       const dkb_source *src);
 
 /* Estimates of one measure from its samples (fit, CI, summary, outliers);
  * flat: every sample has the same iteration count, the slope is the mean

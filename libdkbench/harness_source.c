@@ -19,9 +19,9 @@ static const char SWITCHES_EVENT[] = "context-switches";
 typedef struct dkperf_source {
     dk_sampler *s;
     dk_thread *t;
-    size_t n;           /* the pass's events */
+    size_t n;             /* the pass's events */
     bool counts_switches; /* the thread counts n + 1 events, the last the switches */
-    bool no_switches;   /* the backend refused the switches event once: not tried again */
+    bool no_switches;     /* the backend refused the switches event once: not tried again */
     uint64_t switches;
     size_t levels;
     bool multiplexing; /* the backend may time-share counters: check each open */
@@ -76,8 +76,9 @@ static int refuse_multiplexed(dkperf_source *p, const char *const *names, size_t
     if (rc != 0)
         return rc;
     if (info.multiplexed)
-        return dkb_fail(DK_ETOOMANY, "%zu events from %s on were time-shared by the kernel "
-                                     "(multiplexed); they are measured in separate passes",
+        return dkb_fail(DK_ETOOMANY,
+                        "%zu events from %s on were time-shared by the kernel "
+                        "(multiplexed); they are measured in separate passes",
                         n, names[0]);
     return 0;
 }

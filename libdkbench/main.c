@@ -36,15 +36,19 @@ static void ask_p_cores(const char *prog, bool quiet)
     memcpy(&set_qos, &sym, sizeof set_qos);
     if (set_qos == NULL) {
         if (!quiet)
-            fprintf(stderr, "%s: --p-cores: this system has no QoS classes "
-                            "(pthread_set_qos_class_self_np not found); the OS places the "
-                            "thread as usual\n", prog);
+            fprintf(stderr,
+                    "%s: --p-cores: this system has no QoS classes "
+                    "(pthread_set_qos_class_self_np not found); the OS places the "
+                    "thread as usual\n",
+                    prog);
         return;
     }
     int rc = set_qos(0x21u /* QOS_CLASS_USER_INTERACTIVE */, 0);
     if (rc != 0)
-        fprintf(stderr, "%s: --p-cores: pthread_set_qos_class_self_np failed (%s); the OS "
-                        "places the thread as usual\n", prog, strerror(rc));
+        fprintf(stderr,
+                "%s: --p-cores: pthread_set_qos_class_self_np failed (%s); the OS "
+                "places the thread as usual\n",
+                prog, strerror(rc));
 }
 
 /* Names in code point order: a baseline holds a name's invalid bytes as
@@ -99,7 +103,8 @@ static const dkb_result *find_result(const dkb_result *const *sorted, size_t n, 
  * way: a comparison that silently covers fewer benchmarks than it seems to
  * would mislead. */
 static void say_unmatched(const char *prog, const char *name, const dkb_result *rs, size_t n,
-                          const dkb_result *base, size_t n_base, const dkb_result *const *base_sorted)
+                          const dkb_result *base, size_t n_base,
+                          const dkb_result *const *base_sorted)
 {
     /* The names are escaped (common/text.h): a baseline file may come from
      * anywhere, and its names may hold terminal escapes. */
@@ -159,13 +164,13 @@ static int open_report(const char *prog, report_file *r)
     bool exists = stat(r->path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
         dkb_say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
-            r->what, strerror(EISDIR));
+                r->what, strerror(EISDIR));
         return 1;
     }
     int fd = open(r->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0 || (r->f = fdopen(fd, "w")) == NULL) {
         dkb_say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
-            r->what, strerror(errno));
+                r->what, strerror(errno));
         if (fd >= 0)
             close(fd);
         if (fd >= 0 && !exists)
@@ -216,8 +221,7 @@ static int write_file(const char *prog, report_file *r, const dkb_run_info *run,
     if (fclose(f) != 0 && rc == 0)
         rc = dkb_fail(DK_EOS, "closing %s: %s", path, strerror(errno));
     if (rc != 0) {
-        dkb_say("%s: writing the %s report to %s failed: %s", prog, what, path,
-                dkb_last_error());
+        dkb_say("%s: writing the %s report to %s failed: %s", prog, what, path, dkb_last_error());
         return 1;
     }
     return 0;
@@ -267,10 +271,9 @@ static void print_ratios(const dkb_options *o, const dkb_result *rs, size_t k)
             double *av = per_iteration(&rs[0], a), *bv = per_iteration(&rs[j], b);
             dkb_interval ratio;
             if (av && bv &&
-                dkb_ratio(av, bv, rs[0].n_samples < rs[j].n_samples ? rs[0].n_samples
-                                                                   : rs[j].n_samples,
-                          o->cfg.resamples, o->cfg.seed, 0.95, &ratio))
-            {
+                dkb_ratio(av, bv,
+                          rs[0].n_samples < rs[j].n_samples ? rs[0].n_samples : rs[j].n_samples,
+                          o->cfg.resamples, o->cfg.seed, 0.95, &ratio)) {
                 /* Names escaped, as in the blocks above them. */
                 dk__put_untrusted(stdout, rs[j].name);
                 fputs(" / ", stdout);
@@ -365,8 +368,8 @@ int dk_bench_main(int argc, char **argv)
         if (e != 0) {
             char msg[128];
             regerror(e, &re, msg, sizeof msg);
-            dkb_say("%s: %s '%s' is not a POSIX regular expression: %s", prog,
-                    o.filter_from, o.filter, msg);
+            dkb_say("%s: %s '%s' is not a POSIX regular expression: %s", prog, o.filter_from,
+                    o.filter, msg);
             return 2;
         }
     }
@@ -408,7 +411,8 @@ int dk_bench_main(int argc, char **argv)
         goto out;
     }
     const char *names[DK_MAX_EVENTS];
-    int n_events = o.events[0] == '\0' ? 0 : dkb_split_events(prog, o.events_from, o.events, evbuf, names);
+    int n_events =
+        o.events[0] == '\0' ? 0 : dkb_split_events(prog, o.events_from, o.events, evbuf, names);
     if (n_events < 0) {
         status = 2;
         goto out;
@@ -416,14 +420,12 @@ int dk_bench_main(int argc, char **argv)
     for (int a = 0; a < n_events; a++)
         for (int b = a + 1; b < n_events; b++)
             if (strcmp(names[a], names[b]) == 0) {
-                dkb_say("%s: %s '%s': %s is given twice", prog, o.events_from, o.events,
-                        names[a]);
+                dkb_say("%s: %s '%s': %s is given twice", prog, o.events_from, o.events, names[a]);
                 status = 2;
                 goto out;
             }
     if (n == 0) {
-        dkb_say("%s: no benchmark matches '%s' (--list shows them)", prog,
-                have_re ? o.filter : "");
+        dkb_say("%s: no benchmark matches '%s' (--list shows them)", prog, have_re ? o.filter : "");
         status = 1;
         goto out;
     }
@@ -529,8 +531,7 @@ int dk_bench_main(int argc, char **argv)
                         named ? "" : e->name, named ? "" : ": ", why,
                         (int)(strchr(e->name, '/') - e->name), e->name);
             else
-                dkb_say("%s: %s%s%s", prog, named ? "" : e->name, named ? "" : ": ",
-                        why);
+                dkb_say("%s: %s%s%s", prog, named ? "" : e->name, named ? "" : ": ", why);
             status = 1;
             i += k;
             continue;
@@ -542,8 +543,8 @@ int dk_bench_main(int argc, char **argv)
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
                 for (size_t q = 0; q < r->n_measures; q++)
                     if (r->m[q].no_change[0] != '\0')
-                        dkb_say("%s: %s: %s: not compared with baseline '%s': %s", prog,
-                                r->name, r->m[q].name, o.baseline, r->m[q].no_change);
+                        dkb_say("%s: %s: %s: not compared with baseline '%s': %s", prog, r->name,
+                                r->m[q].name, o.baseline, r->m[q].no_change);
             }
             rp[done + j] = r;
             bp[done + j] = old;

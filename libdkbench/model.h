@@ -26,12 +26,12 @@ typedef enum dkb_throughput_kind {
 
 /* One measured quantity of one benchmark: time or one event. */
 typedef struct dkb_measure {
-    char name[128];       /* "time", "instructions", "branch-misses", ... */
-    char unit[16];        /* "ns" for time, "" for counts */
-    bool available;       /* false: not measured; why says why */
+    char name[128]; /* "time", "instructions", "branch-misses", ... */
+    char unit[16];  /* "ns" for time, "" for counts */
+    bool available; /* false: not measured; why says why */
     char why[512];
-    bool multiplexed;     /* never true: passes are used instead; kept for honesty in reports */
-    double *y;            /* per sample: the total over that sample (n_samples values) */
+    bool multiplexed; /* never true: passes are used instead; kept for honesty in reports */
+    double *y;        /* per sample: the total over that sample (n_samples values) */
     /* Estimates (valid when available and n_samples >= 2). */
     dkb_fit fit;          /* y = intercept + slope * iterations */
     dkb_interval slope;   /* per-iteration estimate with its bootstrap CI */
@@ -59,22 +59,22 @@ typedef struct dkb_measure {
 
 /* One benchmark's result. */
 typedef struct dkb_result {
-    char name[256];       /* "group/name" when grouped */
-    char group[256];      /* the part of name before its first '/'; "" when not grouped */
+    char name[256];  /* "group/name" when grouped */
+    char group[256]; /* the part of name before its first '/'; "" when not grouped */
     size_t n_samples;
-    double *iterations;   /* per sample */
-    size_t n_measures;    /* measure 0 is time */
+    double *iterations; /* per sample */
+    size_t n_measures;  /* measure 0 is time */
     dkb_measure m[DKB_MAX_MEASURES];
-    size_t passes;        /* > 1 when the events did not fit the counters at once */
+    size_t passes; /* > 1 when the events did not fit the counters at once */
     dkb_throughput_kind throughput_kind;
     double throughput_per_iter; /* bytes or elements per iteration */
-    char stop_reason[160]; /* "precision reached: ..." or "time budget spent: ..." */
+    char stop_reason[160];      /* "precision reached: ..." or "time budget spent: ..." */
     double warmup_s, measure_s; /* wall time of warm-up and of measurement */
     /* CPU performance levels (P/E) where the backend splits counts. */
     size_t n_levels;
     char level_name[DKB_MAX_LEVELS][16];
     double level_cycle_share[DKB_MAX_LEVELS]; /* fraction of cycles per level */
-    bool moved_levels;    /* ran on more than one level */
+    bool moved_levels;                        /* ran on more than one level */
     /* Samples during which the thread was switched out (the backend counts
      * context switches: switches_counted): shown with every other sample,
      * left out of the time estimate (their time includes other threads').
@@ -88,15 +88,15 @@ typedef struct dkb_result {
 
 /* What is common to every result of one run. */
 typedef struct dkb_run_info {
-    char backend[32];     /* dk_sampler_backend() or "none" (time only) */
-    char cpu[64];         /* the chip or CPU name */
+    char backend[32];          /* dk_sampler_backend() or "none" (time only) */
+    char cpu[64];              /* the chip or CPU name */
     char why_no_counters[512]; /* said once when hardware events are unavailable */
-    char date[32];        /* ISO 8601, UTC */
+    char date[32];             /* ISO 8601, UTC */
     char host[64];
     uint64_t seed;
-    double noise_threshold; /* e.g. 0.01 */
+    double noise_threshold;  /* e.g. 0.01 */
     double target_precision; /* CI half-width target, e.g. 0.01 */
-    char baseline[64];    /* compared against, "" if none */
+    char baseline[64];       /* compared against, "" if none */
 } dkb_run_info;
 
 void dkb_result_free(dkb_result *r); /* frees the arrays, not r */

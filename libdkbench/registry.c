@@ -28,8 +28,10 @@ int dkb_registry_add(const dkb_entry *in)
                         name, sizeof registry[0].name - 1);
     for (size_t i = 0; i < registry_n; i++)
         if (strcmp(registry[i].name, name) == 0)
-            return dkb_fail(DK_EINVAL, "dk_bench_register: a benchmark named \"%s\" is already "
-                                       "registered; give each a distinct name", name);
+            return dkb_fail(DK_EINVAL,
+                            "dk_bench_register: a benchmark named \"%s\" is already "
+                            "registered; give each a distinct name",
+                            name);
     if (registry_n == registry_cap) {
         size_t cap = registry_cap ? 2 * registry_cap : 16;
         dkb_entry *grown = realloc(registry, cap * sizeof *grown);

@@ -43,6 +43,7 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
 int dkb_baseline_check(const char *dir, const char *name, bool *created);
 /* The reader behind dkb_baseline_load, on the len bytes of text already
  * read from path (which its errors name). */
-int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out, size_t *n);
+int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out,
+                        size_t *n);
 
 #endif /* DKPERF_BENCH_REPORT_H */

@@ -106,10 +106,14 @@ const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *nam
 const char *dkb__verdict_word(dkb_verdict v)
 {
     switch (v) {
-    case DKB_NO_CHANGE: return "no change";
-    case DKB_WITHIN_NOISE: return "within noise";
-    case DKB_IMPROVED: return "improved";
-    case DKB_REGRESSED: return "regressed";
+    case DKB_NO_CHANGE:
+        return "no change";
+    case DKB_WITHIN_NOISE:
+        return "within noise";
+    case DKB_IMPROVED:
+        return "improved";
+    case DKB_REGRESSED:
+        return "regressed";
     }
     return "unknown";
 }
@@ -122,8 +126,8 @@ int dkb__put_unmeasured(FILE *out, const dkb_run_info *run, const dkb_result *co
     size_t k = 0;
     if (whole == NULL || strcmp(run->backend, "none") != 0)
         for (size_t i = 0; i < n; i++)
-            for (size_t j = 1; results[i] != NULL && j < results[i]->n_measures &&
-                               j < DKB_MAX_MEASURES; j++)
+            for (size_t j = 1;
+                 results[i] != NULL && j < results[i]->n_measures && j < DKB_MAX_MEASURES; j++)
                 k += !results[i]->m[j].available;
     if (k == 0) {
         if (whole != NULL) {
@@ -141,8 +145,8 @@ int dkb__put_unmeasured(FILE *out, const dkb_run_info *run, const dkb_result *co
     const char **why = names + k;
     k = 0;
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 1; results[i] != NULL && j < results[i]->n_measures &&
-                           j < DKB_MAX_MEASURES; j++) {
+        for (size_t j = 1; results[i] != NULL && j < results[i]->n_measures && j < DKB_MAX_MEASURES;
+             j++) {
             const dkb_measure *m = &results[i]->m[j];
             if (m->available)
                 continue;

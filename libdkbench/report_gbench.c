@@ -36,7 +36,8 @@ int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *cons
         const dkb_result *r = results[i];
         if (r == NULL)
             return dkb_fail(DK_EINVAL, "dkb_report_gbench: result %zu is NULL", i);
-        const dkb_measure *t = r->n_measures > 0 && dkb__has_estimates(r, &r->m[0]) ? &r->m[0] : NULL;
+        const dkb_measure *t = r->n_measures > 0 && dkb__has_estimates(r, &r->m[0]) ? &r->m[0]
+                                                                                    : NULL;
         double iters = 0;
         for (size_t s = 0; r->iterations != NULL && s < r->n_samples; s++)
             iters += r->iterations[s];
@@ -47,8 +48,9 @@ int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *cons
         fprintf(out, "%zu", i);
         fputs(",\n      \"per_family_instance_index\": 0,\n      \"run_name\": ", out);
         dk__json_string(out, r->name);
-        fprintf(out, ",\n      \"run_type\": \"iteration\",\n      \"repetitions\": 1,\n"
-                     "      \"repetition_index\": 0,\n      \"threads\": 1,\n      \"iterations\": ");
+        fprintf(out,
+                ",\n      \"run_type\": \"iteration\",\n      \"repetitions\": 1,\n"
+                "      \"repetition_index\": 0,\n      \"threads\": 1,\n      \"iterations\": ");
         dk__json_number(out, iters);
         fputs(",\n      \"real_time\": ", out);
         dk__json_number(out, t ? t->slope.point : NAN);
@@ -57,7 +59,7 @@ int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *cons
         fputs(",\n      \"time_unit\": \"ns\"", out);
         if (t && t->slope.point > 0 && r->throughput_kind != DKB_THROUGHPUT_NONE) {
             fputs(r->throughput_kind == DKB_THROUGHPUT_BYTES ? ",\n      \"bytes_per_second\": "
-                                                              : ",\n      \"items_per_second\": ",
+                                                             : ",\n      \"items_per_second\": ",
                   out);
             dk__json_number(out, r->throughput_per_iter / (t->slope.point * 1e-9));
         }

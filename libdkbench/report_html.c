@@ -83,25 +83,34 @@ static void settle(range *r)
     }
 }
 
-static double sx(const range *r, double v) { return ML + (v - r->lo) / (r->hi - r->lo) * (W - ML - MR); }
-static double sy(const range *r, double v) { return H - MB - (v - r->lo) / (r->hi - r->lo) * (H - MT - MB); }
+static double sx(const range *r, double v)
+{
+    return ML + (v - r->lo) / (r->hi - r->lo) * (W - ML - MR);
+}
+static double sy(const range *r, double v)
+{
+    return H - MB - (v - r->lo) / (r->hi - r->lo) * (H - MT - MB);
+}
 
 /* A plot opens a figure (the legend below it closes it). */
 static void svg_open(FILE *out, const char *title)
 {
-    fprintf(out, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                 "viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", W, H, W, H);
+    fprintf(out,
+            "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>",
+            W, H, W, H);
     dk__put_html(out, title);
-    fprintf(out, "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-                 "stroke=\"#999\"/>",
+    fprintf(out,
+            "</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+            "stroke=\"#999\"/>",
             ML, MT, W - ML - MR, H - MT - MB);
 }
 
 static void text(FILE *out, double x, double y, const char *anchor, const char *cls, const char *s,
                  bool vertical)
 {
-    fprintf(out, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"%s\"", cls, x,
-            y, anchor);
+    fprintf(out, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"%s\"",
+            cls, x, y, anchor);
     if (vertical)
         fprintf(out, " transform=\"rotate(-90 %.1f %.1f)\"", x, y);
     fputc('>', out);
@@ -145,14 +154,16 @@ static void ticks(FILE *out, const range *r, double div, bool vertical, bool int
         snprintf(b, sizeof b, "%.*f%s", decimals, t / sdiv, t == 0 ? "" : suffix);
         if (vertical) {
             double y = sy(r, t * div);
-            fprintf(out, "<path class=\"grid\" d=\"M%.0f %.2fH%.0fM%.0f %.2fH%.0f\" stroke=\"#ddd\"/>"
-                         "<path d=\"M%.0f %.2fH%.0f\" stroke=\"#999\"/>",
+            fprintf(out,
+                    "<path class=\"grid\" d=\"M%.0f %.2fH%.0fM%.0f %.2fH%.0f\" stroke=\"#ddd\"/>"
+                    "<path d=\"M%.0f %.2fH%.0f\" stroke=\"#999\"/>",
                     ML, y, W - MR, ML, y, ML, ML - 4, y, ML);
             text(out, ML - 6, y + 4, "end", "ytick", b, false);
         } else {
             double x = sx(r, t * div);
-            fprintf(out, "<path class=\"grid\" d=\"M%.2f %.0fV%.0f\" stroke=\"#ddd\"/>"
-                         "<path d=\"M%.2f %.0fV%.0f\" stroke=\"#999\"/>",
+            fprintf(out,
+                    "<path class=\"grid\" d=\"M%.2f %.0fV%.0f\" stroke=\"#ddd\"/>"
+                    "<path d=\"M%.2f %.0fV%.0f\" stroke=\"#999\"/>",
                     x, MT, H - MB, x, H - MB, H - MB + 4);
             text(out, x, H - MB + 16, "middle", "xtick", b, false);
         }
@@ -175,8 +186,8 @@ static void key(FILE *out, const char *shape, const char *colour, const char *wo
 {
     fprintf(out, "<span><i class=\"k %s\" style=\"%s:%s\"></i>", shape,
             strcmp(shape, "dot") == 0 || strcmp(shape, "square") == 0 ? "background"
-            : strcmp(shape, "up") == 0                                 ? "border-bottom-color"
-                                                                       : "border-color",
+            : strcmp(shape, "up") == 0                                ? "border-bottom-color"
+                                                                      : "border-color",
             colour);
     dk__put_html(out, words);
     fputs("</span>", out);
@@ -228,7 +239,8 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
     const dkb_outliers *o = &m->outliers;
     bool clipped = false;
     if (dkb__has_estimates(r, m) && isfinite(o->fence_low_mild) && isfinite(o->fence_high_mild) &&
-        o->fence_low_mild < o->fence_high_mild && (xr.lo < o->fence_low_mild || xr.hi > o->fence_high_mild)) {
+        o->fence_low_mild < o->fence_high_mild &&
+        (xr.lo < o->fence_low_mild || xr.hi > o->fence_high_mild)) {
         xr.lo = xr.lo > o->fence_low_mild ? xr.lo : o->fence_low_mild;
         xr.hi = xr.hi < o->fence_high_mild ? xr.hi : o->fence_high_mild;
         clipped = true;
@@ -260,23 +272,27 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
     double bw = (W - ML - MR) / (double)nb;
     for (size_t k = 0; k < nb; k++)
         if (c[k])
-            fprintf(out, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-                         "fill=\"" C_SAMPLE "\" fill-opacity=\"0.75\"/>",
-                    ML + bw * (double)k, sy(&yr, (double)c[k]), bw - 1, sy(&yr, 0) - sy(&yr, (double)c[k]));
+            fprintf(out,
+                    "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+                    "fill=\"" C_SAMPLE "\" fill-opacity=\"0.75\"/>",
+                    ML + bw * (double)k, sy(&yr, (double)c[k]), bw - 1,
+                    sy(&yr, 0) - sy(&yr, (double)c[k]));
     if (nb_base) {
-        fprintf(out, "<path class=\"baseline\" fill=\"none\" stroke=\"" C_BASE "\" stroke-width=\"2\" "
-                     "d=\"M%.2f %.2f",
+        fprintf(out,
+                "<path class=\"baseline\" fill=\"none\" stroke=\"" C_BASE "\" stroke-width=\"2\" "
+                "d=\"M%.2f %.2f",
                 ML, sy(&yr, 0));
         for (size_t k = 0; k < nb; k++)
             fprintf(out, " L%.2f %.2f L%.2f %.2f", ML + bw * (double)k, sy(&yr, (double)cb[k]),
                     ML + bw * (double)(k + 1), sy(&yr, (double)cb[k]));
         fprintf(out, " L%.2f %.2f\"/>", W - MR, sy(&yr, 0));
     }
-    bool drawn_est = dkb__has_estimates(r, m) && isfinite(m->slope.point) && m->slope.point >= xr.lo &&
-                     m->slope.point <= xr.hi;
+    bool drawn_est = dkb__has_estimates(r, m) && isfinite(m->slope.point) &&
+                     m->slope.point >= xr.lo && m->slope.point <= xr.hi;
     if (drawn_est)
-        fprintf(out, "<line class=\"estimate\" x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
-                     "stroke=\"" C_FIT "\" stroke-width=\"2\"/>",
+        fprintf(out,
+                "<line class=\"estimate\" x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
+                "stroke=\"" C_FIT "\" stroke-width=\"2\"/>",
                 sx(&xr, m->slope.point), MT, sx(&xr, m->slope.point), H - MB);
     fputs("</svg>\n<figcaption>", out);
     snprintf(words, sizeof words, "samples, by %s per iteration", m->name);
@@ -288,7 +304,8 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
         if (is_time)
             snprintf(words, sizeof words, "estimate: %s per iteration (slope of the fit)", est);
         else
-            snprintf(words, sizeof words, "estimate: %s %s per iteration (slope of the fit)", est, m->name);
+            snprintf(words, sizeof words, "estimate: %s %s per iteration (slope of the fit)", est,
+                     m->name);
         key(out, "vline", C_FIT, words);
     }
     if (clipped) {
@@ -304,8 +321,8 @@ static int histogram(FILE *out, const dkb_result *r, const dkb_measure *m, const
 
 static bool severe(const dkb_measure *m, size_t i)
 {
-    return m->outlier_class &&
-           (m->outlier_class[i] == DKB_OUTLIER_LOW_SEVERE || m->outlier_class[i] == DKB_OUTLIER_HIGH_SEVERE);
+    return m->outlier_class && (m->outlier_class[i] == DKB_OUTLIER_LOW_SEVERE ||
+                                m->outlier_class[i] == DKB_OUTLIER_HIGH_SEVERE);
 }
 
 /* Samples as dots (outliers in their own colour and shape); a sample
@@ -323,18 +340,21 @@ static void points(FILE *out, const dkb_result *r, const dkb_measure *m, const r
         const char *fill = base ? C_BASE_PT : sev ? C_SEVERE : cls ? C_MILD : C_SAMPLE;
         const char *name = base ? "bpoint" : sev ? "point severe" : cls ? "point mild" : "point";
         if (above)
-            fprintf(out, "<path class=\"%s clipped\" d=\"M%.2f %.2fl4 7h-8z\" fill=\"%s\"/>", name, x, y,
-                    fill);
+            fprintf(out, "<path class=\"%s clipped\" d=\"M%.2f %.2fl4 7h-8z\" fill=\"%s\"/>", name,
+                    x, y, fill);
         else if (base)
-            fprintf(out, "<circle class=\"bpoint\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\" "
-                         "fill-opacity=\"0.7\"/>",
+            fprintf(out,
+                    "<circle class=\"bpoint\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\" "
+                    "fill-opacity=\"0.7\"/>",
                     x, y, fill);
         else if (sev)
-            fprintf(out, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"6\" height=\"6\" fill=\"%s\"/>",
-                    name, x - 3, y - 3, fill);
+            fprintf(
+                out,
+                "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"6\" height=\"6\" fill=\"%s\"/>",
+                name, x - 3, y - 3, fill);
         else
-            fprintf(out, "<circle class=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"%s\" fill=\"%s\"/>", name, x, y,
-                    cls ? "3" : "2.5", fill);
+            fprintf(out, "<circle class=\"%s\" cx=\"%.2f\" cy=\"%.2f\" r=\"%s\" fill=\"%s\"/>",
+                    name, x, y, cls ? "3" : "2.5", fill);
         if (cls && !above)
             seen[sev]++;
         if (above)
@@ -361,8 +381,9 @@ static bool fit_line(FILE *out, const dkb_fit *f, const range *xr, const range *
             }
         }
     }
-    fprintf(out, "<line class=\"%s\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
-                 "stroke-width=\"2\"%s/>",
+    fprintf(out,
+            "<line class=\"%s\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+            "stroke-width=\"2\"%s/>",
             cls, sx(xr, x0), sy(yr, y0), sx(xr, x1), sy(yr, y1), stroke, dash);
     return true;
 }
@@ -410,7 +431,8 @@ static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const 
     if (with_base) {
         points(out, base, bm, &xr, &yr, ydiv, true, base_seen);
         if (dkb_headline_line(base, bm, &line))
-            base_fit = fit_line(out, &line, &xr, &yr, ydiv, "bfit", C_BASE, " stroke-dasharray=\"6 4\"");
+            base_fit =
+                fit_line(out, &line, &xr, &yr, ydiv, "bfit", C_BASE, " stroke-dasharray=\"6 4\"");
     }
     points(out, r, m, &xr, &yr, ydiv, false, seen);
     /* The line of the estimate the table and the terminal give (for time
@@ -427,8 +449,8 @@ static void scatter(FILE *out, const dkb_result *r, const dkb_measure *m, const 
     if (seen[2])
         key(out, "up", C_SEVERE, "severe outliers above the plot, on its edge");
     if (fit) {
-        snprintf(words, sizeof words, "fit%s%s%s: slope = %s per iteration", m->estimator[0] ? " (" : "",
-                 m->estimator, m->estimator[0] ? ")" : "", m->name);
+        snprintf(words, sizeof words, "fit%s%s%s: slope = %s per iteration",
+                 m->estimator[0] ? " (" : "", m->estimator, m->estimator[0] ? ")" : "", m->name);
         key(out, "line", C_FIT, words);
     }
     if (with_base)
@@ -450,10 +472,11 @@ static void td_num(FILE *out, double v, bool is_time)
 
 static void summary(FILE *out, const dkb_result *r)
 {
-    fputs("<table><tr><th>measure</th><th>lower</th><th>estimate</th><th>upper</th><th>R\xC2\xB2</th>"
-          "<th>mean</th><th>\xCF\x83</th><th>median</th><th>MAD</th><th>outliers</th><th>change</th>"
-          "<th>estimator</th></tr>\n",
-          out);
+    fputs(
+        "<table><tr><th>measure</th><th>lower</th><th>estimate</th><th>upper</th><th>R\xC2\xB2</th>"
+        "<th>mean</th><th>\xCF\x83</th><th>median</th><th>MAD</th><th>outliers</th><th>change</th>"
+        "<th>estimator</th></tr>\n",
+        out);
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
     for (size_t j = 0; j < nm; j++) {
         const dkb_measure *m = &r->m[j];
@@ -479,8 +502,9 @@ static void summary(FILE *out, const dkb_result *r)
         td_num(out, m->per_iter.stddev, t);
         td_num(out, m->per_iter.median, t);
         td_num(out, m->per_iter.mad, t);
-        fprintf(out, "<td>%zu</td>", m->outliers.low_severe + m->outliers.low_mild +
-                                         m->outliers.high_mild + m->outliers.high_severe);
+        fprintf(out, "<td>%zu</td>",
+                m->outliers.low_severe + m->outliers.low_mild + m->outliers.high_mild +
+                    m->outliers.high_severe);
         if (m->has_change) {
             const char *cls = m->change.verdict == DKB_IMPROVED    ? "improved"
                               : m->change.verdict == DKB_REGRESSED ? "regressed"
@@ -516,10 +540,12 @@ int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const 
 {
     if (out == NULL || run == NULL || (results == NULL && n > 0))
         return dkb_fail(DK_EINVAL, "dkb_report_html: out, run and results must not be NULL");
-    fprintf(out, "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head>"
-                 "<meta charset=\"utf-8\"/><title>dkbench report</title><style>%s</style></head>\n<body>\n"
-                 "<h1>dkbench report</h1>\n<p>",
-            STYLE);
+    fprintf(
+        out,
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head>"
+        "<meta charset=\"utf-8\"/><title>dkbench report</title><style>%s</style></head>\n<body>\n"
+        "<h1>dkbench report</h1>\n<p>",
+        STYLE);
     fputs("backend ", out);
     dk__put_html(out, run->backend);
     fputs(", CPU ", out);
@@ -551,9 +577,10 @@ int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const 
             fputs("</p>\n", out);
         }
         if (r->moved_levels)
-            fputs("<p class=\"warn\">The benchmark ran on more than one performance level; its counts "
-                  "mix cores of different speeds.</p>\n",
-                  out);
+            fputs(
+                "<p class=\"warn\">The benchmark ran on more than one performance level; its counts "
+                "mix cores of different speeds.</p>\n",
+                out);
         size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
         for (size_t j = 0; j < nm && rc == 0; j++) {
             const dkb_measure *m = &r->m[j];

@@ -165,9 +165,10 @@ static void result(FILE *out, const dkb_result *r)
     fputc(',', out);
     key(out, "throughput");
     fputc('{', out);
-    str(out, "kind", r->throughput_kind == DKB_THROUGHPUT_BYTES      ? "bytes"
-                     : r->throughput_kind == DKB_THROUGHPUT_ELEMENTS ? "elements"
-                                                                     : "none");
+    str(out, "kind",
+        r->throughput_kind == DKB_THROUGHPUT_BYTES      ? "bytes"
+        : r->throughput_kind == DKB_THROUGHPUT_ELEMENTS ? "elements"
+                                                        : "none");
     fputc(',', out);
     num(out, "per_iter", r->throughput_per_iter);
     fputs("},", out);

@@ -62,8 +62,10 @@ int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *co
     }
     const char *unit = "ns";
     double div = isfinite(fastest) ? dkb__time_scale(fastest, &unit) : 1;
-    fprintf(out, "| Benchmark | Time [%s] | Mean \xC2\xB1 \xCF\x83 [%s] | Min [%s] | Max [%s] | Relative |",
-            unit, unit, unit, unit);
+    fprintf(
+        out,
+        "| Benchmark | Time [%s] | Mean \xC2\xB1 \xCF\x83 [%s] | Min [%s] | Max [%s] | Relative |",
+        unit, unit, unit, unit);
     for (size_t k = 0; k < n_names; k++) {
         fputc(' ', out);
         md_text(out, names[k]);
@@ -79,9 +81,10 @@ int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *co
         md_text(out, r->name);
         if (has_time(r)) {
             const dkb_measure *t = &r->m[0];
-            fprintf(out, " | %.4g [%.4g, %.4g] | %.4g \xC2\xB1 %.4g | %.4g | %.4g | ", t->slope.point / div,
-                    t->slope.lo / div, t->slope.hi / div, t->per_iter.mean / div,
-                    t->per_iter.stddev / div, t->per_iter.min / div, t->per_iter.max / div);
+            fprintf(out, " | %.4g [%.4g, %.4g] | %.4g \xC2\xB1 %.4g | %.4g | %.4g | ",
+                    t->slope.point / div, t->slope.lo / div, t->slope.hi / div,
+                    t->per_iter.mean / div, t->per_iter.stddev / div, t->per_iter.min / div,
+                    t->per_iter.max / div);
             if (fastest > 0)
                 fprintf(out, "%.2f |", t->slope.point / fastest);
             else
@@ -108,7 +111,7 @@ int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *co
         }
         fputc('\n', out);
     }
-    int rc = dkb__put_unmeasured(out, run, results, n, "\nNot available here:\n\n", "- ", "\n",
-                                 "", md_text);
+    int rc = dkb__put_unmeasured(out, run, results, n, "\nNot available here:\n\n", "- ", "\n", "",
+                                 md_text);
     return rc != 0 ? rc : dkb__report_done(out, "Markdown");
 }

@@ -96,14 +96,17 @@ static void derived_lines(FILE *out, const dkb_result *r)
     if (insn && cyc && cyc->slope.point > 0)
         fprintf(out, "  %-18s %.2f\n", "insn per cycle:", insn->slope.point / cyc->slope.point);
     if (br && brm && br->slope.point > 0)
-        fprintf(out, "  %-18s %.2f%%\n", "branch-miss rate:", 100 * brm->slope.point / br->slope.point);
+        fprintf(out, "  %-18s %.2f%%\n",
+                "branch-miss rate:", 100 * brm->slope.point / br->slope.point);
     if (cr && cm && cr->slope.point > 0)
-        fprintf(out, "  %-18s %.2f%%\n", "cache-miss rate:", 100 * cm->slope.point / cr->slope.point);
+        fprintf(out, "  %-18s %.2f%%\n",
+                "cache-miss rate:", 100 * cm->slope.point / cr->slope.point);
     const char *const *mpki[] = {L1D_MISSES, LLC_MISSES};
     for (size_t i = 0; insn && insn->slope.point > 0 && i < 2; i++) {
         const dkb_measure *m = dkb__find_measure(r, mpki[i]);
         if (m)
-            fprintf(out, "  %-18s %.3f per 1k insn\n", mpki[i][0], 1000 * m->slope.point / insn->slope.point);
+            fprintf(out, "  %-18s %.3f per 1k insn\n", mpki[i][0],
+                    1000 * m->slope.point / insn->slope.point);
     }
 }
 
@@ -126,8 +129,12 @@ static void change_lines(FILE *out, const dkb_measure *m, bool color)
         words = "Performance has regressed.";
         paint = RED;
         break;
-    case DKB_WITHIN_NOISE: words = "Change within noise threshold."; break;
-    default: words = "No change in performance detected."; break;
+    case DKB_WITHIN_NOISE:
+        words = "Change within noise threshold.";
+        break;
+    default:
+        words = "No change in performance detected.";
+        break;
     }
     fprintf(out, "  %-18s %s%s%s\n", "", color && paint ? paint : "", words,
             color && paint ? RESET : "");
@@ -152,8 +159,8 @@ static void outlier_line(FILE *out, const dkb_result *r, const dkb_measure *t, b
     }
     if (verbose) {
         char a[48], b[48], c[48], d[48];
-        fprintf(out, "  %-18s severe < %s, mild < %s, mild > %s, severe > %s\n", "fences (time):",
-                dkb__fmt_value(a, sizeof a, o->fence_low_severe, true),
+        fprintf(out, "  %-18s severe < %s, mild < %s, mild > %s, severe > %s\n",
+                "fences (time):", dkb__fmt_value(a, sizeof a, o->fence_low_severe, true),
                 dkb__fmt_value(b, sizeof b, o->fence_low_mild, true),
                 dkb__fmt_value(c, sizeof c, o->fence_high_mild, true),
                 dkb__fmt_value(d, sizeof d, o->fence_high_severe, true));
@@ -164,7 +171,8 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
                         bool verbose)
 {
     if (out == NULL || r == NULL)
-        return dkb_fail(DK_EINVAL, "dkb_report_terminal: %s is NULL", out == NULL ? "out" : "the result");
+        return dkb_fail(DK_EINVAL, "dkb_report_terminal: %s is NULL",
+                        out == NULL ? "out" : "the result");
     (void)run;
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
     /* Names, reasons and levels may come from a baseline file, which may
@@ -188,8 +196,7 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
                 fputc('\n', out);
             } else {
                 size_t len = strlen(unmeasured);
-                snprintf(unmeasured + len, sizeof unmeasured - len, "%s%s", len ? ", " : "",
-                         name);
+                snprintf(unmeasured + len, sizeof unmeasured - len, "%s%s", len ? ", " : "", name);
             }
             continue;
         }
@@ -203,16 +210,18 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
             /* Which estimator gave the headline, and from which samples. */
             size_t used = m->n_fit ? m->n_fit : r->n_samples - r->n_preempted;
             if (r->n_preempted > 0 && used < r->n_samples)
-                fprintf(out, "  %-18s Theil-Sen slope of %zu samples; %zu preempted (context "
-                             "switch) left out of it\n", "estimator:",
-                        used, r->n_samples - used);
+                fprintf(out,
+                        "  %-18s Theil-Sen slope of %zu samples; %zu preempted (context "
+                        "switch) left out of it\n",
+                        "estimator:", used, r->n_samples - used);
             else if (r->n_preempted > 0)
-                fprintf(out, "  %-18s Theil-Sen slope of all %zu samples: %zu preempted (context "
-                             "switch), too many to leave out\n", "estimator:",
-                        r->n_samples, r->n_preempted);
+                fprintf(out,
+                        "  %-18s Theil-Sen slope of all %zu samples: %zu preempted (context "
+                        "switch), too many to leave out\n",
+                        "estimator:", r->n_samples, r->n_preempted);
             else
-                fprintf(out, "  %-18s Theil-Sen slope of %zu samples%s\n", "estimator:",
-                        r->n_samples, r->switches_counted ? ", none preempted" : "");
+                fprintf(out, "  %-18s Theil-Sen slope of %zu samples%s\n",
+                        "estimator:", r->n_samples, r->switches_counted ? ", none preempted" : "");
             if (verbose)
                 estimate_line(out, "OLS slope:", &(dkb_measure){.slope = m->ols_slope}, true);
         }
@@ -230,22 +239,21 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
         if (r->m[i].available && r->m[i].has_change)
             change_lines(out, &r->m[i], color);
     if (unmeasured[0] != '\0')
-        fprintf(out, "  %-18s %s (why: said above; -v repeats it here)\n", "not measured:",
-                unmeasured);
+        fprintf(out, "  %-18s %s (why: said above; -v repeats it here)\n",
+                "not measured:", unmeasured);
     if (t)
         outlier_line(out, r, t, verbose);
     if (r->passes > 1)
-        fprintf(out, "  measured in %zu passes: the events did not fit the counters at once\n", r->passes);
-    if (r->stop_reason[0])
-    {
+        fprintf(out, "  measured in %zu passes: the events did not fit the counters at once\n",
+                r->passes);
+    if (r->stop_reason[0]) {
         fputs("  stopped: ", out);
         dk__put_untrusted(out, r->stop_reason);
         fputc('\n', out);
     }
     if (r->n_levels > 0) {
         fprintf(out, "  cycles by level:");
-        for (size_t i = 0; i < r->n_levels && i < DKB_MAX_LEVELS; i++)
-        {
+        for (size_t i = 0; i < r->n_levels && i < DKB_MAX_LEVELS; i++) {
             fputs(i ? ", " : " ", out);
             dk__put_untrusted(out, r->level_name[i]);
             fprintf(out, " %.1f%%", 100 * r->level_cycle_share[i]);
@@ -253,12 +261,13 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
         fputc('\n', out);
     }
     if (r->moved_levels)
-        fprintf(out, "  %swarning:%s the benchmark ran on more than one performance level; its "
-                     "counts mix cores of different speeds (pin it, or raise its QoS)\n",
+        fprintf(out,
+                "  %swarning:%s the benchmark ran on more than one performance level; its "
+                "counts mix cores of different speeds (pin it, or raise its QoS)\n",
                 color ? YELLOW : "", color ? RESET : "");
     if (verbose)
-        fprintf(out, "  warm-up %.2f s, measurement %.2f s, %zu samples\n", r->warmup_s, r->measure_s,
-                r->n_samples);
+        fprintf(out, "  warm-up %.2f s, measurement %.2f s, %zu samples\n", r->warmup_s,
+                r->measure_s, r->n_samples);
     fputc('\n', out);
     return dkb__report_done(out, "terminal");
 }

@@ -41,8 +41,9 @@ static int check_size(const void *p, size_t given, size_t known, const char *wha
     const unsigned char *b = p;
     for (size_t i = known; i < given; i++)
         if (b[i] != 0)
-            return dkb_fail(DK_EINVAL, "%s: size %zu, and members this libdkbench does not know "
-                                       "(after %zu bytes) are set; a newer libdkbench is needed",
+            return dkb_fail(DK_EINVAL,
+                            "%s: size %zu, and members this libdkbench does not know "
+                            "(after %zu bytes) are set; a newer libdkbench is needed",
                             what, given, known);
     return 0;
 }
@@ -68,10 +69,12 @@ int dk_bench_register_body(const dk_bench_body *body)
         return rc;
     if (body->name == NULL || body->run == NULL)
         return dkb_fail(DK_EINVAL, "dk_bench_register_body: the name and run must not be NULL");
-    if (body->n_counters > DK_BENCH_MAX_COUNTERS || (body->n_counters > 0 && body->counters == NULL))
-        return dkb_fail(DK_EINVAL, "dk_bench_register_body: %s: %zu counters; give at most %d, "
-                                   "named in counters", body->name, body->n_counters,
-                        DK_BENCH_MAX_COUNTERS);
+    if (body->n_counters > DK_BENCH_MAX_COUNTERS ||
+        (body->n_counters > 0 && body->counters == NULL))
+        return dkb_fail(DK_EINVAL,
+                        "dk_bench_register_body: %s: %zu counters; give at most %d, "
+                        "named in counters",
+                        body->name, body->n_counters, DK_BENCH_MAX_COUNTERS);
     dkb_entry e;
     memset(&e, 0, sizeof e);
     size_t len = strlen(body->name);
@@ -86,17 +89,19 @@ int dk_bench_register_body(const dk_bench_body *body)
         const char *c = body->counters[i];
         size_t clen = c != NULL ? strlen(c) : 0;
         if (clen == 0 || clen >= sizeof e.counters[i])
-            return dkb_fail(DK_EINVAL, "dk_bench_register_body: %s: counter %zu must be named "
-                                       "with 1 to %zu bytes", body->name, i + 1,
-                            sizeof e.counters[i] - 1);
+            return dkb_fail(DK_EINVAL,
+                            "dk_bench_register_body: %s: counter %zu must be named "
+                            "with 1 to %zu bytes",
+                            body->name, i + 1, sizeof e.counters[i] - 1);
         bool taken = false;
         for (size_t k = 0; k < M_FIXED; k++)
             taken |= strcmp(c, fixed_name[k]) == 0;
         for (size_t k = 0; k < i; k++)
             taken |= strcmp(c, e.counters[k]) == 0;
         if (taken)
-            return dkb_fail(DK_EINVAL, "dk_bench_register_body: %s: the counter name \"%s\" is "
-                                       "given twice or is one of the body's own measures",
+            return dkb_fail(DK_EINVAL,
+                            "dk_bench_register_body: %s: the counter name \"%s\" is "
+                            "given twice or is one of the body's own measures",
                             body->name, c);
         memcpy(e.counters[i], c, clen + 1);
     }
@@ -155,7 +160,8 @@ int dkb_measure_body(const dkb_config *cfg, const dkb_entry *e, dkb_result *out)
     out->passes = 1;
     for (size_t i = 0; i < out->n_measures; i++) {
         dkb_measure *m = &out->m[i];
-        snprintf(m->name, sizeof m->name, "%s", i < M_FIXED ? fixed_name[i] : e->counters[i - M_FIXED]);
+        snprintf(m->name, sizeof m->name, "%s",
+                 i < M_FIXED ? fixed_name[i] : e->counters[i - M_FIXED]);
         snprintf(m->unit, sizeof m->unit, "%s", i < M_FIXED ? fixed_unit[i] : "");
         m->available = true;
     }
@@ -200,9 +206,10 @@ int dkb_measure_body(const dkb_config *cfg, const dkb_entry *e, dkb_result *out)
         if (rc != 0)
             break;
         if (!measurement(run.wall_s) || !measurement(run.user_s) || !measurement(run.system_s)) {
-            rc = dkb_fail(DK_EINVAL, "%s: run %zu gave a time that is not a duration (wall %g s, "
-                                     "user %g s, system %g s)", e->name, i + 1, run.wall_s,
-                          run.user_s, run.system_s);
+            rc = dkb_fail(DK_EINVAL,
+                          "%s: run %zu gave a time that is not a duration (wall %g s, "
+                          "user %g s, system %g s)",
+                          e->name, i + 1, run.wall_s, run.user_s, run.system_s);
             break;
         }
         out->iterations[i] = 1;
@@ -234,9 +241,8 @@ int dkb_measure_body(const dkb_config *cfg, const dkb_entry *e, dkb_result *out)
     if (cfg->runs)
         snprintf(out->stop_reason, sizeof out->stop_reason, "runs: %zu as asked", out->n_samples);
     else
-        snprintf(out->stop_reason, sizeof out->stop_reason,
-                 "runs: %zu to fill %g s (%zu to %zu)", out->n_samples, cfg->run_time,
-                 cfg->min_runs, cfg->max_runs);
+        snprintf(out->stop_reason, sizeof out->stop_reason, "runs: %zu to fill %g s (%zu to %zu)",
+                 out->n_samples, cfg->run_time, cfg->min_runs, cfg->max_runs);
     for (size_t c = 0; c < e->n_counters; c++) {
         dkb_measure *m = &out->m[M_FIXED + c];
         if (counted[c] == out->n_samples)
@@ -274,8 +280,8 @@ struct dk_bench_results {
     size_t n_base;
 };
 
-void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise,
-                       const char *baseline, const dkb_source *src)
+void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise, const char *baseline,
+                       const dkb_source *src)
 {
     memset(run, 0, sizeof *run);
     snprintf(run->backend, sizeof run->backend, "%s", src ? src->backend : "none");
@@ -343,9 +349,10 @@ int dk_bench_run(const dk_bench_options *opt, dk_bench_results **out)
     }
     if (!(o.noise >= 0 && o.noise <= 1) || !(o.min_time > 0 && o.min_time <= 1e6) ||
         o.min_runs == 0 || o.max_runs < o.min_runs || o.runs > o.max_runs)
-        return dkb_fail(DK_EINVAL, "dk_bench_run: options out of range: noise %g (0 to 1), "
-                                   "min_time %g (above 0, at most 1e6 s), runs %zu, min_runs %zu, "
-                                   "max_runs %zu (1 <= min_runs <= max_runs, runs <= max_runs)",
+        return dkb_fail(DK_EINVAL,
+                        "dk_bench_run: options out of range: noise %g (0 to 1), "
+                        "min_time %g (above 0, at most 1e6 s), runs %zu, min_runs %zu, "
+                        "max_runs %zu (1 <= min_runs <= max_runs, runs <= max_runs)",
                         o.noise, o.min_time, o.runs, o.min_runs, o.max_runs);
     const char *dir = o.results_dir ? o.results_dir : DK_BENCH_RESULTS_DIR;
     dkb_config cfg;

@@ -25,19 +25,19 @@ static inline int raw_force_all(void)
     return v;
 }
 
-#define CHECK_OK(call)                                                            \
-    do {                                                                          \
-        int rc_ = (call);                                                         \
-        if (rc_ != 0)                                                             \
+#define CHECK_OK(call)                                                                  \
+    do {                                                                                \
+        int rc_ = (call);                                                               \
+        if (rc_ != 0)                                                                   \
             DKT_FAIL("%s returned %s: %s", #call, dk_error_name(rc_), dk_last_error()); \
     } while (0)
 
-#define CHECK_ERR(call, err)                                                      \
-    do {                                                                          \
-        int rc_ = (call);                                                         \
-        if (rc_ != (err))                                                         \
+#define CHECK_ERR(call, err)                                                        \
+    do {                                                                            \
+        int rc_ = (call);                                                           \
+        if (rc_ != (err))                                                           \
             DKT_FAIL("%s returned %s, expected %s (%s)", #call, dk_error_name(rc_), \
-                     dk_error_name(err), dk_last_error());                        \
+                     dk_error_name(err), dk_last_error());                          \
     } while (0)
 
 static inline dk_sampler *open_sampler(void)

@@ -54,8 +54,7 @@ int main(void)
     (void)sink;
     if ((rc = dk_thread_sample(t, b)) != 0)
         fail("dk_thread_sample", rc);
-    printf("%s (%s):\n", dk_cpu_name(dk_sampler_cpu(s)),
-           dk_database_name(dk_sampler_database(s)));
+    printf("%s (%s):\n", dk_cpu_name(dk_sampler_cpu(s)), dk_database_name(dk_sampler_database(s)));
     for (int i = 0; i < 4; i++) {
         printf("  %-14s %-30s %12llu\n", names[i], dk_thread_event_name(t, (size_t)i),
                (unsigned long long)(b[i] - a[i]));

@@ -39,11 +39,15 @@ static void measure(dkb_result *r, size_t j, const char *name, double per_iter, 
     m->outlier_class[70] = DKB_OUTLIER_HIGH_SEVERE;
     m->fit = (dkb_fit){per_iter, intercept, 0.9987};
     m->slope = (dkb_interval){per_iter, per_iter * 0.99, per_iter * 1.01};
-    m->per_iter = (dkb_summary){per_iter * 1.02, per_iter, per_iter * 0.01, per_iter * 0.05,
-                                per_iter * 0.99, per_iter * 2.5,
+    m->per_iter = (dkb_summary){per_iter * 1.02,
+                                per_iter,
+                                per_iter * 0.01,
+                                per_iter * 0.05,
+                                per_iter * 0.99,
+                                per_iter * 2.5,
                                 {per_iter * 1.02, per_iter * 1.0, per_iter * 1.04}};
-    m->outliers = (dkb_outliers){0, 0, 2, 1, per_iter * 0.9, per_iter * 0.95, per_iter * 1.05,
-                                 per_iter * 1.1};
+    m->outliers = (dkb_outliers){
+        0, 0, 2, 1, per_iter * 0.9, per_iter * 0.95, per_iter * 1.05, per_iter * 1.1};
     snprintf(m->estimator, sizeof m->estimator, "%s", j == 0 ? "Theil-Sen" : "OLS");
     m->ols_slope = (dkb_interval){per_iter * 1.001, per_iter * 0.98, per_iter * 1.02};
     m->n_fit = j == 0 ? r->n_samples - 3 : r->n_samples;
@@ -67,7 +71,8 @@ void sample(dkb_result *r, const char *name, double scale)
     measure(r, 3, "branches", 400, 4);
     measure(r, 4, "branch-misses", 8, 1);
     snprintf(r->m[5].name, sizeof r->m[5].name, "cache-misses");
-    snprintf(r->m[5].why, sizeof r->m[5].why, "no counter left, it is measured in the next pass only on M1");
+    snprintf(r->m[5].why, sizeof r->m[5].why,
+             "no counter left, it is measured in the next pass only on M1");
     r->m[0].has_change = true;
     r->m[0].change = (dkb_change){{-0.052, -0.063, -0.041}, 0.001, DKB_IMPROVED};
     r->m[0].baseline_slope = 1052;

@@ -29,66 +29,66 @@ typedef struct dkt_case {
  * spread over several files has one list, each file's adding to it. */
 __attribute__((weak)) dkt_case *dkt_cases;
 
-#define TEST_CASE(name)                                                   \
-    static void test_##name(void);                                        \
-    __attribute__((constructor)) static void register_##name(void)       \
-    {                                                                     \
-        static dkt_case c = {#name, test_##name, NULL};                   \
-        c.next = dkt_cases;                                               \
-        dkt_cases = &c;                                                   \
-    }                                                                     \
+#define TEST_CASE(name)                                            \
+    static void test_##name(void);                                 \
+    __attribute__((constructor)) static void register_##name(void) \
+    {                                                              \
+        static dkt_case c = {#name, test_##name, NULL};            \
+        c.next = dkt_cases;                                        \
+        dkt_cases = &c;                                            \
+    }                                                              \
     static void test_##name(void)
 
-#define DKT_FAIL(...)                                                     \
-    do {                                                                  \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                   \
-        fprintf(stderr, __VA_ARGS__);                                     \
-        fputc('\n', stderr);                                              \
-        exit(1);                                                          \
+#define DKT_FAIL(...)                                   \
+    do {                                                \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__);                   \
+        fputc('\n', stderr);                            \
+        exit(1);                                        \
     } while (0)
 
-#define CHECK(cond)                                                       \
-    do {                                                                  \
-        if (!(cond))                                                      \
-            DKT_FAIL("CHECK failed: %s", #cond);                          \
+#define CHECK(cond)                              \
+    do {                                         \
+        if (!(cond))                             \
+            DKT_FAIL("CHECK failed: %s", #cond); \
     } while (0)
 
-#define CHECK_INT(a, op, b)                                               \
-    do {                                                                  \
-        long long a_ = (long long)(a), b_ = (long long)(b);               \
-        if (!(a_ op b_))                                                  \
+#define CHECK_INT(a, op, b)                                                         \
+    do {                                                                            \
+        long long a_ = (long long)(a), b_ = (long long)(b);                         \
+        if (!(a_ op b_))                                                            \
             DKT_FAIL("CHECK failed: %s %s %s (%lld vs %lld)", #a, #op, #b, a_, b_); \
     } while (0)
 
-#define CHECK_U64(a, op, b)                                               \
-    do {                                                                  \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                  \
-        if (!(a_ op b_))                                                  \
+#define CHECK_U64(a, op, b)                                                                       \
+    do {                                                                                          \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                          \
+        if (!(a_ op b_))                                                                          \
             DKT_FAIL("CHECK failed: %s %s %s (%" PRIu64 " vs %" PRIu64 ")", #a, #op, #b, a_, b_); \
     } while (0)
 
-#define CHECK_STR(a, b)                                                   \
-    do {                                                                  \
-        const char *a_ = (a), *b_ = (b);                                  \
-        if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)              \
-            DKT_FAIL("CHECK failed: %s == %s (\"%s\" vs \"%s\")", #a, #b, \
-                     a_ ? a_ : "(null)", b_ ? b_ : "(null)");             \
+#define CHECK_STR(a, b)                                                                       \
+    do {                                                                                      \
+        const char *a_ = (a), *b_ = (b);                                                      \
+        if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                                  \
+            DKT_FAIL("CHECK failed: %s == %s (\"%s\" vs \"%s\")", #a, #b, a_ ? a_ : "(null)", \
+                     b_ ? b_ : "(null)");                                                     \
     } while (0)
 
-#define CHECK_CONTAINS(hay, needle)                                       \
-    do {                                                                  \
-        const char *h_ = (hay), *n_ = (needle);                           \
-        if (h_ == NULL || strstr(h_, n_) == NULL)                         \
+#define CHECK_CONTAINS(hay, needle)                                             \
+    do {                                                                        \
+        const char *h_ = (hay), *n_ = (needle);                                 \
+        if (h_ == NULL || strstr(h_, n_) == NULL)                               \
             DKT_FAIL("CHECK failed: %s contains \"%s\" (got \"%s\")", #hay, n_, \
-                     h_ ? h_ : "(null)");                                 \
+                     h_ ? h_ : "(null)");                                       \
     } while (0)
 
-#define SKIP(...)                                                         \
-    do {                                                                  \
-        fprintf(stderr, "skipped: ");                                     \
-        fprintf(stderr, __VA_ARGS__);                                     \
-        fputc('\n', stderr);                                              \
-        exit(77);                                                         \
+#define SKIP(...)                     \
+    do {                              \
+        fprintf(stderr, "skipped: "); \
+        fprintf(stderr, __VA_ARGS__); \
+        fputc('\n', stderr);          \
+        exit(77);                     \
     } while (0)
 
 /* Fail unless no byte of s would drive a terminal: no control byte but
@@ -100,12 +100,13 @@ __attribute__((weak)) dkt_case *dkt_cases;
 static inline void dkt_no_raw_controls(const char *s, int tabs_ok, const char *file, int line)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int bad = (*p < 0x20 && *p != '\n' && !(tabs_ok && *p == '\t')) || *p == 0x7f ||
-                  *p == 0xff || *p == 0xc0 || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) ||
-                  (*p == 0xed && p[1] >= 0xa0) ||
-                  /* bidi controls, line and paragraph separators (U+202A..E, U+2066..9, U+2028/9) */
-                  (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
-                                  (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)));
+        int bad =
+            (*p < 0x20 && *p != '\n' && !(tabs_ok && *p == '\t')) || *p == 0x7f || *p == 0xff ||
+            *p == 0xc0 || (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0) ||
+            (*p == 0xed && p[1] >= 0xa0) ||
+            /* bidi controls, line and paragraph separators (U+202A..E, U+2066..9, U+2028/9) */
+            (*p == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xa8 && p[2] <= 0xae) ||
+                            (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)));
         if (bad) {
             fprintf(stderr, "%s:%d: raw byte 0x%02x at %td of: %s\n", file, line, *p,
                     (const char *)p - s, s);
@@ -155,7 +156,7 @@ static inline int dkt_main(int argc, char **argv)
     return 0;
 }
 
-#define TEST_MAIN()                                                       \
+#define TEST_MAIN() \
     int main(int argc, char **argv) { return dkt_main(argc, argv); }
 
 #endif /* DKPERF_TEST_CHECK_H */

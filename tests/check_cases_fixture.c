@@ -9,7 +9,7 @@
 
 TEST_CASE(found_by_the_scan) {}
 
-  TEST_CASE(indented_case) {}
+TEST_CASE(indented_case) {}
 
 #define MADE_CASE(name) TEST_CASE(name)
 MADE_CASE(macro_made_case) {}

@@ -65,8 +65,8 @@ static __attribute__((unused)) int dkt_collect_child(void *ctx, const dk_sample 
  * not yet reaped), then stop, drain, close and reap it. Returns 0, or -1
  * with c->err naming the step that failed (the child is killed and reaped).
  */
-static __attribute__((unused)) int dkt_sample_child(dk_sampler *s, const char *script,
-                                                    int rounds, dkt_child_records *c)
+static __attribute__((unused)) int dkt_sample_child(dk_sampler *s, const char *script, int rounds,
+                                                    dkt_child_records *c)
 {
     memset(c, 0, sizeof *c);
     int go[2];
@@ -132,8 +132,7 @@ static __attribute__((unused)) int dkt_sample_child(dk_sampler *s, const char *s
         rc = n >= 0 ? 0 : n;
     }
     if (rc != 0) {
-        snprintf(c->err, sizeof c->err, "%s (pid %d): %d %s", step, (int)pid, rc,
-                 dk_last_error());
+        snprintf(c->err, sizeof c->err, "%s (pid %d): %d %s", step, (int)pid, rc, dk_last_error());
         kill(pid, SIGKILL);
     }
     dk_sampling_close(p);

@@ -14,11 +14,11 @@
 
 #include "dkperf/kperf.h"
 
-#define FAIL(...)                      \
-    do {                               \
-        fprintf(stderr, __VA_ARGS__);  \
-        fputc('\n', stderr);           \
-        exit(1);                       \
+#define FAIL(...)                     \
+    do {                              \
+        fprintf(stderr, __VA_ARGS__); \
+        fputc('\n', stderr);          \
+        exit(1);                      \
     } while (0)
 
 static void *sym(void *lib, const char *name)

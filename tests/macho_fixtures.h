@@ -164,15 +164,9 @@ static inline size_t load_truth(const char *dir, const char *name, tslice *slice
 }
 
 /* The name the reader gives: one leading underscore less. */
-static inline const char *shown(const tsym *y)
-{
-    return y->name[0] == '_' ? y->name + 1 : y->name;
-}
+static inline const char *shown(const tsym *y) { return y->name[0] == '_' ? y->name + 1 : y->name; }
 
-static inline bool is_text(char type)
-{
-    return type == 'T' || type == 't';
-}
+static inline bool is_text(char type) { return type == 'T' || type == 't'; }
 
 /* Every symbol llvm-nm lists resolves to itself at its address (where
  * several share one, to the first external one), and every function at
@@ -238,7 +232,8 @@ static inline const char *host_pick(void)
 
 /* Open len bytes of d (copied to a buffer of exactly that size, so an
  * overread shows under ASan); returns the result, err holds the error. */
-static inline int open_bytes(const uint8_t *d, size_t len, macho_image **m, char *err, size_t errlen)
+static inline int open_bytes(const uint8_t *d, size_t len, macho_image **m, char *err,
+                             size_t errlen)
 {
     uint8_t *c = malloc(len ? len : 1);
     CHECK(c != NULL);

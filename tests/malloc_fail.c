@@ -173,16 +173,29 @@ static int hit(const void *caller)
 }
 
 SHIM void *malloc(size_t n) { return hit(__builtin_return_address(0)) ? NULL : __libc_malloc(n); }
-SHIM void *calloc(size_t k, size_t n) { return hit(__builtin_return_address(0)) ? NULL : __libc_calloc(k, n); }
+SHIM void *calloc(size_t k, size_t n)
+{
+    return hit(__builtin_return_address(0)) ? NULL : __libc_calloc(k, n);
+}
 SHIM void *realloc(void *p, size_t n)
 {
     if (n != 0 && hit(__builtin_return_address(0)))
         return NULL;
     return __libc_realloc(p, n);
 }
-SHIM void *memalign(size_t a, size_t n) { return hit(__builtin_return_address(0)) ? NULL : __libc_memalign(a, n); }
-SHIM void *aligned_alloc(size_t a, size_t n) { return hit(__builtin_return_address(0)) ? NULL : __libc_memalign(a, n); }
-SHIM void *valloc(size_t n) { return hit(__builtin_return_address(0)) ? NULL : __libc_memalign((size_t)sysconf(_SC_PAGESIZE), n); }
+SHIM void *memalign(size_t a, size_t n)
+{
+    return hit(__builtin_return_address(0)) ? NULL : __libc_memalign(a, n);
+}
+SHIM void *aligned_alloc(size_t a, size_t n)
+{
+    return hit(__builtin_return_address(0)) ? NULL : __libc_memalign(a, n);
+}
+SHIM void *valloc(size_t n)
+{
+    return hit(__builtin_return_address(0)) ? NULL
+                                            : __libc_memalign((size_t)sysconf(_SC_PAGESIZE), n);
+}
 SHIM int posix_memalign(void **out, size_t a, size_t n)
 {
     if (hit(__builtin_return_address(0)))

@@ -46,9 +46,12 @@ static int after(const char *path, int flags, int fd)
     const char *kind = "failed";
     struct stat st;
     if (fd >= 0 && fstat(fd, &st) == 0)
-        kind = S_ISFIFO(st.st_mode) ? "fifo" : S_ISCHR(st.st_mode) ? "chr"
-             : S_ISBLK(st.st_mode) ? "blk" : S_ISREG(st.st_mode) ? "reg"
-             : S_ISDIR(st.st_mode) ? "dir" : "other";
+        kind = S_ISFIFO(st.st_mode)  ? "fifo"
+               : S_ISCHR(st.st_mode) ? "chr"
+               : S_ISBLK(st.st_mode) ? "blk"
+               : S_ISREG(st.st_mode) ? "reg"
+               : S_ISDIR(st.st_mode) ? "dir"
+                                     : "other";
     FILE *f = fopen(log, "a");
     if (f != NULL) {
         fprintf(f, "%s|%s|%s\n", path, (flags & O_PATH) ? "path" : "open", kind);
@@ -57,32 +60,32 @@ static int after(const char *path, int flags, int fd)
     return fd;
 }
 
-#define WRAP_OPEN(name)                                                              \
+#define WRAP_OPEN(name)                                                               \
     __attribute__((visibility("default"))) int name(const char *path, int flags, ...) \
-    {                                                                                \
-        va_list ap;                                                                  \
-        va_start(ap, flags);                                                         \
-        mode_t mode = (mode_t)va_arg(ap, int);                                       \
-        va_end(ap);                                                                  \
-        open_fn *real = (open_fn *)dlsym(RTLD_NEXT, #name);                          \
-        if (real == NULL)                                                            \
-            abort();                                                                 \
-        before(path);                                                                \
-        return after(path, flags, real(path, flags, mode));                          \
+    {                                                                                 \
+        va_list ap;                                                                   \
+        va_start(ap, flags);                                                          \
+        mode_t mode = (mode_t)va_arg(ap, int);                                        \
+        va_end(ap);                                                                   \
+        open_fn *real = (open_fn *)dlsym(RTLD_NEXT, #name);                           \
+        if (real == NULL)                                                             \
+            abort();                                                                  \
+        before(path);                                                                 \
+        return after(path, flags, real(path, flags, mode));                           \
     }
 
-#define WRAP_OPENAT(name)                                                                     \
+#define WRAP_OPENAT(name)                                                                      \
     __attribute__((visibility("default"))) int name(int dir, const char *path, int flags, ...) \
-    {                                                                                         \
-        va_list ap;                                                                           \
-        va_start(ap, flags);                                                                  \
-        mode_t mode = (mode_t)va_arg(ap, int);                                                \
-        va_end(ap);                                                                           \
-        openat_fn *real = (openat_fn *)dlsym(RTLD_NEXT, #name);                               \
-        if (real == NULL)                                                                     \
-            abort();                                                                          \
-        before(path);                                                                         \
-        return after(path, flags, real(dir, path, flags, mode));                              \
+    {                                                                                          \
+        va_list ap;                                                                            \
+        va_start(ap, flags);                                                                   \
+        mode_t mode = (mode_t)va_arg(ap, int);                                                 \
+        va_end(ap);                                                                            \
+        openat_fn *real = (openat_fn *)dlsym(RTLD_NEXT, #name);                                \
+        if (real == NULL)                                                                      \
+            abort();                                                                           \
+        before(path);                                                                          \
+        return after(path, flags, real(dir, path, flags, mode));                               \
     }
 
 WRAP_OPEN(open)

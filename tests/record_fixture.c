@@ -37,10 +37,27 @@ __attribute__((noinline)) void fx_cold(void);
 __attribute__((noinline)) void fx_outer(void);
 __attribute__((noinline)) void fx_other(void);
 static volatile int sink;
-__attribute__((noinline)) void fx_hot(void) { for (int i = 0; i < 100; i++) sink += i; }
-__attribute__((noinline)) void fx_cold(void) { for (int i = 0; i < 100; i++) sink ^= i; }
-__attribute__((noinline)) void fx_outer(void) { fx_hot(); fx_cold(); sink++; }
-__attribute__((noinline)) void fx_other(void) { for (int i = 0; i < 50; i++) sink -= i; }
+__attribute__((noinline)) void fx_hot(void)
+{
+    for (int i = 0; i < 100; i++)
+        sink += i;
+}
+__attribute__((noinline)) void fx_cold(void)
+{
+    for (int i = 0; i < 100; i++)
+        sink ^= i;
+}
+__attribute__((noinline)) void fx_outer(void)
+{
+    fx_hot();
+    fx_cold();
+    sink++;
+}
+__attribute__((noinline)) void fx_other(void)
+{
+    for (int i = 0; i < 50; i++)
+        sink -= i;
+}
 
 static void die(const char *what, int rc)
 {

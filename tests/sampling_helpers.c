@@ -38,9 +38,8 @@ uint64_t cpu_ns(void) { return dkt_thread_cpu_ns(); }
 
 /* Burn ms of this thread's CPU time, nearly all of it in busy_chunk; between
  * chunks call between (may be NULL). */
-__attribute__((noinline, section("dkt_caller"))) void burn(double ms,
-                                                                   void (*between)(void *),
-                                                                   void *ctx)
+__attribute__((noinline, section("dkt_caller"))) void burn(double ms, void (*between)(void *),
+                                                           void *ctx)
 {
     uint64_t goal = cpu_ns() + (uint64_t)(ms * 1e6);
     while (cpu_ns() < goal) {
@@ -191,7 +190,7 @@ void drain_into(dk_sampling *p, seen *w)
 }
 
 dk_sampling *open_one(dk_sampler *s, const char *name, uint64_t period, uint64_t freq,
-                             dk_sampling_options *o)
+                      dk_sampling_options *o)
 {
     dk_sampling_event ev = {name, period, freq};
     dk_sampling *p = NULL;
@@ -203,4 +202,3 @@ dk_sampling *open_one(dk_sampler *s, const char *name, uint64_t period, uint64_t
 }
 
 uint64_t gettid_u64(void) { return (uint64_t)syscall(SYS_gettid); }
-

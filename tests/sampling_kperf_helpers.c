@@ -101,7 +101,7 @@ long state_value(const char *path, const char *key)
 void check_disarmed_but(const char *path, size_t skip)
 {
     static const char *const zero[] = {"kperf.sampling", "kperf.actions_set", "kperf.timers_set",
-                                       "kpc.pmi", "sim.perf_events", "kdebug.bufinit",
+                                       "kpc.pmi",        "sim.perf_events",   "kdebug.bufinit",
                                        "kdebug.enabled", "ktrace.owning_pid", "force_all_ctrs",
                                        "counting"};
     for (size_t i = 0; i < sizeof zero / sizeof zero[0] - skip; i++)

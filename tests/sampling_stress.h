@@ -29,16 +29,16 @@
 
 typedef struct dkt_stress {
     dk_sampler *s;
-    dk_sampling *p;              /* started; stopped by dkt_stress_run */
-    dk_sample_fn fn;             /* the drains' callback */
+    dk_sampling *p;  /* started; stopped by dkt_stress_run */
+    dk_sample_fn fn; /* the drains' callback */
     void *ctx;
-    const char *const *names;    /* what the counting threads count */
+    const char *const *names; /* what the counting threads count */
     size_t n_names;
-    void (*work)(void *ctx);     /* run by the caller while the threads run */
+    void (*work)(void *ctx); /* run by the caller while the threads run */
     void *work_ctx;
     /* What the threads did, for the caller to print. */
     unsigned long drains, waits, ready, stats_reads, counts;
-    int done;                    /* __atomic */
+    int done; /* __atomic */
 } dkt_stress;
 
 static void dkt_stress_drain(dkt_stress *x)
@@ -148,7 +148,7 @@ static void dkt_stress_run(dkt_stress *x)
     pthread_t th[ALL];
     x->done = 0;
     for (int i = 0; i < ALL; i++) {
-        void *(*body)(void *) = i < WAITER ? dkt_stress_drainer
+        void *(*body)(void *) = i < WAITER    ? dkt_stress_drainer
                                 : i == WAITER ? dkt_stress_waiter
                                 : i == STATS  ? dkt_stress_stats
                                               : dkt_stress_counter;

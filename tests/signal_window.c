@@ -106,9 +106,8 @@ SHIM int kill(pid_t pid, int sig)
     for (int k = 0; active && k < nreaped; k++) {
         if (reaped[k] == pid) {
             char line[96];
-            int n = snprintf(line, sizeof line,
-                             "signal_window: kill(%d, %d) after %d was reaped\n", (int)pid, sig,
-                             (int)pid);
+            int n = snprintf(line, sizeof line, "signal_window: kill(%d, %d) after %d was reaped\n",
+                             (int)pid, sig, (int)pid);
             if (n > 0)
                 (void)!write(2, line, (size_t)n);
             break;

@@ -33,8 +33,7 @@ TEST_CASE(sampler_metadata)
     CHECK_INT(dk_database_counter_count(db, DK_COUNTERS_FIXED | DK_COUNTERS_CONFIGURABLE), ==,
               is_intel(s) ? 7 : 10);
     if (!is_intel(s))
-        CHECK_INT(dk_database_event_count(db), ==,
-                  dk__chip_by_cpu(dk_sampler_cpu(s))->event_count);
+        CHECK_INT(dk_database_event_count(db), ==, dk__chip_by_cpu(dk_sampler_cpu(s))->event_count);
     /* Sorted by name, each with a description. */
     for (size_t i = 0; i < dk_database_event_count(db); i++) {
         const dk_database_event *ev = dk_database_event_at(db, i);
@@ -193,11 +192,11 @@ TEST_CASE(portable_names_resolve_per_chip)
         CHECK(dk_portable_description(i) != NULL);
         dk_thread *t = NULL;
         int rc = dk_thread_open_names(s, &name, 1, &t);
-        bool absent = is_intel(s) ? (strcmp(name, "l1i-misses") == 0 ||
-                                     strcmp(name, "dtlb-misses") == 0 ||
-                                     (strcmp(name, "l1d-load-misses") == 0 &&
-                                      strcmp(getenv("DKPERF_SIM_CPU"), "haswell") == 0))
-                                  : strcmp(name, "llc-misses") == 0;
+        bool absent = is_intel(s)
+                          ? (strcmp(name, "l1i-misses") == 0 || strcmp(name, "dtlb-misses") == 0 ||
+                             (strcmp(name, "l1d-load-misses") == 0 &&
+                              strcmp(getenv("DKPERF_SIM_CPU"), "haswell") == 0))
+                          : strcmp(name, "llc-misses") == 0;
         if (absent) {
             CHECK_ERR(rc, DK_EUNAVAILABLE);
             CHECK_CONTAINS(dk_last_error(), name);
@@ -288,8 +287,8 @@ TEST_CASE(counters_are_monotonic_and_resume_after_stop)
     CHECK_OK(dk_thread_sample(t, &v[3]));
     uint64_t c3 = dkt_thread_cpu_ns();
     uint64_t own_ns = (c1 - c0) + (c3 - c2) + 1000000; /* + 1 ms for the calls around */
-    CHECK_U64(v[3] - v[2], <, 7500u * 1000 * 10);     /* half of the 20 ms burnt */
-    CHECK_U64(v[3] - v[2], <=, own_ns * 15 / 2);      /* 7.5 simulated instructions a ns */
+    CHECK_U64(v[3] - v[2], <, 7500u * 1000 * 10);      /* half of the 20 ms burnt */
+    CHECK_U64(v[3] - v[2], <=, own_ns * 15 / 2);       /* 7.5 simulated instructions a ns */
     dk_thread_close(t);
     dk_sampler_close(s);
 }

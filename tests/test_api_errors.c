@@ -250,7 +250,7 @@ TEST_CASE(eos_when_restoring_fails)
     CHECK_INT(dk_last_os_error(), ==, 5);
     CHECK_INT(raw_force_all(), ==, 1); /* what the message says */
     CHECK_OK(dk_sampler_release(s));   /* idempotent: no second attempt */
-    dk_sampler_close(s); /* already released: nothing more to do */
+    dk_sampler_close(s);               /* already released: nothing more to do */
 }
 
 TEST_CASE(query_only_never_takes_the_counters)

@@ -34,8 +34,7 @@ TEST_CASE(privileged_simulation_takes_kperf)
     CHECK_U64(caps.sample_freq, ==, 0);
     CHECK_STR(caps.sample_event, "cycles");
     CHECK_STR(caps.stat_events, "instructions,cycles,branches,branch-misses");
-    CHECK(!caps.software_events && !caps.process_events && !caps.children &&
-          !caps.counts_outlive);
+    CHECK(!caps.software_events && !caps.process_events && !caps.children && !caps.counts_outlive);
     dk_sampler_close(s);
 }
 
@@ -382,12 +381,12 @@ TEST_CASE(each_failed_backend_is_named)
 #endif
 }
 
-#define CHECK_LACKS(hay, needle)                                                  \
-    do {                                                                          \
-        const char *h_ = (hay);                                                   \
-        if (h_ == NULL || strstr(h_, (needle)) != NULL)                           \
+#define CHECK_LACKS(hay, needle)                                                   \
+    do {                                                                           \
+        const char *h_ = (hay);                                                    \
+        if (h_ == NULL || strstr(h_, (needle)) != NULL)                            \
             DKT_FAIL("CHECK failed: %s lacks \"%s\" (got \"%s\")", #hay, (needle), \
-                     h_ ? h_ : "(null)");                                         \
+                     h_ ? h_ : "(null)");                                          \
     } while (0)
 
 /* The messages of a selfcounts fallback for a reason other than

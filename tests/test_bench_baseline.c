@@ -153,7 +153,8 @@ static void rejected(const char *dir, const char *text, size_t len, const char *
     size_t n = 0;
     int rc = dkb_baseline_load(dir, "bad", &out, &n);
     if (rc == 0)
-        DKT_FAIL("accepted a malformed baseline (%zu bytes): %.*s", len, (int)(len < 200 ? len : 200), text);
+        DKT_FAIL("accepted a malformed baseline (%zu bytes): %.*s", len,
+                 (int)(len < 200 ? len : 200), text);
     CHECK_INT(rc, ==, DK_EINVAL);
     CHECK(out == NULL);
     CHECK_CONTAINS(dkb_last_error(), path);
@@ -213,11 +214,13 @@ TEST_CASE(baseline_rejects_malformed)
     REJECT(dir, "{\"schema\":01}", "expected ',' or '}'");
     REJECT(dir, "{\"schema\":1.}", "digit after the decimal point");
     REJECT(dir, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]", "nested too deeply");
-    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}", "result \"name\": missing");
+    REJECT(dir, "{\"schema\":\"dkbench-1\",\"run\":{},\"results\":[{}]}",
+           "result \"name\": missing");
     /* An older dkperf bench's times are seconds: one that is no duration in
      * ns (1e300 s is infinite there) is refused as such, not as memory. */
-    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
-                "\"times\":[1e300,1e300]}]}",
+    REJECT(dir,
+           "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
+           "\"times\":[1e300,1e300]}]}",
            "\"times\": must hold durations");
     /* An older dkperf bench's baseline is said to be one, once: not "not a
      * dkbench-1 baseline", not "save it again" twice. */
@@ -225,8 +228,9 @@ TEST_CASE(baseline_rejects_malformed)
            "older dkperf bench");
     CHECK(strstr(dkb_last_error(), "dkbench-1") == NULL);
     CHECK(strstr(strstr(dkb_last_error(), "--save-baseline") + 1, "--save-baseline") == NULL);
-    REJECT(dir, "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
-                "\"times\":[\"1\"]}]}",
+    REJECT(dir,
+           "{\"schema\":\"dkperf-bench/1\",\"results\":[{\"command\":\"x\","
+           "\"times\":[\"1\"]}]}",
            "\"times\": must hold numbers");
     CHECK(strstr(dkb_last_error(), "not a dkbench-1 baseline") == NULL);
     /* Numbers where values of another kind belong, and the reverse. */
@@ -245,7 +249,8 @@ TEST_CASE(baseline_rejects_malformed)
     /* The estimate's estimator, sample count and preempted samples. */
     swapped(dir, text, len, "\"estimator\":\"OLS\"", "\"estimator\":\"XYZ\"",
             "\"estimator\": must be OLS, Theil-Sen, mean, median or empty");
-    swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\":999", "\"n_fit\": is more than the samples");
+    swapped(dir, text, len, "\"n_fit\":100", "\"n_fit\":999",
+            "\"n_fit\": is more than the samples");
     swapped(dir, text, len, "\"iterations\":[10,20,30,", "\"iterations\":[10,{},30,",
             "\"iterations\": must hold numbers");
     swapped(dir, text, len, "\"preempted\":[0,0,0,0,0,1", "\"preempted\":[0,0,0,0,0,2",
@@ -326,10 +331,14 @@ TEST_CASE(baseline_duplicate_members)
     CHECK_INT(n, ==, 0);
     free(out);
 
-    static const struct { size_t members; long at; size_t dup_of; } cases[] = {
-        {3, 2, 0},       {3, 0, 0},       {15, 14, 0},    {16, 15, 3},     {17, 16, 16},
-        {64, 63, 0},     {65, 64, 31},    {5000, 4999, 0}, {5000, 4999, 4999}, {5000, 2500, 1},
-        {5000, 100, 99},
+    static const struct {
+        size_t members;
+        long at;
+        size_t dup_of;
+    } cases[] = {
+        {3, 2, 0},          {3, 0, 0},       {15, 14, 0},     {16, 15, 3},
+        {17, 16, 16},       {64, 63, 0},     {65, 64, 31},    {5000, 4999, 0},
+        {5000, 4999, 4999}, {5000, 2500, 1}, {5000, 100, 99},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         t = wide_doc(cases[i].members, cases[i].at, cases[i].dup_of, &off);

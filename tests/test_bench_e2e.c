@@ -55,9 +55,9 @@ static void measure_body(const char *const *ev, size_t n, dkb_source *src, dkb_p
     for (size_t i = 0; i < r->n_measures; i++) {
         const dkb_measure *m = &r->m[i];
         if (m->available)
-            fprintf(stderr, "  %-20s %.4g [%.4g, %.4g] +-%.2f%% R2 %.6f\n", m->name,
-                    m->slope.point, m->slope.lo, m->slope.hi,
-                    50 * (m->slope.hi - m->slope.lo) / m->slope.point, m->fit.r2);
+            fprintf(stderr, "  %-20s %.4g [%.4g, %.4g] +-%.2f%% R2 %.6f\n", m->name, m->slope.point,
+                    m->slope.lo, m->slope.hi, 50 * (m->slope.hi - m->slope.lo) / m->slope.point,
+                    m->fit.r2);
         else
             fprintf(stderr, "  %-20s unavailable: %s\n", m->name, m->why);
     }
@@ -230,8 +230,8 @@ TEST_CASE(linux_hardware_unavailable_software_counted)
     }
     CHECK(cpu > 0);
     if (!(cpu <= 1.02 * wall + 2000.0 * (double)r.n_samples))
-        DKT_FAIL("task-clock %.0f ns over %zu samples whose wall time is %.0f ns", cpu,
-                 r.n_samples, wall);
+        DKT_FAIL("task-clock %.0f ns over %zu samples whose wall time is %.0f ns", cpu, r.n_samples,
+                 wall);
     dkb_result_free(&r);
     dkb_source_close_dkperf(&src);
 }

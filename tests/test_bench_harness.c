@@ -23,7 +23,7 @@
  * read of the source costs 50 ns and 20 instructions. */
 typedef struct synth {
     double per_iter, noise;
-    size_t counters;             /* most events one open holds */
+    size_t counters; /* most events one open holds */
     size_t max_open, opens;
     const char *open_names[DK_MAX_EVENTS];
     size_t n;
@@ -31,7 +31,7 @@ typedef struct synth {
     uint64_t work, reads, rng;
     double sample_factor;
     uint64_t level_work[2];
-    bool preempt_long;           /* long samples are switched out (see work) */
+    bool preempt_long; /* long samples are switched out (see work) */
     uint64_t calls, switches;
 } synth;
 
@@ -88,7 +88,11 @@ static int s_sample(void *self, bool end, uint64_t *ns, uint64_t *values, uint64
     return 0;
 }
 
-static void s_close(void *self) { (void)self; S.n = 0; }
+static void s_close(void *self)
+{
+    (void)self;
+    S.n = 0;
+}
 
 static const dkb_source_ops synth_ops = {s_open, s_sample, s_close, NULL};
 
@@ -464,7 +468,11 @@ TEST_CASE(cycle_shares_by_performance_level)
 
 static void bm_double(dk_bench *b)
 {
-    DK_BENCH_LOOP(b) { work(1); work(1); }
+    DK_BENCH_LOOP(b)
+    {
+        work(1);
+        work(1);
+    }
 }
 
 TEST_CASE(interleaved_alternatives_share_iteration_counts)
@@ -511,7 +519,10 @@ TEST_CASE(read_failure_ends_the_benchmark_with_the_reason)
     CHECK(r.iterations == NULL && r.m[0].y == NULL);
 }
 
-static void nop(dk_bench *b) { DK_BENCH_LOOP(b) {} }
+static void nop(dk_bench *b)
+{
+    DK_BENCH_LOOP(b) {}
+}
 
 TEST_CASE(registry_refuses_bad_names)
 {
@@ -671,10 +682,7 @@ int main(int argc, char **argv) { return dkt_main(argc, argv); }
  * iteration cost exists. The warm-up must not double the count until it
  * wraps to 0 (2^64), nor schedule counts past 2^64, and the benchmark fails
  * with the reason instead of ending with no samples and success. */
-static void bm_ignores_count(void *ctx, uint64_t k)
-{
-    (void)ctx, (void)k;
-}
+static void bm_ignores_count(void *ctx, uint64_t k) { (void)ctx, (void)k; }
 
 TEST_CASE(a_body_that_ignores_its_iteration_count_fails_with_the_reason)
 {
@@ -757,8 +765,11 @@ TEST_CASE(whole_number_options_refuse_a_sign_or_blank)
     char err[4096];
     dkb_registry_clear();
     CHECK_INT(dk_bench_register("g/one", bm_loop, NULL), ==, 0);
-    const char *bad[][2] = {{"--seed", " -1"}, {"--seed", "-1"}, {"--samples", " 3"},
-                            {"--samples", "+3"}, {"--seed", "\t7"}};
+    const char *bad[][2] = {{"--seed", " -1"},
+                            {"--seed", "-1"},
+                            {"--samples", " 3"},
+                            {"--samples", "+3"},
+                            {"--seed", "\t7"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char prog[] = "bench", quiet[] = "-q", opt[32], val[32];
         snprintf(opt, sizeof opt, "%s", bad[i][0]);

@@ -93,8 +93,9 @@ TEST_CASE(instructions_slope_of_a_k_instruction_body_is_k)
         DKT_FAIL("dkb_measure_one: %s", dkb_last_error());
     }
     const dkb_measure *m = &r.m[1];
-    fprintf(stderr, "%s: %zu samples, d %.0f: instructions per iteration %.6f [%.6f, %.6f], "
-                    "intercept %.1f, estimator %s\n",
+    fprintf(stderr,
+            "%s: %zu samples, d %.0f: instructions per iteration %.6f [%.6f, %.6f], "
+            "intercept %.1f, estimator %s\n",
             src.backend, r.n_samples, r.iterations[0], m->slope.point, m->slope.lo, m->slope.hi,
             m->fit.intercept, m->estimator);
     bool ok = fabs(m->slope.point - K) <= 0.01 && fabs(m->slope.lo - K) <= 0.01 &&
@@ -103,8 +104,8 @@ TEST_CASE(instructions_slope_of_a_k_instruction_body_is_k)
     dkb_result_free(&r);
     dkb_source_close_dkperf(&src);
     if (!ok)
-        DKT_FAIL("the instructions slope of a %d-instruction body is %.6f, not %d within 0.01",
-                 K, point, K);
+        DKT_FAIL("the instructions slope of a %d-instruction body is %.6f, not %d within 0.01", K,
+                 point, K);
 #endif
 }
 

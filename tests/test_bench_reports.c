@@ -73,10 +73,7 @@ static int html_no_base(FILE *f, const dkb_run_info *run, const dkb_result *cons
     return dkb_report_html(f, run, rs, NULL, n);
 }
 
-TEST_CASE(html_is_well_formed)
-{
-    check_format("html", html_no_base);
-}
+TEST_CASE(html_is_well_formed) { check_format("html", html_no_base); }
 
 /* The sample report check_bench_html.sh renders: a benchmark with its
  * baseline overlaid. Written to $DKB_SAMPLE_HTML when set. */
@@ -89,7 +86,8 @@ TEST_CASE(html_with_baseline_overlay)
     sample(&base, NAME, 1.06);
     const dkb_result *rs[] = {&a, &b};
     const dkb_result *bs[] = {&base, NULL};
-    const char *path = getenv("DKB_SAMPLE_HTML") ? getenv("DKB_SAMPLE_HTML") : tmp_path("base.html");
+    const char *path = getenv("DKB_SAMPLE_HTML") ? getenv("DKB_SAMPLE_HTML")
+                                                 : tmp_path("base.html");
     FILE *f = fopen(path, "wb");
     CHECK(f != NULL);
     int rc = dkb_report_html(f, &run, rs, bs, 2);
@@ -133,7 +131,8 @@ TEST_CASE(terminal_block)
     CHECK_CONTAINS(t, "thrpt:             [3.777 GiB/s 3.815 GiB/s 3.853 GiB/s]");
     CHECK_CONTAINS(t, "change (time):     [-6.30% -5.20% -4.10%] (p = 0.00 < 0.05)");
     CHECK_CONTAINS(t, "Performance has improved.");
-    CHECK_CONTAINS(t, "Found 3 outliers among 100 measurements (3.00%): 2 high mild, 1 high severe");
+    CHECK_CONTAINS(t,
+                   "Found 3 outliers among 100 measurements (3.00%): 2 high mild, 1 high severe");
     CHECK_CONTAINS(t, "stopped: precision reached: CI half-width 0.9% < 1%");
     CHECK_CONTAINS(t, "cycles by level: P 92.0%, E 8.0%");
     CHECK_CONTAINS(t, "warning: the benchmark ran on more than one performance level");
@@ -191,7 +190,8 @@ TEST_CASE(terminal_names_the_samples_of_the_time_answer)
     r.n_preempted = 30;
     r.m[0].n_fit = 70;
     char *t = terminal(&r, false, false);
-    CHECK_CONTAINS(t, "Theil-Sen slope of 70 samples; 30 preempted (context switch) left out of it");
+    CHECK_CONTAINS(t,
+                   "Theil-Sen slope of 70 samples; 30 preempted (context switch) left out of it");
     free(t);
     /* Too few clean samples: the answer is of every sample, and says so. */
     r.n_preempted = 97;
@@ -253,7 +253,8 @@ TEST_CASE(unavailable_events_said_once_per_report)
                          "no hardware PMU is visible</li>");
     CHECK_INT((int)occurrences(html, "no counter left"), ==, 1);
     CHECK_CONTAINS(html, "<li>cache-misses: no counter left");
-    CHECK_INT((int)occurrences(html, "<td colspan=\"11\" class=\"why\">&lt;not supported&gt;</td>"), ==, 10);
+    CHECK_INT((int)occurrences(html, "<td colspan=\"11\" class=\"why\">&lt;not supported&gt;</td>"),
+              ==, 10);
     free(html);
     char *md = rendered(dkb_report_markdown, &run, rs, 2);
     CHECK_INT((int)occurrences(md, "no hardware PMU"), ==, 1);
@@ -304,7 +305,8 @@ static int terminal_one(FILE *f, const dkb_run_info *run, const dkb_result *cons
 TEST_CASE(control_characters_in_names_are_escaped)
 {
     const char *hostile = "x\x1b]0;TITLE\x07\r\t\n\x7f\xc2\x9b[2J\xff\xc0\xaf\xed\xa0\x80"
-                          "\xe2\x80\xae" "gnp.exe";
+                          "\xe2\x80\xae"
+                          "gnp.exe";
     dkb_result r;
     dkb_run_info run;
     run_info(&run);
@@ -323,8 +325,8 @@ TEST_CASE(control_characters_in_names_are_escaped)
         free(t);
     }
     const dkb_result *rs[] = {&r};
-    render_fn fns[] = {dkb_report_csv, dkb_report_markdown, terminal_one, dkb_report_json,
-                       dkb_report_gbench, html_no_base};
+    render_fn fns[] = {dkb_report_csv,  dkb_report_markdown, terminal_one,
+                       dkb_report_json, dkb_report_gbench,   html_no_base};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         char *buf = rendered(fns[i], &run, rs, 1);
         /* CSV's line ends are \r\n: those of its layout only. */
@@ -341,9 +343,12 @@ TEST_CASE(write_errors_reported)
     struct {
         const char *name;
         render_fn fn;
-    } formats[] = {{"terminal", terminal_one}, {"JSON", dkb_report_json},
-                   {"CSV", dkb_report_csv},    {"Markdown", dkb_report_markdown},
-                   {"google benchmark JSON", dkb_report_gbench}, {"HTML", html_no_base}};
+    } formats[] = {{"terminal", terminal_one},
+                   {"JSON", dkb_report_json},
+                   {"CSV", dkb_report_csv},
+                   {"Markdown", dkb_report_markdown},
+                   {"google benchmark JSON", dkb_report_gbench},
+                   {"HTML", html_no_base}};
     dkb_result a, b;
     dkb_run_info run;
     run_info(&run);
@@ -356,7 +361,8 @@ TEST_CASE(write_errors_reported)
         int rc = formats[i].fn(f, &run, rs, 2);
         fclose(f);
         if (rc != DK_EOS)
-            DKT_FAIL("%s report to /dev/full returned %d (%s)", formats[i].name, rc, dkb_last_error());
+            DKT_FAIL("%s report to /dev/full returned %d (%s)", formats[i].name, rc,
+                     dkb_last_error());
         CHECK_CONTAINS(dkb_last_error(), formats[i].name);
         CHECK_CONTAINS(dkb_last_error(), "writing failed (No space left on device)");
     }

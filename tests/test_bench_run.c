@@ -47,8 +47,8 @@ static int fake_run(void *ctx, dk_bench_body_run *run)
 }
 
 static const char *const counters[] = {"instructions"};
-static const double walls[] = {0.010, 0.012, 0.011, 0.013, 0.009, 0.0105, 0.0115, 0.0125,
-                               0.0095, 0.014, 0.0108};
+static const double walls[] = {0.010,  0.012,  0.011,  0.013, 0.009, 0.0105,
+                               0.0115, 0.0125, 0.0095, 0.014, 0.0108};
 
 static void add(const char *name, fake *f)
 {

@@ -15,18 +15,18 @@
 
 #define PI 3.14159265358979323846
 
-#define CHECK_NEAR(a, b, tol)                                                          \
-    do {                                                                               \
-        double a__ = (a), b__ = (b), t__ = (tol);                                      \
-        if (!(fabs(a__ - b__) <= t__))                                                 \
-            DKT_FAIL("CHECK failed: %s ~ %s (%.17g vs %.17g, tolerance %g)", #a, #b, a__, \
-                     b__, t__);                                                        \
+#define CHECK_NEAR(a, b, tol)                                                                  \
+    do {                                                                                       \
+        double a__ = (a), b__ = (b), t__ = (tol);                                              \
+        if (!(fabs(a__ - b__) <= t__))                                                         \
+            DKT_FAIL("CHECK failed: %s ~ %s (%.17g vs %.17g, tolerance %g)", #a, #b, a__, b__, \
+                     t__);                                                                     \
     } while (0)
 
-#define CHECK_DBL(a, op, b)                                                            \
-    do {                                                                               \
-        double a__ = (a), b__ = (b);                                                   \
-        if (!(a__ op b__))                                                             \
+#define CHECK_DBL(a, op, b)                                                             \
+    do {                                                                                \
+        double a__ = (a), b__ = (b);                                                    \
+        if (!(a__ op b__))                                                              \
             DKT_FAIL("CHECK failed: %s %s %s (%.17g vs %.17g)", #a, #op, #b, a__, b__); \
     } while (0)
 
@@ -117,9 +117,9 @@ TEST_CASE(quantile_is_r_type_7)
     const double v[] = {1, 2, 4, 8};
     CHECK_DBL(dkb_quantile_sorted(v, 4, 0), ==, 1);
     CHECK_DBL(dkb_quantile_sorted(v, 4, 1), ==, 8);
-    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.5), ==, 3);   /* h = 1.5 */
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.5), ==, 3);     /* h = 1.5 */
     CHECK_DBL(dkb_quantile_sorted(v, 4, 0.25), ==, 1.75); /* h = 0.75 */
-    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.75), ==, 5);   /* h = 2.25 */
+    CHECK_DBL(dkb_quantile_sorted(v, 4, 0.75), ==, 5);    /* h = 2.25 */
     CHECK_DBL(dkb_quantile_sorted(v, 1, 0.3), ==, 1);
     CHECK(isnan(dkb_quantile_sorted(v, 0, 0.5)));
     CHECK(isnan(dkb_quantile_sorted(v, 4, -0.1)));
@@ -388,8 +388,8 @@ TEST_CASE(tukey_with_ties_and_few_values)
     CHECK_INT(cls[0], ==, DKB_OUTLIER_NONE);
 }
 
-typedef bool (*change_fn)(const double *, size_t, const double *, size_t, double, double,
-                          size_t, uint64_t, dkb_change *);
+typedef bool (*change_fn)(const double *, size_t, const double *, size_t, double, double, size_t,
+                          uint64_t, dkb_change *);
 
 /* n = 50 per side, 2% relative noise, a shift of `shift`: the verdicts
  * over 20 seeds, counted by kind, of the mean test or (test) another. */
@@ -578,9 +578,9 @@ TEST_CASE(median_change_is_not_moved_by_a_disturbed_third)
     dkb_change mean, med;
     CHECK(dkb_change_test(old_v, 60, new_v, 60, 0.01, 0.05, 5000, 3, &mean));
     CHECK(dkb_change_test_median(old_v, 60, new_v, 60, 0.01, 0.05, 5000, 3, &med));
-    fprintf(stderr, "mean change %.4f (%s), median change %.4f [%.4f, %.4f] (%s)\n",
-            mean.rel.point, dkb_verdict_name(mean.verdict), med.rel.point, med.rel.lo,
-            med.rel.hi, dkb_verdict_name(med.verdict));
+    fprintf(stderr, "mean change %.4f (%s), median change %.4f [%.4f, %.4f] (%s)\n", mean.rel.point,
+            dkb_verdict_name(mean.verdict), med.rel.point, med.rel.lo, med.rel.hi,
+            dkb_verdict_name(med.verdict));
     CHECK_INT(mean.verdict, ==, DKB_REGRESSED);
     CHECK(med.verdict == DKB_NO_CHANGE || med.verdict == DKB_WITHIN_NOISE);
     CHECK_DBL(fabs(med.rel.point), <, 0.01);
@@ -626,12 +626,12 @@ TEST_CASE(median_change_test_resamples_have_the_exact_distribution_of_a_median)
     dkb_change c;
     CHECK(dkb_change_test_median(even, 6, fifty, 5, 0.01, 0.05, 20000, 5, &c));
     CHECK_NEAR(c.rel.point, 50.0 / 35 - 1, 1e-12);
-    CHECK_NEAR(c.rel.lo, 50.0 / 55 - 1, 1e-12); /* the 97.5% quantile of med*: 55 */
-    CHECK_NEAR(c.rel.hi, 50.0 / 15 - 1, 1e-12); /* the 2.5% quantile: 15 */
+    CHECK_NEAR(c.rel.lo, 50.0 / 55 - 1, 1e-12);          /* the 97.5% quantile of med*: 55 */
+    CHECK_NEAR(c.rel.hi, 50.0 / 15 - 1, 1e-12);          /* the 2.5% quantile: 15 */
     CHECK_NEAR(c.p_value, 0.1160 + (1 - 0.8840), 0.012); /* med* <= 20 or >= 50 */
     CHECK(dkb_change_test_median(odd, 5, fifty, 5, 0.01, 0.05, 20000, 5, &c));
     CHECK_NEAR(c.rel.point, 50.0 / 30 - 1, 1e-12);
-    CHECK_NEAR(c.rel.lo, 0, 1e-12);         /* 50 / 50 - 1 */
+    CHECK_NEAR(c.rel.lo, 0, 1e-12); /* 50 / 50 - 1 */
     CHECK_NEAR(c.rel.hi, 50.0 / 10 - 1, 1e-12);
     CHECK_NEAR(c.p_value, 2 * 0.0579, 0.01); /* med* = 10 or 50 */
 }
@@ -785,12 +785,12 @@ TEST_CASE(unanswerable_inputs_are_refused)
     dkb_change c;
 
     /* *out is zeroed on every refusal (it starts as garbage here). */
-#define REFUSED(call, out)                                                 \
-    do {                                                                   \
-        memset(&(out), 0xa5, sizeof(out));                                 \
-        CHECK(!(call));                                                    \
-        CHECK(all_zero(&(out), sizeof(out)));                              \
-        CHECK(dkb_last_error()[0] != '\0');                                \
+#define REFUSED(call, out)                    \
+    do {                                      \
+        memset(&(out), 0xa5, sizeof(out));    \
+        CHECK(!(call));                       \
+        CHECK(all_zero(&(out), sizeof(out))); \
+        CHECK(dkb_last_error()[0] != '\0');   \
     } while (0)
 
     /* Too few. */
@@ -976,8 +976,10 @@ TEST_CASE(theil_sen_ci_keeps_its_coverage_under_preemption_spikes)
      * of the time, and at 40 samples too (where the stop rule often ends). */
     double ols;
     double c = theil_sen_coverage(100, 1000, 0.05, 4000, 77, &ols);
-    fprintf(stderr, "preemption-like noise, 100 samples: Theil-Sen coverage %.3f, OLS bootstrap "
-                    "%.3f\n", c, ols);
+    fprintf(stderr,
+            "preemption-like noise, 100 samples: Theil-Sen coverage %.3f, OLS bootstrap "
+            "%.3f\n",
+            c, ols);
     CHECK_DBL(c, >=, 0.93);
     CHECK_DBL(c, <=, 0.97);
     c = theil_sen_coverage(40, 1000, 0.05, 4000, 78, NULL);

@@ -53,10 +53,11 @@ static uint8_t *write_recording(size_t n, size_t *size, bool finish, const char 
     CHECK_INT(dkrec_write_meta(w, "command", "prog --flag"), ==, 0);
     CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 0, 999), ==, 0);
     CHECK_INT(dkrec_write_event(w, 1, "page-faults", 1, 0), ==, 0);
-    static const uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                   13, 14, 15, 16};
+    static const uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef, 1,  2,  3,  4,  5,  6,
+                                   7,    8,    9,    10,   11, 12, 13, 14, 15, 16};
     CHECK_INT(dkrec_write_map(w, 1234, 0x555500000000ull, 0x20000, 0x1000, "/usr/bin/prog",
-                              DKREC_ID_ELF_BUILD_ID, id, sizeof id), ==, 0);
+                              DKREC_ID_ELF_BUILD_ID, id, sizeof id),
+              ==, 0);
     CHECK_INT(dkrec_write_comm(w, 1234, 1234, "prog"), ==, 0);
     free(gen);
     gen = calloc(n ? n : 1, sizeof *gen);
@@ -256,7 +257,8 @@ TEST_CASE(other_files_are_refused)
 {
     dkrec *r;
     char err[512];
-    static const uint8_t elf[] = "\x7f" "ELF\2\1\1\0\0\0\0\0\0\0\0\0\0\0\0\0";
+    static const uint8_t elf[] = "\x7f"
+                                 "ELF\2\1\1\0\0\0\0\0\0\0\0\0\0\0\0\0";
     CHECK_INT(dkrec_parse(elf, sizeof elf, "a.out", &r, err, sizeof err), ==, -1);
     CHECK_CONTAINS(err, "a.out: not a dkperf recording");
     uint8_t future[16] = {'D', 'K', 'R', 'E', 'C', 0x1a, '\n', 0, 2, 0, 0, 0};
@@ -421,12 +423,12 @@ TEST_CASE(kernel_file_systems_are_named)
         uint32_t magic;
         const char *name;
     } kernel[] = {
-        {0x9fa0, "procfs"},          {0x62656572, "sysfs"},       {0x74726163, "tracefs"},
-        {0x0a647361, "functionfs"},  {0xaee71ee7, "gadgetfs"},    {0xabba1974, "xenfs"},
-        {0x687970, "hypfs"},         {0x76a9f425, "ocfs2_dlmfs"}, {0x50494446, "pidfs"},
-        {0x7655821, "resctrl"},      {0x5a3c69f0, "apparmorfs"},  {0x6c6f6f70, "binderfs"},
-        {0x19800202, "mqueue"},      {0x0187, "autofs"},          {0x444d4142, "dma_buf"},
-        {0x6e736673, "nsfs"},        {0x09041934, "anon_inodefs"}, {0x1cd1, "devpts"},
+        {0x9fa0, "procfs"},         {0x62656572, "sysfs"},        {0x74726163, "tracefs"},
+        {0x0a647361, "functionfs"}, {0xaee71ee7, "gadgetfs"},     {0xabba1974, "xenfs"},
+        {0x687970, "hypfs"},        {0x76a9f425, "ocfs2_dlmfs"},  {0x50494446, "pidfs"},
+        {0x7655821, "resctrl"},     {0x5a3c69f0, "apparmorfs"},   {0x6c6f6f70, "binderfs"},
+        {0x19800202, "mqueue"},     {0x0187, "autofs"},           {0x444d4142, "dma_buf"},
+        {0x6e736673, "nsfs"},       {0x09041934, "anon_inodefs"}, {0x1cd1, "devpts"},
     };
     for (size_t i = 0; i < sizeof kernel / sizeof kernel[0]; i++) {
         const char *name = regfile_linux_fs(kernel[i].magic);

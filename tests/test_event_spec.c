@@ -167,8 +167,8 @@ static void split(const char *list, char *out, size_t size)
     out[0] = '\0';
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         CHECK(sp.text == list + sp.offset);
-        used += (size_t)snprintf(out + used, size - used, "%s%.*s", used ? "|" : "",
-                                 (int)sp.len, sp.text);
+        used += (size_t)snprintf(out + used, size - used, "%s%.*s", used ? "|" : "", (int)sp.len,
+                                 sp.text);
     }
     if (rc != 0)
         snprintf(out, size, "ERR: %s", dk_last_error());
@@ -215,8 +215,7 @@ TEST_CASE(lists_split_on_commas_outside_terms)
 TEST_CASE(a_long_list_splits_whole)
 {
     /* 100000 specs of every form: each is read, none is lost. */
-    const char *forms[] = {"cycles", "cpu/event=0x3c,umask=1/u", "r3c:k", "timer@100",
-                           "cycles/7"};
+    const char *forms[] = {"cycles", "cpu/event=0x3c,umask=1/u", "r3c:k", "timer@100", "cycles/7"};
     size_t n = 100000, cap = n * 32, used = 0;
     char *list = malloc(cap);
     CHECK(list != NULL);

@@ -151,9 +151,9 @@ TEST_CASE(database_names_map_to_one_chip)
     static const struct {
         const char *db;
         dk_cpu cpu;
-    } want[] = {{"a14", DK_CPU_M1},   {"a15", DK_CPU_M2},   {"a16", DK_CPU_M3},
-                {"as1", DK_CPU_M3},   {"as3", DK_CPU_M3},   {"as4", DK_CPU_M4},
-                {"as4-2", DK_CPU_M4}, {"as5", DK_CPU_M5},   {"as5-2", DK_CPU_M5},
+    } want[] = {{"a14", DK_CPU_M1},        {"a15", DK_CPU_M2},        {"a16", DK_CPU_M3},
+                {"as1", DK_CPU_M3},        {"as3", DK_CPU_M3},        {"as4", DK_CPU_M4},
+                {"as4-2", DK_CPU_M4},      {"as5", DK_CPU_M5},        {"as5-2", DK_CPU_M5},
                 {"haswell", DK_CPU_INTEL}, {"icelake", DK_CPU_INTEL}, {"a13", DK_CPU_UNKNOWN},
                 {"", DK_CPU_UNKNOWN}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)

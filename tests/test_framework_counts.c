@@ -82,9 +82,6 @@ TEST_CASE(config_register_count_zero)
     thread_open_fails(DK_EKPEP, "kpep_config_kpc_count returned 0");
 }
 
-TEST_CASE(config_map_unwritten)
-{
-    thread_open_fails(DK_EKPEP, "kpep_config_kpc_map placed event");
-}
+TEST_CASE(config_map_unwritten) { thread_open_fails(DK_EKPEP, "kpep_config_kpc_map placed event"); }
 
 TEST_MAIN()

@@ -18,8 +18,8 @@ static void expected_layout(unsigned *p, unsigned *e)
     static const struct {
         const char *chip;
         unsigned p, e;
-    } layouts[] = {{"a14", 4, 4}, {"a15", 4, 4},   {"a16", 2, 4},    {"as1", 4, 4},
-                   {"as2", 2, 4}, {"as3", 6, 6},   {"as4", 4, 6},    {"as4-1", 10, 4},
+    } layouts[] = {{"a14", 4, 4},    {"a15", 4, 4}, {"a16", 2, 4},    {"as1", 4, 4},
+                   {"as2", 2, 4},    {"as3", 6, 6}, {"as4", 4, 6},    {"as4-1", 10, 4},
                    {"as4-2", 12, 4}, {"as5", 4, 6}, {"as5-2", 10, 4}, {"haswell", 8, 0}};
     const char *chip = getenv("DKPERF_SIM_CPU");
     for (size_t i = 0; chip != NULL && i < sizeof layouts / sizeof layouts[0]; i++)

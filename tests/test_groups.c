@@ -243,8 +243,7 @@ TEST_CASE(sim_children_group_is_not_supported)
     dk_sampler *s = open_sampler();
     const char *names[] = {"instructions"};
     dk_group *g = NULL;
-    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1, DK_GROUP_CHILDREN, &g),
-              DK_ENOTSUP);
+    CHECK_ERR(dk_group_open(s, DK_SCOPE_PROCESS, 0, names, 1, DK_GROUP_CHILDREN, &g), DK_ENOTSUP);
     CHECK_CONTAINS(dk_last_error(), "perf_event");
     CHECK(g == NULL);
     dk_sampler_close(s);
@@ -279,7 +278,7 @@ TEST_CASE(sim_a_failed_start_leaves_nothing_counting)
     CHECK_ERR(dk_group_start(g), DK_EOS); /* DKPERF_SIM_FAIL=kpc_get_cpu_counters:5 */
     CHECK_CONTAINS(dk_last_error(), "kpc_get_cpu_counters");
     CHECK_INT(raw_kperf()->kpc_get_counting(), ==, 0);
-    CHECK_OK(dk_group_stop(g)); /* not running: nothing to do */
+    CHECK_OK(dk_group_stop(g));      /* not running: nothing to do */
     CHECK_OK(dk_sampler_release(s)); /* no running group holds the counters */
     CHECK_INT(raw_force_all(), ==, 0);
     dk_group_close(g);
@@ -449,8 +448,8 @@ static uint64_t spawn_region(size_t pages)
 static void own_work(size_t pages, double ms)
 {
     long page = sysconf(_SC_PAGESIZE);
-    char *p = mmap(NULL, pages * (size_t)page, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *p = mmap(NULL, pages * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
     CHECK(p != MAP_FAILED);
     for (size_t i = 0; i < pages; i++)
         p[i * (size_t)page] = 1;
@@ -497,8 +496,9 @@ TEST_CASE(linux_children_group_counts_each_spawned_process)
         uint64_t faults = after[0] - before[0], ns = after[1] - before[1];
         if (faults < base + pages - 50 || faults > base + pages + 200 || ns < 1000000 ||
             ns > took) {
-            fprintf(stderr, "run %d: %zu pages: %llu page faults (%llu without pages), %llu ns "
-                            "of task-clock in %llu ns\n",
+            fprintf(stderr,
+                    "run %d: %zu pages: %llu page faults (%llu without pages), %llu ns "
+                    "of task-clock in %llu ns\n",
                     run, pages, (unsigned long long)faults, (unsigned long long)base,
                     (unsigned long long)ns, (unsigned long long)took);
             DKT_FAIL("a spawned run was not counted as it ran");
@@ -536,8 +536,7 @@ TEST_CASE(linux_children_group_starts_at_exec)
     prefork_pages = mmap(NULL, prefork_count * (size_t)page, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(prefork_pages != MAP_FAILED);
-    char *argv[] = {(char *)touch_program(), "--work-only", "--pages", "1", "--burn-ms", "1",
-                    NULL};
+    char *argv[] = {(char *)touch_program(), "--work-only", "--pages", "1", "--burn-ms", "1", NULL};
     child_options o = CHILD_OPTIONS_INIT;
     o.in_child = touch_before_exec;
     child c;

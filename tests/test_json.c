@@ -36,8 +36,8 @@ TEST_CASE(reader_values)
 {
     dk_json v;
     char why[160];
-    CHECK(parse(" {\"a\": [1, -2.5e1, true, null], \"s\": \"x\\u00e9\\ud83d\\ude00\\n\\/\"} ", 0, &v,
-                why, sizeof why) == 0);
+    CHECK(parse(" {\"a\": [1, -2.5e1, true, null], \"s\": \"x\\u00e9\\ud83d\\ude00\\n\\/\"} ", 0,
+                &v, why, sizeof why) == 0);
     const dk_json *a = dk__json_get(&v, "a");
     CHECK(a != NULL && a->type == DK_JSON_ARR && a->n == 4 && a->kids != NULL);
     CHECK(a->kids[1].type == DK_JSON_NUM && a->kids[1].num == -25);
@@ -53,8 +53,9 @@ TEST_CASE(reader_values)
 
 TEST_CASE(reader_refuses_what_is_not_json)
 {
-    const char *bad[] = {"[1,]", "{\"a\" 1}", "[01]", "\"a\tb\"", "[1] x", "", "[1.]", "\"\\ud800\"",
-                         "tru", "{\"a\":1,}", "[-]", "[1e]", "\"\\x\"", "{1:2}", "[\"a\"", "1e999"};
+    const char *bad[] = {"[1,]",    "{\"a\" 1}",   "[01]",   "\"a\tb\"",   "[1] x", "",
+                         "[1.]",    "\"\\ud800\"", "tru",    "{\"a\":1,}", "[-]",   "[1e]",
+                         "\"\\x\"", "{1:2}",       "[\"a\"", "1e999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         refused(bad[i], " at byte ");
     refused("[1] x", "data after the end of the document at byte 4");
@@ -170,10 +171,15 @@ TEST_CASE(writer_strings)
     writes("a\"b\\c/", "\"a\\\"b\\\\c/\"");
     writes("\n\r\t\b\f\x01\x1f\x7f", "\"\\n\\r\\t\\u0008\\u000c\\u0001\\u001f\\u007f\"");
     /* C1 and the bidirectional controls are escaped; other text is kept. */
-    writes("\xC2\x9B" "1m \xE2\x80\xAE" "x \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80",
+    writes("\xC2\x9B"
+           "1m \xE2\x80\xAE"
+           "x \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80",
            "\"\\u009b1m \\u202ex \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"");
     /* Each byte that is not well-formed UTF-8 is one U+FFFD. */
-    writes("a\xff" "b\xC0\xAF\xE2\x82", "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+    writes("a\xff"
+           "b\xC0\xAF\xE2\x82",
+           "\"a\xEF\xBF\xBD"
+           "b\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
 
 TEST_CASE(writer_numbers)
@@ -181,9 +187,16 @@ TEST_CASE(writer_numbers)
     const struct {
         double v;
         const char *want;
-    } cases[] = {{0, "0"},          {-3, "-3"},   {123456789012345, "123456789012345"},
-                 {1e15, "1000000000000000"}, {1e17, "1e+17"}, {0.1, "0.10000000000000001"}, {-2.5, "-2.5"},
-                 {NAN, "null"},     {INFINITY, "null"}, {-INFINITY, "null"}};
+    } cases[] = {{0, "0"},
+                 {-3, "-3"},
+                 {123456789012345, "123456789012345"},
+                 {1e15, "1000000000000000"},
+                 {1e17, "1e+17"},
+                 {0.1, "0.10000000000000001"},
+                 {-2.5, "-2.5"},
+                 {NAN, "null"},
+                 {INFINITY, "null"},
+                 {-INFINITY, "null"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *got = written(false, NULL, cases[i].v);
         CHECK_STR(got, cases[i].want);

@@ -209,8 +209,8 @@ TEST_CASE(every_database_opens_by_name_and_cpu_id)
 {
     kpep_config *unused = new_config(false);
     kd->kpep_config_free(unused);
-    static const char *names[] = {"a14", "a15", "a16", "as1", "as2", "as3", "as4", "as4-1",
-                                  "as4-2", "as5", "as5-2", "haswell", "skylake", "a13"};
+    static const char *names[] = {"a14",   "a15",   "a16", "as1",   "as2",     "as3",     "as4",
+                                  "as4-1", "as4-2", "as5", "as5-2", "haswell", "skylake", "a13"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         kpep_db *d = NULL;
         CHECK_INT(kd->kpep_db_create(names[i], &d), ==, 0);

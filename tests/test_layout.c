@@ -70,7 +70,8 @@ TEST_CASE(database_fields_read_through_the_layout)
     CHECK_INT(kd->kpep_db_counters_count(db, KPC_CLASS_FIXED_MASK, &n), ==, 0);
     CHECK_INT(n, ==, db->fixed_counter_count);
     CHECK_INT(kd->kpep_db_counters_count(db, KPC_CLASS_FIXED_MASK | KPC_CLASS_CONFIGURABLE_MASK,
-                                         &n), ==, 0);
+                                         &n),
+              ==, 0);
     CHECK_INT(n, ==, db->fixed_counter_count + db->config_counter_count);
     kd->kpep_db_free(db);
 }

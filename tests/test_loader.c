@@ -179,10 +179,14 @@ TEST_CASE(bundle_paths_name_one_image)
      * real framework bundle: a client may open either. */
     char top[1200], versioned[1200], current[1200];
     snprintf(top, sizeof top, "%s%s", getenv(DK_FRAMEWORK_ROOT_ENV), DK_KPERF_PATH);
-    snprintf(versioned, sizeof versioned, "%s/System/Library/PrivateFrameworks/"
-             "kperf.framework/Versions/A/kperf", getenv(DK_FRAMEWORK_ROOT_ENV));
-    snprintf(current, sizeof current, "%s/System/Library/PrivateFrameworks/"
-             "kperf.framework/Versions/Current/kperf", getenv(DK_FRAMEWORK_ROOT_ENV));
+    snprintf(versioned, sizeof versioned,
+             "%s/System/Library/PrivateFrameworks/"
+             "kperf.framework/Versions/A/kperf",
+             getenv(DK_FRAMEWORK_ROOT_ENV));
+    snprintf(current, sizeof current,
+             "%s/System/Library/PrivateFrameworks/"
+             "kperf.framework/Versions/Current/kperf",
+             getenv(DK_FRAMEWORK_ROOT_ENV));
     void *a = dlopen(top, RTLD_LAZY | RTLD_LOCAL);
     void *b = dlopen(versioned, RTLD_LAZY | RTLD_LOCAL);
     void *c = dlopen(current, RTLD_LAZY | RTLD_LOCAL);
@@ -190,8 +194,10 @@ TEST_CASE(bundle_paths_name_one_image)
     CHECK(dlsym(a, "kpc_set_config") == dlsym(b, "kpc_set_config"));
     CHECK(dlsym(c, "kpc_set_config") == dlsym(b, "kpc_set_config"));
     char path[1200];
-    snprintf(path, sizeof path, "%s/System/Library/PrivateFrameworks/kperfdata.framework/"
-             "Versions/A/kperfdata", getenv(DK_FRAMEWORK_ROOT_ENV));
+    snprintf(path, sizeof path,
+             "%s/System/Library/PrivateFrameworks/kperfdata.framework/"
+             "Versions/A/kperfdata",
+             getenv(DK_FRAMEWORK_ROOT_ENV));
     void *d = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
     CHECK(d != NULL);
     dlclose(a);

@@ -64,10 +64,7 @@ static void check_fixture_dir(const char *dir)
     close(fd);
 }
 
-TEST_CASE(committed_fixtures_match_nm)
-{
-    check_fixture_dir(DK_MACHO_FIXTURES);
-}
+TEST_CASE(committed_fixtures_match_nm) { check_fixture_dir(DK_MACHO_FIXTURES); }
 
 TEST_CASE(zig_linked_fixtures_match_nm)
 {
@@ -259,8 +256,8 @@ static void truncate_everywhere(const char *name, size_t need, const tslice *t)
         macho_image *m = NULL;
         int rc = open_bytes(b.data, cut, &m, err, sizeof err);
         if (cut < need && rc == 0)
-            DKT_FAIL("%s cut at %zu of %zu (the tables end at %zu) was accepted", name, cut,
-                     b.len, need);
+            DKT_FAIL("%s cut at %zu of %zu (the tables end at %zu) was accepted", name, cut, b.len,
+                     need);
         if (rc == 0) {
             check_slice(m, t);
             macho_close(m);
@@ -344,8 +341,8 @@ TEST_CASE(corrupted_fields_are_named)
         {"two LC_SYMTAB", &l.uuid, 0, 0x2, "two LC_SYMTAB", NULL},
         {"LC_FUNCTION_STARTS dataoff", &l.fstarts, 8, 0xfffffff0u,
          "LC_FUNCTION_STARTS dataoff 4294967280", NULL},
-        {"LC_FUNCTION_STARTS datasize", &l.fstarts, 12, 0x7fffffffu,
-         "LC_FUNCTION_STARTS dataoff", NULL},
+        {"LC_FUNCTION_STARTS datasize", &l.fstarts, 12, 0x7fffffffu, "LC_FUNCTION_STARTS dataoff",
+         NULL},
         {"LC_FUNCTION_STARTS cmdsize", &l.fstarts, 4, 8, "LC_FUNCTION_STARTS (load command",
          "has cmdsize 8, less than 16"},
     };
@@ -363,8 +360,8 @@ TEST_CASE(corrupted_fields_are_named)
         if (open_bytes(b.data, b.len, &m, err, sizeof err) == 0)
             DKT_FAIL("%s: corrupt image accepted", c->what);
         if (strstr(err, c->expect) == NULL || (c->expect2 && strstr(err, c->expect2) == NULL))
-            DKT_FAIL("%s: error \"%s\" does not name \"%s\" (and \"%s\")", c->what, err,
-                     c->expect, c->expect2 ? c->expect2 : "");
+            DKT_FAIL("%s: error \"%s\" does not name \"%s\" (and \"%s\")", c->what, err, c->expect,
+                     c->expect2 ? c->expect2 : "");
         free(b.data);
     }
 
@@ -624,4 +621,3 @@ TEST_CASE(allocation_failures_leave_nothing)
 }
 
 TEST_MAIN()
-

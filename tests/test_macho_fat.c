@@ -189,4 +189,3 @@ TEST_CASE(uuid_selects_the_slice)
     CHECK(m == NULL);
     CHECK_CONTAINS(err, "UUID is not the one wanted");
 }
-

@@ -30,11 +30,12 @@ static dk_sampler *open_linux(void)
 #if defined(__clang__) || defined(__GNUC__)
 __attribute__((no_sanitize_address))
 #endif
-static void *touch_pages(size_t n)
+static void *
+touch_pages(size_t n)
 {
     long page = sysconf(_SC_PAGESIZE);
-    char *p = mmap(NULL, n * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    char *p =
+        mmap(NULL, n * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(p != MAP_FAILED);
 #ifdef MADV_NOHUGEPAGE
     madvise(p, n * (size_t)page, MADV_NOHUGEPAGE); /* one fault per page */
@@ -72,8 +73,9 @@ TEST_CASE(backend_and_database)
     CHECK_STR(dk_database_name(db), "linux");
     CHECK(dk_database_arch(db) != DK_ARCH_UNKNOWN);
     CHECK(strlen(dk_database_marketing_name(db)) > 0);
-    static const char *software[] = {"task-clock", "cpu-clock", "page-faults", "context-switches",
-                                     "cpu-migrations", "minor-faults", "major-faults"};
+    static const char *software[] = {"task-clock",       "cpu-clock",      "page-faults",
+                                     "context-switches", "cpu-migrations", "minor-faults",
+                                     "major-faults"};
     for (size_t i = 0; i < sizeof software / sizeof software[0]; i++) {
         const dk_database_event *ev = dk_database_find(db, software[i]);
         if (ev == NULL)
@@ -165,7 +167,7 @@ TEST_CASE(page_faults_count_fresh_pages)
 TEST_CASE(many_software_events_in_one_group)
 {
     dk_sampler *s = open_linux();
-    const char *names[] = {"task-clock", "cpu-clock", "page-faults", "context-switches",
+    const char *names[] = {"task-clock",     "cpu-clock",    "page-faults",  "context-switches",
                            "cpu-migrations", "minor-faults", "major-faults", "alignment-faults"};
     dk_thread *t = open_names(s, names, 8);
     CHECK_OK(dk_thread_start(t));
@@ -263,11 +265,15 @@ TEST_CASE(hardware_events_without_a_pmu)
     const dk_event ev = DK_EVENT_FIXED_INSTRUCTIONS;
     CHECK_ERR(dk_thread_open(s, &ev, 1, &t), DK_EUNAVAILABLE);
     CHECK_CONTAINS(dk_last_error(), "instructions");
-    const char *portable[] = {"cycles", "branches", "branch-misses", "l1d-load-misses",
+    const char *portable[] = {"cycles",     "branches",    "branch-misses", "l1d-load-misses",
                               "l1i-misses", "dtlb-misses", "llc-misses"};
-    const char *perf_names[] = {"cpu-cycles", "branch-instructions", "branch-misses",
-                                "L1-dcache-load-misses", "L1-icache-load-misses",
-                                "dTLB-load-misses", "LLC-load-misses"};
+    const char *perf_names[] = {"cpu-cycles",
+                                "branch-instructions",
+                                "branch-misses",
+                                "L1-dcache-load-misses",
+                                "L1-icache-load-misses",
+                                "dTLB-load-misses",
+                                "LLC-load-misses"};
     for (size_t i = 0; i < 7; i++) {
         CHECK_ERR(dk_thread_open_names(s, &portable[i], 1, &t), DK_EUNAVAILABLE);
         CHECK_CONTAINS(dk_last_error(), perf_names[i]);

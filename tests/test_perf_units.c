@@ -22,10 +22,10 @@
 
 typedef struct fake {
     struct perf_event_mmap_page *page;
-    uint64_t pmc;         /* what rdpmc returns */
+    uint64_t pmc; /* what rdpmc returns */
     uint64_t tsc;
     int rdpmc_calls;
-    int bump_lock_times;  /* simulate a concurrent update this many times */
+    int bump_lock_times; /* simulate a concurrent update this many times */
     uint32_t last_counter;
 } fake;
 
@@ -50,7 +50,7 @@ static fake setup_page(void)
 {
     memset(&page, 0, sizeof page);
     page.cap_user_rdpmc = 1;
-    page.index = 3;          /* hardware counter 2 */
+    page.index = 3; /* hardware counter 2 */
     page.offset = 500;
     page.pmc_width = 48;
     page.time_enabled = 1000;
@@ -120,9 +120,9 @@ TEST_CASE(rdpmc_extrapolates_time_with_the_tsc)
     page.time_enabled = 1000;
     page.time_running = 600; /* it was multiplexed before */
     page.time_shift = 10;
-    page.time_mult = 512;    /* 0.5 ns per cycle */
+    page.time_mult = 512; /* 0.5 ns per cycle */
     page.time_offset = 100;
-    f.tsc = 4096 + 3;        /* quot 4, rem 3 */
+    f.tsc = 4096 + 3; /* quot 4, rem 3 */
     uint64_t count, ena, run;
     CHECK(dk__pmc_read(&page, &ops, false, &count, &ena, &run));
     /* delta = offset + quot * mult + ((rem * mult) >> shift) = 100 + 2048 + 1 */
@@ -168,9 +168,9 @@ TEST_CASE(rdpmc_extrapolates_time_with_a_short_clock)
     page.time_enabled = 1000;
     page.time_running = 600;
     page.time_shift = 10;
-    page.time_mult = 512;       /* 0.5 ns per cycle */
+    page.time_mult = 512; /* 0.5 ns per cycle */
     page.time_offset = 100;
-    page.time_cycles = 0xff00;  /* a 16-bit clock, about to wrap at the last update */
+    page.time_cycles = 0xff00; /* a 16-bit clock, about to wrap at the last update */
     page.time_mask = 0xffff;
     f.tsc = 0x7000000000 + 0x0100; /* high bits the clock does not have; wrapped */
     uint64_t count, ena, run;
@@ -305,8 +305,7 @@ TEST_CASE(scaling_of_multiplexed_counts)
     CHECK_U64(dk_scale_count(1000, 500, 1000), ==, 1000); /* running >= enabled: as is */
     CHECK_U64(dk_scale_count(1000, 1000, 0), ==, 0);      /* never ran */
     /* No overflow where count * enabled exceeds 64 bits. */
-    CHECK_U64(dk_scale_count(UINT64_MAX / 2, 4000000000ull, 2000000000ull), ==,
-              UINT64_MAX / 2 * 2);
+    CHECK_U64(dk_scale_count(UINT64_MAX / 2, 4000000000ull, 2000000000ull), ==, UINT64_MAX / 2 * 2);
     CHECK_U64(dk_scale_count(1ull << 62, 3ull << 40, 1ull << 41), ==, 3ull << 61);
 }
 
@@ -317,7 +316,9 @@ TEST_CASE(scaling_of_multiplexed_counts)
 TEST_CASE(hybrid_cpus_get_one_instance_per_core_pmu)
 {
     const uint32_t cores[] = {4, 10}; /* e.g. cpu_core, cpu_atom */
-    pe_def insts = {.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_INSTRUCTIONS, .generic = true};
+    pe_def insts = {.type = PERF_TYPE_HARDWARE,
+                    .config = PERF_COUNT_HW_INSTRUCTIONS,
+                    .generic = true};
     pe_def clock = {.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK};
     pe_def atom_raw = {.type = 10, .config = 0xc0};
     const pe_def *defs[] = {&insts, &clock, &atom_raw};
@@ -463,10 +464,28 @@ TEST_CASE(cpu_lists_are_parsed_strictly)
     CHECK_INT(dk__perf_parse_cpu_list("1048570-1048575", cpus, 16, &n), ==, 0);
     CHECK_INT(cpus[5], ==, 1048575);
     /* Each is refused with a message, never overflowing or truncating. */
-    const char *bad[] = {"", "\n", "x", "-1", "0-", "0--3", "3-1", "0,,1", "0,", "0-3,2",
-                         "1,1", "0 1", "+1", "0x3", "1048576", "0-1048576",
-                         "0-9223372036854775807", "9223372036854775807-9223372036854775807",
-                         "4294967296", "2147483648", "99999999999999999999999", "0-16",
+    const char *bad[] = {"",
+                         "\n",
+                         "x",
+                         "-1",
+                         "0-",
+                         "0--3",
+                         "3-1",
+                         "0,,1",
+                         "0,",
+                         "0-3,2",
+                         "1,1",
+                         "0 1",
+                         "+1",
+                         "0x3",
+                         "1048576",
+                         "0-1048576",
+                         "0-9223372036854775807",
+                         "9223372036854775807-9223372036854775807",
+                         "4294967296",
+                         "2147483648",
+                         "99999999999999999999999",
+                         "0-16",
                          "0-7,8-15,16"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         n = 99;
@@ -485,10 +504,21 @@ TEST_CASE(sysfs_format_and_event_text_is_untrusted)
     memset(&d, 0, sizeof d);
     CHECK_INT(dk__pe_apply_format(&d, "config:0-7", 0x3c), ==, 0);
     CHECK_U64(d.config, ==, 0x3c);
-    const char *bad[] = {"config:", "config", ":0-7", "config:7-0", "config:0-64", "config:64",
-                         "config:-1", "config:+1", "config: 1", "config:0-7,", "config:0,,1",
-                         "config:18446744073709551615", "config:0-18446744073709551616",
-                         "config3:0-7", "config:0-7x"};
+    const char *bad[] = {"config:",
+                         "config",
+                         ":0-7",
+                         "config:7-0",
+                         "config:0-64",
+                         "config:64",
+                         "config:-1",
+                         "config:+1",
+                         "config: 1",
+                         "config:0-7,",
+                         "config:0,,1",
+                         "config:18446744073709551615",
+                         "config:0-18446744073709551616",
+                         "config3:0-7",
+                         "config:0-7x"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         memset(&d, 0, sizeof d);
         if (dk__pe_apply_format(&d, bad[i], 1) != -1)
@@ -531,8 +561,7 @@ TEST_CASE(errno_map)
     CHECK_CONTAINS(dk_last_error(), "perf_event_paranoid is 2");
     CHECK_CONTAINS(dk_last_error(), "CAP_PERFMON");
     CHECK_INT(dk__pe_fail_open("x", true, true, 3, EPERM, false), ==, DK_EPERM);
-    CHECK_INT(dk__pe_fail_open("instructions", true, false, 2, ENOENT, false), ==,
-              DK_EUNAVAILABLE);
+    CHECK_INT(dk__pe_fail_open("instructions", true, false, 2, ENOENT, false), ==, DK_EUNAVAILABLE);
     CHECK_CONTAINS(dk_last_error(), "no hardware PMU is visible");
     CHECK_INT(dk__pe_fail_open("instructions", true, true, 2, EOPNOTSUPP, false), ==,
               DK_EUNAVAILABLE);

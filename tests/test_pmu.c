@@ -65,7 +65,8 @@ static const char *user_instructions(void)
     }
     closedir(d);
     if (name[0] == '\0')
-        DKT_FAIL("no PMU in /sys/bus/event_source/devices has an inst_retired or instructions event");
+        DKT_FAIL(
+            "no PMU in /sys/bus/event_source/devices has an inst_retired or instructions event");
     return name;
 }
 
@@ -104,7 +105,8 @@ typedef struct csv_row {
 static size_t csv_rows(const char *out, const char *event, csv_row *rows, size_t max)
 {
     size_t n = 0;
-    for (const char *l = out; l != NULL && *l != '\0' && n < max; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    for (const char *l = out; l != NULL && *l != '\0' && n < max;
+         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
         char line[1024];
         size_t len = strcspn(l, "\n");
         if (len >= sizeof line)
@@ -278,7 +280,8 @@ TEST_CASE(thread_sample_deltas_are_exact)
         d[r] = b[0] - a[0];
     }
     /* (the first stop and start calls resolve their symbols) */
-    printf("with a stop: %" PRIu64 ", %" PRIu64 " and %" PRIu64 " instructions\n", d[0], d[1], d[2]);
+    printf("with a stop: %" PRIu64 ", %" PRIu64 " and %" PRIu64 " instructions\n", d[0], d[1],
+           d[2]);
     CHECK_U64(d[1], ==, d[2]);
     CHECK_U64(d[1], >=, 8000);
     CHECK_U64(d[1] - 8000, <, 4000);
@@ -563,9 +566,13 @@ TEST_CASE(group_one_event_larger_than_the_pmu)
         SKIP("the events are arm64 PMUv3's (armv8_pmuv3 is not in /sys/bus/event_source/devices)");
     dk_sampler *s = NULL;
     CHECK_OK(dk_sampler_open(&s, NULL));
-    const char *names[] = {"instructions", "r08", "armv8_pmuv3/inst_retired/",
-                           "armv8_pmuv3/event=0x8/", "armv8_pmuv3/event=0x08/",
-                           "armv8_pmuv3/event=8/", "armv8_pmuv3/inst_retired/u"};
+    const char *names[] = {"instructions",
+                           "r08",
+                           "armv8_pmuv3/inst_retired/",
+                           "armv8_pmuv3/event=0x8/",
+                           "armv8_pmuv3/event=0x08/",
+                           "armv8_pmuv3/event=8/",
+                           "armv8_pmuv3/inst_retired/u"};
     dk_thread *t = NULL;
     int rc = dk_thread_open_names(s, names, 7, &t);
     printf("7 events: %s %s\n", dk_error_name(rc), rc ? dk_last_error() : "");

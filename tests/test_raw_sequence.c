@@ -81,7 +81,8 @@ static void open_session(session *s)
         CHECK_INT(s->kd->kpep_db_event(s->db, names[i], &s->events[i]), ==, 0);
         uint32_t conflicts = 0xdead;
         CHECK_INT(s->kd->kpep_config_add_event(s->cfg, &s->events[i], KPEP_CONFIG_ADD_ALL_MODES,
-                                               &conflicts), ==, 0);
+                                               &conflicts),
+                  ==, 0);
         CHECK_INT(conflicts, ==, 0);
     }
     size_t count = 0;

@@ -332,8 +332,7 @@ TEST_CASE(frequency_mode_adjusts_the_period)
     w.n_events = 1;
     drain_into(p, &w);
     double expected = (double)used * 500 / 1e9;
-    fprintf(stderr, "%zu samples for %.1f expected, periods sum to %" PRIu64 " ns of %" PRIu64
-                    "\n",
+    fprintf(stderr, "%zu samples for %.1f expected, periods sum to %" PRIu64 " ns of %" PRIu64 "\n",
             w.samples, expected, w.period_sum, used);
     CHECK(w.samples >= expected * 0.6 && w.samples <= expected * 1.4 + 2);
     CHECK(w.period_sum >= used / 2 && w.period_sum <= used * 3 / 2);
@@ -517,8 +516,7 @@ TEST_CASE(wrapping_ring_drained_often_loses_nothing)
     dk_sampling_stats st;
     CHECK_OK(dk_sampling_stats_get(p, &st));
     double expected = (double)used / (double)period;
-    fprintf(stderr, "%zu samples + %" PRIu64 " lost for %.0f expected (%" PRIu64
-                    " throttled)\n",
+    fprintf(stderr, "%zu samples + %" PRIu64 " lost for %.0f expected (%" PRIu64 " throttled)\n",
             w.samples, st.lost, expected, st.throttled);
     /* Every sample is accounted for, delivered or lost... */
     CHECK((double)(w.samples + st.lost) >= expected * 0.85 &&
@@ -673,14 +671,20 @@ TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
     o.record = DK_SAMPLE_TIME | DK_SAMPLE_READ;
     dk_sampling *p = open_one(s, "page-faults", 1, 0, &o);
     fault_work w = {NULL, 2000, (size_t)sysconf(_SC_PAGESIZE)};
-    w.mem = mmap(NULL, w.pages * w.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+    w.mem =
+        mmap(NULL, w.pages * w.page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(w.mem != MAP_FAILED);
     (void)madvise((void *)w.mem, w.pages * w.page, MADV_NOHUGEPAGE); /* a fault per page */
     fault_seq f = {0};
     static const char *const names[] = {"task-clock", "context-switches"};
-    dkt_stress x = {.s = s, .p = p, .fn = follow_faults, .ctx = &f, .names = names,
-                    .n_names = 2, .work = fault_bursts, .work_ctx = &w};
+    dkt_stress x = {.s = s,
+                    .p = p,
+                    .fn = follow_faults,
+                    .ctx = &f,
+                    .names = names,
+                    .n_names = 2,
+                    .work = fault_bursts,
+                    .work_ctx = &w};
     CHECK_OK(dk_sampling_start(p));
     dkt_stress_run(&x);
     munmap((void *)w.mem, w.pages * w.page);

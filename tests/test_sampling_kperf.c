@@ -121,8 +121,9 @@ static void sample_hot(const char *ev, uint64_t period, double ms, collected *c)
 
 static void check_hot(const collected *c, size_t expected)
 {
-    fprintf(stderr, "samples %zu (expected about %zu), in dkt_hot_loop %zu, with its caller %zu, "
-                    "maps %zu\n",
+    fprintf(stderr,
+            "samples %zu (expected about %zu), in dkt_hot_loop %zu, with its caller %zu, "
+            "maps %zu\n",
             c->samples, expected, c->in_hot, c->hot_from_caller, c->maps);
     /* CPU-time based: the loop's samples follow its work, not the
      * machine's load; the Linux kernel may throttle a fast sampler, hence
@@ -291,8 +292,7 @@ TEST_CASE(the_rate_used_is_the_one_the_caps_announce)
     dk_sampling *p = NULL;
     int rc = dk_sampling_open(s, e, 2, NULL, &p);
     if (rc != 0)
-        DKT_FAIL("dk_sampling_open(%s, timer@2000): %d %s", caps.sample_event, rc,
-                 dk_last_error());
+        DKT_FAIL("dk_sampling_open(%s, timer@2000): %d %s", caps.sample_event, rc, dk_last_error());
     uint64_t period = 1, freq = 1;
     CHECK_INT(dk_sampling_event_rate(p, 0, &period, &freq), ==, 0);
     CHECK_U64(period, ==, caps.sample_period);
@@ -427,11 +427,23 @@ static int run_child(const char *const *extra, size_t n)
 
 /* Functions of the sampling sequence that the sweep fails in turn. */
 static const char *const swept[] = {
-    "sysctl", "kperf_reset", "kperf_action_count_get", "kperf_action_count_set",
-    "kperf_action_samplers_set", "kperf_action_filter_set_by_pid", "kperf_timer_count_set",
-    "kperf_timer_period_set", "kperf_timer_action_set", "kperf_timer_period_get",
-    "kperf_sample_set", "kpc_set_period", "kpc_set_actionid", "kpc_set_config",
-    "kpc_set_counting", "kpc_force_all_ctrs_set", "proc_pidinfo",
+    "sysctl",
+    "kperf_reset",
+    "kperf_action_count_get",
+    "kperf_action_count_set",
+    "kperf_action_samplers_set",
+    "kperf_action_filter_set_by_pid",
+    "kperf_timer_count_set",
+    "kperf_timer_period_set",
+    "kperf_timer_action_set",
+    "kperf_timer_period_get",
+    "kperf_sample_set",
+    "kpc_set_period",
+    "kpc_set_actionid",
+    "kpc_set_config",
+    "kpc_set_counting",
+    "kpc_force_all_ctrs_set",
+    "proc_pidinfo",
 };
 
 TEST_CASE(every_failure_leaves_nothing_armed)
@@ -498,16 +510,17 @@ TEST_CASE(every_failure_leaves_nothing_armed)
 static void sample_child(dkt_child_records *c)
 {
     dk_sampler *s = open_sampler();
-    int rc = dkt_sample_child(
-        s, "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3", 600, c);
+    int rc =
+        dkt_sample_child(s, "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3", 600, c);
     dk_sampler_close(s);
     if (rc != 0)
         DKT_FAIL("%s", c->err);
     CHECK(WIFEXITED(c->status) && WEXITSTATUS(c->status) == 3);
-    fprintf(stderr, "child %d: %zu samples, %zu names (%s), %zu exits (tid %llu), %zu records "
-                    "of other processes\n",
-            (int)c->pid, c->samples, c->comms, c->comm, c->exits,
-            (unsigned long long)c->exit_tid, c->other);
+    fprintf(stderr,
+            "child %d: %zu samples, %zu names (%s), %zu exits (tid %llu), %zu records "
+            "of other processes\n",
+            (int)c->pid, c->samples, c->comms, c->comm, c->exits, (unsigned long long)c->exit_tid,
+            c->other);
 }
 
 TEST_CASE(a_child_is_named_before_its_samples_and_its_exit_recorded)

@@ -187,12 +187,15 @@ static void numbered_sample(simk_kd_buf *r, uint64_t i)
 {
     const uint64_t fake_thread = STRESS_TID - 1; /* the interrupted thread's slot */
     const uint64_t t = 1000 + i * 10;
-    r[0] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg4 = 1, .arg5 = fake_thread,
-                         .debugid = 0x25000000u | 1u};
-    r[1] = (simk_kd_buf){.timestamp = t, .arg1 = 0x7fffffff, .arg2 = STRESS_TID + i,
-                         .arg5 = fake_thread, .debugid = 0x25010004u};
-    r[2] = (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg5 = fake_thread,
-                         .debugid = 0x25000000u | 2u};
+    r[0] = (simk_kd_buf){
+        .timestamp = t, .arg2 = 1, .arg4 = 1, .arg5 = fake_thread, .debugid = 0x25000000u | 1u};
+    r[1] = (simk_kd_buf){.timestamp = t,
+                         .arg1 = 0x7fffffff,
+                         .arg2 = STRESS_TID + i,
+                         .arg5 = fake_thread,
+                         .debugid = 0x25010004u};
+    r[2] =
+        (simk_kd_buf){.timestamp = t, .arg2 = 1, .arg5 = fake_thread, .debugid = 0x25000000u | 2u};
 }
 
 /* The numbered samples in batches of 8, 100 µs apart. */
@@ -220,8 +223,14 @@ TEST_CASE(threads_sharing_a_sampling_lose_and_repeat_nothing)
     CHECK_INT(trace_buffer_events(&w.k), >, STRESS_SAMPLES * 3);
     numbered n = {0, 0, 0};
     static const char *const names[] = {"cycles", "instructions"};
-    dkt_stress x = {.s = s, .p = p, .fn = follow_numbers, .ctx = &n, .names = names,
-                    .n_names = 2, .work = write_numbered, .work_ctx = &w};
+    dkt_stress x = {.s = s,
+                    .p = p,
+                    .fn = follow_numbers,
+                    .ctx = &n,
+                    .names = names,
+                    .n_names = 2,
+                    .work = write_numbered,
+                    .work_ctx = &w};
     CHECK_INT(dk_sampling_start(p), ==, 0);
     dkt_stress_run(&x);
     dk_sampling_stats st;

@@ -28,11 +28,11 @@ static void load(void)
 }
 
 /* Expect a kpc call to fail with -1 and errno e. */
-#define CHECK_ERRNO(call, e)              \
-    do {                                  \
-        errno = 0;                        \
-        CHECK_INT((call), ==, -1);        \
-        CHECK_INT(errno, ==, (e));        \
+#define CHECK_ERRNO(call, e)       \
+    do {                           \
+        errno = 0;                 \
+        CHECK_INT((call), ==, -1); \
+        CHECK_INT(errno, ==, (e)); \
     } while (0)
 
 TEST_CASE(unprivileged_calls_fail)
@@ -264,7 +264,7 @@ TEST_CASE(intel_kernel_checks_no_selector)
     CHECK_INT(n, ==, 4);
     CHECK_INT(kp->kpc_force_all_ctrs_set(1), ==, 0);
     kpc_config_t cfg[KPC_MAX_COUNTERS] = {0}, back[KPC_MAX_COUNTERS] = {0};
-    cfg[0] = 0x333;                          /* fixed control: not written (NYI) */
+    cfg[0] = 0x333;                            /* fixed control: not written (NYI) */
     cfg[1] = 0xfe | 0x3f0000u | 0xffull << 32; /* no such event; PC/INT/ANY and high bits */
     CHECK_INT(kp->kpc_set_config(fc, cfg), ==, 0);
     CHECK_INT(kp->kpc_get_config(fc, back), ==, 0);
@@ -305,7 +305,8 @@ static void burn_system_time(void)
             if (fd >= 0)
                 close(fd);
         }
-        if (getrusage(RUSAGE_THREAD, &ru) == 0 && ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec > 100000)
+        if (getrusage(RUSAGE_THREAD, &ru) == 0 &&
+            ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec > 100000)
             return;
     }
 }
@@ -468,7 +469,7 @@ TEST_CASE(kperf_timer_periods_raised_to_the_minimum)
     CHECK_INT(kp->kperf_timer_pet_set(1), ==, 0);
     CHECK_INT(kp->kperf_timer_period_get(1, &p), ==, 0);
     CHECK_U64(p, ==, kp->kperf_ns_to_ticks(1000000)); /* the PET minimum */
-    CHECK_INT(kp->kperf_timer_pet_set(999), ==, 0);    /* PET off */
+    CHECK_INT(kp->kperf_timer_pet_set(999), ==, 0);   /* PET off */
     uint32_t u = 0;
     CHECK_INT(kp->kperf_timer_pet_get(&u), ==, 0);
     CHECK_INT(u, ==, 999);

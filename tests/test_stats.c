@@ -46,10 +46,10 @@ static dkb_moments of(const double *v, size_t n)
     return s;
 }
 
-#define CHECK_CLOSE(got, want, rel)                                                  \
-    do {                                                                             \
-        long double g_ = (got), w_ = (want);                                         \
-        if (!(fabsl(g_ - w_) <= (rel) * fabsl(w_)))                                  \
+#define CHECK_CLOSE(got, want, rel)                                                           \
+    do {                                                                                      \
+        long double g_ = (got), w_ = (want);                                                  \
+        if (!(fabsl(g_ - w_) <= (rel)*fabsl(w_)))                                             \
             DKT_FAIL("CHECK failed: %s close to %s (%.12Lg vs %.12Lg)", #got, #want, g_, w_); \
     } while (0)
 
@@ -61,7 +61,8 @@ static void check_against_reference(const double *v, size_t n)
     CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_MEAN), r.mean, 1e-15L);
     CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_VARIANCE), r.variance, 1e-9L);
     CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_STDDEV), sqrtl(r.variance), 1e-9L);
-    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_STDDEV_MEAN), sqrtl(r.variance / (long double)n), 1e-9L);
+    CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_STDDEV_MEAN), sqrtl(r.variance / (long double)n),
+                1e-9L);
     CHECK_CLOSE(dkb_moments_get(&s, DKB_MOMENT_REL_STDDEV_MEAN), r.rel_stddev_mean, 1e-9L);
 }
 
@@ -84,8 +85,7 @@ TEST_CASE(large_counts_keep_their_spread)
 /* Counts so close that the one-pass variance comes out negative. */
 TEST_CASE(nearly_equal_counts_never_give_a_negative_variance)
 {
-    const double v[5] = {50000000000.0, 50000000002.0, 50000000002.0, 50000000002.0,
-                         50000000000.0};
+    const double v[5] = {50000000000.0, 50000000002.0, 50000000002.0, 50000000002.0, 50000000000.0};
     CHECK(naive_variance(v, 5) < 0); /* the case the old formula printed as +- 0.00% */
     dkb_moments s = of(v, 5);
     CHECK(dkb_moments_get(&s, DKB_MOMENT_VARIANCE) > 0);

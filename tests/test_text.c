@@ -40,7 +40,9 @@ TEST_CASE(control_bytes_are_escaped)
     escapes("\x1b]0;TITLE\x07", "\\x1b]0;TITLE\\x07");
     escapes("a\tb\nc\rd", "a\\x09b\\x0ac\\x0dd");
     escapes("\x01\x1f\x7f", "\\x01\\x1f\\x7f");
-    escapes("\xc2\x9b" "2J \xc2\x80\xc2\x9f", "\\xc2\\x9b2J \\xc2\\x80\\xc2\\x9f");
+    escapes("\xc2\x9b"
+            "2J \xc2\x80\xc2\x9f",
+            "\\xc2\\x9b2J \\xc2\\x80\\xc2\\x9f");
 }
 
 /* Format characters that reorder the rest of a line on a terminal or in an
@@ -48,13 +50,19 @@ TEST_CASE(control_bytes_are_escaped)
  * escaped, as for a control. */
 TEST_CASE(bidi_and_line_separators_are_escaped)
 {
-    escapes("a\xe2\x80\xae" "cba", "a\\xe2\\x80\\xaecba");          /* RLO */
-    escapes("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad",    /* LRE RLE PDF LRO */
+    escapes("a\xe2\x80\xae"
+            "cba",
+            "a\\xe2\\x80\\xaecba");                             /* RLO */
+    escapes("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", /* LRE RLE PDF LRO */
             "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad");
     escapes("\xe2\x81\xa6x\xe2\x81\xa9", "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9"); /* LRI, PDI */
-    escapes("\xe2\x81\xa7\xe2\x81\xa8", "\\xe2\\x81\\xa7\\xe2\\x81\\xa8"); /* RLI, FSI */
-    escapes("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c"); /* LRM RLM ALM */
-    escapes("1\xe2\x80\xa8" "2\xe2\x80\xa9" "3", "1\\xe2\\x80\\xa82\\xe2\\x80\\xa93"); /* LS, PS */
+    escapes("\xe2\x81\xa7\xe2\x81\xa8", "\\xe2\\x81\\xa7\\xe2\\x81\\xa8");   /* RLI, FSI */
+    escapes("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c",
+            "\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c"); /* LRM RLM ALM */
+    escapes("1\xe2\x80\xa8"
+            "2\xe2\x80\xa9"
+            "3",
+            "1\\xe2\\x80\\xa82\\xe2\\x80\\xa93"); /* LS, PS */
     /* Their neighbours are ordinary text: ZWJ (emoji), en dash, NNBSP, U+206A. */
     escapes("\xe2\x80\x8d\xe2\x80\x93\xe2\x80\xaf\xe2\x81\xaa\xe2\x80\xa7",
             "\xe2\x80\x8d\xe2\x80\x93\xe2\x80\xaf\xe2\x81\xaa\xe2\x80\xa7");
@@ -65,12 +73,12 @@ TEST_CASE(bidi_and_line_separators_are_escaped)
 TEST_CASE(invalid_utf8_is_escaped_byte_by_byte)
 {
     escapes("\xff", "\\xff");
-    escapes("\xc0\xaf", "\\xc0\\xaf");                /* overlong '/' */
-    escapes("\xe0\x80\xaf", "\\xe0\\x80\\xaf");       /* overlong, 3 bytes */
-    escapes("\xed\xa0\x80", "\\xed\\xa0\\x80");       /* a surrogate */
+    escapes("\xc0\xaf", "\\xc0\\xaf");                   /* overlong '/' */
+    escapes("\xe0\x80\xaf", "\\xe0\\x80\\xaf");          /* overlong, 3 bytes */
+    escapes("\xed\xa0\x80", "\\xed\\xa0\\x80");          /* a surrogate */
     escapes("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
-    escapes("\xe2\x82", "\\xe2\\x82");                /* cut short by the end */
-    escapes("\x80x", "\\x80x");                       /* a stray continuation */
+    escapes("\xe2\x82", "\\xe2\\x82");                   /* cut short by the end */
+    escapes("\x80x", "\\x80x");                          /* a stray continuation */
 }
 
 TEST_CASE(printable_text_and_valid_utf8_are_kept)

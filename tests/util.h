@@ -31,7 +31,8 @@ static inline uint64_t dkt_burn_cpu_ms(double ms)
 
 static inline void dkt_sleep_ms(double ms)
 {
-    struct timespec ts = {(time_t)(ms / 1000), (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6)};
+    struct timespec ts = {(time_t)(ms / 1000),
+                          (long)((ms - (double)(long)(ms / 1000) * 1000) * 1e6)};
     nanosleep(&ts, NULL);
 }
 

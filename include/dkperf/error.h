@@ -27,27 +27,26 @@ extern "C" {
 #endif
 
 /* X(NAME, value, sentence) */
-#define DK_ERROR_TABLE(X)                                                          \
-    X(EINVAL, -1, "invalid argument")                                              \
-    X(ENOMEM, -2, "out of memory")                                                 \
-    X(ELOAD, -3, "a framework or one of its symbols could not be loaded")          \
-    X(EPERM, -4,                                                                   \
-      "permission denied: hardware counters need root or the "                    \
-      "com.apple.private.kernel.kpc entitlement (on Linux: CAP_PERFMON or a "     \
-      "lower perf_event_paranoid)")                                                \
-    X(EBUSY, -5,                                                                   \
-      "the counters are held by another client (powermetrics, Instruments, or "   \
-      "another profiler)")                                                         \
-    X(ECPU, -6, "unknown CPU: there is no event table for this processor")         \
-    X(ENOEVENT, -7, "no such event")                                               \
-    X(EUNAVAILABLE, -8, "the event exists but cannot be counted on this CPU or backend") \
-    X(ECONFLICT, -9, "events conflict: they cannot be counted together")           \
-    X(ETOOMANY, -10, "too many events for the available counters")                 \
-    X(ESTATE, -11, "the object is not in a state that allows this call")           \
-    X(ETHREAD, -12,                                                                \
-      "a thread sampler was used from a thread other than the one that opened it") \
-    X(EOS, -13, "operating system error")                                          \
-    X(EKPEP, -14, "kperfdata.framework reported an error")                         \
+#define DK_ERROR_TABLE(X)                                                                        \
+    X(EINVAL, -1, "invalid argument")                                                            \
+    X(ENOMEM, -2, "out of memory")                                                               \
+    X(ELOAD, -3, "a framework or one of its symbols could not be loaded")                        \
+    X(EPERM, -4,                                                                                 \
+      "permission denied: hardware counters need root or the "                                   \
+      "com.apple.private.kernel.kpc entitlement (on Linux: CAP_PERFMON or a "                    \
+      "lower perf_event_paranoid)")                                                              \
+    X(EBUSY, -5,                                                                                 \
+      "the counters are held by another client (powermetrics, Instruments, or "                  \
+      "another profiler)")                                                                       \
+    X(ECPU, -6, "unknown CPU: there is no event table for this processor")                       \
+    X(ENOEVENT, -7, "no such event")                                                             \
+    X(EUNAVAILABLE, -8, "the event exists but cannot be counted on this CPU or backend")         \
+    X(ECONFLICT, -9, "events conflict: they cannot be counted together")                         \
+    X(ETOOMANY, -10, "too many events for the available counters")                               \
+    X(ESTATE, -11, "the object is not in a state that allows this call")                         \
+    X(ETHREAD, -12, "a thread sampler was used from a thread other than the one that opened it") \
+    X(EOS, -13, "operating system error")                                                        \
+    X(EKPEP, -14, "kperfdata.framework reported an error")                                       \
     X(ENOTSUP, -15, "not supported by this backend or platform")
 
 typedef enum dk_error {

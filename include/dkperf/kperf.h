@@ -72,20 +72,20 @@ typedef uint64_t kpc_config_t;
 #define KPC_MAX_COUNTERS 32
 
 /* What an action samples when its trigger fires (kperf_action_samplers_set). */
-#define KPERF_SAMPLER_TH_INFO (1u << 0)        /* thread info */
-#define KPERF_SAMPLER_TH_SNAPSHOT (1u << 1)    /* thread snapshot */
-#define KPERF_SAMPLER_KSTACK (1u << 2)         /* kernel stack */
-#define KPERF_SAMPLER_USTACK (1u << 3)         /* user stack */
-#define KPERF_SAMPLER_PMC_THREAD (1u << 4)     /* PMCs of the thread */
-#define KPERF_SAMPLER_PMC_CPU (1u << 5)        /* PMCs of the CPU */
-#define KPERF_SAMPLER_PMC_CONFIG (1u << 6)     /* PMC configuration */
-#define KPERF_SAMPLER_MEMINFO (1u << 7)        /* memory info */
-#define KPERF_SAMPLER_TH_SCHEDULING (1u << 8)  /* thread scheduling */
-#define KPERF_SAMPLER_TH_DISPATCH (1u << 9)    /* thread dispatch */
-#define KPERF_SAMPLER_TK_SNAPSHOT (1u << 10)   /* task snapshot */
-#define KPERF_SAMPLER_SYS_MEM (1u << 11)       /* system memory */
-#define KPERF_SAMPLER_TH_INSCYC (1u << 12)     /* thread instructions and cycles */
-#define KPERF_SAMPLER_TK_INFO (1u << 13)       /* task info */
+#define KPERF_SAMPLER_TH_INFO (1u << 0)       /* thread info */
+#define KPERF_SAMPLER_TH_SNAPSHOT (1u << 1)   /* thread snapshot */
+#define KPERF_SAMPLER_KSTACK (1u << 2)        /* kernel stack */
+#define KPERF_SAMPLER_USTACK (1u << 3)        /* user stack */
+#define KPERF_SAMPLER_PMC_THREAD (1u << 4)    /* PMCs of the thread */
+#define KPERF_SAMPLER_PMC_CPU (1u << 5)       /* PMCs of the CPU */
+#define KPERF_SAMPLER_PMC_CONFIG (1u << 6)    /* PMC configuration */
+#define KPERF_SAMPLER_MEMINFO (1u << 7)       /* memory info */
+#define KPERF_SAMPLER_TH_SCHEDULING (1u << 8) /* thread scheduling */
+#define KPERF_SAMPLER_TH_DISPATCH (1u << 9)   /* thread dispatch */
+#define KPERF_SAMPLER_TK_SNAPSHOT (1u << 10)  /* task snapshot */
+#define KPERF_SAMPLER_SYS_MEM (1u << 11)      /* system memory */
+#define KPERF_SAMPLER_TH_INSCYC (1u << 12)    /* thread instructions and cycles */
+#define KPERF_SAMPLER_TK_INFO (1u << 13)      /* task info */
 
 #define KPERF_ACTION_MAX 32 /* number of actions */
 #define KPERF_TIMER_MAX 8   /* number of timers */
@@ -141,51 +141,51 @@ typedef struct kpep_event {
     uint16_t number;         /* event selector written to the config register */
     uint8_t umask;           /* Intel unit mask; 0 on arm64 */
     uint8_t reserved0;
-    uint8_t flags;           /* KPEP_EVENT_FLAG_FIXED */
+    uint8_t flags; /* KPEP_EVENT_FLAG_FIXED */
     uint8_t reserved1[7];
 } kpep_event;
 
 /* An event database for one CPU (152 bytes). */
 typedef struct kpep_db {
-    const char *name;           /* database name, e.g. "a14", "as4", "haswell" */
-    const char *cpu_id;         /* e.g. "cpu_100000c_2_1b588bb3" */
-    const char *marketing_name; /* e.g. "Apple A14/M1"; what kpep_db_name() returns */
-    void *plist_data;           /* CFDataRef, created lazily */
-    void *event_map;            /* CFDictionaryRef: name -> kpep_event * */
-    kpep_event *event_arr;      /* event_count events, contiguous */
+    const char *name;             /* database name, e.g. "a14", "as4", "haswell" */
+    const char *cpu_id;           /* e.g. "cpu_100000c_2_1b588bb3" */
+    const char *marketing_name;   /* e.g. "Apple A14/M1"; what kpep_db_name() returns */
+    void *plist_data;             /* CFDataRef, created lazily */
+    void *event_map;              /* CFDictionaryRef: name -> kpep_event * */
+    kpep_event *event_arr;        /* event_count events, contiguous */
     kpep_event **fixed_event_arr; /* fixed_counter_count pointers */
-    void *alias_map;            /* CFDictionaryRef: alias -> kpep_event * */
+    void *alias_map;              /* CFDictionaryRef: alias -> kpep_event * */
     size_t reserved_1;
     size_t reserved_2;
     size_t reserved_3;
-    size_t event_count;          /* events in event_arr */
-    size_t alias_count;          /* entries in alias_map */
-    size_t fixed_counter_count;  /* popcount(fixed_counter_bits) */
-    size_t config_counter_count; /* popcount(config_counter_bits) */
-    size_t power_counter_count;  /* popcount(power_counter_bits) */
-    uint32_t architecture;       /* KPEP_ARCH_* */
+    size_t event_count;           /* events in event_arr */
+    size_t alias_count;           /* entries in alias_map */
+    size_t fixed_counter_count;   /* popcount(fixed_counter_bits) */
+    size_t config_counter_count;  /* popcount(config_counter_bits) */
+    size_t power_counter_count;   /* popcount(power_counter_bits) */
+    uint32_t architecture;        /* KPEP_ARCH_* */
     uint32_t fixed_counter_bits;  /* bitmap of fixed counters */
     uint32_t config_counter_bits; /* bitmap of configurable counters */
     uint32_t power_counter_bits;  /* bitmap of counters shared with the power manager */
-    uint32_t create_flags;       /* flags given to kpep_db_createx */
-    uint8_t is_internal;         /* database holds Apple-internal events */
-    uint8_t internal_known;      /* is_internal has been determined */
+    uint32_t create_flags;        /* flags given to kpep_db_createx */
+    uint8_t is_internal;          /* database holds Apple-internal events */
+    uint8_t internal_known;       /* is_internal has been determined */
     uint8_t reserved_4[2];
 } kpep_db;
 
 /* A configuration being built: events placed on counters (80 bytes). */
 typedef struct kpep_config {
     kpep_db *db;
-    kpep_event **events;     /* counter_count slots, event per added index */
-    size_t *event_map;       /* event index -> counter index */
-    size_t *event_indices;   /* counter index -> event index, SIZE_MAX if free */
-    uint32_t *flags;         /* per-counter flags (KPEP_CONFIG_ADD_*) */
-    uint64_t *kpc_periods;   /* per-counter sampling periods */
-    size_t event_count;      /* events added so far */
-    size_t counter_count;    /* fixed + configurable counters */
-    uint32_t classes;        /* KPC_CLASS_*_MASK bits the events need */
+    kpep_event **events;        /* counter_count slots, event per added index */
+    size_t *event_map;          /* event index -> counter index */
+    size_t *event_indices;      /* counter index -> event index, SIZE_MAX if free */
+    uint32_t *flags;            /* per-counter flags (KPEP_CONFIG_ADD_*) */
+    uint64_t *kpc_periods;      /* per-counter sampling periods */
+    size_t event_count;         /* events added so far */
+    size_t counter_count;       /* fixed + configurable counters */
+    uint32_t classes;           /* KPC_CLASS_*_MASK bits the events need */
     uint32_t occupied_counters; /* bit i set: counter i is taken */
-    uint8_t force_flags;     /* bit 0: kpep_config_force_counters() was called */
+    uint8_t force_flags;        /* bit 0: kpep_config_force_counters() was called */
     uint8_t reserved[7];
 } kpep_config;
 
@@ -334,8 +334,7 @@ typedef int (*kpc_set_config_fn)(uint32_t classes, kpc_config_t *config);
  * receives the current CPU number. Returns 0, or non-zero (the sysctl's -1) with errno set.
  * sysctl: hw.ncpu, kpc.counter_count, kpc.counters. Privileges: root.
  */
-typedef int (*kpc_get_cpu_counters_fn)(bool all_cpus, uint32_t classes, int *curcpu,
-                                       uint64_t *buf);
+typedef int (*kpc_get_cpu_counters_fn)(bool all_cpus, uint32_t classes, int *curcpu, uint64_t *buf);
 
 /*
  * kpc_get_thread_counters - read the calling thread's accumulated counters
@@ -614,6 +613,9 @@ typedef int (*kpep_event_description_fn)(kpep_event *ev, const char **str_ptr);
 /* Symbol lists and vtables                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The two lists are laid out by hand: clang-format 14 moves them back and
+ * forth from one run to the next. */
+/* clang-format off */
 /* The 34 symbols of kperf.framework, in the order of dk_kperf_vtable. */
 #define DK_KPERF_SYMBOLS(X)                                                                   \
     X(kpc_cpu_string) X(kpc_pmu_version) X(kpc_get_counting) X(kpc_set_counting)              \
@@ -637,6 +639,7 @@ typedef int (*kpep_event_description_fn)(kpep_event *ev, const char **str_ptr);
     X(kpep_db_name) X(kpep_db_aliases_count) X(kpep_db_aliases) X(kpep_db_counters_count)     \
     X(kpep_db_events_count) X(kpep_db_events) X(kpep_db_event) X(kpep_event_name)             \
     X(kpep_event_alias) X(kpep_event_description)
+/* clang-format on */
 
 /* The optional symbols of kperf.framework: fields of dk_kperf_vtable that
  * stay NULL when the framework lacks them. */
@@ -690,8 +693,8 @@ typedef enum dk_load_failure {
 typedef struct dk_load_error {
     dk_load_failure kind;
     char path[DK_LOAD_PATH_MAX]; /* the framework file that failed */
-    char symbol[64];    /* DK_LOAD_SYMBOL: the missing symbol */
-    char message[1536]; /* a full sentence naming the path and cause */
+    char symbol[64];             /* DK_LOAD_SYMBOL: the missing symbol */
+    char message[1536];          /* a full sentence naming the path and cause */
 } dk_load_error;
 
 /*

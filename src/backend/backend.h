@@ -30,10 +30,10 @@ struct dk_database {
     const char *marketing_name;
     dk_arch arch;
     dk__family family;
-    size_t counters[3];               /* fixed, configurable, power */
-    dk_database_event *events;        /* sorted by name */
+    size_t counters[3];        /* fixed, configurable, power */
+    dk_database_event *events; /* sorted by name */
     size_t event_count;
-    const dk_database_event **fixed;  /* by fixed counter; entries may be NULL */
+    const dk_database_event **fixed; /* by fixed counter; entries may be NULL */
     size_t fixed_count;
 };
 
@@ -43,26 +43,26 @@ typedef struct dk__backend dk__backend;
 
 struct dk_sampler {
     const dk__backend *backend;
-    void *impl;       /* the backend's session */
-    dk_database db;   /* filled by the backend's open */
+    void *impl;     /* the backend's session */
+    dk_database db; /* filled by the backend's open */
     dk_cpu cpu;
-    unsigned flags;   /* DK_SAMPLER_* */
-    dk_backend_caps caps;  /* filled by the backend's open */
-    size_t perf_levels;    /* CPU performance levels counts are split by; 0: not split */
+    unsigned flags;       /* DK_SAMPLER_* */
+    dk_backend_caps caps; /* filled by the backend's open */
+    size_t perf_levels;   /* CPU performance levels counts are split by; 0: not split */
     char perf_level_names[DK__PERF_LEVELS_MAX][16];
-    char why[1536];        /* see dk_sampler_why */
-    char notes[512];       /* see dk_sampler_notes */
-    int passed_rc;         /* why the first backend probed could not count (0: none) */
-    char passed[640];      /* ... its error, for the messages of the fallback */
-    char root[1024];       /* framework root (see dk__backend.uses_framework_root) */
+    char why[1536];   /* see dk_sampler_why */
+    char notes[512];  /* see dk_sampler_notes */
+    int passed_rc;    /* why the first backend probed could not count (0: none) */
+    char passed[640]; /* ... its error, for the messages of the fallback */
+    char root[1024];  /* framework root (see dk__backend.uses_framework_root) */
 
-    pthread_mutex_t lock; /* guards everything below */
-    int refs;             /* 1 while open, +1 per open thread sampler */
-    int running;          /* thread samplers, groups and samplings counting */
-    int running_groups;   /* of which groups */
+    pthread_mutex_t lock;  /* guards everything below */
+    int refs;              /* 1 while open, +1 per open thread sampler */
+    int running;           /* thread samplers, groups and samplings counting */
+    int running_groups;    /* of which groups */
     int running_samplings; /* and samplings */
-    bool holding;         /* the backend holds the counters */
-    bool released;        /* no new thread samplers may open or start */
+    bool holding;          /* the backend holds the counters */
+    bool released;         /* no new thread samplers may open or start */
 };
 
 /* Signature of the hot read path, cached in each thread sampler. info may
@@ -79,7 +79,7 @@ struct dk_thread {
     pthread_t owner;
     bool running;
     dk__read_fn read;
-    void *impl;       /* the backend's per-thread state */
+    void *impl; /* the backend's per-thread state */
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* what is counted, in caller order */
     unsigned char mode[DK_MAX_EVENTS];              /* DK__MODE_* of each event */
@@ -94,7 +94,7 @@ struct dk_group {
     int pid;
     unsigned flags;
     bool running;
-    void *impl;       /* the backend's state */
+    void *impl; /* the backend's state */
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for an unsupported name */
     const char *asked[DK_MAX_EVENTS];               /* the names given (copies) */
@@ -117,15 +117,15 @@ struct dk_sampling {
     dk_sampler *sampler;
     dk_sampling_options opts;
     bool running;
-    void *impl;       /* the backend's state */
+    void *impl; /* the backend's state */
     size_t n;
     const dk_database_event *events[DK_MAX_EVENTS]; /* NULL for "timer" */
-    dk_sampling_event asked[DK_MAX_EVENTS];          /* as given; names are copies */
-    uint64_t period[DK_MAX_EVENTS]; /* the rate used (sampling_open sets them): events a */
-    uint64_t freq[DK_MAX_EVENTS];   /* sample, or samples a second (dk_sampling_event_rate) */
-    unsigned char mode[DK_MAX_EVENTS];               /* DK__MODE_* of each event */
+    dk_sampling_event asked[DK_MAX_EVENTS];         /* as given; names are copies */
+    uint64_t period[DK_MAX_EVENTS];    /* the rate used (sampling_open sets them): events a */
+    uint64_t freq[DK_MAX_EVENTS];      /* sample, or samples a second (dk_sampling_event_rate) */
+    unsigned char mode[DK_MAX_EVENTS]; /* DK__MODE_* of each event */
     char *label[DK_MAX_EVENTS];
-    dk_sampling_stats stats;    /* added to with dk__stat_add only */
+    dk_sampling_stats stats; /* added to with dk__stat_add only */
     /* One drain at a time (the core takes it around sampling_drain); a
      * backend's wait takes it too wherever it touches what a drain reads,
      * never while it blocks, and only by trylock (a drain holds it through
@@ -257,13 +257,15 @@ static inline const char *dk__thread_label(const dk_thread *t, size_t i)
 }
 static inline const char *dk__group_label(const dk_group *g, size_t i)
 {
-    return g->label[i] != NULL ? g->label[i] : g->events[i] != NULL ? g->events[i]->name
-                                                                      : g->asked[i];
+    return g->label[i] != NULL    ? g->label[i]
+           : g->events[i] != NULL ? g->events[i]->name
+                                  : g->asked[i];
 }
 static inline const char *dk__sampling_label(const dk_sampling *p, size_t i)
 {
-    return p->label[i] != NULL ? p->label[i] : p->events[i] != NULL ? p->events[i]->name
-                                                                      : p->asked[i].name;
+    return p->label[i] != NULL    ? p->label[i]
+           : p->events[i] != NULL ? p->events[i]->name
+                                  : p->asked[i].name;
 }
 
 /* An event as a message names it: as the caller wrote it ("branches"),

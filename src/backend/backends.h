@@ -13,10 +13,10 @@
 #include "backend/backend.h"
 
 typedef struct dk__backend_entry {
-    const char *name;        /* as DKPERF_BACKEND spells it */
+    const char *name; /* as DKPERF_BACKEND spells it */
     dk_backend_kind kind;
     const dk__backend *backend; /* NULL: not on this operating system */
-    const char *os;          /* the operating system it runs on, for messages */
+    const char *os;             /* the operating system it runs on, for messages */
 } dk__backend_entry;
 
 /* Every backend libdkperf knows, whether or not this build has it. */

@@ -60,10 +60,7 @@ static int jerr(jparser *p, size_t off, const char *what)
     return fault(p, DK_JSON_EBAD, off, what);
 }
 
-static int nomem(jparser *p)
-{
-    return fault(p, DK_JSON_ENOMEM, p->pos, "out of memory");
-}
+static int nomem(jparser *p) { return fault(p, DK_JSON_ENOMEM, p->pos, "out of memory"); }
 
 static void skip_ws(jparser *p)
 {
@@ -78,7 +75,8 @@ static int parse_value(jparser *p, dk_json *v, int depth);
 static int take(jparser *p, size_t bytes)
 {
     if (bytes > DK_JSON_MAX_MEMORY - p->mem)
-        return fault(p, DK_JSON_EBIG, p->pos, "more values than the reader holds (over 1 GiB in memory)");
+        return fault(p, DK_JSON_EBIG, p->pos,
+                     "more values than the reader holds (over 1 GiB in memory)");
     p->mem += bytes;
     return 0;
 }
@@ -135,14 +133,30 @@ static int parse_string(jparser *p, char **out)
             p->pos++;
             unsigned long cp;
             switch (e) {
-            case '"': buf[o++] = '"'; break;
-            case '\\': buf[o++] = '\\'; break;
-            case '/': buf[o++] = '/'; break;
-            case 'b': buf[o++] = '\b'; break;
-            case 'f': buf[o++] = '\f'; break;
-            case 'n': buf[o++] = '\n'; break;
-            case 'r': buf[o++] = '\r'; break;
-            case 't': buf[o++] = '\t'; break;
+            case '"':
+                buf[o++] = '"';
+                break;
+            case '\\':
+                buf[o++] = '\\';
+                break;
+            case '/':
+                buf[o++] = '/';
+                break;
+            case 'b':
+                buf[o++] = '\b';
+                break;
+            case 'f':
+                buf[o++] = '\f';
+                break;
+            case 'n':
+                buf[o++] = '\n';
+                break;
+            case 'r':
+                buf[o++] = '\r';
+                break;
+            case 't':
+                buf[o++] = '\t';
+                break;
             case 'u':
                 if (hex4(p, &cp) != 0) {
                     free(buf);
@@ -327,17 +341,14 @@ static void hash_key(uint64_t key[2])
     }
 }
 
-static uint64_t rotl(uint64_t x, int b)
-{
-    return (x << b) | (x >> (64 - b));
-}
+static uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
-#define SIPROUND                                                                                   \
-    do {                                                                                           \
-        v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32);                                 \
-        v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;                                                     \
-        v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;                                                     \
-        v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32);                                 \
+#define SIPROUND                                                  \
+    do {                                                          \
+        v0 += v1, v1 = rotl(v1, 13), v1 ^= v0, v0 = rotl(v0, 32); \
+        v2 += v3, v3 = rotl(v3, 16), v3 ^= v2;                    \
+        v0 += v3, v3 = rotl(v3, 21), v3 ^= v0;                    \
+        v2 += v1, v1 = rotl(v1, 17), v1 ^= v2, v2 = rotl(v2, 32); \
     } while (0)
 
 /* SipHash-1-3 of a name under key (as hash tables of untrusted keys use). */
@@ -483,8 +494,9 @@ static int parse_members(jparser *p, dk_json *v, int depth, keyset *ks)
             skip_ws(p);
             if (p->pos >= p->len || p->s[p->pos] != ':') {
                 free(k);
-                return jerr(p, p->pos, p->pos >= p->len ? "unexpected end of file (truncated?)"
-                                                        : "expected ':' after a member name");
+                return jerr(p, p->pos,
+                            p->pos >= p->len ? "unexpected end of file (truncated?)"
+                                             : "expected ':' after a member name");
             }
             p->pos++;
         } else if ((p->flags & DK_JSON_PACK_NUMBERS) && v->kids == NULL && p->pos < p->len &&

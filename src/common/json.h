@@ -38,16 +38,16 @@ typedef enum dk_json_type {
 typedef struct dk_json {
     dk_json_type type;
     bool b;
-    size_t off;        /* byte offset of the value in the text */
+    size_t off; /* byte offset of the value in the text */
     double num;
     union {
-        char *str;     /* DK_JSON_STR: NUL-terminated UTF-8, escapes decoded */
-        double *nums;  /* DK_JSON_ARR of numbers and nulls only (NaN), in place
+        char *str;    /* DK_JSON_STR: NUL-terminated UTF-8, escapes decoded */
+        double *nums; /* DK_JSON_ARR of numbers and nulls only (NaN), in place
                         * of kids, with DK_JSON_PACK_NUMBERS */
     };
-    char *key;         /* the name of an object's member */
+    char *key;            /* the name of an object's member */
     struct dk_json *kids; /* DK_JSON_ARR, DK_JSON_OBJ: the n values */
-    size_t n, cap;     /* of kids, or of nums */
+    size_t n, cap;        /* of kids, or of nums */
 } dk_json;
 
 /* dk__json_parse flags. An array of numbers and nulls alone (samples) is
@@ -63,8 +63,8 @@ typedef enum dk_json_fault {
 
 typedef struct dk_json_error {
     dk_json_fault fault;
-    size_t off;     /* the byte offset of the problem */
-    char what[96];  /* the problem, without the offset */
+    size_t off;    /* the byte offset of the problem */
+    char what[96]; /* the problem, without the offset */
 } dk_json_error;
 
 /* Parse text[0..len) into *root (zeroed first; free it with dk__json_free
@@ -99,8 +99,7 @@ void dk__json_number(FILE *out, double v);
  * k as a JSON string, and colon, ":" or ": " as the document is laid out;
  * the _number and _string forms write the value after it. */
 void dk__json_key(FILE *out, const char *sep, const char *k, const char *colon);
-void dk__json_number_member(FILE *out, const char *sep, const char *k, const char *colon,
-                            double v);
+void dk__json_number_member(FILE *out, const char *sep, const char *k, const char *colon, double v);
 void dk__json_string_member(FILE *out, const char *sep, const char *k, const char *colon,
                             const char *v);
 

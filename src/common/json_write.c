@@ -21,11 +21,21 @@ void dk__json_string(FILE *out, const char *s)
     /* dk__utf8_next gives U+FFFD for each byte that is not well-formed. */
     while ((cp = dk__utf8_next(&s)) != 0) {
         switch (cp) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
         default:
             if (dk__must_escape(cp)) /* C1 and bidi too (common/text.h) */
                 fprintf(out, "\\u%04lx", cp);

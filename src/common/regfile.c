@@ -43,47 +43,47 @@ static const struct {
     uint32_t magic;
     const char *name;
 } kernel_kinds[] = {
-    {0x00009fa0, "procfs"},      /* /proc/kmsg consumes the log, /proc/self/mem reads memory */
-    {0x62656572, "sysfs"},       /* attributes read from drivers, some acting on read */
-    {0x64626720, "debugfs"},     /* driver internals; some files act or block on read */
-    {0x74726163, "tracefs"},     /* trace_pipe consumes the trace and blocks */
-    {0x73636673, "securityfs"},  /* LSM and IMA policy and measurement files */
-    {0x5a3c69f0, "apparmorfs"},  /* AppArmor's policy interface */
-    {0xf97cff8c, "selinuxfs"},   /* SELinux's policy interface, some files act on access */
-    {0x43415d53, "smackfs"},     /* Smack's policy interface */
-    {0x0027e0eb, "cgroup"},      /* control files of the cgroup hierarchy */
-    {0x63677270, "cgroup2"},     /* the same, version 2; memory.* files can block */
-    {0x07655821, "resctrl"},     /* cache and memory bandwidth allocation, read from MSRs */
-    {0xcafe4a11, "bpf"},         /* pinned BPF maps and programs */
-    {0x62656570, "configfs"},    /* kernel objects made and configured by file operations */
-    {0x6165676c, "pstore"},      /* the records of past crashes, erased by their reader */
-    {0xde5e81e4, "efivarfs"},    /* UEFI variables, read from the firmware */
-    {0x00001cd1, "devpts"},      /* terminals (refused as devices too) */
-    {0x65735543, "fusectl"},     /* FUSE connections: reading "waiting", writing "abort" */
-    {0x42494e4d, "binfmt_misc"}, /* the kernel's table of binary formats */
-    {0x19800202, "mqueue"},      /* POSIX message queues: a read gives queue state, not bytes */
-    {0x00000187, "autofs"},      /* mount points that mount when walked; no files of its own */
-    {0x6e736673, "nsfs"},        /* namespaces, reached through /proc/PID/ns */
-    {0x50494446, "pidfs"},       /* pidfds, reached through /proc/PID/fd */
-    {0x50495045, "pipefs"},      /* pipes, reached through /proc/PID/fd: a read blocks */
-    {0x534f434b, "sockfs"},      /* sockets, the same */
+    {0x00009fa0, "procfs"},       /* /proc/kmsg consumes the log, /proc/self/mem reads memory */
+    {0x62656572, "sysfs"},        /* attributes read from drivers, some acting on read */
+    {0x64626720, "debugfs"},      /* driver internals; some files act or block on read */
+    {0x74726163, "tracefs"},      /* trace_pipe consumes the trace and blocks */
+    {0x73636673, "securityfs"},   /* LSM and IMA policy and measurement files */
+    {0x5a3c69f0, "apparmorfs"},   /* AppArmor's policy interface */
+    {0xf97cff8c, "selinuxfs"},    /* SELinux's policy interface, some files act on access */
+    {0x43415d53, "smackfs"},      /* Smack's policy interface */
+    {0x0027e0eb, "cgroup"},       /* control files of the cgroup hierarchy */
+    {0x63677270, "cgroup2"},      /* the same, version 2; memory.* files can block */
+    {0x07655821, "resctrl"},      /* cache and memory bandwidth allocation, read from MSRs */
+    {0xcafe4a11, "bpf"},          /* pinned BPF maps and programs */
+    {0x62656570, "configfs"},     /* kernel objects made and configured by file operations */
+    {0x6165676c, "pstore"},       /* the records of past crashes, erased by their reader */
+    {0xde5e81e4, "efivarfs"},     /* UEFI variables, read from the firmware */
+    {0x00001cd1, "devpts"},       /* terminals (refused as devices too) */
+    {0x65735543, "fusectl"},      /* FUSE connections: reading "waiting", writing "abort" */
+    {0x42494e4d, "binfmt_misc"},  /* the kernel's table of binary formats */
+    {0x19800202, "mqueue"},       /* POSIX message queues: a read gives queue state, not bytes */
+    {0x00000187, "autofs"},       /* mount points that mount when walked; no files of its own */
+    {0x6e736673, "nsfs"},         /* namespaces, reached through /proc/PID/ns */
+    {0x50494446, "pidfs"},        /* pidfds, reached through /proc/PID/fd */
+    {0x50495045, "pipefs"},       /* pipes, reached through /proc/PID/fd: a read blocks */
+    {0x534f434b, "sockfs"},       /* sockets, the same */
     {0x09041934, "anon_inodefs"}, /* eventfds, timerfds, signalfds, the same */
-    {0xa10a10a1, "aio"},         /* the rings of asynchronous I/O contexts */
-    {0x444d4142, "dma_buf"},     /* device buffers shared between drivers */
-    {0x474d454d, "guest_memfd"}, /* the private memory of virtual machines */
-    {0x5345434d, "secretmem"},   /* memory kept from the kernel itself: reads fail or fault */
-    {0x454d444d, "devmem"},      /* /dev/mem's own inodes: physical memory */
-    {0x62646576, "bdevfs"},      /* the inodes of block devices */
-    {0x00009fa2, "usbdevfs"},    /* USB devices: reads are requests to the device */
-    {0x0a647361, "functionfs"},  /* USB gadget endpoints: a read waits for the host */
-    {0xaee71ee7, "gadgetfs"},    /* USB gadget endpoints, the older interface, the same */
-    {0x6c6f6f70, "binderfs"},    /* Android binder devices and their state */
-    {0xabba1974, "xenfs"},       /* the Xen hypervisor's interfaces (xenbus blocks) */
-    {0x00687970, "hypfs"},       /* s390 hypervisor data, read from the hypervisor */
-    {0x76a9f425, "ocfs2_dlmfs"}, /* OCFS2 cluster locks: opening takes a lock, reads its state */
-    {0x67596969, "rpc_pipefs"},  /* pipes to the NFS and Kerberos daemons: a read consumes */
-    {0x6e667364, "nfsd"},        /* the NFS server's transaction files: a read acts */
-    {0x00009fa1, "openpromfs"},  /* firmware properties, read from the PROM */
+    {0xa10a10a1, "aio"},          /* the rings of asynchronous I/O contexts */
+    {0x444d4142, "dma_buf"},      /* device buffers shared between drivers */
+    {0x474d454d, "guest_memfd"},  /* the private memory of virtual machines */
+    {0x5345434d, "secretmem"},    /* memory kept from the kernel itself: reads fail or fault */
+    {0x454d444d, "devmem"},       /* /dev/mem's own inodes: physical memory */
+    {0x62646576, "bdevfs"},       /* the inodes of block devices */
+    {0x00009fa2, "usbdevfs"},     /* USB devices: reads are requests to the device */
+    {0x0a647361, "functionfs"},   /* USB gadget endpoints: a read waits for the host */
+    {0xaee71ee7, "gadgetfs"},     /* USB gadget endpoints, the older interface, the same */
+    {0x6c6f6f70, "binderfs"},     /* Android binder devices and their state */
+    {0xabba1974, "xenfs"},        /* the Xen hypervisor's interfaces (xenbus blocks) */
+    {0x00687970, "hypfs"},        /* s390 hypervisor data, read from the hypervisor */
+    {0x76a9f425, "ocfs2_dlmfs"},  /* OCFS2 cluster locks: opening takes a lock, reads its state */
+    {0x67596969, "rpc_pipefs"},   /* pipes to the NFS and Kerberos daemons: a read consumes */
+    {0x6e667364, "nfsd"},         /* the NFS server's transaction files: a read acts */
+    {0x00009fa1, "openpromfs"},   /* firmware properties, read from the PROM */
 };
 /* Not listed, on purpose: ext4, XFS, btrfs and other disk file systems;
  * NFS, SMB and FUSE (sshfs, AppImage mounts), where images are found;

@@ -13,11 +13,22 @@
  * if the process goes on.
  */
 static const int ending[] = {
-    SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+    SIGHUP,
+    SIGINT,
+    SIGQUIT,
+    SIGTERM,
+    SIGUSR1,
+    SIGUSR2,
+    SIGALRM,
+    SIGVTALRM,
+    SIGPROF,
+    SIGXCPU,
 #if defined(__linux__)
     /* Linux's own: Darwin's SIGIO discards by default, and its SIGPOLL
      * (strict POSIX builds only) is SIGEMT, a fault. */
-    SIGPOLL, SIGSTKFLT, SIGPWR,
+    SIGPOLL,
+    SIGSTKFLT,
+    SIGPWR,
 #endif
 };
 

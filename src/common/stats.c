@@ -61,16 +61,17 @@ double dkb_quantile_sorted(const double *sorted, size_t n, double q)
 /* Linear regression                                                   */
 /* ------------------------------------------------------------------ */
 
-static bool pairs_args(const char *fn, const double *x, const double *y, size_t n,
-                       size_t at_least)
+static bool pairs_args(const char *fn, const double *x, const double *y, size_t n, size_t at_least)
 {
     if (!values_args(fn, "samples", x, n, at_least) || !values_args(fn, "samples", y, n, at_least))
         return false;
     for (size_t i = 1; i < n; i++)
         if (x[i] != x[0])
             return true;
-    dkb_fail(DK_EINVAL, "%s: every sample has the same iteration count (%g); a slope needs "
-                        "at least two different counts", fn, x[0]);
+    dkb_fail(DK_EINVAL,
+             "%s: every sample has the same iteration count (%g); a slope needs "
+             "at least two different counts",
+             fn, x[0]);
     return false;
 }
 
@@ -149,8 +150,8 @@ bool dkb_slope_ci(const double *x, const double *y, size_t n, size_t resamples, 
         double d = dn * sxx - sx * sx;
         if (!varied || !(d > 0)) { /* every x drawn equal: no slope; draw again */
             if (++redraws > DKB_MAX_REDRAWS) {
-                dkb_fail(DK_EINVAL, "%s: %d resamples in a row had a single iteration count",
-                         fn, DKB_MAX_REDRAWS);
+                dkb_fail(DK_EINVAL, "%s: %d resamples in a row had a single iteration count", fn,
+                         DKB_MAX_REDRAWS);
                 goto out;
             }
             continue;
@@ -186,9 +187,9 @@ static double normal_quantile(double p)
                                -1.328068155288572e+01};
     static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
                                -2.400758277161838e+00, -2.549732539343734e+00,
-                               4.374664141464968e+00, 2.938163982698783e+00};
-    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
-                               2.445134137142996e+00, 3.754408661907416e+00};
+                               4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                               3.754408661907416e+00};
     if (p < 0.02425) {
         double q = sqrt(-2 * log(p));
         return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
@@ -201,8 +202,8 @@ static double normal_quantile(double p)
            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
-bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence,
-                   dkb_interval *out, double *intercept)
+bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence, dkb_interval *out,
+                   double *intercept)
 {
     static const char fn[] = "dkb_theil_sen";
     if (out == NULL)

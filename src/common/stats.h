@@ -53,13 +53,13 @@ bool dkb_slope_ci(const double *x, const double *y, size_t n, size_t resamples, 
  * interval (limits at ranks (N -+ z sqrt(Var S)) / 2 of the N sorted pair
  * slopes, Var S Kendall's with ties in x), no resampling. *intercept, when
  * not NULL, gets the median of y - slope x. At most 65536 samples. */
-bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence,
-                   dkb_interval *out, double *intercept);
+bool dkb_theil_sen(const double *x, const double *y, size_t n, double confidence, dkb_interval *out,
+                   double *intercept);
 
 /* Location and spread of per-iteration values v[0..n). */
 typedef struct dkb_summary {
     double mean, median, mad, stddev, min, max; /* mad: median absolute deviation, unscaled */
-    dkb_interval mean_ci;                      /* bootstrap of the mean */
+    dkb_interval mean_ci;                       /* bootstrap of the mean */
 } dkb_summary;
 bool dkb_summarize(const double *v, size_t n, size_t resamples, uint64_t seed, double confidence,
                    dkb_summary *out);
@@ -73,8 +73,13 @@ bool dkb_median_ci(const double *v, size_t n, size_t resamples, uint64_t seed, d
 /* Tukey's fences on v: mild outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR], severe
  * outside [Q1 - 3 IQR, Q3 + 3 IQR]. Outliers are counted, never dropped.
  * class_of, when not NULL, gets one of DKB_OUTLIER_* per sample. */
-enum { DKB_OUTLIER_NONE = 0, DKB_OUTLIER_LOW_MILD, DKB_OUTLIER_LOW_SEVERE,
-       DKB_OUTLIER_HIGH_MILD, DKB_OUTLIER_HIGH_SEVERE };
+enum {
+    DKB_OUTLIER_NONE = 0,
+    DKB_OUTLIER_LOW_MILD,
+    DKB_OUTLIER_LOW_SEVERE,
+    DKB_OUTLIER_HIGH_MILD,
+    DKB_OUTLIER_HIGH_SEVERE
+};
 typedef struct dkb_outliers {
     size_t low_severe, low_mild, high_mild, high_severe;
     double fence_low_severe, fence_low_mild, fence_high_mild, fence_high_severe;
@@ -87,13 +92,13 @@ bool dkb_tukey(const double *v, size_t n, dkb_outliers *out, unsigned char *clas
  * bootstrap under the null (both samples shifted to the pooled mean), as
  * Criterion does. Lower is better for every measure (time, counts). */
 typedef enum dkb_verdict {
-    DKB_NO_CHANGE = 0,   /* p >= significance */
-    DKB_WITHIN_NOISE,    /* significant, but the CI overlaps +-noise */
-    DKB_IMPROVED,        /* significant, CI entirely below -noise */
-    DKB_REGRESSED        /* significant, CI entirely above +noise */
+    DKB_NO_CHANGE = 0, /* p >= significance */
+    DKB_WITHIN_NOISE,  /* significant, but the CI overlaps +-noise */
+    DKB_IMPROVED,      /* significant, CI entirely below -noise */
+    DKB_REGRESSED      /* significant, CI entirely above +noise */
 } dkb_verdict;
 typedef struct dkb_change {
-    dkb_interval rel;    /* new/old - 1 */
+    dkb_interval rel; /* new/old - 1 */
     double p_value;
     dkb_verdict verdict;
 } dkb_change;
@@ -110,7 +115,8 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
 bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
                             double noise, double significance, size_t resamples, uint64_t seed,
                             dkb_change *out);
-const char *dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "improved", "regressed" */
+const char *
+dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "improved", "regressed" */
 
 /* Interleaved comparison of alternatives run on the same iteration counts:
  * the ratio b/a of per-iteration values, paired by sample, as the median

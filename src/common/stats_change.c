@@ -26,8 +26,7 @@ static double welch_t(double d, double se2)
 
 /* One resample of c[0..n) (values centered on their mean): the sum and the
  * sum of squares. */
-static inline void resample_sums(dkb_rng *rng, const double *c, size_t n, double *sum,
-                                 double *sq)
+static inline void resample_sums(dkb_rng *rng, const double *c, size_t n, double *sum, double *sq)
 {
     double s = 0, q = 0;
     for (size_t i = 0; i < n; i++) {
@@ -59,13 +58,13 @@ static bool change_args(const char *fn, const double *old_v, size_t n_old, const
         !bootstrap_args(fn, resamples, DKB_CHANGE_CONFIDENCE))
         return false;
     if (!(noise >= 0) || !isfinite(noise)) {
-        dkb_fail(DK_EINVAL, "%s: noise threshold %g is not a finite fraction >= 0 (e.g. 0.01)",
-                 fn, noise);
+        dkb_fail(DK_EINVAL, "%s: noise threshold %g is not a finite fraction >= 0 (e.g. 0.01)", fn,
+                 noise);
         return false;
     }
     if (!(significance > 0 && significance < 1)) {
-        dkb_fail(DK_EINVAL, "%s: significance %g is not strictly between 0 and 1 (e.g. 0.05)",
-                 fn, significance);
+        dkb_fail(DK_EINVAL, "%s: significance %g is not strictly between 0 and 1 (e.g. 0.05)", fn,
+                 significance);
         return false;
     }
     return true;
@@ -112,8 +111,10 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
         return false;
     double m_old = mean_of(old_v, n_old), m_new = mean_of(new_v, n_new);
     if (!(m_old > 0)) {
-        dkb_fail(DK_EINVAL, "%s: the baseline mean is %g; a relative change needs a positive "
-                            "baseline", fn, m_old);
+        dkb_fail(DK_EINVAL,
+                 "%s: the baseline mean is %g; a relative change needs a positive "
+                 "baseline",
+                 fn, m_old);
         return false;
     }
     double *buf = change_buffer(fn, n_old, n_new, resamples);
@@ -196,8 +197,10 @@ bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new
     memcpy(cn, new_v, n_new * sizeof *cn);
     double m_old = median_inplace(co, n_old), m_new = median_inplace(cn, n_new);
     if (!(m_old > 0)) {
-        dkb_fail(DK_EINVAL, "%s: the baseline median is %g; a relative change needs a "
-                            "positive baseline", fn, m_old);
+        dkb_fail(DK_EINVAL,
+                 "%s: the baseline median is %g; a relative change needs a "
+                 "positive baseline",
+                 fn, m_old);
         goto out;
     }
     /* Each side centred on its own median: the null of equal medians,
@@ -216,8 +219,10 @@ bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new
         double so = resample_median(&rng, co, n_old, count);
         if (!(m_old + so > 0)) {
             if (++redraws > DKB_MAX_REDRAWS) {
-                dkb_fail(DK_EINVAL, "%s: %d baseline resamples in a row had a median of 0 or "
-                                    "less", fn, DKB_MAX_REDRAWS);
+                dkb_fail(DK_EINVAL,
+                         "%s: %d baseline resamples in a row had a median of 0 or "
+                         "less",
+                         fn, DKB_MAX_REDRAWS);
                 goto out;
             }
             continue;

@@ -122,8 +122,7 @@ static inline void percentile_ci(double *boot, size_t b, double confidence, doub
 static inline bool bootstrap_args(const char *fn, size_t resamples, double confidence)
 {
     if (resamples == 0) {
-        dkb_fail(DK_EINVAL, "%s: 0 resamples; the bootstrap needs at least 1 (10000 is usual)",
-                 fn);
+        dkb_fail(DK_EINVAL, "%s: 0 resamples; the bootstrap needs at least 1 (10000 is usual)", fn);
         return false;
     }
     if (!(confidence > 0 && confidence < 1)) {
@@ -135,7 +134,7 @@ static inline bool bootstrap_args(const char *fn, size_t resamples, double confi
 }
 
 static inline bool values_args(const char *fn, const char *what, const double *v, size_t n,
-                        size_t at_least)
+                               size_t at_least)
 {
     if (n < at_least) {
         dkb_fail(DK_EINVAL, "%s: %zu %s; at least %zu are needed", fn, n, what, at_least);

@@ -172,9 +172,14 @@ void dk__put_html(FILE *out, const char *s)
     static const unsigned char fffd[] = {0xef, 0xbf, 0xbd};
     const unsigned char *p = (const unsigned char *)s;
     while (*p != '\0') {
-        const char *ref = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;"
-                        : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;" : *p == '\t' ? "&#9;"
-                        : *p == '\n' ? "&#10;" : NULL;
+        const char *ref = *p == '&'    ? "&amp;"
+                          : *p == '<'  ? "&lt;"
+                          : *p == '>'  ? "&gt;"
+                          : *p == '"'  ? "&quot;"
+                          : *p == '\'' ? "&#39;"
+                          : *p == '\t' ? "&#9;"
+                          : *p == '\n' ? "&#10;"
+                                       : NULL;
         if (ref != NULL) {
             fputs(ref, out);
             p++;

@@ -51,9 +51,8 @@ static bool named_before(const char *const names[], const char *const why[], siz
     return false;
 }
 
-size_t dk__put_unavailable(FILE *out, size_t n, const char *const names[],
-                           const char *const why[], const char *lead, const char *tail,
-                           void (*put)(FILE *, const char *))
+size_t dk__put_unavailable(FILE *out, size_t n, const char *const names[], const char *const why[],
+                           const char *lead, const char *tail, void (*put)(FILE *, const char *))
 {
     size_t lines = 0;
     for (size_t i = 0; i < n; i++) {

@@ -27,8 +27,7 @@ const char *dk__why_shared(const char *why);
  * (dk__put_untrusted, dk__put_html, ...); lead and tail are written as
  * they are. Lines come in the order of their first event. Returns the
  * number of lines written. */
-size_t dk__put_unavailable(FILE *out, size_t n, const char *const names[],
-                           const char *const why[], const char *lead, const char *tail,
-                           void (*put)(FILE *, const char *));
+size_t dk__put_unavailable(FILE *out, size_t n, const char *const names[], const char *const why[],
+                           const char *lead, const char *tail, void (*put)(FILE *, const char *));
 
 #endif /* DKPERF_COMMON_UNAVAILABLE_H */

@@ -19,7 +19,7 @@ static void free_group(dk_group *g)
 }
 
 static int group_open(dk_sampler *s, dk_scope scope, int pid, const char *const *names, size_t n,
-                     unsigned flags, dk_group **out)
+                      unsigned flags, dk_group **out)
 {
     if (s == NULL || names == NULL || out == NULL)
         return dk__fail(DK_EINVAL, "dk_group_open: sampler, names and out must not be NULL");
@@ -142,7 +142,10 @@ const char *dk_group_event_unit(const dk_group *g, size_t i)
     return g->events[i]->unit;
 }
 
-bool dk_group_supported(const dk_group *g, size_t i) { return g != NULL && i < g->n && g->supported[i]; }
+bool dk_group_supported(const dk_group *g, size_t i)
+{
+    return g != NULL && i < g->n && g->supported[i];
+}
 
 const char *dk_group_why(const dk_group *g, size_t i)
 {
@@ -240,8 +243,9 @@ int dk_group_cpu_info(const dk_group *g, size_t i, dk_cpu_info *info)
     if (g == NULL || info == NULL)
         return dk__fail(DK_EINVAL, "dk_group_cpu_info: group and info must not be NULL");
     if (info->size < sizeof *info)
-        return dk__fail(DK_EINVAL, "dk_group_cpu_info: info->size is %zu; set it to "
-                                   "sizeof(dk_cpu_info) (%zu)",
+        return dk__fail(DK_EINVAL,
+                        "dk_group_cpu_info: info->size is %zu; set it to "
+                        "sizeof(dk_cpu_info) (%zu)",
                         info->size, sizeof *info);
     if (i >= dk_group_cpu_count(g))
         return dk__fail(DK_EINVAL, "dk_group_cpu_info: CPU index %zu; the group has %zu", i,
@@ -260,8 +264,8 @@ int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus)
         return dk__fail(DK_ENOTSUP, "dk_group_read_cpus: only a system group (DK_SCOPE_SYSTEM) "
                                     "of the perf_event or kperf backend counts per CPU");
     if (ncpus != have)
-        return dk__fail(DK_EINVAL, "dk_group_read_cpus: %zu CPUs asked, the group has %zu",
-                        ncpus, have);
+        return dk__fail(DK_EINVAL, "dk_group_read_cpus: %zu CPUs asked, the group has %zu", ncpus,
+                        have);
     pthread_mutex_lock(&g->sampler->lock);
     int rc = g->sampler->backend->group_read_cpus(g, values);
     pthread_mutex_unlock(&g->sampler->lock);
@@ -293,12 +297,14 @@ int dk_group_read_perf_levels(dk_group *g, uint64_t *values, size_t levels)
                                    "NULL");
     size_t have = dk_group_perf_levels(g);
     if (have == 0)
-        return dk__fail(DK_ENOTSUP, "dk_group_read_perf_levels: the %s backend does not split "
-                                    "this group's counts by performance level",
+        return dk__fail(DK_ENOTSUP,
+                        "dk_group_read_perf_levels: the %s backend does not split "
+                        "this group's counts by performance level",
                         g->sampler->backend->name);
     if (levels != have)
-        return dk__fail(DK_EINVAL, "dk_group_read_perf_levels: %zu levels asked, the group has "
-                                   "%zu",
+        return dk__fail(DK_EINVAL,
+                        "dk_group_read_perf_levels: %zu levels asked, the group has "
+                        "%zu",
                         levels, have);
     memset(values, 0, levels * g->n * sizeof *values);
     if (g->scope != DK_SCOPE_SYSTEM) {

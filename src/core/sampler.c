@@ -155,7 +155,8 @@ static int sampler_open(dk_sampler **out, const dk_sampler_options *opts)
     if (opts != NULL) {
         /* Sizes an older dkperf.h gave: each ends at a field's end. A size
          * inside a field would copy part of it (a byte of an enum, say). */
-        const size_t ends[] = {offsetof(dk_sampler_options, framework_root) + sizeof o.framework_root,
+        const size_t ends[] = {offsetof(dk_sampler_options, framework_root) +
+                                   sizeof o.framework_root,
                                offsetof(dk_sampler_options, backend) + sizeof o.backend,
                                offsetof(dk_sampler_options, flags) + sizeof o.flags};
         bool at_end = opts->size >= sizeof o;
@@ -208,7 +209,7 @@ static int sampler_open(dk_sampler **out, const dk_sampler_options *opts)
         int rc = try_backend(order[i], &o, out);
         if (rc == 0) {
             (*out)->passed_rc = first_rc;
-            dk__strlcpy((*out)->passed, first, sizeof (*out)->passed);
+            dk__strlcpy((*out)->passed, first, sizeof(*out)->passed);
             explain(*out, failures);
             return 0;
         }

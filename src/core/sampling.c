@@ -11,10 +11,11 @@
 
 #include "core/core.h"
 
-#define DK__SAMPLE_KNOWN                                                                         \
-    (DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |          \
+#define DK__SAMPLE_KNOWN                                                                \
+    (DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD | \
      DK_SAMPLE_CALLCHAIN | DK_SAMPLE_READ)
-#define DK__SAMPLE_DEFAULT (DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD)
+#define DK__SAMPLE_DEFAULT \
+    (DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD)
 
 static void free_sampling(dk_sampling *p)
 {

@@ -18,7 +18,8 @@ static void chips_with(dk_event ev, char *buf, size_t size)
     for (int cpu = DK_CPU_M1; cpu <= DK_CPU_M5; cpu++) {
         if (dk__event_on(ev, (dk_cpu)cpu) == NULL)
             continue;
-        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", dk_cpu_name((dk_cpu)cpu));
+        int n =
+            snprintf(buf + used, size - used, "%s%s", used ? ", " : "", dk_cpu_name((dk_cpu)cpu));
         if (n < 0 || (size_t)n >= size - used)
             break;
         used += (size_t)n;
@@ -122,11 +123,12 @@ int dk__resolve_name(dk_sampler *s, const char *name, const dk_database_event **
     const char *near[3];
     size_t found = dk__database_near(&s->db, name, near, 3);
     if (found == 0)
-        return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database", DK__SHOWN(name), s->db.name);
-    return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database; did you mean %s%s%s%s%s?",
+        return dk__fail(DK_ENOEVENT, "no event named " DK__SHOWN_FMT " in the %s database",
+                        DK__SHOWN(name), s->db.name);
+    return dk__fail(DK_ENOEVENT,
+                    "no event named " DK__SHOWN_FMT " in the %s database; did you mean %s%s%s%s%s?",
                     DK__SHOWN(name), s->db.name, near[0], found > 1 ? ", " : "",
-                    found > 1 ? near[1] : "", found > 2 ? ", " : "",
-                    found > 2 ? near[2] : "");
+                    found > 1 ? near[1] : "", found > 2 ? ", " : "", found > 2 ? near[2] : "");
 }
 
 int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **out,
@@ -166,7 +168,8 @@ int dk__resolve_spec(dk_sampler *s, const char *name, const dk_database_event **
                                       (sp.modifiers & DK_EVENT_MOD_KERNEL ? DK__MODE_KERNEL : 0));
     if ((m & DK__MODE_KERNEL) && (s->flags & DK_SAMPLER_USER_ONLY))
         return dk__fail(DK_EINVAL,
-                        "event " DK__SHOWN_FMT " asks for kernel mode, but the sampler was opened with "
+                        "event " DK__SHOWN_FMT
+                        " asks for kernel mode, but the sampler was opened with "
                         "DK_SAMPLER_USER_ONLY",
                         DK__SHOWN(name));
     *mode = m;
@@ -358,12 +361,14 @@ int dk_thread_sample_perf_levels(dk_thread *t, uint64_t *values, size_t levels)
         return rc;
     dk_sampler *s = t->sampler;
     if (s->backend->thread_perf_levels == NULL || s->perf_levels == 0)
-        return dk__fail(DK_ENOTSUP, "the %s backend does not split counts by CPU performance "
-                                    "level",
+        return dk__fail(DK_ENOTSUP,
+                        "the %s backend does not split counts by CPU performance "
+                        "level",
                         s->backend->name);
     if (levels != s->perf_levels)
-        return dk__fail(DK_EINVAL, "dk_thread_sample_perf_levels: %zu levels asked, this CPU has "
-                                   "%zu",
+        return dk__fail(DK_EINVAL,
+                        "dk_thread_sample_perf_levels: %zu levels asked, this CPU has "
+                        "%zu",
                         levels, s->perf_levels);
     if (!t->running)
         return dk__fail(DK_ESTATE, "dk_thread_sample_perf_levels: the thread sampler is not "

@@ -16,12 +16,12 @@
 /* An Apple chip: its kpep database names, counters, and events. */
 typedef struct dk__chip {
     dk_cpu cpu;
-    const char *name;             /* "M1" */
-    const char *const *db_names;  /* NULL-terminated: "a16", "as1", ... */
-    uint32_t fixed_mask;          /* bit i: counter i is fixed */
-    uint32_t config_mask;         /* bit i: counter i is configurable */
-    uint32_t power_mask;          /* configurable counters the power manager shares */
-    const dk_event_def *events;   /* sorted by name */
+    const char *name;            /* "M1" */
+    const char *const *db_names; /* NULL-terminated: "a16", "as1", ... */
+    uint32_t fixed_mask;         /* bit i: counter i is fixed */
+    uint32_t config_mask;        /* bit i: counter i is configurable */
+    uint32_t power_mask;         /* configurable counters the power manager shares */
+    const dk_event_def *events;  /* sorted by name */
     size_t event_count;
 } dk__chip;
 

@@ -21,8 +21,8 @@ typedef struct entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static entry *entries;
 
-int dk__image_once(const char *name, const char *root, size_t size, dk__image_fill fill,
-                   void *ctx, void **out)
+int dk__image_once(const char *name, const char *root, size_t size, dk__image_fill fill, void *ctx,
+                   void **out)
 {
     char key[DK_LOAD_PATH_MAX];
     dk__root_key(dk_framework_root(root), key, sizeof key);

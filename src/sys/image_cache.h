@@ -28,7 +28,7 @@ typedef int (*dk__image_fill)(const char *root, void *slot, void *ctx);
  * fill on the first call for this (name, root), the same slot afterwards.
  * Returns 0 with *out set, DK_ENOMEM, or fill's error.
  */
-int dk__image_once(const char *name, const char *root, size_t size, dk__image_fill fill,
-                   void *ctx, void **out);
+int dk__image_once(const char *name, const char *root, size_t size, dk__image_fill fill, void *ctx,
+                   void **out);
 
 #endif /* DKPERF_SYS_IMAGE_CACHE_H */

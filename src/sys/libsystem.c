@@ -81,8 +81,9 @@ static int pid_rusage(const char *root, int pid, int flavor, void *ri)
         return 0;
     int e = errno != 0 ? errno : EIO;
     if (flavor == DK__RUSAGE_INFO_V6 && (e == EINVAL || e == ENOTSUP))
-        return dk__fail_os(DK_ENOTSUP, e, "proc_pid_rusage(%d, RUSAGE_INFO_V6) was refused: "
-                                          "the per-level split needs macOS 12 or later",
+        return dk__fail_os(DK_ENOTSUP, e,
+                           "proc_pid_rusage(%d, RUSAGE_INFO_V6) was refused: "
+                           "the per-level split needs macOS 12 or later",
                            pid);
     if (e == EPERM || e == EACCES)
         return dk__fail_os(DK_EPERM, e, "proc_pid_rusage(%d) was refused", pid);

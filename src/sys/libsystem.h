@@ -97,10 +97,9 @@ typedef int (*dk__proc_pid_rusage_fn)(int pid, int flavor, void *buffer);
 typedef int (*dk__sysctlbyname_fn)(const char *name, void *oldp, size_t *oldlenp, void *newp,
                                    size_t newlen);
 
-typedef int (*dk__sysctl_fn)(int *name, unsigned namelen, void *oldp, size_t *oldlenp,
-                            void *newp, size_t newlen);
-typedef int (*dk__proc_pidinfo_fn)(int pid, int flavor, uint64_t arg, void *buffer,
-                                   int buffersize);
+typedef int (*dk__sysctl_fn)(int *name, unsigned namelen, void *oldp, size_t *oldlenp, void *newp,
+                             size_t newlen);
+typedef int (*dk__proc_pidinfo_fn)(int pid, int flavor, uint64_t arg, void *buffer, int buffersize);
 
 /* proc_pidinfo flavor (bsd/sys/proc_info.h): the region at or after an
  * address, with the path of the file it maps. */
@@ -178,8 +177,7 @@ struct dk__proc_bsdinfo {
 _Static_assert(sizeof(struct dk__proc_bsdinfo) == 136, "proc_bsdinfo is 136 bytes");
 _Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_comm) == 48, "pbi_comm at 48");
 _Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_name) == 64, "pbi_name at 64");
-_Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_start_tvsec) == 120,
-               "pbi_start_tvsec at 120");
+_Static_assert(offsetof(struct dk__proc_bsdinfo, pbi_start_tvsec) == 120, "pbi_start_tvsec at 120");
 
 /* Any of the pointers may be NULL: the symbol is missing. */
 typedef struct dk__libsystem {

@@ -71,8 +71,8 @@ static int join_root(char *out, size_t size, const char *root, const char *path)
  * NULL; the caller holds the image cache's lock, which also serialises
  * dlerror().
  */
-static void *open_framework(const char *framework, const char *root, const char *rel,
-                            char *path, size_t path_size, dk_load_error *err, int *rc)
+static void *open_framework(const char *framework, const char *root, const char *rel, char *path,
+                            size_t path_size, dk_load_error *err, int *rc)
 {
     char message[sizeof err->message];
     if (join_root(path, path_size, root, rel) != 0) {
@@ -92,8 +92,8 @@ static void *open_framework(const char *framework, const char *root, const char 
     return handle;
 }
 
-static int missing_symbol(void *handle, const char *framework, const char *path,
-                          const char *symbol, dk_load_error *err)
+static int missing_symbol(void *handle, const char *framework, const char *path, const char *symbol,
+                          dk_load_error *err)
 {
     char message[sizeof err->message];
     snprintf(message, sizeof message, "%s at %.1023s lacks the symbol %.63s", framework, path,
@@ -106,24 +106,24 @@ static int missing_symbol(void *handle, const char *framework, const char *path,
  * first one absent. */
 typedef void (*fill_fn)(loaded *e, void *handle, const char **missing);
 
-#define DK__RESOLVE_INTO(field, name)                    \
-    if (*missing == NULL) {                              \
-        void *sym = dlsym(handle, #name);                \
-        if (sym == NULL)                                 \
-            *missing = #name;                            \
-        else                                             \
-            memcpy(&e->field.name, &sym, sizeof sym);    \
+#define DK__RESOLVE_INTO(field, name)                 \
+    if (*missing == NULL) {                           \
+        void *sym = dlsym(handle, #name);             \
+        if (sym == NULL)                              \
+            *missing = #name;                         \
+        else                                          \
+            memcpy(&e->field.name, &sym, sizeof sym); \
     }
 #define DK__RESOLVE_KPERF(name) DK__RESOLVE_INTO(kperf, name)
 #define DK__RESOLVE_KPERFDATA(name) DK__RESOLVE_INTO(kperfdata, name)
 
 /* An optional symbol: NULL when absent, never a failed load. */
-#define DK__RESOLVE_OPTIONAL(name)                       \
-    if (*missing == NULL) {                              \
-        void *sym = dlsym(handle, #name);                \
-        e->kperf.name = NULL;                            \
-        if (sym != NULL)                                 \
-            memcpy(&e->kperf.name, &sym, sizeof sym);    \
+#define DK__RESOLVE_OPTIONAL(name)                    \
+    if (*missing == NULL) {                           \
+        void *sym = dlsym(handle, #name);             \
+        e->kperf.name = NULL;                         \
+        if (sym != NULL)                              \
+            memcpy(&e->kperf.name, &sym, sizeof sym); \
     }
 
 static void fill_kperf(loaded *e, void *handle, const char **missing)

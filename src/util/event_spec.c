@@ -129,13 +129,12 @@ static int parse_rate(const scan *sc, size_t i, size_t *next, dk_event_spec *out
 }
 
 /* Modifier letters from text[i] to the end of the spec or a rate. */
-static int parse_modifiers(const scan *sc, size_t i, bool colon, size_t *next,
-                           dk_event_spec *out)
+static int parse_modifiers(const scan *sc, size_t i, bool colon, size_t *next, dk_event_spec *out)
 {
     size_t first = i;
     for (; !at_end(sc, i) && sc->text[i] != '/' && sc->text[i] != '@'; i++) {
         char c = sc->text[i];
-        unsigned m = c == 'u' ? DK_EVENT_MOD_USER
+        unsigned m = c == 'u'   ? DK_EVENT_MOD_USER
                      : c == 'k' ? DK_EVENT_MOD_KERNEL
                      : c == 'h' ? DK_EVENT_MOD_HV
                                 : 0;
@@ -143,17 +142,21 @@ static int parse_modifiers(const scan *sc, size_t i, bool colon, size_t *next,
             if (c == ':')
                 return bad(sc, i, "a second ':' (modifiers are letters after one ':')");
             if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
-                return bad(sc, i, "byte 0x%02x where a modifier goes (u: user mode, k: kernel "
-                                  "mode, h: hypervisor)",
+                return bad(sc, i,
+                           "byte 0x%02x where a modifier goes (u: user mode, k: kernel "
+                           "mode, h: hypervisor)",
                            (unsigned)(unsigned char)c);
-            return bad(sc, i, "unknown modifier '%c' (u: user mode, k: kernel mode, h: "
-                              "hypervisor)", c);
+            return bad(sc, i,
+                       "unknown modifier '%c' (u: user mode, k: kernel mode, h: "
+                       "hypervisor)",
+                       c);
         }
         out->modifiers |= m;
     }
     if (colon && i == first)
-        return bad(sc, i - 1, "nothing follows the ':' (modifiers: u for user mode, k for "
-                              "kernel mode, h for the hypervisor)");
+        return bad(sc, i - 1,
+                   "nothing follows the ':' (modifiers: u for user mode, k for "
+                   "kernel mode, h for the hypervisor)");
     *next = i;
     return 0;
 }
@@ -171,8 +174,10 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
         i++;
     if (i == sc->base) {
         if (at_end(sc, i))
-            return dk__fail(DK_EINVAL, "an empty event at position %zu (give names separated "
-                                       "by commas)", i + 1);
+            return dk__fail(DK_EINVAL,
+                            "an empty event at position %zu (give names separated "
+                            "by commas)",
+                            i + 1);
         return bad(sc, i, "no event name before '%c'", t[i]);
     }
     bool modifiers_without_colon = false;
@@ -195,8 +200,9 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
         }
         sc->terms_end = i;
         if (!in_text(sc, i))
-            return bad(sc, open, "unbalanced '/': the terms opened here have no closing '/' "
-                                 "(write pmu/term=value,.../)");
+            return bad(sc, open,
+                       "unbalanced '/': the terms opened here have no closing '/' "
+                       "(write pmu/term=value,.../)");
         i++;
         modifiers_without_colon = true;
     } else if (i - sc->base >= 2 && t[sc->base] == 'r') {
@@ -206,8 +212,9 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
             hex = hex_value(t[k]) >= 0;
         if (hex) {
             if (i - sc->base - 1 > 16)
-                return bad(sc, sc->base + 17, "a raw event of more than 64 bits (at most 16 hex "
-                                              "digits after the 'r')");
+                return bad(sc, sc->base + 17,
+                           "a raw event of more than 64 bits (at most 16 hex "
+                           "digits after the 'r')");
             out->kind = DK_EVENT_SPEC_RAW;
             for (size_t k = sc->base + 1; k < i; k++)
                 out->raw = out->raw << 4 | (uint64_t)hex_value(t[k]);
@@ -226,8 +233,9 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
     out->base_len = i - sc->base;
     if (!at_end(sc, i) && (t[i] == '/' || t[i] == '@')) {
         if (t[i] == '/' && !rate_follows(sc, i + 1))
-            return bad(sc, i, "'/' after the event starts a period: give digits only (EV/N "
-                              "samples every N events)");
+            return bad(sc, i,
+                       "'/' after the event starts a period: give digits only (EV/N "
+                       "samples every N events)");
         int rc = parse_rate(sc, i, &i, out);
         if (rc != 0)
             return rc;
@@ -247,8 +255,10 @@ static int parse_one(scan *sc, size_t *next, dk_event_spec *out)
 static int check_size(const dk_event_spec *out, const char *fn)
 {
     if (out->size < SPEC_V1_SIZE)
-        return dk__fail(DK_EINVAL, "%s: dk_event_spec.size is %zu: set it to "
-                                   "sizeof(dk_event_spec)", fn, out->size);
+        return dk__fail(DK_EINVAL,
+                        "%s: dk_event_spec.size is %zu: set it to "
+                        "sizeof(dk_event_spec)",
+                        fn, out->size);
     return 0;
 }
 
@@ -287,8 +297,10 @@ int dk_event_list_next(const char *list, size_t *pos, dk_event_spec *out)
         if (i == 0)
             return dk__fail(DK_EINVAL, "an empty event list (give names separated by commas)");
         if (list[i - 1] == ',')
-            return dk__fail(DK_EINVAL, "an empty event at position %zu, after the last comma "
-                                       "(give names separated by commas)", i + 1);
+            return dk__fail(DK_EINVAL,
+                            "an empty event at position %zu, after the last comma "
+                            "(give names separated by commas)",
+                            i + 1);
         return 0;
     }
     /* The end is found as the spec is read: only its own bytes are looked at. */

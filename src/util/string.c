@@ -40,7 +40,8 @@ bool dk__strcasestr(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (; *hay != '\0'; hay++) {
         size_t i = 0;
-        while (i < n && hay[i] != '\0' && lower((unsigned char)hay[i]) == lower((unsigned char)needle[i]))
+        while (i < n && hay[i] != '\0' &&
+               lower((unsigned char)hay[i]) == lower((unsigned char)needle[i]))
             i++;
         if (i == n)
             return true;

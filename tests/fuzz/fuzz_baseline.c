@@ -57,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static FILE *null;
     if (null == NULL && (null = fopen("/dev/null", "w")) == NULL)
         abort();
-    const dkb_result **cur = calloc(n ? n : 1, sizeof *cur), **base = calloc(n ? n : 1, sizeof *base);
+    const dkb_result **cur = calloc(n ? n : 1, sizeof *cur),
+                     **base = calloc(n ? n : 1, sizeof *base);
     if (cur == NULL || base == NULL)
         abort();
     dkb_run_info run;

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define HW_CHECK(cond)                                                          \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
+#define HW_CHECK(cond)                                                               \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
             fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                            \
-        }                                                                       \
+            exit(1);                                                                 \
+        }                                                                            \
     } while (0)
 
 /* A loop of n iterations, each with one conditional branch. */

@@ -55,7 +55,7 @@ int main(void)
 
     const char *names[] = {"Cycles", "Instructions",
                            db->architecture == KPEP_ARCH_X86_64 ? "BR_INST_RETIRED.ALL_BRANCHES"
-                                                                 : "INST_BRANCH"};
+                                                                : "INST_BRANCH"};
     size_t n = sizeof names / sizeof names[0];
     kpep_config *cfg = NULL;
     HW_CHECK(kd->kpep_config_create(db, &cfg) == 0);

@@ -19,7 +19,7 @@
 #include "sim_kdebug.h"
 #include "sim_kernel.h"
 
-#define MAX_EVENTS (1u << 22)   /* the sim's stand-in for sane_size / 2 / 64 */
+#define MAX_EVENTS (1u << 22) /* the sim's stand-in for sane_size / 2 / 64 */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -30,7 +30,7 @@ static unsigned active_mask;
 static bool other_owner; /* DKPERF_SIM_KTRACE_BUSY: Instruments or ktrace has it */
 
 /* kdebug */
-static unsigned nkdbufs;     /* kdb_event_count: KDSETBUF's, then KDSETUP's rounded */
+static unsigned nkdbufs; /* kdb_event_count: KDSETBUF's, then KDSETUP's rounded */
 static bool bufinit;
 static int enabled;
 static unsigned flags;       /* kdc_flags: the user flags (KDEFLAGS) */
@@ -47,7 +47,7 @@ static bool lost;
 /* A ring entry whose `unused` word holds this starts a storage unit that
  * follows lost events (kds_lostevents); the word is zeroed when read out. */
 #define MARK_LOST 0x6c6f7374u
-static bool lost_next;       /* kd_lostevents of the bufinfo: mark the next stored record */
+static bool lost_next; /* kd_lostevents of the bufinfo: mark the next stored record */
 
 static void (*pull_hook)(int);
 static void (*changed_hook)(void);
@@ -312,10 +312,7 @@ static size_t rounded_events(unsigned asked)
 }
 
 /* kdc_storage_used: storage units holding records (a ring of whole units). */
-static size_t units_used_locked(void)
-{
-    return (count + EVENTS_PER_UNIT - 1) / EVENTS_PER_UNIT;
-}
+static size_t units_used_locked(void) { return (count + EVENTS_PER_UNIT - 1) / EVENTS_PER_UNIT; }
 
 static void call_changed(void)
 {
@@ -451,7 +448,9 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
         maintenance_locked();
         kbufinfo info = {(int)nkdbufs, enabled ? 0 : 1,
                          flags | live_flags | KDBG_LP64 | (bufinit ? KDBG_BUFINIT : 0), 0,
-                         other_owner ? 1 : owner > 0 ? (int)owner : -1};
+                         other_owner ? 1
+                         : owner > 0 ? (int)owner
+                                     : -1};
         pthread_mutex_unlock(&lock);
         if (size > 0)
             memcpy(oldp, &info, size < sizeof info ? size : sizeof info);
@@ -605,8 +604,18 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
     case KERN_KDGETREG:
         e = EINVAL;
         break;
-    case 11: case 12: case 14: case 17: case 18: case 19: case 21: /* KDPIDTR .. READCURTHRMAP */
-    case 24: case 25: case 26: case 27: case 28: /* KDCPUMAP .. KDWRITETR_V3 */
+    case 11:
+    case 12:
+    case 14:
+    case 17:
+    case 18:
+    case 19:
+    case 21: /* KDPIDTR .. READCURTHRMAP */
+    case 24:
+    case 25:
+    case 26:
+    case 27:
+    case 28:        /* KDCPUMAP .. KDWRITETR_V3 */
         e = EINVAL; /* real operations, not simulated (a guess at what a client sees) */
         break;
     default:

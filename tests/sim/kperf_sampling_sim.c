@@ -62,8 +62,8 @@ enum { SRC_PMI = 1, SRC_TIMER = 2 };
 
 typedef struct src_spec {
     int kind;
-    unsigned index;     /* PMI: absolute counter; timer: timer id */
-    uint32_t action;    /* 1-based */
+    unsigned index;  /* PMI: absolute counter; timer: timer id */
+    uint32_t action; /* 1-based */
     uint32_t samplers;
     int32_t pid;        /* -1: every process */
     uint64_t period;    /* PMI: events; timer: ticks */
@@ -104,7 +104,10 @@ static uint64_t *tally_of(uint64_t tid)
     return &tally[0].ns; /* full: an estimate is all this is anyway */
 }
 
-static size_t ring_bytes(void) { return (size_t)(1 + S_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE); }
+static size_t ring_bytes(void)
+{
+    return (size_t)(1 + S_RING_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+}
 
 static void close_source(source *s)
 {
@@ -138,8 +141,10 @@ static void say_open_failed(const char *what, int e)
     if (open_failed_said)
         return;
     open_failed_said = true;
-    fprintf(stderr, "dkperf sim: cannot sample %s with a Linux perf_event (%s): the simulated "
-                    "kperf delivers no samples\n", what, strerror(e));
+    fprintf(stderr,
+            "dkperf sim: cannot sample %s with a Linux perf_event (%s): the simulated "
+            "kperf delivers no samples\n",
+            what, strerror(e));
 }
 
 static void open_source(source *s)
@@ -402,8 +407,8 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
     uint32_t pended = what & (KPERF_SAMPLER_USTACK | KPERF_SAMPLER_TH_DISPATCH);
     uint32_t now = what & ~pended;
     if (now != 0) { /* only pended samplers: nothing at interrupt time */
-        put(b->r, &w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0,
-            SAMPLE_FLAG_PEND_USER, ls);
+        put(b->r, &w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0, SAMPLE_FLAG_PEND_USER,
+            ls);
         if (what & KPERF_SAMPLER_TH_INFO)
             put_thread_info(b->r, &w, ts, ls);
         if (what & KPERF_SAMPLER_KSTACK)
@@ -430,8 +435,7 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
         uint64_t frames[UCALLSTACK_MAX];
         memcpy(frames, ls->uchain, nu * sizeof *frames);
         frames[nu] = 0;
-        uint64_t flags = CS_VALID | CS_64BIT | CS_KERNEL_WORDS |
-                         (ls->nu > nu ? CS_TRUNCATED : 0);
+        uint64_t flags = CS_VALID | CS_64BIT | CS_KERNEL_WORDS | (ls->nu > nu ? CS_TRUNCATED : 0);
         put_stack(b->r, &w, uts, ID_CS_UHDR, ID_CS_UDATA, flags, frames, nu + 1, ls);
         put_thread_info(b->r, &w, uts, ls);
         put(b->r, &w, uts, ID_GEN_EVENT | FUNC_END, uwhat, 0, 0, 0, ls);

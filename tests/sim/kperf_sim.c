@@ -43,21 +43,21 @@ static pthread_once_t state_once = PTHREAD_ONCE_INIT;
 /* Global (system-wide on a real Mac) KPC state, under state_lock. */
 static _Atomic uint32_t counting;
 static _Atomic uint32_t thread_counting;
-static kpc_config_t fixed_ctrl;                /* Intel IA32_FIXED_CTR_CTRL */
-static kpc_config_t config[KPC_MAX_COUNTERS];  /* by absolute counter */
+static kpc_config_t fixed_ctrl;               /* Intel IA32_FIXED_CTR_CTRL */
+static kpc_config_t config[KPC_MAX_COUNTERS]; /* by absolute counter */
 #ifndef SIM_OMIT_OPTIONAL
-static uint64_t reload[KPC_MAX_COUNTERS];      /* kpc.period: max - period */
-static uint32_t pmi_action[KPC_MAX_COUNTERS];  /* kpc.actionid */
+static uint64_t reload[KPC_MAX_COUNTERS];     /* kpc.period: max - period */
+static uint32_t pmi_action[KPC_MAX_COUNTERS]; /* kpc.actionid */
 #endif
 static int force_all;
-static long force_all_pid; /* the process that forced them (0: unknown, or none) */
-static atomic_uint_fast64_t generation = 1;    /* bumped on every change */
+static long force_all_pid;                  /* the process that forced them (0: unknown, or none) */
+static atomic_uint_fast64_t generation = 1; /* bumped on every change */
 
 /* Per-CPU counters. */
 static uint64_t cpu_value[MAX_CPUS][KPC_MAX_COUNTERS];
 static uint64_t cpu_busy_ns[MAX_CPUS]; /* by host CPU */
-static int cpu_count;  /* simulated CPUs (the chip's layout) */
-static int host_cpus;  /* the machine's, whose busy time drives them */
+static int cpu_count;                  /* simulated CPUs (the chip's layout) */
+static int host_cpus;                  /* the machine's, whose busy time drives them */
 
 /* KPERF state. */
 static uint32_t action_count;
@@ -75,11 +75,11 @@ typedef struct thread_state {
     bool started;
     uint64_t seen_generation;
     uint64_t last_total_ns;
-    uint32_t active;                       /* counters that advance */
-    uint32_t rate[KPC_MAX_COUNTERS];       /* events per microsecond */
-    uint8_t mode[KPC_MAX_COUNTERS];        /* MODE_*: which CPU time counts */
+    uint32_t active;                 /* counters that advance */
+    uint32_t rate[KPC_MAX_COUNTERS]; /* events per microsecond */
+    uint8_t mode[KPC_MAX_COUNTERS];  /* MODE_*: which CPU time counts */
     uint64_t value[KPC_MAX_COUNTERS];
-    uint64_t remainder[KPC_MAX_COUNTERS];  /* sub-event part, in 1/1000 */
+    uint64_t remainder[KPC_MAX_COUNTERS]; /* sub-event part, in 1/1000 */
 } thread_state;
 
 static _Thread_local thread_state self;
@@ -90,17 +90,17 @@ static _Thread_local thread_state self;
         return -1;    \
     } while (0)
 
-#define FAULT(fn)                       \
-    do {                                \
-        int code_;                      \
-        if (sim_fault(#fn, &code_))     \
-            FAIL_ERRNO(code_);          \
+#define FAULT(fn)                   \
+    do {                            \
+        int code_;                  \
+        if (sim_fault(#fn, &code_)) \
+            FAIL_ERRNO(code_);      \
     } while (0)
 
-#define PRIVILEGED()                    \
-    do {                                \
-        if (!sim_privileged())          \
-            FAIL_ERRNO(EPERM);          \
+#define PRIVILEGED()           \
+    do {                       \
+        if (!sim_privileged()) \
+            FAIL_ERRNO(EPERM); \
     } while (0)
 
 static void publish_state(void);
@@ -148,7 +148,8 @@ static void thread_times(uint64_t *total_ns, uint64_t *sys_ns)
     struct rusage ru;
     *sys_ns = 0;
     if (getrusage(RUSAGE_THREAD, &ru) == 0)
-        *sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+        *sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u +
+                  (uint64_t)ru.ru_stime.tv_usec * 1000u;
 }
 
 static bool is_intel(const sim_chip *c) { return c->architecture == KPEP_ARCH_X86_64; }
@@ -176,10 +177,9 @@ static const sim_allow_list *allow_list_of(const sim_chip *c)
     static const struct {
         const char *db, *board;
     } boards[] = {
-        {"a14", "T8103"},        {"a15", "T8112"},        {"a16", "T8122_T8130"},
-        {"as1", "T8122_T8130"},  {"as2", "T8122_T8130"},  {"as3", "T6031"},
-        {"as4", "T8132"},        {"as4-1", "T6041"},      {"as4-2", "T6041"},
-        {"as5", "T8132"},        {"as5-2", "T8132"},
+        {"a14", "T8103"},       {"a15", "T8112"}, {"a16", "T8122_T8130"}, {"as1", "T8122_T8130"},
+        {"as2", "T8122_T8130"}, {"as3", "T6031"}, {"as4", "T8132"},       {"as4-1", "T6041"},
+        {"as4-2", "T6041"},     {"as5", "T8132"}, {"as5-2", "T8132"},
     };
     for (size_t i = 0; i < sizeof boards / sizeof boards[0]; i++) {
         if (strcmp(boards[i].db, c->db_name) != 0)
@@ -328,7 +328,8 @@ static void sync_thread(const sim_chip *c)
         for (unsigned i = 0; i < KPC_MAX_COUNTERS; i++) {
             if (!(self.active >> i & 1))
                 continue;
-            uint64_t delta = (self.mode[i] & MODE_USER ? du : 0) + (self.mode[i] & MODE_KERNEL ? ds : 0);
+            uint64_t delta = (self.mode[i] & MODE_USER ? du : 0) +
+                             (self.mode[i] & MODE_KERNEL ? ds : 0);
             uint64_t milli = delta * self.rate[i] + self.remainder[i];
             self.value[i] += milli / 1000;
             self.remainder[i] = milli % 1000;
@@ -461,8 +462,8 @@ static void publish_state(void)
     for (unsigned i = 0; i < KPERF_TIMER_MAX; i++)
         timer_set = timer_set || timer_period[i] != 0 || timer_action[i] != 0;
     if (timer_set)
-        len += snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.count %u\n",
-                        timer_count);
+        len +=
+            snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.count %u\n", timer_count);
     if (pet_timer < timer_count)
         len += snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.pet %u\n", pet_timer);
     for (unsigned i = 0; i < action_count && len < (int)sizeof text; i++) {
@@ -586,8 +587,8 @@ static void adopt_state(void)
     simk_adopt(NULL, 0);
     /* kill(pid, 0): ESRCH when no such process (pid reuse not modelled:
      * XNU tells tasks apart, not pids). */
-    if (found && force_all && pid > 0 && pid != (long)getpid() &&
-        kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    if (found && force_all && pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 &&
+        errno == ESRCH)
         force_all = 0;
     force_all_pid = force_all ? pid : 0;
 }

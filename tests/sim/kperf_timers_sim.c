@@ -52,17 +52,17 @@ SIM_API int kperf_action_count_get(uint32_t *count)
 }
 
 /* kptimer_set_*: timers cannot change while sampling. */
-#define NOT_SAMPLING()                      \
-    if (sampling) {                         \
-        pthread_mutex_unlock(&state_lock);  \
-        FAIL_ERRNO(EBUSY);                  \
+#define NOT_SAMPLING()                     \
+    if (sampling) {                        \
+        pthread_mutex_unlock(&state_lock); \
+        FAIL_ERRNO(EBUSY);                 \
     }
 
 /* Action ids count from 1, as in the kernel; 0 means "no action". */
-#define CHECK_ACTION(id)                            \
-    if ((id) == 0 || (id) > action_count) {         \
-        pthread_mutex_unlock(&state_lock);          \
-        FAIL_ERRNO(EINVAL);                         \
+#define CHECK_ACTION(id)                    \
+    if ((id) == 0 || (id) > action_count) { \
+        pthread_mutex_unlock(&state_lock);  \
+        FAIL_ERRNO(EINVAL);                 \
     }
 
 SIM_API int kperf_action_samplers_set(uint32_t actionid, uint32_t sample)
@@ -139,10 +139,10 @@ SIM_API int kperf_timer_count_get(uint32_t *count)
     return 0;
 }
 
-#define CHECK_TIMER(id)                     \
-    if ((id) >= timer_count) {              \
-        pthread_mutex_unlock(&state_lock);  \
-        FAIL_ERRNO(EINVAL);                 \
+#define CHECK_TIMER(id)                    \
+    if ((id) >= timer_count) {             \
+        pthread_mutex_unlock(&state_lock); \
+        FAIL_ERRNO(EINVAL);                \
     }
 
 SIM_API int kperf_timer_period_set(uint32_t timerid, uint64_t tick)

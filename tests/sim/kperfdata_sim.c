@@ -22,11 +22,11 @@ typedef struct sim_db {
     const char **aliases;
 } sim_db;
 
-#define FAULT(fn)                    \
-    do {                             \
-        int code_;                   \
-        if (sim_fault(#fn, &code_))  \
-            return code_;            \
+#define FAULT(fn)                   \
+    do {                            \
+        int code_;                  \
+        if (sim_fault(#fn, &code_)) \
+            return code_;           \
     } while (0)
 
 /* ------------------------------------------------------------------------ */
@@ -53,8 +53,8 @@ static char *describe(const sim_chip *chip, const sim_event *ev)
         snprintf(buf, sizeof buf, "%s on fixed counter %d (simulated %s database)", ev->name,
                  ev->fixed_counter, chip->db_name);
     else
-        snprintf(buf, sizeof buf, "%s, selector 0x%x (simulated %s database)", ev->name,
-                 ev->number, chip->db_name);
+        snprintf(buf, sizeof buf, "%s, selector 0x%x (simulated %s database)", ev->name, ev->number,
+                 chip->db_name);
     return strdup(buf);
 }
 

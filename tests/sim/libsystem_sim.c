@@ -118,8 +118,8 @@ static int other_process_ns(int pid, uint64_t *ns)
     buf[got] = '\0';
     const char *p = strrchr(buf, ')');
     unsigned long long utime = 0, stime = 0;
-    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-                            &utime, &stime) != 2)
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
         return -1;
     *ns = (utime + stime) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
     return 0;

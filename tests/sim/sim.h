@@ -23,19 +23,19 @@ typedef struct sim_event {
     const char *fallback; /* NULL when none */
     uint32_t mask;        /* 0: any configurable counter */
     uint16_t number;
-    int fixed_counter;    /* -1: configurable */
+    int fixed_counter; /* -1: configurable */
 } sim_event;
 
 /* A simulated CPU and its kpep database. */
 typedef struct sim_chip {
-    const char *db_name;   /* "a14", "haswell", ... */
-    const char *cpu_id;    /* what kpc_cpu_string() prints */
-    char marketing[64];    /* "Apple A14/M1" */
-    uint32_t architecture; /* KPEP_ARCH_* */
-    uint32_t pmu_version;  /* KPC_PMU_* */
-    uint32_t fixed_bits;   /* bit i: counter i is fixed */
-    uint32_t config_bits;  /* bit i: counter i is configurable */
-    uint32_t power_bits;   /* configurable counters shared with the power manager */
+    const char *db_name;         /* "a14", "haswell", ... */
+    const char *cpu_id;          /* what kpc_cpu_string() prints */
+    char marketing[64];          /* "Apple A14/M1" */
+    uint32_t architecture;       /* KPEP_ARCH_* */
+    uint32_t pmu_version;        /* KPC_PMU_* */
+    uint32_t fixed_bits;         /* bit i: counter i is fixed */
+    uint32_t config_bits;        /* bit i: counter i is configurable */
+    uint32_t power_bits;         /* configurable counters shared with the power manager */
     uint32_t fixed_config_words; /* config registers of the fixed class */
     size_t event_count;
     sim_event events[128];
@@ -68,8 +68,8 @@ const sim_layout *sim_cpu_layout(void);
 unsigned sim_cpu_level(const sim_layout *l, unsigned cpu);
 
 /* Environment, read once per process on first use. */
-bool sim_privileged(void); /* DKPERF_SIM_PRIVILEGED, default 1 */
-bool sim_busy(void);       /* DKPERF_SIM_BUSY, default 0 */
+bool sim_privileged(void);       /* DKPERF_SIM_PRIVILEGED, default 1 */
+bool sim_busy(void);             /* DKPERF_SIM_BUSY, default 0 */
 int sim_initial_force_all(void); /* DKPERF_SIM_FORCE_ALL, default 0 */
 
 /*

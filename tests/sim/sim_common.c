@@ -96,8 +96,8 @@ static void add_apple(const dk__chip *chip, const char *db_name)
     c->fixed_config_words = 0; /* arm64 fixed counters have no config register */
     for (size_t i = 0; i < chip->event_count; i++) {
         const dk_event_def *d = &chip->events[i];
-        sim_event ev = {d->name, d->aliases[0], d->fallback, d->counters_mask, d->number,
-                        d->fixed_counter};
+        sim_event ev = {d->name,          d->aliases[0], d->fallback,
+                        d->counters_mask, d->number,     d->fixed_counter};
         add_event(c, &ev);
     }
 }
@@ -164,8 +164,10 @@ static bool env_flag(const char *name, bool dflt)
 #define SIM__NAME(name) #name,
 static const char *const known_functions[] = {
     DK_KPERF_SYMBOLS(SIM__NAME) DK_KPERF_OPTIONAL_SYMBOLS(SIM__NAME)
-    DK_KPERFDATA_SYMBOLS(SIM__NAME) "thread_selfcounts",
-    "proc_pid_rusage", "sysctl", "proc_pidinfo",
+        DK_KPERFDATA_SYMBOLS(SIM__NAME) "thread_selfcounts",
+    "proc_pid_rusage",
+    "sysctl",
+    "proc_pidinfo",
 };
 #undef SIM__NAME
 

@@ -177,8 +177,7 @@ static bool strays_running(void)
  * could not start) and the start time *t0, or 128 + the signal caught
  * since the last run, and then no command is started.
  */
-static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t0,
-                         int *exec_errno)
+static int start_command(runner *ru, bench_command *cmd, pid_t *pid, uint64_t *t0, int *exec_errno)
 {
     sigset_t hold, mask, dfl;
     signals_hold_set(&hold);
@@ -236,8 +235,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
         }
         if (rc < 0) {
             signals_child_pid = 0;
-            cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid,
-                      strerror(-rc));
+            cli_error("bench", "waiting for '%s' (pid %d): %s", cmd->text, (int)pid, strerror(-rc));
             return EXIT_SETUP;
         }
         if (rep->scope[0] == '\0') /* what was counted, as the held path says it */
@@ -253,8 +251,7 @@ static int run_spawned(runner *ru, bench_report *rep, bench_command *cmd, bench_
     /* The child's counts were added to the group before it became a zombie
      * (see DK_GROUP_CHILDREN), so after wait4 they are all in. */
     if (dk_group_read(g, after, after_info) != 0) {
-        cli_error("bench", "reading the counters of '%s' failed: %s", cmd->text,
-                  dk_last_error());
+        cli_error("bench", "reading the counters of '%s' failed: %s", cmd->text, dk_last_error());
         return EXIT_SETUP;
     }
     for (size_t i = 0; i < ru->n; i++) {
@@ -470,8 +467,8 @@ typedef struct bench_driver {
     runner *ru;
     bench_report *rep;
     FILE *report;
-    size_t done;  /* the commands that ran all their runs */
-    int status;   /* the exit status a run or the report ended with, 0 */
+    size_t done;                   /* the commands that ran all their runs */
+    int status;                    /* the exit status a run or the report ended with, 0 */
     struct bench_body_ctx *bodies; /* one per command, in its order */
 } bench_driver;
 
@@ -512,7 +509,8 @@ static int body_run(void *ctx, dk_bench_body_run *run)
     }
     if (run->index == 0 && (run->warmup || ru->o->warmup == 0))
         ru->progress.at = 0; /* each command's line shows at once */
-    bench_progress_draw(&ru->progress, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1, (long)run->planned);
+    bench_progress_draw(&ru->progress, b->d->rep, cmd, run->warmup != 0, (long)run->index + 1,
+                        (long)run->planned);
     bench_run scratch, *slot = &scratch;
     memset(&scratch, 0, sizeof scratch);
     int rc = run->warmup ? 0 : bench_add_run(cmd, &slot);
@@ -572,8 +570,8 @@ static int register_commands(bench_report *rep, runner *ru, bench_body_ctx *ctx,
         bench_name_command(rep, k);
         ctx[k].d = d;
         ctx[k].cmd = c;
-        dk_bench_body body = {sizeof body, c->name, body_run, &ctx[k],
-                              (const char *const *)ru->names, ru->n};
+        dk_bench_body body = {
+            sizeof body, c->name, body_run, &ctx[k], (const char *const *)ru->names, ru->n};
         if (dk_bench_register_body(&body) != 0) {
             cli_error("bench", "command '%s': %s", rep->cmd[k].text, dk_bench_last_error());
             return EXIT_USAGE;
@@ -636,7 +634,8 @@ int cmd_bench(int argc, char **argv)
         c->bcase = bc;
         rep.ncmd++;
         if ((c->argv = bench_command_words(&o, "command", bc->command)) == NULL ||
-            (bc->setup != NULL && (c->setup = bench_command_words(&o, "--setup", bc->setup)) == NULL) ||
+            (bc->setup != NULL &&
+             (c->setup = bench_command_words(&o, "--setup", bc->setup)) == NULL) ||
             (bc->prepare != NULL &&
              (c->prepare = bench_command_words(&o, "--prepare", bc->prepare)) == NULL) ||
             (bc->cleanup != NULL &&
@@ -663,8 +662,9 @@ int cmd_bench(int argc, char **argv)
     } else if (ru.n == 0) {
         dk_backend_caps caps = {.size = sizeof caps};
         (void)dk_sampler_caps(s, &caps);
-        rc = split_event_list("bench", caps.software_events ? "task-clock,instructions,cycles,branches"
-                                                            : "instructions,cycles,branches",
+        rc = split_event_list("bench",
+                              caps.software_events ? "task-clock,instructions,cycles,branches"
+                                                   : "instructions,cycles,branches",
                               &defaults, &ndefaults);
         ru.names = defaults;
         ru.n = ndefaults;

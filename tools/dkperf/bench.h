@@ -20,8 +20,8 @@
 #include "dkbench.h"
 
 #define BENCH_MAX_RUNS 1000000
-#define BENCH_MIN_RUNS 10          /* hyperfine's --min-runs default */
-#define BENCH_DEFAULT_TIME 3.0     /* seconds: hyperfine's minimum benchmarking time */
+#define BENCH_MIN_RUNS 10      /* hyperfine's --min-runs default */
+#define BENCH_DEFAULT_TIME 3.0 /* seconds: hyperfine's minimum benchmarking time */
 /* libdkbench's results folder: one for dkbench programs and dkperf bench.
  * Baselines an older dkperf bench saved are in BENCH_OLD_DIR. */
 #define BENCH_DEFAULT_DIR DK_BENCH_RESULTS_DIR /* libdkbench's */
@@ -63,7 +63,7 @@ typedef struct bench_event {
     const char *name; /* as asked */
     char native[128];
     bool supported;
-    bool time;        /* its unit is ns: printed as a time */
+    bool time; /* its unit is ns: printed as a time */
     bool instructions;
     char why[1024];
 } bench_event;
@@ -76,15 +76,15 @@ typedef struct bench_event {
 typedef struct summary {
     size_t n;
     double mean, stddev, median, min, max;
-    size_t mild, severe; /* Tukey's outliers, both sides */
+    size_t mild, severe;   /* Tukey's outliers, both sides */
     dk_bench_estimate est; /* the estimate itself: its change against a baseline */
 } summary;
 
 typedef struct bench_command {
-    const char *text; /* its name: -n, else the command line */
+    const char *text;        /* its name: -n, else the command line */
     const bench_case *bcase; /* its command line and parameters */
-    char name[256];   /* its benchmark's and baseline result's: text, unless repeated or long */
-    char **argv;      /* owned: the words exec'd (NULL-terminated) */
+    char name[256]; /* its benchmark's and baseline result's: text, unless repeated or long */
+    char **argv;    /* owned: the words exec'd (NULL-terminated) */
     char **setup, **prepare, **cleanup; /* owned: their words; NULL when not given */
     bench_run *runs;
     size_t nruns, cap;
@@ -166,8 +166,7 @@ void bench_progress_clear(void);
  * baseline's) and the comparisons; always the backend, the scope and why
  * events were not supported. */
 void bench_print_command(FILE *out, const bench_report *r, size_t k);
-void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *base,
-                     bool complete);
+void bench_print_end(FILE *out, const bench_report *r, const dk_bench_results *base, bool complete);
 
 /* An export file (kind 0 JSON, 1 CSV, 2 Markdown). */
 typedef struct bench_export {

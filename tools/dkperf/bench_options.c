@@ -146,8 +146,9 @@ char **bench_command_words(const bench_options *o, const char *what, const char 
     if (o->shell == NULL) {
         char **w = bench_split_words(text, &why);
         if (w == NULL)
-            cli_error("bench", "%s '%s': %s (each command is one argument, split into "
-                               "words as a shell would; -S sh runs it through a shell)",
+            cli_error("bench",
+                      "%s '%s': %s (each command is one argument, split into "
+                      "words as a shell would; -S sh runs it through a shell)",
                       what, text, why);
         return w;
     }
@@ -320,8 +321,9 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
     const char *names[2] = {o->save_baseline, o->baseline};
     for (int k = 0; k < 2; k++)
         if (names[k] != NULL && !valid_name(names[k])) {
-            cli_error("bench", "%s '%s': a baseline name is a file name: not empty, no '/', "
-                               "not starting with '.'",
+            cli_error("bench",
+                      "%s '%s': a baseline name is a file name: not empty, no '/', "
+                      "not starting with '.'",
                       k == 0 ? "--save-baseline" : "--baseline", names[k]);
             return EXIT_USAGE;
         }
@@ -330,8 +332,8 @@ int bench_parse_args(int argc, char **argv, bench_options *o)
                   o->backend);
         return EXIT_USAGE;
     }
-    return bench_params_expand(&o->params, o->commands, o->ncommands, o->setup,
-                               o->cleanup, o->prepare, &o->cases);
+    return bench_params_expand(&o->params, o->commands, o->ncommands, o->setup, o->cleanup,
+                               o->prepare, &o->cases);
 }
 
 void bench_options_free(bench_options *o)

@@ -218,13 +218,13 @@ static void change_row(FILE *out, const char *label, const summary *now)
     const dk_bench_estimate *e = &now->est;
     if (!e->has_change) {
         fputs("not compared: ", out);
-        dk__put_untrusted(out, e->no_change != NULL && e->no_change[0] ? e->no_change
-                                                                        : "no estimate");
+        dk__put_untrusted(out,
+                          e->no_change != NULL && e->no_change[0] ? e->no_change : "no estimate");
         fputc('\n', out);
         return;
     }
-    fprintf(out, "%+.1f%% [%+.1f%%, %+.1f%%]  p = %.3f  %s\n", 100 * e->change,
-            100 * e->change_lo, 100 * e->change_hi, e->p_value, verdict_word(e->verdict));
+    fprintf(out, "%+.1f%% [%+.1f%%, %+.1f%%]  p = %.3f  %s\n", 100 * e->change, 100 * e->change_lo,
+            100 * e->change_hi, e->p_value, verdict_word(e->verdict));
 }
 
 static void print_baseline(FILE *out, const bench_report *r, const bench_command *c)
@@ -333,8 +333,7 @@ static void print_comparisons(FILE *out, const bench_report *r)
             if (r->cmd[best].ev[e].n < 2 || r->cmd[k].ev[e].n < 2)
                 fprintf(out, "    %.2f times fewer %s than '", ratio, r->ev[e].name);
             else
-                fprintf(out, "    %.2f ± %.2f times fewer %s than '", ratio, sigma,
-                        r->ev[e].name);
+                fprintf(out, "    %.2f ± %.2f times fewer %s than '", ratio, sigma, r->ev[e].name);
             put_name(out, r->cmd[k].text, "'\n");
         }
         break;
@@ -385,8 +384,9 @@ void bench_print_command(FILE *out, const bench_report *r, size_t k)
         if (c->runs[i].status != 0 && failed++ == 0)
             first = c->runs[i].status;
     if (failed > 0)
-        fprintf(out, "  warning: %zu of %zu runs exited non-zero (the first with status %d), "
-                     "ignored with -i\n",
+        fprintf(out,
+                "  warning: %zu of %zu runs exited non-zero (the first with status %d), "
+                "ignored with -i\n",
                 failed, c->nruns, first);
     if (c->strays)
         fputs("  warning: it left processes running after it exited; the counts of the runs "
@@ -456,7 +456,8 @@ static void write_json(FILE *f, const bench_report *r)
     for (size_t e = 0; e < r->nev; e++) {
         dk__json_string_member(f, e ? ",\n    {" : "\n    {", "name", ": ", r->ev[e].name);
         dk__json_string_member(f, ", ", "native", ": ", r->ev[e].native);
-        fprintf(f, ", \"unit\": %s, \"supported\": %s, \"why\": ", r->ev[e].time ? "\"ns\"" : "null",
+        fprintf(f,
+                ", \"unit\": %s, \"supported\": %s, \"why\": ", r->ev[e].time ? "\"ns\"" : "null",
                 r->ev[e].supported ? "true" : "false");
         dk__json_string(f, r->ev[e].why);
         fputc('}', f);
@@ -643,7 +644,8 @@ static void write_markdown(FILE *f, const bench_report *r)
             if (c->ev[e].n == 0)
                 fputs(" – |", f);
             else
-                fprintf(f, " %s ± %s |", fmt_value(&r->ev[e], c->ev[e].mean, c->ev[e].mean, 1, a, sizeof a),
+                fprintf(f, " %s ± %s |",
+                        fmt_value(&r->ev[e], c->ev[e].mean, c->ev[e].mean, 1, a, sizeof a),
                         fmt_value(&r->ev[e], c->ev[e].stddev, c->ev[e].mean, 1, b, sizeof b));
         }
         for (size_t j = 0; j < np; j++) {
@@ -747,9 +749,10 @@ int bench_check_old_baseline(const bench_options *o)
     snprintf(old, sizeof old, "%s/%s.json", BENCH_OLD_DIR, o->baseline);
     if (stat(now, &st) == 0 || stat(old, &st) != 0)
         return 0;
-    cli_error("bench", "--baseline %s: %s does not exist, but %s does: an older dkperf bench "
-                       "kept its baselines there; read it with --results-dir %s, or move it to "
-                       "%s/ (or save it again with --save-baseline %s)",
+    cli_error("bench",
+              "--baseline %s: %s does not exist, but %s does: an older dkperf bench "
+              "kept its baselines there; read it with --results-dir %s, or move it to "
+              "%s/ (or save it again with --save-baseline %s)",
               o->baseline, now, old, BENCH_OLD_DIR, BENCH_DEFAULT_DIR, o->baseline);
     return EXIT_SETUP;
 }

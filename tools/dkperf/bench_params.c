@@ -130,8 +130,9 @@ static bool opt_match(const char *a, const char *short_name, const char *long_na
 static bool valid_param_name(const char *opt, const char *name)
 {
     if (name[0] == '\0' || strpbrk(name, "{}") != NULL) {
-        cli_error("bench", "%s '%s': give a parameter name (not empty, no '{' or '}'); the "
-                           "commands then say {NAME}",
+        cli_error("bench",
+                  "%s '%s': give a parameter name (not empty, no '{' or '}'); the "
+                  "commands then say {NAME}",
                   opt, name);
         return false;
     }
@@ -156,8 +157,8 @@ int bench_params_option(int argc, char **argv, int *i, bench_param_opts *p)
     }
     if (argc - *i - 1 < want) {
         cli_error("bench", "%s needs %s (see dkperf help bench)", a,
-                  want == 3   ? "NAME MIN MAX"
-                  : want == 2 ? "NAME VALUE,VALUE,..."
+                  want == 3       ? "NAME MIN MAX"
+                  : want == 2     ? "NAME VALUE,VALUE,..."
                   : opt[1] == 'n' ? "a name"
                                   : "a step");
         return EXIT_USAGE;
@@ -244,18 +245,21 @@ static int scan_values(const bench_param_opts *o, param *ps)
     for (int k = 0; k < 3; k++)
         if (!dec_parse(text[k], &d[k], &integer[k])) {
             if (k == 2)
-                cli_error("bench", "-D %s: STEP is not a number (at most %d digits, a '.' "
-                                   "before decimals)",
+                cli_error("bench",
+                          "-D %s: STEP is not a number (at most %d digits, a '.' "
+                          "before decimals)",
                           text[k], DEC_MAX_DIGITS);
             else
-                cli_error("bench", "-P %s %s %s: %s '%s' is not a number (at most %d digits, a "
-                                   "'.' before decimals)",
+                cli_error("bench",
+                          "-P %s %s %s: %s '%s' is not a number (at most %d digits, a "
+                          "'.' before decimals)",
                           o->scan[0], o->scan[1], o->scan[2], what[k], text[k], DEC_MAX_DIGITS);
             return EXIT_USAGE;
         }
     if ((!integer[0] || !integer[1]) && o->step == NULL) {
-        cli_error("bench", "-P %s %s %s: a step size is required when the range bounds are not "
-                           "whole numbers (give it with -D STEP)",
+        cli_error("bench",
+                  "-P %s %s %s: a step size is required when the range bounds are not "
+                  "whole numbers (give it with -D STEP)",
                   o->scan[0], o->scan[1], o->scan[2]);
         return EXIT_USAGE;
     }
@@ -286,8 +290,7 @@ static int scan_values(const bench_param_opts *o, param *ps)
     uint64_t count = ((uint64_t)d[1].m - (uint64_t)d[0].m) / (uint64_t)d[2].m + 1;
     if (count > BENCH_MAX_CASES) {
         cli_error("bench", "-P %s %s %s: parameter range is too large (%llu values; at most %d)",
-                  o->scan[0], o->scan[1], o->scan[2], (unsigned long long)count,
-                  BENCH_MAX_CASES);
+                  o->scan[0], o->scan[1], o->scan[2], (unsigned long long)count, BENCH_MAX_CASES);
         return EXIT_USAGE;
     }
     ps->name = o->scan[0];
@@ -365,8 +368,9 @@ static bool fill_case(bench_case *c, const char *command, const char *name, cons
                       const param *const *sorted, const char **names, const size_t *idx)
 {
     c->command = substitute(command, ps, np, idx);
-    c->name = name != NULL ? substitute(name, ps, np, idx)
-                           : c->command != NULL ? strdup(c->command) : NULL;
+    c->name = name != NULL         ? substitute(name, ps, np, idx)
+              : c->command != NULL ? strdup(c->command)
+                                   : NULL;
     c->setup = substitute(setup, ps, np, idx);
     c->cleanup = substitute(cleanup, ps, np, idx);
     c->prepare = substitute(prepare, ps, np, idx);
@@ -450,16 +454,18 @@ int bench_params_expand(const bench_param_opts *p, const char *const *commands, 
     size_t total = ncommands;
     for (size_t k = 0; k < np; k++) {
         if (ps[k].n > BENCH_MAX_CASES || total * ps[k].n > BENCH_MAX_CASES) {
-            cli_error("bench", "too many benchmarks: %zu commands and the values of the "
-                               "parameters make more than %d",
+            cli_error("bench",
+                      "too many benchmarks: %zu commands and the values of the "
+                      "parameters make more than %d",
                       ncommands, BENCH_MAX_CASES);
             goto fail;
         }
         total *= ps[k].n;
     }
     if (np > 0 && p->nnames > 1 && p->nnames != total) {
-        cli_error("bench", "-n is given %zu times: give it once, or exactly %zu times (once per "
-                           "benchmark)",
+        cli_error("bench",
+                  "-n is given %zu times: give it once, or exactly %zu times (once per "
+                  "benchmark)",
                   p->nnames, total);
         goto fail;
     }
@@ -489,8 +495,8 @@ int bench_params_expand(const bench_param_opts *p, const char *const *commands, 
                                                       : p->names[i])
                                   : (i < p->nnames ? p->names[i] : NULL);
         out->n++;
-        if (!fill_case(&out->c[i], commands[i % ncommands], name, setup, cleanup, prepare, ps,
-                       np, sorted, out->params, idx))
+        if (!fill_case(&out->c[i], commands[i % ncommands], name, setup, cleanup, prepare, ps, np,
+                       sorted, out->params, idx))
             goto oom;
     }
     free_params(ps, np);

@@ -25,13 +25,13 @@ typedef struct bench_param_opts {
 
 /* One benchmark: a command with one value of each parameter. */
 typedef struct bench_case {
-    char *command; /* the command line, {NAME} substituted */
-    char *name;    /* -n NAME substituted, else the command line */
+    char *command;                   /* the command line, {NAME} substituted */
+    char *name;                      /* -n NAME substituted, else the command line */
     char *setup, *cleanup, *prepare; /* substituted; NULL when not given */
-    const char **params; /* the parameter names, sorted (as hyperfine's exports) */
-    char **values;       /* one per name */
+    const char **params;             /* the parameter names, sorted (as hyperfine's exports) */
+    char **values;                   /* one per name */
     size_t nparams;
-    char *unused;       /* "n = 1, m = x": the parameters not in the command; NULL: none */
+    char *unused; /* "n = 1, m = x": the parameters not in the command; NULL: none */
 } bench_case;
 
 typedef struct bench_cases {

@@ -78,4 +78,3 @@ void bench_progress_draw(bench_progress *pr, const bench_report *rep, const benc
     fflush(stderr);
     cli_progress_shown = true;
 }
-

@@ -66,8 +66,8 @@ int cli_backend_kind(const char *name);
  * positional is not NULL). Returns 0, -1 after printing help, or an exit
  * status after an error line.
  */
-int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *),
-                       bool *json, const char **backend, const char **positional);
+int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *), bool *json,
+                       const char **backend, const char **positional);
 
 
 /* 1234567 -> "1,234,567" into buf. */

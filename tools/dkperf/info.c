@@ -105,12 +105,13 @@ int cmd_info(int argc, char **argv)
         }
         fputs(", \"privileges\": ", out);
         dk__json_string(out, caps.privileges);
-        fprintf(out,
-                ", \"capabilities\": {\"per_thread\": %s, \"per_process\": %s, \"system_wide\": %s, "
-                "\"all_events\": %s, \"multiplexing\": %s, \"perf_levels\": %s}",
-                caps.per_thread ? "true" : "false", caps.per_process ? "true" : "false",
-                caps.system_wide ? "true" : "false", caps.all_events ? "true" : "false",
-                caps.multiplexing ? "true" : "false", caps.perf_levels ? "true" : "false");
+        fprintf(
+            out,
+            ", \"capabilities\": {\"per_thread\": %s, \"per_process\": %s, \"system_wide\": %s, "
+            "\"all_events\": %s, \"multiplexing\": %s, \"perf_levels\": %s}",
+            caps.per_thread ? "true" : "false", caps.per_process ? "true" : "false",
+            caps.system_wide ? "true" : "false", caps.all_events ? "true" : "false",
+            caps.multiplexing ? "true" : "false", caps.perf_levels ? "true" : "false");
         fputs(", \"perf_levels\": [", out);
         for (size_t i = 0; i < dk_sampler_perf_levels(s); i++) {
             fputs(i ? ", " : "", out);

@@ -118,8 +118,8 @@ int cmd_list(int argc, char **argv)
             dk__json_string_member(out, i ? ", {" : "{", "name", ": ", ev->name);
             dk__json_string_member(out, ", ", "alias", ": ", ev->alias);
             dk__json_string_member(out, ", ", "kind", ": ", kind_of(ev));
-            fprintf(out, ", \"fixed\": %s, \"number\": %u, \"counters\": [", ev->fixed ? "true" : "false",
-                    (unsigned)ev->number);
+            fprintf(out, ", \"fixed\": %s, \"number\": %u, \"counters\": [",
+                    ev->fixed ? "true" : "false", (unsigned)ev->number);
             bool any = false;
             for (unsigned c = 0; c < 32; c++)
                 if (ev->counters_mask >> c & 1) {
@@ -142,7 +142,7 @@ int cmd_list(int argc, char **argv)
                 continue;
             fprintf(out, "  %-18s %-32s %s%s\n", dk_portable_name(i), ev != NULL ? ev->name : "-",
                     dk_portable_description(i),
-                    ev == NULL ? " (none on this CPU)"
+                    ev == NULL       ? " (none on this CPU)"
                     : !ev->supported ? " (not countable here)"
                                      : "");
         }

@@ -86,7 +86,8 @@ static int help(int argc, char **argv)
     else if (strcmp(argv[1], "report") == 0)
         help_report(stdout);
     else {
-        cli_error("help", "no command called %s (info, list, stat, bench, record, report)", argv[1]);
+        cli_error("help", "no command called %s (info, list, stat, bench, record, report)",
+                  argv[1]);
         return EXIT_USAGE;
     }
     return 0;
@@ -117,7 +118,8 @@ static int run(int argc, char **argv)
         printf("dkperf %s (libdkperf %s)\n", DKPERF_TOOL_VERSION, dk_version());
         return 0;
     }
-    static const char *const commands[] = {"info", "list", "stat", "bench", "record", "report", "help"};
+    static const char *const commands[] = {"info",   "list",   "stat", "bench",
+                                           "record", "report", "help"};
     const char *near = NULL;
     size_t best = 3;
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {

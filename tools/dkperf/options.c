@@ -58,8 +58,7 @@ void free_event_list(char **names, size_t n)
     free(names);
 }
 
-static int append_name(const char *command, const char *start, size_t len, char ***names,
-                       size_t *n)
+static int append_name(const char *command, const char *start, size_t len, char ***names, size_t *n)
 {
     /* Grow one at a time: DK_MAX_EVENTS bounds the list. */
     char **grown = realloc(*names, (*n + 1) * sizeof *grown);
@@ -92,10 +91,10 @@ int split_event_list(const char *command, const char *list, char ***names, size_
     int rc;
     while ((rc = dk_event_list_next(list, &pos, &sp)) == 1) {
         if (sp.base_len != sp.len) {
-            cli_error(command, "-e: event '%.*s%s': a sampling period or frequency (/N, @HZ) "
-                               "is for dkperf record; %s counts every event",
-                      (int)(sp.len > 64 ? 64 : sp.len), sp.text, sp.len > 64 ? "..." : "",
-                      command);
+            cli_error(command,
+                      "-e: event '%.*s%s': a sampling period or frequency (/N, @HZ) "
+                      "is for dkperf record; %s counts every event",
+                      (int)(sp.len > 64 ? 64 : sp.len), sp.text, sp.len > 64 ? "..." : "", command);
             return EXIT_USAGE;
         }
         if (*n == DK_MAX_EVENTS) {

@@ -174,7 +174,8 @@ static void synthesize_maps(recorder *r, int pid)
         unsigned long long start, end, off;
         char perms[8];
         int name_at = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4 ||
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) <
+                4 ||
             strchr(perms, 'x') == NULL || name_at <= 0)
             continue;
         char *name = line + name_at;
@@ -283,11 +284,11 @@ static const char *default_event(const dk_backend_caps *caps, char *buf, size_t 
                                  const char **notice)
 {
     if (strcmp(caps->sample_event, "cpu-clock") == 0)
-        snprintf(buf, size, "dkperf record: sampling cpu-clock: this machine does not count "
-                            "cycles (no hardware PMU is visible)\n");
+        snprintf(buf, size,
+                 "dkperf record: sampling cpu-clock: this machine does not count "
+                 "cycles (no hardware PMU is visible)\n");
     else
-        snprintf(buf, size, "dkperf record: sampling %s (the default event)\n",
-                 caps->sample_event);
+        snprintf(buf, size, "dkperf record: sampling %s (the default event)\n", caps->sample_event);
     *notice = buf;
     return caps->sample_event;
 }
@@ -365,7 +366,9 @@ int cmd_record(int argc, char **argv)
     uint64_t freq = o.freq ? (uint64_t)o.freq : 0;
     char default_notice[256];
     for (size_t i = 0; i < n; i++) {
-        const char *name = o.nevents ? o.events[i].name : default_event(&caps, default_notice, sizeof default_notice, &notice);
+        const char *name =
+            o.nevents ? o.events[i].name
+                      : default_event(&caps, default_notice, sizeof default_notice, &notice);
         /* An event no database knows is a mistake: refuse it before running
          * anything. "timer" is no event of a database but the library's
          * time-based sampling, where the backend has one. */
@@ -383,7 +386,8 @@ int cmd_record(int argc, char **argv)
         }
         evs[i].name = name;
         evs[i].period = o.nevents && o.events[i].period ? o.events[i].period
-                        : o.nevents && o.events[i].freq ? 0 : (uint64_t)o.period;
+                        : o.nevents && o.events[i].freq ? 0
+                                                        : (uint64_t)o.period;
         evs[i].freq = evs[i].period ? 0 : o.nevents && o.events[i].freq ? o.events[i].freq : freq;
     }
 
@@ -584,8 +588,7 @@ int cmd_record(int argc, char **argv)
     if (r.error == 0)
         r.error = dkrec_finish(r.w);
     if (r.error != 0) {
-        cli_error("record", "-o %s: cannot write the recording: %s", o.output,
-                  strerror(-r.error));
+        cli_error("record", "-o %s: cannot write the recording: %s", o.output, strerror(-r.error));
         if (exit_rc == 0)
             exit_rc = EXIT_SETUP;
     } else {

@@ -145,15 +145,18 @@ int cmd_report(int argc, char **argv)
         if (event < 0 && opt_number(event_arg, &k) && k >= 0 && (size_t)k < rec->n_events)
             event = (int)k;
         if (event < 0) {
-            cli_error("report", "--event %s: %s has no such event (it has %zu; see dkperf report "
-                                "--stdio)", event_arg, input, rec->n_events);
+            cli_error("report",
+                      "--event %s: %s has no such event (it has %zu; see dkperf report "
+                      "--stdio)",
+                      event_arg, input, rec->n_events);
             dkrec_free(rec);
             return EXIT_USAGE;
         }
     }
     if (rec->n_events > 1 && event_arg == NULL && (folded || html != NULL))
-        cli_error("report", "note: %s holds %zu events; folded stacks and the flame graph show "
-                            "the first, %s (choose with --event)",
+        cli_error("report",
+                  "note: %s holds %zu events; folded stacks and the flame graph show "
+                  "the first, %s (choose with --event)",
                   input, rec->n_events, rec->events[0].name);
 
     rprofile p;

@@ -43,22 +43,22 @@ typedef struct builder {
     symbols *syms;
     fslot *fslots;
     size_t nfslots;
-    rmap stacks; /* (parent node, frame) -> node */
-    rmap memo;   /* (process key, recording node) -> node, as a return address */
-    rmap leaves; /* (process key, recording node) -> node, as a sample's leaf */
+    rmap stacks;         /* (parent node, frame) -> node */
+    rmap memo;           /* (process key, recording node) -> node, as a return address */
+    rmap leaves;         /* (process key, recording node) -> node, as a sample's leaf */
     struct pidkey *keys; /* the pids that have maps of their own, by pid */
     size_t n_keys;
-    seg *segs;           /* each key's ranges, then those of every map */
+    seg *segs; /* each key's ranges, then those of every map */
     size_t n_segs;
     uint32_t all_seg, n_all_segs; /* the ranges of every pid's maps */
-    size_t work, max_work; /* translations made, and the most allowed */
-    uint32_t *chain; /* a sample's recording nodes not yet in memo */
+    size_t work, max_work;        /* translations made, and the most allowed */
+    uint32_t *chain;              /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
     size_t max_nodes;
     size_t max_memo;
-    rmap comm_ids; /* (hash of a comm name, probe) -> its index in comms */
-    rmap note_ids; /* (hash of a note, probe) -> its index in notes */
+    rmap comm_ids;                  /* (hash of a comm name, probe) -> its index in comms */
+    rmap note_ids;                  /* (hash of a note, probe) -> its index in notes */
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
 } builder;
 
@@ -102,8 +102,8 @@ int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v)
 {
     if ((m->n + 1) * 2 >= m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 1024;
-        rmap g = {calloc(cap, sizeof *g.ka), calloc(cap, sizeof *g.kb),
-                  calloc(cap, sizeof *g.val1), cap, 0};
+        rmap g = {calloc(cap, sizeof *g.ka), calloc(cap, sizeof *g.kb), calloc(cap, sizeof *g.val1),
+                  cap, 0};
         if (g.ka == NULL || g.kb == NULL || g.val1 == NULL) {
             rmap_free(&g);
             return -1;
@@ -468,8 +468,8 @@ static int make_keys(builder *b, const dkrec *r)
                calloc(nm, sizeof *w.closed)};
     rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
     int rc = -1;
-    if (order == NULL || b->keys == NULL || b->segs == NULL || w.edges == NULL ||
-        w.heap == NULL || w.closed == NULL)
+    if (order == NULL || b->keys == NULL || b->segs == NULL || w.edges == NULL || w.heap == NULL ||
+        w.closed == NULL)
         goto out;
     for (size_t i = 0; i < r->n_maps; i++)
         order[i] = (uint32_t)i;
@@ -587,8 +587,8 @@ static int comm_order(const void *a, const void *b)
 /* The name of pid at sample index i: its latest comm before it, else its
  * first one, else the recorded command's name. by_pid: the comm records
  * in comm_order, so by (pid, first_sample). */
-static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid,
-                           size_t i, char *buf, size_t size)
+static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid, size_t i,
+                           char *buf, size_t size)
 {
     /* lo: the number of records before (pid, i) or at it. */
     size_t lo = 0, hi = r->n_comms;
@@ -686,18 +686,20 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
             node = f < 0 ? -1 : stack_node(&b, (uint32_t)node, (uint32_t)f);
         }
         if (node == -2) {
-            cli_error("report", "%s: its stacks come to more than %zu distinct nodes, from a "
-                                "file of %llu bytes: refused (a recording built to exhaust "
-                                "memory?)", path, b.max_nodes,
-                      (unsigned long long)rec->file_size);
+            cli_error("report",
+                      "%s: its stacks come to more than %zu distinct nodes, from a "
+                      "file of %llu bytes: refused (a recording built to exhaust "
+                      "memory?)",
+                      path, b.max_nodes, (unsigned long long)rec->file_size);
             builder_free(&b);
             rprofile_free(p);
             return -1;
         }
         if (node == -3) {
-            cli_error("report", "%s: its stacks, in processes whose maps differ, come to more "
-                                "than %zu translations of an address, from a file of %llu "
-                                "bytes: refused (a recording built to exhaust time?)",
+            cli_error("report",
+                      "%s: its stacks, in processes whose maps differ, come to more "
+                      "than %zu translations of an address, from a file of %llu "
+                      "bytes: refused (a recording built to exhaust time?)",
                       path, b.max_work, (unsigned long long)rec->file_size);
             builder_free(&b);
             rprofile_free(p);

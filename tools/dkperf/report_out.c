@@ -223,8 +223,10 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             if (npids == 0 || pids[npids - 1] != pids[i])
                 pids[npids++] = pids[i];
     }
-    size_t nkeys = sort == SORT_SYM ? p->n_frames : sort == SORT_DSO ? ndsos
-                 : sort == SORT_COMM ? p->n_comms : npids;
+    size_t nkeys = sort == SORT_SYM    ? p->n_frames
+                   : sort == SORT_DSO  ? ndsos
+                   : sort == SORT_COMM ? p->n_comms
+                                       : npids;
     rows = calloc(nkeys ? nkeys : 1, sizeof *rows);
     /* Each event's samples and weight, counted once: a recording may
      * describe far more events than it has samples of, and an event
@@ -287,14 +289,15 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             if (rows[k].children > 0)
                 rows[nrows++] = rows[k];
         qsort(rows, nrows, sizeof *rows, row_order);
-        const char *what = sort == SORT_SYM ? "Shared Object     Symbol"
-                         : sort == SORT_DSO ? "Shared Object"
-                         : sort == SORT_COMM ? "Command"
-                                             : "Pid     Command";
+        const char *what = sort == SORT_SYM    ? "Shared Object     Symbol"
+                           : sort == SORT_DSO  ? "Shared Object"
+                           : sort == SORT_COMM ? "Command"
+                                               : "Pid     Command";
         fprintf(out, "# Children      Self    Samples  %s\n", what);
         for (size_t k = 0; k < nrows; k++) {
             const row *w = &rows[k];
-            fprintf(out, "  %7.2f%%  %7.2f%%  %9" PRIu64 "  ", 100.0 * (double)w->children / (double)total,
+            fprintf(out, "  %7.2f%%  %7.2f%%  %9" PRIu64 "  ",
+                    100.0 * (double)w->children / (double)total,
                     100.0 * (double)w->self / (double)total, w->samples);
             if (sort == SORT_SYM) {
                 dk__put_untrusted(out, w->dso);
@@ -435,4 +438,3 @@ int report_speedscope(FILE *out, const rprofile *p)
     free(evsum);
     return 0;
 }
-

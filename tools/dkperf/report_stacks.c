@@ -27,12 +27,12 @@
  * sorts the stacks as the folded format lists them.
  */
 typedef struct ntree {
-    char **names;      /* printed names, each once */
+    char **names; /* printed names, each once */
     size_t n_names;
-    uint32_t *name_of; /* by frame */
-    uint32_t *of_node; /* by stack node */
+    uint32_t *name_of;                                     /* by frame */
+    uint32_t *of_node;                                     /* by stack node */
     uint32_t *parent, *name, *frame, *rank, *first, *next; /* by name node */
-    bool *mixed;       /* frames of several images share the name node */
+    bool *mixed; /* frames of several images share the name node */
     size_t n;
 } ntree;
 
@@ -226,7 +226,7 @@ int report_folded(FILE *out, const rprofile *p, int event)
     qsort(cby, p->n_comms, sizeof *cby, name_order);
     for (size_t i = 0; i < p->n_comms; i++)
         crank[cby[i]] = i > 0 && strcmp(cn[cby[i]], cn[cby[i - 1]]) == 0 ? crank[cby[i - 1]]
-                                                                        : (uint32_t)i;
+                                                                         : (uint32_t)i;
     size_t n = 0;
     for (size_t i = 0; i < p->n_samples; i++) {
         const rsample *s = &p->samples[i];
@@ -356,19 +356,23 @@ int report_html(FILE *out, const rprofile *p, int event)
           "g.f text{font:11px monospace;fill:#000;pointer-events:none}\n"
           "g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
           "#matched{margin-left:1em;color:#a0a}\n"
-          "</style></head><body>\n<h1 style=\"font-size:16px\">Flame graph: ", out);
+          "</style></head><body>\n<h1 style=\"font-size:16px\">Flame graph: ",
+          out);
     dk__put_html(out, ename);
     fprintf(out, ", %" PRIu64 " samples of ", t[0].weight);
     dk__put_html(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
     fputs("</h1>\n<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
-          " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n", out);
+          " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n",
+          out);
     if (!r->complete) {
         fputs("<p><b>Incomplete recording:</b> ", out);
         dk__put_html(out, r->tail_note);
         fputs("</p>\n", out);
     }
-    fprintf(out, "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" height=\"%d\" "
-                 "data-total=\"%" PRIu64 "\">\n", height, t[0].weight);
+    fprintf(out,
+            "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" height=\"%d\" "
+            "data-total=\"%" PRIu64 "\">\n",
+            height, t[0].weight);
     /* Depth first; x of each node from its parent's and its elder siblings'. */
     double *x = calloc(n, sizeof *x);
     size_t *stack = calloc(n, sizeof *stack);
@@ -404,10 +408,13 @@ int report_html(FILE *out, const rprofile *p, int event)
             fputc(')', out);
         }
         fprintf(out, ": %" PRIu64 " samples, %.2f%%</title>", t[k].weight, 100.0 * w);
-        fprintf(out, "<rect x=\"%.6f%%\" y=\"%d\" width=\"%.6f%%\" height=\"%d\" rx=\"2\" "
-                     "fill=\"rgb(%d,%d,%d)\" data-c=\"rgb(%d,%d,%d)\"/>",
-                100.0 * x[k], y, 100.0 * w, rowh - 1, rgb[0], rgb[1], rgb[2], rgb[0], rgb[1], rgb[2]);
-        fprintf(out, "<text x=\"%.6f%%\" dx=\"3\" y=\"%d\"></text></g>\n", 100.0 * x[k], y + rowh - 5);
+        fprintf(out,
+                "<rect x=\"%.6f%%\" y=\"%d\" width=\"%.6f%%\" height=\"%d\" rx=\"2\" "
+                "fill=\"rgb(%d,%d,%d)\" data-c=\"rgb(%d,%d,%d)\"/>",
+                100.0 * x[k], y, 100.0 * w, rowh - 1, rgb[0], rgb[1], rgb[2], rgb[0], rgb[1],
+                rgb[2]);
+        fprintf(out, "<text x=\"%.6f%%\" dx=\"3\" y=\"%d\"></text></g>\n", 100.0 * x[k],
+                y + rowh - 5);
         /* Children left to right: push them in reverse. */
         double cx = x[k];
         size_t first = sp;

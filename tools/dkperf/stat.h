@@ -25,8 +25,8 @@ enum { ROLE_NONE, ROLE_INSTRUCTIONS, ROLE_CYCLES, ROLE_BRANCHES, ROLE_MISSES, RO
 
 typedef struct report {
     size_t n;
-    const char *names[DK_MAX_EVENTS];  /* as asked */
-    char native[DK_MAX_EVENTS][128]; /* copies: the group is closed after each run */
+    const char *names[DK_MAX_EVENTS]; /* as asked */
+    char native[DK_MAX_EVENTS][128];  /* copies: the group is closed after each run */
     const char *unit[DK_MAX_EVENTS];  /* owned by the sampler's database */
     bool supported[DK_MAX_EVENTS];
     char why[DK_MAX_EVENTS][1024]; /* as long as dk_last_error() can be */
@@ -37,9 +37,9 @@ typedef struct report {
     bool signaled; /* the last run's command was killed by a signal */
     char scope[128];
     struct stat_rows *rows; /* per-CPU and per-level counts (stat_rows.c), or NULL */
-    FILE *out;       /* where -I prints each interval as it ends */
-    bool attached;   /* -p or -t: no command ran */
-    char notes[512]; /* what ended the attached count: "process 123 exited after 1.204 s" */
+    FILE *out;              /* where -I prints each interval as it ends */
+    bool attached;          /* -p or -t: no command ran */
+    char notes[512];        /* what ended the attached count: "process 123 exited after 1.204 s" */
 } report;
 
 /* -I: what the last interval printed ended at (stat_interval.c). */
@@ -135,7 +135,7 @@ int stat_rows_open_attached(dk_group *const *g, size_t ng, const stat_options *o
 void stat_rows_note_levels(report *rep, size_t k, dk_group *g);
 void stat_rows_capture_attached(report *rep);
 int stat_rows_read(dk_group *g, report *rep);
-void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
-                              uint64_t since_ns, const dk_reading *info);
+void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o,
+                              stat_interval *iv, uint64_t since_ns, const dk_reading *info);
 
 #endif /* DKPERF_STAT_H */

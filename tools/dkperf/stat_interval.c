@@ -87,8 +87,8 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
                 fprintf(out, "%llu%s", (unsigned long long)delta[i], x);
             fprintf(out, "%s%s%s%llu%s%.2f%s%s%s\n", x, rep->names[i], x,
                     (unsigned long long)running[i], x,
-                    enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0, x,
-                    x, x);
+                    enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0, x, x,
+                    x);
         }
     } else {
         if (iv->printed == 0)

@@ -47,8 +47,8 @@ static int parse_ids(const char *opt, const char *v, stat_options *o)
         }
         for (size_t k = 0; k < o->npids; k++)
             if (o->pids[k] == (int)id) {
-                cli_error("stat", "%s %.64s: %ld is given twice (it would be counted twice)",
-                          opt, v, id);
+                cli_error("stat", "%s %.64s: %ld is given twice (it would be counted twice)", opt,
+                          v, id);
                 return EXIT_USAGE;
             }
         o->pids[o->npids++] = (int)id;
@@ -63,8 +63,9 @@ static int parse_ids(const char *opt, const char *v, stat_options *o)
 static bool parse_ms(const char *opt, const char *v, long *out)
 {
     if (!opt_number(v, out) || *out < STAT_MIN_INTERVAL_MS || *out > STAT_MAX_INTERVAL_MS) {
-        cli_error("stat", "%s %.32s: give milliseconds from %d (shorter is dominated by the cost "
-                          "of reading the counters) to %ld",
+        cli_error("stat",
+                  "%s %.32s: give milliseconds from %d (shorter is dominated by the cost "
+                  "of reading the counters) to %ld",
                   opt, v, STAT_MIN_INTERVAL_MS, STAT_MAX_INTERVAL_MS);
         return false;
     }
@@ -182,8 +183,9 @@ static int parse_cpus(const char *text, stat_options *o)
     return 0;
 bad:
     free(seen);
-    cli_error("stat", "-C %s: give CPU numbers (0 to %d) and ranges separated by commas, "
-                      "e.g. -C 0,2-3",
+    cli_error("stat",
+              "-C %s: give CPU numbers (0 to %d) and ranges separated by commas, "
+              "e.g. -C 0,2-3",
               text, STAT_CPU_MAX);
     return EXIT_USAGE;
 }
@@ -249,8 +251,8 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
         } else if (opt_is(a, "-A", "--no-aggr") || opt_is(a, NULL, "--per-core") ||
                    opt_is(a, NULL, "--per-level")) {
             int aggr = a[1] == 'A' || strcmp(a, "--no-aggr") == 0 ? STAT_AGGR_CPU
-                       : strcmp(a, "--per-core") == 0         ? STAT_AGGR_CORE
-                                                              : STAT_AGGR_LEVEL;
+                       : strcmp(a, "--per-core") == 0             ? STAT_AGGR_CORE
+                                                                  : STAT_AGGR_LEVEL;
             if (o->aggr != STAT_AGGR_TOTAL && o->aggr != aggr) {
                 cli_error("stat", "-A, --per-core and --per-level exclude each other: give one");
                 return EXIT_USAGE;
@@ -279,7 +281,8 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             return EXIT_USAGE;
         }
         if (o->threads && (o->all_cpus || o->cpus != NULL)) {
-            cli_error("stat", "-t and %s cannot be used together: %s counts CPUs, -t these "
+            cli_error("stat",
+                      "-t and %s cannot be used together: %s counts CPUs, -t these "
                       "threads (-p PID -a counts every CPU while processes run)",
                       o->all_cpus ? "-a" : "-C", o->all_cpus ? "-a" : "-C");
             return EXIT_USAGE;
@@ -289,8 +292,9 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
          * they are where the OS splits them (macOS: P and E cores). */
         if (!o->all_cpus && o->cpus == NULL && o->aggr != STAT_AGGR_TOTAL &&
             (o->aggr != STAT_AGGR_LEVEL || o->threads)) {
-            cli_error("stat", "%s cannot be used with %s: %s counts whole %s, not split by "
-                              "%s%s",
+            cli_error("stat",
+                      "%s cannot be used with %s: %s counts whole %s, not split by "
+                      "%s%s",
                       o->aggr == STAT_AGGR_CPU    ? "-A"
                       : o->aggr == STAT_AGGR_CORE ? "--per-core"
                                                   : "--per-level",
@@ -316,8 +320,9 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
     }
     if (o->sep != NULL) {
         if (o->sep[0] == '\0' || strpbrk(o->sep, "0123456789.\n\"") != NULL) {
-            cli_error("stat", "-x '%s': the separator must be non-empty and hold no digit, '.', "
-                              "quote or newline",
+            cli_error("stat",
+                      "-x '%s': the separator must be non-empty and hold no digit, '.', "
+                      "quote or newline",
                       o->sep);
             return EXIT_USAGE;
         }

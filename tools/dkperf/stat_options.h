@@ -17,7 +17,7 @@
 #define STAT_MAX_RUNS 100000
 
 typedef struct stat_options {
-    char **events;       /* owned: every -e list, split, in order; NULL when none */
+    char **events; /* owned: every -e list, split, in order; NULL when none */
     size_t nevents;
     long repeat;         /* -r, 1 by default */
     const char *sep;     /* -x, or NULL */
@@ -31,9 +31,9 @@ typedef struct stat_options {
     long timeout_ms;     /* --timeout, 0 when not given */
     int *pids;           /* owned: the -p process ids or -t thread ids, NULL when none */
     size_t npids;
-    bool threads;        /* pids are -t thread ids */
-    int aggr;            /* STAT_AGGR_*: -A, --per-core, --per-level */
-    int *cpus;           /* -C: owned, ascending, no CPU twice; NULL: every CPU */
+    bool threads; /* pids are -t thread ids */
+    int aggr;     /* STAT_AGGR_*: -A, --per-core, --per-level */
+    int *cpus;    /* -C: owned, ascending, no CPU twice; NULL: every CPU */
     size_t ncpus;
     const char *cpu_text; /* -C as given */
 } stat_options;

@@ -260,7 +260,8 @@ void stat_print_csv(FILE *out, const report *rep, const stat_options *o)
         if (rep->nruns > 1)
             fprintf(out, "%.2f%%", rel);
         fputc('\n', out);
-    }    stat_rows_csv_levels(out, rep, o);
+    }
+    stat_rows_csv_levels(out, rep, o);
 }
 
 void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)

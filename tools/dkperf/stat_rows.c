@@ -26,13 +26,13 @@ typedef struct row {
 } row;
 
 typedef struct stat_rows {
-    bool system;       /* rows per CPU; otherwise a process's levels */
+    bool system;        /* rows per CPU; otherwise a process's levels */
     size_t group_ncpus; /* CPUs the group reads */
-    uint64_t *buf;     /* one reading: group_ncpus * n */
-    size_t ncpus;      /* CPUs reported (-C's, else every one) */
-    size_t *index;     /* each one's position among the group's CPUs */
+    uint64_t *buf;      /* one reading: group_ncpus * n */
+    size_t ncpus;       /* CPUs reported (-C's, else every one) */
+    size_t *index;      /* each one's position among the group's CPUs */
     int *id, *core, *package, *level;
-    double *sum;       /* [k * n + i]: counts summed over the runs */
+    double *sum; /* [k * n + i]: counts summed over the runs */
     size_t levels;
     char level_names[LEVELS_MAX][16];
     double level_sum[LEVELS_MAX][DK_MAX_EVENTS];
@@ -89,8 +89,8 @@ static void id_list(dk_group *g, size_t ncpus, char *buf, size_t size)
                next.id == ci.id + (int)(last + 1 - c))
             last++;
         int w = last > c ? snprintf(buf + used, size - used, "%s%d-%d", c ? "," : "", ci.id,
-                                   ci.id + (int)(last - c))
-                        : snprintf(buf + used, size - used, "%s%d", c ? "," : "", ci.id);
+                                    ci.id + (int)(last - c))
+                         : snprintf(buf + used, size - used, "%s%d", c ? "," : "", ci.id);
         used += w > 0 ? (size_t)w : 0;
         c = last;
     }
@@ -100,10 +100,11 @@ static int open_process(dk_group *g, const stat_options *o, report *rep)
 {
     size_t levels = dk_group_perf_levels(g);
     if (o->aggr == STAT_AGGR_LEVEL && levels == 0) {
-        cli_error("stat", "--per-level without -a needs %s counts split by performance level, "
-                          "which this backend does not give (macOS 12 and later give "
-                          "instructions and cycles per level on Macs with P and E cores); add "
-                          "-a to split every CPU's counts",
+        cli_error("stat",
+                  "--per-level without -a needs %s counts split by performance level, "
+                  "which this backend does not give (macOS 12 and later give "
+                  "instructions and cycles per level on Macs with P and E cores); add "
+                  "-a to split every CPU's counts",
                   o->npids > 0 ? "the processes'" : "CMD's");
         return EXIT_USAGE;
     }
@@ -117,8 +118,7 @@ static int open_process(dk_group *g, const stat_options *o, report *rep)
         return out_of_memory();
     r->levels = levels < LEVELS_MAX ? levels : LEVELS_MAX;
     for (size_t l = 0; l < r->levels; l++)
-        snprintf(r->level_names[l], sizeof r->level_names[l], "%s",
-                 dk_group_perf_level_name(g, l));
+        snprintf(r->level_names[l], sizeof r->level_names[l], "%s", dk_group_perf_level_name(g, l));
     rep->rows = r;
     return 0;
 }
@@ -167,9 +167,10 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
         return 0;
     if (gn == 0) {
         cli_error("stat", "%s: this backend cannot count CPUs apart (perf_event and kperf can)",
-                  o->cpus != NULL ? "-C" : o->aggr == STAT_AGGR_CPU ? "-A"
-                                       : o->aggr == STAT_AGGR_CORE ? "--per-core"
-                                                                   : "--per-level");
+                  o->cpus != NULL             ? "-C"
+                  : o->aggr == STAT_AGGR_CPU  ? "-A"
+                  : o->aggr == STAT_AGGR_CORE ? "--per-core"
+                                              : "--per-level");
         return EXIT_SETUP;
     }
     /* Every CPU of -C must be one the group counts. */
@@ -182,8 +183,9 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
         if (!found) {
             char ids[256];
             id_list(g, gn, ids, sizeof ids);
-            cli_error("stat", "-C %s: CPU %d does not exist or is offline; this machine counts "
-                              "CPUs %s",
+            cli_error("stat",
+                      "-C %s: CPU %d does not exist or is offline; this machine counts "
+                      "CPUs %s",
                       o->cpu_text, o->cpus[j], ids);
             return EXIT_USAGE;
         }
@@ -213,8 +215,8 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
     r->core = calloc(k, sizeof *r->core);
     r->package = calloc(k, sizeof *r->package);
     r->level = calloc(k, sizeof *r->level);
-    if (r->buf == NULL || r->sum == NULL || r->index == NULL || r->id == NULL ||
-        r->core == NULL || r->package == NULL || r->level == NULL)
+    if (r->buf == NULL || r->sum == NULL || r->index == NULL || r->id == NULL || r->core == NULL ||
+        r->package == NULL || r->level == NULL)
         return out_of_memory(); /* stat.c frees what was allocated */
     if (o->interval_ms > 0 && o->aggr != STAT_AGGR_TOTAL) {
         r->prev = calloc(k * n, sizeof *r->prev);
@@ -227,8 +229,7 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
     if (r->levels > LEVELS_MAX)
         r->levels = LEVELS_MAX;
     for (size_t l = 0; l < r->levels; l++)
-        snprintf(r->level_names[l], sizeof r->level_names[l], "%s",
-                 dk_group_perf_level_name(g, l));
+        snprintf(r->level_names[l], sizeof r->level_names[l], "%s", dk_group_perf_level_name(g, l));
     size_t w = 0;
     for (size_t c = 0; c < gn && w < k; c++) {
         dk_cpu_info ci = {.size = sizeof ci};
@@ -341,8 +342,8 @@ static size_t make_rows(const stat_rows *r, size_t n, int aggr, row *rows)
             if (aggr == STAT_AGGR_CPU)
                 snprintf(w->label, sizeof w->label, "CPU%d", r->id[k]);
             else if (aggr == STAT_AGGR_CORE && r->core[k] >= 0)
-                snprintf(w->label, sizeof w->label, "S%d-C%d", r->package[k] < 0 ? 0 : r->package[k],
-                         r->core[k]);
+                snprintf(w->label, sizeof w->label, "S%d-C%d",
+                         r->package[k] < 0 ? 0 : r->package[k], r->core[k]);
             else if (aggr == STAT_AGGR_CORE)
                 snprintf(w->label, sizeof w->label, "CPU%d", r->id[k]);
             else
@@ -465,8 +466,8 @@ static void print_csv(FILE *out, const report *rep, const stat_options *o, const
                 fprintf(out, "%s%.2f%smsec%s%s%s%llu%s%.2f\n", x, rows[j].v[i] / 1e6, x, x,
                         rep->names[i], x, (unsigned long long)run_ns, x, frac * 100);
             else
-                fprintf(out, "%s%.0f%s%s%s%s%llu%s%.2f\n", x, rows[j].v[i], x, x, rep->names[i],
-                        x, (unsigned long long)run_ns, x, frac * 100);
+                fprintf(out, "%s%.0f%s%s%s%s%llu%s%.2f\n", x, rows[j].v[i], x, x, rep->names[i], x,
+                        (unsigned long long)run_ns, x, frac * 100);
         }
     }
 }
@@ -640,8 +641,8 @@ int stat_rows_read(dk_group *g, report *rep)
     return 0;
 }
 
-void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
-                              uint64_t since_ns, const dk_reading *info)
+void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o,
+                              stat_interval *iv, uint64_t since_ns, const dk_reading *info)
 {
     stat_rows *r = rep->rows;
     size_t n = rep->n;
@@ -707,9 +708,8 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
                     fprintf(out, " %18s msec %s\n", fmt_fixed(w->v[i] / 1e6, 2, num, sizeof num),
                             rep->names[i]);
                 else
-                    fprintf(out, " %18s      %s\n", fmt_count((uint64_t)(w->v[i] + 0.5), num,
-                                                           sizeof num),
-                            rep->names[i]);
+                    fprintf(out, " %18s      %s\n",
+                            fmt_count((uint64_t)(w->v[i] + 0.5), num, sizeof num), rep->names[i]);
             }
         }
     }

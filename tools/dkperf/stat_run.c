@@ -123,8 +123,8 @@ typedef struct watch {
     dk_group **groups; /* the command's one group, or one per attached id, or with
                           -a one for every CPU while the attached ids run */
     size_t ngroups;
-    size_t nids;       /* attached: how many ids (o->pids) */
-    bool system;       /* attached with -a: groups[0] counts every CPU */
+    size_t nids;                     /* attached: how many ids (o->pids) */
+    bool system;                     /* attached with -a: groups[0] counts every CPU */
     uint64_t (*last)[DK_MAX_EVENTS]; /* attached: each group's last reading */
     dk_reading (*last_info)[DK_MAX_EVENTS];
     bool *gone; /* attached: the id has ended */
@@ -475,8 +475,10 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         goto out;
     }
     for (size_t k = 0; k < w.ngroups && rc == 0; k++) {
-        int r = dk_group_open(s, w.system ? DK_SCOPE_SYSTEM
-                                 : o->threads ? DK_SCOPE_THREAD : DK_SCOPE_PROCESS,
+        int r = dk_group_open(s,
+                              w.system     ? DK_SCOPE_SYSTEM
+                              : o->threads ? DK_SCOPE_THREAD
+                                           : DK_SCOPE_PROCESS,
                               w.system ? 0 : o->pids[k], (const char *const *)names, n,
                               DK_GROUP_PARTIAL, &w.groups[k]);
         if (r != 0) {
@@ -508,8 +510,8 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
     else if (m == 1)
         snprintf(rep->scope, sizeof rep->scope, "%s", dk_group_scope(w.groups[0]));
     else
-        snprintf(rep->scope, sizeof rep->scope, "%zu %s, each as %s",
-                 m, o->threads ? "threads" : "processes", dk_group_scope(w.groups[0]));
+        snprintf(rep->scope, sizeof rep->scope, "%zu %s, each as %s", m,
+                 o->threads ? "threads" : "processes", dk_group_scope(w.groups[0]));
     for (size_t k = 0; k < w.ngroups && rc == 0; k++)
         if (dk_group_start(w.groups[k]) != 0) {
             cli_error("stat", "%s %d: starting the counters failed: %s", opt, o->pids[k],

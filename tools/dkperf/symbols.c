@@ -38,7 +38,7 @@ struct sym_image {
     size_t id_len;
     uint8_t id[DKREC_ID_MAX];
     image_kind kind;
-    char problem[300]; /* "" when symbols were read */
+    char problem[300];          /* "" when symbols were read */
     const char *missing_reader; /* sym_image_missing_reader */
     sym *syms;
     size_t nsyms;
@@ -145,8 +145,8 @@ static int elf_failed(char *why, size_t whylen, const char *what)
  * *len (0 when it has none). Notes that cannot be read fail it: a build-id
  * passed over would make the image look changed, or unchecked. Returns 0,
  * -ENOMEM, or -EIO with why set. */
-static int elf_build_id(Elf *e, uint64_t fsize, uint8_t *id, size_t max, size_t *len,
-                        char *why, size_t whylen)
+static int elf_build_id(Elf *e, uint64_t fsize, uint8_t *id, size_t max, size_t *len, char *why,
+                        size_t whylen)
 {
     size_t n = 0;
     *len = 0;
@@ -161,16 +161,18 @@ static int elf_build_id(Elf *e, uint64_t fsize, uint8_t *id, size_t max, size_t 
         if (ph.p_type != PT_NOTE)
             continue;
         if (ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset) {
-            snprintf(why, whylen, "a note segment at offset %llu of %llu bytes runs past the "
+            snprintf(why, whylen,
+                     "a note segment at offset %llu of %llu bytes runs past the "
                      "end of the file (%llu bytes); the file is corrupt",
                      (unsigned long long)ph.p_offset, (unsigned long long)ph.p_filesz,
                      (unsigned long long)fsize);
             return -EIO;
         }
         if (ph.p_filesz > NOTES_MAX) {
-            snprintf(why, whylen, "a note segment of %llu bytes, more than the %llu MiB "
-                     "report reads", (unsigned long long)ph.p_filesz,
-                     (unsigned long long)(NOTES_MAX >> 20));
+            snprintf(why, whylen,
+                     "a note segment of %llu bytes, more than the %llu MiB "
+                     "report reads",
+                     (unsigned long long)ph.p_filesz, (unsigned long long)(NOTES_MAX >> 20));
             return -EIO;
         }
         errno = 0;
@@ -239,15 +241,18 @@ static int elf_counts(int fd, uint64_t fsize, char *why, size_t whylen)
     } t[] = {{"section", shoff, shoff != 0 ? shnum : 0, shsize}, {"program", phoff, phnum, phsize}};
     for (size_t i = 0; i < 2; i++) {
         if (t[i].n > HEADERS_MAX) {
-            snprintf(why, whylen, "%llu %s headers, more than the %llu report reads; the file "
-                     "is corrupt", (unsigned long long)t[i].n, t[i].what,
-                     (unsigned long long)HEADERS_MAX);
+            snprintf(why, whylen,
+                     "%llu %s headers, more than the %llu report reads; the file "
+                     "is corrupt",
+                     (unsigned long long)t[i].n, t[i].what, (unsigned long long)HEADERS_MAX);
             return -EIO;
         }
         if (t[i].n > 0 && (t[i].off > fsize || t[i].n * t[i].each > fsize - t[i].off)) {
-            snprintf(why, whylen, "%llu %s headers at offset %llu run past the end of the file "
-                     "(%llu bytes); the file is corrupt", (unsigned long long)t[i].n, t[i].what,
-                     (unsigned long long)t[i].off, (unsigned long long)fsize);
+            snprintf(why, whylen,
+                     "%llu %s headers at offset %llu run past the end of the file "
+                     "(%llu bytes); the file is corrupt",
+                     (unsigned long long)t[i].n, t[i].what, (unsigned long long)t[i].off,
+                     (unsigned long long)fsize);
             return -EIO;
         }
     }
@@ -404,8 +409,8 @@ static int read_elf(sym_image *im, int fd, uint64_t fsize)
         snprintf(im->problem, sizeof im->problem, "its build-id could not be read (%s)", why);
         return 0;
     }
-    if (im->id_len > 0 && (im->id_kind != DKREC_ID_ELF_BUILD_ID || n != im->id_len ||
-                           memcmp(id, im->id, n) != 0)) {
+    if (im->id_len > 0 &&
+        (im->id_kind != DKREC_ID_ELF_BUILD_ID || n != im->id_len || memcmp(id, im->id, n) != 0)) {
         char want[2 * DKREC_ID_MAX + 1], have[2 * DKREC_ID_MAX + 1];
         hex(want, sizeof want, im->id, im->id_len);
         hex(have, sizeof have, id, n);
@@ -473,8 +478,12 @@ static int open_image(sym_image *im)
     int rc = 0;
     uint8_t m[4] = {0};
     ssize_t got = pread(fd, m, sizeof m, 0);
-    bool elf = got == 4 && memcmp(m, "\x7f" "ELF", 4) == 0;
-    uint32_t le = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
+    bool elf = got == 4 && memcmp(m,
+                                  "\x7f"
+                                  "ELF",
+                                  4) == 0;
+    uint32_t le = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 |
+                  (uint32_t)m[3] << 24;
     bool macho = got == 4 && (le == 0xfeedfacfu || le == 0xbebafecau || le == 0xfeedfaceu);
     if (elf) {
 #ifdef DKPERF_HAVE_LIBELF
@@ -488,8 +497,8 @@ static int open_image(sym_image *im)
 #endif
     } else if (macho) {
 #ifdef DKPERF_HAVE_MACHO
-        const uint8_t *uuid =
-            im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16 ? im->id : NULL;
+        const uint8_t *uuid = im->id_kind == DKREC_ID_MACHO_UUID && im->id_len == 16 ? im->id
+                                                                                     : NULL;
         char err[256] = "";
         errno = 0;
         if (macho_open_fd(fd, im->path, uuid, &im->macho, err, sizeof err) != 0) {
@@ -579,10 +588,7 @@ const char *sym_image_problem(const sym_image *im)
     return im->kind == KIND_NONE ? im->problem : NULL;
 }
 
-const char *sym_image_missing_reader(const sym_image *im)
-{
-    return im->missing_reader;
-}
+const char *sym_image_missing_reader(const sym_image *im) { return im->missing_reader; }
 
 const char *sym_lookup(sym_image *im, uint64_t map_start, uint64_t map_pgoff, uint64_t addr,
                        uint64_t *image_off)

@@ -43,8 +43,8 @@ int cli_backend_kind(const char *name)
     return -1;
 }
 
-int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *),
-                       bool *json, const char **backend, const char **positional)
+int cli_simple_options(const char *command, int argc, char **argv, void (*help)(FILE *), bool *json,
+                       const char **backend, const char **positional)
 {
     *json = false;
     *backend = NULL;

@@ -270,8 +270,8 @@ int dk__rusage_group_read_levels(dk_group *g, uint64_t *values)
         if (r->slot[i] < 0)
             continue;
         uint64_t total = counts[r->slot[i]], p = counts[RU_PINSTS + r->slot[i]];
-        values[i] = p < total ? p : total;              /* level 0: P cores */
-        values[g->n + i] = total - values[i];           /* level 1: the rest, E cores */
+        values[i] = p < total ? p : total;    /* level 0: P cores */
+        values[g->n + i] = total - values[i]; /* level 1: the rest, E cores */
     }
     return 0;
 }

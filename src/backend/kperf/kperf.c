@@ -28,18 +28,18 @@ typedef struct kgroup {
     kthread cfg;
     const dk_database_event *events[DK_MAX_EVENTS]; /* the supported ones */
     unsigned char mode[DK_MAX_EVENTS];
-    char *label[DK_MAX_EVENTS];   /* borrowed from the group */
+    char *label[DK_MAX_EVENTS];       /* borrowed from the group */
     const char *asked[DK_MAX_EVENTS]; /* borrowed from the group */
-    size_t slot[DK_MAX_EVENTS];   /* group index -> position in events, or SIZE_MAX */
+    size_t slot[DK_MAX_EVENTS];       /* group index -> position in events, or SIZE_MAX */
     size_t n;
     size_t ncpu;
-    size_t per_cpu;               /* counters in each CPU's block */
+    size_t per_cpu; /* counters in each CPU's block */
     uint64_t *buf;
     uint64_t base[DK_MAX_EVENTS]; /* totals at start */
     uint64_t frozen[DK_MAX_EVENTS];
-    uint64_t *cbase;              /* per CPU: [c * n + i], as base */
-    uint64_t *cfrozen;            /* per CPU, as frozen */
-    uint64_t *cnow;               /* per CPU, the last read */
+    uint64_t *cbase;   /* per CPU: [c * n + i], as base */
+    uint64_t *cfrozen; /* per CPU, as frozen */
+    uint64_t *cnow;    /* per CPU, the last read */
 } kgroup;
 
 /* ------------------------------------------------------------------------ */
@@ -147,7 +147,8 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     int code = k->kd->kpep_db_create(NULL, &k->kdb);
     if (code != 0 || k->kdb == NULL) {
         k->kdb = NULL;
-        if (code == KPEP_CONFIG_ERROR_DB_NOT_FOUND || code == KPEP_CONFIG_ERROR_CUR_SYSTEM_UNKNOWN) {
+        if (code == KPEP_CONFIG_ERROR_DB_NOT_FOUND ||
+            code == KPEP_CONFIG_ERROR_CUR_SYSTEM_UNKNOWN) {
             char cpu[128] = "";
             if (k->kp->kpc_cpu_string(cpu, sizeof cpu) < 0)
                 cpu[0] = '\0';
@@ -180,8 +181,8 @@ static int kperf_open(dk_sampler *s, const dk_sampler_options *opts)
     k->shape.config_words = k->kp->kpc_get_config_count(KPC_CLASS_CONFIGURABLE_MASK);
     rc = check_count("kpc_get_config_count", KPC_CLASS_FIXED_MASK, k->shape.fixed_words, 0, 4);
     if (rc == 0)
-        rc = check_count("kpc_get_config_count", KPC_CLASS_CONFIGURABLE_MASK, k->shape.config_words, 1,
-                         DK__KPC_CONFIG_MAX);
+        rc = check_count("kpc_get_config_count", KPC_CLASS_CONFIGURABLE_MASK, k->shape.config_words,
+                         1, DK__KPC_CONFIG_MAX);
     if (rc != 0)
         goto fail;
     /* kpc_get_cpu_counters(all CPUs) writes one block per CPU the kernel
@@ -289,7 +290,11 @@ static int kperf_thread_open(dk_thread *t)
     kthread *kt = calloc(1, sizeof *kt);
     if (kt == NULL)
         return dk__fail(DK_ENOMEM, "dk_thread_open: out of memory");
-    request q = {t->sampler, t->events, t->n, t->mode, (const char *const *)t->label,
+    request q = {t->sampler,
+                 t->events,
+                 t->n,
+                 t->mode,
+                 (const char *const *)t->label,
                  (const char *const *)t->asked};
     int rc = dk__kperf_setup(&q, k, kt);
     if (rc != 0) {
@@ -416,8 +421,7 @@ static int kperf_group_open(dk_group *g)
             needed = kg->cfg.index[i] + 1;
     uint32_t expected = k->shape.fixed_counters +
                         ((classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->config_counters : 0);
-    rc = check_count("kpc_get_counter_count", classes, per_cpu, (uint32_t)needed,
-                     KPC_MAX_COUNTERS);
+    rc = check_count("kpc_get_counter_count", classes, per_cpu, (uint32_t)needed, KPC_MAX_COUNTERS);
     if (rc == 0 && per_cpu != expected)
         rc = dk__fail(DK_EOS,
                       "kpc_get_counter_count(0x%x) returned %u, but the counts kpc gave when the "
@@ -614,8 +618,8 @@ void dk__kperf_parts(dk_sampler *s, const dk_kperf_vtable **kp, const char **roo
 }
 
 int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
-                      const unsigned char *mode, const char *const *label,
-                      dk__kperf_prog **out, size_t *counter)
+                      const unsigned char *mode, const char *const *label, dk__kperf_prog **out,
+                      size_t *counter)
 {
     session *k = s->impl;
     dk__kperf_prog *p = calloc(1, sizeof *p);

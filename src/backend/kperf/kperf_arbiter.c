@@ -20,16 +20,16 @@ struct dk__arbiter {
     struct dk__arbiter *next;
     const void *image; /* identifies the loaded framework: one kernel state per image */
     pthread_mutex_t lock;
-    int holders;          /* samplers holding force_all_ctrs */
-    int saved;            /* force_all_ctrs before the first holder */
-    unsigned generation;  /* bumped whenever the counters are given back */
+    int holders;                            /* samplers holding force_all_ctrs */
+    int saved;                              /* force_all_ctrs before the first holder */
+    unsigned generation;                    /* bumped whenever the counters are given back */
     kpc_config_t words[DK__KPC_CONFIG_MAX]; /* configurable registers in use */
     unsigned word_refs[DK__KPC_CONFIG_MAX];
     const char *word_owner[DK__KPC_CONFIG_MAX]; /* event programmed there, for errors */
-    unsigned field[FIXED_FIELDS];       /* Intel fixed control fields in use */
+    unsigned field[FIXED_FIELDS];               /* Intel fixed control fields in use */
     unsigned field_refs[FIXED_FIELDS];
-    unsigned counting_refs[4];  /* running thread samplers and system groups, per class */
-    unsigned thread_refs[4];    /* running thread samplers, per class */
+    unsigned counting_refs[4]; /* running thread samplers and system groups, per class */
+    unsigned thread_refs[4];   /* running thread samplers, per class */
 };
 
 static pthread_mutex_t arbiters_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -139,7 +139,9 @@ int dk__arbiter_release(dk__arbiter *a, const dk_kperf_vtable *kp)
         int r = a->saved == 0 ? kp->kpc_force_all_ctrs_set(0) : 0;
         if (r != 0) {
             int e = dk__kpc_errno(r);
-            rc = dk__fail_os(e == EPERM || e == EACCES ? DK_EPERM : e == EBUSY ? DK_EBUSY : DK_EOS,
+            rc = dk__fail_os(e == EPERM || e == EACCES ? DK_EPERM
+                             : e == EBUSY              ? DK_EBUSY
+                                                       : DK_EOS,
                              e,
                              "restoring kpc.force_all_ctrs to 0 (kpc_force_all_ctrs_set) "
                              "failed, so force_all_ctrs was left at 1 and the power manager "
@@ -184,8 +186,7 @@ int dk__arbiter_program(dk__arbiter *a, const dk_kperf_vtable *kp, const dk__kpc
             return dk__fail(DK_ECONFLICT,
                             "event %s needs configurable counter %u, which another thread "
                             "sampler or group of this process uses for %s",
-                            c->owner[w], (unsigned)(sh->fixed_counters + w),
-                            a->word_owner[w]);
+                            c->owner[w], (unsigned)(sh->fixed_counters + w), a->word_owner[w]);
         want[w] = c->config[w];
     }
     for (size_t w = 0; w < sh->fixed_words; w++)
@@ -348,8 +349,7 @@ int dk__arbiter_start(dk__arbiter *a, const dk_kperf_vtable *kp, const dk__kpc_s
     return 0;
 }
 
-int dk__arbiter_stop(dk__arbiter *a, const dk_kperf_vtable *kp, uint32_t classes,
-                     bool per_thread)
+int dk__arbiter_stop(dk__arbiter *a, const dk_kperf_vtable *kp, uint32_t classes, bool per_thread)
 {
     uint32_t counting_before = class_union(a->counting_refs);
     uint32_t thread_before = class_union(a->thread_refs);

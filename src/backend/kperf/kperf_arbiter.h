@@ -42,7 +42,7 @@ typedef struct dk__kpc_claim {
     const char *owner[DK__KPC_CONFIG_MAX];   /* the event on each used word, for messages */
     unsigned generation;                     /* arbiter generation the words were programmed in */
     bool programmed;
-    bool reprogrammed;                       /* the registers changed since the last start */
+    bool reprogrammed; /* the registers changed since the last start */
 } dk__kpc_claim;
 
 /* Record a failed kpc call (rc as it returned) that call names: privileges,
@@ -83,7 +83,6 @@ int dk__arbiter_start(dk__arbiter *a, const dk_kperf_vtable *kp, const dk__kpc_s
 /* Stop counting classes for one claim; counting stays on for the classes
  * other running claims use. Caller holds the lock. A failure says what is
  * left on and how to turn it off. */
-int dk__arbiter_stop(dk__arbiter *a, const dk_kperf_vtable *kp, uint32_t classes,
-                     bool per_thread);
+int dk__arbiter_stop(dk__arbiter *a, const dk_kperf_vtable *kp, uint32_t classes, bool per_thread);
 
 #endif /* DKPERF_BACKEND_KPERF_ARBITER_H */

@@ -37,8 +37,8 @@ static void conflict_names(const request *q, const size_t *order, uint32_t bits,
     for (size_t i = 0; i < q->n && i < 32; i++) {
         if (!(bits >> i & 1))
             continue;
-        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
-                         q->events[order[i]]->name);
+        int n =
+            snprintf(buf + used, size - used, "%s%s", used ? ", " : "", q->events[order[i]]->name);
         if (n < 0 || (size_t)n >= size - used)
             break;
         used += (size_t)n;
@@ -62,8 +62,9 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
     size_t counters = s->db.counters[0] + s->db.counters[1];
     if (q->n > counters) {
         char buf[1024];
-        return dk__fail(DK_ETOOMANY, "event %s does not fit: %zu events, but this CPU has %zu "
-                                     "counters (%zu fixed, %zu configurable)",
+        return dk__fail(DK_ETOOMANY,
+                        "event %s does not fit: %zu events, but this CPU has %zu "
+                        "counters (%zu fixed, %zu configurable)",
                         dk__event_shown(q->asked != NULL ? q->asked[counters] : NULL,
                                         q->label != NULL && q->label[counters] != NULL
                                             ? q->label[counters]
@@ -102,8 +103,8 @@ static int add_events(const request *q, session *k, kthread *kt, size_t *order)
             char with[256];
             conflict_names(q, order, conflicts, with, sizeof with);
             if (with[0] == '\0')
-                return dk__fail_kpep(DK_ETOOMANY, code,
-                                     "event %s: no counter it may use is left", ev->name);
+                return dk__fail_kpep(DK_ETOOMANY, code, "event %s: no counter it may use is left",
+                                     ev->name);
             return dk__fail_kpep(DK_ECONFLICT, code,
                                  "event %s cannot be counted together with %s: they need the "
                                  "same counters",
@@ -173,7 +174,8 @@ static int build_words(session *k, kthread *kt)
     size_t fixed = (kt->classes & KPC_CLASS_FIXED_MASK) ? k->shape.fixed_words : 0;
     size_t config = (kt->classes & KPC_CLASS_CONFIGURABLE_MASK) ? k->shape.config_words : 0;
     if (words != fixed + config)
-        return dk__fail(DK_EKPEP, "kpep_config_kpc_count returned %zu register words; kpc expects %zu", words,
+        return dk__fail(DK_EKPEP,
+                        "kpep_config_kpc_count returned %zu register words; kpc expects %zu", words,
                         fixed + config);
     kpc_config_t regs[4 + DK__KPC_CONFIG_MAX] = {0};
     if (words > 0) {

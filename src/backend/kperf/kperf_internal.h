@@ -18,19 +18,19 @@ typedef struct session {
     const dk_kperfdata_vtable *kd;
     dk__arbiter *arb;
     kpep_db *kdb;
-    kpep_event **handles;   /* kpep event of each database view entry */
-    dk__kpc_shape shape;    /* register and fixed counter counts, checked */
+    kpep_event **handles;     /* kpep event of each database view entry */
+    dk__kpc_shape shape;      /* register and fixed counter counts, checked */
     uint32_t config_counters; /* kpc_get_counter_count(CONFIGURABLE), checked */
-    uint64_t *flush;        /* buffer for an all-CPU read; see thread_start */
+    uint64_t *flush;          /* buffer for an all-CPU read; see thread_start */
     size_t flush_len;
 } session;
 
 typedef struct kthread {
     const dk_kperf_vtable *kp;
     kpep_config *cfg;
-    uint32_t classes;        /* the config's classes */
+    uint32_t classes;            /* the config's classes */
     size_t index[DK_MAX_EVENTS]; /* position of each event in the thread counters */
-    dk__kpc_claim claim;     /* its register words, as the arbiter shares them */
+    dk__kpc_claim claim;         /* its register words, as the arbiter shares them */
 } kthread;
 
 /* The events of a thread sampler or system group, for configuring. */
@@ -38,9 +38,9 @@ typedef struct request {
     dk_sampler *s;
     const dk_database_event **events; /* may be updated to a fallback event */
     size_t n;
-    const unsigned char *mode;        /* DK__MODE_* of each event */
-    const char *const *label;         /* names with modifiers, NULL entries without */
-    const char *const *asked;         /* the names given; NULL, or NULL entries, when none */
+    const unsigned char *mode; /* DK__MODE_* of each event */
+    const char *const *label;  /* names with modifiers, NULL entries without */
+    const char *const *asked;  /* the names given; NULL, or NULL entries, when none */
 } request;
 
 /* Configure kt for q's events and program them through the arbiter; on

@@ -70,7 +70,8 @@ int dk__ks_kdebug(const ksamp *k, int op, int value, bool with_value, void *oldp
     int mib[4] = {CTL_KERN, KERN_KDEBUG, op, value};
     size_t zero = 0;
     errno = 0;
-    int r = k->ls->sysctl(mib, with_value ? 4u : 3u, oldp, oldlen != NULL ? oldlen : &zero, NULL, 0);
+    int r =
+        k->ls->sysctl(mib, with_value ? 4u : 3u, oldp, oldlen != NULL ? oldlen : &zero, NULL, 0);
     return r == 0 ? 0 : (errno != 0 ? errno : EIO);
 }
 
@@ -100,13 +101,13 @@ static void free_ksamp(ksamp *k)
 /* One undo step, tried twice (what it leaves armed is system-wide and
  * outlives this process: the next tracing tool has to reset it); rc keeps
  * the first failure. */
-#define UNDO(rc, expr)                  \
-    do {                                \
-        int r_ = (expr);                \
-        if (r_ != 0)                    \
-            r_ = (expr);                \
-        if ((rc) == 0)                  \
-            (rc) = r_;                  \
+#define UNDO(rc, expr)   \
+    do {                 \
+        int r_ = (expr); \
+        if (r_ != 0)     \
+            r_ = (expr); \
+        if ((rc) == 0)   \
+            (rc) = r_;   \
     } while (0)
 
 /* DK_SAMPLE_READ logs the sampled thread's counters (PMC_THREAD), which
@@ -122,10 +123,10 @@ static int teardown(dk_sampling *p, ksamp *k)
     const dk_kperf_vtable *kp = k->kp;
     int rc = 0;
     if (k->counting)
-        UNDO(rc,
-             dk__kperf_prog_stop(s, k->prog, thread_counts(p)));
+        UNDO(rc, dk__kperf_prog_stop(s, k->prog, thread_counts(p)));
     if (k->sampling)
-        UNDO(rc, kperf_call("stopping kperf sampling (kperf_sample_set(0))", kp->kperf_sample_set(0)));
+        UNDO(rc,
+             kperf_call("stopping kperf sampling (kperf_sample_set(0))", kp->kperf_sample_set(0)));
     if (k->enabled)
         UNDO(rc, kdebug_call(k, "disabling the trace buffer (KERN_KDENABLE 0)", KERN_KDENABLE, 0,
                              true, NULL, NULL));
@@ -206,8 +207,7 @@ void dk__kperf_find_orphans(const dk_kperf_vtable *kp, const char *root, dk__kpe
     if (kperf_configured(kp))
         left[n++] = "kperf's actions and timers";
     uint32_t act[KPC_MAX_COUNTERS] = {0};
-    if (kp->kpc_get_actionid != NULL &&
-        kp->kpc_get_actionid(KPC_CLASS_CONFIGURABLE_MASK, act) == 0)
+    if (kp->kpc_get_actionid != NULL && kp->kpc_get_actionid(KPC_CLASS_CONFIGURABLE_MASK, act) == 0)
         for (size_t i = 0; i < KPC_MAX_COUNTERS; i++)
             if (act[i] != 0) {
                 left[n++] = "the counters' PMI periods and actions";
@@ -260,7 +260,8 @@ int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const dk__kperf_orphans *
             e = errno != 0 ? errno : EIO;
         if (e != 0)
             rc = dk__ks_trace_fail("removing the trace buffer left by a process that no longer "
-                                   "exists (KERN_KDREMOVE)", e);
+                                   "exists (KERN_KDREMOVE)",
+                                   e);
     }
     if (rc != 0)
         return dk__fail(rc, "%s; `sudo ktrace reset` clears what is left", dk_last_error());
@@ -269,7 +270,10 @@ int dk__kperf_reset_orphans(const dk_kperf_vtable *kp, const dk__kperf_orphans *
     for (size_t i = 0; i < n; i++) {
         size_t used = strlen(what);
         snprintf(what + used, sizeof what - used, "%s%s",
-                 i == 0 ? "" : i + 1 == n ? " and " : ", ", left[i]);
+                 i == 0       ? ""
+                 : i + 1 == n ? " and "
+                              : ", ",
+                 left[i]);
     }
     char who[64] = "a process";
     if (was > 0)
@@ -302,14 +306,16 @@ static int plan_events(dk_sampling *p, ksamp *k, const dk_database_event **pmi_e
                           : a->freq != 0 ? 1000000000u / a->freq
                                          : DEFAULT_TIMER_NS;
             if (ns == 0)
-                return dk__fail(DK_EINVAL, "timer at %llu Hz: above 1 GHz, no timer fires that "
-                                           "often", (unsigned long long)a->freq);
+                return dk__fail(DK_EINVAL,
+                                "timer at %llu Hz: above 1 GHz, no timer fires that "
+                                "often",
+                                (unsigned long long)a->freq);
             k->period[i] = ns;
             p->period[i] = ns;
             k->ntimers++;
             if (k->ntimers > KPERF_TIMER_MAX)
-                return dk__fail(DK_ETOOMANY, "more than %d timers: kperf has %d",
-                                KPERF_TIMER_MAX, KPERF_TIMER_MAX);
+                return dk__fail(DK_ETOOMANY, "more than %d timers: kperf has %d", KPERF_TIMER_MAX,
+                                KPERF_TIMER_MAX);
             continue;
         }
         if (a->freq != 0)
@@ -368,8 +374,8 @@ static int arm(dk_sampling *p, ksamp *k)
     if (rc != 0)
         return rc; /* nothing taken yet */
     k->kdebug = true;
-    rc = kdebug_call(k, "sizing the trace buffer (KERN_KDSETBUF)", KERN_KDSETBUF,
-                         (int)KD_EVENTS, true, NULL, NULL);
+    rc = kdebug_call(k, "sizing the trace buffer (KERN_KDSETBUF)", KERN_KDSETBUF, (int)KD_EVENTS,
+                     true, NULL, NULL);
     if (rc == 0)
         rc = kdebug_call(k, "allocating the trace buffer (KERN_KDSETUP)", KERN_KDSETUP, 0, false,
                          NULL, NULL);
@@ -396,8 +402,8 @@ static int arm(dk_sampling *p, ksamp *k)
     kd_regtype reg = {KDBG_RANGETYPE, 0x25000000u, 0x25ffffffu, 0, 0};
     size_t reglen = sizeof reg;
     if (rc == 0 && !k->exits)
-        rc = kdebug_call(k, "filtering the trace buffer to kperf (KERN_KDSETREG)", KERN_KDSETREG,
-                         0, false, &reg, &reglen);
+        rc = kdebug_call(k, "filtering the trace buffer to kperf (KERN_KDSETREG)", KERN_KDSETREG, 0,
+                         false, &reg, &reglen);
     if (rc != 0)
         return rc;
 
@@ -428,7 +434,8 @@ static int arm(dk_sampling *p, ksamp *k)
         /* Periods under the minimum (50 µs on arm64, 20 µs on x86) are
          * raised silently (kptimer.c): read back what the kernel took. */
         rc = kperf_call("setting a timer's period (kperf_timer_period_set)",
-                        kp->kperf_timer_period_set((uint32_t)t, kp->kperf_ns_to_ticks(k->period[i])));
+                        kp->kperf_timer_period_set((uint32_t)t,
+                                                   kp->kperf_ns_to_ticks(k->period[i])));
         if (rc == 0)
             rc = kperf_call("tying a timer to its action (kperf_timer_action_set)",
                             kp->kperf_timer_action_set((uint32_t)t, (uint32_t)i + 1));
@@ -457,8 +464,7 @@ static int arm(dk_sampling *p, ksamp *k)
     uint32_t act[KPC_MAX_COUNTERS] = {0};
     for (size_t j = 0; j < k->npmi; j++) {
         size_t i = pmi_index[j];
-        if (counter[j] < k->fixed_counters ||
-            counter[j] - k->fixed_counters >= k->config_counters)
+        if (counter[j] < k->fixed_counters || counter[j] - k->fixed_counters >= k->config_counters)
             return dk__fail(DK_ENOTSUP,
                             "%s was placed on fixed counter %zu, which cannot interrupt through "
                             "kpc",

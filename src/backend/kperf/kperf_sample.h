@@ -28,8 +28,8 @@ void dk__kperf_parts(dk_sampler *s, const dk_kperf_vtable **kp, const char **roo
  * i landed on (fixed counters first). On failure nothing is programmed.
  */
 int dk__kperf_program(dk_sampler *s, const dk_database_event **events, size_t n,
-                      const unsigned char *mode, const char *const *label,
-                      dk__kperf_prog **out, size_t *counter);
+                      const unsigned char *mode, const char *const *label, dk__kperf_prog **out,
+                      size_t *counter);
 /* Count (system-wide) the program's classes, and per thread too when
  * per_thread (kperf's PMC_THREAD sampler reads the interrupted thread's
  * counters, which are zeros while thread counting is off); stop (with the

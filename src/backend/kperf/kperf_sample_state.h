@@ -56,10 +56,10 @@
 #define CS_VALID 0x1u
 #define CS_TRUNCATED 0x10u
 
-#define KD_EVENTS 262144u  /* trace buffer: 16 MB of 64-byte records */
-#define READ_EVENTS 4096u  /* records per KERN_KDREADTR */
-#define FRAMES_MAX 256     /* MAX_UCALLSTACK_FRAMES */
-#define SLOTS 64           /* threads with a sample in progress */
+#define KD_EVENTS 262144u /* trace buffer: 16 MB of 64-byte records */
+#define READ_EVENTS 4096u /* records per KERN_KDREADTR */
+#define FRAMES_MAX 256    /* MAX_UCALLSTACK_FRAMES */
+#define SLOTS 64          /* threads with a sample in progress */
 #define PIDS_MAX 16
 
 /* kd_buf of LP64 and arm64 (bsd/sys/kdebug_private.h), 64 bytes. */
@@ -93,10 +93,10 @@ typedef struct slot {
     uint64_t tid;
     bool used;
     int block;
-    bool trig;            /* a KPC_HNDLR or TM_HNDLR started it */
+    bool trig; /* a KPC_HNDLR or TM_HNDLR started it */
     uint64_t trig_pc;
     bool trig_kernel;
-    bool pending;         /* interrupt part done, user stack to come */
+    bool pending; /* interrupt part done, user stack to come */
     bool have_stack;
     dk_sample s;
     uint64_t values[KPC_MAX_COUNTERS];
@@ -114,13 +114,13 @@ typedef struct ksamp {
     const dk_kperf_vtable *kp;
     const dk__libsystem *ls;
     uint32_t fixed_counters, config_counters;
-    dk__kperf_prog *prog;      /* PMI events' counters; NULL without */
-    int kind[DK_MAX_EVENTS];   /* 1 PMI, 2 timer */
+    dk__kperf_prog *prog;    /* PMI events' counters; NULL without */
+    int kind[DK_MAX_EVENTS]; /* 1 PMI, 2 timer */
     size_t counter[DK_MAX_EVENTS];
     uint64_t period[DK_MAX_EVENTS]; /* events, or ns for a timer */
     uint32_t samplers;
-    int pid;                   /* the pid filter, -1: every process */
-    uint64_t tid;              /* DK_SCOPE_THREAD: the one thread; 0: any */
+    int pid;      /* the pid filter, -1: every process */
+    uint64_t tid; /* DK_SCOPE_THREAD: the one thread; 0: any */
     size_t npmi, ntimers;
     /* What open did, for teardown. */
     bool kdebug, kperf, periods, counting, sampling;
@@ -130,7 +130,7 @@ typedef struct ksamp {
      * a concurrent stop for the kernel stopping tracing. A leaf lock. */
     bool enabled;
     pthread_mutex_t state_lock;
-    bool kernel_stopped;       /* tracing found off while enabled (reported once) */
+    bool kernel_stopped; /* tracing found off while enabled (reported once) */
     /* Records read but not yet decoded: the drain's, and a wait's, which
      * reads ahead; both under the sampling's drain_lock. */
     kd_buf *buf;
@@ -138,11 +138,11 @@ typedef struct ksamp {
     slot *slots;
     map_seen *maps;
     size_t nmaps, maps_cap;
-    int pids[PIDS_MAX];        /* processes whose maps were read in this drain */
+    int pids[PIDS_MAX]; /* processes whose maps were read in this drain */
     size_t npids;
-    int *named;                /* processes whose name was asked (COMM) */
+    int *named; /* processes whose name was asked (COMM) */
     size_t nnamed, named_cap;
-    bool exits;                /* the filter lets BSD_PROC_EXIT through */
+    bool exits; /* the filter lets BSD_PROC_EXIT through */
 } ksamp;
 
 /* A failed trace or kperf call as the caller should read it: EPERM and

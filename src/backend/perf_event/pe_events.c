@@ -24,11 +24,11 @@ typedef struct generic {
     const char *unit;
 } generic;
 
-#define CACHE(id, op, res) \
-    ((uint64_t)(id) | (uint64_t)(op) << 8 | (uint64_t)(res) << 16)
+#define CACHE(id, op, res) ((uint64_t)(id) | (uint64_t)(op) << 8 | (uint64_t)(res) << 16)
 
 static const generic generics[] = {
-    {"cpu-cycles", "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "core clock cycles", NULL},
+    {"cpu-cycles", "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "core clock cycles",
+     NULL},
     {"instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "retired instructions",
      NULL},
     {"cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
@@ -69,7 +69,8 @@ static const generic generics[] = {
      CACHE(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS),
      "L1 data cache load misses", NULL},
     {"L1-dcache-stores", NULL, PERF_TYPE_HW_CACHE,
-     CACHE(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_WRITE, PERF_COUNT_HW_CACHE_RESULT_ACCESS),
+     CACHE(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_WRITE,
+           PERF_COUNT_HW_CACHE_RESULT_ACCESS),
      "L1 data cache stores", NULL},
     {"L1-icache-load-misses", NULL, PERF_TYPE_HW_CACHE,
      CACHE(PERF_COUNT_HW_CACHE_L1I, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS),
@@ -81,7 +82,8 @@ static const generic generics[] = {
      CACHE(PERF_COUNT_HW_CACHE_LL, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS),
      "last-level cache load misses", NULL},
     {"dTLB-loads", NULL, PERF_TYPE_HW_CACHE,
-     CACHE(PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_ACCESS),
+     CACHE(PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ,
+           PERF_COUNT_HW_CACHE_RESULT_ACCESS),
      "data TLB loads", NULL},
     {"dTLB-load-misses", NULL, PERF_TYPE_HW_CACHE,
      CACHE(PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS),
@@ -155,8 +157,8 @@ static int probe_attr(struct perf_event_attr *attr)
     bool passing = err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR ||
                    err == EAGAIN || err == EBUSY;
     if (!passing && nfacts < DK__COUNT_OF(facts))
-        facts[nfacts++] = (probe_fact){attr->type, attr->config, attr->config1, attr->config2,
-                                       exclusions, err};
+        facts[nfacts++] =
+            (probe_fact){attr->type, attr->config, attr->config1, attr->config2, exclusions, err};
     pthread_mutex_unlock(&facts_lock);
     return err;
 }
@@ -273,14 +275,15 @@ int dk__pe_build_database(dk_sampler *s, pe_session *k)
     int rc = 0;
     for (size_t i = 0; i < DK__COUNT_OF(generics) && rc == 0; i++) {
         const generic *g = &generics[i];
-        pe_def def = {.type = g->type, .config = g->config,
+        pe_def def = {.type = g->type,
+                      .config = g->config,
                       .generic = g->type != PERF_TYPE_SOFTWARE};
         dk_database_event ev = {0};
         ev.name = g->name;
         ev.alias = g->alias;
         ev.description = g->description;
         ev.unit = g->unit;
-        ev.source = g->type == PERF_TYPE_HARDWARE ? "hardware"
+        ev.source = g->type == PERF_TYPE_HARDWARE   ? "hardware"
                     : g->type == PERF_TYPE_HW_CACHE ? "hw-cache"
                                                     : "software";
         ev.supported = true; /* not known to fail until probed (dk__pe_probe_event) */

@@ -62,16 +62,18 @@ int dk__perf_parse_cpu_list(const char *text, int *cpus, size_t max, size_t *cou
         uint64_t lo, hi;
         const char *at = p;
         if (!dk__pe_parse_decimal(&p, DK__PE_CPU_MAX, &lo))
-            return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" where a CPU number (0 to %d) "
-                                       "belongs",
+            return dk__fail(DK_EINVAL,
+                            "the CPU list has \"%.16s\" where a CPU number (0 to %d) "
+                            "belongs",
                             at, DK__PE_CPU_MAX);
         hi = lo;
         if (*p == '-') {
             p++;
             at = p;
             if (!dk__pe_parse_decimal(&p, DK__PE_CPU_MAX, &hi))
-                return dk__fail(DK_EINVAL, "the CPU list has \"%.16s\" where the end of a range "
-                                           "(0 to %d) belongs",
+                return dk__fail(DK_EINVAL,
+                                "the CPU list has \"%.16s\" where the end of a range "
+                                "(0 to %d) belongs",
                                 at, DK__PE_CPU_MAX);
         }
         if (hi < lo || lo < next)
@@ -159,9 +161,9 @@ static int add_fd(pe_pgroup *pg, int fd, size_t event, size_t cpu)
     return 0;
 }
 
-#define MAX_CPUS 8192 /* Linux's largest NR_CPUS */
+#define MAX_CPUS 8192      /* Linux's largest NR_CPUS */
 #define MAX_CPUS_LIST 1024 /* CPUs a hybrid PMU's list may name */
-#define TWIN SIZE_MAX /* pe_fd.event of a DK_GROUP_CHILDREN twin: never read */
+#define TWIN SIZE_MAX      /* pe_fd.event of a DK_GROUP_CHILDREN twin: never read */
 
 #define CPU_SYSFS "/sys/devices/system/cpu"
 
@@ -292,14 +294,18 @@ int dk__pe_group_open(dk_group *g)
         size_t m = dk__pe_plan(k->core_types, k->core_count, &def, 1, attrs, events, keys);
         size_t first = pg->nfds;
         int failed = 0; /* the DK_E* code of the open that failed */
-        pe_target where = {.event = g->events[i]->name, .def = def, .pid = system ? -1 : children ? 0 : g->pid};
+        pe_target where = {.event = g->events[i]->name,
+                           .def = def,
+                           .pid = system     ? -1
+                                  : children ? 0
+                                             : g->pid};
         for (size_t j = 0; j < m && !failed; j++) {
             struct perf_event_attr *a = &attrs[j];
             a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
             a->disabled = 1;
             a->inherit = !system && !thread;
-            a->enable_on_exec =
-                !system && (g->flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN)) != 0;
+            a->enable_on_exec = !system &&
+                                (g->flags & (DK_GROUP_ENABLE_ON_EXEC | DK_GROUP_CHILDREN)) != 0;
             dk__pe_apply_exclusions(k, a, def->exclude);
             for (size_t c = 0; c < ncpus * (attach ? ntids : 1) && !failed; c++) {
                 where.cpu = cpus[attach ? 0 : c];
@@ -366,12 +372,11 @@ int dk__pe_group_open(dk_group *g)
                  g->pid);
     else if (attach)
         snprintf(g->scope_text, sizeof g->scope_text,
-                 "process %d (its %zu thread%s and the threads and processes they start)",
-                 g->pid, ntids, ntids == 1 ? "" : "s");
+                 "process %d (its %zu thread%s and the threads and processes they start)", g->pid,
+                 ntids, ntids == 1 ? "" : "s");
     else if (children)
         snprintf(g->scope_text, sizeof g->scope_text,
-                 "the processes process %d starts, each from its exec, and their children",
-                 g->pid);
+                 "the processes process %d starts, each from its exec, and their children", g->pid);
     else
         snprintf(g->scope_text, sizeof g->scope_text,
                  "process %d and the threads and processes it starts", g->pid);

@@ -42,31 +42,31 @@ typedef struct pe_dynamic {
 
 /* What the core PMU offers, found by opening counters on this thread. */
 typedef struct dk__pe_probe {
-    uint64_t config1;  /* bits a hardware event's attr.config1 needs for user reads */
-    bool user_reads;   /* a counter of this thread was read without a system call */
-    size_t counters;   /* counters one group can hold; 0 when unknown */
-    size_t general;    /* of which take instructions; counters - general: cycles only */
+    uint64_t config1;    /* bits a hardware event's attr.config1 needs for user reads */
+    bool user_reads;     /* a counter of this thread was read without a system call */
+    size_t counters;     /* counters one group can hold; 0 when unknown */
+    size_t general;      /* of which take instructions; counters - general: cycles only */
     char user_text[224]; /* "on: ..." or "off: why, and what to do" */
 } dk__pe_probe;
 
 /* A perf_event sampler's state (dk_sampler.impl). */
 typedef struct pe_session {
-    pe_def *defs;               /* parallel to s->db.events */
-    char **owned;               /* strings the database view points into */
+    pe_def *defs; /* parallel to s->db.events */
+    char **owned; /* strings the database view points into */
     size_t owned_count, owned_cap;
     pe_dynamic *dynamic;
     size_t dynamic_count;
-    pthread_mutex_t lock;       /* guards dynamic and dynamic_count */
+    pthread_mutex_t lock; /* guards dynamic and dynamic_count */
     bool exclude_kernel;
     int paranoid;
     uint32_t core_types[DK__PE_CORE_PMUS_MAX];
     char core_names[DK__PE_CORE_PMUS_MAX][64];
-    size_t core_count;          /* > 1: hybrid */
-    dk__pe_probe pmc;           /* user reads, counters per group (see dk__pe_pmc) */
-    bool pmc_probed;            /* pmc and pmu_text are found (atomic; set under lock) */
-    bool caps_probed;           /* the lazy caps are filled (atomic; set under lock) */
-    bool cpu_described;         /* cpu_id, marketing, s->db.arch (atomic; set under lock) */
-    unsigned char *probed;      /* parallel to s->db.events: supported is found (atomic) */
+    size_t core_count;     /* > 1: hybrid */
+    dk__pe_probe pmc;      /* user reads, counters per group (see dk__pe_pmc) */
+    bool pmc_probed;       /* pmc and pmu_text are found (atomic; set under lock) */
+    bool caps_probed;      /* the lazy caps are filled (atomic; set under lock) */
+    bool cpu_described;    /* cpu_id, marketing, s->db.arch (atomic; set under lock) */
+    unsigned char *probed; /* parallel to s->db.events: supported is found (atomic) */
     char sysfs[256];
     char cpu_id[64];
     char marketing[128];
@@ -88,12 +88,12 @@ static inline int dk__pe_syscall(struct perf_event_attr *attr, pid_t pid, int cp
 
 /* Where a counter is opened, for dk__pe_open_fd and its messages. */
 typedef struct pe_target {
-    const char *event;  /* the name messages give */
-    const pe_def *def;  /* its type tells hardware from software */
-    pid_t pid;          /* 0: the calling thread; > 0: that process; -1: every task (system) */
-    int cpu;            /* -1: any CPU */
-    bool sibling;       /* joins a group: EINVAL means the group cannot take it */
-    bool quiet_einval;  /* the caller retries on EINVAL: return DK_ECONFLICT unrecorded */
+    const char *event; /* the name messages give */
+    const pe_def *def; /* its type tells hardware from software */
+    pid_t pid;         /* 0: the calling thread; > 0: that process; -1: every task (system) */
+    int cpu;           /* -1: any CPU */
+    bool sibling;      /* joins a group: EINVAL means the group cannot take it */
+    bool quiet_einval; /* the caller retries on EINVAL: return DK_ECONFLICT unrecorded */
 } pe_target;
 
 /*

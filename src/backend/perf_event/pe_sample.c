@@ -589,10 +589,12 @@ static int read_maps(ps_state *st, int pid)
         int e = errno;
         if (e == ENOENT || e == ESRCH)
             return 0; /* gone: its exit record says so */
-        return dk__fail_os(e == ENOMEM ? DK_ENOMEM : e == EMFILE || e == ENFILE ? DK_ETOOMANY
-                                                                                  : DK_EOS,
-                           e, "dk_sampling_start: reading %s, for the images already mapped, "
-                              "failed",
+        return dk__fail_os(e == ENOMEM                  ? DK_ENOMEM
+                           : e == EMFILE || e == ENFILE ? DK_ETOOMANY
+                                                        : DK_EOS,
+                           e,
+                           "dk_sampling_start: reading %s, for the images already mapped, "
+                           "failed",
                            path);
     }
     /* Built aside and published by one store of nmaps: a drain from
@@ -655,8 +657,7 @@ static int ioctl_leaders(ps_state *st, unsigned long request, const char *what)
 {
     int rc = 0;
     for (size_t i = 0; i < st->nfds; i++)
-        if (st->fds[i].leader && ioctl(st->fds[i].fd, request, PERF_IOC_FLAG_GROUP) != 0 &&
-            rc == 0)
+        if (st->fds[i].leader && ioctl(st->fds[i].fd, request, PERF_IOC_FLAG_GROUP) != 0 && rc == 0)
             rc = dk__fail_os(DK_EOS, errno, "%s sampling failed", what);
     return rc;
 }
@@ -707,4 +708,3 @@ void dk__pe_sampling_close(dk_sampling *p)
     free(st);
     p->impl = NULL;
 }
-

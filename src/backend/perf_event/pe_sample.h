@@ -61,9 +61,9 @@ typedef struct ps_state {
     unsigned char *scratch; /* a record that wraps the ring, copied whole */
     uint64_t *frames;       /* the user chain of the sample delivered */
     uint64_t sample_type;
-    unsigned max_stack;     /* what the kernel was asked for */
-    bool exec_pending;      /* the kernel enables at exec: the first start is a no-op */
-    int maps_pid;           /* > 0: read its maps at the first start */
+    unsigned max_stack; /* what the kernel was asked for */
+    bool exec_pending;  /* the kernel enables at exec: the first start is a no-op */
+    int maps_pid;       /* > 0: read its maps at the first start */
     bool maps_read;
     ps_map *maps;
     size_t nmaps, maps_sent;

@@ -104,12 +104,14 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
                             "2^64-1, 18446744073709551615)",
                             DK__SHOWN(whole), DK__SHOWN(eq + 1));
         if (errno != 0 || !digits)
-            return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a number", DK__SHOWN(whole),
-                            DK__SHOWN(eq + 1));
+            return dk__fail(DK_EINVAL,
+                            "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a number",
+                            DK__SHOWN(whole), DK__SHOWN(eq + 1));
     }
     if (term[0] == '\0' || term[0] == '.' || strchr(term, '/') != NULL)
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a term name", DK__SHOWN(whole),
-                        DK__SHOWN(term));
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a term name",
+                        DK__SHOWN(whole), DK__SHOWN(term));
     if (strcmp(term, "config") == 0)
         def->config = value;
     else if (strcmp(term, "config1") == 0)
@@ -123,11 +125,13 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
             dk__pe_read_text(path, spec, sizeof spec) == 0) {
             int rc = dk__pe_apply_format(def, spec, value);
             if (rc == -2)
-                return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": " DK__SHOWN_FMT "=0x%llx does not fit %s",
-                                DK__SHOWN(whole), DK__SHOWN(term),
-                                (unsigned long long)value, spec);
+                return dk__fail(DK_EINVAL,
+                                "event " DK__SHOWN_FMT ": " DK__SHOWN_FMT "=0x%llx does not fit %s",
+                                DK__SHOWN(whole), DK__SHOWN(term), (unsigned long long)value, spec);
             if (rc != 0)
-                return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": cannot use the format \"%s\" of " DK__SHOWN_FMT "",
+                return dk__fail(DK_EINVAL,
+                                "event " DK__SHOWN_FMT
+                                ": cannot use the format \"%s\" of " DK__SHOWN_FMT "",
                                 DK__SHOWN(whole), spec, DK__SHOWN(term));
             return 0;
         }
@@ -136,7 +140,9 @@ static int parse_term(const char *sysfs, const char *pmu, char *term, pe_def *de
             dk__pe_pathf(path, sizeof path, "%s/%s/events/%s", sysfs, pmu, term) == 0 &&
             dk__pe_read_text(path, spec, sizeof spec) == 0)
             return parse_terms(sysfs, pmu, spec, def, whole, depth + 1);
-        return dk__fail(DK_ENOEVENT, "event " DK__SHOWN_FMT ": PMU %s has no format term or event called " DK__SHOWN_FMT "",
+        return dk__fail(DK_ENOEVENT,
+                        "event " DK__SHOWN_FMT
+                        ": PMU %s has no format term or event called " DK__SHOWN_FMT "",
                         DK__SHOWN(whole), pmu, DK__SHOWN(term));
     }
     return 0;
@@ -146,7 +152,8 @@ static int parse_terms(const char *sysfs, const char *pmu, char *terms, pe_def *
                        const char *whole, int depth)
 {
     char *save = NULL;
-    for (char *term = strtok_r(terms, ",", &save); term != NULL; term = strtok_r(NULL, ",", &save)) {
+    for (char *term = strtok_r(terms, ",", &save); term != NULL;
+         term = strtok_r(NULL, ",", &save)) {
         while (*term == ' ')
             term++;
         if (*term == '\0')
@@ -168,24 +175,26 @@ static int parse_pmu_event(const char *sysfs, const char *name, const dk_event_s
     char pmu[64], terms[256], path[512], type[32];
     size_t plen = sp->pmu_len, tlen = sp->event_len - sp->pmu_len - 2;
     if (plen >= sizeof pmu || tlen >= sizeof terms)
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT " is too long (a PMU name of at most %zu bytes, "
-                        "terms of at most %zu)", DK__SHOWN(name), sizeof pmu - 1, sizeof terms - 1);
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT " is too long (a PMU name of at most %zu bytes, "
+                        "terms of at most %zu)",
+                        DK__SHOWN(name), sizeof pmu - 1, sizeof terms - 1);
     memcpy(pmu, name, plen);
     pmu[plen] = '\0';
     if (pmu[0] == '.')
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"%s\" is not a PMU name", DK__SHOWN(name), pmu);
+        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"%s\" is not a PMU name",
+                        DK__SHOWN(name), pmu);
     memcpy(terms, name + plen + 1, tlen);
     terms[tlen] = '\0';
     if (dk__pe_pathf(path, sizeof path, "%s/%s/type", sysfs, pmu) != 0 ||
         dk__pe_read_text(path, type, sizeof type) != 0)
         return dk__fail(DK_ENOEVENT, "event " DK__SHOWN_FMT ": there is no PMU called %s (see %s)",
-                        DK__SHOWN(name), pmu,
-                        sysfs);
+                        DK__SHOWN(name), pmu, sysfs);
     memset(def, 0, sizeof *def);
     if (!dk__pe_parse_type(type, &def->type))
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": %s holds \"%.32s\", not a PMU type number",
-                        DK__SHOWN(name),
-                        path, type);
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT ": %s holds \"%.32s\", not a PMU type number",
+                        DK__SHOWN(name), path, type);
     /* The core strips modifiers before a name comes here; a direct caller's
      * u or k alone restricts the mode, both count both. */
     unsigned m = sp->modifiers & (DK_EVENT_MOD_USER | DK_EVENT_MOD_KERNEL);
@@ -199,11 +208,11 @@ int dk__pe_parse_terms(const char *sysfs, const char *pmu, const char *terms, co
     char buf[256];
     if (strlen(terms) >= sizeof buf)
         return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": its terms are longer than %zu bytes",
-                        DK__SHOWN(whole),
-                        sizeof buf - 1);
+                        DK__SHOWN(whole), sizeof buf - 1);
     if (pmu[0] == '\0' || pmu[0] == '.' || strchr(pmu, '/') != NULL)
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a PMU name", DK__SHOWN(whole),
-                        DK__SHOWN(pmu));
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT ": \"" DK__SHOWN_FMT "\" is not a PMU name",
+                        DK__SHOWN(whole), DK__SHOWN(pmu));
     memcpy(buf, terms, strlen(terms) + 1);
     return parse_terms(sysfs, pmu, buf, def, whole, 0);
 }
@@ -215,8 +224,10 @@ int dk__pe_parse(const char *sysfs, const char *name, pe_def *def)
     if (rc != 0)
         return rc;
     if (sp.base_len != sp.len || (sp.modifiers & DK_EVENT_MOD_HV))
-        return dk__fail(DK_EINVAL, "event " DK__SHOWN_FMT ": a period, a frequency or the h "
-                        "modifier has no place in a perf_event definition", DK__SHOWN(name));
+        return dk__fail(DK_EINVAL,
+                        "event " DK__SHOWN_FMT ": a period, a frequency or the h "
+                        "modifier has no place in a perf_event definition",
+                        DK__SHOWN(name));
     if (sp.kind == DK_EVENT_SPEC_RAW) {
         memset(def, 0, sizeof *def);
         def->type = PERF_TYPE_RAW;

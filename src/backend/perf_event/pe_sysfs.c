@@ -104,7 +104,7 @@ void dk__pe_describe_cpu(pe_session *k, dk_sampler *s)
         fclose(f);
     if (vendor[0] != '\0')
         (void)dk__pe_pathf(k->cpu_id, sizeof k->cpu_id, "%s%s%s%s%s", vendor, family[0] ? "-" : "",
-                    family, model[0] ? "-" : "", model);
+                           family, model[0] ? "-" : "", model);
     struct utsname u;
     if (uname(&u) == 0) {
         if (strcmp(u.machine, "x86_64") == 0)
@@ -119,8 +119,7 @@ void dk__pe_describe_cpu(pe_session *k, dk_sampler *s)
 void dk__pe_describe_pmus(pe_session *k)
 {
     if (k->core_count == 0)
-        snprintf(k->pmu_text, sizeof k->pmu_text,
-                 "no hardware PMU visible (software events only)");
+        snprintf(k->pmu_text, sizeof k->pmu_text, "no hardware PMU visible (software events only)");
     else if (k->core_count == 1 && k->pmc.counters > k->pmc.general)
         snprintf(k->pmu_text, sizeof k->pmu_text,
                  "%.63s (perf_event): %zu general counters and %zu for cycles only",

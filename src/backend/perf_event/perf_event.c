@@ -33,7 +33,7 @@
 typedef struct pe_counter {
     int fd;
     uint64_t id;
-    size_t event;   /* caller's index */
+    size_t event; /* caller's index */
     size_t group;
     struct perf_event_mmap_page *page; /* for userspace reads; NULL when none */
 } pe_counter;
@@ -45,14 +45,14 @@ typedef struct pe_group {
 } pe_group;
 
 typedef struct pe_thread {
-    dk__pmc_set set;           /* the fast path's counters (pe_read_user), first for locality */
+    dk__pmc_set set; /* the fast path's counters (pe_read_user), first for locality */
     pe_counter counters[INSTANCES_MAX];
     size_t ncounters;
     pe_group groups[GROUPS_MAX];
     size_t ngroups;
-    const dk__pmc_ops *pmc;    /* userspace reads for a single all-hardware group */
-    bool simple;               /* one group whose counters are the events, in order */
-    size_t simple_size;        /* bytes of its read() */
+    const dk__pmc_ops *pmc; /* userspace reads for a single all-hardware group */
+    bool simple;            /* one group whose counters are the events, in order */
+    size_t simple_size;     /* bytes of its read() */
     uint64_t buf[DK__PE_READ_WORDS(INSTANCES_MAX)];
 } pe_thread;
 
@@ -93,8 +93,9 @@ int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int parano
                            event);
     case EINVAL:
         if (sibling)
-            return dk__fail_os(DK_ECONFLICT, e, "event %s cannot be counted in one group with the "
-                                                "events before it",
+            return dk__fail_os(DK_ECONFLICT, e,
+                               "event %s cannot be counted in one group with the "
+                               "events before it",
                                event);
         return dk__fail_os(DK_EUNAVAILABLE, e, "the kernel refused the attributes of event %s",
                            event);
@@ -102,19 +103,22 @@ int dk__pe_fail_open(const char *event, bool hardware, bool have_pmu, int parano
         /* One file per event on each CPU or thread: a low limit is met soon. */
         struct rlimit rl;
         long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-                         ? (long)rl.rlim_cur : -1;
-        return dk__fail_os(DK_ETOOMANY, e, "event %s: too many counters open: each takes a file "
-                                           "descriptor per CPU or thread; raise the open-file "
-                                           "limit (ulimit -n, now %ld) or count fewer events, "
-                                           "CPUs or threads",
+                         ? (long)rl.rlim_cur
+                         : -1;
+        return dk__fail_os(DK_ETOOMANY, e,
+                           "event %s: too many counters open: each takes a file "
+                           "descriptor per CPU or thread; raise the open-file "
+                           "limit (ulimit -n, now %ld) or count fewer events, "
+                           "CPUs or threads",
                            event, limit);
     }
     case ENFILE:
     case ENOSPC:
         return dk__fail_os(DK_ETOOMANY, e, "event %s: too many counters open", event);
     case EBUSY:
-        return dk__fail_os(DK_EBUSY, e, "event %s: its counter is held exclusively by another "
-                                        "user",
+        return dk__fail_os(DK_EBUSY, e,
+                           "event %s: its counter is held exclusively by another "
+                           "user",
                            event);
     default:
         return dk__fail_os(DK_EOS, e, "perf_event_open for event %s failed", event);
@@ -593,9 +597,8 @@ static int pe_read_user(dk_thread *t, uint64_t *values, dk_reading *info)
 {
     pe_thread *pt = t->impl;
     uint64_t enabled, running;
-    if (DK__UNLIKELY(info != NULL ||
-                     !dk__pmc_read_set(&pt->set, values, &enabled, &running,
-                                       dk__pmc_native_counter, NULL)))
+    if (DK__UNLIKELY(info != NULL || !dk__pmc_read_set(&pt->set, values, &enabled, &running,
+                                                       dk__pmc_native_counter, NULL)))
         return pe_read(t, values, info);
     return 0;
 }
@@ -610,8 +613,8 @@ static int pe_thread_open(dk_thread *t)
     const pe_def *defs[DK_MAX_EVENTS];
     pe_def moded[DK_MAX_EVENTS];
     for (size_t i = 0; i < t->n; i++) {
-        int rc = dk__pe_def_with_mode(s, t->events[i], t->mode[i], dk__thread_label(t, i),
-                                      &moded[i]);
+        int rc =
+            dk__pe_def_with_mode(s, t->events[i], t->mode[i], dk__thread_label(t, i), &moded[i]);
         if (rc != 0) {
             free(pt);
             return rc;
@@ -645,8 +648,8 @@ static int pe_thread_open(dk_thread *t)
                 const char *shown = dk__event_shown(t->asked[events[i]],
                                                     dk__thread_label(t, events[i]), buf,
                                                     sizeof buf);
-                rc = open_counter(pt, k, t->events[events[i]], shown, defs[events[i]],
-                                  &attrs[i], events[i], key, group_of_key);
+                rc = open_counter(pt, k, t->events[events[i]], shown, defs[events[i]], &attrs[i],
+                                  events[i], key, group_of_key);
             }
     free(attrs);
     if (rc != 0) {
@@ -690,7 +693,10 @@ static int pe_thread_start(dk_thread *t)
     return rc;
 }
 
-static int pe_thread_stop(dk_thread *t) { return pe_ioctl_all(t, PERF_EVENT_IOC_DISABLE, "disabling"); }
+static int pe_thread_stop(dk_thread *t)
+{
+    return pe_ioctl_all(t, PERF_EVENT_IOC_DISABLE, "disabling");
+}
 
 static void pe_thread_close(dk_thread *t)
 {
@@ -757,4 +763,3 @@ const dk__backend dk__backend_perf_event = {
     .probe_caps = pe_probe_caps,
     .describe_cpu = pe_describe_cpu,
 };
-

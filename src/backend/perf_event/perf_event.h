@@ -21,9 +21,9 @@
  * DK__PE_READ_FORMAT: nr, time_enabled, time_running, then {value, id} for
  * each of the nr counters in group order. Every reader goes through these.
  */
-#define DK__PE_READ_FORMAT                                                     \
-    (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |                      \
-     PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID)
+#define DK__PE_READ_FORMAT                                                                 \
+    (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | \
+     PERF_FORMAT_ID)
 #define DK__PE_READ_WORDS(n) (3 + 2 * (n)) /* for array sizes */
 
 /* Words and bytes of a group read of n counters. */

@@ -79,16 +79,16 @@ static inline uint64_t dk__pmc_native_counter(uint32_t counter, void *ctx)
     __asm__ __volatile__("adr %1, 1f\n\t"
                          "add %1, %1, %2, lsl #" DK__PMC_SLOT_SHIFT "\n\t"
                          "br %1\n"
-                         "1:\n\t"
-                         DK__PMC_EV(0) DK__PMC_EV(1) DK__PMC_EV(2) DK__PMC_EV(3) DK__PMC_EV(4)
-                         DK__PMC_EV(5) DK__PMC_EV(6) DK__PMC_EV(7) DK__PMC_EV(8) DK__PMC_EV(9)
-                         DK__PMC_EV(10) DK__PMC_EV(11) DK__PMC_EV(12) DK__PMC_EV(13)
-                         DK__PMC_EV(14) DK__PMC_EV(15) DK__PMC_EV(16) DK__PMC_EV(17)
-                         DK__PMC_EV(18) DK__PMC_EV(19) DK__PMC_EV(20) DK__PMC_EV(21)
-                         DK__PMC_EV(22) DK__PMC_EV(23) DK__PMC_EV(24) DK__PMC_EV(25)
-                         DK__PMC_EV(26) DK__PMC_EV(27) DK__PMC_EV(28) DK__PMC_EV(29)
-                         DK__PMC_EV(30) DK__PMC_SLOT("pmccntr_el0")
-                         "2:"
+                         "1:\n\t" DK__PMC_EV(0) DK__PMC_EV(1) DK__PMC_EV(2) DK__PMC_EV(3)
+                             DK__PMC_EV(4) DK__PMC_EV(5) DK__PMC_EV(6) DK__PMC_EV(7) DK__PMC_EV(8)
+                                 DK__PMC_EV(9) DK__PMC_EV(10) DK__PMC_EV(11) DK__PMC_EV(12)
+                                     DK__PMC_EV(13) DK__PMC_EV(14) DK__PMC_EV(15) DK__PMC_EV(16)
+                                         DK__PMC_EV(17) DK__PMC_EV(18) DK__PMC_EV(19) DK__PMC_EV(20)
+                                             DK__PMC_EV(21) DK__PMC_EV(22) DK__PMC_EV(23)
+                                                 DK__PMC_EV(24) DK__PMC_EV(25) DK__PMC_EV(26)
+                                                     DK__PMC_EV(27) DK__PMC_EV(28) DK__PMC_EV(29)
+                                                         DK__PMC_EV(30)
+                                                             DK__PMC_SLOT("pmccntr_el0") "2:"
                          : "=r"(v), "=&r"(at)
                          : "r"((uint64_t)(counter & 31)));
     return v;

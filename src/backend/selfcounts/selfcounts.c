@@ -48,9 +48,9 @@ typedef struct session {
     const dk__libsystem *ls;
     char root[DK_LOAD_PATH_MAX];
     const dk_kperfdata_vtable *kd;
-    kpep_db *kdb;              /* NULL when kperfdata is not there */
+    kpep_db *kdb; /* NULL when kperfdata is not there */
     kpep_event **handles;
-    dk_database_event own[2];  /* the database when kperfdata is not there */
+    dk_database_event own[2]; /* the database when kperfdata is not there */
     const dk_database_event *own_fixed[2];
 } session;
 
@@ -58,7 +58,7 @@ enum { SLOT_INSTRUCTIONS = 0, SLOT_CYCLES = 1 };
 
 typedef struct sthread {
     dk__thread_selfcounts_fn selfcounts;
-    int slot[DK_MAX_EVENTS];   /* SLOT_* of each event */
+    int slot[DK_MAX_EVENTS];              /* SLOT_* of each event */
     uint64_t left_out[LEVELS_MAX + 1][2]; /* counted while stopped; [LEVELS_MAX]: total */
     uint64_t at_stop[LEVELS_MAX + 1][2];
     size_t levels;
@@ -68,8 +68,10 @@ static int fail_selfcounts(const char *what)
 {
     int e = errno != 0 ? errno : EIO;
     if (e == ENOTSUP || e == EOPNOTSUPP)
-        return dk__fail_os(DK_EUNAVAILABLE, e, "%s: this CPU does not count instructions and "
-                                               "cycles per thread", what);
+        return dk__fail_os(DK_EUNAVAILABLE, e,
+                           "%s: this CPU does not count instructions and "
+                           "cycles per thread",
+                           what);
     return dk__fail_os(DK_EOS, e, "%s failed", what);
 }
 
@@ -77,13 +79,20 @@ static int fail_selfcounts(const char *what)
 static void own_database(dk_sampler *s, session *k)
 {
     dk_database_event *e = k->own;
-    e[0] = (dk_database_event){.name = "FIXED_CYCLES", .description = "core cycles (thread_selfcounts)",
-                               .alias = "Cycles", .fixed = true, .counters_mask = 1,
-                               .source = "selfcounts", .supported = true};
+    e[0] = (dk_database_event){.name = "FIXED_CYCLES",
+                               .description = "core cycles (thread_selfcounts)",
+                               .alias = "Cycles",
+                               .fixed = true,
+                               .counters_mask = 1,
+                               .source = "selfcounts",
+                               .supported = true};
     e[1] = (dk_database_event){.name = "FIXED_INSTRUCTIONS",
                                .description = "retired instructions (thread_selfcounts)",
-                               .alias = "Instructions", .fixed = true, .counters_mask = 2,
-                               .source = "selfcounts", .supported = true};
+                               .alias = "Instructions",
+                               .fixed = true,
+                               .counters_mask = 2,
+                               .source = "selfcounts",
+                               .supported = true};
     k->own_fixed[0] = &e[0];
     k->own_fixed[1] = &e[1];
     s->db.name = "selfcounts";
@@ -338,8 +347,9 @@ static int sc_group_open(dk_group *g)
     const dk_sampler *s = g->sampler;
     char why[800];
     if (s->passed_rc == 0 || s->passed_rc == DK_EPERM)
-        snprintf(why, sizeof why, "needs root (the kperf backend) and a system-wide count; without "
-                                  "them only a process's instructions and cycles are counted");
+        snprintf(why, sizeof why,
+                 "needs root (the kperf backend) and a system-wide count; without "
+                 "them only a process's instructions and cycles are counted");
     else
         snprintf(why, sizeof why,
                  "needs the kperf backend and a system-wide count, and kperf could not be used: "

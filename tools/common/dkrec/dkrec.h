@@ -43,8 +43,8 @@ typedef struct dkrec_sample {
     uint32_t cpu;
     uint64_t time_ns;
     uint64_t period;
-    unsigned flags;          /* DKREC_SAMPLE_* */
-    const uint64_t *frames;  /* innermost first: frames[0] is the pc (user samples) */
+    unsigned flags;         /* DKREC_SAMPLE_* */
+    const uint64_t *frames; /* innermost first: frames[0] is the pc (user samples) */
     size_t n_frames;
 } dkrec_sample;
 
@@ -127,7 +127,7 @@ typedef struct dkrec {
     size_t n_samples;
     size_t n_exits;
     uint64_t lost, throttled, unthrottled;
-    bool complete;      /* the end mark was read */
+    bool complete;       /* the end mark was read */
     char tail_note[256]; /* why the file ends early, "" when complete */
     uint64_t file_size;
 } dkrec;

@@ -15,12 +15,21 @@
 extern const uint8_t dkrec__magic[8];
 #define HEADER_BYTES 16
 #define CHUNK_TAG 'C'
-#define CHUNK_TARGET (64u * 1024u) /* a chunk is written once its payload reaches this */
+#define CHUNK_TARGET (64u * 1024u)      /* a chunk is written once its payload reaches this */
 #define CHUNK_MAX (64u * 1024u * 1024u) /* the reader refuses larger chunks */
 #define NAME_MAX_BYTES 4096u
 
-enum { R_META = 'm', R_EVENT = 'e', R_MAP = 'p', R_COMM = 'c', R_EXIT = 'x', R_NODES = 'n',
-       R_SAMPLE = 's', R_STATS = 'l', R_END = 'z' };
+enum {
+    R_META = 'm',
+    R_EVENT = 'e',
+    R_MAP = 'p',
+    R_COMM = 'c',
+    R_EXIT = 'x',
+    R_NODES = 'n',
+    R_SAMPLE = 's',
+    R_STATS = 'l',
+    R_END = 'z'
+};
 
 /* Sample header bits: node << 3 | these. */
 #define H_CHANGED 0x1u
@@ -37,14 +46,8 @@ enum { R_META = 'm', R_EVENT = 'e', R_MAP = 'p', R_COMM = 'c', R_EXIT = 'x', R_N
 uint32_t dkrec__crc32(const uint8_t *p, size_t n);
 
 /* Signed deltas as varints: 0, -1, 1, -2, ... become 0, 1, 2, 3, ... */
-static inline uint64_t dkrec__zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
+static inline uint64_t dkrec__zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
-static inline int64_t dkrec__unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
+static inline int64_t dkrec__unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 #endif /* DKPERF_TOOLS_DKREC_FORMAT_H */

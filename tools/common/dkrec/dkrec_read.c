@@ -31,7 +31,7 @@ typedef struct reader {
 } reader;
 
 __attribute__((format(printf, 3, 4))) static int fail(reader *rd, const uint8_t *at,
-                                                       const char *fmt, ...)
+                                                      const char *fmt, ...)
 {
     char what[200];
     va_list ap;
@@ -95,8 +95,7 @@ static int get_string(reader *rd, char **out)
     if (get_varint(rd, &n) != 0)
         return -1;
     if (n > NAME_MAX_BYTES || n > (uint64_t)(rd->end - rd->p))
-        return fail(rd, at, "a string of %llu bytes does not fit its chunk",
-                    (unsigned long long)n);
+        return fail(rd, at, "a string of %llu bytes does not fit its chunk", (unsigned long long)n);
     if (memchr(rd->p, 0, (size_t)n) != NULL)
         return fail(rd, at, "a string holds a NUL byte");
     char *s = malloc((size_t)n + 1);
@@ -195,8 +194,7 @@ static int read_sample(reader *rd)
         return -1;
     s.time_ns += (uint64_t)dkrec__unzigzag(dt);
     if (s.event >= r->n_events)
-        return fail(rd, at, "a sample of event %u, of %zu events described", s.event,
-                    r->n_events);
+        return fail(rd, at, "a sample of event %u, of %zu events described", s.event, r->n_events);
     if (grow(rd, (void **)&r->samples, r->n_samples, &rd->cap_samples, sizeof *r->samples) != 0)
         return -1;
     r->samples[r->n_samples++] = s;
@@ -227,8 +225,7 @@ static int read_record(reader *rd)
         if (get_u32(rd, &idx, "event index") != 0)
             return -1;
         if (idx != r->n_events)
-            return fail(rd, at, "event %u is described where event %zu was due", idx,
-                        r->n_events);
+            return fail(rd, at, "event %u is described where event %zu was due", idx, r->n_events);
         if (grow(rd, (void **)&r->events, r->n_events, &rd->cap_events, sizeof *r->events) != 0)
             return -1;
         dkrec_event *e = &r->events[r->n_events];
@@ -325,9 +322,8 @@ int dkrec_parse(const uint8_t *data, size_t size, const char *name, dkrec **out,
     }
     unsigned major = data[8] | (unsigned)data[9] << 8, minor = data[10] | (unsigned)data[11] << 8;
     if (major != DKREC_VERSION_MAJOR) {
-        snprintf(err, errlen,
-                 "%s: recording format version %u.%u, this dkperf reads version %d.x", name,
-                 major, minor, DKREC_VERSION_MAJOR);
+        snprintf(err, errlen, "%s: recording format version %u.%u, this dkperf reads version %d.x",
+                 name, major, minor, DKREC_VERSION_MAJOR);
         return -1;
     }
     dkrec *r = calloc(1, sizeof *r);
@@ -462,7 +458,8 @@ int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            snprintf(err, errlen, "%s: %s", path, k < 0 ? strerror(errno) : "shorter than fstat said");
+            snprintf(err, errlen, "%s: %s", path,
+                     k < 0 ? strerror(errno) : "shorter than fstat said");
             free(data);
             close(fd);
             return -1;

@@ -40,12 +40,15 @@ typedef struct child_options {
     void (*in_child)(void);
 } child_options;
 
-#define CHILD_OPTIONS_INIT {-1, -1, -1, NULL, NULL, NULL}
+#define CHILD_OPTIONS_INIT           \
+    {                                \
+        -1, -1, -1, NULL, NULL, NULL \
+    }
 
 typedef struct child_process {
-    pid_t pid;  /* the child, or -1 */
-    int go_fd;  /* write end of the release pipe, -1 once released */
-    int err_fd; /* read end of the exec-error pipe, -1 once read */
+    pid_t pid;          /* the child, or -1 */
+    int go_fd;          /* write end of the release pipe, -1 once released */
+    int err_fd;         /* read end of the exec-error pipe, -1 once read */
     const char *failed; /* the call child_prepare failed in ("pipe", "fork"), for messages */
 } child_process;
 

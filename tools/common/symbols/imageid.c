@@ -51,7 +51,10 @@ static size_t scan_notes(const uint8_t *data, size_t size, uint64_t off, uint64_
 
 size_t imageid_elf(const uint8_t *data, size_t size, uint8_t *id, size_t max)
 {
-    if (size < 52 || memcmp(data, "\x7f" "ELF", 4) != 0)
+    if (size < 52 || memcmp(data,
+                            "\x7f"
+                            "ELF",
+                            4) != 0)
         return 0;
     bool is64 = data[4] == 2, be = data[5] == 2;
     if ((data[4] != 1 && data[4] != 2) || (data[5] != 1 && data[5] != 2) || (is64 && size < 64))

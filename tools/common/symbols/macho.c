@@ -359,9 +359,10 @@ static int open_src(const macho_src *s, const uint8_t *want_uuid, macho_image **
     free(sl.cmds);
     if (rc == 0 && want_uuid != NULL && magic != FAT_MAGIC && magic != FAT_MAGIC_64 &&
         !(m->has_uuid && memcmp(m->uuid, want_uuid, 16) == 0))
-        rc = macho__fail(
-            s, "the image's UUID is not the one wanted; the file on disk is not the image "
-               "that ran");
+        rc =
+            macho__fail(s,
+                        "the image's UUID is not the one wanted; the file on disk is not the image "
+                        "that ran");
     if (rc != 0) {
         macho_close(m);
         return -1;
@@ -470,30 +471,15 @@ const char *macho_lookup(const macho_image *m, uint64_t vmaddr, uint64_t *sym_st
     return m->strtab + y->name;
 }
 
-uint64_t macho_text_vmaddr(const macho_image *m)
-{
-    return m ? m->text_vmaddr : 0;
-}
+uint64_t macho_text_vmaddr(const macho_image *m) { return m ? m->text_vmaddr : 0; }
 
-const uint8_t *macho_uuid(const macho_image *m)
-{
-    return m && m->has_uuid ? m->uuid : NULL;
-}
+const uint8_t *macho_uuid(const macho_image *m) { return m && m->has_uuid ? m->uuid : NULL; }
 
-size_t macho_symbol_count(const macho_image *m)
-{
-    return m ? m->nsyms : 0;
-}
+size_t macho_symbol_count(const macho_image *m) { return m ? m->nsyms : 0; }
 
-uint32_t macho_cputype(const macho_image *m)
-{
-    return m ? m->cputype : 0;
-}
+uint32_t macho_cputype(const macho_image *m) { return m ? m->cputype : 0; }
 
-uint32_t macho_cpusubtype(const macho_image *m)
-{
-    return m ? m->cpusubtype : 0;
-}
+uint32_t macho_cpusubtype(const macho_image *m) { return m ? m->cpusubtype : 0; }
 
 void macho_close(macho_image *m)
 {
@@ -503,4 +489,3 @@ void macho_close(macho_image *m)
     free(m->syms);
     free(m);
 }
-

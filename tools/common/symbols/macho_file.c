@@ -318,4 +318,3 @@ int macho__pick_fat_slice(const macho_src *s, uint32_t magic, const uint8_t *wan
     }
     return macho__fail(s, "a fat file without an arm64 or x86_64 slice (it has %s)", have);
 }
-
