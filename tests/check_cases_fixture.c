@@ -9,7 +9,9 @@
 
 TEST_CASE(found_by_the_scan) {}
 
-TEST_CASE(indented_case) {}
+/* clang-format off */
+  TEST_CASE(indented_case) {} /* indented on purpose: the check must find it */
+/* clang-format on */
 
 #define MADE_CASE(name) TEST_CASE(name)
 MADE_CASE(macro_made_case) {}
