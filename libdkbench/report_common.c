@@ -103,21 +103,6 @@ const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *nam
     return NULL;
 }
 
-const char *dkb__verdict_word(dkb_verdict v)
-{
-    switch (v) {
-    case DKB_NO_CHANGE:
-        return "no change";
-    case DKB_WITHIN_NOISE:
-        return "within noise";
-    case DKB_IMPROVED:
-        return "improved";
-    case DKB_REGRESSED:
-        return "regressed";
-    }
-    return "unknown";
-}
-
 int dkb__put_unmeasured(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
                         size_t n, const char *header, const char *lead, const char *tail,
                         const char *footer, void (*put)(FILE *, const char *))

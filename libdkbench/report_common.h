@@ -38,11 +38,6 @@ const dkb_measure *dkb__find_measure(const dkb_result *r, const char *const *nam
 /* The estimates of m are usable (available and at least two samples). */
 bool dkb__has_estimates(const dkb_result *r, const dkb_measure *m);
 
-/* The verdict as the files write it: "no change", "within noise",
- * "improved", "regressed" (the words of dkb_verdict_name, fixed here by
- * the JSON schema); "unknown" outside the enum, which a baseline load
- * rejects. */
-const char *dkb__verdict_word(dkb_verdict v);
 
 /* Which events the results could not measure here, and why, said once for
  * the report: one line per reason naming its events over every result

@@ -77,7 +77,7 @@ int dkb_report_csv(FILE *out, const dkb_run_info *run, const dkb_result *const *
                 cell(out, m->change.rel.point);
                 cell(out, m->change.rel.hi);
                 cell(out, m->change.p_value);
-                text(out, dkb__verdict_word(m->change.verdict));
+                text(out, dkb_verdict_name(m->change.verdict));
                 cell(out, m->baseline_slope);
             } else {
                 fputs(",,,,,,", out);

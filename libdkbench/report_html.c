@@ -512,7 +512,7 @@ static void summary(FILE *out, const dkb_result *r)
             fprintf(out, "<td class=\"%s\">%+.2f%% [%+.2f%%, %+.2f%%] p = %.3f, ", cls,
                     100 * m->change.rel.point, 100 * m->change.rel.lo, 100 * m->change.rel.hi,
                     m->change.p_value);
-            dk__put_html(out, dkb__verdict_word(m->change.verdict));
+            dk__put_html(out, dkb_verdict_name(m->change.verdict));
             fputs("</td>", out);
         } else {
             fputs("<td></td>", out);

@@ -142,7 +142,7 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
         fputc(',', out);
         num(out, "p_value", m->change.p_value);
         fputc(',', out);
-        str(out, "verdict", dkb__verdict_word(m->change.verdict));
+        str(out, "verdict", dkb_verdict_name(m->change.verdict));
         fputc(',', out);
         num(out, "baseline_slope", m->baseline_slope);
         fputc('}', out);

@@ -115,8 +115,9 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
 bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
                             double noise, double significance, size_t resamples, uint64_t seed,
                             dkb_change *out);
-const char *
-dkb_verdict_name(dkb_verdict v); /* "no change", "within noise", "improved", "regressed" */
+/* "no change", "within noise", "improved", "regressed": also the words the
+ * JSON and CSV files write, and a baseline's verdicts are read back by. */
+const char *dkb_verdict_name(dkb_verdict v);
 
 /* Interleaved comparison of alternatives run on the same iteration counts:
  * the ratio b/a of per-iteration values, paired by sample, as the median
