@@ -16,18 +16,15 @@ usage: check_bench_hyperfine.py DKPERF [--vs-hyperfine]
        (DKPERF_FRAMEWORK_ROOT etc. from the environment)
 """
 import csv
-import fcntl
 import json
 import os
-import select
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
-import time
-import tty
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptyrun import run_on_pty  # noqa: E402
 
 dkperf = os.path.abspath(sys.argv[1])
 vs_hyperfine = "--vs-hyperfine" in sys.argv[2:]
@@ -134,29 +131,10 @@ def compare_with_hyperfine():
 
 def on_pty(args, cols=100, timeout=60):
     """dkperf bench ARGS with stderr on a pty: (exit status, pty text)."""
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
-    p = subprocess.Popen([dkperf, "bench"] + args, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=slave, env=env, cwd=work)
-    os.close(slave)
-    got, t0 = b"", time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        r, _, _ = select.select([master], [], [], 1)
-        if not r:
-            continue
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: every writer closed the pty
-            break
-        if not chunk:
-            break
-        got += chunk
-    else:
-        p.kill()
+    p, got, timed_out = run_on_pty([dkperf, "bench"] + args, cols, timeout, env=env, cwd=work)
+    if timed_out:
         fail(f"dkperf bench {args}: still running after {timeout} s")
     rc = p.wait()
-    os.close(master)
     return rc, got.decode(errors="replace")
 
 

@@ -8,16 +8,14 @@ a pipe or with --no-progress. The report on standard output is unchanged.
 
 usage: check_bench_progress.py DKPERF   (DKPERF_FRAMEWORK_ROOT etc. from the environment)
 """
-import fcntl
 import os
 import re
-import select
-import struct
 import subprocess
 import sys
-import termios
 import time
-import tty
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptyrun import run_on_pty  # noqa: E402
 
 dkperf = os.path.abspath(sys.argv[1])
 env = dict(os.environ)
@@ -34,32 +32,13 @@ def fail(msg):
 def on_pty(args, cols=80, timeout=60):
     """Run dkperf bench ARGS with stderr on a pty COLS wide and stdout on a
     pipe: (exit status, pty text, stdout text, seconds)."""
-    master, slave = os.openpty()
-    tty.setraw(slave)  # no \n -> \r\n: what is read is what dkperf wrote
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
     t0 = time.monotonic()
-    p = subprocess.Popen([dkperf, "bench"] + args, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=slave, env=env)
-    os.close(slave)
-    got = b""
-    while True:
-        if time.monotonic() - t0 > timeout:
-            p.kill()
-            fail(f"dkperf bench {args}: still running after {timeout} s")
-            break
-        r, _, _ = select.select([master], [], [], 1)
-        if not r:
-            continue
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: every writer closed the pty
-            break
-        if not chunk:
-            break
-        got += chunk
+    p, got, timed_out = run_on_pty([dkperf, "bench"] + args, cols, timeout,
+                                   stdout=subprocess.PIPE, env=env)
+    if timed_out:
+        fail(f"dkperf bench {args}: still running after {timeout} s")
     out = p.stdout.read().decode()
     rc = p.wait()
-    os.close(master)
     return rc, got.decode(errors="replace"), out, time.monotonic() - t0
 
 
