@@ -61,6 +61,17 @@ for ev in events:
 filtered, rc = run(["list", "--json", "CYCLE"])
 assert all("cycle" in (e["name"] + (e["alias"] or "")).lower() for e in filtered["events"]), filtered
 assert len(filtered["events"]) < len(events)
+# A portable name listed alone (its pattern matches no database event's
+# name) says whether it counts as the whole listing does.
+supported = {e["name"]: e["supported"] for e in events}
+for p in portable:
+    if p["event"] not in supported:
+        continue
+    alone, rc = run(["list", "--json", p["name"]])
+    assert rc == 0, rc
+    for q in alone["portable"]:
+        if q["event"] in supported:
+            assert q["supported"] == supported[q["event"]], (p["name"], q, supported[q["event"]])
 
 for args in (["stat", "--json"], ["stat", "--json", "-r", "2"]):
     stat, rc = run(args + ["--"] + work, "stderr")

@@ -305,6 +305,27 @@ TEST_CASE(the_rate_used_is_the_one_the_caps_announce)
     check_disarmed(state_path());
 }
 
+/* kperf raises a timer's period to its minimum (50 us on arm64, 20 us on
+ * x86): the rate reported is the period the timer fires at. */
+TEST_CASE(a_timer_below_its_minimum_reports_the_period_it_uses)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"timer", 0, 100000}; /* 10 us */
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &e, 1, NULL, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open(timer@100000): %d %s", rc, dk_last_error());
+    uint64_t period = 0, freq = 1;
+    CHECK_INT(dk_sampling_event_rate(p, 0, &period, &freq), ==, 0);
+    bool x86 = dk_database_arch(dk_sampler_database(s)) == DK_ARCH_X86_64;
+    CHECK_U64(period, ==, x86 ? 20000 : 50000); /* ns */
+    CHECK_U64(freq, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(frequency_on_a_counter_is_refused_with_the_reason)
 {
     fresh_state();

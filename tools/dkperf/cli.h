@@ -41,6 +41,10 @@ dk_sampler *cli_open_sampler_flags(const char *command, const char *backend, uns
  */
 int cli_check_event(const char *command, dk_sampler *s, const char *name, bool *unavailable);
 
+/* ev (from dk_sampler_resolve, which does not probe it) with its supported
+ * flag found, as the database hands it out; NULL stays NULL. */
+const dk_database_event *cli_event_probed(const dk_sampler *s, const dk_database_event *ev);
+
 /*
  * Give the sampler's counters back (dk_sampler_release) before closing it.
  * Returns 0, or EXIT_SETUP with why set to one line that says what is left

@@ -106,6 +106,7 @@ int cmd_list(int argc, char **argv)
             (void)dk_sampler_resolve(s, dk_portable_name(i), &ev);
             if (!portable_matches(dk_portable_name(i), ev, pattern))
                 continue;
+            ev = cli_event_probed(s, ev); /* only the ones shown */
             dk__json_string_member(out, first ? "{" : ", {", "name", ": ", dk_portable_name(i));
             first = false;
             dk__json_string_member(out, ", ", "description", ": ", dk_portable_description(i));
@@ -140,6 +141,7 @@ int cmd_list(int argc, char **argv)
             (void)dk_sampler_resolve(s, dk_portable_name(i), &ev);
             if (!portable_matches(dk_portable_name(i), ev, pattern))
                 continue;
+            ev = cli_event_probed(s, ev); /* only the ones shown */
             fprintf(out, "  %-18s %-32s %s%s\n", dk_portable_name(i), ev != NULL ? ev->name : "-",
                     dk_portable_description(i),
                     ev == NULL       ? " (none on this CPU)"

@@ -435,7 +435,8 @@ static void fill_events(dk_sampler *s, dk_group *g, char **names, size_t n, repo
         /* ... for an event this machine counts, that the scope does not. */
         const dk_database_event *ev = NULL;
         bool hint = system_instead && !rep->supported[i] &&
-                    dk_sampler_resolve(s, names[i], &ev) == 0 && ev != NULL && ev->supported;
+                    dk_sampler_resolve(s, names[i], &ev) == 0 &&
+                    (ev = cli_event_probed(s, ev)) != NULL && ev->supported;
         snprintf(rep->why[i], sizeof rep->why[i], "%s%s", dk_group_why(g, i),
                  hint ? ": dkperf stat -a, or -a -p PID for a running process" : "");
     }

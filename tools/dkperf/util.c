@@ -133,6 +133,15 @@ int cli_check_event(const char *command, dk_sampler *s, const char *name, bool *
     return r == DK_ENOEVENT || r == DK_EINVAL ? EXIT_USAGE : EXIT_SETUP;
 }
 
+const dk_database_event *cli_event_probed(const dk_sampler *s, const dk_database_event *ev)
+{
+    /* Looking its name up probes the database's entry, which is ev itself
+     * (events outside the database, raw or pmu/.../ ones, stay as given). */
+    if (ev != NULL)
+        (void)dk_database_find(dk_sampler_database(s), ev->name);
+    return ev;
+}
+
 int cli_release_sampler(dk_sampler *s, char *why, size_t size)
 {
     if (dk_sampler_release(s) == 0)

@@ -440,8 +440,10 @@ static int arm(dk_sampling *p, ksamp *k)
             rc = kperf_call("tying a timer to its action (kperf_timer_action_set)",
                             kp->kperf_timer_action_set((uint32_t)t, (uint32_t)i + 1));
         uint64_t ticks = 0;
-        if (rc == 0 && kp->kperf_timer_period_get((uint32_t)t, &ticks) == 0 && ticks != 0)
+        if (rc == 0 && kp->kperf_timer_period_get((uint32_t)t, &ticks) == 0 && ticks != 0) {
             k->period[i] = kp->kperf_ticks_to_ns(ticks);
+            p->period[i] = k->period[i]; /* the rate used (dk_sampling_event_rate) */
+        }
         t++;
     }
     if (rc != 0 || k->npmi == 0)
