@@ -131,6 +131,19 @@ if fixture:
     check(h.get("samples", 0) >= 500, f"{h.get('samples')} samples with proc_pidinfo failing")
     check(h.get("exits") == 1, f"{h.get('exits')} exits with proc_pidinfo failing")
 
+# A rate kperf cannot take: a timer at 100 kHz (every 10 us) is below the
+# timers' minimum period (50 us on arm64, 20 us on Intel; the library
+# raises it). The recording says the period sampled at, not the rate asked.
+timer = os.path.join(work, "timer.data")
+r = subprocess.run([dkperf, "record", "-e", "timer@100000", "-o", timer, "--", prog, "0.1"],
+                   env=env, capture_output=True, text=True, timeout=120)
+check(r.returncode == 0, f"record timer@100000: {r.returncode} {r.stderr!r}")
+rep = subprocess.run([dkperf, "report", "-i", timer, "--stdio"], env=env, capture_output=True,
+                     text=True, timeout=120)
+line = next((l for l in rep.stdout.splitlines() if l.startswith("# Event: timer")), "")
+check("one sample every 50000" in line or "one sample every 20000" in line,
+      f"timer@100000: the recording does not say the period used: {line!r}")
+
 # Unprivileged: a clear error, no file, nothing armed.
 env2 = dict(env, DKPERF_SIM_PRIVILEGED="0")
 os.unlink(st_path)

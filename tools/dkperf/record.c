@@ -483,10 +483,16 @@ int cmd_record(int argc, char **argv)
                      "backend has no frequency mode; EV/N or -c sets the period)\n",
                      evs[i].name, o.nevents ? "" : " (the default event)", period,
                      dk_sampler_backend(s));
-        /* The rate asked for, or the backend's when none was. */
+        /* The rate it samples at: the backend's when none was asked for,
+         * the one asked for when the backend took it (a timer at HZ runs
+         * every 10^9/HZ ns), else the one the backend took instead (a kperf
+         * timer below its minimum period). */
         bool asked = evs[i].period != 0 || evs[i].freq != 0;
+        bool taken = (period == evs[i].period && hz == evs[i].freq) ||
+                     (hz == 0 && evs[i].freq != 0 && period == 1000000000u / evs[i].freq);
+        bool keep = (asked && taken) || (period == 0 && hz == 0);
         dkrec_write_event(r.w, (uint32_t)i, dk_sampling_event_name(smp, i),
-                          asked ? evs[i].period : period, asked ? evs[i].freq : hz);
+                          keep ? evs[i].period : period, keep ? evs[i].freq : hz);
     }
     if (rate_notice[0] != '\0')
         notice = rate_notice;
