@@ -208,4 +208,27 @@ TEST_CASE(writer_numbers)
     free(got);
 }
 
+/* Members as both documents lay them out: compact and with spaces. */
+TEST_CASE(writer_members)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    dk__json_string_member(f, "{", "name", ":", "a\"b");
+    dk__json_number_member(f, ",", "n", ":", 2.5);
+    dk__json_number_member(f, ", ", "nan", ": ", NAN);
+    dk__json_key(f, ", ", "k\ny", ": ");
+    fputs("[]}", f);
+    CHECK(fclose(f) == 0);
+    CHECK_STR(buf, "{\"name\":\"a\\\"b\",\"n\":2.5, \"nan\": null, \"k\\ny\": []}");
+    /* What is written is JSON, and reads back. */
+    dk_json v;
+    char why[160];
+    CHECK(parse(buf, 0, &v, why, sizeof why) == 0);
+    CHECK(v.type == DK_JSON_OBJ);
+    dk__json_free(&v);
+    free(buf);
+}
+
 TEST_MAIN()

@@ -169,4 +169,54 @@ TEST_CASE(unavailable_events_are_said_once_per_reason)
     CHECK_STR(dk__why_shared("event x (a b) is odd"), "(a b) is odd");
 }
 
+/* dk__put_csv of prefix and s, as a string (malloc'ed). */
+static char *csv(const char *prefix, const char *s, bool escape)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    dk__put_csv(f, prefix, s, escape);
+    CHECK(fclose(f) == 0);
+    return buf;
+}
+
+static void csv_is(const char *prefix, const char *s, bool escape, const char *want)
+{
+    char *got = csv(prefix, s, escape);
+    CHECK_STR(got, want);
+    free(got);
+}
+
+TEST_CASE(csv_fields_are_quoted_as_rfc_4180_says)
+{
+    csv_is(NULL, "plain", false, "plain");
+    csv_is(NULL, "", false, "");
+    csv_is(NULL, "a,b", false, "\"a,b\"");
+    csv_is(NULL, "say \"hi\"", true, "\"say \"\"hi\"\"\"");
+    /* The prefix is part of the field: quoted with it, whole. */
+    csv_is("parameter_", "n", false, "parameter_n");
+    csv_is("parameter_", "a,b", true, "\"parameter_a,b\"");
+    /* A line break is quoted as it is, or escaped for a file read line by line. */
+    csv_is(NULL, "a\nb", false, "\"a\nb\"");
+    csv_is(NULL, "a\nb", true, "a\\x0ab");
+    csv_is(NULL, "\x1b[2J", true, "\\x1b[2J");
+    csv_is(NULL, "\x1b", false, "\x1b");
+    /* Bytes that are not UTF-8 are U+FFFD either way; text is kept. */
+    csv_is(NULL, "a\xff\xC3\xA9", false, "a\xEF\xBF\xBD\xC3\xA9");
+    csv_is(NULL, "a\xff", true, "a\xEF\xBF\xBD");
+}
+
+TEST_CASE(columns_count_code_points)
+{
+    CHECK_U64(dk__utf8_columns(""), ==, 0);
+    CHECK_U64(dk__utf8_columns("abc"), ==, 3);
+    CHECK_U64(dk__utf8_columns("h\xC3\xA9llo \xE2\x82\xAC"), ==, 7);
+    CHECK_U64(dk__utf8_columns("\xF0\x9F\x98\x80"), ==, 1);
+    /* A malformed byte takes a column, as dk__utf8_next reads it. */
+    CHECK_U64(dk__utf8_columns("a\xff"
+                               "b"),
+              ==, 3);
+}
+
 TEST_MAIN()
