@@ -106,6 +106,10 @@ for t in tests:
         # ctest's fixtures order them around every other test; the guests
         # run shards of the list in turn, so the host's run checks this.
         lines.append(f"s {shlex.quote(name)} 'a check of the host run (the folder is made below)'")
+    elif any("/scripts/" in w for w in cmd):
+        # Checks of the source tree (its layout, its format): the guest has
+        # the build, not scripts/; the host's run checks them.
+        lines.append(f"s {shlex.quote(name)} 'a check of the source tree, run on the host'")
     elif tool in ("cmake", "python3", "python", "valgrind"):
         lines.append(f"s {shlex.quote(name)} {shlex.quote('runs ' + tool + ', which the guest does not have')}")
     elif any(os.path.basename(w) == "valgrind" for w in cmd):
