@@ -195,8 +195,15 @@ p = run("report", "-i", data, "--speedscope", sc)
 check(p.returncode == 0, f"--speedscope: {p.stderr!r}")
 if p.returncode == 0:
     doc = json.load(open(sc))
-    check(doc["profiles"][0]["type"] == "sampled" and len(doc["profiles"][0]["samples"]) > 100,
-          "speedscope profile of the samples")
+    prof = doc["profiles"][0]
+    # Identical stacks are one entry, weighed by their samples' time (ns, a
+    # sample every 10^9/999 ns): the weights add up to every sample, however
+    # few distinct stacks there were.
+    w = prof.get("weights", [])
+    got = sum(w) / (1e9 / 999)
+    want = n if m else 0
+    check(prof["type"] == "sampled" and len(w) == len(prof["samples"]) and abs(got - want) < 0.5,
+          f"speedscope profile of the samples: weights of {got:.2f} samples for {want}")
 html = path("prog.html")
 p = run("report", "-i", data, "--html", html)
 check(p.returncode == 0 and "<svg" in open(html).read(), "--html")
