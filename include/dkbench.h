@@ -296,7 +296,9 @@ typedef enum dk_bench_verdict {
     DK_BENCH_NO_CHANGE = 0, /* p >= 0.05 */
     DK_BENCH_WITHIN_NOISE,  /* significant, but the interval overlaps +-noise */
     DK_BENCH_IMPROVED,      /* significant, the interval below -noise */
-    DK_BENCH_REGRESSED      /* significant, the interval above +noise */
+    DK_BENCH_REGRESSED,     /* significant, the interval above +noise */
+    DK_BENCH_UNRESOLVED     /* not significant, and the spread between processes hides
+                               changes larger than +-noise: "cannot be resolved here" */
 } dk_bench_verdict;
 
 /* One measure of one result: its samples' summary and headline estimate

@@ -188,7 +188,7 @@ static int get_array(jparser *p, const dk_json *obj, const char *where, const ch
 
 static dkb_verdict verdict_of(const char *s, bool *ok)
 {
-    for (int v = DKB_NO_CHANGE; v <= DKB_REGRESSED; v++)
+    for (int v = DKB_NO_CHANGE; v <= DKB_UNRESOLVED; v++)
         if (strcmp(s, dkb_verdict_name((dkb_verdict)v)) == 0) {
             *ok = true;
             return (dkb_verdict)v;

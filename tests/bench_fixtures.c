@@ -74,7 +74,7 @@ void sample(dkb_result *r, const char *name, double scale)
     snprintf(r->m[5].why, sizeof r->m[5].why,
              "no counter left, it is measured in the next pass only on M1");
     r->m[0].has_change = true;
-    r->m[0].change = (dkb_change){{-0.052, -0.063, -0.041}, 0.001, DKB_IMPROVED};
+    r->m[0].change = (dkb_change){{-0.052, -0.063, -0.041}, 0.001, DKB_IMPROVED, 0};
     r->m[0].baseline_slope = 1052;
     r->passes = 1;
     r->throughput_kind = DKB_THROUGHPUT_BYTES;

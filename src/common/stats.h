@@ -95,12 +95,17 @@ typedef enum dkb_verdict {
     DKB_NO_CHANGE = 0, /* p >= significance */
     DKB_WITHIN_NOISE,  /* significant, but the CI overlaps +-noise */
     DKB_IMPROVED,      /* significant, CI entirely below -noise */
-    DKB_REGRESSED      /* significant, CI entirely above +noise */
+    DKB_REGRESSED,     /* significant, CI entirely above +noise */
+    DKB_UNRESOLVED     /* p >= significance, and the spread hides changes beyond +-noise */
 } dkb_verdict;
 typedef struct dkb_change {
     dkb_interval rel; /* new/old - 1 */
     double p_value;
     dkb_verdict verdict;
+    /* The smallest relative change the test could call significant at
+     * this spread (the half-width of rel on the log scale, exp(t SE) - 1);
+     * 0 when the test does not compute one (the bootstrap tests). */
+    double resolution;
 } dkb_change;
 bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
                      double noise, double significance, size_t resamples, uint64_t seed,
@@ -115,7 +120,46 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
 bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new_v, size_t n_new,
                             double noise, double significance, size_t resamples, uint64_t seed,
                             dkb_change *out);
-/* "no change", "within noise", "improved", "regressed": also the words the
+/* Student's t distribution with df > 0 degrees of freedom (fractional
+ * df allowed, as Welch's test gives): P(T <= t), and the quantile of p in
+ * (0, 1). NaN for a NaN argument, df <= 0 or p outside (0, 1). */
+double dkb_t_cdf(double t, double df);
+double dkb_t_quantile(double p, double df);
+
+/* One benchmark measured in n separate processes, the unit of replication
+ * (doc/BENCH-STATISTICS.md §11): est[j] is process j's estimate, half[j]
+ * the half-width of its 95% interval within that process (half may be
+ * NULL: unknown). */
+typedef struct dkb_process_summary {
+    size_t n;             /* processes */
+    dkb_interval ci;      /* mean of est, +- t(1 - (1 - c)/2, n - 1) s / sqrt(n) */
+    double stddev;        /* s: of the processes' estimates (divisor n - 1) */
+    double within_var;    /* mean of (half[j] / 1.959964)^2: an estimate's variance within its process */
+    double between_share; /* max(0, s^2 - within_var) / s^2: 0 when s is 0 */
+} dkb_process_summary;
+/* Needs n >= 2 finite estimates (and finite, non-negative halves). */
+bool dkb_process_summarize(const double *est, const double *half, size_t n, double confidence,
+                           dkb_process_summary *out);
+
+/* The change from n_old processes' estimates to n_new others' (each side
+ * at least 2): Welch's t test of the two means on the log scale (delta
+ * method), d = ln(mean(new) / mean(old)), SE^2 = s_old^2 / (n_old
+ * mean(old)^2) + s_new^2 / (n_new mean(new)^2), Welch-Satterthwaite
+ * degrees of freedom; rel = exp(d +- t SE) - 1 with t the 1 - sig/2
+ * quantile, p two-sided from t = d / SE. Both means must be positive.
+ * With SE = 0 (exact counts): p = 1 for equal means, 0 otherwise, rel of
+ * width 0. Verdicts as dkb_change_test's when p < significance; when not,
+ * DKB_UNRESOLVED if out->resolution > noise, else DKB_NO_CHANGE. */
+bool dkb_change_processes(const double *old_est, size_t n_old, const double *new_est,
+                          size_t n_new, double noise, double significance, dkb_change *out);
+/* The same for n pairs run side by side in time (old_est[k] beside
+ * new_est[k], n >= 2, every value positive): the paired t test of
+ * l_k = ln(new_est[k] / old_est[k]), d = mean l, SE = s_l / sqrt(n), df
+ * n - 1; drift common to a pair cancels. */
+bool dkb_change_paired(const double *old_est, const double *new_est, size_t n, double noise,
+                       double significance, dkb_change *out);
+
+/* "no change", "within noise", "improved", "regressed", "unresolved": also the words the
  * JSON and CSV files write, and a baseline's verdicts are read back by. */
 const char *dkb_verdict_name(dkb_verdict v);
 

@@ -255,6 +255,8 @@ const char *dkb_verdict_name(dkb_verdict v)
         return "improved";
     case DKB_REGRESSED:
         return "regressed";
+    case DKB_UNRESOLVED:
+        return "unresolved";
     }
     return "unknown verdict";
 }
