@@ -321,6 +321,22 @@ typedef struct dk_bench_estimate {
      * of this name, the fact behind that no_change, which a caller should
      * test rather than the text. */
     int not_in_baseline;
+    /* Added after not_in_baseline (same rule as above). The processes the
+     * estimate comes from: >= 2, each benchmark measured in that many
+     * fresh processes and the interval of their mean; 1, within one
+     * process (dk_bench_run measures in the calling process: its interval
+     * does not hold the spread between processes); 0, an external body,
+     * whose every run is a process. between_share: the part of the spread
+     * of the processes' estimates that is between processes (NaN with
+     * fewer than 2). resolution: the smallest relative change the change
+     * test could call significant (0 when not computed). change_by_process:
+     * 1 when the change compares processes' estimates. A caller built
+     * before these were added never sees DK_BENCH_UNRESOLVED (it gets
+     * DK_BENCH_NO_CHANGE). */
+    size_t processes;
+    double between_share;
+    double resolution;
+    int change_by_process;
 } dk_bench_estimate;
 
 /*

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libdkbench/cli.h"
 #include "libdkbench/compare.h"
 #include "libdkbench/harness.h"
 #include "common/error.h"
@@ -301,6 +302,20 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
             get_str(p, v, "change", "verdict", verdict, sizeof verdict) ||
             get_num(p, v, "change", "baseline_slope", &m->baseline_slope))
             return p->err;
+        const dk_json *res = dk__json_get(v, "resolution"), *basis = dk__json_get(v, "basis");
+        if (res != NULL && (get_num(p, v, "change", "resolution", &m->change.resolution) ||
+                            !(m->change.resolution >= 0)))
+            return p->err ? p->err
+                          : schema_err(p, res, "change", "resolution", "must be a number >= 0");
+        if (basis != NULL) {
+            char b[16];
+            if (get_str(p, v, "change", "basis", b, sizeof b))
+                return p->err;
+            if (strcmp(b, "processes") != 0 && strcmp(b, "samples") != 0)
+                return schema_err(p, basis, "change", "basis",
+                                  "must be \"processes\" or \"samples\"");
+            m->change_by_process = strcmp(b, "processes") == 0;
+        }
         m->change.verdict = verdict_of(verdict, &ok);
         if (!ok)
             return schema_err(p, dk__json_get(v, "verdict"), "change", "verdict",
@@ -308,6 +323,40 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
     } else if (v->type != DK_JSON_NULL) {
         return schema_err(p, v, w, "change", "must be an object or null");
     }
+    return 0;
+}
+
+/* A measure's per-process estimates ("processes": null, absent, or
+ * {"estimates": [...], "halves": [...], ...} with one value per process of
+ * the result), summarized again here rather than trusted. */
+static int read_processes(jparser *p, const dk_json *o, const dkb_result *r, dkb_measure *m)
+{
+    const dk_json *v = dk__json_get(o, "processes");
+    if (v == NULL || v->type == DK_JSON_NULL)
+        return 0;
+    const char *w = "processes";
+    if (v->type != DK_JSON_OBJ)
+        return schema_err(p, v, "measure", w, "must be an object or null");
+    if (r->n_processes < 2)
+        return schema_err(p, v, "measure", w, "is given but the result has fewer than 2 processes");
+    const char *keys[2] = {"estimates", "halves"};
+    double **arrays[2] = {&m->proc, &m->proc_half};
+    for (int k = 0; k < 2; k++) {
+        const dk_json *a = need(p, v, w, keys[k], DK_JSON_ARR);
+        if (a == NULL)
+            return p->err;
+        if (a->n != r->n_processes)
+            return schema_err(p, a, w, keys[k], "must hold one value per process");
+        if (get_array(p, v, w, keys[k], r->n_processes, arrays[k]))
+            return p->err;
+        for (size_t j = 0; j < r->n_processes; j++)
+            if (!isfinite((*arrays[k])[j]) || (k == 1 && (*arrays[k])[j] < 0))
+                return schema_err(p, a, w, keys[k],
+                                  k == 0 ? "must hold finite numbers"
+                                         : "must hold finite numbers >= 0");
+    }
+    if (!dkb_process_summarize(m->proc, m->proc_half, r->n_processes, 0.95, &m->procs))
+        return schema_err(p, v, "measure", w, dkb_last_error());
     return 0;
 }
 
@@ -365,9 +414,16 @@ static int read_result(jparser *p, const dk_json *o, dkb_result *r)
         get_str(p, o, w, "stop_reason", r->stop_reason, sizeof r->stop_reason) ||
         get_num(p, o, w, "warmup_s", &r->warmup_s) ||
         get_num(p, o, w, "measure_s", &r->measure_s) ||
+        (dk__json_get(o, "processes") != NULL &&
+         get_count(p, o, w, "processes", &r->n_processes)) ||
+        (dk__json_get(o, "one_process") != NULL &&
+         get_str(p, o, w, "one_process", r->one_process, sizeof r->one_process)) ||
         get_bool(p, o, w, "moved_levels", &r->moved_levels) ||
         get_array(p, o, w, "iterations", r->n_samples, &r->iterations))
         return p->err;
+    if (r->n_processes > DKB_MAX_PROCESSES)
+        return schema_err(p, dk__json_get(o, "processes"), w, "processes",
+                          "more than " DKB_STR(DKB_MAX_PROCESSES) " processes");
     /* Preempted samples (left out of the time estimate); optional, as in
      * files written before they were recorded. */
     if (dk__json_get(o, "switches_counted") != NULL &&
@@ -444,7 +500,8 @@ static int read_result(jparser *p, const dk_json *o, dkb_result *r)
     r->n_measures = v->n;
     for (size_t i = 0; i < v->n; i++)
         if (read_measure(p, &v->kids[i], r->n_samples, &r->m[i]) != 0 ||
-            fit_samples(p, &v->kids[i], r, &r->m[i]) != 0)
+            fit_samples(p, &v->kids[i], r, &r->m[i]) != 0 ||
+            read_processes(p, &v->kids[i], r, &r->m[i]) != 0)
             return p->err;
     return 0;
 }
@@ -520,19 +577,6 @@ out:
     return rc;
 }
 
-static int baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn)
-{
-    if (dir == NULL || name == NULL || name[0] == 0 || strchr(name, '/') != NULL ||
-        strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return dkb_fail(DK_EINVAL, "%s: the baseline name \"%s\" must be non-empty and have no '/'",
-                        fn, name ? name : "(null)");
-    if (dir[0] == '\0') /* else "/NAME.json", at the root */
-        return dkb_fail(DK_EINVAL, "%s: the results directory must not be empty", fn);
-    if ((size_t)snprintf(out, size, "%s/%s.json", dir, name) >= size)
-        return dkb_fail(DK_EINVAL, "%s: the baseline path %s/%s.json is too long", fn, dir, name);
-    return 0;
-}
-
 int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_t *n)
 {
     char path[4096];
@@ -541,7 +585,7 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
     int rc;
     if (out == NULL || n == NULL)
         return dkb_fail(DK_EINVAL, "dkb_baseline_load: out and n must not be NULL");
-    if ((rc = baseline_path(path, sizeof path, dir, name, "dkb_baseline_load")) != 0 ||
+    if ((rc = dkb__baseline_path(path, sizeof path, dir, name, "dkb_baseline_load")) != 0 ||
         (rc = read_file(path, &buf, &len)) != 0)
         return rc;
     rc = dkb__baseline_parse(path, buf, len, out, n);
@@ -688,80 +732,5 @@ out:
         dkb_result_free(&rs[i]);
     free(rs);
     dk__json_free(&root);
-    return rc;
-}
-
-int dkb_baseline_check(const char *dir, const char *name, bool *created)
-{
-    char path[4096], tmp[4200];
-    *created = false;
-    int rc = baseline_path(path, sizeof path, dir, name, "--save-baseline");
-    if (rc != 0)
-        return rc;
-    if (mkdir(dir, 0777) == 0)
-        *created = true;
-    else if (errno != EEXIST)
-        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir,
-                        strerror(errno));
-    /* A file made and removed at once: the one sure test that the
-     * baseline can be written there (access() ignores read-only mounts
-     * and ACLs on some systems). */
-    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = dkb_fail(DK_EOS, "baseline %s: cannot create a file in %s (%s)", path, dir,
-                      strerror(errno));
-        if (*created && rmdir(dir) == 0)
-            *created = false;
-        return rc;
-    }
-    close(fd);
-    unlink(tmp);
-    /* The file is renamed onto the path at the end: a directory there
-     * would refuse it only after every run. */
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return dkb_fail(DK_EOS, "baseline %s: is a directory; name another baseline", path);
-    return 0;
-}
-
-int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,
-                      const dkb_result *const *results, size_t n)
-{
-    char path[4096], tmp[4200];
-    int rc = baseline_path(path, sizeof path, dir, name, "dkb_baseline_save");
-    if (rc != 0)
-        return rc;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir,
-                        strerror(errno));
-    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return dkb_fail(DK_EOS, "baseline %s: cannot create a temporary file in %s (%s)", path, dir,
-                        strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        rc = dkb_fail(DK_EOS, "baseline %s: fdopen failed (%s)", path, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return rc;
-    }
-    rc = dkb_report_json(f, run, results, n);
-    if (rc == 0 && fsync(fileno(f)) != 0)
-        rc = dkb_fail(DK_EOS, "baseline %s: fsync failed (%s)", path, strerror(errno));
-    if (fclose(f) != 0 && rc == 0)
-        rc = dkb_fail(DK_EOS, "baseline %s: writing failed (%s)", path, strerror(errno));
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = dkb_fail(DK_EOS, "baseline %s: cannot rename %s onto it (%s)", path, tmp,
-                      strerror(errno));
-    if (rc != 0) {
-        if (strstr(dkb_last_error(), "JSON report") != NULL) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", dkb_last_error());
-            rc = dkb_fail(rc, "baseline %s: %s", path, why);
-        }
-        unlink(tmp);
-    }
     return rc;
 }

@@ -21,7 +21,9 @@ static const char usage[] =
     "  -e, --events EV,...   events to count (default instructions,cycles,branches,branch-misses)\n"
     "  --time S              measurement budget per benchmark in seconds (0.2)\n"
     "  --warm-up S           warm-up bound per benchmark in seconds (0.08)\n"
-    "  --samples N           exactly N samples, no adaptive stop\n"
+    "  --samples N           exactly N samples per process, no adaptive stop\n"
+    "  --processes N         measure each benchmark in N fresh processes (10); 1: in\n"
+    "                        this process only (its interval then ignores placement)\n"
     "  --precision P         stop when every CI half-width <= P x estimate (0.01)\n"
     "  --noise P             changes within +-P count as noise (0.01)\n"
     "  --save-baseline NAME  save the results as baseline NAME\n"
@@ -35,7 +37,7 @@ static const char usage[] =
     "  --p-cores             macOS: ask for the performance cores (QoS user-interactive)\n"
     "  -h, --help            this help\n"
     "Environment: DKBENCH_FILTER, DKBENCH_EVENTS, DKBENCH_TIME, DKBENCH_WARM_UP,\n"
-    "DKBENCH_SAMPLES, DKBENCH_PRECISION, DKBENCH_NOISE, DKBENCH_OUTPUT_DIR, DKBENCH_SEED,\n"
+    "DKBENCH_SAMPLES, DKBENCH_PROCESSES, DKBENCH_PRECISION, DKBENCH_NOISE, DKBENCH_OUTPUT_DIR, DKBENCH_SEED,\n"
     "DKBENCH_BASELINE, DKBENCH_SAVE_BASELINE, DKBENCH_QUIET=1, NO_COLOR; options win.\n";
 
 static const char default_events[] = "instructions,cycles,branches,branch-misses";
@@ -108,6 +110,12 @@ static int apply(dkb_options *o, const char *prog, const char *what, const char 
                 return bad(prog, what, v, "at most 1000000 samples");
             o->cfg.samples = (size_t)u;
         }
+    } else if (strcmp(key, "processes") == 0) {
+        if ((rc = parse_u64(prog, what, v, 1, &u)) == 0) {
+            if (u > DKB_MAX_PROCESSES)
+                return bad(prog, what, v, "at most " DKB_STR(DKB_MAX_PROCESSES) " processes");
+            o->processes = (size_t)u;
+        }
     } else if (strcmp(key, "precision") == 0) {
         rc = parse_double(prog, what, v, 1e-6, 1, &o->cfg.precision);
     } else if (strcmp(key, "noise") == 0) {
@@ -138,6 +146,7 @@ static const struct {
     {"DKBENCH_TIME", "time"},
     {"DKBENCH_WARM_UP", "warm-up"},
     {"DKBENCH_SAMPLES", "samples"},
+    {"DKBENCH_PROCESSES", "processes"},
     {"DKBENCH_PRECISION", "precision"},
     {"DKBENCH_NOISE", "noise"},
     {"DKBENCH_OUTPUT_DIR", "results-dir"},
@@ -154,6 +163,7 @@ static const struct {
     {"--time", NULL, "time"},
     {"--warm-up", NULL, "warm-up"},
     {"--samples", NULL, "samples"},
+    {"--processes", NULL, "processes"},
     {"--precision", NULL, "precision"},
     {"--noise", NULL, "noise"},
     {"--save-baseline", NULL, "save-baseline"},
@@ -186,6 +196,7 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
     memset(o, 0, sizeof *o);
     dkb_config_defaults(&o->cfg);
     o->noise = 0.01;
+    o->processes = DKB_DEFAULT_PROCESSES;
     o->results_dir = DK_BENCH_RESULTS_DIR;
     o->events = default_events;
     snprintf(o->events_from, sizeof o->events_from, "events");

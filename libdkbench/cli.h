@@ -11,6 +11,12 @@
 #include "common/error.h"
 #include "libdkbench/harness.h"
 
+/* Processes a benchmark is measured in by default, and at most. */
+#define DKB_DEFAULT_PROCESSES 10
+#define DKB_MAX_PROCESSES 1000
+#define DKB_STR2(x) #x
+#define DKB_STR(x) DKB_STR2(x)
+
 typedef struct dkb_options {
     dkb_config cfg;
     const char *filter;
@@ -18,6 +24,7 @@ typedef struct dkb_options {
     const char *events;
     bool list, quiet, verbose, compare, p_cores;
     double noise;
+    size_t processes; /* --processes: fresh processes per benchmark, 1: this one */
     const char *save_baseline, *baseline, *results_dir;
     const char *json, *csv, *markdown, *gbench, *html;
 } dkb_options;

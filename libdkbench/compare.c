@@ -102,6 +102,21 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
             snprintf(m->no_change, sizeof m->no_change, "the baseline did not measure it");
             continue;
         }
+        /* Both measured in several processes: the process is the unit,
+         * and the test is of the processes' estimates (§11). */
+        m->change_by_process = false;
+        if (r->n_processes >= 2 && old->n_processes >= 2 && m->procs.n >= 2 && om->procs.n >= 2 &&
+            m->proc != NULL && om->proc != NULL) {
+            if (dkb_change_processes(om->proc, om->procs.n, m->proc, m->procs.n, noise, 0.05,
+                                     &m->change)) {
+                m->has_change = m->change_by_process = true;
+                m->baseline_slope = om->slope.point;
+                compared++;
+            } else {
+                snprintf(m->no_change, sizeof m->no_change, "%s", dkb_last_error());
+            }
+            continue;
+        }
         dkb_fit line;
         if (!dkb_headline_line(r, m, &line)) {
             snprintf(m->no_change, sizeof m->no_change, "this run has no estimate of it");

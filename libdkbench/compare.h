@@ -39,7 +39,10 @@ bool dkb_headline_line(const dkb_result *r, const dkb_measure *m, dkb_fit *line)
 double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k);
 
 /* Compare every available measure of r with the measure of the same name
- * in old, on dkb_change_values of both sides: dkb_change_test_median for
+ * in old. When both were measured in several processes, on the processes'
+ * estimates (dkb_change_processes: the process is the unit of
+ * replication; change_by_process is set). Otherwise, within one process,
+ * on dkb_change_values of both sides: dkb_change_test_median for
  * the Theil-Sen answer (time), whose median pair slope a minority of
  * disturbed samples does not move, and for the median of an external
  * body's runs; dkb_change_test (means) for the rest;

@@ -20,6 +20,7 @@
 #include "libdkbench/compare.h"
 #include "common/error.h"
 #include "libdkbench/harness.h"
+#include "libdkbench/processes.h"
 #include "libdkbench/report.h"
 #include "libdkbench/report_common.h"
 #include "common/signals.h"
@@ -346,6 +347,68 @@ static void release_signals(held_signals *h)
     }
 }
 
+/* Measure the entries chosen[first .. first + count) in this process (a
+ * --compare group interleaved) into rs; 0 or the harness's code. */
+static int measure_here(const dkb_config *cfg, dkb_source *src, const dkb_plan *plan,
+                        const size_t *chosen, size_t first, size_t count, dkb_result *rs)
+{
+    if (count == 1)
+        return dkb_measure_one(cfg, src, plan, dkb_registry_at(chosen[first]), rs);
+    dkb_entry *group = malloc(count * sizeof *group);
+    if (group == NULL)
+        return dkb_fail(DK_ENOMEM, "out of memory");
+    for (size_t j = 0; j < count; j++)
+        group[j] = *dkb_registry_at(chosen[first + j]);
+    int rc = dkb_measure_interleaved(cfg, src, plan, group, count, rs);
+    free(group);
+    return rc;
+}
+
+/* A worker process (processes.h): measure its share of the benchmarks it
+ * was given and hand the results back on its descriptor. Nothing is
+ * printed but a failure. */
+static int run_worker(const char *prog, dkb_options *o, const dkb_worker *w, dkb_source *src,
+                      const dkb_plan *plan, const dkb_run_info *run, const size_t *chosen, size_t n,
+                      dkb_result *results)
+{
+    FILE *f = fdopen(w->fd, "w");
+    if (f == NULL) {
+        dkb_say("%s: worker process: cannot write to descriptor %d: %s", prog, w->fd,
+                strerror(errno));
+        return 1;
+    }
+    fcntl(w->fd, F_SETFD, FD_CLOEXEC);
+    /* First of all: this program does act as a worker when run again. */
+    fputs(DKB_WORKER_HELLO, f);
+    fflush(f);
+    int rc = 0;
+    if (w->first > n || w->count > n - w->first) {
+        rc = dkb_fail(DK_EINVAL, "the program chose %zu benchmarks, not the %zu asked of it", n,
+                      w->first + w->count);
+    } else {
+        for (size_t j = 0; j < w->count && rc == 0; j++)
+            if (dkb_registry_at(chosen[w->first + j])->body != NULL)
+                rc = dkb_fail(DK_EINVAL, "an external body is not measured in a worker");
+    }
+    dkb_worker_config(&o->cfg, w);
+    if (rc == 0)
+        rc = measure_here(&o->cfg, src, plan, chosen, w->first, w->count, results);
+    const dkb_result *rp[DKB_MAX_PROCESSES];
+    for (size_t j = 0; rc == 0 && j < w->count && j < DKB_MAX_PROCESSES; j++)
+        rp[j] = &results[j];
+    if (rc == 0)
+        rc = dkb_report_json(f, run, rp, w->count);
+    if (fclose(f) != 0 && rc == 0)
+        rc = dkb_fail(DK_EOS, "worker process: writing the results: %s", strerror(errno));
+    if (rc != 0) {
+        dkb_say("%s: %s", prog, dkb_last_error());
+        return 1;
+    }
+    for (size_t j = 0; j < w->count; j++)
+        dkb_result_free(&results[j]);
+    return 0;
+}
+
 int dk_bench_main(int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
@@ -360,6 +423,20 @@ int dk_bench_main(int argc, char **argv)
     if (dkb_registry_load_error()[0] != '\0') {
         dkb_say("%s: %s", prog, dkb_registry_load_error());
         return 2;
+    }
+    dkb_worker worker;
+    int is_worker = dkb_worker_from_env(&worker);
+    if (is_worker < 0) {
+        dkb_say("%s: %s", prog, dkb_last_error());
+        return 2;
+    }
+    if (is_worker) {
+        /* A worker measures and hands back; the parent reports, compares
+         * and saves. */
+        o.quiet = true;
+        o.list = false;
+        o.baseline = o.save_baseline = NULL;
+        o.json = o.csv = o.markdown = o.gbench = o.html = NULL;
     }
     regex_t re;
     bool have_re = o.filter != NULL && o.filter[0] != '\0';
@@ -376,6 +453,9 @@ int dk_bench_main(int argc, char **argv)
     size_t total = dkb_registry_count();
     size_t *chosen = calloc(total ? total : 1, sizeof *chosen);
     char *evbuf = strdup(o.events);
+    char **args = calloc((size_t)(argc > 0 ? argc : 0) + 1, sizeof *args);
+    char exe[4096] = "";
+    const char *one_process = "";
     dkb_result *results = calloc(total ? total : 1, sizeof *results);
     const dkb_result **rp = calloc(total ? total : 1, sizeof *rp);
     const dkb_result **bp = calloc(total ? total : 1, sizeof *bp);
@@ -392,7 +472,8 @@ int dk_bench_main(int argc, char **argv)
     const size_t n_rf = sizeof rf / sizeof rf[0];
     bool made_results_dir = false;
     int status = 0;
-    if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL) {
+    if (chosen == NULL || evbuf == NULL || results == NULL || rp == NULL || bp == NULL ||
+        args == NULL) {
         dkb_say("%s: out of memory", prog);
         status = 1;
         goto out;
@@ -485,8 +566,29 @@ int dk_bench_main(int argc, char **argv)
     }
     dkb_run_info run;
     dkb_run_info_fill(&run, &o.cfg, o.noise, o.baseline, &src);
+    if (is_worker) {
+        status = run_worker(prog, &o, &worker, &src, &plan, &run, chosen, n, results);
+        goto out;
+    }
     if (src.why_no_counters[0] == '\0')
         say_unavailable(prog, &plan, &run);
+    /* Each benchmark is measured in fresh processes of this program: where
+     * things land in memory is fixed for a process's life and differs
+     * between processes, and moves a time by more than one process's
+     * interval shows (doc/BENCH-STATISTICS.md §11). */
+    bool in_processes = o.processes >= 2;
+    if (!in_processes) {
+        one_process = "--processes 1";
+    } else if (!dkb_self_exe(exe, sizeof exe)) {
+        in_processes = false;
+        one_process = "this program cannot be re-executed";
+        dkb_say("%s: measuring within this one process: %s", prog, dkb_last_error());
+    } else {
+        for (int a = 0; a < argc; a++)
+            args[a] = argv[a];
+        /* The workers take the counters; this process holds none. */
+        dkb_source_close_dkperf(&src);
+    }
     bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 
     for (size_t i = 0; i < n && stop_signal == 0;) {
@@ -501,21 +603,32 @@ int dk_bench_main(int argc, char **argv)
         }
         if (e->body != NULL) {
             rc = dkb_measure_body(&o.cfg, e, &results[done]);
-        } else if (k > 1) {
-            /* Registered together: consecutive entries of the registry. */
-            dkb_entry *group = malloc(k * sizeof *group);
-            if (group == NULL) {
-                dkb_say("%s: out of memory", prog);
-                status = 1;
-                break;
+        } else if (in_processes) {
+            rc = dkb_measure_processes(&o.cfg, exe, args, i, k, o.processes, &stop_signal,
+                                       &results[done]);
+            if (rc == DK_ENOTSUP) {
+                /* Not a program that can be run again as a worker: this
+                 * benchmark and the rest are measured here. */
+                dkb_say("%s: measuring within this one process: %s", prog, dkb_last_error());
+                in_processes = false;
+                one_process = "this program does not act as a worker when run again";
+                if (dkb_source_open_dkperf(&src) != 0 && src.self == NULL) {
+                    dkb_say("%s: %s", prog, dkb_last_error());
+                    status = 1;
+                    break;
+                }
+                continue;
             }
-            for (size_t j = 0; j < k; j++)
-                group[j] = *dkb_registry_at(chosen[i + j]);
-            rc = dkb_measure_interleaved(&o.cfg, &src, &plan, group, k, &results[done]);
-            free(group);
         } else {
-            rc = dkb_measure_one(&o.cfg, &src, &plan, e, &results[done]);
+            rc = measure_here(&o.cfg, &src, &plan, chosen, i, k, &results[done]);
+            for (size_t j = 0; rc == 0 && j < k; j++) {
+                results[done + j].n_processes = 1;
+                snprintf(results[done + j].one_process, sizeof results[done + j].one_process, "%s",
+                         one_process);
+            }
         }
+        if (rc != 0 && stop_signal != 0)
+            break; /* no report of a run cut short */
         if (rc != 0) {
             /* The harness's messages start with the benchmark's name (in a
              * group, the member that failed). */
@@ -594,5 +707,6 @@ out:
     free(bp);
     free(chosen);
     free(evbuf);
+    free(args);
     return status;
 }

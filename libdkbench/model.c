@@ -19,5 +19,8 @@ void dkb_result_free(dkb_result *r)
         r->m[i].y = NULL;
         free(r->m[i].outlier_class);
         r->m[i].outlier_class = NULL;
+        free(r->m[i].proc);
+        free(r->m[i].proc_half);
+        r->m[i].proc = r->m[i].proc_half = NULL;
     }
 }

@@ -42,6 +42,9 @@ typedef struct dkb_measure {
     bool has_change;
     dkb_change change;
     double baseline_slope;
+    /* The change compares the processes' estimates (true) or, where one
+     * side was measured in one process, the samples (false). */
+    bool change_by_process;
     /* After a comparison, why this measure has no change ("" otherwise):
      * not in the baseline, no estimate on one side, or the test refused. */
     char no_change[256];
@@ -55,6 +58,11 @@ typedef struct dkb_measure {
     /* Samples `slope` was computed from: for time, those not preempted, or
      * every sample when too few of them are left (see dkb_estimate). */
     size_t n_fit;
+    /* Measured in several processes (the result's n_processes >= 2): each
+     * process's own estimate and the half-width of its interval (malloc'ed,
+     * n_processes each), and their summary, whose interval is `slope`'s. */
+    double *proc, *proc_half;
+    dkb_process_summary procs;
 } dkb_measure;
 
 /* One benchmark's result. */
@@ -84,6 +92,12 @@ typedef struct dkb_result {
     size_t n_preempted;
     /* A baseline was compared with, and it has no result of this name. */
     bool not_in_baseline;
+    /* The processes the estimates come from (processes.c): n >= 2, the
+     * process is the unit (each measure's proc); 1, measured within one
+     * process, one_process says why; 0, an external body, whose every run
+     * is a process of its own. */
+    size_t n_processes;
+    char one_process[160];
 } dkb_result;
 
 /* What is common to every result of one run. */

@@ -41,6 +41,10 @@ int dkb_baseline_load(const char *dir, const char *name, dkb_result **out, size_
  * missing (*created says so: the caller removes it if the run saves
  * nothing). */
 int dkb_baseline_check(const char *dir, const char *name, bool *created);
+/* dir/name.json into out, after checking name (non-empty, no '/', not "."
+ * or "..") and dir (non-empty); fn names the caller in the error. Returns
+ * 0 or DK_EINVAL. */
+int dkb__baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn);
 /* The reader behind dkb_baseline_load, on the len bytes of text already
  * read from path (which its errors name). */
 int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out,

@@ -101,6 +101,32 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     fputc(',', out);
     opt_interval(out, est, "ols_slope", &m->ols_slope);
     fputc(',', out);
+    key(out, "processes");
+    if (est && m->procs.n >= 2 && m->proc != NULL && m->proc_half != NULL) {
+        fputc('{', out);
+        key(out, "estimates");
+        fputc('[', out);
+        for (size_t j = 0; j < m->procs.n; j++) {
+            fputs(j ? "," : "", out);
+            dk__json_number(out, m->proc[j]);
+        }
+        fputs("],", out);
+        key(out, "halves");
+        fputc('[', out);
+        for (size_t j = 0; j < m->procs.n; j++) {
+            fputs(j ? "," : "", out);
+            dk__json_number(out, m->proc_half[j]);
+        }
+        fputs("],", out);
+        num(out, "stddev", m->procs.stddev);
+        fputc(',', out);
+        num(out, "within_var", m->procs.within_var);
+        fputc(',', out);
+        num(out, "between_share", m->procs.between_share);
+        fputs("},", out);
+    } else {
+        fputs("null,", out);
+    }
     key(out, "per_iter");
     fputc('{', out);
     opt_num(out, est, "mean", m->per_iter.mean);
@@ -145,6 +171,10 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
         str(out, "verdict", dkb_verdict_name(m->change.verdict));
         fputc(',', out);
         num(out, "baseline_slope", m->baseline_slope);
+        fputc(',', out);
+        num(out, "resolution", m->change.resolution);
+        fputc(',', out);
+        str(out, "basis", m->change_by_process ? "processes" : "samples");
         fputc('}', out);
     } else {
         fputs("null", out);
@@ -177,6 +207,10 @@ static void result(FILE *out, const dkb_result *r)
     num(out, "warmup_s", r->warmup_s);
     fputc(',', out);
     num(out, "measure_s", r->measure_s);
+    fputc(',', out);
+    num(out, "processes", (double)r->n_processes);
+    fputc(',', out);
+    str(out, "one_process", r->one_process);
     fputc(',', out);
     key(out, "levels");
     fputc('[', out);

@@ -116,9 +116,13 @@ static void change_lines(FILE *out, const dkb_measure *m, bool color)
     char label[160], name[128];
     dk__untrusted(name, sizeof name, m->name);
     snprintf(label, sizeof label, "change (%s):", name);
-    fprintf(out, "  %-18s [%+.2f%% %+.2f%% %+.2f%%] (p = %.2f %s %.2f)\n", label, 100 * c->rel.lo,
+    fprintf(out, "  %-18s [%+.2f%% %+.2f%% %+.2f%%] (p = %.2f %s %.2f)", label, 100 * c->rel.lo,
             100 * c->rel.point, 100 * c->rel.hi, c->p_value,
             c->p_value < SIGNIFICANCE ? "<" : ">=", SIGNIFICANCE);
+    if (m->change_by_process)
+        fprintf(out, ", resolves +-%.2f%%\n", 100 * c->resolution);
+    else
+        fputs(", within one process\n", out);
     const char *words, *paint = NULL;
     switch (c->verdict) {
     case DKB_IMPROVED:
@@ -132,12 +136,34 @@ static void change_lines(FILE *out, const dkb_measure *m, bool color)
     case DKB_WITHIN_NOISE:
         words = "Change within noise threshold.";
         break;
+    case DKB_UNRESOLVED:
+        words = "Cannot be resolved here: the spread between processes hides changes this small.";
+        paint = YELLOW;
+        break;
     default:
         words = "No change in performance detected.";
         break;
     }
     fprintf(out, "  %-18s %s%s%s\n", "", color && paint ? paint : "", words,
             color && paint ? RESET : "");
+}
+
+/* Where the estimates come from: several processes (the process is the
+ * unit: how much of the spread is between them), or one. */
+static void processes_line(FILE *out, const dkb_result *r, const dkb_measure *t)
+{
+    if (r->n_processes >= 2 && t != NULL && t->procs.n >= 2)
+        fprintf(out,
+                "  %-18s %zu, each estimated alone; %.0f%% of the time's spread is between them\n",
+                "processes:", r->n_processes, 100 * t->procs.between_share);
+    else if (r->n_processes >= 2)
+        fprintf(out, "  %-18s %zu\n", "processes:", r->n_processes);
+    else if (r->n_processes == 1) {
+        fprintf(out, "  %-18s 1 (", "processes:");
+        dk__put_untrusted(out, r->one_process[0] ? r->one_process : "one process");
+        fputs("): the intervals describe this process only, not the spread between processes\n",
+              out);
+    }
 }
 
 static void outlier_line(FILE *out, const dkb_result *r, const dkb_measure *t, bool verbose)
@@ -232,12 +258,17 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
         }
     }
     const dkb_measure *t = nm > 0 && dkb__has_estimates(r, &r->m[0]) ? &r->m[0] : NULL;
+    processes_line(out, r, t);
     derived_lines(out, r);
     if (t && r->throughput_kind != DKB_THROUGHPUT_NONE)
         throughput_line(out, r, t);
-    for (size_t i = 0; i < nm; i++)
-        if (r->m[i].available && r->m[i].has_change)
-            change_lines(out, &r->m[i], color);
+    /* Counts first: where the hardware counts events, an instruction count
+     * does not move with where the process landed in memory, as time does,
+     * and its verdict is the one to lean on (doc/BENCH-STATISTICS.md §11). */
+    for (int counts = 1; counts >= 0; counts--)
+        for (size_t i = 0; i < nm; i++)
+            if (r->m[i].available && r->m[i].has_change && (r->m[i].unit[0] == '\0') == counts)
+                change_lines(out, &r->m[i], color);
     if (unmeasured[0] != '\0')
         fprintf(out, "  %-18s %s (why: said above; -v repeats it here)\n",
                 "not measured:", unmeasured);

@@ -407,6 +407,10 @@ int dk_bench_run(const dk_bench_options *opt, dk_bench_results **out)
         } else if ((rc = open_source(&src, &src_open, &plan)) == 0) {
             rc = dkb_measure_one(&cfg, &src, &plan, e, r);
             dkb_run_info_fill(&res->run, &cfg, o.noise, o.baseline, &src);
+            /* No argv to re-execute: the calling process is the one measured. */
+            r->n_processes = 1;
+            snprintf(r->one_process, sizeof r->one_process,
+                     "dk_bench_run measures in the calling process");
         }
         if (rc != 0)
             break;
@@ -523,6 +527,14 @@ int dk_bench_results_estimate(const dk_bench_results *r, size_t index, const cha
     e.verdict = (dk_bench_verdict)m->change.verdict;
     e.no_change = m->no_change;
     e.not_in_baseline = res->not_in_baseline;
+    e.processes = res->n_processes;
+    e.between_share = m->procs.n >= 2 ? m->procs.between_share : NAN;
+    e.resolution = m->has_change ? m->change.resolution : 0;
+    e.change_by_process = m->change_by_process;
+    /* A caller that does not know the processes does not know the verdict
+     * that needs them either. */
+    if (known < offsetof(dk_bench_estimate, processes) && e.verdict == DK_BENCH_UNRESOLVED)
+        e.verdict = DK_BENCH_NO_CHANGE;
     memset(out, 0, size);
     memcpy(out, &e, known);
     return 0;

@@ -192,6 +192,14 @@ static void run(const dkb_config *c, dkb_source *src, const char *const *ev, siz
 
 static const char *const four[] = {"instructions", "cycles", "branches", "branch-misses"};
 
+/* This binary is a test runner, not a benchmark program: run again, it
+ * would not act as a worker, so dk_bench_main measures within this process
+ * here (the tests of the processes run real benchmark programs). */
+__attribute__((constructor)) static void measure_in_this_process(void)
+{
+    setenv("DKBENCH_PROCESSES", "1", 1);
+}
+
 TEST_CASE(linear_sampling_recovers_exact_slopes)
 {
     dkb_config c;
@@ -588,7 +596,6 @@ TEST_CASE(a_loop_left_early_or_never_entered_fails_the_benchmark)
     dkb_registry_clear();
 }
 
-/* dk_bench_main on argv[0..argc) with its stderr captured into err. */
 /* dk_bench_main with what it writes to fd (1 or 2) in buf. */
 static int main_capturing_fd(int fd, int argc, char **argv, char *err, size_t size)
 {

@@ -134,7 +134,7 @@ typedef struct dkb_process_summary {
     size_t n;             /* processes */
     dkb_interval ci;      /* mean of est, +- t(1 - (1 - c)/2, n - 1) s / sqrt(n) */
     double stddev;        /* s: of the processes' estimates (divisor n - 1) */
-    double within_var;    /* mean of (half[j] / 1.959964)^2: an estimate's variance within its process */
+    double within_var;    /* mean (half[j] / 1.959964)^2: variance within a process */
     double between_share; /* max(0, s^2 - within_var) / s^2: 0 when s is 0 */
 } dkb_process_summary;
 /* Needs n >= 2 finite estimates (and finite, non-negative halves). */
@@ -150,8 +150,8 @@ bool dkb_process_summarize(const double *est, const double *half, size_t n, doub
  * With SE = 0 (exact counts): p = 1 for equal means, 0 otherwise, rel of
  * width 0. Verdicts as dkb_change_test's when p < significance; when not,
  * DKB_UNRESOLVED if out->resolution > noise, else DKB_NO_CHANGE. */
-bool dkb_change_processes(const double *old_est, size_t n_old, const double *new_est,
-                          size_t n_new, double noise, double significance, dkb_change *out);
+bool dkb_change_processes(const double *old_est, size_t n_old, const double *new_est, size_t n_new,
+                          double noise, double significance, dkb_change *out);
 /* The same for n pairs run side by side in time (old_est[k] beside
  * new_est[k], n >= 2, every value positive): the paired t test of
  * l_k = ln(new_est[k] / old_est[k]), d = mean l, SE = s_l / sqrt(n), df

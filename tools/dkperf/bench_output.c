@@ -206,6 +206,7 @@ static const char *verdict_word(dk_bench_verdict v)
     return v == DK_BENCH_REGRESSED      ? "regressed"
            : v == DK_BENCH_IMPROVED     ? "improved"
            : v == DK_BENCH_WITHIN_NOISE ? "within noise"
+           : v == DK_BENCH_UNRESOLVED   ? "unresolved"
                                         : "no change";
 }
 

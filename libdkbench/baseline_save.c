@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * baseline_save.c - writing a baseline: the check before anything runs
+ * that it can be saved, and the save itself (the JSON report, written to a
+ * temporary file and renamed onto the baseline's path); baseline.c reads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "libdkbench/report.h"
+
+int dkb__baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn)
+{
+    if (dir == NULL || name == NULL || name[0] == 0 || strchr(name, '/') != NULL ||
+        strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return dkb_fail(DK_EINVAL, "%s: the baseline name \"%s\" must be non-empty and have no '/'",
+                        fn, name ? name : "(null)");
+    if (dir[0] == '\0') /* else "/NAME.json", at the root */
+        return dkb_fail(DK_EINVAL, "%s: the results directory must not be empty", fn);
+    if ((size_t)snprintf(out, size, "%s/%s.json", dir, name) >= size)
+        return dkb_fail(DK_EINVAL, "%s: the baseline path %s/%s.json is too long", fn, dir, name);
+    return 0;
+}
+
+int dkb_baseline_check(const char *dir, const char *name, bool *created)
+{
+    char path[4096], tmp[4200];
+    *created = false;
+    int rc = dkb__baseline_path(path, sizeof path, dir, name, "--save-baseline");
+    if (rc != 0)
+        return rc;
+    if (mkdir(dir, 0777) == 0)
+        *created = true;
+    else if (errno != EEXIST)
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir,
+                        strerror(errno));
+    /* A file made and removed at once: the one sure test that the
+     * baseline can be written there (access() ignores read-only mounts
+     * and ACLs on some systems). */
+    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot create a file in %s (%s)", path, dir,
+                      strerror(errno));
+        if (*created && rmdir(dir) == 0)
+            *created = false;
+        return rc;
+    }
+    close(fd);
+    unlink(tmp);
+    /* The file is renamed onto the path at the end: a directory there
+     * would refuse it only after every run. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return dkb_fail(DK_EOS, "baseline %s: is a directory; name another baseline", path);
+    return 0;
+}
+
+int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run,
+                      const dkb_result *const *results, size_t n)
+{
+    char path[4096], tmp[4200];
+    int rc = dkb__baseline_path(path, sizeof path, dir, name, "dkb_baseline_save");
+    if (rc != 0)
+        return rc;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return dkb_fail(DK_EOS, "baseline directory %s: cannot create it (%s)", dir,
+                        strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s/.%s.json.XXXXXX", dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return dkb_fail(DK_EOS, "baseline %s: cannot create a temporary file in %s (%s)", path, dir,
+                        strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        rc = dkb_fail(DK_EOS, "baseline %s: fdopen failed (%s)", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    rc = dkb_report_json(f, run, results, n);
+    if (rc == 0 && fsync(fileno(f)) != 0)
+        rc = dkb_fail(DK_EOS, "baseline %s: fsync failed (%s)", path, strerror(errno));
+    if (fclose(f) != 0 && rc == 0)
+        rc = dkb_fail(DK_EOS, "baseline %s: writing failed (%s)", path, strerror(errno));
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = dkb_fail(DK_EOS, "baseline %s: cannot rename %s onto it (%s)", path, tmp,
+                      strerror(errno));
+    if (rc != 0) {
+        if (strstr(dkb_last_error(), "JSON report") != NULL) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", dkb_last_error());
+            rc = dkb_fail(rc, "baseline %s: %s", path, why);
+        }
+        unlink(tmp);
+    }
+    return rc;
+}

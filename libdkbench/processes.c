@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * processes.c - a benchmark measured in several fresh processes: the
+ * worker's side (its variable, its share of the budget), running a worker
+ * and reading what it hands back, and the combination of the workers'
+ * results; see processes.h.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/error.h"
+#include "libdkbench/cli.h"
+#include "libdkbench/processes.h"
+#include "libdkbench/report.h"
+
+extern char **environ;
+
+/* What a worker may hand back: a results document of one benchmark or
+ * group, its samples included, is some kilobytes; 256 MiB is far past any. */
+#define MAX_WORKER_OUTPUT ((size_t)256 << 20)
+
+static bool parse_field(const char **s, size_t max, size_t *out)
+{
+    const char *p = *s;
+    if (*p < '0' || *p > '9')
+        return false;
+    size_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (max - (size_t)(*p - '0')) / 10)
+            return false;
+        v = v * 10 + (size_t)(*p - '0');
+    }
+    *out = v;
+    *s = p;
+    return true;
+}
+
+int dkb_worker_from_env(dkb_worker *w)
+{
+    const char *v = getenv(DKB_WORKER_ENV);
+    if (v == NULL)
+        return 0;
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", v);
+    bool long_value = strlen(v) >= sizeof copy;
+    unsetenv(DKB_WORKER_ENV);
+    size_t f[5];
+    const char *p = copy;
+    bool ok = !long_value;
+    for (int i = 0; ok && i < 5; i++) {
+        ok = parse_field(&p, i == 0 ? (size_t)INT_MAX : SIZE_MAX / 2, &f[i]) &&
+             *p == (i < 4 ? ':' : '\0');
+        p += i < 4;
+    }
+    if (!ok || f[2] == 0 || f[4] == 0 || f[4] > DKB_MAX_PROCESSES || f[3] >= f[4])
+        return dkb_fail(DK_EINVAL,
+                        "%s is set only by a benchmark program for the processes it starts; "
+                        "'%s' is not such a value (unset it)",
+                        DKB_WORKER_ENV, copy), -1;
+    if (fcntl((int)f[0], F_GETFD) == -1)
+        return dkb_fail(DK_EINVAL, "%s names descriptor %zu, which is not open (unset it)",
+                        DKB_WORKER_ENV, f[0]), -1;
+    *w = (dkb_worker){(int)f[0], f[1], f[2], f[3], f[4]};
+    return 1;
+}
+
+void dkb_worker_config(dkb_config *c, const dkb_worker *w)
+{
+    double of = (double)w->of;
+    c->time_budget /= of;
+    c->warmup_bound /= of;
+    c->min_time /= of;
+    c->seed += w->index;
+}
+
+bool dkb_self_exe(char *buf, size_t size)
+{
+#if defined(__linux__)
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    if (n <= 0 || (size_t)n >= size - 1) {
+        dkb_fail(DK_EOS, "cannot read /proc/self/exe: %s",
+                 n < 0 ? strerror(errno) : "the path is too long");
+        return false;
+    }
+    buf[n] = '\0';
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof deleted - 1;
+    if ((size_t)n > dl && strcmp(buf + n - dl, deleted) == 0 && access(buf, X_OK) != 0) {
+        dkb_fail(DK_EOS, "the running executable was removed or replaced (%s)", buf);
+        return false;
+    }
+    return true;
+#else
+    /* macOS: _NSGetExecutablePath, looked up so that every platform
+     * builds the same file. */
+    typedef int (*get_path_fn)(char *, uint32_t *);
+    get_path_fn get_path = NULL;
+    void *sym = dlsym(RTLD_DEFAULT, "_NSGetExecutablePath");
+    memcpy(&get_path, &sym, sizeof get_path);
+    uint32_t cap = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+    if (get_path == NULL || get_path(buf, &cap) != 0) {
+        dkb_fail(DK_EOS, "cannot find the running executable's path");
+        return false;
+    }
+    return true;
+#endif
+}
+
+/* The environment of a worker: the program's, without any worker variable,
+ * with this one's first. NULL when out of memory. */
+static char **worker_env(const char *var)
+{
+    size_t n = 0;
+    for (char **e = environ; e != NULL && *e != NULL; e++)
+        n++;
+    char **env = malloc((n + 2) * sizeof *env);
+    if (env == NULL)
+        return NULL;
+    size_t k = 0;
+    env[k++] = (char *)var;
+    size_t klen = strlen(DKB_WORKER_ENV);
+    for (size_t i = 0; i < n; i++)
+        if (!(strncmp(environ[i], DKB_WORKER_ENV, klen) == 0 && environ[i][klen] == '='))
+            env[k++] = environ[i];
+    env[k] = NULL;
+    return env;
+}
+
+static void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+static ssize_t read_some(int fd, void *buf, size_t n)
+{
+    ssize_t r;
+    do
+        r = read(fd, buf, n);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
+int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char **text,
+                   size_t *len, int *signal_out)
+{
+    *text = NULL;
+    *len = 0;
+    *signal_out = 0;
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || pipe(out) != 0 || pipe(err) != 0) {
+        int rc = dkb_fail(DK_EOS, "cannot start a process: %s", strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (err[i] >= 0)
+                close(err[i]);
+        }
+        if (devnull >= 0)
+            close(devnull);
+        return rc;
+    }
+    for (int i = 0; i < 2; i++) {
+        set_cloexec(out[i]);
+        set_cloexec(err[i]);
+    }
+    char var[128];
+    snprintf(var, sizeof var, "%s=%d:%zu:%zu:%zu:%zu", DKB_WORKER_ENV, out[1], w->first, w->count,
+             w->index, w->of);
+    char **env = worker_env(var);
+    char *buf = NULL;
+    pid_t pid = env != NULL ? fork() : -1;
+    if (pid == 0) {
+        /* Only async-signal-safe calls from here to exec. */
+        dup2(devnull, STDIN_FILENO);
+        fcntl(out[1], F_SETFD, 0);
+        execve(exe, argv, env);
+        int e = errno;
+        ssize_t wr = write(err[1], &e, sizeof e);
+        (void)wr;
+        _exit(127);
+    }
+    int rc = 0, saved = errno;
+    close(out[1]);
+    close(err[1]);
+    close(devnull);
+    free(env);
+    if (pid < 0) {
+        close(out[0]);
+        close(err[0]);
+        return dkb_fail(env == NULL ? DK_ENOMEM : DK_EOS, "cannot start a process: %s",
+                        env == NULL ? "out of memory" : strerror(saved));
+    }
+    int exec_errno = 0;
+    bool exec_failed = read_some(err[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+    close(err[0]);
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 1 >= cap) {
+            size_t ncap = cap ? 2 * cap : 65536;
+            char *nb = ncap <= MAX_WORKER_OUTPUT + 1 ? realloc(buf, ncap) : NULL;
+            if (nb == NULL) {
+                rc = ncap > MAX_WORKER_OUTPUT + 1
+                         ? dkb_fail(DK_EINVAL, "%s handed back more than %zu MiB", exe,
+                                    MAX_WORKER_OUTPUT >> 20)
+                         : dkb_fail(DK_ENOMEM, "out of memory reading a worker process");
+                kill(pid, SIGKILL);
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read_some(out[0], buf + n, cap - 1 - n);
+        if (r <= 0) {
+            if (r < 0)
+                rc = dkb_fail(DK_EOS, "reading a worker process: %s", strerror(errno));
+            break;
+        }
+        n += (size_t)r;
+    }
+    close(out[0]);
+    int status = 0;
+    pid_t got;
+    do
+        got = waitpid(pid, &status, 0);
+    while (got < 0 && errno == EINTR);
+    if (rc == 0 && exec_failed)
+        rc = dkb_fail(DK_EOS, "cannot run %s: %s", exe, strerror(exec_errno));
+    else if (rc == 0 && got == pid && WIFSIGNALED(status)) {
+        *signal_out = WTERMSIG(status);
+        rc = dkb_fail(DK_EOS, "its process was ended by signal %d (%s)", WTERMSIG(status),
+                      strsignal(WTERMSIG(status)));
+    } else if (rc == 0 && (got != pid || !WIFEXITED(status)))
+        rc = dkb_fail(DK_EOS, "its process could not be waited for");
+    else if (rc == 0 && WEXITSTATUS(status) != 0)
+        rc = dkb_fail(DK_EOS, "its process exited with status %d", WEXITSTATUS(status));
+    if (buf == NULL && (buf = malloc(1)) == NULL)
+        return dkb_fail(DK_ENOMEM, "out of memory reading a worker process");
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Combining the processes' results                                          */
+/* ------------------------------------------------------------------------ */
+
+static int mismatch(const dkb_result *a, const dkb_result *b, const char *what)
+{
+    return dkb_fail(DK_EINVAL,
+                    "%s: its processes do not agree on %s ('%s' against '%s'): does the program "
+                    "register the same benchmarks each time it runs?",
+                    a->name, what, a->name, b->name);
+}
+
+static int concat(const dkb_result *per, size_t n, size_t total, dkb_result *out)
+{
+    out->iterations = malloc(total * sizeof *out->iterations);
+    bool pre = true;
+    for (size_t j = 0; j < n; j++)
+        pre &= per[j].switches_counted && per[j].preempted != NULL;
+    if (pre)
+        out->preempted = calloc(total, 1);
+    if (out->iterations == NULL || (pre && out->preempted == NULL))
+        return dkb_fail(DK_ENOMEM, "out of memory combining %s", out->name);
+    out->switches_counted = pre;
+    for (size_t i = 0; i < out->n_measures; i++) {
+        dkb_measure *m = &out->m[i];
+        if (m->available && (m->y = malloc(total * sizeof *m->y)) == NULL)
+            return dkb_fail(DK_ENOMEM, "out of memory combining %s", out->name);
+    }
+    size_t at = 0;
+    for (size_t j = 0; j < n; j++) {
+        const dkb_result *r = &per[j];
+        memcpy(out->iterations + at, r->iterations, r->n_samples * sizeof *out->iterations);
+        if (pre) {
+            memcpy(out->preempted + at, r->preempted, r->n_samples);
+            out->n_preempted += r->n_preempted;
+        }
+        for (size_t i = 0; i < out->n_measures; i++)
+            if (out->m[i].available)
+                memcpy(out->m[i].y + at, r->m[i].y, r->n_samples * sizeof *out->m[i].y);
+        at += r->n_samples;
+    }
+    out->n_samples = total;
+    return 0;
+}
+
+int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n,
+                          dkb_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return dkb_fail(DK_EINVAL, "no process measured the benchmark");
+    const dkb_result *r0 = &per[0];
+    snprintf(out->name, sizeof out->name, "%s", r0->name);
+    snprintf(out->group, sizeof out->group, "%s", r0->group);
+    out->n_measures = r0->n_measures;
+    size_t total = 0;
+    bool flat = true;
+    for (size_t j = 0; j < n; j++) {
+        const dkb_result *r = &per[j];
+        if (strcmp(r->name, r0->name) != 0)
+            return mismatch(r0, r, "the name");
+        if (r->n_measures != r0->n_measures)
+            return mismatch(r0, r, "the measures");
+        for (size_t i = 0; i < r->n_measures; i++)
+            if (strcmp(r->m[i].name, r0->m[i].name) != 0)
+                return mismatch(r0, r, "the measures");
+        if (r->n_samples == 0 || r->iterations == NULL || total + r->n_samples < total)
+            return dkb_fail(DK_EINVAL, "%s: a process took no sample", r0->name);
+        total += r->n_samples;
+        flat &= strcmp(r->m[0].estimator, "mean") == 0;
+        out->passes = r->passes > out->passes ? r->passes : out->passes;
+        out->warmup_s += r->warmup_s;
+        out->measure_s += r->measure_s;
+        out->moved_levels |= r->moved_levels;
+    }
+    for (size_t i = 0; i < out->n_measures; i++) {
+        dkb_measure *m = &out->m[i];
+        const dkb_measure *m0 = &r0->m[i];
+        snprintf(m->name, sizeof m->name, "%s", m0->name);
+        snprintf(m->unit, sizeof m->unit, "%s", m0->unit);
+        snprintf(m->why, sizeof m->why, "%s", m0->why);
+        m->available = true;
+        for (size_t j = 0; j < n && m->available; j++)
+            if (!per[j].m[i].available || per[j].m[i].y == NULL) {
+                m->available = false;
+                snprintf(m->why, sizeof m->why, "%s", per[j].m[i].why);
+            }
+    }
+    out->throughput_kind = r0->throughput_kind;
+    out->throughput_per_iter = r0->throughput_per_iter;
+    out->n_levels = r0->n_levels;
+    for (size_t l = 0; l < r0->n_levels && l < DKB_MAX_LEVELS; l++) {
+        snprintf(out->level_name[l], sizeof out->level_name[l], "%s", r0->level_name[l]);
+        for (size_t j = 0; j < n; j++)
+            out->level_cycle_share[l] += per[j].level_cycle_share[l] / (double)n;
+    }
+    snprintf(out->stop_reason, sizeof out->stop_reason, "%zu processes; the last: %.120s", n,
+             per[n - 1].stop_reason);
+    int rc = concat(per, n, total, out);
+    if (rc == 0)
+        rc = dkb_estimate_all(cfg, out, flat);
+    for (size_t i = 0; rc == 0 && i < out->n_measures; i++) {
+        dkb_measure *m = &out->m[i];
+        if (!m->available || m->estimator[0] == '\0')
+            continue;
+        m->proc = malloc(n * sizeof *m->proc);
+        m->proc_half = malloc(n * sizeof *m->proc_half);
+        if (m->proc == NULL || m->proc_half == NULL) {
+            rc = dkb_fail(DK_ENOMEM, "out of memory combining %s", out->name);
+            break;
+        }
+        bool each = true;
+        for (size_t j = 0; j < n; j++) {
+            const dkb_interval *s = &per[j].m[i].slope;
+            each &= per[j].m[i].estimator[0] != '\0';
+            m->proc[j] = s->point;
+            m->proc_half[j] = (s->hi - s->lo) / 2;
+        }
+        if (each && dkb_process_summarize(m->proc, m->proc_half, n, 0.95, &m->procs))
+            m->slope = m->procs.ci;
+        else
+            m->procs.n = 0;
+    }
+    out->n_processes = n;
+    if (rc != 0)
+        dkb_result_free(out);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Measuring in processes                                                    */
+/* ------------------------------------------------------------------------ */
+
+int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
+                          size_t k, size_t procs, const volatile sig_atomic_t *stop,
+                          dkb_result *out)
+{
+    dkb_result *per = calloc(procs * k, sizeof *per);
+    if (per == NULL)
+        return dkb_fail(DK_ENOMEM, "out of memory");
+    int rc = 0;
+    size_t ran = 0;
+    for (size_t j = 0; j < procs && rc == 0 && *stop == 0; j++) {
+        dkb_worker w = {-1, first, k, j, procs};
+        char *text = NULL;
+        size_t len = 0;
+        int sig = 0;
+        rc = dkb_run_worker(exe, argv, &w, &text, &len, &sig);
+        size_t hello = strlen(DKB_WORKER_HELLO);
+        bool worked = text != NULL && len >= hello && memcmp(text, DKB_WORKER_HELLO, hello) == 0;
+        if (rc != 0 || !worked) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", rc != 0 ? dkb_last_error() : "it exited with status 0");
+            if (!worked && j == 0 && sig == 0)
+                rc = dkb_fail(DK_ENOTSUP,
+                              "%s, run again, did not act as a worker process (%s): it does "
+                              "not call dk_bench_main from main, or not every time",
+                              exe, why);
+            else
+                rc = dkb_fail(rc != 0 ? rc : DK_EINVAL, "process %zu of %zu: %s", j + 1, procs,
+                              worked ? why : "it did not act as a worker process");
+            free(text);
+            break;
+        }
+        dkb_result *rs = NULL;
+        size_t n = 0;
+        rc = dkb__baseline_parse("the results of a worker process", text + hello, len - hello,
+                                 &rs, &n);
+        free(text);
+        if (rc == 0 && n != k)
+            rc = dkb_fail(DK_EINVAL,
+                          "process %zu of %zu handed back %zu results, not %zu: does main call "
+                          "dk_bench_main with its own arguments?",
+                          j + 1, procs, n, k);
+        for (size_t g = 0; g < n; g++) {
+            if (rc == 0)
+                per[g * procs + j] = rs[g];
+            else
+                dkb_result_free(&rs[g]);
+        }
+        free(rs);
+        ran += rc == 0;
+    }
+    if (rc == 0 && *stop != 0)
+        rc = dkb_fail(DK_ESTATE, "stopped by a signal");
+    for (size_t g = 0; g < k; g++) {
+        if (rc == 0)
+            rc = dkb_combine_processes(cfg, &per[g * procs], ran, &out[g]);
+        else
+            memset(&out[g], 0, sizeof out[g]);
+    }
+    if (rc != 0)
+        for (size_t g = 0; g < k; g++)
+            dkb_result_free(&out[g]);
+    for (size_t i = 0; i < procs * k; i++)
+        dkb_result_free(&per[i]);
+    free(per);
+    return rc;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * processes.h - a benchmark measured in several fresh processes: the
+ * program re-executes itself as a worker that measures one benchmark (or
+ * one --compare group) and hands its results back on a pipe, and the
+ * parent combines the workers' estimates with the process as the unit of
+ * replication (doc/BENCH-STATISTICS.md §11). Internal to libdkbench.
+ */
+#ifndef DKPERF_BENCH_PROCESSES_H
+#define DKPERF_BENCH_PROCESSES_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "libdkbench/harness.h"
+
+/* The variable that makes a re-executed program a worker:
+ * "FD:FIRST:COUNT:INDEX:OF", the pipe to write to, the registry indices
+ * to measure, and which of how many processes this one is. */
+#define DKB_WORKER_ENV "DKBENCH_WORKER"
+/* The first line a worker writes, before it measures anything: a program
+ * that, run again, does not reach dk_bench_main never writes it. */
+#define DKB_WORKER_HELLO "dkbench-worker 1\n"
+
+typedef struct dkb_worker {
+    int fd;
+    size_t first, count; /* registry entries first .. first + count - 1 */
+    size_t index, of;    /* process index of `of` */
+} dkb_worker;
+
+/* Whether this process is a worker: 1 (and *w filled), 0, or -1 after
+ * dkb_last_error names what is wrong with the variable. The variable is
+ * removed from the environment either way, so that nothing the benchmark
+ * starts inherits it. */
+int dkb_worker_from_env(dkb_worker *w);
+
+/* The configuration of one worker's share: the time budget, warm-up bound
+ * and minimum sampling time divided among `of` processes, the seed moved
+ * by the process index. */
+void dkb_worker_config(dkb_config *c, const dkb_worker *w);
+
+/* The path this program can be re-executed by (the running executable's),
+ * into buf; false when it cannot be found (dkb_last_error says why). */
+bool dkb_self_exe(char *buf, size_t size);
+
+/*
+ * dkb_run_worker - run exe with argv (argv[0] included, NULL-terminated)
+ * as worker w (its fd is chosen here), its stdin from /dev/null and its
+ * stdout, stderr the program's, and read what it writes on the pipe into
+ * *text (malloc'ed, NUL-terminated, *len bytes; NULL when it could not
+ * be started) until it exits. Returns 0 when it exited with status 0;
+ * else a DK_E* code and dkb_last_error says how it ended, with *text
+ * what it wrote before; *signal_out is the signal that ended it, 0 if none.
+ */
+int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char **text,
+                   size_t *len, int *signal_out);
+
+/*
+ * dkb_combine_processes - the result of one benchmark from its n
+ * processes' results per[0..n) (same name and measures): every sample of
+ * every process, estimated as one set for the fit, the summary and the
+ * outliers; then each measure's headline `slope` replaced by the mean of
+ * the processes' estimates with its t interval (dkb_process_summarize), and
+ * the estimates kept in proc and proc_half. A measure unavailable in any
+ * process is unavailable. Returns 0, DK_EINVAL (results that do not match:
+ * dkb_last_error says how), DK_ENOMEM.
+ */
+int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n,
+                          dkb_result *out);
+
+/*
+ * dkb_measure_processes - measure the k benchmarks at positions first ..
+ * first + k - 1 of the program's chosen list (one benchmark, or a --compare
+ * group run interleaved) in procs worker processes of exe, one after the
+ * other, and combine each benchmark's results into out[0..k). Stops early,
+ * with out zeroed, when *stop becomes non-zero. Returns 0 or a DK_E* code
+ * (out then freed; dkb_last_error says which process failed and how):
+ * DK_ENOTSUP when the first process did not act as a worker (it never
+ * said DKB_WORKER_HELLO): the program does not run dk_bench_main when run
+ * again, and must be measured within its own process.
+ */
+int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
+                          size_t k, size_t procs, const volatile sig_atomic_t *stop,
+                          dkb_result *out);
+
+#endif /* DKPERF_BENCH_PROCESSES_H */
