@@ -242,8 +242,8 @@ bool dkb_process_summarize(const double *est, const double *half, size_t n, doub
         within /= (double)n;
     }
     double mean = mean_of(est, n), var = squares_about(est, n, mean) / (double)(n - 1);
-    double s = sqrt(var), w = dkb_t_quantile(1 - (1 - confidence) / 2, (double)(n - 1)) * s /
-                                sqrt((double)n);
+    double s = sqrt(var),
+           w = dkb_t_quantile(1 - (1 - confidence) / 2, (double)(n - 1)) * s / sqrt((double)n);
     if (!isfinite(var) || !isfinite(within) || !isfinite(mean - w) || !isfinite(mean + w)) {
         dkb_fail(DK_EINVAL, "%s: the spread of the estimates is not finite (values too large)", fn);
         return false;
@@ -286,8 +286,7 @@ static bool process_verdict(const char *fn, double point, double d, double se, d
 {
     double half = 0;
     if (!(se >= 0) || !isfinite(se) || !isfinite(d)) {
-        dkb_fail(DK_EINVAL, "%s: the spread of the estimates is not finite (values too large)",
-                 fn);
+        dkb_fail(DK_EINVAL, "%s: the spread of the estimates is not finite (values too large)", fn);
         return false;
     }
     if (se > 0) {
@@ -315,8 +314,8 @@ static bool process_verdict(const char *fn, double point, double d, double se, d
     return true;
 }
 
-bool dkb_change_processes(const double *old_est, size_t n_old, const double *new_est,
-                          size_t n_new, double noise, double significance, dkb_change *out)
+bool dkb_change_processes(const double *old_est, size_t n_old, const double *new_est, size_t n_new,
+                          double noise, double significance, dkb_change *out)
 {
     static const char fn[] = "dkb_change_processes";
     if (!process_change_args(fn, old_est, n_old, new_est, n_new, noise, significance, out))
