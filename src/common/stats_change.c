@@ -91,14 +91,8 @@ static bool change_verdict(const char *fn, double noise, double significance, dk
         dkb_fail(DK_EINVAL, "%s: the relative change is not finite (values too large)", fn);
         return false;
     }
-    if (out->p_value >= significance)
-        out->verdict = DKB_NO_CHANGE;
-    else if (out->rel.hi < -noise)
-        out->verdict = DKB_IMPROVED;
-    else if (out->rel.lo > noise)
-        out->verdict = DKB_REGRESSED;
-    else
-        out->verdict = DKB_WITHIN_NOISE;
+    out->resolution = 0; /* not computed by the bootstrap tests */
+    out->verdict = dkb__verdict(out, noise, significance);
     return true;
 }
 

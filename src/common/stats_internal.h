@@ -23,6 +23,22 @@
 /* The interval of dkb_change_test (the header: 95% unless passed). */
 #define DKB_CHANGE_CONFIDENCE 0.95
 
+/* §7's verdict of a change whose rel, p_value and resolution are set:
+ * improved or regressed when significant and the whole interval is past
+ * the noise threshold, within noise when significant otherwise;
+ * unresolved when not significant and the test could not have seen a
+ * change of the threshold (resolution > noise), else no change. */
+static inline dkb_verdict dkb__verdict(const dkb_change *c, double noise, double significance)
+{
+    if (c->p_value >= significance)
+        return c->resolution > noise ? DKB_UNRESOLVED : DKB_NO_CHANGE;
+    if (c->rel.hi < -noise)
+        return DKB_IMPROVED;
+    if (c->rel.lo > noise)
+        return DKB_REGRESSED;
+    return DKB_WITHIN_NOISE;
+}
+
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static inline uint64_t rng_next(dkb_rng *r)

@@ -303,14 +303,7 @@ static bool process_verdict(const char *fn, double point, double d, double se, d
         dkb_fail(DK_EINVAL, "%s: the relative change is not finite (values too large)", fn);
         return false;
     }
-    if (out->p_value >= significance)
-        out->verdict = out->resolution > noise ? DKB_UNRESOLVED : DKB_NO_CHANGE;
-    else if (out->rel.hi < -noise)
-        out->verdict = DKB_IMPROVED;
-    else if (out->rel.lo > noise)
-        out->verdict = DKB_REGRESSED;
-    else
-        out->verdict = DKB_WITHIN_NOISE;
+    out->verdict = dkb__verdict(out, noise, significance);
     return true;
 }
 
