@@ -65,10 +65,12 @@ int dkb_worker_from_env(dkb_worker *w)
         return dkb_fail(DK_EINVAL,
                         "%s is set only by a benchmark program for the processes it starts; "
                         "'%s' is not such a value (unset it)",
-                        DKB_WORKER_ENV, copy), -1;
+                        DKB_WORKER_ENV, copy),
+               -1;
     if (fcntl((int)f[0], F_GETFD) == -1)
         return dkb_fail(DK_EINVAL, "%s names descriptor %zu, which is not open (unset it)",
-                        DKB_WORKER_ENV, f[0]), -1;
+                        DKB_WORKER_ENV, f[0]),
+               -1;
     *w = (dkb_worker){(int)f[0], f[1], f[2], f[3], f[4]};
     return 1;
 }
@@ -293,8 +295,7 @@ static int concat(const dkb_result *per, size_t n, size_t total, dkb_result *out
     return 0;
 }
 
-int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n,
-                          dkb_result *out)
+int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n, dkb_result *out)
 {
     memset(out, 0, sizeof *out);
     if (n == 0)
@@ -414,8 +415,8 @@ int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *a
         }
         dkb_result *rs = NULL;
         size_t n = 0;
-        rc = dkb__baseline_parse("the results of a worker process", text + hello, len - hello,
-                                 &rs, &n);
+        rc = dkb__baseline_parse("the results of a worker process", text + hello, len - hello, &rs,
+                                 &n);
         free(text);
         if (rc == 0 && n != k)
             rc = dkb_fail(DK_EINVAL,

@@ -66,8 +66,7 @@ int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char
  * process is unavailable. Returns 0, DK_EINVAL (results that do not match:
  * dkb_last_error says how), DK_ENOMEM.
  */
-int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n,
-                          dkb_result *out);
+int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n, dkb_result *out);
 
 /*
  * dkb_measure_processes - measure the k benchmarks at positions first ..
