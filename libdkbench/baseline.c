@@ -311,10 +311,11 @@ static int read_measure(jparser *p, const dk_json *o, size_t n, dkb_measure *m)
             char b[16];
             if (get_str(p, v, "change", "basis", b, sizeof b))
                 return p->err;
-            if (strcmp(b, "processes") != 0 && strcmp(b, "samples") != 0)
+            if (strcmp(b, "processes") != 0 && strcmp(b, "samples") != 0 && strcmp(b, "pairs") != 0)
                 return schema_err(p, basis, "change", "basis",
-                                  "must be \"processes\" or \"samples\"");
-            m->change_by_process = strcmp(b, "processes") == 0;
+                                  "must be \"processes\", \"pairs\" or \"samples\"");
+            m->change_by_process = strcmp(b, "samples") != 0;
+            m->change_paired = strcmp(b, "pairs") == 0;
         }
         m->change.verdict = verdict_of(verdict, &ok);
         if (!ok)

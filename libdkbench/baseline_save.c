@@ -5,6 +5,7 @@
  * temporary file and renamed onto the baseline's path); baseline.c reads.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,17 +15,77 @@
 #include "common/error.h"
 #include "libdkbench/report.h"
 
-int dkb__baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn)
+/* dir/name.ext, what ("baseline", "build") naming the kind in errors. */
+static int results_path(char *out, size_t size, const char *dir, const char *name, const char *ext,
+                        const char *what, const char *fn)
 {
     if (dir == NULL || name == NULL || name[0] == 0 || strchr(name, '/') != NULL ||
         strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
-        return dkb_fail(DK_EINVAL, "%s: the baseline name \"%s\" must be non-empty and have no '/'",
-                        fn, name ? name : "(null)");
+        return dkb_fail(DK_EINVAL, "%s: the %s name \"%s\" must be non-empty and have no '/'", fn,
+                        what, name ? name : "(null)");
     if (dir[0] == '\0') /* else "/NAME.json", at the root */
         return dkb_fail(DK_EINVAL, "%s: the results directory must not be empty", fn);
-    if ((size_t)snprintf(out, size, "%s/%s.json", dir, name) >= size)
-        return dkb_fail(DK_EINVAL, "%s: the baseline path %s/%s.json is too long", fn, dir, name);
+    if ((size_t)snprintf(out, size, "%s/%s.%s", dir, name, ext) >= size)
+        return dkb_fail(DK_EINVAL, "%s: the %s path %s/%s.%s is too long", fn, what, dir, name,
+                        ext);
     return 0;
+}
+
+int dkb__baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn)
+{
+    return results_path(out, size, dir, name, "json", "baseline", fn);
+}
+
+int dkb_build_path(char *out, size_t size, const char *dir, const char *name)
+{
+    return results_path(out, size, dir, name, "build", "build", "--save-build");
+}
+
+int dkb_build_save(const char *dir, const char *name, const char *exe)
+{
+    char path[4096], tmp[4200];
+    int rc = dkb_build_path(path, sizeof path, dir, name);
+    if (rc != 0)
+        return rc;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return dkb_fail(DK_EOS, "build directory %s: cannot create it (%s)", dir, strerror(errno));
+    int in = open(exe, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return dkb_fail(DK_EOS, "build %s: cannot read %s (%s)", path, exe, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s/.%s.build.XXXXXX", dir, name);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = dkb_fail(DK_EOS, "build %s: cannot create a temporary file in %s (%s)", path, dir,
+                      strerror(errno));
+        close(in);
+        return rc;
+    }
+    char buf[65536];
+    ssize_t got;
+    while (rc == 0 && (got = read(in, buf, sizeof buf)) != 0) {
+        if (got < 0) {
+            if (errno != EINTR)
+                rc = dkb_fail(DK_EOS, "build %s: reading %s: %s", path, exe, strerror(errno));
+            continue;
+        }
+        for (ssize_t off = 0; rc == 0 && off < got;) {
+            ssize_t w = write(fd, buf + off, (size_t)(got - off));
+            if (w < 0 && errno != EINTR)
+                rc = dkb_fail(DK_EOS, "build %s: writing: %s", path, strerror(errno));
+            off += w > 0 ? w : 0;
+        }
+    }
+    close(in);
+    if (rc == 0 && fchmod(fd, 0755) != 0)
+        rc = dkb_fail(DK_EOS, "build %s: chmod: %s", path, strerror(errno));
+    if (close(fd) != 0 && rc == 0)
+        rc = dkb_fail(DK_EOS, "build %s: writing: %s", path, strerror(errno));
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc =
+            dkb_fail(DK_EOS, "build %s: cannot rename %s onto it (%s)", path, tmp, strerror(errno));
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
 }
 
 int dkb_baseline_check(const char *dir, const char *name, bool *created)

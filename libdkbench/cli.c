@@ -28,6 +28,11 @@ static const char usage[] =
     "  --noise P             changes within +-P count as noise (0.01)\n"
     "  --save-baseline NAME  save the results as baseline NAME\n"
     "  --baseline NAME       compare with baseline NAME\n"
+    "  --ab PROGRAM          compare with another build of this program, run in pairs of\n"
+    "                        processes side by side (--processes pairs; by default until\n"
+    "                        the change resolves +-noise/2, 20 pairs to 10 s a benchmark);\n"
+    "                        PROGRAM is a path (./old) or a build saved with --save-build\n"
+    "  --save-build NAME     save this program's executable as build NAME (for --ab NAME)\n"
     "  --results-dir D       directory of the baselines (dkbench-results)\n"
     "  --json F, --csv F, --markdown F, --gbench-json F, --html F   write reports\n"
     "  -q, --quiet           no per-benchmark blocks\n"
@@ -115,6 +120,7 @@ static int apply(dkb_options *o, const char *prog, const char *what, const char 
             if (u > DKB_MAX_PROCESSES)
                 return bad(prog, what, v, "at most " DKB_STR(DKB_MAX_PROCESSES) " processes");
             o->processes = (size_t)u;
+            o->processes_given = true;
         }
     } else if (strcmp(key, "precision") == 0) {
         rc = parse_double(prog, what, v, 1e-6, 1, &o->cfg.precision);
@@ -134,6 +140,10 @@ static int apply(dkb_options *o, const char *prog, const char *what, const char 
         o->baseline = v;
     } else if (strcmp(key, "save-baseline") == 0) {
         o->save_baseline = v;
+    } else if (strcmp(key, "ab") == 0) {
+        o->ab = v;
+    } else if (strcmp(key, "save-build") == 0) {
+        o->save_build = v;
     }
     return rc;
 }
@@ -168,6 +178,8 @@ static const struct {
     {"--noise", NULL, "noise"},
     {"--save-baseline", NULL, "save-baseline"},
     {"--baseline", NULL, "baseline"},
+    {"--ab", NULL, "ab"},
+    {"--save-build", NULL, "save-build"},
     {"--results-dir", NULL, "results-dir"},
     {"--seed", NULL, "seed"},
     {"--json", NULL, NULL},

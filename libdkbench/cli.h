@@ -25,6 +25,8 @@ typedef struct dkb_options {
     bool list, quiet, verbose, compare, p_cores;
     double noise;
     size_t processes; /* --processes: fresh processes per benchmark, 1: this one */
+    bool processes_given;
+    const char *ab, *save_build; /* --ab PROGRAM, --save-build NAME */
     const char *save_baseline, *baseline, *results_dir;
     const char *json, *csv, *markdown, *gbench, *html;
 } dkb_options;

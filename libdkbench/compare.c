@@ -104,7 +104,7 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
         }
         /* Both measured in several processes: the process is the unit,
          * and the test is of the processes' estimates (§11). */
-        m->change_by_process = false;
+        m->change_by_process = m->change_paired = false;
         if (r->n_processes >= 2 && old->n_processes >= 2 && m->procs.n >= 2 && om->procs.n >= 2 &&
             m->proc != NULL && om->proc != NULL) {
             if (dkb_change_processes(om->proc, om->procs.n, m->proc, m->procs.n, noise, 0.05,
@@ -148,6 +148,30 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
         }
         free(nv);
         free(ov);
+    }
+    return compared;
+}
+
+size_t dkb_compare_paired(dkb_result *r, const dkb_result *other, double noise)
+{
+    size_t compared = 0;
+    for (size_t i = 0; i < r->n_measures && i < DKB_MAX_MEASURES; i++) {
+        dkb_measure *m = &r->m[i];
+        m->no_change[0] = '\0';
+        if (!m->available)
+            continue;
+        const dkb_measure *om = named(other, m->name);
+        if (om == NULL)
+            snprintf(m->no_change, sizeof m->no_change, "the other program did not measure it");
+        else if (m->procs.n < 2 || om->procs.n != m->procs.n || m->proc == NULL || om->proc == NULL)
+            snprintf(m->no_change, sizeof m->no_change, "no estimate of it in every process");
+        else if (!dkb_change_paired(om->proc, m->proc, m->procs.n, noise, 0.05, &m->change))
+            snprintf(m->no_change, sizeof m->no_change, "%s", dkb_last_error());
+        else {
+            m->has_change = m->change_by_process = m->change_paired = true;
+            m->baseline_slope = om->slope.point;
+            compared++;
+        }
     }
     return compared;
 }

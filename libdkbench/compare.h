@@ -52,4 +52,11 @@ double *dkb_change_values(const dkb_result *r, const dkb_measure *m, size_t *k);
 size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, size_t resamples,
                             uint64_t seed);
 
+/* Compare every available measure of r with the measure of the same name
+ * in other, both measured in the same number of processes run in pairs
+ * (A/B): the paired test of the processes' estimates (dkb_change_paired),
+ * change_by_process and change_paired set. Returns how many measures were
+ * compared; a measure that could not be says why in no_change. */
+size_t dkb_compare_paired(dkb_result *r, const dkb_result *other, double noise);
+
 #endif /* DKPERF_BENCH_COMPARE_H */

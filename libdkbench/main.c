@@ -149,85 +149,6 @@ static double *per_iteration(const dkb_result *r, const dkb_measure *m)
     return v;
 }
 
-/* A report's file, opened before anything is run so that a path that
- * cannot be written fails at once, not after every benchmark ran. Not
- * truncated until the report is written: a run cut short leaves a file it
- * found as it was, and removes one it made. */
-typedef struct report_file {
-    const char *option, *path, *what;
-    FILE *f;
-    bool created;
-} report_file;
-
-static int open_report(const char *prog, report_file *r)
-{
-    struct stat st;
-    bool exists = stat(r->path, &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) {
-        dkb_say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
-                r->what, strerror(EISDIR));
-        return 1;
-    }
-    int fd = open(r->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0 || (r->f = fdopen(fd, "w")) == NULL) {
-        dkb_say("%s: %s %s: cannot write the %s report there: %s", prog, r->option, r->path,
-                r->what, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        if (fd >= 0 && !exists)
-            unlink(r->path);
-        return 1;
-    }
-    r->created = !exists;
-    return 0;
-}
-
-/* Closes r's file; when nothing was written to it (keep false), a file
- * this run made is removed. */
-static void close_report(report_file *r, bool keep)
-{
-    if (r->f == NULL)
-        return;
-    fclose(r->f);
-    r->f = NULL;
-    if (!keep && r->created)
-        unlink(r->path);
-}
-
-static int write_file(const char *prog, report_file *r, const dkb_run_info *run,
-                      const dkb_result *const *rs, const dkb_result *const *base, size_t n)
-{
-    FILE *f = r->f;
-    const char *what = r->what, *path = r->path;
-    r->f = NULL;
-    /* A regular file loses what it held before; a pipe or a device
-     * cannot be truncated, and need not be. */
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fileno(f), 0) != 0) {
-        dkb_say("%s: cannot write the %s report to %s: %s", prog, what, path, strerror(errno));
-        fclose(f);
-        return 1;
-    }
-    int rc;
-    if (strcmp(what, "JSON") == 0)
-        rc = dkb_report_json(f, run, rs, n);
-    else if (strcmp(what, "CSV") == 0)
-        rc = dkb_report_csv(f, run, rs, n);
-    else if (strcmp(what, "Markdown") == 0)
-        rc = dkb_report_markdown(f, run, rs, n);
-    else if (strcmp(what, "google benchmark JSON") == 0)
-        rc = dkb_report_gbench(f, run, rs, n);
-    else
-        rc = dkb_report_html(f, run, rs, base, n);
-    if (fclose(f) != 0 && rc == 0)
-        rc = dkb_fail(DK_EOS, "closing %s: %s", path, strerror(errno));
-    if (rc != 0) {
-        dkb_say("%s: writing the %s report to %s failed: %s", prog, what, path, dkb_last_error());
-        return 1;
-    }
-    return 0;
-}
-
 /* Say once which events cannot be counted here, and why: one line per
  * reason, naming its events; the blocks then only name them. */
 static void say_unavailable(const char *prog, const dkb_plan *plan, dkb_run_info *run)
@@ -382,17 +303,27 @@ static int run_worker(const char *prog, dkb_options *o, const dkb_worker *w, dkb
     fputs(DKB_WORKER_HELLO, f);
     fflush(f);
     int rc = 0;
-    if (w->first > n || w->count > n - w->first) {
+    size_t first = w->first;
+    if (w->name[0] != '\0') {
+        /* Named: found among this program's own (another build). */
+        first = n;
+        for (size_t j = 0; j < n && first == n; j++)
+            if (strcmp(dkb_registry_at(chosen[j])->name, w->name) == 0)
+                first = j;
+        if (first == n)
+            rc = dkb_fail(DK_EINVAL, "%s: no benchmark of this name in this program", w->name);
+    }
+    if (rc == 0 && (first > n || w->count > n - first)) {
         rc = dkb_fail(DK_EINVAL, "the program chose %zu benchmarks, not the %zu asked of it", n,
                       w->first + w->count);
     } else {
         for (size_t j = 0; j < w->count && rc == 0; j++)
-            if (dkb_registry_at(chosen[w->first + j])->body != NULL)
+            if (dkb_registry_at(chosen[first + j])->body != NULL)
                 rc = dkb_fail(DK_EINVAL, "an external body is not measured in a worker");
     }
     dkb_worker_config(&o->cfg, w);
     if (rc == 0)
-        rc = measure_here(&o->cfg, src, plan, chosen, w->first, w->count, results);
+        rc = measure_here(&o->cfg, src, plan, chosen, first, w->count, results);
     const dkb_result *rp[DKB_MAX_PROCESSES];
     for (size_t j = 0; rc == 0 && j < w->count && j < DKB_MAX_PROCESSES; j++)
         rp[j] = &results[j];
@@ -406,6 +337,41 @@ static int run_worker(const char *prog, dkb_options *o, const dkb_worker *w, dkb
     }
     for (size_t j = 0; j < w->count; j++)
         dkb_result_free(&results[j]);
+    return 0;
+}
+
+/* --ab: the other program, a path or a saved build, and what it cannot be
+ * combined with. 0, or the exit status after saying why. */
+static int check_ab(const char *prog, dkb_options *o, char *path, size_t size)
+{
+    if (o->baseline != NULL) {
+        dkb_say("%s: --ab and --baseline: compare with one of them at a time", prog);
+        return 2;
+    }
+    if (o->processes_given && o->processes < 2) {
+        dkb_say("%s: --ab needs 2 pairs of processes or more (--processes %zu)", prog,
+                o->processes);
+        return 2;
+    }
+    if (strchr(o->ab, '/') != NULL) {
+        snprintf(path, size, "%s", o->ab);
+    } else if (dkb_build_path(path, size, o->results_dir, o->ab) != 0) {
+        dkb_say("%s: --ab %s: %s", prog, o->ab, dkb_last_error());
+        return 2;
+    } else if (access(path, F_OK) != 0) {
+        dkb_say("%s: --ab %s: no saved build of that name in %s (save one with --save-build "
+                "%s; a program in this directory is ./%s)",
+                prog, o->ab, o->results_dir, o->ab, o->ab);
+        return 1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, X_OK) != 0) {
+        dkb_say("%s: --ab %s: cannot run it: %s", prog, path,
+                stat(path, &st) != 0   ? strerror(errno)
+                : !S_ISREG(st.st_mode) ? "not a regular file"
+                                       : strerror(errno));
+        return 1;
+    }
     return 0;
 }
 
@@ -454,8 +420,11 @@ int dk_bench_main(int argc, char **argv)
     size_t *chosen = calloc(total ? total : 1, sizeof *chosen);
     char *evbuf = strdup(o.events);
     char **args = calloc((size_t)(argc > 0 ? argc : 0) + 1, sizeof *args);
-    char exe[4096] = "";
+    char exe[4096] = "", other_exe[4096] = "";
     const char *one_process = "";
+    dkb_result *others = NULL;
+    char **other_args = NULL;
+    const char **names_of = NULL;
     dkb_result *results = calloc(total ? total : 1, sizeof *results);
     const dkb_result **rp = calloc(total ? total : 1, sizeof *rp);
     const dkb_result **bp = calloc(total ? total : 1, sizeof *bp);
@@ -464,11 +433,11 @@ int dk_bench_main(int argc, char **argv)
     size_t n_base = 0, n = 0, done = 0;
     dkb_source src = {0};
     held_signals held = {.n = 0};
-    report_file rf[] = {{"--json", o.json, "JSON", NULL, false},
-                        {"--csv", o.csv, "CSV", NULL, false},
-                        {"--markdown", o.markdown, "Markdown", NULL, false},
-                        {"--gbench-json", o.gbench, "google benchmark JSON", NULL, false},
-                        {"--html", o.html, "HTML", NULL, false}};
+    dkb_report_file rf[] = {{"--json", o.json, "JSON", NULL, false},
+                            {"--csv", o.csv, "CSV", NULL, false},
+                            {"--markdown", o.markdown, "Markdown", NULL, false},
+                            {"--gbench-json", o.gbench, "google benchmark JSON", NULL, false},
+                            {"--html", o.html, "HTML", NULL, false}};
     const size_t n_rf = sizeof rf / sizeof rf[0];
     bool made_results_dir = false;
     int status = 0;
@@ -510,6 +479,10 @@ int dk_bench_main(int argc, char **argv)
         status = 1;
         goto out;
     }
+    if (o.ab != NULL && (rc = check_ab(prog, &o, other_exe, sizeof other_exe)) != 0) {
+        status = rc;
+        goto out;
+    }
     if (o.baseline != NULL) {
         rc = dkb_baseline_load(o.results_dir, o.baseline, &base, &n_base);
         if (rc != 0) {
@@ -526,7 +499,7 @@ int dk_bench_main(int argc, char **argv)
     }
     /* Where the results go, checked before anything is run. */
     for (size_t k = 0; k < n_rf; k++)
-        if (rf[k].path != NULL && open_report(prog, &rf[k]) != 0) {
+        if (rf[k].path != NULL && dkb_open_report(prog, &rf[k]) != 0) {
             status = 1;
             goto out;
         }
@@ -589,6 +562,41 @@ int dk_bench_main(int argc, char **argv)
         /* The workers take the counters; this process holds none. */
         dkb_source_close_dkperf(&src);
     }
+    dkb_ab ab = {exe, other_exe, args, NULL, NULL, o.processes_given ? o.processes : 0, o.noise};
+    if (o.ab != NULL) {
+        others = calloc(total ? total : 1, sizeof *others);
+        other_args = calloc((size_t)argc + 1, sizeof *other_args);
+        names_of = calloc(n, sizeof *names_of);
+        if (others == NULL || other_args == NULL || names_of == NULL) {
+            dkb_say("%s: out of memory", prog);
+            status = 1;
+            goto out;
+        }
+        if (!in_processes) {
+            dkb_say("%s: --ab: %s", prog, dkb_last_error());
+            status = 1;
+            goto out;
+        }
+        for (int a = 0; a < argc; a++)
+            other_args[a] = argv[a];
+        other_args[0] = other_exe;
+        for (size_t j = 0; j < n; j++)
+            names_of[j] = dkb_registry_at(chosen[j])->name;
+        ab.other_argv = other_args;
+        ab.names = names_of;
+        if (!o.quiet) {
+            printf("Compared with ");
+            dk__put_untrusted(stdout, other_exe);
+            if (ab.pairs > 0)
+                printf(": %zu pairs of processes a benchmark", ab.pairs);
+            else
+                printf(": pairs of processes until the change resolves +-%g%% (%d pairs at "
+                       "least, %g s a benchmark at most)",
+                       100 * o.noise / 2, DKB_AB_MIN_PAIRS, DKB_AB_BUDGET);
+            printf(", run side by side (which first alternates); a change is of this program "
+                   "against it.\n\n");
+        }
+    }
     bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 
     for (size_t i = 0; i < n && stop_signal == 0;) {
@@ -603,6 +611,8 @@ int dk_bench_main(int argc, char **argv)
         }
         if (e->body != NULL) {
             rc = dkb_measure_body(&o.cfg, e, &results[done]);
+        } else if (o.ab != NULL) {
+            rc = dkb_measure_ab(&o.cfg, &ab, i, k, &stop_signal, &results[done], &others[done]);
         } else if (in_processes) {
             rc = dkb_measure_processes(&o.cfg, exe, args, i, k, o.processes, &stop_signal,
                                        &results[done]);
@@ -652,7 +662,14 @@ int dk_bench_main(int argc, char **argv)
         for (size_t j = 0; j < k; j++) {
             dkb_result *r = &results[done + j];
             const dkb_result *old = base ? find_result(base_sorted, n_base, r->name) : NULL;
-            if (old != NULL) {
+            if (others != NULL) {
+                old = &others[done + j];
+                for (size_t q = 0; q < r->n_measures; q++)
+                    if (r->m[q].no_change[0] != '\0')
+                        dkb_say("%s: %s: %s: not compared with %s: %s", prog, r->name, r->m[q].name,
+                                other_exe, r->m[q].no_change);
+            }
+            if (old != NULL && others == NULL) { /* --ab compared it already */
                 dkb_compare_baseline(r, old, o.noise, o.cfg.resamples, o.cfg.seed);
                 for (size_t q = 0; q < r->n_measures; q++)
                     if (r->m[q].no_change[0] != '\0')
@@ -678,7 +695,14 @@ int dk_bench_main(int argc, char **argv)
         say_unmatched(prog, o.baseline, results, done, base, n_base, base_sorted);
     for (size_t k = 0; k < n_rf; k++)
         if (rf[k].f != NULL)
-            status |= write_file(prog, &rf[k], &run, rp, bp, done);
+            status |= dkb_write_report(prog, &rf[k], &run, rp, bp, done);
+    if (o.save_build != NULL && status == 0 && done > 0 &&
+        (exe[0] != '\0' || dkb_self_exe(exe, sizeof exe)) &&
+        dkb_build_save(o.results_dir, o.save_build, exe) != 0) {
+        dkb_say("%s: saving build '%s' in %s failed: %s", prog, o.save_build, o.results_dir,
+                dkb_last_error());
+        status = 1;
+    }
     if (o.save_baseline != NULL && done > 0) {
         if (dkb_baseline_save(o.results_dir, o.save_baseline, &run, rp, done) != 0) {
             dkb_say("%s: saving baseline '%s' in %s failed: %s", prog, o.save_baseline,
@@ -689,13 +713,19 @@ int dk_bench_main(int argc, char **argv)
 out:
     /* Left open: the run was cut short or failed before its reports. */
     for (size_t k = 0; k < n_rf; k++)
-        close_report(&rf[k], false);
+        dkb_close_report(&rf[k], false);
     if (made_results_dir)
         rmdir(o.results_dir); /* only if nothing was saved in it */
     if (have_re)
         regfree(&re);
-    for (size_t i = 0; i < done; i++)
+    for (size_t i = 0; i < done; i++) {
         dkb_result_free(&results[i]);
+        if (others != NULL)
+            dkb_result_free(&others[i]);
+    }
+    free(others);
+    free(other_args);
+    free(names_of);
     for (size_t i = 0; i < n_base; i++)
         dkb_result_free(&base[i]);
     free(base);

@@ -45,6 +45,7 @@ typedef struct dkb_measure {
     /* The change compares the processes' estimates (true) or, where one
      * side was measured in one process, the samples (false). */
     bool change_by_process;
+    bool change_paired; /* ... in pairs run side by side (A/B) */
     /* After a comparison, why this measure has no change ("" otherwise):
      * not in the baseline, no estimate on one side, or the test refused. */
     char no_change[256];

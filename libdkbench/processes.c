@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "common/clock.h"
 #include "libdkbench/cli.h"
+#include "libdkbench/compare.h"
 #include "libdkbench/processes.h"
 #include "libdkbench/report.h"
 
@@ -46,7 +48,10 @@ static bool parse_field(const char **s, size_t max, size_t *out)
 
 int dkb_worker_from_env(dkb_worker *w)
 {
-    const char *v = getenv(DKB_WORKER_ENV);
+    const char *v = getenv(DKB_WORKER_ENV), *name = getenv(DKB_WORKER_NAME_ENV);
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s", name != NULL ? name : "");
+    unsetenv(DKB_WORKER_NAME_ENV);
     if (v == NULL)
         return 0;
     char copy[128];
@@ -71,7 +76,8 @@ int dkb_worker_from_env(dkb_worker *w)
         return dkb_fail(DK_EINVAL, "%s names descriptor %zu, which is not open (unset it)",
                         DKB_WORKER_ENV, f[0]),
                -1;
-    *w = (dkb_worker){(int)f[0], f[1], f[2], f[3], f[4]};
+    *w = (dkb_worker){(int)f[0], f[1], f[2], f[3], f[4], ""};
+    memcpy(w->name, nm, sizeof nm);
     return 1;
 }
 
@@ -117,21 +123,29 @@ bool dkb_self_exe(char *buf, size_t size)
 #endif
 }
 
-/* The environment of a worker: the program's, without any worker variable,
- * with this one's first. NULL when out of memory. */
-static char **worker_env(const char *var)
+static bool is_var(const char *entry, const char *name)
+{
+    size_t len = strlen(name);
+    return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+/* The environment of a worker: the program's, without any worker
+ * variable, with this one's first (var, and name_var when not NULL). NULL
+ * when out of memory. */
+static char **worker_env(const char *var, const char *name_var)
 {
     size_t n = 0;
     for (char **e = environ; e != NULL && *e != NULL; e++)
         n++;
-    char **env = malloc((n + 2) * sizeof *env);
+    char **env = malloc((n + 3) * sizeof *env);
     if (env == NULL)
         return NULL;
     size_t k = 0;
     env[k++] = (char *)var;
-    size_t klen = strlen(DKB_WORKER_ENV);
+    if (name_var != NULL)
+        env[k++] = (char *)name_var;
     for (size_t i = 0; i < n; i++)
-        if (!(strncmp(environ[i], DKB_WORKER_ENV, klen) == 0 && environ[i][klen] == '='))
+        if (!is_var(environ[i], DKB_WORKER_ENV) && !is_var(environ[i], DKB_WORKER_NAME_ENV))
             env[k++] = environ[i];
     env[k] = NULL;
     return env;
@@ -175,7 +189,9 @@ int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char
     char var[128];
     snprintf(var, sizeof var, "%s=%d:%zu:%zu:%zu:%zu", DKB_WORKER_ENV, out[1], w->first, w->count,
              w->index, w->of);
-    char **env = worker_env(var);
+    char name_var[300];
+    snprintf(name_var, sizeof name_var, "%s=%s", DKB_WORKER_NAME_ENV, w->name);
+    char **env = worker_env(var, w->name[0] != '\0' ? name_var : NULL);
     char *buf = NULL;
     pid_t pid = env != NULL ? fork() : -1;
     if (pid == 0) {
@@ -382,69 +398,193 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
 /* Measuring in processes                                                    */
 /* ------------------------------------------------------------------------ */
 
-int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
-                          size_t k, size_t procs, const volatile sig_atomic_t *stop,
-                          dkb_result *out)
+/* Run process j (its index, of `of`, for the worker's share) of exe as a
+ * worker of the k benchmarks at first (named `name` when not NULL) and
+ * keep its results in per[g][j]. Returns 0 or a DK_E* code; DK_ENOTSUP
+ * when the first process did not act as a worker. */
+static int run_one(const char *exe, char *const *argv, size_t first, size_t k, const char *name,
+                   size_t j, size_t of, size_t total, dkb_result **per)
 {
-    dkb_result *per = calloc(procs * k, sizeof *per);
-    if (per == NULL)
-        return dkb_fail(DK_ENOMEM, "out of memory");
-    int rc = 0;
-    size_t ran = 0;
-    for (size_t j = 0; j < procs && rc == 0 && *stop == 0; j++) {
-        dkb_worker w = {-1, first, k, j, procs};
-        char *text = NULL;
-        size_t len = 0;
-        int sig = 0;
-        rc = dkb_run_worker(exe, argv, &w, &text, &len, &sig);
-        size_t hello = strlen(DKB_WORKER_HELLO);
-        bool worked = text != NULL && len >= hello && memcmp(text, DKB_WORKER_HELLO, hello) == 0;
-        if (rc != 0 || !worked) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", rc != 0 ? dkb_last_error() : "it exited with status 0");
-            if (!worked && j == 0 && sig == 0)
-                rc = dkb_fail(DK_ENOTSUP,
-                              "%s, run again, did not act as a worker process (%s): it does "
-                              "not call dk_bench_main from main, or not every time",
-                              exe, why);
-            else
-                rc = dkb_fail(rc != 0 ? rc : DK_EINVAL, "process %zu of %zu: %s", j + 1, procs,
-                              worked ? why : "it did not act as a worker process");
-            free(text);
-            break;
-        }
-        dkb_result *rs = NULL;
-        size_t n = 0;
-        rc = dkb__baseline_parse("the results of a worker process", text + hello, len - hello, &rs,
-                                 &n);
+    char which[64];
+    if (total > 0)
+        snprintf(which, sizeof which, "process %zu of %zu", j + 1, total);
+    else
+        snprintf(which, sizeof which, "process %zu", j + 1);
+    dkb_worker w = {-1, first, k, j % of, of, ""};
+    if (name != NULL)
+        snprintf(w.name, sizeof w.name, "%s", name);
+    char *text = NULL;
+    size_t len = 0;
+    int sig = 0;
+    int rc = dkb_run_worker(exe, argv, &w, &text, &len, &sig);
+    size_t hello = strlen(DKB_WORKER_HELLO);
+    bool worked = text != NULL && len >= hello && memcmp(text, DKB_WORKER_HELLO, hello) == 0;
+    if (rc != 0 || !worked) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", rc != 0 ? dkb_last_error() : "it exited with status 0");
         free(text);
-        if (rc == 0 && n != k)
-            rc = dkb_fail(DK_EINVAL,
-                          "process %zu of %zu handed back %zu results, not %zu: does main call "
-                          "dk_bench_main with its own arguments?",
-                          j + 1, procs, n, k);
-        for (size_t g = 0; g < n; g++) {
-            if (rc == 0)
-                per[g * procs + j] = rs[g];
-            else
-                dkb_result_free(&rs[g]);
-        }
-        free(rs);
-        ran += rc == 0;
+        if (!worked && j == 0 && sig == 0)
+            return dkb_fail(DK_ENOTSUP,
+                            "%s, run again, did not act as a worker process (%s): it does "
+                            "not call dk_bench_main from main, or not every time",
+                            exe, why);
+        return dkb_fail(rc != 0 ? rc : DK_EINVAL, "%s: %s", which,
+                        worked ? why : "it did not act as a worker process");
     }
+    dkb_result *rs = NULL;
+    size_t n = 0;
+    rc = dkb__baseline_parse("the results of a worker process", text + hello, len - hello, &rs, &n);
+    free(text);
+    if (rc == 0 && n != k)
+        rc = dkb_fail(DK_EINVAL,
+                      "%s handed back %zu results, not %zu: does main call "
+                      "dk_bench_main with its own arguments?",
+                      which, n, k);
+    for (size_t g = 0; g < n; g++) {
+        if (rc == 0)
+            per[g][j] = rs[g];
+        else
+            dkb_result_free(&rs[g]);
+    }
+    free(rs);
+    return rc;
+}
+
+/* k arrays of cap results each (zeroed), or NULL. */
+static dkb_result **new_per(size_t k, size_t cap)
+{
+    dkb_result **per = calloc(k, sizeof *per);
+    for (size_t g = 0; per != NULL && g < k; g++)
+        if ((per[g] = calloc(cap, sizeof **per)) == NULL) {
+            for (size_t h = 0; h < g; h++)
+                free(per[h]);
+            free(per);
+            return NULL;
+        }
+    return per;
+}
+
+static void free_per(dkb_result **per, size_t k, size_t n)
+{
+    for (size_t g = 0; per != NULL && g < k; g++) {
+        for (size_t j = 0; j < n; j++)
+            dkb_result_free(&per[g][j]);
+        free(per[g]);
+    }
+    free(per);
+}
+
+/* out[g] from per[g][0 .. ran), g < k; on failure (or rc != 0 on entry)
+ * out is zeroed. */
+static int combine_all(const dkb_config *cfg, int rc, dkb_result **per, size_t ran, size_t k,
+                       const volatile sig_atomic_t *stop, dkb_result *out)
+{
     if (rc == 0 && *stop != 0)
         rc = dkb_fail(DK_ESTATE, "stopped by a signal");
     for (size_t g = 0; g < k; g++) {
         if (rc == 0)
-            rc = dkb_combine_processes(cfg, &per[g * procs], ran, &out[g]);
+            rc = dkb_combine_processes(cfg, per[g], ran, &out[g]);
         else
             memset(&out[g], 0, sizeof out[g]);
     }
     if (rc != 0)
         for (size_t g = 0; g < k; g++)
             dkb_result_free(&out[g]);
-    for (size_t i = 0; i < procs * k; i++)
-        dkb_result_free(&per[i]);
-    free(per);
+    return rc;
+}
+
+int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
+                          size_t k, size_t procs, const volatile sig_atomic_t *stop,
+                          dkb_result *out)
+{
+    dkb_result **per = new_per(k, procs);
+    if (per == NULL)
+        return dkb_fail(DK_ENOMEM, "out of memory");
+    int rc = 0;
+    size_t ran = 0;
+    for (size_t j = 0; j < procs && rc == 0 && *stop == 0; j++) {
+        if ((rc = run_one(exe, argv, first, k, NULL, j, procs, procs, per)) == 0)
+            ran++;
+    }
+    rc = combine_all(cfg, rc, per, ran, k, stop, out);
+    free_per(per, k, procs);
+    return rc;
+}
+
+/* Whether every benchmark's time change over the first n pairs resolves
+ * target or better. */
+static bool ab_resolved(dkb_result **per, dkb_result **oper, size_t k, size_t n, double target)
+{
+    double *a = malloc(2 * n * sizeof *a);
+    bool ok = a != NULL && target > 0;
+    for (size_t g = 0; ok && g < k; g++) {
+        for (size_t j = 0; j < n; j++) {
+            a[j] = oper[g][j].m[0].slope.point;
+            a[n + j] = per[g][j].m[0].slope.point;
+        }
+        dkb_change c;
+        ok = dkb_change_paired(a, a + n, n, target, 0.05, &c) && c.resolution <= target;
+    }
+    free(a);
+    return ok;
+}
+
+static int grow(dkb_result ***per, size_t k, size_t cap, size_t ncap)
+{
+    for (size_t g = 0; g < k; g++) {
+        dkb_result *p = realloc((*per)[g], ncap * sizeof *p);
+        if (p == NULL)
+            return dkb_fail(DK_ENOMEM, "out of memory");
+        memset(p + cap, 0, (ncap - cap) * sizeof *p);
+        (*per)[g] = p;
+    }
+    return 0;
+}
+
+int dkb_measure_ab(const dkb_config *cfg, const dkb_ab *ab, size_t first, size_t k,
+                   const volatile sig_atomic_t *stop, dkb_result *out, dkb_result *other)
+{
+    size_t cap = ab->pairs > 0 ? ab->pairs : DKB_AB_MIN_PAIRS;
+    size_t of = ab->pairs > 0 ? ab->pairs : DKB_AB_MIN_PAIRS;
+    dkb_result **per = new_per(k, cap), **oper = new_per(k, cap);
+    int rc = per == NULL || oper == NULL ? dkb_fail(DK_ENOMEM, "out of memory") : 0;
+    size_t ran = 0;
+    const char *name = ab->names[first];
+    uint64_t start = dk__monotonic_ns();
+    for (size_t j = 0; rc == 0 && *stop == 0; j++) {
+        if (ab->pairs > 0
+                ? j >= ab->pairs
+                : j >= DKB_AB_MIN_PAIRS &&
+                      ((double)(dk__monotonic_ns() - start) * 1e-9 >= DKB_AB_BUDGET ||
+                       j >= DKB_MAX_PROCESSES || ab_resolved(per, oper, k, j, ab->noise / 2)))
+            break;
+        if (j == cap && (rc = grow(&per, k, cap, 2 * cap)) == 0 &&
+            (rc = grow(&oper, k, cap, 2 * cap)) == 0)
+            cap *= 2;
+        /* Alternately first in a pair, so that a drift within pairs
+         * cancels too. */
+        for (int side = 0; side < 2 && rc == 0; side++) {
+            bool mine = (side == 0) == (j % 2 == 1);
+            rc = mine ? run_one(ab->self, ab->self_argv, first, k, name, j, of, ab->pairs, per)
+                      : run_one(ab->other, ab->other_argv, first, k, name, j, of, ab->pairs, oper);
+            if (rc != 0) {
+                char why[1200];
+                snprintf(why, sizeof why, "%s", dkb_last_error());
+                rc = dkb_fail(rc == DK_ENOTSUP ? DK_EINVAL : rc, "%s: %s",
+                              mine ? ab->self : ab->other, why);
+            }
+        }
+        ran += rc == 0;
+    }
+    if (rc == 0)
+        rc = combine_all(cfg, rc, oper, ran, k, stop, other);
+    rc = combine_all(cfg, rc, per, ran, k, stop, out);
+    if (rc != 0)
+        for (size_t g = 0; g < k; g++)
+            dkb_result_free(&other[g]);
+    for (size_t g = 0; rc == 0 && g < k; g++)
+        dkb_compare_paired(&out[g], &other[g], ab->noise);
+    free_per(per, k, cap);
+    free_per(oper, k, cap);
     return rc;
 }

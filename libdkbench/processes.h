@@ -23,16 +23,22 @@
  * that, run again, does not reach dk_bench_main never writes it. */
 #define DKB_WORKER_HELLO "dkbench-worker 1\n"
 
+/* The name of the first benchmark to measure, when given: the worker
+ * looks it up among its own (another build may list them differently)
+ * instead of trusting FIRST. */
+#define DKB_WORKER_NAME_ENV "DKBENCH_WORKER_NAME"
+
 typedef struct dkb_worker {
     int fd;
-    size_t first, count; /* registry entries first .. first + count - 1 */
+    size_t first, count; /* positions first .. first + count - 1 of the chosen list */
     size_t index, of;    /* process index of `of` */
+    char name[256];      /* DKB_WORKER_NAME_ENV, "" when not given */
 } dkb_worker;
 
 /* Whether this process is a worker: 1 (and *w filled), 0, or -1 after
- * dkb_last_error names what is wrong with the variable. The variable is
+ * dkb_last_error names what is wrong with the variable. The variables are
  * removed from the environment either way, so that nothing the benchmark
- * starts inherits it. */
+ * starts inherits them. */
 int dkb_worker_from_env(dkb_worker *w);
 
 /* The configuration of one worker's share: the time budget, warm-up bound
@@ -82,5 +88,33 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
 int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
                           size_t k, size_t procs, const volatile sig_atomic_t *stop,
                           dkb_result *out);
+
+/* An A/B comparison: this program against another build of it, run
+ * alternately process by process. */
+typedef struct dkb_ab {
+    const char *self, *other; /* the executables */
+    char *const *self_argv, *const *other_argv;
+    const char *const *names; /* the chosen benchmarks' names, by position */
+    size_t pairs;             /* processes of each; 0: as many as the change needs */
+    double noise;
+} dkb_ab;
+
+/* Without a number of pairs, --ab runs pairs until every benchmark's time
+ * change resolves half the noise threshold, at least DKB_AB_MIN_PAIRS and
+ * for at most DKB_AB_BUDGET seconds a benchmark (or group). */
+#define DKB_AB_MIN_PAIRS 20
+#define DKB_AB_BUDGET 10.0
+
+/*
+ * dkb_measure_ab - as dkb_measure_processes, with ab->pairs processes of
+ * this program (0: as above) and as many of the other, in pairs run one after the
+ * other (which one first alternates), each benchmark found by name in the
+ * other. out[g] gets this program's results compared with the other's
+ * (dkb_compare_paired), other[g] the other's. Returns as
+ * dkb_measure_processes (a program that does not act as a worker is an
+ * error here, DK_EINVAL).
+ */
+int dkb_measure_ab(const dkb_config *cfg, const dkb_ab *ab, size_t first, size_t k,
+                   const volatile sig_atomic_t *stop, dkb_result *out, dkb_result *other);
 
 #endif /* DKPERF_BENCH_PROCESSES_H */

@@ -45,6 +45,29 @@ int dkb_baseline_check(const char *dir, const char *name, bool *created);
  * or "..") and dir (non-empty); fn names the caller in the error. Returns
  * 0 or DK_EINVAL. */
 int dkb__baseline_path(char *out, size_t size, const char *dir, const char *name, const char *fn);
+/* A report's file, opened before anything is run so that a path that
+ * cannot be written fails at once, not after every benchmark ran. Not
+ * truncated until the report is written: a run cut short leaves a file it
+ * found as it was, and removes one it made. */
+typedef struct dkb_report_file {
+    const char *option, *path, *what; /* "--json", the path, "JSON" */
+    FILE *f;
+    bool created;
+} dkb_report_file;
+/* Open r's file (before anything runs). 0, or 1 after saying why. */
+int dkb_open_report(const char *prog, dkb_report_file *r);
+/* Close r's file; when keep is false, a file this run made is removed. */
+void dkb_close_report(dkb_report_file *r, bool keep);
+/* Write the report r->what of results rs (base: their baselines, for the
+ * HTML overlay) to r's file and close it. 0, or 1 after saying why. */
+int dkb_write_report(const char *prog, dkb_report_file *r, const dkb_run_info *run,
+                     const dkb_result *const *rs, const dkb_result *const *base, size_t n);
+
+/* A saved build (--save-build): dir/name.build, name checked as a
+ * baseline's; and saving a copy of exe there, executable, through a
+ * temporary file renamed onto it. Return 0 or DK_EINVAL, DK_EOS. */
+int dkb_build_path(char *out, size_t size, const char *dir, const char *name);
+int dkb_build_save(const char *dir, const char *name, const char *exe);
 /* The reader behind dkb_baseline_load, on the len bytes of text already
  * read from path (which its errors name). */
 int dkb__baseline_parse(const char *path, const char *text, size_t len, dkb_result **out,

@@ -174,7 +174,10 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
         fputc(',', out);
         num(out, "resolution", m->change.resolution);
         fputc(',', out);
-        str(out, "basis", m->change_by_process ? "processes" : "samples");
+        str(out, "basis",
+            m->change_paired       ? "pairs"
+            : m->change_by_process ? "processes"
+                                   : "samples");
         fputc('}', out);
     } else {
         fputs("null", out);

@@ -120,7 +120,8 @@ static void change_lines(FILE *out, const dkb_measure *m, bool color)
             100 * c->rel.point, 100 * c->rel.hi, c->p_value,
             c->p_value < SIGNIFICANCE ? "<" : ">=", SIGNIFICANCE);
     if (m->change_by_process)
-        fprintf(out, ", resolves +-%.2f%%\n", 100 * c->resolution);
+        fprintf(out, "%s, resolves +-%.2f%%\n", m->change_paired ? ", paired" : "",
+                100 * c->resolution);
     else
         fputs(", within one process\n", out);
     const char *words, *paint = NULL;
