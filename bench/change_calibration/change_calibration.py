@@ -20,8 +20,8 @@ and prints, per benchmark:
                   (same.json) hold the median of their point estimates
                   (target: at least 34 of 40, scaled to TRIALS);
   the spread of the point estimates between processes, the median
-  interval half-width within one, and the slow build's median estimate over
-  the unchanged one's (its 5% made real).
+  interval half-width within one, and the slow build's estimates over the
+  unchanged one's, medians and means (its 5% made real).
 
 Exit status 0 when every run ran and its report was read, 1 otherwise: the
 targets are judged by whoever reads the table (the machine is shared).
@@ -245,9 +245,11 @@ def main():
                   "within one: median half-width %.2f%%" %
                   (100 * spread if spread is not None else float("nan"), lo_pt, hi_pt,
                    100 * halfw if halfw is not None else float("nan")))
+        slow_pts = [g.get("point") for g in slow if g and g.get("point") is not None]
         if med and slow_med:
-            print("  slow build / same build (medians of %d processes each): %.4f" %
-                  (len(good), slow_med / med))
+            # Means too: the median of a body with two modes jumps between them.
+            print("  slow build / same build, %d processes each: medians %.4f, means %.4f" %
+                  (len(good), slow_med / med, statistics.mean(slow_pts) / statistics.mean(good)))
         if missing:
             print("  not in the JSON: %s" % ", ".join(sorted(missing)))
             problems.append("%s: fields missing from the JSON: %s" % (name, ", ".join(sorted(missing))))
