@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/* The bodies of change_calibration.py: examples/bench_example.c's two (the
+ * same code, with the array's length a parameter) and one written to be
+ * layout-sensitive. Built twice: calib-bodies, and calib-bodies-slow with
+ * -DCALIB_SLOWER=1, where each body does about 5% more of its own work
+ * (more elements, more lines): the same code made 5% slower
+ * whatever it costs, with no other work that could overlap with it. */
+#include <dkbench.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef CALIB_SLOWER
+#define CALIB_SLOWER 0
+#endif
+/* The slow build's sizes give 1.05 times the time here, measured (see
+ * doc/BENCHMARKS.md): the time does not grow in step with the size. -D
+ * overrides them, to calibrate anew. */
+#ifndef N_FWD
+#define N_FWD (CALIB_SLOWER ? 1064 : 1024)
+#endif
+#ifndef N_STR
+#define N_STR (CALIB_SLOWER ? 1056 : 1024)
+#endif
+#ifndef LINES
+#define LINES (CALIB_SLOWER ? 134 : 128)
+#endif
+
+unsigned v[N_FWD > N_STR ? N_FWD : N_STR]; /* not static: the compiler cannot prove it constant */
+
+static unsigned sum_forward(void)
+{
+    unsigned s = 0;
+    for (int i = 0; i < N_FWD; i++)
+        s += v[i] * 3 + 1;
+    return s;
+}
+
+static unsigned sum_strided(void)
+{
+    unsigned s = 0;
+    for (int k = 0; k < 16; k++)
+        for (int i = k; i < N_STR; i += 16)
+            s += v[i] * 3 + 1;
+    return s;
+}
+
+static void forward(dk_bench *b) { DK_BENCH_LOOP(b) dk_bench_do_not_optimize(sum_forward()); }
+static void strided(dk_bench *b) { DK_BENCH_LOOP(b) dk_bench_do_not_optimize(sum_strided()); }
+DK_BENCHMARK_NAMED("sum/forward", forward)
+DK_BENCHMARK_NAMED("sum/strided", strided)
+
+/* layout/stack-split adds one to a 64-bit word of each of LINES cache lines
+ * of a buffer on the stack, 12 bytes past a 16-byte boundary. Linux moves
+ * the stack by a random multiple of 16 bytes at each exec, so in about one
+ * process in four the words straddle two cache lines and every load and
+ * store is split (other placement effects, not traced, add further modes:
+ * about 104, 110 and 118 ns were seen). The time is fixed for the life of a
+ * process and changes between processes (104 to 122 ns here, each process's
+ * interval about +-0.6%), as code and data placement do to real bodies. */
+#define AT 12 /* a word's offset in its line: it straddles when the line is at 48 mod 64 */
+
+uint64_t calib_flat[4 * LINES]; /* aligned work beside the split one */
+
+static void rmw_lines(unsigned char *p)
+{
+    for (int i = 0; i < LINES; i++) {
+        uint64_t x;
+        memcpy(&x, p + 64 * i, sizeof x);
+        x++;
+        memcpy(p + 64 * i, &x, sizeof x);
+    }
+}
+
+static uint64_t sum_flat(void)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < 4 * LINES; i++)
+        s += calib_flat[i] ^ (uint64_t)i;
+    return s;
+}
+
+static void split(dk_bench *b)
+{
+    _Alignas(16) unsigned char buf[64 * (LINES + 1)];
+    memset(buf, 0, sizeof buf);
+    unsigned char *p = buf + AT;
+    DK_BENCH_LOOP(b)
+    {
+        dk_bench_do_not_optimize(p); /* the compiler must not keep the words in registers */
+        rmw_lines(p);
+        dk_bench_do_not_optimize(sum_flat());
+    }
+}
+DK_BENCHMARK_NAMED("layout/stack-split", split)
+
+int main(int argc, char **argv) { return dk_bench_main(argc, argv); }
