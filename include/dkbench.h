@@ -31,6 +31,15 @@
  * Names: "group/name" puts a benchmark in a group (--compare runs the
  * members of a group interleaved and gives their ratios).
  *
+ * Processes: dk_bench_main measures each benchmark in several fresh
+ * processes of the program (--processes, 10), because where a process
+ * lands in memory moves a time by more than one process's interval shows.
+ * It re-executes the program's executable with the arguments it was given
+ * and DKBENCH_WORKER set; main must reach dk_bench_main with them each
+ * time (registering the same benchmarks), and it then measures its share
+ * and returns. A program that does not is measured within its own
+ * process, and says so.
+ *
  * Conventions as in dkperf.h: int-returning functions return 0 or a negative
  * DK_E* code (dkperf/error.h), and dk_bench_last_error() then names the
  * problem. Benchmarks run on the thread that calls dk_bench_main.
@@ -367,7 +376,12 @@ DK_EXPORT int dk_bench_results_estimate(const dk_bench_results *r, size_t index,
  *                         body slower than S/20 per iteration still
  *                         takes 20 samples of one iteration
  *   --warm-up S           warm-up bound per benchmark (0.08)
- *   --samples N           exactly N samples (no adaptive stop)
+ *   --samples N           exactly N samples a process (no adaptive stop)
+ *   --processes N         measure each benchmark in N fresh processes of
+ *                         this program (10), re-executed with the same
+ *                         arguments: the interval and the change test
+ *                         hold the spread between processes
+ *                         (doc/BENCH-STATISTICS.md §13); 1: in this one
  *   --precision P         stop when every CI half-width <= P x estimate (0.01)
  *   --noise P             changes within +-P are noise (0.01)
  *   --save-baseline NAME  save the results as baseline NAME
@@ -385,7 +399,8 @@ DK_EXPORT int dk_bench_results_estimate(const dk_bench_results *r, size_t index,
  *
  * Environment (an option given wins): DKBENCH_FILTER, DKBENCH_EVENTS,
  * DKBENCH_TIME, DKBENCH_WARM_UP, DKBENCH_SAMPLES, DKBENCH_PRECISION,
- * DKBENCH_NOISE, DKBENCH_OUTPUT_DIR (the results directory), DKBENCH_SEED,
+ * DKBENCH_NOISE, DKBENCH_PROCESSES, DKBENCH_OUTPUT_DIR (the results
+ * directory), DKBENCH_SEED,
  * DKBENCH_BASELINE, DKBENCH_SAVE_BASELINE, DKBENCH_QUIET=1, NO_COLOR.
  *
  * Signals (dkperf.h, "Signals and exit"): while the counters are held, a

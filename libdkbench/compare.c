@@ -103,7 +103,7 @@ size_t dkb_compare_baseline(dkb_result *r, const dkb_result *old, double noise, 
             continue;
         }
         /* Both measured in several processes: the process is the unit,
-         * and the test is of the processes' estimates (§11). */
+         * and the test is of the processes' estimates (§13). */
         m->change_by_process = m->change_paired = false;
         if (r->n_processes >= 2 && old->n_processes >= 2 && m->procs.n >= 2 && om->procs.n >= 2 &&
             m->proc != NULL && om->proc != NULL) {

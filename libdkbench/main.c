@@ -548,7 +548,7 @@ int dk_bench_main(int argc, char **argv)
     /* Each benchmark is measured in fresh processes of this program: where
      * things land in memory is fixed for a process's life and differs
      * between processes, and moves a time by more than one process's
-     * interval shows (doc/BENCH-STATISTICS.md §11). */
+     * interval shows (doc/BENCH-STATISTICS.md §13). */
     bool in_processes = o.processes >= 2;
     if (!in_processes) {
         one_process = "--processes 1";

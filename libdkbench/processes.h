@@ -4,7 +4,7 @@
  * program re-executes itself as a worker that measures one benchmark (or
  * one --compare group) and hands its results back on a pipe, and the
  * parent combines the workers' estimates with the process as the unit of
- * replication (doc/BENCH-STATISTICS.md §11). Internal to libdkbench.
+ * replication (doc/BENCH-STATISTICS.md §13). Internal to libdkbench.
  */
 #ifndef DKPERF_BENCH_PROCESSES_H
 #define DKPERF_BENCH_PROCESSES_H

@@ -51,7 +51,7 @@ void dkb_close_report(dkb_report_file *r, bool keep)
 }
 
 int dkb_write_report(const char *prog, dkb_report_file *r, const dkb_run_info *run,
-                      const dkb_result *const *rs, const dkb_result *const *base, size_t n)
+                     const dkb_result *const *rs, const dkb_result *const *base, size_t n)
 {
     FILE *f = r->f;
     const char *what = r->what, *path = r->path;
@@ -83,4 +83,3 @@ int dkb_write_report(const char *prog, dkb_report_file *r, const dkb_run_info *r
     }
     return 0;
 }
-

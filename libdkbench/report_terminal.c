@@ -265,7 +265,7 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
         throughput_line(out, r, t);
     /* Counts first: where the hardware counts events, an instruction count
      * does not move with where the process landed in memory, as time does,
-     * and its verdict is the one to lean on (doc/BENCH-STATISTICS.md §11). */
+     * and its verdict is the one to lean on (doc/BENCH-STATISTICS.md §13). */
     for (int counts = 1; counts >= 0; counts--)
         for (size_t i = 0; i < nm; i++)
             if (r->m[i].available && r->m[i].has_change && (r->m[i].unit[0] == '\0') == counts)

@@ -127,7 +127,7 @@ double dkb_t_cdf(double t, double df);
 double dkb_t_quantile(double p, double df);
 
 /* One benchmark measured in n separate processes, the unit of replication
- * (doc/BENCH-STATISTICS.md §11): est[j] is process j's estimate, half[j]
+ * (doc/BENCH-STATISTICS.md §13): est[j] is process j's estimate, half[j]
  * the half-width of its 95% interval within that process (half may be
  * NULL: unknown). */
 typedef struct dkb_process_summary {
