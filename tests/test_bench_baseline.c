@@ -361,8 +361,8 @@ TEST_CASE(baseline_of_processes_round_trip_and_errors)
     size_t len = strlen(text);
     CHECK_CONTAINS(text, "\"basis\":\"processes\"");
     CHECK_CONTAINS(text, "\"basis\":\"samples\"");
-    swapped(dir, text, len, "\"processes\":3,\"one_process\"",
-            "\"processes\":1001,\"one_process\"", "\"processes\": more than 1000 processes");
+    swapped(dir, text, len, "\"processes\":3,\"one_process\"", "\"processes\":1001,\"one_process\"",
+            "\"processes\": more than 1000 processes");
     swapped(dir, text, len, "\"processes\":3,\"one_process\"", "\"processes\":1,\"one_process\"",
             "\"processes\": is given but the result has fewer than 2 processes");
     swapped(dir, text, len, "\"estimates\":[1000.5,990.25,", "\"estimates\":[1000.5,",

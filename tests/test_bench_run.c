@@ -342,10 +342,7 @@ TEST_CASE(a_baseline_path_that_is_a_directory_is_refused_before_any_run)
     CHECK(rmdir(sub) == 0 && rmdir(d) == 0);
 }
 
-static void spin(dk_bench *b)
-{
-    DK_BENCH_LOOP(b) dk_bench_do_not_optimize(b);
-}
+static void spin(dk_bench *b) { DK_BENCH_LOOP(b) dk_bench_do_not_optimize(b); }
 
 /* dk_bench_run measures in the calling process (no argv to run again):
  * a loop benchmark's estimates come from 1 process, an external body's
