@@ -73,7 +73,9 @@ int dkb_worker_from_env(dkb_worker *w)
                         DKB_WORKER_ENV, copy),
                -1;
     if (fcntl((int)f[0], F_GETFD) == -1)
-        return dkb_fail(DK_EINVAL, "%s names descriptor %zu, which is not open (unset it)",
+        return dkb_fail(DK_EINVAL,
+                        "%s is set only by a benchmark program for the processes it starts; "
+                        "it names descriptor %zu, which is not open (unset it)",
                         DKB_WORKER_ENV, f[0]),
                -1;
     *w = (dkb_worker){(int)f[0], f[1], f[2], f[3], f[4], ""};

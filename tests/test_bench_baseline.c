@@ -165,20 +165,20 @@ static void rejected(const char *dir, const char *text, size_t len, const char *
 
 #define REJECT(dir, lit, why) rejected(dir, lit, sizeof lit - 1, why)
 
-/* The text with its first `from` replaced by `to` (same length) is rejected
- * with `why`. */
+/* The text with its first `from` replaced by `to` is rejected with `why`. */
 static void swapped(const char *dir, const char *text, size_t len, const char *from, const char *to,
                     const char *why)
 {
-    CHECK_INT(strlen(from), ==, strlen(to));
     const char *at = strstr(text, from);
     if (at == NULL)
         DKT_FAIL("the saved baseline has no %s", from);
-    char *copy = malloc(len + 1);
+    size_t head = (size_t)(at - text), nf = strlen(from), nt = strlen(to);
+    char *copy = malloc(len - nf + nt + 1);
     CHECK(copy != NULL);
-    memcpy(copy, text, len + 1);
-    memcpy(copy + (at - text), to, strlen(to));
-    rejected(dir, copy, len, why);
+    memcpy(copy, text, head);
+    memcpy(copy + head, to, nt);
+    memcpy(copy + head + nt, at + nf, len - head - nf + 1);
+    rejected(dir, copy, len - nf + nt, why);
     free(copy);
 }
 
@@ -286,6 +286,99 @@ TEST_CASE(baseline_rejects_malformed)
     free(text);
     dkb_result_free(&a);
     dkb_result_free(&b);
+    cleanup();
+}
+
+/* Measured in 3 processes: each measure's estimates and halves (time's
+ * 1000.5, 990.25, 1010.125), their summary as the slope, and a change
+ * compared by process. */
+static void in_processes(dkb_result *r)
+{
+    static const double spread[3] = {1.0005, 0.99025, 1.010125}, halves[3] = {5, 4.5, 6.25};
+    r->n_processes = 3;
+    for (size_t i = 0; i < r->n_measures; i++) {
+        dkb_measure *m = &r->m[i];
+        if (!m->available)
+            continue;
+        m->proc = doubles(3);
+        m->proc_half = doubles(3);
+        for (size_t j = 0; j < 3; j++) {
+            m->proc[j] = m->slope.point * spread[j];
+            m->proc_half[j] = halves[j] * m->slope.point / 1000;
+        }
+        CHECK(dkb_process_summarize(m->proc, m->proc_half, 3, 0.95, &m->procs));
+        m->slope = m->procs.ci;
+    }
+    r->m[0].change = (dkb_change){{-0.05, -0.02, 0.01}, 0.2, DKB_UNRESOLVED, 0.0625};
+    r->m[0].change_by_process = true;
+}
+
+TEST_CASE(baseline_of_processes_round_trip_and_errors)
+{
+    dkb_result a, one;
+    dkb_run_info run;
+    run_info(&run);
+    sample(&a, "grp/procs", 1.0);
+    in_processes(&a);
+    sample(&one, "grp/one", 1.0);
+    one.n_processes = 1;
+    snprintf(one.one_process, sizeof one.one_process, "--processes 1");
+    one.m[0].change.resolution = 0.002; /* compared by samples: basis "samples" */
+    const dkb_result *rs[] = {&a, &one};
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", tmp_path("procs"));
+    if (dkb_baseline_save(dir, "p", &run, rs, 2) != 0)
+        DKT_FAIL("save: %s", dkb_last_error());
+    dkb_result *back = NULL;
+    size_t n = 0;
+    if (dkb_baseline_load(dir, "p", &back, &n) != 0)
+        DKT_FAIL("load: %s", dkb_last_error());
+    CHECK_INT(n, ==, 2);
+    for (size_t k = 0; k < n; k++) {
+        const dkb_result *x = rs[k], *y = &back[k];
+        CHECK_INT(y->n_processes, ==, x->n_processes);
+        CHECK_STR(y->one_process, x->one_process);
+        for (size_t i = 0; i < x->n_measures; i++) {
+            const dkb_measure *mx = &x->m[i], *my = &y->m[i];
+            same_measure(mx, my, x->n_samples);
+            CHECK(my->change_by_process == mx->change_by_process);
+            CHECK((my->proc == NULL) == (mx->proc == NULL));
+            CHECK((my->proc_half == NULL) == (mx->proc_half == NULL));
+            if (mx->proc == NULL)
+                continue;
+            CHECK(memcmp(my->proc, mx->proc, 3 * sizeof *mx->proc) == 0);
+            CHECK(memcmp(my->proc_half, mx->proc_half, 3 * sizeof *mx->proc_half) == 0);
+            CHECK(memcmp(&my->procs, &mx->procs, sizeof mx->procs) == 0);
+        }
+        dkb_result_free(&back[k]);
+    }
+    free(back);
+    CHECK(a.m[0].change.resolution > 0 && one.m[0].change.resolution > 0);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    char *text = slurp(path);
+    size_t len = strlen(text);
+    CHECK_CONTAINS(text, "\"basis\":\"processes\"");
+    CHECK_CONTAINS(text, "\"basis\":\"samples\"");
+    swapped(dir, text, len, "\"processes\":3,\"one_process\"", "\"processes\":1001,\"one_process\"",
+            "\"processes\": more than 1000 processes");
+    swapped(dir, text, len, "\"processes\":3,\"one_process\"", "\"processes\":1,\"one_process\"",
+            "\"processes\": is given but the result has fewer than 2 processes");
+    swapped(dir, text, len, "\"estimates\":[1000.5,990.25,", "\"estimates\":[1000.5,",
+            "\"estimates\": must hold one value per process");
+    /* (A number out of a double's range is the JSON reader's error.) */
+    swapped(dir, text, len, "\"estimates\":[1000.5,", "\"estimates\":[null,",
+            "\"estimates\": must hold finite numbers");
+    swapped(dir, text, len, "\"halves\":[5,", "\"halves\":[-5,",
+            "\"halves\": must hold finite numbers >= 0");
+    swapped(dir, text, len, "\"resolution\":0.0625", "\"resolution\":-0.0625",
+            "\"resolution\": must be a number >= 0");
+    swapped(dir, text, len, "\"basis\":\"processes\"", "\"basis\":\"threads\"",
+            "\"basis\": must be \"processes\" or \"samples\"");
+    free(text);
+    dkb_result_free(&a);
+    dkb_result_free(&one);
     cleanup();
 }
 

@@ -204,6 +204,50 @@ TEST_CASE(terminal_names_the_samples_of_the_time_answer)
     dkb_result_free(&r);
 }
 
+TEST_CASE(terminal_says_the_processes_and_what_a_change_resolves)
+{
+    dkb_result r;
+    sample(&r, "fib/20", 1.0);
+    r.n_processes = 10;
+    r.m[0].procs.n = 10;
+    r.m[0].procs.between_share = 0.8;
+    /* Time unresolved by the processes' spread; instructions compared too. */
+    r.m[0].change = (dkb_change){{0.01, -0.03, 0.05}, 0.6, DKB_UNRESOLVED, 0.0425};
+    r.m[0].change_by_process = true;
+    r.m[1].has_change = true;
+    r.m[1].change = (dkb_change){{-0.02, -0.02, -0.02}, 0, DKB_IMPROVED, 0};
+    r.m[1].change_by_process = true;
+    r.m[1].baseline_slope = 2040;
+    char *t = terminal(&r, false, false);
+    CHECK_CONTAINS(t, "  processes:         10, each estimated alone; 80% of the time's spread is "
+                      "between them\n");
+    /* Counts before time: their verdict does not move with placement. */
+    const char *insn = strstr(t, "change (instructions):"), *time = strstr(t, "change (time):");
+    CHECK(insn != NULL && time != NULL && insn < time);
+    CHECK_CONTAINS(t, "change (time):     [-3.00% +1.00% +5.00%] (p = 0.60 >= 0.05), resolves "
+                      "+-4.25%\n");
+    CHECK_CONTAINS(t, "Cannot be resolved here: the spread between processes hides changes this "
+                      "small.");
+    free(t);
+    t = terminal(&r, true, false);
+    CHECK_CONTAINS(t, "\x1b[33mCannot be resolved here");
+    free(t);
+    /* Within one process: said on the processes line and on each change. */
+    r.n_processes = 1;
+    snprintf(r.one_process, sizeof r.one_process, "--processes 1");
+    r.m[0].procs.n = 0;
+    r.m[0].change = (dkb_change){{-0.052, -0.063, -0.041}, 0.001, DKB_IMPROVED, 0};
+    r.m[0].change_by_process = r.m[1].change_by_process = false;
+    t = terminal(&r, false, false);
+    CHECK_CONTAINS(t, "  processes:         1 (--processes 1): the intervals describe this "
+                      "process only, not the spread between processes\n");
+    CHECK_CONTAINS(t, "change (time):     [-6.30% -5.20% -4.10%] (p = 0.00 < 0.05), within one "
+                      "process\n");
+    CHECK(strstr(t, "resolves") == NULL);
+    free(t);
+    dkb_result_free(&r);
+}
+
 /* What fn writes for rs, as a string (malloc'ed). */
 static char *rendered(render_fn fn, const dkb_run_info *run, const dkb_result *const *rs, size_t n)
 {

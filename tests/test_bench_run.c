@@ -341,3 +341,55 @@ TEST_CASE(a_baseline_path_that_is_a_directory_is_refused_before_any_run)
     dk_bench_results_free(r);
     CHECK(rmdir(sub) == 0 && rmdir(d) == 0);
 }
+
+static void spin(dk_bench *b) { DK_BENCH_LOOP(b) dk_bench_do_not_optimize(b); }
+
+/* dk_bench_run measures in the calling process (no argv to run again):
+ * a loop benchmark's estimates come from 1 process, an external body's
+ * from 0 (its every run is a process); no change is by process. A caller
+ * whose struct ends before processes gets none of the later members. */
+TEST_CASE(dk_bench_run_measures_in_the_calling_process)
+{
+    snprintf(dir, sizeof dir, "%s/dkb-run-XXXXXX", dkt_tmpdir());
+    CHECK(mkdtemp(dir) != NULL);
+    atexit(cleanup);
+    fake f = {walls, 11, 0, 0, 1, -1, -1};
+    add("cmd", &f);
+    CHECK_INT(dk_bench_register("loop", spin, NULL), ==, 0);
+    dk_bench_options o;
+    dk_bench_options_init(&o);
+    o.runs = 5;
+    o.min_time = 0.02;
+    o.results_dir = dir;
+    o.save_baseline = "base";
+    dk_bench_results *r = NULL;
+    if (dk_bench_run(&o, &r) != 0)
+        DKT_FAIL("dk_bench_run: %s", dk_bench_last_error());
+    dk_bench_results_free(r);
+    o.save_baseline = NULL;
+    o.baseline = "base";
+    f.calls = 0;
+    if (dk_bench_run(&o, &r) != 0)
+        DKT_FAIL("dk_bench_run: %s", dk_bench_last_error());
+    CHECK_INT(dk_bench_results_count(r), ==, 2);
+    for (size_t i = 0; i < 2; i++) {
+        int body = strcmp(dk_bench_results_name(r, i), "cmd") == 0;
+        dk_bench_estimate e = {.size = sizeof e};
+        CHECK_INT(dk_bench_results_estimate(r, i, "time", &e), ==, 0);
+        CHECK_INT(e.processes, ==, body ? 0 : 1);
+        CHECK(isnan(e.between_share));
+        CHECK(e.has_change && e.change_by_process == 0 && e.resolution == 0);
+        CHECK(e.verdict != DK_BENCH_UNRESOLVED);
+        /* Ending at not_in_baseline: the later members are not written. */
+        dk_bench_estimate old;
+        memset(&old, 0x5a, sizeof old);
+        old.size = offsetof(dk_bench_estimate, processes);
+        CHECK_INT(dk_bench_results_estimate(r, i, "time", &old), ==, 0);
+        CHECK(old.n == e.n && old.verdict == e.verdict && old.not_in_baseline == 0);
+        unsigned char later[sizeof old - offsetof(dk_bench_estimate, processes)];
+        memset(later, 0x5a, sizeof later);
+        CHECK(memcmp((unsigned char *)&old + offsetof(dk_bench_estimate, processes), later,
+                     sizeof later) == 0);
+    }
+    dk_bench_results_free(r);
+}
