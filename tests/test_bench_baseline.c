@@ -375,7 +375,7 @@ TEST_CASE(baseline_of_processes_round_trip_and_errors)
     swapped(dir, text, len, "\"resolution\":0.0625", "\"resolution\":-0.0625",
             "\"resolution\": must be a number >= 0");
     swapped(dir, text, len, "\"basis\":\"processes\"", "\"basis\":\"threads\"",
-            "\"basis\": must be \"processes\" or \"samples\"");
+            "\"basis\": must be \"processes\", \"pairs\" or \"samples\"");
     free(text);
     dkb_result_free(&a);
     dkb_result_free(&one);
