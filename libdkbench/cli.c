@@ -116,12 +116,16 @@ static int apply(dkb_options *o, const char *prog, const char *what, const char 
             o->cfg.samples = (size_t)u;
         }
     } else if (strcmp(key, "processes") == 0) {
-        if ((rc = parse_u64(prog, what, v, 1, &u)) == 0) {
-            if (u > DKB_MAX_PROCESSES)
-                return bad(prog, what, v, "at most " DKB_STR(DKB_MAX_PROCESSES) " processes");
-            o->processes = (size_t)u;
-            o->processes_given = true;
-        }
+        /* Digits only, then the range, in one message for every bad value. */
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (v[0] < '0' || v[0] > '9' || errno != 0 || *end != '\0' || n < 1 ||
+            n > DKB_MAX_PROCESSES)
+            return bad(prog, what, v,
+                       "expected a whole number from 1 to " DKB_STR(DKB_MAX_PROCESSES));
+        o->processes = (size_t)n;
+        o->processes_given = true;
     } else if (strcmp(key, "precision") == 0) {
         rc = parse_double(prog, what, v, 1e-6, 1, &o->cfg.precision);
     } else if (strcmp(key, "noise") == 0) {
