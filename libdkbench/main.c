@@ -614,8 +614,8 @@ int dk_bench_main(int argc, char **argv)
         } else if (o.ab != NULL) {
             rc = dkb_measure_ab(&o.cfg, &ab, i, k, &stop_signal, &results[done], &others[done]);
         } else if (in_processes) {
-            rc = dkb_measure_processes(&o.cfg, exe, args, i, k, o.processes, &stop_signal,
-                                       &results[done]);
+            rc = dkb_measure_processes(&o.cfg, exe, args, i, k, o.processes, o.processes_given,
+                                       &stop_signal, &results[done]);
             if (rc == DK_ENOTSUP) {
                 /* Not a program that can be run again as a worker: this
                  * benchmark and the rest are measured here. */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -496,19 +497,40 @@ static int combine_all(const dkb_config *cfg, int rc, dkb_result **per, size_t r
 }
 
 int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
-                          size_t k, size_t procs, const volatile sig_atomic_t *stop,
+                          size_t k, size_t procs, bool fixed, const volatile sig_atomic_t *stop,
                           dkb_result *out)
 {
     dkb_result **per = new_per(k, procs);
     if (per == NULL)
         return dkb_fail(DK_ENOMEM, "out of memory");
     int rc = 0;
-    size_t ran = 0;
-    for (size_t j = 0; j < procs && rc == 0 && *stop == 0; j++) {
+    size_t ran = 0, want = procs;
+    for (size_t j = 0; j < want && rc == 0 && *stop == 0; j++) {
         if ((rc = run_one(exe, argv, first, k, NULL, j, procs, procs, per)) == 0)
             ran++;
+        /* A body too slow for its share (the first process's warm-up and
+         * samples took more than the budget allows them all, as its
+         * fewest samples do): as many processes as fit in
+         * DKB_SLOW_BUDGETS budgets, DKB_MIN_PROCESSES at least. The
+         * process's start is not counted: a busy machine slows that. */
+        double t1 = 0;
+        for (size_t g = 0; rc == 0 && g < k; g++)
+            t1 += per[g][0].warmup_s + per[g][0].measure_s;
+        double allowed = DKB_SLOW_BUDGETS * (cfg->time_budget + cfg->warmup_bound) * (double)k;
+        if (rc == 0 && j == 0 && !fixed && t1 * (double)procs > allowed) {
+            double fit = floor(allowed / t1);
+            want = fit < DKB_MIN_PROCESSES ? DKB_MIN_PROCESSES : (size_t)fit;
+            want = want < procs ? want : procs;
+        }
     }
     rc = combine_all(cfg, rc, per, ran, k, stop, out);
+    for (size_t g = 0; rc == 0 && want < procs && g < k; g++) {
+        char line[400];
+        snprintf(line, sizeof line, "%s (a slow body: %zu processes of %zu fit %d budgets)",
+                 out[g].stop_reason, want, procs, DKB_SLOW_BUDGETS);
+        line[sizeof out[g].stop_reason - 1] = '\0';
+        memcpy(out[g].stop_reason, line, sizeof out[g].stop_reason);
+    }
     free_per(per, k, procs);
     return rc;
 }

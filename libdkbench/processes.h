@@ -75,6 +75,15 @@ int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char
 int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n, dkb_result *out);
 
 /*
+ * A body so slow that its first process alone takes more than
+ * 1/procs of DKB_SLOW_BUDGETS times the budget (time and warm-up) runs in
+ * as many processes as fit in them, DKB_MIN_PROCESSES at least, unless
+ * the count is fixed (given by the user).
+ */
+#define DKB_SLOW_BUDGETS 3
+#define DKB_MIN_PROCESSES 3
+
+/*
  * dkb_measure_processes - measure the k benchmarks at positions first ..
  * first + k - 1 of the program's chosen list (one benchmark, or a --compare
  * group run interleaved) in procs worker processes of exe, one after the
@@ -86,7 +95,7 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
  * again, and must be measured within its own process.
  */
 int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *argv, size_t first,
-                          size_t k, size_t procs, const volatile sig_atomic_t *stop,
+                          size_t k, size_t procs, bool fixed, const volatile sig_atomic_t *stop,
                           dkb_result *out);
 
 /* An A/B comparison: this program against another build of it, run
