@@ -386,6 +386,10 @@ DK_EXPORT int dk_bench_results_estimate(const dk_bench_results *r, size_t index,
  *   --noise P             changes within +-P are noise (0.01)
  *   --save-baseline NAME  save the results as baseline NAME
  *   --baseline NAME       compare with baseline NAME
+ *   --ab PROGRAM          compare with another build of this program, run
+ *                         in pairs of processes side by side; PROGRAM is
+ *                         a path (./old) or a build saved with --save-build
+ *   --save-build NAME     save this program's executable as build NAME
  *   --results-dir D       where baselines go (dkbench-results, the one
  *                         results folder of libdkbench and dkperf bench)
  *   --json F, --csv F, --markdown F, --gbench-json F, --html F

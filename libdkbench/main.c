@@ -310,8 +310,11 @@ static int run_worker(const char *prog, dkb_options *o, const dkb_worker *w, dkb
         for (size_t j = 0; j < n && first == n; j++)
             if (strcmp(dkb_registry_at(chosen[j])->name, w->name) == 0)
                 first = j;
-        if (first == n)
-            rc = dkb_fail(DK_EINVAL, "%s: no benchmark of this name in this program", w->name);
+        if (first == n) {
+            fputs(DKB_WORKER_NO_SUCH_NAME, f);
+            fclose(f);
+            return 1;
+        }
     }
     if (rc == 0 && (first > n || w->count > n - first)) {
         rc = dkb_fail(DK_EINVAL, "the program chose %zu benchmarks, not the %zu asked of it", n,

@@ -404,7 +404,8 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
 /* Run process j (its index, of `of`, for the worker's share) of exe as a
  * worker of the k benchmarks at first (named `name` when not NULL) and
  * keep its results in per[g][j]. Returns 0 or a DK_E* code; DK_ENOTSUP
- * when the first process did not act as a worker. */
+ * when the first process did not act as a worker, DK_ENOEVENT when it has
+ * no benchmark of that name. */
 static int run_one(const char *exe, char *const *argv, size_t first, size_t k, const char *name,
                    size_t j, size_t of, size_t total, dkb_result **per)
 {
@@ -420,8 +421,13 @@ static int run_one(const char *exe, char *const *argv, size_t first, size_t k, c
     size_t len = 0;
     int sig = 0;
     int rc = dkb_run_worker(exe, argv, &w, &text, &len, &sig);
-    size_t hello = strlen(DKB_WORKER_HELLO);
+    size_t hello = strlen(DKB_WORKER_HELLO), absent = strlen(DKB_WORKER_NO_SUCH_NAME);
     bool worked = text != NULL && len >= hello && memcmp(text, DKB_WORKER_HELLO, hello) == 0;
+    if (worked && name != NULL && len == hello + absent &&
+        memcmp(text + hello, DKB_WORKER_NO_SUCH_NAME, absent) == 0) {
+        free(text);
+        return dkb_fail(DK_ENOEVENT, "not in %s, the other build: not compared", exe);
+    }
     if (rc != 0 || !worked) {
         char why[1024];
         snprintf(why, sizeof why, "%s", rc != 0 ? dkb_last_error() : "it exited with status 0");
@@ -591,7 +597,7 @@ int dkb_measure_ab(const dkb_config *cfg, const dkb_ab *ab, size_t first, size_t
             bool mine = (side == 0) == (j % 2 == 1);
             rc = mine ? run_one(ab->self, ab->self_argv, first, k, name, j, of, ab->pairs, per)
                       : run_one(ab->other, ab->other_argv, first, k, name, j, of, ab->pairs, oper);
-            if (rc != 0) {
+            if (rc != 0 && rc != DK_ENOEVENT) {
                 char why[1200];
                 snprintf(why, sizeof why, "%s", dkb_last_error());
                 rc = dkb_fail(rc == DK_ENOTSUP ? DK_EINVAL : rc, "%s: %s",

@@ -27,6 +27,9 @@
  * looks it up among its own (another build may list them differently)
  * instead of trusting FIRST. */
 #define DKB_WORKER_NAME_ENV "DKBENCH_WORKER_NAME"
+/* What a worker writes after the hello, and nothing else, when it has no
+ * benchmark of that name: the program that asked says so, once. */
+#define DKB_WORKER_NO_SUCH_NAME "no such benchmark\n"
 
 typedef struct dkb_worker {
     int fd;
