@@ -616,6 +616,11 @@ int dk_bench_main(int argc, char **argv)
             rc = dkb_measure_body(&o.cfg, e, &results[done]);
         } else if (o.ab != NULL) {
             rc = dkb_measure_ab(&o.cfg, &ab, i, k, &stop_signal, &results[done], &others[done]);
+            if (rc == DK_ENOTSUP) { /* no pair can be run: said once */
+                dkb_say("%s: --ab: %s", prog, dkb_last_error());
+                status = 1;
+                break;
+            }
         } else if (in_processes) {
             rc = dkb_measure_processes(&o.cfg, exe, args, i, k, o.processes, o.processes_given,
                                        &stop_signal, &results[done]);

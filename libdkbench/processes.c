@@ -434,8 +434,9 @@ static int run_one(const char *exe, char *const *argv, size_t first, size_t k, c
         free(text);
         if (!worked && j == 0 && sig == 0)
             return dkb_fail(DK_ENOTSUP,
-                            "%s, run again, did not act as a worker process (%s): it does "
-                            "not call dk_bench_main from main, or not every time",
+                            "%s did not act as a worker process when run (%s): it is not a "
+                            "benchmark program of this libdkbench, or its main does not call "
+                            "dk_bench_main every time",
                             exe, why);
         return dkb_fail(rc != 0 ? rc : DK_EINVAL, "%s: %s", which,
                         worked ? why : "it did not act as a worker process");
@@ -597,11 +598,10 @@ int dkb_measure_ab(const dkb_config *cfg, const dkb_ab *ab, size_t first, size_t
             bool mine = (side == 0) == (j % 2 == 1);
             rc = mine ? run_one(ab->self, ab->self_argv, first, k, name, j, of, ab->pairs, per)
                       : run_one(ab->other, ab->other_argv, first, k, name, j, of, ab->pairs, oper);
-            if (rc != 0 && rc != DK_ENOEVENT) {
+            if (rc != 0 && rc != DK_ENOEVENT && rc != DK_ENOTSUP) {
                 char why[1200];
                 snprintf(why, sizeof why, "%s", dkb_last_error());
-                rc = dkb_fail(rc == DK_ENOTSUP ? DK_EINVAL : rc, "%s: %s",
-                              mine ? ab->self : ab->other, why);
+                rc = dkb_fail(rc, "%s: %s", mine ? ab->self : ab->other, why);
             }
         }
         ran += rc == 0;

@@ -123,8 +123,8 @@ typedef struct dkb_ab {
  * other (which one first alternates), each benchmark found by name in the
  * other. out[g] gets this program's results compared with the other's
  * (dkb_compare_paired), other[g] the other's. Returns as
- * dkb_measure_processes (a program that does not act as a worker is an
- * error here, DK_EINVAL).
+ * dkb_measure_processes: DK_ENOTSUP when either program does not act as a
+ * worker (no pair can be run).
  */
 int dkb_measure_ab(const dkb_config *cfg, const dkb_ab *ab, size_t first, size_t k,
                    const volatile sig_atomic_t *stop, dkb_result *out, dkb_result *other);
