@@ -306,8 +306,9 @@ typedef enum dk_bench_verdict {
     DK_BENCH_WITHIN_NOISE,  /* significant, but the interval overlaps +-noise */
     DK_BENCH_IMPROVED,      /* significant, the interval below -noise */
     DK_BENCH_REGRESSED,     /* significant, the interval above +noise */
-    DK_BENCH_UNRESOLVED     /* not significant, and the spread between processes hides
-                               changes larger than +-noise: "cannot be resolved here" */
+    DK_BENCH_UNRESOLVED     /* the spread between processes is wider than +-noise, and the
+                               change is not significant, or its interval reaches both
+                               inside and past the threshold: "cannot be resolved here" */
 } dk_bench_verdict;
 
 /* One measure of one result: its samples' summary and headline estimate

@@ -201,11 +201,35 @@ TEST_CASE(change_processes_finds_a_shift_and_says_when_it_cannot)
         CHECK(dkb_change_processes(o, SIDE, w, SIDE, 0.01, 0.05, &c));
         if (c.verdict == DKB_UNRESOLVED) {
             unresolved++;
-            CHECK(c.resolution > 0.01 && c.p_value >= 0.05);
+            /* Not significant, or significant with an interval reaching
+             * both inside and past the threshold. */
+            CHECK(c.resolution > 0.01);
+            CHECK(c.p_value >= 0.05 || (c.rel.lo <= 0.01 && c.rel.hi > 0.01) ||
+                  (c.rel.lo < -0.01 && c.rel.hi >= -0.01));
         }
         CHECK(c.rel.lo < c.rel.point && c.rel.point < c.rel.hi);
     }
     CHECK_INT(unresolved, >=, 400);
+}
+
+/* A significant change whose interval reaches from inside the noise
+ * threshold to well past it does not say "within noise": it cannot be
+ * resolved here. A narrow one that touches the threshold is within noise. */
+TEST_CASE(a_significant_change_wider_than_the_threshold_is_unresolved)
+{
+    const double o[] = {100, 101, 99, 100.5, 99.5}, w[] = {103.5, 111, 101.5, 107, 103};
+    dkb_change c;
+    CHECK(dkb_change_processes(o, 5, w, 5, 0.01, 0.05, &c));
+    CHECK(c.p_value < 0.05);
+    CHECK(c.rel.lo < 0.01 && c.rel.hi > 0.01);
+    CHECK(c.resolution > 0.01);
+    CHECK_INT(c.verdict, ==, DKB_UNRESOLVED);
+    const double w2[] = {100.9, 101.0, 101.1, 100.95, 101.05},
+                 o2[] = {100, 100.05, 99.95, 100.02, 99.98};
+    CHECK(dkb_change_processes(o2, 5, w2, 5, 0.01, 0.05, &c));
+    CHECK(c.p_value < 0.05 && c.resolution <= 0.01);
+    CHECK(c.rel.lo <= 0.01 && c.rel.hi > 0.01);
+    CHECK_INT(c.verdict, ==, DKB_WITHIN_NOISE);
 }
 
 TEST_CASE(change_processes_by_hand)

@@ -25,9 +25,12 @@
 
 /* §7's verdict of a change whose rel, p_value and resolution are set:
  * improved or regressed when significant and the whole interval is past
- * the noise threshold, within noise when significant otherwise;
- * unresolved when not significant and the test could not have seen a
- * change of the threshold (resolution > noise), else no change. */
+ * the noise threshold, within noise when significant and the interval is
+ * inside it; unresolved when the test could not have told a change of the
+ * threshold (resolution > noise) and either is not significant or has an
+ * interval reaching both past and inside the threshold; else no change
+ * (not significant) or within noise (significant). The bootstrap tests
+ * compute no resolution (0): their verdicts are §7's. */
 static inline dkb_verdict dkb__verdict(const dkb_change *c, double noise, double significance)
 {
     if (c->p_value >= significance)
@@ -36,7 +39,9 @@ static inline dkb_verdict dkb__verdict(const dkb_change *c, double noise, double
         return DKB_IMPROVED;
     if (c->rel.lo > noise)
         return DKB_REGRESSED;
-    return DKB_WITHIN_NOISE;
+    if (c->rel.lo >= -noise && c->rel.hi <= noise)
+        return DKB_WITHIN_NOISE;
+    return c->resolution > noise ? DKB_UNRESOLVED : DKB_WITHIN_NOISE;
 }
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
