@@ -233,7 +233,15 @@ int dkb_report_terminal(FILE *out, const dkb_run_info *run, const dkb_result *r,
             continue;
         }
         estimate_line(out, label, m, i == 0);
-        if (i == 0 && strcmp(m->estimator, "Theil-Sen") == 0) {
+        if (i == 0 && r->n_processes >= 2 && m->procs.n >= 2) {
+            fprintf(out, "  %-18s the mean of %zu processes' %s slopes (%zu samples",
+                    "estimator:", m->procs.n, m->estimator, r->n_samples);
+            if (r->n_preempted > 0)
+                fprintf(out, ", %zu preempted by a context switch", r->n_preempted);
+            fputs(")\n", out);
+            if (verbose)
+                estimate_line(out, "OLS slope:", &(dkb_measure){.slope = m->ols_slope}, true);
+        } else if (i == 0 && strcmp(m->estimator, "Theil-Sen") == 0) {
             /* Which estimator gave the headline, and from which samples. */
             size_t used = m->n_fit ? m->n_fit : r->n_samples - r->n_preempted;
             if (r->n_preempted > 0 && used < r->n_samples)
