@@ -3,7 +3,8 @@
 """Change calibration: are dkbench's change verdicts and intervals honest?
 
 Runs calib-bodies (examples/bench_example.c's two bodies and a
-layout-sensitive one) TRIALS times, each run a process of its own:
+layout-sensitive one) TRIALS times, each run measuring every benchmark in
+its fresh processes (dkbench's default, 10):
 
   trial K:  calib-bodies      --save-baseline base_K --json saved.json
             calib-bodies      --baseline base_K      --json same.json
@@ -15,13 +16,25 @@ and prints, per benchmark:
   power           "regressed" against the slow build, each body made 5%
                   slower (target: at least 36 of 40; a verdict "unresolved"
                   counts as met only when it says what it resolves, its
-                  "resolution");
+                  "resolution", and is listed apart);
   coverage        how many of the TRIALS intervals of the unchanged runs
                   (same.json) hold the median of their point estimates
                   (target: at least 34 of 40, scaled to TRIALS);
-  the spread of the point estimates between processes, the median
-  interval half-width within one, and the slow build's estimates over the
-  unchanged one's, medians and means (its 5% made real).
+  the spread of the point estimates between runs, the median interval
+  half-width of one, the processes a run measured and the share of their
+  variance that lies between processes, and the slow build's estimates over
+  the unchanged one's, medians and means (its 5% made real).
+
+Then AB_TRIALS times (--ab-trials, 5), one A/B invocation each with the
+default stopping rule:
+
+  calib-bodies-2pct --ab calib-bodies       --json ab_K.json    (each body 2% slower)
+  calib-bodies      --ab <copy of itself>   --json abid_K.json  (the same code)
+
+and prints per benchmark the time verdicts, the pairs each took, and the
+wall time per benchmark (target: "regressed" for every benchmark of the 2%
+build within 10 s a benchmark; with the same code "improved" or "regressed"
+rarely).
 
 Exit status 0 when every run ran and its report was read, 1 otherwise: the
 targets are judged by whoever reads the table (the machine is shared).
@@ -92,10 +105,22 @@ def read_report(path, cmd):
             rel = ch.get("rel") if isinstance(ch.get("rel"), dict) else {}
             got["rel"] = tuple(num(rel.get(k)) for k in ("point", "lo", "hi"))
             got["p_value"] = num(ch.get("p_value"))
-        # Fields the multi-process model adds, printed when present.
-        for k in ("n_processes", "processes", "between_share"):
-            if k in m:
-                got[k] = m[k]
+            got["basis"] = ch.get("basis") if isinstance(ch.get("basis"), str) else None
+            if got["basis"] is None:
+                got["missing"].append("change.basis")
+        # The multi-process model: processes per result (one_process says
+        # why one, or null), and per measure their estimates or null.
+        got["processes"] = num(r.get("processes"))
+        if got["processes"] is None:
+            got["missing"].append("processes")
+        got["one_process"] = r.get("one_process") if isinstance(r.get("one_process"), str) else None
+        if "processes" not in m:
+            got["missing"].append("measure processes")
+        pr = m.get("processes")
+        if isinstance(pr, dict):
+            got["between_share"] = num(pr.get("between_share"))
+            est = pr.get("estimates")
+            got["estimates"] = [num(x) for x in est] if isinstance(est, list) else []
         out[r["name"]] = got
     return out
 
@@ -105,22 +130,77 @@ def median_of(xs):
     return statistics.median(xs) if xs else None
 
 
+def pct_list(xs):
+    return ", ".join("+-%.2f%%" % (100 * x) for x in sorted(xs))
+
+
 def mark(ok):
     return "MET" if ok else "MISSED"
+
+
+def ab_report(runs, n):
+    """Prints the A/B trials; returns the problems found."""
+    problems = []
+    print("A/B, one --ab invocation a trial, default stopping rule (%d trials)" % n)
+    for kind, title in (("ab", "2% slower build --ab the build"),
+                        ("abid", "the build --ab a copy of itself")):
+        names = []
+        for _, rep in runs[kind]:
+            names += [x for x in rep if x not in names]
+        walls = [w / len(rep) for w, rep in runs[kind] if rep]
+        print("  %s: wall per benchmark %s" %
+              (title, ", ".join("%.1f s" % w for w in walls) or "none"))
+        if walls:
+            print("    max %.1f s a benchmark   target <= 10 s   %s" %
+                  (max(walls), mark(max(walls) <= 10)))
+        for name in names:
+            gs = [rep.get(name) for _, rep in runs[kind]]
+            vs = [g.get("verdict") if g else None for g in gs]
+            c = dict((v, vs.count(v)) for v in VERDICTS + [None] if vs.count(v))
+            pairs = [int(g["processes"]) for g in gs if g and g.get("processes")]
+            rels = [g["rel"][0] for g in gs if g and g.get("rel") and g["rel"][0] is not None]
+            print("  %-20s %s" % (name, ", ".join("%s %d" % (v or "not read", k)
+                                                  for v, k in c.items())))
+            print("    pairs %s; change %s" %
+                  (", ".join(str(p) for p in pairs),
+                   ", ".join("%+.2f%%" % (100 * r) for r in rels)))
+            res = [g.get("resolution") for g in gs if g and g.get("verdict") == "unresolved"
+                   and g.get("resolution") is not None]
+            if res:
+                print("    unresolved resolve: %s" % pct_list(res))
+            bases = sorted(set(g.get("basis") for g in gs if g and g.get("basis")))
+            if bases != ["pairs"]:
+                problems.append("%s %s: change basis %s, not pairs" % (kind, name, bases))
+            if kind == "ab":
+                print("    regressed %d of %d   target %d   %s" %
+                      (c.get("regressed", 0), n, n, mark(c.get("regressed", 0) == n)))
+            else:
+                k = c.get("improved", 0) + c.get("regressed", 0)
+                print("    improved+regressed %d of %d (should be rare)" % (k, n))
+        print()
+    return problems
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bodies", required=True, help="the calib-bodies program")
     ap.add_argument("--slow", required=True, help="the calib-bodies-slow program")
+    ap.add_argument("--slow-2pct", help="the calib-bodies-2pct program (for --ab-trials)")
     ap.add_argument("--trials", type=int, default=40, help="trials (40)")
+    ap.add_argument("--ab-trials", type=int, default=5,
+                    help="A/B trials, each one --ab invocation of the 2%% slower build and one "
+                    "of the same code (5; 0: none)")
     ap.add_argument("--json-dir", help="keep every run's JSON report here (default: a temporary "
                     "folder, removed at the end)")
     ap.add_argument("--filter", default="", help="benchmark regex passed to both programs")
     a = ap.parse_args()
     if a.trials < 2:
         ap.error("--trials must be at least 2")
-    for exe in (a.bodies, a.slow):
+    if a.ab_trials < 0:
+        ap.error("--ab-trials must be 0 or more")
+    if a.ab_trials and not a.slow_2pct:
+        ap.error("--ab-trials needs --slow-2pct (or --ab-trials 0)")
+    for exe in (a.bodies, a.slow) + ((a.slow_2pct,) if a.ab_trials else ()):
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
             print("change_calibration: %s: not an executable file" % exe, file=sys.stderr)
             return 1
@@ -130,7 +210,7 @@ def main():
     results = os.path.join(tmp, "results")
     extra = [a.filter] if a.filter else []
     t0 = time.monotonic()
-    runs = {"saved": [], "same": [], "slow": []}
+    runs = {"saved": [], "same": [], "slow": [], "ab": [], "abid": []}
     problems = []
     try:
         for k in range(a.trials):
@@ -153,6 +233,29 @@ def main():
                 sys.stderr.flush()
         if sys.stderr.isatty():
             sys.stderr.write("\n")
+        if a.ab_trials:
+            # A copy, so that --ab compares two programs of the same code.
+            twin = os.path.join(tmp, "calib-bodies-copy")
+            shutil.copy2(a.bodies, twin)
+            for k in range(a.ab_trials):
+                for kind, exe, other in (("ab", a.slow_2pct, a.bodies), ("abid", a.bodies, twin)):
+                    path = os.path.join(jdir, "%s_%d.json" % (kind, k))
+                    cmd = [exe, "--ab", other, "--results-dir", results, "--json", path,
+                           "-q"] + extra
+                    t = time.monotonic()
+                    try:
+                        run(cmd)
+                        runs[kind].append((time.monotonic() - t, read_report(path, cmd)))
+                    except Failure as e:
+                        problems.append(str(e))
+                        runs[kind].append((time.monotonic() - t, {}))
+                        print("change_calibration: A/B trial %d: %s" % (k, e), file=sys.stderr)
+                if sys.stderr.isatty():
+                    sys.stderr.write("\rchange_calibration: A/B trial %d of %d" %
+                                     (k + 1, a.ab_trials))
+                    sys.stderr.flush()
+            if sys.stderr.isatty():
+                sys.stderr.write("\n")
     except KeyboardInterrupt:
         print("\nchange_calibration: interrupted", file=sys.stderr)
         return 1
@@ -204,8 +307,8 @@ def main():
         cw, unsaid = count(slow)
         false_n = cs["improved"] + cs["regressed"]
         power_n = cw["regressed"]
-        power_ok = power_n >= min_power or (cw["unresolved"] > 0 and unsaid == 0 and
-                                             power_n + cw["unresolved"] >= min_power)
+        said = cw["unresolved"] - unsaid
+        power_ok = power_n + said >= min_power
         pts = [g.get("point") for g in same if g]
         med = median_of(pts)
         ivs = [(g.get("lo"), g.get("hi")) for g in same if g and g.get("lo") is not None
@@ -216,14 +319,34 @@ def main():
         spread = statistics.pstdev(good) / med if med and len(good) > 1 else None
         lo_pt, hi_pt = (min(good), max(good)) if good else (None, None)
         slow_med = median_of([g.get("point") for g in slow if g])
-        resol = [g.get("resolution") for g in slow if g and g.get("resolution") is not None]
+        resol = [g.get("resolution") for g in slow if g and g.get("verdict") == "unresolved"
+                 and g.get("resolution") is not None]
+        resol_same = [g.get("resolution") for g in same if g and g.get("verdict") == "unresolved"
+                      and g.get("resolution") is not None]
+        nproc = [g.get("processes") for g in same + slow + saved if g and g.get("processes")]
+        share = [g.get("between_share") for g in same + slow + saved
+                 if g and g.get("between_share") is not None]
+        bases = sorted(set(g.get("basis") for g in same + slow if g and g.get("basis")))
+        ones = sorted(set(g.get("one_process") for g in same + slow + saved
+                          if g and g.get("one_process")))
 
         print("%s (%d trials)" % (name, T))
+        if nproc:
+            print("  processes a run: %d to %d; between-process share of the variance: %s; "
+                  "change basis: %s" %
+                  (min(nproc), max(nproc),
+                   "median %.3f (%.3f to %.3f)" % (statistics.median(share), min(share),
+                                                    max(share)) if share else "none given",
+                   ", ".join(bases) or "none"))
+        if ones:
+            print("  measured in one process: %s" % "; ".join(ones))
         print("  false verdicts, same code:  improved %d, regressed %d, within noise %d, "
               "no change %d, unresolved %d%s" %
               (cs["improved"], cs["regressed"], cs["within noise"], cs["no change"],
                cs["unresolved"], (", not read %d" % cs["not read"]) if cs["not read"] else "") +
               ("; other %d" % cs["other"] if cs["other"] else ""))
+        if resol_same:
+            print("    unresolved resolve: %s" % pct_list(resol_same))
         print("    improved+regressed %d of %d   target <= %d   %s" %
               (false_n, T, max_false, mark(false_n <= max_false)))
         print("  power, 5%% slower build:     regressed %d, improved %d, within noise %d, "
@@ -232,10 +355,9 @@ def main():
                cw["unresolved"], unsaid,
                (", not read %d" % cw["not read"]) if cw["not read"] else ""))
         if resol:
-            print("    resolution said: %.2f%% to %.2f%% (median %.2f%%)" %
-                  (100 * min(resol), 100 * max(resol), 100 * statistics.median(resol)))
-        print("    regressed %d of %d   target >= %d (or unresolved saying its resolution)   %s" %
-              (power_n, T, min_power, mark(power_ok)))
+            print("    unresolved resolve: %s" % pct_list(resol))
+        print("    regressed %d + unresolved saying what they resolve %d = %d of %d   "
+              "target >= %d   %s" % (power_n, said, power_n + said, T, min_power, mark(power_ok)))
         print("  coverage: %d of %d intervals hold the median of the %d estimates (%s)   "
               "target >= %d   %s" %
               (cover, len(ivs), len(good), "%.3f ns" % med if med else "none",
@@ -254,8 +376,10 @@ def main():
             print("  not in the JSON: %s" % ", ".join(sorted(missing)))
             problems.append("%s: fields missing from the JSON: %s" % (name, ", ".join(sorted(missing))))
         print()
-    print("wall time of the experiment: %.1f s (%d trials, %d runs)" %
-          (wall, T, sum(len(v) for v in runs.values())))
+    if a.ab_trials:
+        problems += ab_report(runs, a.ab_trials)
+    print("wall time of the experiment: %.1f s (%d trials, %d A/B trials, %d runs)" %
+          (wall, T, a.ab_trials, sum(len(v) for v in runs.values())))
     if not names:
         problems.append("no benchmark was read from any report")
     if problems:
