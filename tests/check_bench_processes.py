@@ -225,6 +225,62 @@ else:
         for pid in processes_of(prog):
             os.kill(pid, signal.SIGKILL)
 
+# SIGTERM to the program alone (not its group), while its worker is inside
+# a body that sleeps a minute: the signal is passed on to the worker, the
+# program ends by it in far less than the minute, and no worker is left.
+e["BPP_HANG"] = "60"
+del e["BPP_SLOW"]
+p = subprocess.Popen([prog, "--time", "2", "--processes", "2", "--results-dir",
+                      os.path.join(tmp, "results"), "slow"],
+                     env=e, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     start_new_session=True)
+end = time.monotonic() + 20
+while time.monotonic() < end and p.poll() is None and not children(p.pid):
+    time.sleep(0.01)
+if p.poll() is not None or not children(p.pid):
+    fail("SIGTERM: no worker process started")
+    p.kill()
+    p.communicate()
+else:
+    time.sleep(0.5)  # into the body's sleep
+    p.send_signal(signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=30)
+        if p.returncode != -signal.SIGTERM:
+            fail(f"SIGTERM to the program alone: ended with {p.returncode}, expected to end "
+                 "by SIGTERM\n" + err.decode(errors="replace"))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        fail("SIGTERM to the program alone: still running 30 s after the signal (its "
+             "worker was not told)")
+    end = time.monotonic() + 5
+    while time.monotonic() < end and processes_of(prog):
+        time.sleep(0.05)
+    if processes_of(prog):
+        fail(f"SIGTERM to the program alone: left running: {processes_of(prog)}")
+        for pid in processes_of(prog):
+            os.kill(pid, signal.SIGKILL)
+
+# A body that leaves a child process behind it, which holds the worker's
+# pipe open for a minute: the worker's end is its exit, not the pipe's.
+e = {k: v for k, v in os.environ.items() if not k.startswith(("DKBENCH_", "BPP_"))}
+e["BPP_FORK"] = "60"
+p = subprocess.Popen([prog, *QUICK, "--processes", "2", "forks"], env=e, cwd=tmp,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+try:
+    p.wait(timeout=30)  # not for the output: the children left hold it too
+    if p.returncode != 0:
+        fail(f"a worker's child holding its pipe: exit {p.returncode}")
+except subprocess.TimeoutExpired:
+    p.kill()
+    fail("a worker's child holding its pipe: still running after 30 s (waits for the child)")
+try:
+    os.killpg(p.pid, signal.SIGKILL)  # the children left sleeping
+except ProcessLookupError:
+    pass
+p.communicate()
+
 
 # 8. Baselines: processes on both sides compare the processes' estimates;
 # a baseline of one process compares the samples, and says so.
