@@ -12,6 +12,7 @@
  *   BPP_FORK=S          the body of "forks" leaves, in a worker, a child
  *                       process that sleeps S seconds (holding what the
  *                       worker holds open)
+ *   BPP_EXTERNAL=1      an external body "external" is registered too
  */
 #include <dkbench.h>
 #include <signal.h>
@@ -72,8 +73,18 @@ DK_BENCHMARK_NAMED("crash", crash)
 DK_BENCHMARK_NAMED("slow", slow)
 DK_BENCHMARK_NAMED("forks", forks)
 
+static int external(void *ctx, dk_bench_body_run *run)
+{
+    (void)ctx;
+    run->wall_s = run->user_s = 1e-6 * (1 + (double)(run->index % 7) / 100);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    dk_bench_body body = {sizeof body, "external", external, NULL, NULL, 0};
+    if (getenv("BPP_EXTERNAL") != NULL && dk_bench_register_body(&body) != 0)
+        return 4;
     if (getenv("DKBENCH_WORKER") != NULL) {
         if (getenv("BPP_NOT_A_WORKER") != NULL)
             return 3;

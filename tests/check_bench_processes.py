@@ -322,6 +322,23 @@ if not any(ln.strip().startswith("change (time):") and ln.endswith(", within one
            for ln in p.stdout.splitlines()):
     fail(f"--baseline one: no time change line saying 'within one process':\n{p.stdout}")
 
+# 9. --ab with an external body among loop bodies: the loop bodies are
+# compared in pairs; the external body, measured here, is said not to be.
+ext = {"BPP_EXTERNAL": "1"}
+p = run([*QUICK, "--processes", "2", "--save-build", "me", "quick/a"], ext)
+if p.returncode != 0:
+    fail(f"--save-build me: exit {p.returncode}\n{p.stderr}")
+p, doc = report(["--processes", "2", "--ab", "me", "^(quick/a|external)$"], ext)
+rs = results(doc)
+if p.returncode != 0 or sorted(rs) != ["external", "quick/a"]:
+    fail(f"--ab with an external body: exit {p.returncode}, results {sorted(rs)}\n{p.stderr}")
+if not any(c.get("basis") == "pairs" for _, _, c in changes(doc)):
+    fail(f"--ab with an external body: quick/a not compared in pairs: {changes(doc)}")
+said = [ln for ln in p.stderr.splitlines() if "external: not compared with" in ln]
+if len(said) != 1 or "external body" not in said[0]:
+    fail(f"--ab with an external body: stderr does not say once that it is not compared:\n"
+         f"{p.stderr}")
+
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
 if not failures:
