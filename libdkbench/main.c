@@ -670,7 +670,12 @@ int dk_bench_main(int argc, char **argv)
         for (size_t j = 0; j < k; j++) {
             dkb_result *r = &results[done + j];
             const dkb_result *old = base ? find_result(base_sorted, n_base, r->name) : NULL;
-            if (others != NULL) {
+            if (others != NULL && e->body != NULL) {
+                /* Run here, one run a sample: there are no pairs to test. */
+                dkb_say("%s: %s: not compared with %s: an external body is measured in this "
+                        "process only, not in pairs of processes",
+                        prog, r->name, other_exe);
+            } else if (others != NULL) {
                 old = &others[done + j];
                 for (size_t q = 0; q < r->n_measures; q++)
                     if (r->m[q].no_change[0] != '\0')

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -165,8 +166,23 @@ static ssize_t read_some(int fd, void *buf, size_t n)
     return r;
 }
 
-int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char **text,
-                   size_t *len, int *signal_out)
+/* How often, in ms, a wait for a worker's output looks whether it has
+ * exited: a child it left may hold the pipe open after it. */
+#define EXIT_CHECK_MS 200
+
+/* Pass a signal the program noted (*stop) on to the worker, once: it ends
+ * by it as the program would, after the benchmark under way, and the
+ * program is not left waiting for a worker that knows nothing of it. */
+static void pass_on(pid_t pid, const volatile sig_atomic_t *stop, bool *passed)
+{
+    if (stop != NULL && *stop != 0 && !*passed) {
+        kill(pid, (int)*stop);
+        *passed = true;
+    }
+}
+
+int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w,
+                   const volatile sig_atomic_t *stop, char **text, size_t *len, int *signal_out)
 {
     *text = NULL;
     *len = 0;
@@ -222,6 +238,8 @@ int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char
     bool exec_failed = read_some(err[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
     close(err[0]);
     size_t cap = 0, n = 0;
+    int status = 0;
+    bool exited = false, passed = false;
     for (;;) {
         if (n + 1 >= cap) {
             size_t ncap = cap ? 2 * cap : 65536;
@@ -237,20 +255,38 @@ int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char
             buf = nb;
             cap = ncap;
         }
+        if (!exited) {
+            struct pollfd pfd = {out[0], POLLIN, 0};
+            int pr = poll(&pfd, 1, EXIT_CHECK_MS);
+            pass_on(pid, stop, &passed);
+            if (pr < 0 && errno != EINTR) {
+                rc = dkb_fail(DK_EOS, "reading a worker process: %s", strerror(errno));
+                break;
+            }
+            if (pr <= 0) {
+                /* Exited: what it wrote is all in the pipe; read it
+                 * without waiting for whoever else holds the pipe. */
+                if (waitpid(pid, &status, WNOHANG) == pid) {
+                    exited = true;
+                    fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+                }
+                continue;
+            }
+        }
         ssize_t r = read_some(out[0], buf + n, cap - 1 - n);
         if (r <= 0) {
-            if (r < 0)
+            if (r < 0 && !(exited && (errno == EAGAIN || errno == EWOULDBLOCK)))
                 rc = dkb_fail(DK_EOS, "reading a worker process: %s", strerror(errno));
             break;
         }
         n += (size_t)r;
     }
     close(out[0]);
-    int status = 0;
-    pid_t got;
-    do
-        got = waitpid(pid, &status, 0);
-    while (got < 0 && errno == EINTR);
+    pid_t got = pid;
+    if (!exited) {
+        while ((got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+            pass_on(pid, stop, &passed);
+    }
     if (rc == 0 && exec_failed)
         rc = dkb_fail(DK_EOS, "cannot run %s: %s", exe, strerror(exec_errno));
     else if (rc == 0 && got == pid && WIFSIGNALED(status)) {
@@ -424,7 +460,8 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
  * when the first process did not act as a worker, DK_ENOEVENT when it has
  * no benchmark of that name. */
 static int run_one(const char *exe, char *const *argv, size_t first, size_t k, const char *name,
-                   size_t j, size_t of, size_t total, dkb_result **per)
+                   size_t j, size_t of, size_t total, const volatile sig_atomic_t *stop,
+                   dkb_result **per)
 {
     char which[64];
     if (total > 0)
@@ -437,7 +474,7 @@ static int run_one(const char *exe, char *const *argv, size_t first, size_t k, c
     char *text = NULL;
     size_t len = 0;
     int sig = 0;
-    int rc = dkb_run_worker(exe, argv, &w, &text, &len, &sig);
+    int rc = dkb_run_worker(exe, argv, &w, stop, &text, &len, &sig);
     size_t hello = strlen(DKB_WORKER_HELLO), absent = strlen(DKB_WORKER_NO_SUCH_NAME);
     bool worked = text != NULL && len >= hello && memcmp(text, DKB_WORKER_HELLO, hello) == 0;
     if (worked && name != NULL && len == hello + absent &&
@@ -530,7 +567,7 @@ int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *a
     int rc = 0;
     size_t ran = 0, want = procs;
     for (size_t j = 0; j < want && rc == 0 && *stop == 0; j++) {
-        if ((rc = run_one(exe, argv, first, k, NULL, j, procs, procs, per)) == 0)
+        if ((rc = run_one(exe, argv, first, k, NULL, j, procs, procs, stop, per)) == 0)
             ran++;
         /* A body too slow for its share (the first process's warm-up and
          * samples took more than the budget allows them all, as its
@@ -619,8 +656,10 @@ int dkb_measure_ab(const dkb_config *cfg, const dkb_ab *ab, size_t first, size_t
          * cancels too. */
         for (int side = 0; side < 2 && rc == 0; side++) {
             bool mine = (side == 0) == (j % 2 == 1);
-            rc = mine ? run_one(ab->self, ab->self_argv, first, k, name, j, of, ab->pairs, per)
-                      : run_one(ab->other, ab->other_argv, first, k, name, j, of, ab->pairs, oper);
+            rc = mine
+                     ? run_one(ab->self, ab->self_argv, first, k, name, j, of, ab->pairs, stop, per)
+                     : run_one(ab->other, ab->other_argv, first, k, name, j, of, ab->pairs, stop,
+                               oper);
             if (rc != 0 && rc != DK_ENOEVENT && rc != DK_ENOTSUP) {
                 char why[1200];
                 snprintf(why, sizeof why, "%s", dkb_last_error());

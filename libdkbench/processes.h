@@ -58,12 +58,14 @@ bool dkb_self_exe(char *buf, size_t size);
  * as worker w (its fd is chosen here), its stdin from /dev/null and its
  * stdout, stderr the program's, and read what it writes on the pipe into
  * *text (malloc'ed, NUL-terminated, *len bytes; NULL when it could not
- * be started) until it exits. Returns 0 when it exited with status 0;
+ * be started) until it exits (not until the pipe's end: a child it left
+ * may hold that). A signal noted in *stop (when stop is not NULL) is
+ * passed on to it. Returns 0 when it exited with status 0;
  * else a DK_E* code and dkb_last_error says how it ended, with *text
  * what it wrote before; *signal_out is the signal that ended it, 0 if none.
  */
-int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w, char **text,
-                   size_t *len, int *signal_out);
+int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w,
+                   const volatile sig_atomic_t *stop, char **text, size_t *len, int *signal_out);
 
 /*
  * dkb_combine_processes - the result of one benchmark from its n

@@ -143,8 +143,12 @@ check_processes("no worker", doc, 1)
 
 # 6. A body that crashes in a worker: that benchmark fails, named with the
 # process and the signal; the others are reported; no core is left.
+# Under AddressSanitizer the worker's SIGSEGV is its report and an abort
+# (abort_on_error): the signal is let through to end the worker as is.
+no_segv = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"}
 for sig in (signal.SIGSEGV, signal.SIGABRT):
-    p, doc = report(["^(quick/a|crash)$"], {"BPP_CRASH": str(int(sig))}, name="c.json")
+    p, doc = report(["^(quick/a|crash)$"], {"BPP_CRASH": str(int(sig)), **no_segv},
+                    name="c.json")
     label = f"crash by {sig.name}"
     err = p.stderr
     if p.returncode != 1:
@@ -225,6 +229,62 @@ else:
         for pid in processes_of(prog):
             os.kill(pid, signal.SIGKILL)
 
+# SIGTERM to the program alone (not its group), while its worker is inside
+# a body that sleeps a minute: the signal is passed on to the worker, the
+# program ends by it in far less than the minute, and no worker is left.
+e["BPP_HANG"] = "60"
+del e["BPP_SLOW"]
+p = subprocess.Popen([prog, "--time", "2", "--processes", "2", "--results-dir",
+                      os.path.join(tmp, "results"), "slow"],
+                     env=e, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     start_new_session=True)
+end = time.monotonic() + 20
+while time.monotonic() < end and p.poll() is None and not children(p.pid):
+    time.sleep(0.01)
+if p.poll() is not None or not children(p.pid):
+    fail("SIGTERM: no worker process started")
+    p.kill()
+    p.communicate()
+else:
+    time.sleep(0.5)  # into the body's sleep
+    p.send_signal(signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=30)
+        if p.returncode != -signal.SIGTERM:
+            fail(f"SIGTERM to the program alone: ended with {p.returncode}, expected to end "
+                 "by SIGTERM\n" + err.decode(errors="replace"))
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        fail("SIGTERM to the program alone: still running 30 s after the signal (its "
+             "worker was not told)")
+    end = time.monotonic() + 5
+    while time.monotonic() < end and processes_of(prog):
+        time.sleep(0.05)
+    if processes_of(prog):
+        fail(f"SIGTERM to the program alone: left running: {processes_of(prog)}")
+        for pid in processes_of(prog):
+            os.kill(pid, signal.SIGKILL)
+
+# A body that leaves a child process behind it, which holds the worker's
+# pipe open for a minute: the worker's end is its exit, not the pipe's.
+e = {k: v for k, v in os.environ.items() if not k.startswith(("DKBENCH_", "BPP_"))}
+e["BPP_FORK"] = "60"
+p = subprocess.Popen([prog, *QUICK, "--processes", "2", "forks"], env=e, cwd=tmp,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+try:
+    p.wait(timeout=30)  # not for the output: the children left hold it too
+    if p.returncode != 0:
+        fail(f"a worker's child holding its pipe: exit {p.returncode}")
+except subprocess.TimeoutExpired:
+    p.kill()
+    fail("a worker's child holding its pipe: still running after 30 s (waits for the child)")
+try:
+    os.killpg(p.pid, signal.SIGKILL)  # the children left sleeping
+except ProcessLookupError:
+    pass
+p.communicate()
+
 
 # 8. Baselines: processes on both sides compare the processes' estimates;
 # a baseline of one process compares the samples, and says so.
@@ -261,6 +321,23 @@ for name, m, c in ch:
 if not any(ln.strip().startswith("change (time):") and ln.endswith(", within one process")
            for ln in p.stdout.splitlines()):
     fail(f"--baseline one: no time change line saying 'within one process':\n{p.stdout}")
+
+# 9. --ab with an external body among loop bodies: the loop bodies are
+# compared in pairs; the external body, measured here, is said not to be.
+ext = {"BPP_EXTERNAL": "1"}
+p = run([*QUICK, "--processes", "2", "--save-build", "me", "quick/a"], ext)
+if p.returncode != 0:
+    fail(f"--save-build me: exit {p.returncode}\n{p.stderr}")
+p, doc = report(["--processes", "2", "--ab", "me", "^(quick/a|external)$"], ext)
+rs = results(doc)
+if p.returncode != 0 or sorted(rs) != ["external", "quick/a"]:
+    fail(f"--ab with an external body: exit {p.returncode}, results {sorted(rs)}\n{p.stderr}")
+if not any(c.get("basis") == "pairs" for _, _, c in changes(doc)):
+    fail(f"--ab with an external body: quick/a not compared in pairs: {changes(doc)}")
+said = [ln for ln in p.stderr.splitlines() if "external: not compared with" in ln]
+if len(said) != 1 or "external body" not in said[0]:
+    fail(f"--ab with an external body: stderr does not say once that it is not compared:\n"
+         f"{p.stderr}")
 
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
