@@ -339,6 +339,31 @@ if len(said) != 1 or "external body" not in said[0]:
     fail(f"--ab with an external body: stderr does not say once that it is not compared:\n"
          f"{p.stderr}")
 
+# 10. A body too slow for its share: fewer processes (3 here: 20 samples of
+# 10 ms take 0.2 s a process, against 3 budgets of 0.06 s), said in the
+# stop reason; a count given by --processes is kept.
+slow_env = {"BPP_SLOW": "1"}
+p, doc = report(["slow"], slow_env)
+r = results(doc).get("slow", {})
+if p.returncode != 0 or r.get("processes") != 3 or "a slow body" not in r.get("stop_reason", ""):
+    fail(f"slow body: exit {p.returncode}, processes {r.get('processes')}, stop reason "
+         f"{r.get('stop_reason')!r}: expected 3 processes and 'a slow body'\n{p.stderr}")
+p, doc = report(["--processes", "4", "slow"], slow_env)
+r = results(doc).get("slow", {})
+if p.returncode != 0 or r.get("processes") != 4 or "a slow body" in r.get("stop_reason", ""):
+    fail(f"slow body, --processes 4: exit {p.returncode}, processes {r.get('processes')}, "
+         f"stop reason {r.get('stop_reason')!r}\n{p.stderr}")
+
+# 11. Many processes: the pooled samples (500 processes of 20 or more, some
+# 10,000) are fitted in memory linear in them (a Theil-Sen fit of all
+# their pairs took 400 MB and more).
+import resource  # noqa: E402
+p = run([*QUICK, "--processes", "500", "-q", "quick/a"], timeout=300)
+rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+if p.returncode != 0 or rss_kb > 150 * 1024:
+    fail(f"--processes 500: exit {p.returncode}, largest resident set of a program run here "
+         f"{rss_kb} KB, expected under 150 MB\n{p.stderr}")
+
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
 if not failures:
