@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include "common/error.h"
@@ -212,9 +215,19 @@ int dkb_run_worker(const char *exe, char *const *argv, const dkb_worker *w,
     snprintf(name_var, sizeof name_var, "%s=%s", DKB_WORKER_NAME_ENV, w->name);
     char **env = worker_env(var, w->name[0] != '\0' ? name_var : NULL);
     char *buf = NULL;
+    pid_t parent = getpid();
     pid_t pid = env != NULL ? fork() : -1;
     if (pid == 0) {
         /* Only async-signal-safe calls from here to exec. */
+#if defined(__linux__)
+        /* A parent killed outright (SIGKILL) cannot pass a signal on: the
+         * kernel does, and the worker ends as it would by a signal. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
+#else
+        (void)parent;
+#endif
         dup2(devnull, STDIN_FILENO);
         fcntl(out[1], F_SETFD, 0);
         execve(exe, argv, env);

@@ -266,6 +266,32 @@ else:
         for pid in processes_of(prog):
             os.kill(pid, signal.SIGKILL)
 
+# SIGKILL to the program (Linux): its worker is ended by the kernel's
+# signal on its parent's death, not left to finish a minute-long body.
+if sys.platform.startswith("linux"):
+    p = subprocess.Popen([prog, "--time", "2", "--processes", "2", "--results-dir",
+                          os.path.join(tmp, "results"), "slow"],
+                         env=e, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    end = time.monotonic() + 20
+    while time.monotonic() < end and p.poll() is None and not children(p.pid):
+        time.sleep(0.01)
+    if p.poll() is not None or not children(p.pid):
+        fail("SIGKILL: no worker process started")
+        p.kill()
+        p.communicate()
+    else:
+        time.sleep(0.5)  # into the body's sleep
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        end = time.monotonic() + 10
+        while time.monotonic() < end and processes_of(prog):
+            time.sleep(0.05)
+        if processes_of(prog):
+            fail(f"SIGKILL to the program: its workers left running: {processes_of(prog)}")
+            for pid in processes_of(prog):
+                os.kill(pid, signal.SIGKILL)
+
 # A body that leaves a child process behind it, which holds the worker's
 # pipe open for a minute: the worker's end is its exit, not the pipe's.
 e = {k: v for k, v in os.environ.items() if not k.startswith(("DKBENCH_", "BPP_"))}
