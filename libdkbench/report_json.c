@@ -58,6 +58,18 @@ static void opt_interval(FILE *out, bool est, const char *k, const dkb_interval 
     }
 }
 
+/* "k":[v[0],...,v[n-1]] */
+static void numbers(FILE *out, const char *k, const double *v, size_t n)
+{
+    key(out, k);
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? "," : "", out);
+        dk__json_number(out, v[i]);
+    }
+    fputc(']', out);
+}
+
 static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
 {
     bool est = dkb__has_estimates(r, m);
@@ -72,14 +84,8 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     fputc(',', out);
     boolean(out, "multiplexed", m->multiplexed);
     fputc(',', out);
-    key(out, "totals");
-    fputc('[', out);
-    for (size_t i = 0; m->y != NULL && i < r->n_samples; i++) {
-        if (i)
-            fputc(',', out);
-        dk__json_number(out, m->y[i]);
-    }
-    fputs("],", out);
+    numbers(out, "totals", m->y, m->y != NULL ? r->n_samples : 0);
+    fputc(',', out);
     key(out, "outlier_class");
     fputc('[', out);
     for (size_t i = 0; m->outlier_class != NULL && i < r->n_samples; i++)
@@ -104,20 +110,10 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
     key(out, "processes");
     if (est && m->procs.n >= 2 && m->proc != NULL && m->proc_half != NULL) {
         fputc('{', out);
-        key(out, "estimates");
-        fputc('[', out);
-        for (size_t j = 0; j < m->procs.n; j++) {
-            fputs(j ? "," : "", out);
-            dk__json_number(out, m->proc[j]);
-        }
-        fputs("],", out);
-        key(out, "halves");
-        fputc('[', out);
-        for (size_t j = 0; j < m->procs.n; j++) {
-            fputs(j ? "," : "", out);
-            dk__json_number(out, m->proc_half[j]);
-        }
-        fputs("],", out);
+        numbers(out, "estimates", m->proc, m->procs.n);
+        fputc(',', out);
+        numbers(out, "halves", m->proc_half, m->procs.n);
+        fputc(',', out);
         num(out, "stddev", m->procs.stddev);
         fputc(',', out);
         num(out, "within_var", m->procs.within_var);
@@ -236,14 +232,8 @@ static void result(FILE *out, const dkb_result *r)
     for (size_t i = 0; r->preempted != NULL && i < r->n_samples; i++)
         fprintf(out, "%s%u", i ? "," : "", (unsigned)r->preempted[i]);
     fputs("],\n     ", out);
-    key(out, "iterations");
-    fputc('[', out);
-    for (size_t i = 0; r->iterations != NULL && i < r->n_samples; i++) {
-        if (i)
-            fputc(',', out);
-        dk__json_number(out, r->iterations[i]);
-    }
-    fputs("],\n     ", out);
+    numbers(out, "iterations", r->iterations, r->iterations != NULL ? r->n_samples : 0);
+    fputs(",\n     ", out);
     key(out, "measures");
     fputc('[', out);
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
