@@ -159,7 +159,8 @@ bool dkb_change_processes(const double *old_est, size_t n_old, const double *new
  * l_k = ln(new_est[k] / old_est[k]): d the 20% trimmed mean of the l_k
  * (floor(0.2 n) cut from each end), SE^2 = (n - 1) s_w^2 / (h (h - 1))
  * with s_w^2 their winsorized variance and h = n - 2 floor(0.2 n) kept,
- * df h - 1 (the paired t test when n < 5). Drift common to a pair cancels,
+ * df h - 1 (the paired t test when n < 5, or when the kept l_k are equal
+ * and the others not). Drift common to a pair cancels,
  * and a few pairs with a process that landed far slower do not move d. */
 bool dkb_change_paired(const double *old_est, const double *new_est, size_t n, double noise,
                        double significance, dkb_change *out);
