@@ -303,7 +303,8 @@ DK_EXPORT const char *dk_bench_results_baseline_name(const dk_bench_results *r, 
 /* A change against the baseline (the values of dkb_verdict). */
 typedef enum dk_bench_verdict {
     DK_BENCH_NO_CHANGE = 0, /* p >= 0.05 */
-    DK_BENCH_WITHIN_NOISE,  /* significant, but the interval overlaps +-noise */
+    DK_BENCH_WITHIN_NOISE,  /* significant, and the interval inside +-noise, or overlapping
+                               it while the spread resolves changes of +-noise */
     DK_BENCH_IMPROVED,      /* significant, the interval below -noise */
     DK_BENCH_REGRESSED,     /* significant, the interval above +noise */
     DK_BENCH_UNRESOLVED     /* the spread between processes is wider than +-noise, and the

@@ -645,7 +645,9 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
         b[j].nev = b[0].nev;
         b[j].cycles_at = b[0].cycles_at;
         b[j].phase = PHASE_WARMUP;
+        uint64_t t0 = now(&b[j]);
         run_phase(&b[j]);
+        out[j].warmup_s = (double)(now(&b[j]) - t0) * 1e-9;
         if (b[j].err) {
             rc = b[j].err;
             break;
@@ -669,7 +671,11 @@ int dkb_measure_interleaved(const dkb_config *cfg, dkb_source *src, const dkb_pl
                 b[j].d = b[0].d;
                 b[j].phase = PHASE_MEASURE;
                 b[j].limit = 1;
+                /* Each one's own share of the group's time: what
+                 * --processes weighs against the budget (a slow body). */
+                uint64_t t0 = now(&b[j]);
                 run_phase(&b[j]);
+                out[j].measure_s += (double)(now(&b[j]) - t0) * 1e-9;
                 rc = b[j].err;
             }
         for (size_t j = 0; j < k && rc == 0; j++) {

@@ -7,7 +7,8 @@
  *   BPP_NOT_A_WORKER=1  main exits 3 when run again as a worker, before
  *                       dk_bench_main
  *   BPP_CRASH=SIG       the body of "crash" raises SIG (a number) in a worker
- *   BPP_SLOW=1          the body of "slow" sleeps 10 ms an iteration
+ *   BPP_SLOW=1          the bodies of "slow" and of the group "sleepy"
+ *                       sleep 10 ms an iteration
  *   BPP_HANG=S          the body of "slow" sleeps S seconds once in a worker
  *   BPP_FORK=S          the body of "forks" leaves, in a worker, a child
  *                       process that sleeps S seconds (holding what the
@@ -71,6 +72,8 @@ DK_BENCHMARK_NAMED("quick/a", quick)
 DK_BENCHMARK_NAMED("quick/b", quick)
 DK_BENCHMARK_NAMED("crash", crash)
 DK_BENCHMARK_NAMED("slow", slow)
+DK_BENCHMARK_NAMED("sleepy/a", slow)
+DK_BENCHMARK_NAMED("sleepy/b", slow)
 DK_BENCHMARK_NAMED("forks", forks)
 
 static int external(void *ctx, dk_bench_body_run *run)

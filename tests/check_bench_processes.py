@@ -380,6 +380,18 @@ if p.returncode != 0 or r.get("processes") != 4 or "a slow body" in r.get("stop_
     fail(f"slow body, --processes 4: exit {p.returncode}, processes {r.get('processes')}, "
          f"stop reason {r.get('stop_reason')!r}\n{p.stderr}")
 
+# 10b. A --compare group of slow bodies is cut the same way: 3 samples of
+# the two interleaved take 60 ms and more a process, against 3 budgets of
+# 0.06 s each.
+p, doc = report(["--compare", "--samples", "3", "^sleepy/"], slow_env)
+for name in ("sleepy/a", "sleepy/b"):
+    r = results(doc).get(name, {})
+    if (p.returncode != 0 or not 3 <= (r.get("processes") or 0) < 10
+            or "a slow body" not in r.get("stop_reason", "") or not r.get("measure_s", 0) > 0):
+        fail(f"slow --compare group: {name}: exit {p.returncode}, processes "
+             f"{r.get('processes')}, measure_s {r.get('measure_s')}, stop reason "
+             f"{r.get('stop_reason')!r}: expected 3 to 9 processes and 'a slow body'\n{p.stderr}")
+
 # 11. Many processes: the pooled samples (500 processes of 20 or more, some
 # 10,000) are fitted in memory linear in them (a Theil-Sen fit of all
 # their pairs took 400 MB and more).

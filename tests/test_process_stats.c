@@ -323,6 +323,27 @@ TEST_CASE(change_paired_is_not_moved_by_a_few_slow_processes)
     CHECK_NEAR(c.resolution, exp(dkb_t_quantile(0.975, 3) * sqrt(ss / 3 / 4)) - 1, 1e-12);
 }
 
+/* Pairs whose kept log ratios tie while the cut ones do not are no exact
+ * values: the test keeps every pair (the paired t test), and its interval
+ * has the spread of the pairs. Equal ratios throughout stay exact. */
+TEST_CASE(change_paired_of_tied_middle_ratios_is_not_exact)
+{
+    const double o[] = {100, 100, 100, 100, 100}, w[] = {90, 102, 102, 102, 150};
+    dkb_change c;
+    CHECK(dkb_change_paired(o, w, 5, 0.01, 0.05, &c));
+    double l[5], m = 0, ss = 0;
+    for (int k = 0; k < 5; k++)
+        m += (l[k] = log(w[k] / o[k])) / 5;
+    for (int k = 0; k < 5; k++)
+        ss += (l[k] - m) * (l[k] - m);
+    CHECK(c.p_value > 0.05 && c.resolution > 0.1);
+    CHECK_NEAR(c.rel.point, exp(m) - 1, 1e-12);
+    CHECK_NEAR(c.resolution, exp(dkb_t_quantile(0.975, 4) * sqrt(ss / 4 / 5)) - 1, 1e-12);
+    const double same[] = {102, 102, 102, 102, 102};
+    CHECK(dkb_change_paired(o, same, 5, 0.01, 0.05, &c));
+    CHECK(c.p_value == 0 && c.resolution == 0 && c.verdict == DKB_REGRESSED);
+}
+
 TEST_CASE(change_tests_reject_bad_input)
 {
     const double ok[] = {10, 11, 12}, one[] = {10}, nan_[] = {10, NAN}, inf_[] = {INFINITY, 1};

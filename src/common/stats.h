@@ -96,7 +96,8 @@ typedef enum dkb_verdict {
     DKB_WITHIN_NOISE,  /* significant, but the CI overlaps +-noise */
     DKB_IMPROVED,      /* significant, CI entirely below -noise */
     DKB_REGRESSED,     /* significant, CI entirely above +noise */
-    DKB_UNRESOLVED     /* p >= significance, and the spread hides changes beyond +-noise */
+    DKB_UNRESOLVED     /* resolution > noise, and p >= significance or the CI reaches both
+                          inside and past +-noise (the process tests only) */
 } dkb_verdict;
 typedef struct dkb_change {
     dkb_interval rel; /* new/old - 1 */
@@ -148,8 +149,9 @@ bool dkb_process_summarize(const double *est, const double *half, size_t n, doub
  * degrees of freedom; rel = exp(d +- t SE) - 1 with t the 1 - sig/2
  * quantile, p two-sided from t = d / SE. Both means must be positive.
  * With SE = 0 (exact counts): p = 1 for equal means, 0 otherwise, rel of
- * width 0. Verdicts as dkb_change_test's when p < significance; when not,
- * DKB_UNRESOLVED if out->resolution > noise, else DKB_NO_CHANGE. */
+ * width 0. Verdicts as dkb_change_test's, except that where
+ * out->resolution > noise an insignificant change, or a significant one
+ * whose interval reaches both inside and past +-noise, is DKB_UNRESOLVED. */
 bool dkb_change_processes(const double *old_est, size_t n_old, const double *new_est, size_t n_new,
                           double noise, double significance, dkb_change *out);
 /* The same for n pairs run side by side in time (old_est[k] beside
@@ -157,7 +159,8 @@ bool dkb_change_processes(const double *old_est, size_t n_old, const double *new
  * l_k = ln(new_est[k] / old_est[k]): d the 20% trimmed mean of the l_k
  * (floor(0.2 n) cut from each end), SE^2 = (n - 1) s_w^2 / (h (h - 1))
  * with s_w^2 their winsorized variance and h = n - 2 floor(0.2 n) kept,
- * df h - 1 (the paired t test when n < 5). Drift common to a pair cancels,
+ * df h - 1 (the paired t test when n < 5, or when the kept l_k are equal
+ * and the others not). Drift common to a pair cancels,
  * and a few pairs with a process that landed far slower do not move d. */
 bool dkb_change_paired(const double *old_est, const double *new_est, size_t n, double noise,
                        double significance, dkb_change *out);

@@ -220,11 +220,16 @@ typedef struct trimmed {
     size_t h;       /* values kept: h - 1 degrees of freedom */
 } trimmed;
 
-/* Sorts v in place. */
+/* Sorts v in place. Nothing is cut either when the kept values are all
+ * equal while the others are not: their winsorized variance, 0, would
+ * call a spread of values exact (p = 0, an interval of width 0). */
 static void trim(double *v, size_t n, trimmed *t)
 {
     qsort(v, n, sizeof *v, cmp_double);
-    size_t g = (size_t)floor(0.2 * (double)n), h = n - 2 * g;
+    size_t g = (size_t)floor(0.2 * (double)n);
+    if (v[g] == v[n - g - 1] && v[0] != v[n - 1])
+        g = 0;
+    size_t h = n - 2 * g;
     /* Sums about the median, so that equal values give exactly 0. */
     double c = v[n / 2], sum = 0, wsum = 0, ss = 0;
     for (size_t i = g; i < n - g; i++)
