@@ -600,8 +600,9 @@ int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *a
     rc = combine_all(cfg, rc, per, ran, k, stop, out);
     for (size_t g = 0; rc == 0 && want < procs && g < k; g++) {
         char line[400];
-        snprintf(line, sizeof line, "%s (a slow body: %zu processes of %zu fit %d budgets)",
-                 out[g].stop_reason, want, procs, DKB_SLOW_BUDGETS);
+        snprintf(line, sizeof line,
+                 "%s (a slow body: %zu processes of %zu, to stay near %d budgets, %d at least)",
+                 out[g].stop_reason, want, procs, DKB_SLOW_BUDGETS, DKB_MIN_PROCESSES);
         line[sizeof out[g].stop_reason - 1] = '\0';
         memcpy(out[g].stop_reason, line, sizeof out[g].stop_reason);
     }

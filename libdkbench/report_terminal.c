@@ -138,7 +138,8 @@ static void change_lines(FILE *out, const dkb_measure *m, bool color)
         words = "Change within noise threshold.";
         break;
     case DKB_UNRESOLVED:
-        words = "Cannot be resolved here: the spread between processes hides changes this small.";
+        words = "Cannot be resolved here: the spread between processes is wider than the noise "
+                "threshold.";
         paint = YELLOW;
         break;
     default:

@@ -66,7 +66,7 @@ TEST_CASE(terminal_paired_change_lines)
     CHECK_CONTAINS(t, "\n  change (time):     [-4.89% +1.74% +8.84%] (p = 0.47 >= 0.05), paired, "
                       "resolves +-6.97%\n"
                       "                     Cannot be resolved here: the spread between "
-                      "processes hides changes this small.\n");
+                      "processes is wider than the noise threshold.\n");
     free(t);
 
     /* Across processes but not paired (a baseline): no "paired". */

@@ -226,8 +226,8 @@ TEST_CASE(terminal_says_the_processes_and_what_a_change_resolves)
     CHECK(insn != NULL && time != NULL && insn < time);
     CHECK_CONTAINS(t, "change (time):     [-3.00% +1.00% +5.00%] (p = 0.60 >= 0.05), resolves "
                       "+-4.25%\n");
-    CHECK_CONTAINS(t, "Cannot be resolved here: the spread between processes hides changes this "
-                      "small.");
+    CHECK_CONTAINS(t, "Cannot be resolved here: the spread between processes is wider than the "
+                      "noise threshold.");
     free(t);
     t = terminal(&r, true, false);
     CHECK_CONTAINS(t, "\x1b[33mCannot be resolved here");
