@@ -229,24 +229,44 @@ else:
         for pid in processes_of(prog):
             os.kill(pid, signal.SIGKILL)
 
-# SIGTERM to the program alone (not its group), while its worker is inside
-# a body that sleeps a minute: the signal is passed on to the worker, the
-# program ends by it in far less than the minute, and no worker is left.
+# A run of "slow" whose worker sleeps a minute in its body: the program,
+# once a worker of it is inside that sleep, or None after saying why not.
 e["BPP_HANG"] = "60"
 del e["BPP_SLOW"]
-p = subprocess.Popen([prog, "--time", "2", "--processes", "2", "--results-dir",
-                      os.path.join(tmp, "results"), "slow"],
-                     env=e, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                     start_new_session=True)
-end = time.monotonic() + 20
-while time.monotonic() < end and p.poll() is None and not children(p.pid):
-    time.sleep(0.01)
-if p.poll() is not None or not children(p.pid):
-    fail("SIGTERM: no worker process started")
-    p.kill()
-    p.communicate()
-else:
+
+
+def in_a_long_body(what, stderr):
+    p = subprocess.Popen([prog, "--time", "2", "--processes", "2", "--results-dir",
+                          os.path.join(tmp, "results"), "slow"],
+                         env=e, cwd=tmp, stdout=subprocess.DEVNULL, stderr=stderr,
+                         start_new_session=True)
+    end = time.monotonic() + 20
+    while time.monotonic() < end and p.poll() is None and not children(p.pid):
+        time.sleep(0.01)
+    if p.poll() is not None or not children(p.pid):
+        fail(f"{what}: no worker process started")
+        p.kill()
+        p.communicate()
+        return None
     time.sleep(0.5)  # into the body's sleep
+    return p
+
+
+def none_left(what, seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and processes_of(prog):
+        time.sleep(0.05)
+    if processes_of(prog):
+        fail(f"{what}: left running: {processes_of(prog)}")
+        for pid in processes_of(prog):
+            os.kill(pid, signal.SIGKILL)
+
+
+# SIGTERM to the program alone (not its group): the signal is passed on to
+# the worker, the program ends by it in far less than the minute, and no
+# worker is left.
+p = in_a_long_body("SIGTERM", subprocess.PIPE)
+if p is not None:
     p.send_signal(signal.SIGTERM)
     try:
         _, err = p.communicate(timeout=30)
@@ -258,39 +278,16 @@ else:
         p.communicate()
         fail("SIGTERM to the program alone: still running 30 s after the signal (its "
              "worker was not told)")
-    end = time.monotonic() + 5
-    while time.monotonic() < end and processes_of(prog):
-        time.sleep(0.05)
-    if processes_of(prog):
-        fail(f"SIGTERM to the program alone: left running: {processes_of(prog)}")
-        for pid in processes_of(prog):
-            os.kill(pid, signal.SIGKILL)
+    none_left("SIGTERM to the program alone", 5)
 
 # SIGKILL to the program (Linux): its worker is ended by the kernel's
 # signal on its parent's death, not left to finish a minute-long body.
 if sys.platform.startswith("linux"):
-    p = subprocess.Popen([prog, "--time", "2", "--processes", "2", "--results-dir",
-                          os.path.join(tmp, "results"), "slow"],
-                         env=e, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)
-    end = time.monotonic() + 20
-    while time.monotonic() < end and p.poll() is None and not children(p.pid):
-        time.sleep(0.01)
-    if p.poll() is not None or not children(p.pid):
-        fail("SIGKILL: no worker process started")
-        p.kill()
-        p.communicate()
-    else:
-        time.sleep(0.5)  # into the body's sleep
+    p = in_a_long_body("SIGKILL", subprocess.DEVNULL)
+    if p is not None:
         p.send_signal(signal.SIGKILL)
         p.communicate()
-        end = time.monotonic() + 10
-        while time.monotonic() < end and processes_of(prog):
-            time.sleep(0.05)
-        if processes_of(prog):
-            fail(f"SIGKILL to the program: its workers left running: {processes_of(prog)}")
-            for pid in processes_of(prog):
-                os.kill(pid, signal.SIGKILL)
+        none_left("SIGKILL to the program: its workers", 10)
 
 # A body that leaves a child process behind it, which holds the worker's
 # pipe open for a minute: the worker's end is its exit, not the pipe's.
