@@ -15,6 +15,7 @@
 #define DKPERF_TEST_CHECK_H
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,15 @@ __attribute__((weak)) dkt_case *dkt_cases;
         if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                                  \
             DKT_FAIL("CHECK failed: %s == %s (\"%s\" vs \"%s\")", #a, #b, a_ ? a_ : "(null)", \
                      b_ ? b_ : "(null)");                                                     \
+    } while (0)
+
+/* |a - b| <= tol, as doubles (a test that uses it links libm). */
+#define CHECK_NEAR(a, b, tol)                                                                  \
+    do {                                                                                       \
+        double a__ = (a), b__ = (b), t__ = (tol);                                              \
+        if (!(fabs(a__ - b__) <= t__))                                                         \
+            DKT_FAIL("CHECK failed: %s ~ %s (%.17g vs %.17g, tolerance %g)", #a, #b, a__, b__, \
+                     t__);                                                                     \
     } while (0)
 
 #define CHECK_CONTAINS(hay, needle)                                             \

@@ -15,14 +15,6 @@
 
 #define PI 3.14159265358979323846
 
-#define CHECK_NEAR(a, b, tol)                                                                  \
-    do {                                                                                       \
-        double a__ = (a), b__ = (b), t__ = (tol);                                              \
-        if (!(fabs(a__ - b__) <= t__))                                                         \
-            DKT_FAIL("CHECK failed: %s ~ %s (%.17g vs %.17g, tolerance %g)", #a, #b, a__, b__, \
-                     t__);                                                                     \
-    } while (0)
-
 #define CHECK_DBL(a, op, b)                                                             \
     do {                                                                                \
         double a__ = (a), b__ = (b);                                                    \

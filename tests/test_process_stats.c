@@ -13,14 +13,6 @@
 
 #define PI 3.14159265358979323846
 
-#define CHECK_NEAR(a, b, tol)                                                                  \
-    do {                                                                                       \
-        double a__ = (a), b__ = (b), t__ = (tol);                                              \
-        if (!(fabs(a__ - b__) <= t__))                                                         \
-            DKT_FAIL("CHECK failed: %s ~ %s (%.17g vs %.17g, tolerance %g)", #a, #b, a__, b__, \
-                     t__);                                                                     \
-    } while (0)
-
 static double uniform01(dkb_rng *r) { return ((double)(dkb_rng_next(r) >> 11) + 1) * 0x1p-53; }
 
 static double gauss(dkb_rng *r)
