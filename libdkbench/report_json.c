@@ -119,6 +119,8 @@ static void measure(FILE *out, const dkb_result *r, const dkb_measure *m)
         num(out, "within_var", m->procs.within_var);
         fputc(',', out);
         num(out, "between_share", m->procs.between_share);
+        fputc(',', out);
+        num(out, "resolution", m->procs.resolution);
         fputs("},", out);
     } else {
         fputs("null,", out);

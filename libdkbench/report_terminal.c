@@ -154,11 +154,16 @@ static void change_lines(FILE *out, const dkb_measure *m, bool color)
  * unit: how much of the spread is between them), or one. */
 static void processes_line(FILE *out, const dkb_result *r, const dkb_measure *t)
 {
-    if (r->n_processes >= 2 && t != NULL && t->procs.n >= 2)
+    if (r->n_processes >= 2 && t != NULL && t->procs.n >= 2) {
         fprintf(out,
                 "  %-18s %zu, each estimated alone; %.0f%% of the time's spread is between them\n",
                 "processes:", r->n_processes, 100 * t->procs.between_share);
-    else if (r->n_processes >= 2)
+        /* What the machine allows: the change two runs like this one
+         * could tell apart (doc/BENCH-STATISTICS.md §13). */
+        if (isfinite(t->procs.resolution))
+            fprintf(out, "  %-18s changes of time beyond +-%.2f%% between two runs like this one\n",
+                    "resolves:", 100 * t->procs.resolution);
+    } else if (r->n_processes >= 2)
         fprintf(out, "  %-18s %zu\n", "processes:", r->n_processes);
     else if (r->n_processes == 1) {
         fprintf(out, "  %-18s 1 (", "processes:");

@@ -81,6 +81,9 @@ def check_processes(label, doc, want):
                      f"{mean} of the processes' estimates")
             if m["name"] == "time" and not s["lo"] < s["point"] < s["hi"]:
                 fail(f"{label}: {name}/{m['name']}: not lo < point < hi: {s}")
+            res = pm.get("resolution")
+            if m["name"] == "time" and not (isinstance(res, (int, float)) and res > 0):
+                fail(f"{label}: {name}/{m['name']}: processes.resolution {res}, expected > 0")
 
 
 # 1. By default 10 processes a benchmark; --processes N, DKBENCH_PROCESSES.
@@ -94,6 +97,9 @@ else:
     lines = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("processes:")]
     if len(lines) != 2 or not all(" 10, each estimated alone" in ln for ln in lines):
         fail(f"default run: 'processes:' lines {lines}, expected one of 10 per benchmark")
+    said = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("resolves:")]
+    if len(said) != 2 or not all("between two runs like this one" in ln for ln in said):
+        fail(f"default run: 'resolves:' lines {said}, expected one per benchmark")
     os.unlink(path)
 for label, args, env, want in (("--processes 3", ["--processes", "3"], None, 3),
                                ("DKBENCH_PROCESSES=2", [], {"DKBENCH_PROCESSES": "2"}, 2),

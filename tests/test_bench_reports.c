@@ -211,6 +211,7 @@ TEST_CASE(terminal_says_the_processes_and_what_a_change_resolves)
     r.n_processes = 10;
     r.m[0].procs.n = 10;
     r.m[0].procs.between_share = 0.8;
+    r.m[0].procs.resolution = 0.0213;
     /* Time unresolved by the processes' spread; instructions compared too. */
     r.m[0].change = (dkb_change){{0.01, -0.03, 0.05}, 0.6, DKB_UNRESOLVED, 0.0425};
     r.m[0].change_by_process = true;
@@ -220,7 +221,9 @@ TEST_CASE(terminal_says_the_processes_and_what_a_change_resolves)
     r.m[1].baseline_slope = 2040;
     char *t = terminal(&r, false, false);
     CHECK_CONTAINS(t, "  processes:         10, each estimated alone; 80% of the time's spread is "
-                      "between them\n");
+                      "between them\n"
+                      "  resolves:          changes of time beyond +-2.13% between two runs like "
+                      "this one\n");
     /* Counts before time: their verdict does not move with placement. */
     const char *insn = strstr(t, "change (instructions):"), *time = strstr(t, "change (time):");
     CHECK(insn != NULL && time != NULL && insn < time);

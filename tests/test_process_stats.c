@@ -83,6 +83,9 @@ TEST_CASE(process_summary_by_hand)
     double w = 3.182446305284263 * sqrt(8.0 / 3) / 2; /* t(0.975, 3) s / sqrt(4) */
     CHECK_NEAR(s.ci.lo, 10 - w, 1e-12);
     CHECK_NEAR(s.ci.hi, 10 + w, 1e-12);
+    /* Two such runs: Welch's t on 2n - 2 = 6 degrees of freedom,
+     * t(0.975, 6) sqrt(2) s / (sqrt(4) 10). */
+    CHECK_NEAR(s.resolution, exp(2.446911851144969 * sqrt(2.0) * sqrt(8.0 / 3) / 20) - 1, 1e-12);
     /* Without halves nothing is known within a process: all between. */
     CHECK(s.within_var == 0 && s.between_share == 1);
     /* Halves of 1.959964 * 1 and * sqrt(3): within variances 1 and 3. */
@@ -100,6 +103,10 @@ TEST_CASE(process_summary_by_hand)
     const double same[] = {5, 5, 5};
     CHECK(dkb_process_summarize(same, NULL, 3, 0.95, &s));
     CHECK(s.ci.lo == 5 && s.ci.hi == 5 && s.stddev == 0 && s.between_share == 0);
+    CHECK(s.resolution == 0);
+    /* A mean of 0: no relative change to resolve. */
+    const double around0[] = {-1, 1};
+    CHECK(dkb_process_summarize(around0, NULL, 2, 0.95, &s) && isnan(s.resolution));
 }
 
 TEST_CASE(process_summary_rejects_bad_input)

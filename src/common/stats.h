@@ -137,6 +137,11 @@ typedef struct dkb_process_summary {
     double stddev;        /* s: of the processes' estimates (divisor n - 1) */
     double within_var;    /* mean (half[j] / 1.959964)^2: variance within a process */
     double between_share; /* max(0, s^2 - within_var) / s^2: 0 when s is 0 */
+    /* The smallest relative change a comparison of two such sets (n
+     * processes each, this spread) could call significant at 1 - c:
+     * exp(t(1 - (1 - c)/2, 2n - 2) sqrt(2) s / (sqrt(n) |mean|)) - 1; NaN
+     * when the mean is 0. */
+    double resolution;
 } dkb_process_summary;
 /* Needs n >= 2 finite estimates (and finite, non-negative halves). */
 bool dkb_process_summarize(const double *est, const double *half, size_t n, double confidence,

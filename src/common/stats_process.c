@@ -291,6 +291,12 @@ bool dkb_process_summarize(const double *est, const double *half, size_t n, doub
     out->stddev = s;
     out->within_var = within;
     out->between_share = var > 0 ? (var > within ? (var - within) / var : 0) : 0;
+    /* What Welch's test of two such runs would resolve (its degrees of
+     * freedom with equal spreads and counts). */
+    double se2 = sqrt(2.0) * s / sqrt((double)n) / fabs(mean);
+    out->resolution =
+        mean != 0 ? exp(dkb_t_quantile(1 - (1 - confidence) / 2, 2.0 * (double)(n - 1)) * se2) - 1
+                  : NAN;
     return true;
 }
 
