@@ -254,6 +254,11 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
             o->p_cores = true;
             continue;
         }
+        int gb = dkb_gbench_flag(o, prog, a);
+        if (gb == 0)
+            continue;
+        if (gb != DKB_GBENCH_NOT_A_FLAG)
+            return gb;
         bool matched = false;
         for (size_t k = 0; k < sizeof value_opts / sizeof value_opts[0] && !matched; k++) {
             const char *lng = value_opts[k].lng, *value = NULL;
@@ -294,6 +299,14 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
         snprintf(o->filter_from, sizeof o->filter_from, "the filter");
         filter_given = true;
     }
+    if (filter_given && o->gb.filter != NULL) {
+        dkb_say("%s: one name filter only, got '%s' and --benchmark_filter=%s", prog, o->filter,
+                o->gb.filter);
+        return 2;
+    }
+    int rc = dkb_gbench_apply(o, prog);
+    if (rc != 0)
+        return rc;
     if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
         o->cfg.max_samples = o->cfg.samples;
     /* External bodies: --samples runs, else the time budget's worth. */
