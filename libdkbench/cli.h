@@ -23,15 +23,15 @@
 typedef struct dkb_gbench_flags {
     bool list_tests, random_interleaving, report_aggregates_only, display_aggregates_only,
         counters_tabular;
-    const char *filter;         /* NULL: not given; "all" and "" mean all */
-    int repetitions;            /* 0: not given */
-    double min_time;            /* seconds a repetition, 0: not given */
-    uint64_t min_iters;         /* --benchmark_min_time=Nx, 0: not given */
-    const char *format;         /* console (default), json, csv */
-    const char *out;            /* --benchmark_out, NULL: none */
-    const char *out_format;     /* json (default), console, csv */
-    const char *color;          /* auto (default), or a truthy or falsy word */
-    const char *perf_counters;  /* as given, NULL: not given */
+    const char *filter;        /* NULL: not given; "all" and "" mean all */
+    int repetitions;           /* 0: not given */
+    double min_time;           /* seconds a repetition, 0: not given */
+    uint64_t min_iters;        /* --benchmark_min_time=Nx, 0: not given */
+    const char *format;        /* console (default), json, csv */
+    const char *out;           /* --benchmark_out, NULL: none */
+    const char *out_format;    /* json (default), console, csv */
+    const char *color;         /* auto (default), or a truthy or falsy word */
+    const char *perf_counters; /* as given, NULL: not given */
     /* --benchmark_perf_counters mapped to events: events (a list for -e,
      * in events_buf) and each one's name as the user wrote it. */
     char events_buf[1024], labels_buf[1024];

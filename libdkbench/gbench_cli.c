@@ -47,8 +47,8 @@ static bool truthy(const char *v)
 {
     if (v[0] != '\0' && v[1] == '\0')
         return isalnum((unsigned char)v[0]) && strchr("0fFnN", v[0]) == NULL;
-    return v[0] == '\0' || !(strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 ||
-                             strcasecmp(v, "off") == 0);
+    return v[0] == '\0' ||
+           !(strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "off") == 0);
 }
 
 /* Its messages for a value it cannot read, then exit status 1 (the flag
@@ -363,8 +363,7 @@ void dkb_gbench_notes(const dkb_options *o, const char *prog)
                 "time per iteration settles, --warm-up seconds at most",
                 prog);
     if (g->verbosity)
-        dkb_say("%s: --v: not honoured: no log is written (-v shows the fit and outliers)",
-                prog);
+        dkb_say("%s: --v: not honoured: no log is written (-v shows the fit and outliers)", prog);
 }
 
 bool dkb_gbench_color(const dkb_options *o, bool auto_color)

@@ -64,8 +64,8 @@ struct dk_bench {
     bool phase_started;
     /* Schedule. */
     bool flat;
-    uint64_t d;   /* linear: sample i runs i * d; flat: every sample runs d */
-    size_t limit; /* samples this phase may take; 0: no limit */
+    uint64_t d;     /* linear: sample i runs i * d; flat: every sample runs d */
+    size_t limit;   /* samples this phase may take; 0: no limit */
     size_t fixed_n; /* cfg->iterations: the samples that hold them */
     uint64_t rest;  /* cfg->iterations: added to the last one */
     size_t phase_taken;

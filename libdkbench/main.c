@@ -620,8 +620,8 @@ int dk_bench_main(int argc, char **argv)
             dkb_say("%s: --benchmark_enable_random_interleaving: not honoured with --processes 1, "
                     "--ab, --compare or an external body: the benchmarks run one after the other",
                     prog);
-        } else if (dkb_measure_shuffled(&o.cfg, exe, args, n, o.processes, &stop_signal,
-                                        results) != 0) {
+        } else if (dkb_measure_shuffled(&o.cfg, exe, args, n, o.processes, &stop_signal, results) !=
+                   0) {
             if (stop_signal == 0)
                 dkb_say("%s: %s", prog, dkb_last_error());
             status = 1;
