@@ -41,6 +41,22 @@ static const char usage[] =
     "  --compare             run each group's benchmarks interleaved, with ratios\n"
     "  --p-cores             macOS: ask for the performance cores (QoS user-interactive)\n"
     "  -h, --help            this help\n"
+    "google benchmark's flags (--benchmark_x=VALUE; a true/false flag alone is true):\n"
+    "  --benchmark_filter=RE     as REGEX; -RE: all but its matches; all: all\n"
+    "  --benchmark_list_tests    as --list\n"
+    "  --benchmark_repetitions=N N processes, one a repetition (as --processes N)\n"
+    "  --benchmark_min_time=T    T (0.5, 0.5s) seconds of samples a process at most\n"
+    "                            (precision may stop sooner); Nx: exactly N measured\n"
+    "                            iterations a process, after its warm-up\n"
+    "  --benchmark_enable_random_interleaving  every benchmark's processes in one\n"
+    "                            random order (--seed)\n"
+    "  --benchmark_out=F         google benchmark JSON in F (--benchmark_out_format=json)\n"
+    "  --benchmark_format=json   google benchmark JSON on stdout instead of the blocks\n"
+    "  --benchmark_perf_counters=INSTRUCTIONS,CYCLES,...  the events counted\n"
+    "  --benchmark_color=auto|true|false; --benchmark_counters_tabular,\n"
+    "  --benchmark_display_aggregates_only, --benchmark_report_aggregates_only: read\n"
+    "  --benchmark_context, --benchmark_time_unit, --benchmark_min_warmup_time, --v:\n"
+    "                            read, not honoured (said on stderr)\n"
     "Environment: DKBENCH_FILTER, DKBENCH_EVENTS, DKBENCH_TIME, DKBENCH_WARM_UP,\n"
     "DKBENCH_SAMPLES, DKBENCH_PROCESSES, DKBENCH_PRECISION, DKBENCH_NOISE, DKBENCH_OUTPUT_DIR, DKBENCH_SEED,\n"
     "DKBENCH_BASELINE, DKBENCH_SAVE_BASELINE, DKBENCH_QUIET=1, NO_COLOR; options win.\n";
@@ -254,6 +270,11 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
             o->p_cores = true;
             continue;
         }
+        int gb = dkb_gbench_flag(o, prog, a);
+        if (gb == 0)
+            continue;
+        if (gb != DKB_GBENCH_NOT_A_FLAG)
+            return gb;
         bool matched = false;
         for (size_t k = 0; k < sizeof value_opts / sizeof value_opts[0] && !matched; k++) {
             const char *lng = value_opts[k].lng, *value = NULL;
@@ -294,6 +315,14 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
         snprintf(o->filter_from, sizeof o->filter_from, "the filter");
         filter_given = true;
     }
+    if (filter_given && o->gb.filter != NULL) {
+        dkb_say("%s: one name filter only, got '%s' and --benchmark_filter=%s", prog, o->filter,
+                o->gb.filter);
+        return 2;
+    }
+    int rc = dkb_gbench_apply(o, prog);
+    if (rc != 0)
+        return rc;
     if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
         o->cfg.max_samples = o->cfg.samples;
     /* External bodies: --samples runs, else the time budget's worth. */

@@ -64,8 +64,10 @@ struct dk_bench {
     bool phase_started;
     /* Schedule. */
     bool flat;
-    uint64_t d;   /* linear: sample i runs i * d; flat: every sample runs d */
-    size_t limit; /* samples this phase may take; 0: no limit */
+    uint64_t d;     /* linear: sample i runs i * d; flat: every sample runs d */
+    size_t limit;   /* samples this phase may take; 0: no limit */
+    size_t fixed_n; /* cfg->iterations: the samples that hold them */
+    uint64_t rest;  /* cfg->iterations: added to the last one */
     size_t phase_taken;
     const double *replay_x;
     size_t replay_n;
@@ -275,6 +277,16 @@ static uint64_t plan_next(dk_bench *b)
         return b->n < b->replay_n ? (uint64_t)b->replay_x[b->n] : 0;
     case PHASE_MEASURE:
         break;
+    }
+    if (c->iterations != 0) {
+        if (b->n >= b->fixed_n) {
+            snprintf(b->stop_reason, sizeof b->stop_reason,
+                     "iterations: %llu as asked, in %zu samples", (unsigned long long)c->iterations,
+                     b->n);
+            return 0;
+        }
+        uint64_t k = b->flat ? b->d : (uint64_t)(b->n + 1) * b->d;
+        return b->n + 1 == b->fixed_n ? k + b->rest : k;
     }
     size_t want = c->samples;
     if (want != 0 && b->n >= want) {
@@ -512,6 +524,18 @@ static void schedule(dk_bench *b)
     if (d > 9007199254740992.0 / (double)(plan_n + 1))
         d = floor(9007199254740992.0 / (double)(plan_n + 1));
     size_t min_n = c->samples ? c->samples : c->min_samples;
+    if (c->iterations != 0) {
+        /* Exactly that many: 1d, 2d, ... S d, the rest in the last; as
+         * many samples as hold one iteration more each, 2 at least. */
+        uint64_t n = c->iterations, s = min_n;
+        while (s > 2 && s * (s + 1) / 2 > n)
+            s--;
+        b->flat = s * (s + 1) / 2 > n; /* 1 or 2 iterations: one a sample */
+        b->fixed_n = b->flat ? (size_t)n : (size_t)s;
+        b->d = b->flat ? 1 : n / (s * (s + 1) / 2);
+        b->rest = b->flat ? 0 : n - b->d * (s * (s + 1) / 2);
+        return;
+    }
     double min_tri = (double)min_n * (double)(min_n + 1) / 2;
     b->flat = false;
     if (d >= 1) {

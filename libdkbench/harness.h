@@ -78,6 +78,10 @@ typedef struct dkb_config {
      * min_runs to max_runs; warmup_runs unmeasured first. */
     size_t runs, min_runs, max_runs, warmup_runs;
     double run_time;
+    /* Not 0: exactly this many iterations in the measured samples (split
+     * over samples of 1d, 2d, ... iterations, the rest in the last), with
+     * no adaptive stop; the warm-up is not counted in them. */
+    uint64_t iterations;
 } dkb_config;
 
 void dkb_config_defaults(dkb_config *c);

@@ -406,6 +406,9 @@ int dk_bench_main(int argc, char **argv)
         o.list = false;
         o.baseline = o.save_baseline = NULL;
         o.json = o.csv = o.markdown = o.gbench = o.html = NULL;
+        o.gb.out = o.gb.format = NULL;
+    } else {
+        dkb_gbench_notes(&o, prog);
     }
     regex_t re;
     bool have_re = o.filter != NULL && o.filter[0] != '\0';
@@ -440,7 +443,11 @@ int dk_bench_main(int argc, char **argv)
                             {"--csv", o.csv, "CSV", NULL, false},
                             {"--markdown", o.markdown, "Markdown", NULL, false},
                             {"--gbench-json", o.gbench, "google benchmark JSON", NULL, false},
-                            {"--html", o.html, "HTML", NULL, false}};
+                            {"--html", o.html, "HTML", NULL, false},
+                            {"--benchmark_out", o.gb.out, "google benchmark JSON", NULL, false},
+                            {"--benchmark_format=json",
+                             o.gb.format && strcmp(o.gb.format, "json") == 0 ? "/dev/stdout" : NULL,
+                             "google benchmark JSON", NULL, false}};
     const size_t n_rf = sizeof rf / sizeof rf[0];
     bool made_results_dir = false;
     int status = 0;
@@ -451,7 +458,8 @@ int dk_bench_main(int argc, char **argv)
         goto out;
     }
     for (size_t i = 0; i < total; i++)
-        if (!have_re || regexec(&re, dkb_registry_at(i)->name, 0, NULL, 0) == 0)
+        if ((!have_re || regexec(&re, dkb_registry_at(i)->name, 0, NULL, 0) == 0) !=
+            o.filter_negated)
             chosen[n++] = i;
     if (o.list) {
         /* One name a line, escaped as everywhere else: a name may be made
@@ -600,7 +608,28 @@ int dk_bench_main(int argc, char **argv)
                    "against it.\n\n");
         }
     }
-    bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+    bool color = dkb_gbench_color(&o, isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL);
+    /* --benchmark_enable_random_interleaving: every process of every
+     * benchmark in a random order, measured before the loop reports them. */
+    bool shuffled = false;
+    if (o.gb.random_interleaving) {
+        bool ok = in_processes && o.ab == NULL && !o.compare;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = dkb_registry_at(chosen[i])->body == NULL;
+        if (!ok) {
+            dkb_say("%s: --benchmark_enable_random_interleaving: not honoured with --processes 1, "
+                    "--ab, --compare or an external body: the benchmarks run one after the other",
+                    prog);
+        } else if (dkb_measure_shuffled(&o.cfg, exe, args, n, o.processes, &stop_signal, results) !=
+                   0) {
+            if (stop_signal == 0)
+                dkb_say("%s: %s", prog, dkb_last_error());
+            status = 1;
+            goto out;
+        } else {
+            shuffled = true;
+        }
+    }
 
     for (size_t i = 0; i < n && stop_signal == 0;) {
         const dkb_entry *e = dkb_registry_at(chosen[i]);
@@ -612,7 +641,9 @@ int dk_bench_main(int argc, char **argv)
                    strncmp(dkb_registry_at(chosen[i + k])->name, e->name, glen + 1) == 0)
                 k++;
         }
-        if (e->body != NULL) {
+        if (shuffled) {
+            rc = 0; /* measured above, into results[i] */
+        } else if (e->body != NULL) {
             rc = dkb_measure_body(&o.cfg, e, &results[done]);
         } else if (o.ab != NULL) {
             rc = dkb_measure_ab(&o.cfg, &ab, i, k, &stop_signal, &results[done], &others[done]);

@@ -24,6 +24,7 @@
 
 #include "common/error.h"
 #include "common/clock.h"
+#include "common/stats.h"
 #include "libdkbench/cli.h"
 #include "libdkbench/compare.h"
 #include "libdkbench/processes.h"
@@ -607,6 +608,40 @@ int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *a
         memcpy(out[g].stop_reason, line, sizeof out[g].stop_reason);
     }
     free_per(per, k, procs);
+    return rc;
+}
+
+int dkb_measure_shuffled(const dkb_config *cfg, const char *exe, char *const *argv, size_t n,
+                         size_t procs, const volatile sig_atomic_t *stop, dkb_result *out)
+{
+    size_t *order = malloc((n * procs > 0 ? n * procs : 1) * sizeof *order);
+    dkb_result **per = new_per(n, procs);
+    if (order == NULL || per == NULL) {
+        free(order);
+        free_per(per, n, 0);
+        return dkb_fail(DK_ENOMEM, "out of memory");
+    }
+    for (size_t q = 0; q < n * procs; q++)
+        order[q] = q;
+    dkb_rng rng;
+    dkb_rng_seed(&rng, cfg->seed);
+    for (size_t q = n * procs; q > 1; q--) { /* Fisher-Yates */
+        size_t r = dkb_rng_below(&rng, q), t = order[q - 1];
+        order[q - 1] = order[r];
+        order[r] = t;
+    }
+    int rc = 0;
+    for (size_t q = 0; q < n * procs && rc == 0 && *stop == 0; q++) {
+        size_t i = order[q] / procs, j = order[q] % procs;
+        if ((rc = run_one(exe, argv, i, 1, NULL, j, procs, procs, stop, &per[i])) != 0) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", dkb_last_error());
+            dkb_fail(rc, "the %zu benchmarks run interleaved, benchmark %zu: %s", n, i + 1, why);
+        }
+    }
+    rc = combine_all(cfg, rc, per, procs, n, stop, out);
+    free_per(per, n, procs);
+    free(order);
     return rc;
 }
 

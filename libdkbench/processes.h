@@ -103,6 +103,18 @@ int dkb_measure_processes(const dkb_config *cfg, const char *exe, char *const *a
                           size_t k, size_t procs, bool fixed, const volatile sig_atomic_t *stop,
                           dkb_result *out);
 
+/*
+ * dkb_measure_shuffled - the n benchmarks at positions 0 .. n - 1 of the
+ * chosen list, each in procs worker processes of exe as
+ * dkb_measure_processes runs them (procs fixed), the n * procs processes
+ * run in a random order drawn from cfg->seed
+ * (--benchmark_enable_random_interleaving), then each benchmark's
+ * combined into out[i]. Returns as dkb_measure_processes (out zeroed on
+ * failure).
+ */
+int dkb_measure_shuffled(const dkb_config *cfg, const char *exe, char *const *argv, size_t n,
+                         size_t procs, const volatile sig_atomic_t *stop, dkb_result *out);
+
 /* An A/B comparison: this program against another build of it, run
  * alternately process by process. */
 typedef struct dkb_ab {
