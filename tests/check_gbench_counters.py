@@ -11,7 +11,7 @@ usage: check_gbench_counters.py [--events LIST] [--counted A,B] [--missing X,Y]
 --missing events named once each on stderr, reported by no benchmark
 --bad     the list does not parse: one line says so, nothing is counted
 --linux   task-clock and page-faults are plausible (a fresh page per
-          iteration: about one fault; task-clock near cpu_time)
+          iteration: 0.9 to 1.2 faults; task-clock 0.8 to 1.25 cpu_time)
 --sim     the simulated frameworks' rates: 2 to 2.5 instructions a cycle,
           2 to 3 cycles a nanosecond of cpu_time
 """
@@ -90,7 +90,8 @@ def main():
         if a.linux:
             if r["name"].startswith("BM_fresh_page"):
                 pf = r["page-faults"]
-                if not 0.9 <= pf <= 1.1:
+                # ASan's shadow (a byte for every 8) faults once every 8 pages.
+                if not 0.9 <= pf <= 1.2:
                     fail("a fresh page per iteration gives %.3f page faults each" % pf, err)
             elif r["name"] in ("BM_spin", "BM_spin_again"):
                 tc = r["task-clock"]
