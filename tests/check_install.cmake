@@ -7,15 +7,17 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/pre
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install failed")
 endif()
-foreach(f include/dkperf/kperf.h include/dkperf/error.h include/dkperf/events.h)
+foreach(f include/dkperf/kperf.h include/dkperf/error.h include/dkperf/events.h
+          include/dkperf/benchmark.hpp)
   if(NOT EXISTS ${WORK}/prefix/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
 file(GLOB pc ${WORK}/prefix/*/pkgconfig/dkperf.pc)
+file(GLOB gb_pc ${WORK}/prefix/*/pkgconfig/dkperf-benchmark.pc)
 file(GLOB cfg ${WORK}/prefix/*/cmake/dkperf/dkperfConfig.cmake)
-if(NOT pc OR NOT cfg)
-  message(FATAL_ERROR "dkperf.pc or dkperfConfig.cmake not installed")
+if(NOT pc OR NOT gb_pc OR NOT cfg)
+  message(FATAL_ERROR "dkperf.pc, dkperf-benchmark.pc or dkperfConfig.cmake not installed")
 endif()
 # Nothing of the simulated frameworks may be installed.
 file(GLOB_RECURSE all RELATIVE ${WORK}/prefix ${WORK}/prefix/*)
@@ -46,7 +48,8 @@ else()
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SRC}/tests/consumer -B ${WORK}/consumer
                         -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_C_COMPILER=${CC}
-                        -DWITH_DKBENCH=${with_dkbench}
+                        -DWITH_DKBENCH=${with_dkbench} -DWITH_GBENCH=${WITH_GBENCH}
+                        -DCMAKE_CXX_COMPILER=${CXX}
                 RESULT_VARIABLE rc OUTPUT_QUIET)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "configuring the find_package consumer failed")
@@ -71,6 +74,22 @@ if(with_dkbench)
   endforeach()
 endif()
 
+# dkperf::benchmark: the installed header counts in a google benchmark program.
+# gbench_ran OUT: it ran its benchmark and reported task-clock per iteration.
+function(gbench_ran exe)
+  execute_process(COMMAND ${exe} --benchmark_format=json RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "\"BM_consumer/iterations:100\"")
+    message(FATAL_ERROR "${exe} failed (${rc}): ${out}${err}")
+  endif()
+  if(CMAKE_HOST_SYSTEM_NAME STREQUAL "Linux" AND NOT out MATCHES "\"task-clock\": [0-9]")
+    message(FATAL_ERROR "${exe} reports no task-clock: ${out}${err}")
+  endif()
+endfunction()
+if(WITH_GBENCH)
+  gbench_ran(${WORK}/consumer/consumer_gbench)
+endif()
+
 find_program(PKG_CONFIG pkg-config)
 if(PKG_CONFIG)
   get_filename_component(pcdir ${pc} DIRECTORY)
@@ -91,6 +110,20 @@ if(PKG_CONFIG)
   execute_process(COMMAND ${WORK}/consumer_pc RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "the pkg-config consumer failed")
+  endif()
+  if(WITH_GBENCH)
+    execute_process(COMMAND ${PKG_CONFIG} --cflags --libs dkperf-benchmark OUTPUT_VARIABLE flags
+                    RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "pkg-config dkperf-benchmark failed")
+    endif()
+    separate_arguments(flags UNIX_COMMAND "${flags}")
+    execute_process(COMMAND ${CXX} -std=c++11 ${SRC}/tests/consumer/consumer_gbench.cpp
+                            -o ${WORK}/gbench_pc ${flags} -Wl,-rpath,${libdir} RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "building with pkg-config dkperf-benchmark flags failed: ${flags}")
+    endif()
+    gbench_ran(${WORK}/gbench_pc)
   endif()
   if(with_dkbench)
     execute_process(COMMAND ${PKG_CONFIG} --cflags --libs dkbench OUTPUT_VARIABLE flags
