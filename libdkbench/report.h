@@ -48,6 +48,17 @@ typedef struct dkb_gbench_view {
 } dkb_gbench_view;
 int dkb_report_gbench_view(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
                            size_t n, const dkb_gbench_view *view);
+/* google benchmark's console table and CSV; the description of the
+ * machine goes to err (NULL: out), as google benchmark writes it to stderr
+ * for its display and into the file for --benchmark_out. */
+int dkb_report_gbench_console(FILE *out, FILE *err, const dkb_run_info *run,
+                              const dkb_result *const *results, size_t n,
+                              const dkb_gbench_view *view);
+int dkb_report_gbench_csv(FILE *out, FILE *err, const dkb_run_info *run,
+                          const dkb_result *const *results, size_t n, const dkb_gbench_view *view);
+/* Colour as google benchmark's --benchmark_color=auto decides it: out is a
+ * terminal and TERM one it knows. */
+bool dkb_gbench_color_auto(FILE *out);
 int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
                     const dkb_result *const *baseline, size_t n);
 

@@ -22,6 +22,7 @@
 #include "common/sysinfo.h"
 #include "libdkbench/report.h"
 #include "libdkbench/report_common.h"
+#include "libdkbench/report_gbench_internal.h"
 
 #define IND "      "
 
@@ -43,9 +44,12 @@ static void kv_str(FILE *out, const char *k, const char *v, const char *end)
     fputs(end, out);
 }
 
-/* RFC 3339 local time with its offset, google benchmark's "date". */
-static void local_date(char *buf, size_t size)
+void dkb__gbench_date(const dkb_gbench_view *v, char *buf, size_t size)
 {
+    if (v->date != NULL) {
+        snprintf(buf, size, "%s", v->date);
+        return;
+    }
     time_t now = time(NULL);
     struct tm tm;
     char z[16];
@@ -66,10 +70,7 @@ static void context(FILE *out, const dkb_run_info *run, const dkb_gbench_view *v
     dk__sysinfo si;
     dk__sysinfo_read(&si, v->sysroot);
     char date[64];
-    if (v->date != NULL)
-        snprintf(date, sizeof date, "%s", v->date);
-    else
-        local_date(date, sizeof date);
+    dkb__gbench_date(v, date, sizeof date);
     fputs("{\n  \"context\": {\n    ", out);
     kv_str(out, "date", date, ",\n    ");
     kv_str(out, "host_name", run->host, ",\n    ");
@@ -101,10 +102,8 @@ static void context(FILE *out, const dkb_run_info *run, const dkb_gbench_view *v
     kv_str(out, "dkbench_cpu", si.cpu[0] ? si.cpu : run->cpu, "\n  },\n  \"benchmarks\": [");
 }
 
-typedef struct counter {
-    const char *name;
-    double v;
-} counter;
+typedef dkb__gb_counter counter;
+typedef dkb__gb_entry entry;
 
 static int by_name(const void *a, const void *b)
 {
@@ -128,6 +127,7 @@ static size_t counters(const dkb_result *r, size_t p, double t, const dkb_gbench
     if (t > 0 && r->throughput_kind != DKB_THROUGHPUT_NONE) {
         c[n].name = r->throughput_kind == DKB_THROUGHPUT_BYTES ? "bytes_per_second"
                                                                : "items_per_second";
+        c[n].rate = true;
         c[n++].v = r->throughput_per_iter / (t * 1e-9);
     }
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
@@ -139,25 +139,16 @@ static size_t counters(const dkb_result *r, size_t p, double t, const dkb_gbench
         if (!isfinite(x))
             continue;
         c[n].name = user_name(v, m->name);
+        c[n].rate = false;
         c[n++].v = x;
     }
     qsort(c, n, sizeof *c, by_name);
     return n;
 }
 
-typedef struct entry {
-    const dkb_result *r;
-    size_t family, instance, reps;
-    const char *aggregate; /* NULL: an iteration entry */
-    bool percentage;
-    size_t index; /* the repetition's */
-    double iterations, time;
-    const counter *c;
-    size_t nc;
-} entry;
-
-static void put_entry(FILE *out, const entry *e, bool first)
+static void put_entry(void *arg, const entry *e, bool first)
 {
+    FILE *out = arg;
     fputs(first ? "\n    {\n" IND : ",\n    {\n" IND, out);
     if (e->aggregate != NULL) {
         char name[sizeof e->r->name + 16];
@@ -231,8 +222,8 @@ static double time_of(const dkb_result *r, size_t p)
     return p == (size_t)-1 ? t->slope.point : t->proc != NULL ? t->proc[p] : NAN;
 }
 
-static int put_result(FILE *out, const dkb_result *r, size_t family, size_t instance,
-                      const dkb_gbench_view *v, bool *first)
+static int put_result(dkb__gb_emit emit, void *arg, const dkb_result *r, size_t family,
+                      size_t instance, const dkb_gbench_view *v, bool *first)
 {
     counter c[DKB_MAX_MEASURES + 1];
     entry e = {.r = r, .family = family, .instance = instance, .reps = 1};
@@ -243,7 +234,7 @@ static int put_result(FILE *out, const dkb_result *r, size_t family, size_t inst
             e.iterations += r->iterations[s];
         e.c = c;
         e.nc = counters(r, (size_t)-1, e.time, v, c);
-        put_entry(out, &e, *first);
+        emit(arg, &e, *first);
         *first = false;
         return 0;
     }
@@ -265,7 +256,7 @@ static int put_result(FILE *out, const dkb_result *r, size_t family, size_t inst
         e.c = pc[p];
         e.nc = pn[p];
         if (!v->aggregates_only) {
-            put_entry(out, &e, *first);
+            emit(arg, &e, *first);
             *first = false;
         }
     }
@@ -283,12 +274,12 @@ static int put_result(FILE *out, const dkb_result *r, size_t family, size_t inst
                 for (size_t q = 0; q < pn[p]; q++)
                     if (strcmp(pc[p][q].name, pc[0][k].name) == 0)
                         x[m++] = pc[p][q].v;
-            c[k].name = pc[0][k].name;
+            c[k] = pc[0][k];
             c[k].v = stat(aggs[a], x, m);
         }
         e.c = c;
         e.nc = pn[0];
-        put_entry(out, &e, *first);
+        emit(arg, &e, *first);
         *first = false;
     }
     free(t), free(pc), free(pn);
@@ -308,17 +299,9 @@ static bool first_of_family(const dkb_result *const *rs, size_t k)
     return true;
 }
 
-int dkb_report_gbench_view(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
-                           size_t n, const dkb_gbench_view *view)
+int dkb__gbench_walk(const dkb_result *const *results, size_t n, const dkb_gbench_view *v,
+                     dkb__gb_emit emit, void *arg)
 {
-    if (out == NULL || run == NULL || (results == NULL && n > 0))
-        return dkb_fail(DK_EINVAL, "dkb_report_gbench: out, run and results must not be NULL");
-    for (size_t i = 0; i < n; i++)
-        if (results[i] == NULL)
-            return dkb_fail(DK_EINVAL, "dkb_report_gbench: result %zu is NULL", i);
-    dkb_gbench_view none = {.executable = ""};
-    const dkb_gbench_view *v = view ? view : &none;
-    context(out, run, v);
     bool first = true;
     for (size_t i = 0; i < n; i++) {
         /* A family: the results of one group (google benchmark's BM_x/8,
@@ -333,11 +316,27 @@ int dkb_report_gbench_view(FILE *out, const dkb_run_info *run, const dkb_result 
                 family++;
             }
         }
-        const dkb_result *r = results[i];
-        int rc = put_result(out, r, family, instance, v, &first);
+        int rc = put_result(emit, arg, results[i], family, instance, v, &first);
         if (rc != 0)
             return rc;
     }
+    return 0;
+}
+
+int dkb_report_gbench_view(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                           size_t n, const dkb_gbench_view *view)
+{
+    if (out == NULL || run == NULL || (results == NULL && n > 0))
+        return dkb_fail(DK_EINVAL, "dkb_report_gbench: out, run and results must not be NULL");
+    for (size_t i = 0; i < n; i++)
+        if (results[i] == NULL)
+            return dkb_fail(DK_EINVAL, "dkb_report_gbench: result %zu is NULL", i);
+    dkb_gbench_view none = {.executable = ""};
+    const dkb_gbench_view *v = view ? view : &none;
+    context(out, run, v);
+    int rc = dkb__gbench_walk(results, n, v, put_entry, out);
+    if (rc != 0)
+        return rc;
     fputs("\n  ]\n}\n", out);
     return dkb__report_done(out, "google benchmark JSON");
 }

@@ -246,6 +246,91 @@ TEST_CASE(gbench_counters_take_the_names_asked_for_in_name_order)
     cleanup();
 }
 
+typedef int (*text_fn)(FILE *, FILE *, const dkb_run_info *, const dkb_result *const *, size_t,
+                       const dkb_gbench_view *);
+
+static char *render_text(text_fn fn, const dkb_result *const *rs, size_t n,
+                         const dkb_gbench_view *v)
+{
+    dkb_run_info run;
+    run_info(&run);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(f != NULL);
+    CHECK_INT(fn(f, NULL, &run, rs, n, v), ==, 0);
+    fclose(f);
+    return text;
+}
+
+TEST_CASE(gbench_console_has_google_benchmarks_context_and_table)
+{
+    const char *root = machine();
+    dkb_result r;
+    sample(&r, "grp/a", 1);
+    const dkb_result *rs[] = {&r};
+    dkb_gbench_view v = {.executable = "./bench", .sysroot = root, .date = "D"};
+    char *t = render_text(dkb_report_gbench_console, rs, 1, &v);
+    CHECK_CONTAINS(t, "D\nRunning ./bench\nRun on (2 X 3500 MHz CPU s)\nCPU Caches:\n"
+                      "  L1 Data 32 KiB (x1)\n  L2 Unified 1024 KiB (x0)\n"
+                      "Load Average: 0.50, 1.25, 2.00\n");
+    CHECK_CONTAINS(t, "dkbench_cpu: Made-up CPU @ 2.00GHz\n***WARNING*** CPU frequency scaling");
+    /* Name column 10 wide at least; counters as name=value, %g scaled. */
+    CHECK_CONTAINS(t, "\nBenchmark           Time             CPU   Iterations UserCounters...\n");
+    CHECK_CONTAINS(t, "\ngrp/a            1000 ns         1000 ns        50500 "
+                      "branch-misses=8 branches=400 bytes_per_second=4.096G/s cycles=1000 "
+                      "instructions=2k\n");
+    CHECK(strchr(t, '\033') == NULL);
+    free(t);
+    /* Tabular: a column per counter; colour when asked for. */
+    v.counters_tabular = v.color = true;
+    t = render_text(dkb_report_gbench_console, rs, 1, &v);
+    CHECK_CONTAINS(t, "Iterations branch-misses   branches bytes_per_second     cycles "
+                      "instructions\n");
+    CHECK_CONTAINS(t,
+                   "\033[0;32mgrp/a      \033[m\033[0;33m      1000 ns         1000 ns   "
+                   "\033[m\033[0;36m     50500\033[m             8\033[m        400\033[m         "
+                   "4.096G/s\033[m");
+    free(t);
+    dkb_result_free(&r);
+    rm_tree(root);
+    cleanup();
+}
+
+TEST_CASE(gbench_console_shows_aggregates_and_cv_in_percent)
+{
+    dkb_result r;
+    combined(&r, "grp/a", 1);
+    const dkb_result *rs[] = {&r};
+    dkb_gbench_view v = {.executable = "x", .repetitions = PROCS, .date = "D"};
+    char *t = render_text(dkb_report_gbench_console, rs, 1, &v);
+    /* The name column leaves room for "_median". */
+    CHECK_CONTAINS(t,
+                   "\nBenchmark                  Time             CPU   Iterations UserCounters");
+    CHECK_CONTAINS(t, "\ngrp/a_mean              1040 ns         1040 ns            9 ");
+    CHECK_CONTAINS(t, "\ngrp/a_cv                2.63 %          2.63 %             9 ");
+    CHECK_CONTAINS(t, " instructions=0.00%\n");
+    free(t);
+    dkb_result_free(&r);
+    cleanup();
+}
+
+TEST_CASE(gbench_csv_has_google_benchmarks_columns)
+{
+    dkb_result r;
+    sample(&r, "grp/\"a\"", 1);
+    const dkb_result *rs[] = {&r};
+    dkb_gbench_view v = {.executable = "x", .date = "D"};
+    char *t = render_text(dkb_report_gbench_csv, rs, 1, &v);
+    CHECK_CONTAINS(t, "\nname,iterations,real_time,cpu_time,time_unit,bytes_per_second,"
+                      "items_per_second,label,error_occurred,error_message,\"branch-misses\","
+                      "\"branches\",\"cycles\",\"instructions\"\n"
+                      "\"grp/\"\"a\"\"\",50500,1000,1000,ns,4.096e+09,,,,,8,400,1000,2000\n");
+    free(t);
+    dkb_result_free(&r);
+    cleanup();
+}
+
 /* Google's compare.py, as Debian ships it (libbenchmark-tools). */
 #define COMPARE "/usr/share/benchmark/compare.py"
 
