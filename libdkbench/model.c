@@ -14,6 +14,8 @@ void dkb_result_free(dkb_result *r)
     r->iterations = NULL;
     free(r->preempted);
     r->preempted = NULL;
+    free(r->proc_iterations);
+    r->proc_iterations = NULL;
     for (size_t i = 0; i < DKB_MAX_MEASURES; i++) {
         free(r->m[i].y);
         r->m[i].y = NULL;

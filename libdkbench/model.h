@@ -99,6 +99,9 @@ typedef struct dkb_result {
      * is a process of its own. */
     size_t n_processes;
     char one_process[160];
+    /* n >= 2: each process's iterations, the sum over its samples
+     * (malloc'ed, n_processes values; NULL otherwise). */
+    double *proc_iterations;
 } dkb_result;
 
 /* What is common to every result of one run. */

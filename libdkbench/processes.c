@@ -458,6 +458,13 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
         else
             m->procs.n = 0;
     }
+    if (rc == 0 && (out->proc_iterations = malloc(n * sizeof *out->proc_iterations)) == NULL)
+        rc = dkb_fail(DK_ENOMEM, "out of memory combining %s", out->name);
+    for (size_t j = 0; rc == 0 && j < n; j++) {
+        out->proc_iterations[j] = 0;
+        for (size_t s = 0; s < per[j].n_samples; s++)
+            out->proc_iterations[j] += per[j].iterations[s];
+    }
     out->n_processes = n;
     if (rc != 0)
         dkb_result_free(out);

@@ -26,6 +26,39 @@ int dkb_report_markdown(FILE *out, const dkb_run_info *run, const dkb_result *co
                         size_t n);
 int dkb_report_gbench(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
                       size_t n); /* google benchmark's --benchmark_format=json layout */
+/* How google benchmark's layouts are written (dkb_report_gbench_view):
+ * executable: argv[0] as given (NULL: no "executable" key, as google
+ * benchmark when it has none); repetitions: how many were asked for (>= 2:
+ * a result measured in processes is written one entry per process, then
+ * the mean, median, stddev and cv aggregates); aggregates_only: the
+ * aggregates alone; counters_tabular and color: the console's; names[i]
+ * maps an event name to the name the user asked for (CYCLES for cycles).
+ * date (NULL: now, local time) and sysroot (NULL: this machine's /proc and
+ * /sys) are for tests. */
+typedef struct dkb_gbench_name {
+    const char *event, *as;
+} dkb_gbench_name;
+typedef struct dkb_gbench_view {
+    const char *executable;
+    size_t repetitions;
+    bool aggregates_only, counters_tabular, color;
+    const dkb_gbench_name *names;
+    size_t n_names;
+    const char *date, *sysroot;
+} dkb_gbench_view;
+int dkb_report_gbench_view(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
+                           size_t n, const dkb_gbench_view *view);
+/* google benchmark's console table and CSV; the description of the
+ * machine goes to err (NULL: out), as google benchmark writes it to stderr
+ * for its display and into the file for --benchmark_out. */
+int dkb_report_gbench_console(FILE *out, FILE *err, const dkb_run_info *run,
+                              const dkb_result *const *results, size_t n,
+                              const dkb_gbench_view *view);
+int dkb_report_gbench_csv(FILE *out, FILE *err, const dkb_run_info *run,
+                          const dkb_result *const *results, size_t n, const dkb_gbench_view *view);
+/* Colour as google benchmark's --benchmark_color=auto decides it: out is a
+ * terminal and TERM one it knows. */
+bool dkb_gbench_color_auto(FILE *out);
 int dkb_report_html(FILE *out, const dkb_run_info *run, const dkb_result *const *results,
                     const dkb_result *const *baseline, size_t n);
 

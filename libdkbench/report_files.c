@@ -71,9 +71,10 @@ int dkb_write_report(const char *prog, dkb_report_file *r, const dkb_run_info *r
         rc = dkb_report_csv(f, run, rs, n);
     else if (strcmp(what, "Markdown") == 0)
         rc = dkb_report_markdown(f, run, rs, n);
-    else if (strcmp(what, "google benchmark JSON") == 0)
-        rc = dkb_report_gbench(f, run, rs, n);
-    else
+    else if (strcmp(what, "google benchmark JSON") == 0) {
+        dkb_gbench_view v = {.executable = prog};
+        rc = dkb_report_gbench_view(f, run, rs, n, &v);
+    } else
         rc = dkb_report_html(f, run, rs, base, n);
     if (fclose(f) != 0 && rc == 0)
         rc = dkb_fail(DK_EOS, "closing %s: %s", path, strerror(errno));

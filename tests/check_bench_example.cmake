@@ -37,6 +37,20 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "sum/forward" OR out MATCHES "sum/strided")
   message(FATAL_ERROR "the comparison run failed or ignored the filter")
 endif()
 
+# google benchmark's JSON names the machine as google benchmark does.
+run_example(--time 0.05 --gbench-json gb.json sum/forward)
+file(READ ${WORK}/gb.json gb)
+string(JSON exe GET "${gb}" context executable)
+string(JSON ncpu GET "${gb}" context num_cpus)
+string(JSON cpu GET "${gb}" context dkbench_cpu)
+string(JSON nload LENGTH "${gb}" context load_avg)
+string(JSON ncache LENGTH "${gb}" context caches)
+string(JSON date GET "${gb}" context date)
+if(NOT rc EQUAL 0 OR exe STREQUAL "" OR NOT ncpu GREATER 0 OR cpu STREQUAL "" OR cpu STREQUAL "linux"
+   OR NOT nload GREATER 0 OR NOT date MATCHES "^[0-9-]+T[0-9:]+[-+][0-9][0-9]:[0-9][0-9]$")
+  message(FATAL_ERROR "the google benchmark context is not filled: ${gb}")
+endif()
+
 run_example(--time 0.05 --baseline nosuch)
 if(NOT rc EQUAL 1 OR NOT err MATCHES "nosuch")
   message(FATAL_ERROR "a missing baseline must fail naming it")
