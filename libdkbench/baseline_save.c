@@ -3,6 +3,8 @@
  * baseline_save.c - writing a baseline: the check before anything runs
  * that it can be saved, and the save itself (the JSON report, written to a
  * temporary file and renamed onto the baseline's path); baseline.c reads.
+ * And builds saved for --ab (--save-build), and the check of --ab's
+ * program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/error.h"
+#include "libdkbench/cli.h"
 #include "libdkbench/report.h"
 
 /* dir/name.ext, what ("baseline", "build") naming the kind in errors. */
@@ -161,4 +164,37 @@ int dkb_baseline_save(const char *dir, const char *name, const dkb_run_info *run
         unlink(tmp);
     }
     return rc;
+}
+
+int dkb_ab_check(const char *prog, const dkb_options *o, char *path, size_t size)
+{
+    if (o->baseline != NULL) {
+        dkb_say("%s: --ab and --baseline: compare with one of them at a time", prog);
+        return 2;
+    }
+    if (o->processes_given && o->processes < 2) {
+        dkb_say("%s: --ab needs 2 pairs of processes or more (--processes %zu)", prog,
+                o->processes);
+        return 2;
+    }
+    if (strchr(o->ab, '/') != NULL) {
+        snprintf(path, size, "%s", o->ab);
+    } else if (dkb_build_path(path, size, o->results_dir, o->ab) != 0) {
+        dkb_say("%s: --ab %s: %s", prog, o->ab, dkb_last_error());
+        return 2;
+    } else if (access(path, F_OK) != 0) {
+        dkb_say("%s: --ab %s: no saved build of that name in %s (save one with --save-build "
+                "%s; a program in this directory is ./%s)",
+                prog, o->ab, o->results_dir, o->ab, o->ab);
+        return 1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, X_OK) != 0) {
+        dkb_say("%s: --ab %s: cannot run it: %s", prog, path,
+                stat(path, &st) != 0   ? strerror(errno)
+                : !S_ISREG(st.st_mode) ? "not a regular file"
+                                       : strerror(errno));
+        return 1;
+    }
+    return 0;
 }

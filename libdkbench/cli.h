@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "libdkbench/harness.h"
+#include "libdkbench/report.h"
 
 /* Processes a benchmark is measured in by default, and at most. */
 #define DKB_DEFAULT_PROCESSES 10
@@ -35,7 +36,7 @@ typedef struct dkb_gbench_flags {
     /* --benchmark_perf_counters mapped to events: events (a list for -e,
      * in events_buf) and each one's name as the user wrote it. */
     char events_buf[1024], labels_buf[1024];
-    const char *labels[DK_MAX_EVENTS];
+    const char *labels[DK_MAX_EVENTS], *event_of[DK_MAX_EVENTS];
     size_t n_labels;
     /* Flags that were given but cannot be honoured (said by
      * dkb_gbench_notes). */
@@ -81,6 +82,17 @@ void dkb_gbench_notes(const dkb_options *o, const char *prog);
 
 /* --benchmark_color: whether to colour, given what "auto" would mean. */
 bool dkb_gbench_color(const dkb_options *o, bool auto_color);
+
+/* How google benchmark's layouts are written for this run: to a file, or
+ * on stdout (display: --benchmark_display_aggregates_only and the colour
+ * apply). names: room for DK_MAX_EVENTS, the perf counters' names. */
+void dkb_gbench_view_of(const dkb_options *o, const char *argv0, bool display,
+                        dkb_gbench_name *names, dkb_gbench_view *v);
+
+/* --ab PROGRAM: the other program, a path or a saved build, into path;
+ * and what it cannot be combined with. 0, or the exit status after saying
+ * why. */
+int dkb_ab_check(const char *prog, const dkb_options *o, char *path, size_t size);
 
 /* Split a list of events into names (pointing into buf, a copy of list)
  * with libdkperf's event grammar, as dkperf -e reads it. Returns the

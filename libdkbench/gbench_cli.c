@@ -271,6 +271,7 @@ static int map_perf_counters(dkb_gbench_flags *g, const char *prog)
             dkb_say("%s: --benchmark_perf_counters: the list is too long", prog);
             return 1;
         }
+        g->event_of[g->n_labels] = ev;
         g->labels[g->n_labels++] = s;
         if (comma == NULL)
             break;
@@ -298,12 +299,6 @@ int dkb_gbench_apply(dkb_options *o, const char *prog)
     if (g->color != NULL && g->color[0] == '\0') {
         dkb_say("%s: --benchmark_color=: expected auto, or a true or false word", prog);
         return -1;
-    }
-    if (g->out != NULL && g->out_format != NULL && strcmp(g->out_format, "json") != 0) {
-        dkb_say("%s: --benchmark_out_format=%s: google benchmark's %s layout is not available "
-                "yet; use json",
-                prog, g->out_format, g->out_format);
-        return 1;
     }
     if (g->filter != NULL) {
         const char *f = g->filter;
@@ -340,18 +335,14 @@ int dkb_gbench_apply(dkb_options *o, const char *prog)
         o->events = g->events_buf;
         snprintf(o->events_from, sizeof o->events_from, "--benchmark_perf_counters");
     }
-    if (g->format != NULL && strcmp(g->format, "json") == 0)
-        o->quiet = true; /* stdout holds the JSON */
+    if (g->format != NULL)
+        o->quiet = true; /* stdout holds google benchmark's layout */
     return 0;
 }
 
 void dkb_gbench_notes(const dkb_options *o, const char *prog)
 {
     const dkb_gbench_flags *g = &o->gb;
-    if (g->format != NULL && strcmp(g->format, "json") != 0)
-        dkb_say("%s: --benchmark_format=%s: google benchmark's %s layout is not available yet; "
-                "dkbench's blocks are printed instead",
-                prog, g->format, g->format);
     if (g->context)
         dkb_say("%s: --benchmark_context: not honoured: the report's context holds what "
                 "dkbench measures of the machine only",
@@ -372,4 +363,23 @@ bool dkb_gbench_color(const dkb_options *o, bool auto_color)
     if (c == NULL || strcmp(c, "auto") == 0)
         return auto_color;
     return truthy(c);
+}
+
+void dkb_gbench_view_of(const dkb_options *o, const char *argv0, bool display,
+                        dkb_gbench_name *names, dkb_gbench_view *v)
+{
+    const dkb_gbench_flags *g = &o->gb;
+    memset(v, 0, sizeof *v);
+    v->executable = argv0;
+    v->repetitions = g->repetitions > 0 ? (size_t)g->repetitions : 0;
+    /* display_aggregates_only is for the display, report_ for both. */
+    v->aggregates_only = g->report_aggregates_only || (display && g->display_aggregates_only);
+    v->counters_tabular = g->counters_tabular;
+    v->color = display && dkb_gbench_color(o, dkb_gbench_color_auto(stdout));
+    for (size_t i = 0; i < g->n_labels; i++) {
+        names[i].event = g->event_of[i];
+        names[i].as = g->labels[i];
+    }
+    v->names = names;
+    v->n_names = g->n_labels;
 }

@@ -343,41 +343,6 @@ static int run_worker(const char *prog, dkb_options *o, const dkb_worker *w, dkb
     return 0;
 }
 
-/* --ab: the other program, a path or a saved build, and what it cannot be
- * combined with. 0, or the exit status after saying why. */
-static int check_ab(const char *prog, dkb_options *o, char *path, size_t size)
-{
-    if (o->baseline != NULL) {
-        dkb_say("%s: --ab and --baseline: compare with one of them at a time", prog);
-        return 2;
-    }
-    if (o->processes_given && o->processes < 2) {
-        dkb_say("%s: --ab needs 2 pairs of processes or more (--processes %zu)", prog,
-                o->processes);
-        return 2;
-    }
-    if (strchr(o->ab, '/') != NULL) {
-        snprintf(path, size, "%s", o->ab);
-    } else if (dkb_build_path(path, size, o->results_dir, o->ab) != 0) {
-        dkb_say("%s: --ab %s: %s", prog, o->ab, dkb_last_error());
-        return 2;
-    } else if (access(path, F_OK) != 0) {
-        dkb_say("%s: --ab %s: no saved build of that name in %s (save one with --save-build "
-                "%s; a program in this directory is ./%s)",
-                prog, o->ab, o->results_dir, o->ab, o->ab);
-        return 1;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, X_OK) != 0) {
-        dkb_say("%s: --ab %s: cannot run it: %s", prog, path,
-                stat(path, &st) != 0   ? strerror(errno)
-                : !S_ISREG(st.st_mode) ? "not a regular file"
-                                       : strerror(errno));
-        return 1;
-    }
-    return 0;
-}
-
 int dk_bench_main(int argc, char **argv)
 {
     const char *prog = argc > 0 && argv[0] ? argv[0] : "dkbench";
@@ -439,15 +404,22 @@ int dk_bench_main(int argc, char **argv)
     size_t n_base = 0, n = 0, done = 0;
     dkb_source src = {0};
     held_signals held = {.n = 0};
-    dkb_report_file rf[] = {{"--json", o.json, "JSON", NULL, false},
-                            {"--csv", o.csv, "CSV", NULL, false},
-                            {"--markdown", o.markdown, "Markdown", NULL, false},
-                            {"--gbench-json", o.gbench, "google benchmark JSON", NULL, false},
-                            {"--html", o.html, "HTML", NULL, false},
-                            {"--benchmark_out", o.gb.out, "google benchmark JSON", NULL, false},
-                            {"--benchmark_format=json",
-                             o.gb.format && strcmp(o.gb.format, "json") == 0 ? "/dev/stdout" : NULL,
-                             "google benchmark JSON", NULL, false}};
+    /* google benchmark's layouts: as its flags ask, in a file or on stdout. */
+    dkb_gbench_name gnames[2][DK_MAX_EVENTS];
+    dkb_gbench_view gfile, gshow;
+    dkb_gbench_view_of(&o, argc > 0 && argv[0] ? argv[0] : prog, false, gnames[0], &gfile);
+    dkb_gbench_view_of(&o, argc > 0 && argv[0] ? argv[0] : prog, true, gnames[1], &gshow);
+    const char *gout = o.gb.out_format == NULL                   ? "google benchmark JSON"
+                       : strcmp(o.gb.out_format, "console") == 0 ? "google benchmark console"
+                       : strcmp(o.gb.out_format, "csv") == 0     ? "google benchmark CSV"
+                                                                 : "google benchmark JSON";
+    dkb_report_file rf[] = {{"--json", o.json, "JSON", NULL, false, NULL},
+                            {"--csv", o.csv, "CSV", NULL, false, NULL},
+                            {"--markdown", o.markdown, "Markdown", NULL, false, NULL},
+                            {"--gbench-json", o.gbench, "google benchmark JSON", NULL, false,
+                             &gfile},
+                            {"--html", o.html, "HTML", NULL, false, NULL},
+                            {"--benchmark_out", o.gb.out, gout, NULL, false, &gfile}};
     const size_t n_rf = sizeof rf / sizeof rf[0];
     bool made_results_dir = false;
     int status = 0;
@@ -490,7 +462,7 @@ int dk_bench_main(int argc, char **argv)
         status = 1;
         goto out;
     }
-    if (o.ab != NULL && (rc = check_ab(prog, &o, other_exe, sizeof other_exe)) != 0) {
+    if (o.ab != NULL && (rc = dkb_ab_check(prog, &o, other_exe, sizeof other_exe)) != 0) {
         status = rc;
         goto out;
     }
@@ -740,6 +712,19 @@ int dk_bench_main(int argc, char **argv)
     for (size_t k = 0; k < n_rf; k++)
         if (rf[k].f != NULL)
             status |= dkb_write_report(prog, &rf[k], &run, rp, bp, done);
+    if (o.gb.format != NULL && done > 0) {
+        /* --benchmark_format: stdout holds google benchmark's layout, its
+         * description of the machine going to stderr as it writes it. */
+        rc = strcmp(o.gb.format, "json") == 0
+                 ? dkb_report_gbench_view(stdout, &run, rp, done, &gshow)
+             : strcmp(o.gb.format, "csv") == 0
+                 ? dkb_report_gbench_csv(stdout, stderr, &run, rp, done, &gshow)
+                 : dkb_report_gbench_console(stdout, stderr, &run, rp, done, &gshow);
+        if (rc != 0) {
+            dkb_say("%s: writing to stdout failed: %s", prog, dkb_last_error());
+            status = 1;
+        }
+    }
     if (o.save_build != NULL && status == 0 && done > 0 &&
         (exe[0] != '\0' || dkb_self_exe(exe, sizeof exe)) &&
         dkb_build_save(o.results_dir, o.save_build, exe) != 0) {

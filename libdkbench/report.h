@@ -86,6 +86,9 @@ typedef struct dkb_report_file {
     const char *option, *path, *what; /* "--json", the path, "JSON" */
     FILE *f;
     bool created;
+    /* google benchmark's layouts ("google benchmark JSON", "... console",
+     * "... CSV"): how (NULL: the defaults). */
+    const dkb_gbench_view *view;
 } dkb_report_file;
 /* Open r's file (before anything runs). 0, or 1 after saying why. */
 int dkb_open_report(const char *prog, dkb_report_file *r);

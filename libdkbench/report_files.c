@@ -71,9 +71,17 @@ int dkb_write_report(const char *prog, dkb_report_file *r, const dkb_run_info *r
         rc = dkb_report_csv(f, run, rs, n);
     else if (strcmp(what, "Markdown") == 0)
         rc = dkb_report_markdown(f, run, rs, n);
-    else if (strcmp(what, "google benchmark JSON") == 0) {
-        dkb_gbench_view v = {.executable = prog};
-        rc = dkb_report_gbench_view(f, run, rs, n, &v);
+    else if (strncmp(what, "google benchmark ", 17) == 0) {
+        dkb_gbench_view dflt = {.executable = prog};
+        const dkb_gbench_view *v = r->view != NULL ? r->view : &dflt;
+        /* google benchmark's file reporters write the machine's
+         * description into the file too. */
+        if (strcmp(what + 17, "console") == 0)
+            rc = dkb_report_gbench_console(f, NULL, run, rs, n, v);
+        else if (strcmp(what + 17, "CSV") == 0)
+            rc = dkb_report_gbench_csv(f, NULL, run, rs, n, v);
+        else
+            rc = dkb_report_gbench_view(f, run, rs, n, v);
     } else
         rc = dkb_report_html(f, run, rs, base, n);
     if (fclose(f) != 0 && rc == 0)

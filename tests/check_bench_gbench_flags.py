@@ -140,11 +140,53 @@ try:
         fail(f"--benchmark_format=json: {p.returncode} {p.stderr}")
 except ValueError as e:
     fail(f"--benchmark_format=json: stdout is not JSON ({e}): {p.stdout[:200]!r}")
-for flag in ["--benchmark_format=csv", "--benchmark_format=console"]:
-    p = run([*QUICK, flag, "--benchmark_filter=two", "--processes", "1"])
-    check_lines(p, 0, "not available yet", flag)
-p = run([*QUICK, "--benchmark_out=" + out, "--benchmark_out_format=csv"])
-check_lines(p, 1, "not available yet", "--benchmark_out_format=csv")
+# The console and CSV layouts: on stdout (the machine's description on
+# stderr, as google benchmark writes it), or in --benchmark_out's file.
+p = run([*QUICK, "--benchmark_format=csv", "--benchmark_filter=two", "--processes", "1"])
+rows = p.stdout.splitlines()
+if (p.returncode != 0 or not rows or not rows[0].startswith("name,iterations,real_time,cpu_time,")
+        or not any(r.startswith('"BM_two",') for r in rows) or "Run on (" not in p.stderr):
+    fail(f"--benchmark_format=csv: {p.returncode} {p.stdout!r} {p.stderr!r}")
+p = run([*QUICK, "--benchmark_format=console", "--benchmark_filter=two", "--processes", "2",
+         "--benchmark_repetitions=2", "--benchmark_display_aggregates_only"])
+table = [r.split()[0] for r in p.stdout.splitlines() if r.startswith("BM_")]
+if (p.returncode != 0 or "Iterations" not in p.stdout or "Run on (" not in p.stderr
+        or table != ["BM_two_mean", "BM_two_median", "BM_two_stddev", "BM_two_cv"]):
+    fail(f"--benchmark_format=console with aggregates only: {p.returncode} {table} {p.stdout!r}")
+for fmt, want in [("csv", "name,iterations,real_time"), ("console", "Run on (")]:
+    p = run([*QUICK, "--benchmark_out=" + out, "--benchmark_out_format=" + fmt,
+             "--benchmark_filter=two", "--processes", "1"])
+    try:
+        with open(out) as f:
+            text = f.read()
+    except OSError as e:
+        text = str(e)
+    if p.returncode != 0 or want not in text or "BM_two" not in text:
+        fail(f"--benchmark_out_format={fmt}: {p.returncode} {text[:300]!r} {p.stderr!r}")
+os.unlink(out)
+# --benchmark_display_aggregates_only is for the display: the file keeps
+# every repetition; --benchmark_report_aggregates_only is for both.
+for flag, want in [("--benchmark_display_aggregates_only", ["iteration", "iteration"]),
+                   ("--benchmark_report_aggregates_only", [])]:
+    p = run([*QUICK, "--benchmark_out=" + out, "--benchmark_filter=two",
+             "--benchmark_repetitions=2", flag])
+    try:
+        with open(out) as f:
+            kinds = [b["run_type"] for b in json.load(f)["benchmarks"]]
+    except (OSError, ValueError) as e:
+        kinds = [str(e)]
+    if p.returncode != 0 or [k for k in kinds if k == "iteration"] != want or "aggregate" not in kinds:
+        fail(f"{flag}: the file holds {kinds}: {p.stderr}")
+    os.unlink(out)
+# Perf counters are reported under the names they were asked by.
+p = run([*QUICK, "--benchmark_format=json", "--benchmark_filter=two", "--processes", "1",
+         "--benchmark_perf_counters=Task-Clock"])
+try:
+    entry = json.loads(p.stdout)["benchmarks"][0]
+    if p.returncode != 0 or not entry.get("Task-Clock", 0) > 0 or "task-clock" in entry:
+        fail(f"--benchmark_perf_counters=Task-Clock: {entry}")
+except (ValueError, IndexError, KeyError) as e:
+    fail(f"--benchmark_perf_counters=Task-Clock: {e}: {p.stdout[:300]!r} {p.stderr!r}")
 
 # Perf counters: google benchmark's names as our events, any case.
 p, doc = results(["--benchmark_perf_counters=INSTRUCTIONS,Cycles,BRANCH-INSTRUCTIONS",
