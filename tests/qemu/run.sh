@@ -129,7 +129,9 @@ for t in tests:
                  "|".join(props.get("FAIL_REGULAR_EXPRESSION", [])),
                  props.get("WORKING_DIRECTORY", "/")]
         words += props.get("ENVIRONMENT", []) + cmd
-        lines.append("t " + " ".join(shlex.quote(w) for w in words))
+        # A test labelled "figures" has its output in the log, pass or not.
+        show = "; sed 's/^/   | /' /tmp/out" if "figures" in props.get("LABELS", []) else ""
+        lines.append("t " + " ".join(shlex.quote(w) for w in words) + show)
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 # The folders the tests' TMPDIR names (the host makes them in a fixture).
 open(sys.argv[2] + ".tmpdirs", "w").write("".join(d + "\n" for d in sorted(tmpdirs)))
