@@ -124,11 +124,15 @@ for t in tests:
     elif cmd[0].endswith(".sh") and "python3" in open(cmd[0]).read():
         lines.append(f"s {shlex.quote(name)} {shlex.quote(tool + ' runs python3, which the guest does not have')}")
     else:
-        words = [name, str(props.get("SKIP_RETURN_CODE", "")),
-                 "|".join(props.get("PASS_REGULAR_EXPRESSION", [])),
-                 "|".join(props.get("FAIL_REGULAR_EXPRESSION", [])),
-                 props.get("WORKING_DIRECTORY", "/")]
-        words += props.get("ENVIRONMENT", []) + cmd
+        # The guest's grep matches line by line, where "[^\n]" is "."; a
+        # newline left in a word would split the test's line in two.
+        res = ["|".join(props.get(k, [])).replace("[^\n]", ".")
+               for k in ("PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION")]
+        words = [name, str(props.get("SKIP_RETURN_CODE", ""))] + res + \
+                [props.get("WORKING_DIRECTORY", "/")] + props.get("ENVIRONMENT", []) + cmd
+        if any("\n" in w for w in words):
+            lines.append(f"s {shlex.quote(name)} 'a newline in its command or regular expression'")
+            continue
         # A test labelled "figures" has its output in the log, pass or not.
         show = "; sed 's/^/   | /' /tmp/out" if "figures" in props.get("LABELS", []) else ""
         lines.append("t " + " ".join(shlex.quote(w) for w in words) + show)
