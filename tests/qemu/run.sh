@@ -28,6 +28,11 @@ sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 need=()
 command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# C++ and google benchmark for arm64 (multiarch), for the programs that
+# count with dkperf/benchmark.hpp.
+command -v aarch64-linux-gnu-g++ >/dev/null || need+=(g++-aarch64-linux-gnu)
+[ -e /usr/lib/aarch64-linux-gnu/cmake/benchmark/benchmarkConfig.cmake ] ||
+    need+=(libbenchmark-dev:arm64)
 command -v cpio >/dev/null || need+=(cpio)
 command -v cmake >/dev/null || need+=(cmake make)
 command -v python3 >/dev/null || need+=(python3)
@@ -119,12 +124,18 @@ for t in tests:
     elif cmd[0].endswith(".sh") and "python3" in open(cmd[0]).read():
         lines.append(f"s {shlex.quote(name)} {shlex.quote(tool + ' runs python3, which the guest does not have')}")
     else:
-        words = [name, str(props.get("SKIP_RETURN_CODE", "")),
-                 "|".join(props.get("PASS_REGULAR_EXPRESSION", [])),
-                 "|".join(props.get("FAIL_REGULAR_EXPRESSION", [])),
-                 props.get("WORKING_DIRECTORY", "/")]
-        words += props.get("ENVIRONMENT", []) + cmd
-        lines.append("t " + " ".join(shlex.quote(w) for w in words))
+        # The guest's grep matches line by line, where "[^\n]" is "."; a
+        # newline left in a word would split the test's line in two.
+        res = ["|".join(props.get(k, [])).replace("[^\n]", ".")
+               for k in ("PASS_REGULAR_EXPRESSION", "FAIL_REGULAR_EXPRESSION")]
+        words = [name, str(props.get("SKIP_RETURN_CODE", ""))] + res + \
+                [props.get("WORKING_DIRECTORY", "/")] + props.get("ENVIRONMENT", []) + cmd
+        if any("\n" in w for w in words):
+            lines.append(f"s {shlex.quote(name)} 'a newline in its command or regular expression'")
+            continue
+        # A test labelled "figures" has its output in the log, pass or not.
+        show = "; sed 's/^/   | /' /tmp/out" if "figures" in props.get("LABELS", []) else ""
+        lines.append("t " + " ".join(shlex.quote(w) for w in words) + show)
 open(sys.argv[2], "w").write("\n".join(lines) + "\n")
 # The folders the tests' TMPDIR names (the host makes them in a fixture).
 open(sys.argv[2] + ".tmpdirs", "w").write("".join(d + "\n" for d in sorted(tmpdirs)))
@@ -137,9 +148,9 @@ $build/bench/overhead --case pmu --calls 1000; sed 's/^/   | /' /tmp/out; \
 echo 0 >/proc/sys/kernel/perf_user_access" >>"$out/tests.sh"
 fi
 
-# The initramfs: busybox, bash, the target's glibc, the build tree's
-# programs and libraries and the sources' test scripts (tests/, bench/*.sh)
-# at their host paths.
+# The initramfs: busybox, bash, the target's glibc and C++ runtime, the
+# build tree's programs and libraries and the sources' test scripts
+# (tests/, bench/*.sh) at their host paths.
 step "initramfs"
 root=$out/rootfs
 rm -rf "$root"
@@ -165,6 +176,22 @@ ln -s aarch64-linux-gnu/ld-linux-aarch64.so.1 "$root/lib/ld-linux-aarch64.so.1"
      done)
 (cd "$build" && find . -type l ! -path '*/CMakeFiles/*' -print0 |
      while IFS= read -r -d '' f; do mkdir -p "$root$build/$(dirname "$f")"; cp -a "$f" "$root$build/$f"; done)
+# The shared libraries those need beyond glibc (the C++ runtime, google
+# benchmark), from the cross sysroot or Debian's arm64 multiarch folder,
+# and theirs. Copied, not linked statically: Debian ships no static
+# libbenchmark (libbenchmark-dev has only libbenchmark.so and
+# libbenchmark_main.a).
+needed() { find "$@" -type f -print0 | xargs -0 aarch64-linux-gnu-readelf -d 2>/dev/null |
+               sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u; }
+for pass in build libs; do
+    if [ $pass = build ]; then libs=$(needed "$root$build"); else libs=$(needed "$root/lib"); fi
+    for l in $libs; do
+        [ -e "$root/lib/aarch64-linux-gnu/$l" ] && continue
+        for d in "$sysroot" /usr/lib/aarch64-linux-gnu; do
+            [ -e "$d/$l" ] && { cp -L "$d/$l" "$root/lib/aarch64-linux-gnu/"; break; }
+        done
+    done
+done
 mkdir -p "$root$src/bench"
 while IFS= read -r d; do [ -n "$d" ] && mkdir -p "$root$d"; done <"$out/tests.sh.tmpdirs"
 cp -a "$src/tests" "$root$src/"
