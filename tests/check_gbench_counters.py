@@ -4,7 +4,7 @@
 (gbench_counters.cpp) and check its JSON and its stderr.
 
 usage: check_gbench_counters.py [--events LIST] [--counted A,B] [--missing X,Y]
-                                [--bad] [--linux] [--sim] -- PROGRAM [ARGS...]
+                                [--bad] [--linux] [--sim] [--exit] -- PROGRAM [ARGS...]
 
 --events  the list every benchmark counts (default: the header's default)
 --counted events every benchmark must report per iteration
@@ -14,12 +14,21 @@ usage: check_gbench_counters.py [--events LIST] [--counted A,B] [--missing X,Y]
           iteration: 0.9 to 1.2 faults; task-clock 0.8 to 1.25 cpu_time)
 --sim     the simulated frameworks' rates: 2 to 2.5 instructions a cycle,
           2 to 3 cycles a nanosecond of cpu_time
+--exit    the program calls exit() in a benchmark's loop while counting
+          ($DKPERF_GB_EXIT): it exits 0 and, on the simulated frameworks,
+          leaves no counters taken
+
+On the simulated frameworks ($DKPERF_FRAMEWORK_ROOT) the machine state
+($DKPERF_SIM_STATE) must read all zeros after the run.
 """
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def fail(msg, err=""):
@@ -36,6 +45,7 @@ def main():
     ap.add_argument("--bad", action="store_true")
     ap.add_argument("--linux", action="store_true")
     ap.add_argument("--sim", action="store_true")
+    ap.add_argument("--exit", action="store_true")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
@@ -43,12 +53,31 @@ def main():
     env.pop("DKPERF_GB_EVENTS", None)
     if a.events is not None:
         env["DKPERF_GB_EVENTS"] = a.events
+    env.pop("DKPERF_GB_EXIT", None)
+    if a.exit:
+        env["DKPERF_GB_EXIT"] = "1"
+    state = None
+    if env.get("DKPERF_FRAMEWORK_ROOT"):
+        tmp = tempfile.mkdtemp(prefix="dkperf-gbench-")
+        atexit.register(shutil.rmtree, tmp, True)
+        state = env["DKPERF_SIM_STATE"] = os.path.join(tmp, "sim-state")
     p = subprocess.run(cmd + ["--benchmark_format=json", "--benchmark_min_time=0.02"],
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=300)
     err = p.stderr
     if p.returncode != 0:
         fail("the program exited with %d" % p.returncode, err)
+    if state and os.path.exists(state):
+        with open(state) as f:
+            text = f.read()
+        for line in text.splitlines():
+            if int(line.split()[1], 0) != 0:
+                fail("the program left %r behind:\n%s" % (line, text), err)
+    if a.exit:
+        if state and not os.path.exists(state):
+            fail("no machine state written", err)
+        print("ok: exit() while counting leaves the counters released")
+        return
     try:
         runs = json.loads(p.stdout)["benchmarks"]
     except (ValueError, KeyError) as e:

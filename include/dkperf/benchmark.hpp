@@ -25,7 +25,8 @@
 // The sampler (framework loading, the event database) is opened at the first
 // use and kept for the process, since google benchmark calls a benchmark
 // function several times while it sizes the iteration count; it is closed
-// at exit.
+// at exit, after closing the thread samplers still counting (a benchmark
+// that calls exit() in its loop), so that no counters stay taken.
 #ifndef DKPERF_BENCHMARK_HPP
 #define DKPERF_BENCHMARK_HPP
 
@@ -86,11 +87,37 @@ public:
         say_once_locked(msg);
     }
 
+    // t counts until closed, here or at exit. False when it cannot be
+    // noted (out of memory): then t is closed.
+    bool opened(dk_thread *t) noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        try {
+            live_.insert(t);
+            return true;
+        } catch (...) {
+            dk_thread_close(t);
+            return false;
+        }
+    }
+
+    void close(dk_thread *t) noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        live_.erase(t);
+        dk_thread_close(t);
+    }
+
 private:
     Process() = default;
     Process(const Process &) = delete;
     Process &operator=(const Process &) = delete;
-    ~Process() { dk_sampler_close(sampler_); }
+    ~Process()
+    {
+        for (std::set<dk_thread *>::iterator it = live_.begin(); it != live_.end(); ++it)
+            dk_thread_close(*it);
+        dk_sampler_close(sampler_);
+    }
 
     void say_once_locked(const std::string &msg)
     {
@@ -216,6 +243,7 @@ private:
     std::string why_;
     std::map<std::string, Plan> plans_;
     std::set<std::string> said_;
+    std::set<dk_thread *> live_; // thread samplers not yet closed
 };
 
 } // namespace detail
@@ -233,6 +261,12 @@ public:
             return;
         n_ = plan_->cnames.size();
         int rc = dk_thread_open_names(s, plan_->cnames.data(), n_, &t_);
+        if (rc != 0)
+            t_ = nullptr;
+        if (rc == 0 && !detail::Process::get().opened(t_)) {
+            t_ = nullptr;
+            return;
+        }
         if (rc == 0)
             rc = dk_thread_start(t_);
         // Counting has begun: the last thing done is the first reading.
@@ -252,7 +286,8 @@ public:
             fail(rc);
             return;
         }
-        dk_thread_close(t_);
+        detail::Process::get().close(t_);
+        t_ = nullptr;
         try {
             for (size_t i = 0; i < n_; i++)
                 state_.counters[plan_->names[i]] =
@@ -275,7 +310,8 @@ private:
                                             (why.empty() ? dk_error_name(rc) : why));
         } catch (...) {
         }
-        dk_thread_close(t_);
+        if (t_ != nullptr)
+            detail::Process::get().close(t_);
         t_ = nullptr;
     }
 
