@@ -80,11 +80,12 @@ public:
         return sampler_;
     }
 
-    // Says msg on stderr unless it was said before in this process.
-    void say_once(const std::string &msg)
+    // Names on stderr, with why, those of names not named before in this
+    // process: an event is named once, whatever else fails later.
+    void refuse(const std::vector<std::string> &names, const std::string &why)
     {
         std::lock_guard<std::mutex> lock(mu_);
-        say_once_locked(msg);
+        refuse_locked(names, why);
     }
 
     // t counts until closed, here or at exit. False when it cannot be
@@ -123,6 +124,16 @@ private:
     {
         if (said_.insert(msg).second)
             std::fprintf(stderr, "dkperf: %s\n", msg.c_str());
+    }
+
+    void refuse_locked(const std::vector<std::string> &names, const std::string &why)
+    {
+        std::vector<std::string> fresh;
+        for (size_t i = 0; i < names.size(); i++)
+            if (named_.insert(names[i]).second)
+                fresh.push_back(names[i]);
+        if (!fresh.empty())
+            say_once_locked(join(fresh) + ": not counted: " + why);
     }
 
     bool open_sampler()
@@ -183,10 +194,7 @@ private:
             return Plan();
         }
         if (!open_sampler()) {
-            std::string all;
-            for (size_t i = 0; i < wanted.size(); i++)
-                all += (i ? ", " : "") + wanted[i];
-            say_once_locked(all + ": not counted: no counters could be opened (" + why_ + ")");
+            refuse_locked(wanted, "no counters could be opened (" + why_ + ")");
             return Plan();
         }
         if (wanted.size() > DK_MAX_EVENTS) {
@@ -197,7 +205,7 @@ private:
         // Each event alone, then with the ones kept so far: an event that
         // cannot be counted here, or not beside the others, is named and
         // left out. Events that fail for the same reason share one line.
-        std::vector<std::pair<std::string, std::string> > refused; // reason, names
+        std::vector<std::pair<std::string, std::vector<std::string> > > refused; // reason, names
         for (size_t i = 0; i < wanted.size(); i++) {
             std::vector<const char *> one(1, wanted[i].c_str());
             std::string why;
@@ -220,12 +228,12 @@ private:
             while (k < refused.size() && refused[k].first != why)
                 k++;
             if (k == refused.size())
-                refused.push_back(std::make_pair(why, wanted[i]));
+                refused.push_back(std::make_pair(why, std::vector<std::string>(1, wanted[i])));
             else
-                refused[k].second += ", " + wanted[i];
+                refused[k].second.push_back(wanted[i]);
         }
         for (size_t k = 0; k < refused.size(); k++)
-            say_once_locked(refused[k].second + ": not counted: " + refused[k].first);
+            refuse_locked(refused[k].second, refused[k].first);
         return plan;
     }
 
@@ -243,6 +251,7 @@ private:
     std::string why_;
     std::map<std::string, Plan> plans_;
     std::set<std::string> said_;
+    std::set<std::string> named_; // events named on stderr
     std::set<dk_thread *> live_; // thread samplers not yet closed
 };
 
@@ -306,21 +315,12 @@ private:
     {
         try {
             std::string why = dk_last_error();
-            detail::Process::get().say_once(detail_names() + ": not counted: " +
-                                            (why.empty() ? dk_error_name(rc) : why));
+            detail::Process::get().refuse(plan_->names, why.empty() ? dk_error_name(rc) : why);
         } catch (...) {
         }
         if (t_ != nullptr)
             detail::Process::get().close(t_);
         t_ = nullptr;
-    }
-
-    std::string detail_names() const
-    {
-        std::string s;
-        for (size_t i = 0; i < n_; i++)
-            s += (i ? ", " : "") + plan_->names[i];
-        return s;
     }
 
     benchmark::State &state_;
