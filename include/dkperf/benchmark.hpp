@@ -14,9 +14,16 @@
 // The events (a list as "dkperf stat -e" reads it) are counted on the calling
 // thread from the constructor to the destructor, which writes each as
 // state.counters[NAME], NAME as written, per iteration (kAvgIterations).
-// Under ->Threads(n) each thread counts itself and google benchmark sums the
-// threads' counters. On a Mac: instructions and cycles without root
+// Under ->Threads(n) each thread counts itself; google benchmark sums the
+// threads' counters and divides by all their iterations: a thread's count
+// per iteration. On a Mac: instructions and cycles without root
 // (thread_selfcounts), any event with root (kperf); on Linux perf_event.
+//
+// Everything the thread does between the two is counted: the setup before
+// the loop, the loop's own cost, and what runs between PauseTiming and
+// ResumeTiming too (google benchmark's pause stops its clocks, not these
+// counters), all divided by the iterations. Under ->Iterations(1) or few
+// iterations that fixed cost weighs: keep setup above the constructor.
 //
 // An event that cannot be counted here is named once per process on stderr,
 // with the library's reason, and left out; the benchmark still runs. So is
