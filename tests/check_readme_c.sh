@@ -6,9 +6,13 @@
 # simulated frameworks (root: the three counts; without root: the error,
 # which names the event and root) and the machine's own backend (counts,
 # or an error line). Nothing is left acquired (DKPERF_SIM_STATE).
-#   check_readme_c.sh CC README INCLUDE_DIR LIB_DIR SIM_ROOT
+# With CXX, the google benchmark example too (the ```cpp block after
+# "### Counters in a google benchmark suite"), registered as a suite would,
+# compiles with -Wall -Wextra -Wpedantic -Werror as C++11 (GBENCH_INCLUDE:
+# google benchmark's include directories, ;-separated, may be empty).
+#   check_readme_c.sh CC README INCLUDE_DIR LIB_DIR SIM_ROOT [CXX GBENCH_INCLUDE]
 set -u
-cc=$1 readme=$2 inc=$3 lib=$4 root=$5
+cc=$1 readme=$2 inc=$3 lib=$4 root=$5 cxx=${6:-} gbinc=${7:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -86,5 +90,23 @@ rc=$?
 grep -Eq '^[0-9]+ [0-9]+$' "$work/out" &&
     fail "dkperf.h example printed counts after an error: $(cat "$work/out")"
 [ $rc -ne 0 ] || fail "dkperf.h example: exit 0 after an error: $(cat "$work/out")"
+
+if [ -n "$cxx" ]; then
+    awk '/^### Counters in a google benchmark suite/ { want = 1 }
+         want && /^```cpp/ { inside = 1; next } inside && /^```/ { exit } inside' \
+        "$readme" >"$work/snippet.cpp"
+    [ -s "$work/snippet.cpp" ] || fail "no \`\`\`cpp block in the google benchmark section of $readme"
+    {
+        cat "$work/snippet.cpp"
+        echo 'BENCHMARK(BM_sum)->Arg(1024);'
+        echo 'BENCHMARK_MAIN();'
+    } >"$work/gbench.cpp"
+    gbflags=()
+    IFS=';' read -r -a gbdirs <<<"$gbinc"
+    for d in "${gbdirs[@]}"; do [ -n "$d" ] && gbflags+=("-I$d"); done
+    "$cxx" -std=c++11 -Wall -Wextra -Wpedantic -Werror -I"$inc" "${gbflags[@]}" -c \
+        "$work/gbench.cpp" -o "$work/gbench.o" 2>"$work/cxx.err" ||
+        fail "the README's google benchmark example does not compile: $(cat "$work/cxx.err")"
+fi
 
 echo "README C example: compiles, counts on the simulated frameworks, fails with the reason without root"

@@ -48,19 +48,26 @@ static void BM_fresh_page(benchmark::State &state)
 }
 BENCHMARK(BM_fresh_page)->Iterations(PAGES);
 
-// CPU work alone.
+// CPU work alone; with $DKPERF_GB_EXIT set, the process exits in the loop,
+// counters counting.
+static void loop(benchmark::State &state)
+{
+    bool exit_now = std::getenv("DKPERF_GB_EXIT") != nullptr;
+    for (auto _ : state) {
+        if (exit_now)
+            std::exit(0);
+        for (int i = 0; i < 1000; i++)
+            benchmark::DoNotOptimize(i);
+    }
+}
 static void spin(benchmark::State &state)
 {
     if (events()) {
         dkperf::BenchmarkCounters counters(state, events());
-        for (auto _ : state)
-            for (int i = 0; i < 1000; i++)
-                benchmark::DoNotOptimize(i);
+        loop(state);
     } else {
         dkperf::BenchmarkCounters counters(state);
-        for (auto _ : state)
-            for (int i = 0; i < 1000; i++)
-                benchmark::DoNotOptimize(i);
+        loop(state);
     }
 }
 static void BM_spin(benchmark::State &state)

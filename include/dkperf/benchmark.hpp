@@ -14,9 +14,16 @@
 // The events (a list as "dkperf stat -e" reads it) are counted on the calling
 // thread from the constructor to the destructor, which writes each as
 // state.counters[NAME], NAME as written, per iteration (kAvgIterations).
-// Under ->Threads(n) each thread counts itself and google benchmark sums the
-// threads' counters. On a Mac: instructions and cycles without root
+// Under ->Threads(n) each thread counts itself; google benchmark sums the
+// threads' counters and divides by all their iterations: a thread's count
+// per iteration. On a Mac: instructions and cycles without root
 // (thread_selfcounts), any event with root (kperf); on Linux perf_event.
+//
+// Everything the thread does between the two is counted: the setup before
+// the loop, the loop's own cost, and what runs between PauseTiming and
+// ResumeTiming too (google benchmark's pause stops its clocks, not these
+// counters), all divided by the iterations. Under ->Iterations(1) or few
+// iterations that fixed cost weighs: keep setup above the constructor.
 //
 // An event that cannot be counted here is named once per process on stderr,
 // with the library's reason, and left out; the benchmark still runs. So is
@@ -25,7 +32,8 @@
 // The sampler (framework loading, the event database) is opened at the first
 // use and kept for the process, since google benchmark calls a benchmark
 // function several times while it sizes the iteration count; it is closed
-// at exit.
+// at exit, after closing the thread samplers still counting (a benchmark
+// that calls exit() in its loop), so that no counters stay taken.
 #ifndef DKPERF_BENCHMARK_HPP
 #define DKPERF_BENCHMARK_HPP
 
@@ -79,23 +87,60 @@ public:
         return sampler_;
     }
 
-    // Says msg on stderr unless it was said before in this process.
-    void say_once(const std::string &msg)
+    // Names on stderr, with why, those of names not named before in this
+    // process: an event is named once, whatever else fails later.
+    void refuse(const std::vector<std::string> &names, const std::string &why)
     {
         std::lock_guard<std::mutex> lock(mu_);
-        say_once_locked(msg);
+        refuse_locked(names, why);
+    }
+
+    // t counts until closed, here or at exit. False when it cannot be
+    // noted (out of memory): then t is closed.
+    bool opened(dk_thread *t) noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        try {
+            live_.insert(t);
+            return true;
+        } catch (...) {
+            dk_thread_close(t);
+            return false;
+        }
+    }
+
+    void close(dk_thread *t) noexcept
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        live_.erase(t);
+        dk_thread_close(t);
     }
 
 private:
     Process() = default;
     Process(const Process &) = delete;
     Process &operator=(const Process &) = delete;
-    ~Process() { dk_sampler_close(sampler_); }
+    ~Process()
+    {
+        for (std::set<dk_thread *>::iterator it = live_.begin(); it != live_.end(); ++it)
+            dk_thread_close(*it);
+        dk_sampler_close(sampler_);
+    }
 
     void say_once_locked(const std::string &msg)
     {
         if (said_.insert(msg).second)
             std::fprintf(stderr, "dkperf: %s\n", msg.c_str());
+    }
+
+    void refuse_locked(const std::vector<std::string> &names, const std::string &why)
+    {
+        std::vector<std::string> fresh;
+        for (size_t i = 0; i < names.size(); i++)
+            if (named_.insert(names[i]).second)
+                fresh.push_back(names[i]);
+        if (!fresh.empty())
+            say_once_locked(join(fresh) + ": not counted: " + why);
     }
 
     bool open_sampler()
@@ -156,10 +201,7 @@ private:
             return Plan();
         }
         if (!open_sampler()) {
-            std::string all;
-            for (size_t i = 0; i < wanted.size(); i++)
-                all += (i ? ", " : "") + wanted[i];
-            say_once_locked(all + ": not counted: no counters could be opened (" + why_ + ")");
+            refuse_locked(wanted, "no counters could be opened (" + why_ + ")");
             return Plan();
         }
         if (wanted.size() > DK_MAX_EVENTS) {
@@ -170,7 +212,7 @@ private:
         // Each event alone, then with the ones kept so far: an event that
         // cannot be counted here, or not beside the others, is named and
         // left out. Events that fail for the same reason share one line.
-        std::vector<std::pair<std::string, std::string> > refused; // reason, names
+        std::vector<std::pair<std::string, std::vector<std::string> > > refused; // reason, names
         for (size_t i = 0; i < wanted.size(); i++) {
             std::vector<const char *> one(1, wanted[i].c_str());
             std::string why;
@@ -193,12 +235,12 @@ private:
             while (k < refused.size() && refused[k].first != why)
                 k++;
             if (k == refused.size())
-                refused.push_back(std::make_pair(why, wanted[i]));
+                refused.push_back(std::make_pair(why, std::vector<std::string>(1, wanted[i])));
             else
-                refused[k].second += ", " + wanted[i];
+                refused[k].second.push_back(wanted[i]);
         }
         for (size_t k = 0; k < refused.size(); k++)
-            say_once_locked(refused[k].second + ": not counted: " + refused[k].first);
+            refuse_locked(refused[k].second, refused[k].first);
         return plan;
     }
 
@@ -216,6 +258,8 @@ private:
     std::string why_;
     std::map<std::string, Plan> plans_;
     std::set<std::string> said_;
+    std::set<std::string> named_; // events named on stderr
+    std::set<dk_thread *> live_; // thread samplers not yet closed
 };
 
 } // namespace detail
@@ -233,6 +277,12 @@ public:
             return;
         n_ = plan_->cnames.size();
         int rc = dk_thread_open_names(s, plan_->cnames.data(), n_, &t_);
+        if (rc != 0)
+            t_ = nullptr;
+        if (rc == 0 && !detail::Process::get().opened(t_)) {
+            t_ = nullptr;
+            return;
+        }
         if (rc == 0)
             rc = dk_thread_start(t_);
         // Counting has begun: the last thing done is the first reading.
@@ -252,7 +302,8 @@ public:
             fail(rc);
             return;
         }
-        dk_thread_close(t_);
+        detail::Process::get().close(t_);
+        t_ = nullptr;
         try {
             for (size_t i = 0; i < n_; i++)
                 state_.counters[plan_->names[i]] =
@@ -271,20 +322,12 @@ private:
     {
         try {
             std::string why = dk_last_error();
-            detail::Process::get().say_once(detail_names() + ": not counted: " +
-                                            (why.empty() ? dk_error_name(rc) : why));
+            detail::Process::get().refuse(plan_->names, why.empty() ? dk_error_name(rc) : why);
         } catch (...) {
         }
-        dk_thread_close(t_);
+        if (t_ != nullptr)
+            detail::Process::get().close(t_);
         t_ = nullptr;
-    }
-
-    std::string detail_names() const
-    {
-        std::string s;
-        for (size_t i = 0; i < n_; i++)
-            s += (i ? ", " : "") + plan_->names[i];
-        return s;
     }
 
     benchmark::State &state_;
