@@ -328,8 +328,9 @@ int dkb_options_parse(dkb_options *o, int argc, char **argv)
         return rc;
     if (o->cfg.samples != 0 && o->cfg.samples > o->cfg.max_samples)
         o->cfg.max_samples = o->cfg.samples;
-    /* External bodies: --samples runs, else the time budget's worth. */
-    o->cfg.runs = o->cfg.samples;
+    /* External bodies: --samples runs, else the time budget's worth;
+     * --benchmark_min_time=Nx: N runs, one iteration each. */
+    o->cfg.runs = o->cfg.iterations != 0 ? (size_t)o->cfg.iterations : o->cfg.samples;
     o->cfg.run_time = o->cfg.time_budget;
     return 0;
 }

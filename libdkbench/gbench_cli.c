@@ -85,13 +85,21 @@ static int parse_double(const char *prog, const char *name, const char *v, doubl
     return 0;
 }
 
+/* The least --time takes (cli.c). */
+#define DKB_GBENCH_LEAST_TIME 1e-6
+
 /* --benchmark_min_time: seconds ("0.5" as 1.7 reads it, "0.5s"), or an
  * iteration count ("100x"). */
 static int parse_min_time(dkb_gbench_flags *g, const char *prog, const char *v)
 {
     size_t len = strlen(v);
     char num[64];
-    if (len == 0 || len >= sizeof num)
+    if (len == 0) { /* 1.7 reads "" as 0 */
+        g->min_time = DKB_GBENCH_LEAST_TIME;
+        g->min_iters = 0;
+        return 0;
+    }
+    if (len >= sizeof num)
         return bad_value(prog, "benchmark_min_time", v, "seconds (0.5, 0.5s) or iterations (100x)",
                          ".");
     memcpy(num, v, len + 1);
@@ -114,10 +122,12 @@ static int parse_min_time(dkb_gbench_flags *g, const char *prog, const char *v)
     char *end;
     errno = 0;
     d = strtod(num, &end);
-    if (end == num || *end != '\0' || errno != 0 || !(d > 0 && d <= 1e6))
+    if (end == num || *end != '\0' || errno != 0 || !(d <= 1e6))
         return bad_value(prog, "benchmark_min_time", v,
-                         "a number of seconds above 0 (0.5, 0.5s) or of iterations (100x)", ".");
-    g->min_time = d;
+                         "a number of seconds (0.5, 0.5s) or of iterations (100x)", ".");
+    /* 0 or less: google benchmark's one-iteration smoke run; here the
+     * least time --time takes (the fewest samples the harness needs). */
+    g->min_time = d > DKB_GBENCH_LEAST_TIME ? d : DKB_GBENCH_LEAST_TIME;
     g->min_iters = 0;
     return 0;
 }
@@ -304,9 +314,9 @@ int dkb_gbench_apply(dkb_options *o, const char *prog)
         const char *f = g->filter;
         o->filter_negated = f[0] == '-';
         f += o->filter_negated;
-        o->filter = strcmp(f, "all") == 0 ? NULL : f;
-        if (o->filter_negated && o->filter == NULL)
-            o->filter = ""; /* -all: all of them, negated */
+        /* "all" is all only unnegated: google benchmark reads -all as
+         * all but the names that hold "all". */
+        o->filter = !o->filter_negated && strcmp(f, "all") == 0 ? NULL : f;
         snprintf(o->filter_from, sizeof o->filter_from, "--benchmark_filter");
     }
     if (g->list_tests)

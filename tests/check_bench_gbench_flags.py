@@ -63,6 +63,9 @@ for args, want in [(["--benchmark_list_tests"], ALL),
                    (["--benchmark_list_tests=yes", "--benchmark_filter=-t"], ["BM_one"]),
                    (["--benchmark_list_tests", "--benchmark_filter=all"], ALL),
                    (["--benchmark_list_tests", "--benchmark_filter="], ALL),
+                   # google benchmark: "all" is all, "-all" all but names holding "all".
+                   (["--benchmark_list_tests", "--benchmark_filter=-all"], ALL),
+                   (["--benchmark_list_tests", "--benchmark_filter=-"], []),
                    (["--benchmark_list_tests=1", "--benchmark_filter=^BM_(one|two)$"],
                     ["BM_one", "BM_two"])]:
     p = run(args)
@@ -99,6 +102,13 @@ for v in ["0.02", "0.02s"]:
                       "--precision", "1e-6"])
     r = doc.get("BM_one")
     if p.returncode != 0 or r is None or not 0.015 <= r["measure_s"] / 2 <= 0.2:
+        fail(f"--benchmark_min_time={v}: {p.returncode} {p.stderr} {r and r['measure_s']}")
+
+# 0 (or less, or nothing), as CI smoke runs give it: the least time, a run.
+for v in ["0", "0s", "", "-1"]:
+    p, doc = results(["--processes", "2", f"--benchmark_min_time={v}", "--benchmark_filter=one"])
+    r = doc.get("BM_one")
+    if p.returncode != 0 or r is None or r["measure_s"] > 0.1:
         fail(f"--benchmark_min_time={v}: {p.returncode} {p.stderr} {r and r['measure_s']}")
 
 # Random interleaving: every (benchmark, repetition) in a seeded order.
@@ -212,7 +222,9 @@ for flag, status, want in [
         ("--benchmark_repetitions=99999999999", 1, "which overflows"),
         ("--benchmark_min_time=fast", 1, "--benchmark_min_time is expected"),
         ("--benchmark_min_time=0x", 1, "--benchmark_min_time is expected"),
-        ("--benchmark_min_time=-1s", 1, "--benchmark_min_time is expected"),
+        ("--benchmark_min_time=nan", 1, "--benchmark_min_time is expected"),
+        ("--benchmark_min_time=1e300", 1, "--benchmark_min_time is expected"),
+        ("--benchmark_min_time=0.5ms", 1, "--benchmark_min_time is expected"),
         ("--benchmark_min_warmup_time=x", 1, "--benchmark_min_warmup_time is expected"),
         ("--benchmark_format=xml", 0, "--benchmark_format=xml: expected console, json or csv"),
         ("--benchmark_out_format=yaml", 0, "--benchmark_out_format=yaml"),

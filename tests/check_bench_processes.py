@@ -368,6 +368,14 @@ if len(said) != 1 or "external body" not in said[0]:
     fail(f"--ab with an external body: stderr does not say once that it is not compared:\n"
          f"{p.stderr}")
 
+# 9b. --benchmark_min_time=Nx on an external body: N runs of one iteration,
+# not the time budget's worth.
+p, doc = report(["--benchmark_min_time=5x", "^external$"], ext)
+r = results(doc).get("external", {})
+if p.returncode != 0 or r.get("iterations") != [1] * 5:
+    fail(f"--benchmark_min_time=5x, external body: exit {p.returncode}, iterations "
+         f"{str(r.get('iterations'))[:80]}, not five of 1\n{p.stderr}")
+
 # 10. A body too slow for its share: fewer processes (3 here: 20 samples of
 # 10 ms take 0.2 s a process, against 3 budgets of 0.06 s), said in the
 # stop reason; a count given by --processes is kept.
