@@ -384,7 +384,8 @@ int dk_bench_main(int argc, char **argv)
             regerror(e, &re, msg, sizeof msg);
             dkb_say("%s: %s '%s' is not a POSIX regular expression: %s", prog, o.filter_from,
                     o.filter, msg);
-            return 2;
+            /* google benchmark says so and exits with 0. */
+            return strcmp(o.filter_from, "--benchmark_filter") == 0 ? 0 : 2;
         }
     }
     size_t total = dkb_registry_count();
@@ -459,7 +460,7 @@ int dk_bench_main(int argc, char **argv)
             }
     if (n == 0) {
         dkb_say("%s: no benchmark matches '%s' (--list shows them)", prog, have_re ? o.filter : "");
-        status = 1;
+        status = strcmp(o.filter_from, "--benchmark_filter") == 0 ? 0 : 1; /* as google benchmark */
         goto out;
     }
     if (o.ab != NULL && (rc = dkb_ab_check(prog, &o, other_exe, sizeof other_exe)) != 0) {

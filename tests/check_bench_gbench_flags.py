@@ -71,6 +71,13 @@ for args, want in [(["--benchmark_list_tests"], ALL),
     p = run(args)
     if p.returncode != 0 or p.stdout.splitlines() != want:
         fail(f"{args}: {p.returncode} {p.stdout!r}, not {want}: {p.stderr}")
+# A filter that matches nothing, or does not compile: one line, and exit
+# status 0 as google benchmark gives (dkbench's own REGEX: 1 and 2).
+check_lines(run([*QUICK, "--benchmark_filter=zzz"]), 0, "no benchmark matches", "no match")
+check_lines(run([*QUICK, "--benchmark_filter=("]), 0, "not a POSIX regular expression",
+            "a bad regex")
+check_lines(run([*QUICK, "zzz"]), 1, "no benchmark matches", "no match of REGEX")
+check_lines(run([*QUICK, "("]), 2, "not a POSIX regular expression", "a bad REGEX")
 # Falsy words: no list, a run (filtered to one, quickly).
 for word in ["false", "0", "no", "OFF", "f", "N"]:
     p = run([f"--benchmark_list_tests={word}", "--benchmark_filter=one", "--processes", "1",
