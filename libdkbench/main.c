@@ -585,6 +585,7 @@ int dk_bench_main(int argc, char **argv)
     /* --benchmark_enable_random_interleaving: every process of every
      * benchmark in a random order, measured before the loop reports them. */
     bool shuffled = false;
+    int said_runs = 0;
     if (o.gb.random_interleaving) {
         bool ok = in_processes && o.ab == NULL && !o.compare;
         for (size_t i = 0; ok && i < n; i++)
@@ -617,6 +618,10 @@ int dk_bench_main(int argc, char **argv)
         if (shuffled) {
             rc = 0; /* measured above, into results[i] */
         } else if (e->body != NULL) {
+            if (o.gb.repetitions > 1 && !said_runs++)
+                dkb_say("%s: %s: --benchmark_repetitions: an external body is reported as "
+                        "one entry of its runs, each run a process of its own",
+                        prog, e->name);
             rc = dkb_measure_body(&o.cfg, e, &results[done]);
         } else if (o.ab != NULL) {
             rc = dkb_measure_ab(&o.cfg, &ab, i, k, &stop_signal, &results[done], &others[done]);

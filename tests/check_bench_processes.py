@@ -376,6 +376,13 @@ if p.returncode != 0 or r.get("iterations") != [1] * 5:
     fail(f"--benchmark_min_time=5x, external body: exit {p.returncode}, iterations "
          f"{str(r.get('iterations'))[:80]}, not five of 1\n{p.stderr}")
 
+# 9c. --benchmark_repetitions on an external body: its runs are the
+# processes; one line says the repetitions are not separate entries.
+p, doc = report(["--benchmark_repetitions=3", "--benchmark_min_time=4x", "^external$"], ext)
+said = [ln for ln in p.stderr.splitlines() if "--benchmark_repetitions" in ln]
+if p.returncode != 0 or len(said) != 1 or "external body" not in said[0]:
+    fail(f"--benchmark_repetitions, external body: exit {p.returncode}, stderr {p.stderr!r}")
+
 # 10. A body too slow for its share: fewer processes (3 here: 20 samples of
 # 10 ms take 0.2 s a process, against 3 budgets of 0.06 s), said in the
 # stop reason; a count given by --processes is kept.
