@@ -26,14 +26,18 @@
 
 #define IND "      "
 
-/* A double as google benchmark writes one (every digit, scientific); an
- * unmeasured one is null, which its readers take for no value. */
+/* A double as google benchmark writes one (every digit, scientific), an
+ * unmeasured or undefined one (a cv of a mean of 0) as its NaN or
+ * Infinity: compare.py computes with every time it reads, and stops on a
+ * null; Python's json reads NaN. */
 static void num(FILE *out, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.16e", v);
+    if (isnan(v))
+        fputs("NaN", out); /* never -NaN: Python reads no such word */
+    else if (isinf(v))
+        fputs(v < 0 ? "-Infinity" : "Infinity", out);
     else
-        fputs("null", out);
+        fprintf(out, "%.16e", v);
 }
 
 static void kv_str(FILE *out, const char *k, const char *v, const char *end)

@@ -334,14 +334,39 @@ TEST_CASE(gbench_csv_has_google_benchmarks_columns)
 /* Google's compare.py, as Debian ships it (libbenchmark-tools). */
 #define COMPARE "/usr/share/benchmark/compare.py"
 
+/* Skips the test where compare.py is missing, but for CI, which has it. */
+#define NEED_COMPARE_PY()                                                                        \
+    do {                                                                                         \
+        if (access(COMPARE, R_OK) != 0 || access("/usr/bin/python3", X_OK) != 0) {               \
+            const char *ci = getenv("CI");                                                       \
+            if (ci != NULL && ci[0] != '\0' && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0) \
+                DKT_FAIL("%s is missing (scripts/setup.sh --ci installs libbenchmark-tools)",    \
+                         COMPARE);                                                               \
+            SKIP("%s or /usr/bin/python3 is missing", COMPARE);                                  \
+        }                                                                                        \
+    } while (0)
+
+/* compare.py benchmarks a b, its output in out: it must succeed, and
+ * without a warning. */
+static void compare_py(const char *a, const char *b, char *out, size_t size)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s --no-color benchmarks '%s' '%s' 2>&1", COMPARE,
+             a, b);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    size_t len = fread(out, 1, size - 1, p);
+    out[len] = '\0';
+    int status = pclose(p);
+    fputs(out, stderr);
+    CHECK_INT(status, ==, 0);
+    CHECK(strstr(out, "WARNING") == NULL && strstr(out, "Warning") == NULL);
+    CHECK(strstr(out, "Traceback") == NULL);
+}
+
 TEST_CASE(gbench_json_with_repetitions_is_compared_by_compare_py)
 {
-    if (access(COMPARE, R_OK) != 0 || access("/usr/bin/python3", X_OK) != 0) {
-        const char *ci = getenv("CI");
-        if (ci != NULL && ci[0] != '\0' && strcmp(ci, "0") != 0 && strcmp(ci, "false") != 0)
-            DKT_FAIL("%s is missing (scripts/setup.sh --ci installs libbenchmark-tools)", COMPARE);
-        SKIP("%s or /usr/bin/python3 is missing", COMPARE);
-    }
+    NEED_COMPARE_PY();
     char path[2][1024]; /* tmp_path's buffer is its own */
     snprintf(path[0], sizeof path[0], "%s", tmp_path("a.json"));
     snprintf(path[1], sizeof path[1], "%s", tmp_path("b.json"));
@@ -360,19 +385,8 @@ TEST_CASE(gbench_json_with_repetitions_is_compared_by_compare_py)
         dkb_result_free(&a);
         dkb_result_free(&b);
     }
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s --no-color benchmarks '%s' '%s' 2>&1", COMPARE,
-             path[0], path[1]);
-    FILE *p = popen(cmd, "r");
-    CHECK(p != NULL);
     char out[16384];
-    size_t len = fread(out, 1, sizeof out - 1, p);
-    out[len] = '\0';
-    int status = pclose(p);
-    fputs(out, stderr);
-    CHECK_INT(status, ==, 0);
-    CHECK(strstr(out, "WARNING") == NULL && strstr(out, "Warning") == NULL);
-    CHECK(strstr(out, "Traceback") == NULL);
+    compare_py(path[0], path[1], out, sizeof out);
     /* Each benchmark's rows, the U test of each. grp/a got 50 % slower. */
     CHECK_CONTAINS(out, "grp/a_pvalue");
     CHECK_CONTAINS(out, "grp/b_pvalue");
@@ -381,6 +395,37 @@ TEST_CASE(gbench_json_with_repetitions_is_compared_by_compare_py)
     CHECK_CONTAINS(out, "OVERALL_GEOMEAN");
     unlink(path[0]);
     unlink(path[1]);
+    cleanup();
+}
+
+TEST_CASE(gbench_json_writes_undefined_numbers_as_google_benchmark_does)
+{
+    NEED_COMPARE_PY();
+    /* Times of 0 (an unresolved clock): the cv of their mean of 0 is
+     * undefined, NaN as google benchmark writes it, never a null that
+     * stops compare.py. */
+    dkb_result r;
+    combined(&r, "grp/a", 1);
+    for (size_t p = 0; p < r.n_processes; p++)
+        r.m[0].proc[p] = 0;
+    const dkb_result *rs[] = {&r};
+    dkb_gbench_view v = {.executable = "./bench", .repetitions = PROCS};
+    char *t = render(rs, 1, &v);
+    const char *cv = strstr(t, "\"grp/a_cv\"");
+    CHECK(cv != NULL);
+    CHECK_CONTAINS(cv, "\"real_time\": NaN,\n      \"cpu_time\": NaN,\n");
+    CHECK(strstr(t, "null") == NULL);
+    const char *path = tmp_path("nan.json");
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs(t, f);
+    fclose(f);
+    char out[16384];
+    compare_py(path, path, out, sizeof out);
+    CHECK_CONTAINS(out, "grp/a_cv");
+    unlink(path);
+    free(t);
+    dkb_result_free(&r);
     cleanup();
 }
 
