@@ -132,6 +132,7 @@ static size_t counters(const dkb_result *r, size_t p, double t, const dkb_gbench
         c[n].name = r->throughput_kind == DKB_THROUGHPUT_BYTES ? "bytes_per_second"
                                                                : "items_per_second";
         c[n].rate = true;
+        c[n].binary = r->throughput_kind == DKB_THROUGHPUT_BYTES; /* as SetBytesProcessed */
         c[n++].v = r->throughput_per_iter / (t * 1e-9);
     }
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
@@ -143,7 +144,7 @@ static size_t counters(const dkb_result *r, size_t p, double t, const dkb_gbench
         if (!isfinite(x))
             continue;
         c[n].name = user_name(v, m->name);
-        c[n].rate = false;
+        c[n].rate = c[n].binary = false;
         c[n++].v = x;
     }
     qsort(c, n, sizeof *c, by_name);
