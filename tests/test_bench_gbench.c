@@ -263,6 +263,36 @@ static char *render_text(text_fn fn, const dkb_result *const *rs, size_t n,
     return text;
 }
 
+TEST_CASE(gbench_context_of_a_damaged_machine_is_unknown_not_wrapped)
+{
+    /* No cpufreq, a MHz beyond any double, a cache size beyond a long
+     * long, a cache without its other files: unknown (0), never a
+     * wrapped or undefined number. */
+    char root[512];
+    snprintf(root, sizeof root, "%s", tmp_path("odd"));
+    (void)mkdir(root, 0777);
+    put(root, "/proc/cpuinfo", "processor\t: 0\ncpu MHz\t\t: 1e999\nbogomips\t: inf\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index0/size", "99999999999999999999K\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index1/size", "-64K\n");
+    dkb_result r;
+    sample(&r, "grp/a", 1);
+    const dkb_result *rs[] = {&r};
+    dkb_gbench_view v = {.executable = "./bench", .sysroot = root, .date = "D"};
+    char *t = render(rs, 1, &v);
+    CHECK_CONTAINS(t, "\"num_cpus\": 1,\n    \"mhz_per_cpu\": 0,\n"
+                      "    \"cpu_scaling_enabled\": false,\n");
+    CHECK_CONTAINS(t, "        \"type\": \"\",\n        \"level\": 0,\n        \"size\": 0,\n"
+                      "        \"num_sharing\": 0\n      },\n");
+    CHECK(strstr(t, "\"size\": -") == NULL);
+    free(t);
+    t = render_text(dkb_report_gbench_console, rs, 1, &v);
+    CHECK_CONTAINS(t, "Run on (1 X 0 MHz CPU )\nCPU Caches:\n  L0  0 KiB\n  L0  0 KiB\n");
+    free(t);
+    dkb_result_free(&r);
+    rm_tree(root);
+    cleanup();
+}
+
 TEST_CASE(gbench_console_has_google_benchmarks_context_and_table)
 {
     const char *root = machine();
