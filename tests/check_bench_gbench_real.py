@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """google's compare.py (Debian's libbenchmark-tools) on dkbench programs.
 
   real TTA_GBENCH TTA_DKBENCH WORKDIR: the same two bodies measured by
