@@ -26,14 +26,18 @@
 
 #define IND "      "
 
-/* A double as google benchmark writes one (every digit, scientific); an
- * unmeasured one is null, which its readers take for no value. */
+/* A double as google benchmark writes one (every digit, scientific), an
+ * unmeasured or undefined one (a cv of a mean of 0) as its NaN or
+ * Infinity: compare.py computes with every time it reads, and stops on a
+ * null; Python's json reads NaN. */
 static void num(FILE *out, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.16e", v);
+    if (isnan(v))
+        fputs("NaN", out); /* never -NaN: Python reads no such word */
+    else if (isinf(v))
+        fputs(v < 0 ? "-Infinity" : "Infinity", out);
     else
-        fputs("null", out);
+        fprintf(out, "%.16e", v);
 }
 
 static void kv_str(FILE *out, const char *k, const char *v, const char *end)
@@ -128,6 +132,7 @@ static size_t counters(const dkb_result *r, size_t p, double t, const dkb_gbench
         c[n].name = r->throughput_kind == DKB_THROUGHPUT_BYTES ? "bytes_per_second"
                                                                : "items_per_second";
         c[n].rate = true;
+        c[n].binary = r->throughput_kind == DKB_THROUGHPUT_BYTES; /* as SetBytesProcessed */
         c[n++].v = r->throughput_per_iter / (t * 1e-9);
     }
     size_t nm = r->n_measures < DKB_MAX_MEASURES ? r->n_measures : DKB_MAX_MEASURES;
@@ -139,7 +144,7 @@ static size_t counters(const dkb_result *r, size_t p, double t, const dkb_gbench
         if (!isfinite(x))
             continue;
         c[n].name = user_name(v, m->name);
-        c[n].rate = false;
+        c[n].rate = c[n].binary = false;
         c[n++].v = x;
     }
     qsort(c, n, sizeof *c, by_name);

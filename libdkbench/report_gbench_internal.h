@@ -15,7 +15,8 @@
 typedef struct dkb__gb_counter {
     const char *name;
     double v;
-    bool rate; /* bytes_per_second, items_per_second: "/s" on the console */
+    bool rate;   /* bytes_per_second, items_per_second: "/s" on the console */
+    bool binary; /* bytes_per_second: scaled by 1024 on the console (kIs1024) */
 } dkb__gb_counter;
 
 /* One entry of google benchmark's output: an iteration (one process, or

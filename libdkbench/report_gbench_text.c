@@ -72,18 +72,19 @@ static void basic_context(FILE *err, const dkb_run_info *run, const dkb_gbench_v
 }
 
 /* A number as google benchmark's console shows a counter: %g of the
- * value scaled to k, M, G... (1000 each) above 1100, to m, u, n... below
- * 0.01. */
-static void human(char *buf, size_t size, double x)
+ * value scaled to k, M, G... (one_k each: 1000, or 1024 for bytes, with
+ * the same letters) above 1.1 one_k, to m, u, n... below 0.01. */
+static void human(char *buf, size_t size, double x, double one_k)
 {
     static const char big[] = "kMGTPEZY", small[] = "munpfazy";
     const char *sign = x < 0 ? "-" : "";
     double v = x < 0 ? -x : x;
-    if (v > 1100) {
+    double top = 1.1 * one_k;
+    if (v > top) {
         double s = v;
         for (size_t i = 0; i < sizeof big - 1; i++) {
-            s /= 1000;
-            if (s <= 1100) {
+            s /= one_k;
+            if (s <= top) {
                 snprintf(buf, size, "%s%g%c", sign, s, big[i]);
                 return;
             }
@@ -91,7 +92,7 @@ static void human(char *buf, size_t size, double x)
     } else if (v < 0.01 && v > 0) {
         double s = v;
         for (size_t i = 0; i < sizeof small - 1; i++) {
-            s *= 1000;
+            s *= one_k;
             if (s >= 1.1) {
                 snprintf(buf, size, "%s%g%c", sign, s, small[i]);
                 return;
@@ -191,7 +192,7 @@ static void console_entry(void *arg, const dkb__gb_entry *e, bool first)
             snprintf(s, sizeof s, "%.2f", 100 * e->c[i].v);
             unit = "%";
         } else {
-            human(s, sizeof s, e->c[i].v);
+            human(s, sizeof s, e->c[i].v, e->c[i].binary ? 1024 : 1000);
             unit = e->c[i].rate ? "/s" : "";
         }
         if (k->v->counters_tabular) {

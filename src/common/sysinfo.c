@@ -7,6 +7,7 @@
 #define _DEFAULT_SOURCE
 #include "common/sysinfo.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,12 @@ static void read_proc(dk__sysinfo *s, const char *root)
     }
     if (f != NULL)
         fclose(f);
+    /* A rate beyond any CPU's (a damaged or made-up /proc) is unknown:
+     * the context rounds it to a long. */
+    if (!(mhz <= 1e9))
+        mhz = 0;
+    if (!(bogo <= 1e9))
+        bogo = 0;
 
     s->scaling = s->num_cpus > 0 ? 0 : -1;
     for (int c = 0; c < s->num_cpus && s->scaling == 0; c++) {
@@ -105,7 +112,7 @@ static void read_proc(dk__sysinfo *s, const char *root)
         (s->scaling == 0 &&
          read_long(root, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", &khz)) ||
         read_long(root, "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", &khz))
-        s->cycles_per_second = (double)khz * 1000.0;
+        s->cycles_per_second = khz > 0 && khz <= 1000000000000L ? (double)khz * 1000.0 : 0;
     else if (mhz > 0)
         s->cycles_per_second = mhz * 1e6;
     else if (bogo > 0)
@@ -119,9 +126,11 @@ static void read_proc(dk__sysinfo *s, const char *root)
         if (!read_line(root, path, size, sizeof size))
             break;
         char *end;
-        c->size = strtol(size, &end, 10);
+        c->size = strtoll(size, &end, 10);
         if (*end == 'K')
-            c->size *= 1024;
+            c->size = c->size >= 0 && c->size <= LLONG_MAX / 1024 ? c->size * 1024 : 0;
+        if (c->size < 0)
+            c->size = 0; /* unknown, as an unreadable one */
         long level = 0;
         snprintf(path, sizeof path, "%slevel", base);
         (void)read_long(root, path, &level);
