@@ -28,6 +28,7 @@
 #include "libdkbench/cli.h"
 #include "libdkbench/compare.h"
 #include "libdkbench/processes.h"
+#include "libdkbench/report_common.h"
 #include "libdkbench/report.h"
 
 extern char **environ;
@@ -449,9 +450,20 @@ int dkb_combine_processes(const dkb_config *cfg, const dkb_result *per, size_t n
         bool each = true;
         for (size_t j = 0; j < n; j++) {
             const dkb_interval *s = &per[j].m[i].slope;
-            each &= per[j].m[i].estimator[0] != '\0';
+            each &= per[j].m[i].estimator[0] != '\0' && dkb__has_estimates(&per[j], &per[j].m[i]);
             m->proc[j] = s->point;
             m->proc_half[j] = (s->hi - s->lo) / 2;
+            if (!dkb__has_estimates(&per[j], &per[j].m[i])) {
+                /* One sample (--benchmark_min_time=1x): what it measured a
+                 * iteration, with no interval; no t interval across them. */
+                double y = 0, it = 0;
+                for (size_t k = 0; per[j].m[i].y != NULL && k < per[j].n_samples; k++) {
+                    y += per[j].m[i].y[k];
+                    it += per[j].iterations[k];
+                }
+                m->proc[j] = it > 0 ? y / it : NAN;
+                m->proc_half[j] = NAN;
+            }
         }
         if (each && dkb_process_summarize(m->proc, m->proc_half, n, 0.95, &m->procs))
             m->slope = m->procs.ci;

@@ -195,6 +195,17 @@ for flag, want in [("--benchmark_display_aggregates_only", ["iteration", "iterat
     if p.returncode != 0 or [k for k in kinds if k == "iteration"] != want or "aggregate" not in kinds:
         fail(f"{flag}: the file holds {kinds}: {p.stderr}")
     os.unlink(out)
+# --benchmark_min_time=1x: one sample of one iteration a repetition, each
+# reported as what it measured (not 0: a process has no fit of one sample).
+p = run([*QUICK, "--benchmark_format=json", "--benchmark_filter=two",
+         "--benchmark_min_time=1x", "--benchmark_repetitions=3"])
+try:
+    reps = [b for b in json.loads(p.stdout)["benchmarks"] if b["run_type"] == "iteration"]
+    if (p.returncode != 0 or [b["iterations"] for b in reps] != [1, 1, 1]
+            or not all(b["real_time"] > 0 for b in reps)):
+        fail(f"--benchmark_min_time=1x: {reps}")
+except (ValueError, KeyError) as e:
+    fail(f"--benchmark_min_time=1x: {e}: {p.stdout[:300]!r} {p.stderr!r}")
 # Perf counters are reported under the names they were asked by.
 p = run([*QUICK, "--benchmark_format=json", "--benchmark_filter=two", "--processes", "1",
          "--benchmark_perf_counters=Task-Clock"])
