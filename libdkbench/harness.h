@@ -51,6 +51,7 @@ typedef struct dkb_source {
     char level_name[DKB_MAX_LEVELS][16];
     char backend[32];
     char cpu[64];
+    char cpu_model[128];       /* the CPU's name (dk_database_marketing_name), "" */
     char why_no_counters[512]; /* "" when hardware events may be counted */
     char notes[512];           /* what opening the counters did (dk_sampler_notes), "" */
 } dkb_source;

@@ -185,6 +185,8 @@ int dkb_source_open_dkperf(dkb_source *src)
     const char *cpu = db ? dk_database_name(db) : NULL;
     snprintf(src->cpu, sizeof src->cpu, "%s",
              cpu && cpu[0] ? cpu : dk_cpu_name(dk_sampler_cpu(p->s)));
+    const char *model = db ? dk_database_marketing_name(db) : NULL;
+    snprintf(src->cpu_model, sizeof src->cpu_model, "%s", model ? model : "");
     dk_backend_caps caps;
     memset(&caps, 0, sizeof caps);
     caps.size = sizeof caps;

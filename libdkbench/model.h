@@ -108,6 +108,7 @@ typedef struct dkb_result {
 typedef struct dkb_run_info {
     char backend[32];          /* dk_sampler_backend() or "none" (time only) */
     char cpu[64];              /* the chip or CPU name */
+    char cpu_model[128];       /* the CPU's marketing name ("Apple M1"), "" when unknown */
     char why_no_counters[512]; /* said once when hardware events are unavailable */
     char date[32];             /* ISO 8601, UTC */
     char host[64];

@@ -103,7 +103,8 @@ static void context(FILE *out, const dkb_run_info *run, const dkb_gbench_view *v
     fputs("],\n    \"library_build_type\": \"debug\",\n    ", out);
 #endif
     kv_str(out, "dkbench_backend", run->backend, ",\n    ");
-    kv_str(out, "dkbench_cpu", si.cpu[0] ? si.cpu : run->cpu, "\n  },\n  \"benchmarks\": [");
+    kv_str(out, "dkbench_cpu", run->cpu_model[0] ? run->cpu_model : run->cpu,
+           "\n  },\n  \"benchmarks\": [");
 }
 
 typedef dkb__gb_counter counter;

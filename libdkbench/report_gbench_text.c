@@ -61,7 +61,7 @@ static void basic_context(FILE *err, const dkb_run_info *run, const dkb_gbench_v
     }
     /* Ours, as a custom context of google benchmark's is printed. */
     fprintf(err, "dkbench_backend: %s\ndkbench_cpu: %s\n", run->backend,
-            si.cpu[0] ? si.cpu : run->cpu);
+            run->cpu_model[0] ? run->cpu_model : run->cpu);
     if (si.scaling == 1)
         fputs("***WARNING*** CPU frequency scaling is on: real time measurements may be noisy "
               "and slower.\n",

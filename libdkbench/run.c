@@ -286,6 +286,7 @@ void dkb_run_info_fill(dkb_run_info *run, const dkb_config *cfg, double noise, c
     memset(run, 0, sizeof *run);
     snprintf(run->backend, sizeof run->backend, "%s", src ? src->backend : "none");
     snprintf(run->cpu, sizeof run->cpu, "%s", src ? src->cpu : "");
+    snprintf(run->cpu_model, sizeof run->cpu_model, "%s", src ? src->cpu_model : "");
     snprintf(run->why_no_counters, sizeof run->why_no_counters, "%s",
              src ? src->why_no_counters : "");
     time_t t = time(NULL);

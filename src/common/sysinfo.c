@@ -82,8 +82,6 @@ static void read_proc(dk__sysinfo *s, const char *root)
         const char *v;
         if ((v = cpuinfo_value(line, "processor")) != NULL)
             s->num_cpus++;
-        else if ((v = cpuinfo_value(line, "model name")) != NULL && s->cpu[0] == '\0')
-            snprintf(s->cpu, sizeof s->cpu, "%s", v);
         else if ((v = cpuinfo_value(line, "cpu MHz")) != NULL && mhz <= 0)
             mhz = strtod(v, NULL);
         else if ((v = cpuinfo_value(line, "bogomips")) != NULL)
@@ -165,10 +163,6 @@ static void read_sysctl(dk__sysinfo *s)
     size_t len = sizeof ncpu;
     if (sysctlbyname("hw.ncpu", &ncpu, &len, NULL, 0) == 0)
         s->num_cpus = ncpu;
-    len = sizeof s->cpu;
-    if (sysctlbyname("machdep.cpu.brand_string", s->cpu, &len, NULL, 0) != 0)
-        s->cpu[0] = '\0';
-    s->cpu[sizeof s->cpu - 1] = '\0';
     unsigned long long hz = 0;
     len = sizeof hz;
     if (sysctlbyname("hw.cpufrequency", &hz, &len, NULL, 0) == 0)

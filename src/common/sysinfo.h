@@ -20,7 +20,6 @@ typedef struct dk__cache_info {
 } dk__cache_info;
 
 typedef struct dk__sysinfo {
-    char cpu[128];            /* model name ("" when unknown) */
     int num_cpus;             /* 0 when unknown */
     double cycles_per_second; /* 0 when unknown */
     int scaling;              /* 1 enabled, 0 disabled, -1 unknown */
