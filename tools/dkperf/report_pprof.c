@@ -288,6 +288,11 @@ static int encode(pbuf *out, const rprofile *p)
     if (map_of == NULL)
         goto done;
     sid(&dsos, "[unknown]"); /* index 0: no mapping */
+    /* pprof takes the first mapping for the program's: the command's. */
+    const char *cmd = dkrec_meta(rec, "command");
+    char prog[256];
+    if (cmd != NULL && sscanf(cmd, "%255s", prog) == 1)
+        sid(&dsos, base_name(prog));
     for (size_t f = 0; f < p->n_frames; f++)
         map_of[f] = (uint32_t)sid(&dsos, p->frames[f].dso);
     size_t n_mappings = dsos.n - 1;
