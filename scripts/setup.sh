@@ -44,6 +44,7 @@ if [ "$level" = ci ]; then
         llvm:llvm-nm llvm:llvm-objdump
         libclang-rt-dev:libclang-rt-dev # clang's sanitizer and libFuzzer runtimes
         nodejs:node npm:npm             # the macOS cross-build's Zig
+        golang-go:go                    # go tool pprof reads report --pprof
         libbenchmark-tools:/usr/share/benchmark/compare.py  # google's compare.py reads
                                         # --gbench-json (its U test needs numpy and scipy)
         python3-numpy:/usr/lib/python3/dist-packages/numpy

@@ -17,7 +17,8 @@
 void help_report(FILE *out)
 {
     fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
-          "                     [--folded] [--speedscope FILE] [--html FILE] [--event EV]\n"
+          "                     [--folded] [--speedscope FILE] [--html FILE] [--pprof FILE]\n"
+          "                     [--event EV]\n"
           "\n"
           "Read a recording of dkperf record and report where its samples fell, by\n"
           "function, from the images on disk.\n"
@@ -32,6 +33,8 @@ void help_report(FILE *out)
           "                       the input of flame graph tools\n"
           "      --speedscope FILE  speedscope's JSON format (one profile per event)\n"
           "      --html FILE      a self-contained HTML flame graph (searchable; click to zoom)\n"
+          "      --pprof FILE     pprof's gzipped profile.proto, for go tool pprof, Pyroscope\n"
+          "                       and Parca (every event: its samples and their periods)\n"
           "      --event EV       the event folded and drawn, by name or index (default: the\n"
           "                       first)\n"
           "\n"
@@ -41,7 +44,7 @@ void help_report(FILE *out)
           out);
 }
 
-/* The output file of --speedscope or --html, written by fn. */
+/* The output file of --speedscope, --html or --pprof, written by fn. */
 static int write_file(const char *opt, const char *path, const rprofile *p, int event,
                       int (*fn)(FILE *, const rprofile *, int))
 {
@@ -67,9 +70,16 @@ static int speedscope_fn(FILE *f, const rprofile *p, int event)
     return report_speedscope(f, p);
 }
 
+static int pprof_fn(FILE *f, const rprofile *p, int event)
+{
+    (void)event;
+    return report_pprof(f, p);
+}
+
 int cmd_report(int argc, char **argv)
 {
-    const char *input = "dkperf.data", *speedscope = NULL, *html = NULL, *event_arg = NULL;
+    const char *input = "dkperf.data", *speedscope = NULL, *html = NULL, *pprof = NULL,
+               *event_arg = NULL;
     report_sort sort = SORT_SYM;
     bool stdio_table = false, folded = false, by_children = false;
     for (int i = 1; i < argc; i++) {
@@ -98,6 +108,9 @@ int cmd_report(int argc, char **argv)
         } else if (opt_takes("report", argc, argv, &i, NULL, "--html", &v)) {
             if ((html = v) == NULL)
                 return EXIT_USAGE;
+        } else if (opt_takes("report", argc, argv, &i, NULL, "--pprof", &v)) {
+            if ((pprof = v) == NULL)
+                return EXIT_USAGE;
         } else if (opt_takes("report", argc, argv, &i, NULL, "--event", &v)) {
             if ((event_arg = v) == NULL)
                 return EXIT_USAGE;
@@ -116,7 +129,7 @@ int cmd_report(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!folded && speedscope == NULL && html == NULL)
+    if (!folded && speedscope == NULL && html == NULL && pprof == NULL)
         stdio_table = true;
     if (folded && stdio_table) {
         cli_error("report", "--folded and --stdio both write to standard output: give one");
@@ -177,6 +190,8 @@ int cmd_report(int argc, char **argv)
         rc = write_file("--speedscope", speedscope, &p, event, speedscope_fn);
     if (rc == 0 && html != NULL)
         rc = write_file("--html", html, &p, event, report_html);
+    if (rc == 0 && pprof != NULL)
+        rc = write_file("--pprof", pprof, &p, event, pprof_fn);
     rprofile_free(&p);
     dkrec_free(rec);
     return rc;

@@ -84,6 +84,8 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
 int report_folded(FILE *out, const rprofile *p, int event);
 int report_speedscope(FILE *out, const rprofile *p);
 int report_html(FILE *out, const rprofile *p, int event);
+/* Every event, gzipped profile.proto (report_pprof.c). */
+int report_pprof(FILE *out, const rprofile *p);
 
 int cmd_report(int argc, char **argv);
 void help_report(FILE *out);

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * report_pprof.c - dkperf report --pprof: the model (report.h) as pprof's
+ * profile.proto (github.com/google/pprof, proto/profile.proto), gzipped,
+ * the format go tool pprof, Pyroscope and Parca read.
+ *
+ * Two value types per event: its samples ("EVENT_samples", count) and
+ * their weight ("EVENT", nanoseconds for perf's clocks, else count); the
+ * first event's samples are the default, as report --stdio counts them.
+ * A frame is a location and a function (the model keeps names, not
+ * addresses: locations have no address); an image is a mapping with its
+ * path and build id from the recording; the command and pid are labels.
+ *
+ * The protobuf is written by the few lines below (varints and
+ * length-delimited fields are all it needs), the gzip as stored deflate
+ * blocks with dkrec's CRC-32: no library, nothing but libc on macOS.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dkrec_format.h"
+#include "report.h"
+
+/* A growing byte buffer; oom set once an allocation failed. */
+typedef struct pbuf {
+    uint8_t *d;
+    size_t n, cap;
+    bool oom;
+} pbuf;
+
+static void put(pbuf *b, const void *p, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        while (c < b->n + n)
+            c *= 2;
+        uint8_t *q = realloc(b->d, c);
+        if (q == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->d = q;
+        b->cap = c;
+    }
+    if (n > 0)
+        memcpy(b->d + b->n, p, n);
+    b->n += n;
+}
+
+static void varint(pbuf *b, uint64_t v)
+{
+    uint8_t t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v != 0);
+    put(b, t, n);
+}
+
+/* Field f as a varint; zero is the default and left out. */
+static void field_u(pbuf *b, unsigned f, uint64_t v)
+{
+    if (v == 0)
+        return;
+    varint(b, (uint64_t)f << 3);
+    varint(b, v);
+}
+
+/* Field f, length-delimited: bytes, a string or a message. */
+static void field_b(pbuf *b, unsigned f, const void *p, size_t n)
+{
+    varint(b, (uint64_t)f << 3 | 2);
+    varint(b, n);
+    put(b, p, n);
+}
+
+/* The message in sub as field f of b; sub is emptied for the next. */
+static void field_m(pbuf *b, unsigned f, pbuf *sub)
+{
+    b->oom |= sub->oom;
+    field_b(b, f, sub->d, sub->n);
+    sub->n = 0;
+}
+
+/* The string table: each string once, index 0 the empty one. */
+typedef struct strtab {
+    const char **s;
+    size_t n, cap;
+    uint32_t *slot1; /* index + 1; 0: empty */
+    size_t nslots;
+    char **owned; /* the strings made here (event type names, build ids) */
+    size_t n_owned;
+    bool oom;
+} strtab;
+
+static uint64_t hash_s(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The index of s (kept by pointer: it must outlive the table); -1 when
+ * out of memory. */
+static int64_t str_id(strtab *t, const char *s)
+{
+    if ((t->n + 1) * 2 >= t->nslots) {
+        size_t ns = t->nslots ? t->nslots * 2 : 1024;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        if (sl == NULL)
+            return -1;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = (size_t)hash_s(t->s[i]) & (ns - 1);
+            while (sl[j] != 0)
+                j = (j + 1) & (ns - 1);
+            sl[j] = (uint32_t)i + 1;
+        }
+        free(t->slot1);
+        t->slot1 = sl;
+        t->nslots = ns;
+    }
+    size_t j = (size_t)hash_s(s) & (t->nslots - 1);
+    for (; t->slot1[j] != 0; j = (j + 1) & (t->nslots - 1))
+        if (strcmp(t->s[t->slot1[j] - 1], s) == 0)
+            return t->slot1[j] - 1;
+    if (t->n == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 256;
+        const char **q = realloc(t->s, c * sizeof *q);
+        if (q == NULL)
+            return -1;
+        t->s = q;
+        t->cap = c;
+    }
+    t->s[t->n] = s;
+    t->slot1[j] = (uint32_t)++t->n;
+    return (int64_t)t->n - 1;
+}
+
+/* The index of s, or 0 with oom set (s NULL: it could not be made). */
+static uint64_t sid(strtab *t, const char *s)
+{
+    int64_t i = s != NULL ? str_id(t, s) : -1;
+    if (i < 0) {
+        t->oom = true;
+        return 0;
+    }
+    return (uint64_t)i;
+}
+
+/* A string made here, freed with the table; NULL when out of memory. */
+static const char *str_own(strtab *t, char *s)
+{
+    char **q = s != NULL ? realloc(t->owned, (t->n_owned + 1) * sizeof *q) : NULL;
+    if (q == NULL) {
+        free(s);
+        return NULL;
+    }
+    t->owned = q;
+    t->owned[t->n_owned++] = s;
+    return s;
+}
+
+static void strtab_free(strtab *t)
+{
+    for (size_t i = 0; i < t->n_owned; i++)
+        free(t->owned[i]);
+    free(t->owned);
+    free(t->s);
+    free(t->slot1);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s != NULL && s[1] != '\0' ? s + 1 : path;
+}
+
+/* Seconds since 1970 of the recording's "time" meta (YYYY-MM-DDTHH:MM:SSZ),
+ * or 0. Days from the civil date (H. Hinnant's algorithm): no timegm. */
+static int64_t meta_time(const dkrec *rec)
+{
+    const char *t = dkrec_meta(rec, "time");
+    int y, mo, d, h, mi, s;
+    if (t == NULL || sscanf(t, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &s) != 6 || mo < 1 ||
+        mo > 12 || d < 1 || d > 31)
+        return 0;
+    y -= mo <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = era * 146097 + doe - 719468;
+    return days * 86400 + h * 3600 + mi * 60 + s;
+}
+
+/* Whether an event's periods are nanoseconds (perf's clocks). */
+static bool clock_event(const char *name)
+{
+    size_t len = strcspn(name, ":");
+    return (len == 9 && strncmp(name, "cpu-clock", 9) == 0) ||
+           (len == 10 && strncmp(name, "task-clock", 10) == 0);
+}
+
+/* The profile, encoded in out; -1 when out of memory. */
+static int encode(pbuf *out, const rprofile *p)
+{
+    const dkrec *rec = p->rec;
+    size_t ne = rec->n_events ? rec->n_events : 1, nv = 2 * ne;
+    strtab st = {0}, dsos = {0}; /* the strings; the images, mapping ids */
+    pbuf sub = {0}, sub2 = {0};
+    rmap aggs = {0};
+    uint64_t *vals = NULL;
+    uint32_t *agg_of = NULL, *map_of = NULL, *first = NULL; /* per sample, frame, aggregate */
+    size_t *map_rec = NULL;
+    size_t n_aggs = 0;
+    int rc = -1;
+    sid(&st, "");
+
+    /* sample_type (1): per event, its samples then their weight. */
+    for (size_t e = 0; e < ne; e++) {
+        const char *ev = rec->n_events ? rec->events[e].name : "samples";
+        size_t len = strlen(ev) + sizeof "_samples";
+        char *name = malloc(len);
+        if (name != NULL)
+            snprintf(name, len, "%s_samples", ev);
+        field_u(&sub, 1, sid(&st, str_own(&st, name)));
+        field_u(&sub, 2, sid(&st, "count"));
+        field_m(out, 1, &sub);
+        field_u(&sub, 1, sid(&st, ev));
+        field_u(&sub, 2, sid(&st, clock_event(ev) ? "nanoseconds" : "count"));
+        field_m(out, 1, &sub);
+    }
+
+    /* The samples, one per (stack, command, pid): sums per value type. */
+    agg_of = malloc((p->n_samples ? p->n_samples : 1) * sizeof *agg_of);
+    if (agg_of == NULL)
+        goto done;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const rsample *s = &p->samples[i];
+        uint64_t kb = (uint64_t)s->comm << 32 | (uint32_t)s->pid;
+        int64_t a = rmap_get(&aggs, s->stack, kb);
+        if (a < 0) {
+            a = (int64_t)n_aggs++;
+            if (rmap_put(&aggs, s->stack, kb, (uint32_t)a) != 0)
+                goto done;
+        }
+        agg_of[i] = (uint32_t)a;
+    }
+    vals = calloc((n_aggs ? n_aggs : 1) * nv, sizeof *vals);
+    first = calloc(n_aggs ? n_aggs : 1, sizeof *first); /* its first sample's index + 1 */
+    if (vals == NULL || first == NULL)
+        goto done;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const rsample *s = &p->samples[i];
+        uint64_t *v = &vals[agg_of[i] * nv + 2 * (s->event < ne ? s->event : 0)];
+        v[0] += 1;
+        v[1] += s->weight;
+        if (first[agg_of[i]] == 0)
+            first[agg_of[i]] = (uint32_t)i + 1;
+    }
+    for (size_t a = 0; a < n_aggs && !out->oom; a++) {
+        const rsample *s = &p->samples[first[a] - 1];
+        for (uint32_t v = s->stack; v != 0; v = p->nodes[v].parent)
+            varint(&sub2, (uint64_t)p->nodes[v].frame + 1);
+        field_m(&sub, 1, &sub2);
+        for (size_t k = 0; k < nv; k++)
+            varint(&sub2, vals[a * nv + k]);
+        field_m(&sub, 2, &sub2);
+        field_u(&sub2, 1, sid(&st, "comm"));
+        field_u(&sub2, 2, sid(&st, p->comms[s->comm]));
+        field_m(&sub, 3, &sub2);
+        field_u(&sub2, 1, sid(&st, "pid"));
+        field_u(&sub2, 3, (uint64_t)(int64_t)s->pid);
+        field_m(&sub, 3, &sub2);
+        field_m(out, 2, &sub);
+    }
+
+    /* mapping (3): one per image the frames name, with the path and build
+     * id of the first map of that image's name. */
+    map_of = calloc(p->n_frames ? p->n_frames : 1, sizeof *map_of); /* mapping id, 0: none */
+    if (map_of == NULL)
+        goto done;
+    sid(&dsos, "[unknown]"); /* index 0: no mapping */
+    /* pprof takes the first mapping for the program's: the command's. */
+    const char *cmd = dkrec_meta(rec, "command");
+    char prog[256];
+    if (cmd != NULL && sscanf(cmd, "%255s", prog) == 1)
+        sid(&dsos, base_name(prog));
+    for (size_t f = 0; f < p->n_frames; f++)
+        map_of[f] = (uint32_t)sid(&dsos, p->frames[f].dso);
+    size_t n_mappings = dsos.n - 1;
+    map_rec = malloc((n_mappings + 1) * sizeof *map_rec); /* map index + 1, 0: none */
+    if (map_rec == NULL)
+        goto done;
+    memset(map_rec, 0, (n_mappings + 1) * sizeof *map_rec);
+    for (size_t i = 0; i < rec->n_maps; i++) {
+        uint64_t d = sid(&dsos, base_name(rec->maps[i].path));
+        if (d >= 1 && d <= n_mappings && map_rec[d] == 0)
+            map_rec[d] = i + 1;
+    }
+    for (size_t id = 1; id <= n_mappings && !dsos.oom; id++) {
+        const dkrec_map *m = map_rec[id] ? &rec->maps[map_rec[id] - 1] : NULL;
+        const char *dso = dsos.s[id];
+        field_u(&sub, 1, id);
+        if (m != NULL) {
+            field_u(&sub, 2, m->start);
+            field_u(&sub, 3, m->start + m->len);
+            field_u(&sub, 4, m->pgoff);
+        }
+        field_u(&sub, 5, sid(&st, m != NULL ? m->path : dso));
+        if (m != NULL && m->id_kind != DKREC_ID_NONE && m->id_len > 0) {
+            char *hex = malloc(2 * m->id_len + 1);
+            for (size_t k = 0; hex != NULL && k < m->id_len; k++)
+                snprintf(hex + 2 * k, 3, "%02x", m->id[k]);
+            field_u(&sub, 6, sid(&st, str_own(&st, hex)));
+        }
+        field_u(&sub, 7, 1); /* has_functions: pprof need not symbolize */
+        field_m(out, 3, &sub);
+    }
+
+    /* location (4) and function (5): one of each per frame, same id. */
+    for (size_t f = 0; f < p->n_frames && !out->oom; f++) {
+        field_u(&sub, 1, f + 1);
+        field_u(&sub, 2, map_of[f]);
+        field_u(&sub2, 1, f + 1);
+        field_m(&sub, 4, &sub2);
+        field_m(out, 4, &sub);
+    }
+    for (size_t f = 0; f < p->n_frames && !out->oom; f++) {
+        uint64_t name = sid(&st, p->frames[f].name);
+        field_u(&sub, 1, f + 1);
+        field_u(&sub, 2, name);
+        field_u(&sub, 3, name);
+        field_m(out, 5, &sub);
+    }
+
+    /* The strings every other field names are all in the table by now. */
+    uint64_t ptype = sid(&st, rec->n_events ? rec->events[0].name : "samples");
+    uint64_t punit =
+        sid(&st, rec->n_events && clock_event(rec->events[0].name) ? "nanoseconds" : "count");
+    for (size_t i = 0; i < st.n && !st.oom; i++)
+        field_b(out, 6, st.s[i], strlen(st.s[i]));
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < rec->n_samples; i++) {
+        lo = rec->samples[i].time_ns < lo ? rec->samples[i].time_ns : lo;
+        hi = rec->samples[i].time_ns > hi ? rec->samples[i].time_ns : hi;
+    }
+    field_u(out, 9, (uint64_t)meta_time(rec) * 1000000000u);
+    field_u(out, 10, hi > lo ? hi - lo : 0);
+    field_u(&sub, 1, ptype);
+    field_u(&sub, 2, punit);
+    field_m(out, 11, &sub);
+    /* A sampling frequency of a clock is a period of 1e9/freq ns. */
+    const dkrec_event *e0 = rec->n_events ? &rec->events[0] : NULL;
+    field_u(out, 12,
+            e0 == NULL                               ? 0
+            : e0->period != 0                        ? e0->period
+            : e0->freq != 0 && clock_event(e0->name) ? 1000000000u / e0->freq
+                                                     : 0);
+    field_u(out, 14, 1); /* default_sample_type: the first event's samples */
+    rc = out->oom || sub.oom || sub2.oom || st.oom || dsos.oom ? -1 : 0;
+done:
+    strtab_free(&st);
+    strtab_free(&dsos);
+    free(first);
+    free(map_rec);
+    free(sub.d);
+    free(sub2.d);
+    rmap_free(&aggs);
+    free(vals);
+    free(agg_of);
+    free(map_of);
+    return rc;
+}
+
+static void le32(uint8_t *q, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        q[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* data as a gzip member of stored deflate blocks (RFC 1951 BTYPE 00,
+ * RFC 1952), to out. */
+static void gzip_stored(FILE *out, const uint8_t *data, size_t n)
+{
+    static const uint8_t head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
+    fwrite(head, 1, sizeof head, out);
+    size_t off = 0;
+    do {
+        size_t k = n - off < 65535 ? n - off : 65535;
+        uint8_t h[5] = {off + k == n ? 1 : 0, (uint8_t)k, (uint8_t)(k >> 8), (uint8_t)~k,
+                        (uint8_t)(~k >> 8)};
+        fwrite(h, 1, sizeof h, out);
+        if (k > 0)
+            fwrite(data + off, 1, k, out);
+        off += k;
+    } while (off < n);
+    uint8_t tail[8];
+    le32(tail, dkrec__crc32(data, n));
+    le32(tail + 4, (uint32_t)n);
+    fwrite(tail, 1, sizeof tail, out);
+}
+
+int report_pprof(FILE *out, const rprofile *p)
+{
+    pbuf b = {0};
+    if (encode(&b, p) != 0) {
+        free(b.d);
+        cli_error("report", "--pprof: out of memory");
+        return -1;
+    }
+    gzip_stored(out, b.d, b.n);
+    free(b.d);
+    return 0;
+}
