@@ -19,7 +19,12 @@
  * 10 in fixture_beta called from fixture_alpha, and 3 more in a second map
  * of the same file recorded with a wrong UUID.
  *
+ * With --hot N, fx_hot gets N samples a round instead of 70 (dkperf diff's
+ * tests compare two such recordings); with --event NAME the event is NAME
+ * instead of cpu-clock.
+ *
  * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--macho FILE]
+ *                       [--hot N] [--event NAME]
  *        record_fixture --count RECORDING
  */
 #include <fcntl.h>
@@ -111,8 +116,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int rounds = 10;
-    int two = 0, no_end = 0;
-    const char *macho = NULL;
+    int two = 0, no_end = 0, nhot = 70;
+    const char *macho = NULL, *event = "cpu-clock";
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
@@ -122,6 +127,10 @@ int main(int argc, char **argv)
             no_end = 1;
         else if (strcmp(argv[i], "--macho") == 0 && i + 1 < argc)
             macho = argv[++i];
+        else if (strcmp(argv[i], "--hot") == 0 && i + 1 < argc)
+            nhot = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--event") == 0 && i + 1 < argc)
+            event = argv[++i];
     }
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
@@ -134,7 +143,7 @@ int main(int argc, char **argv)
         die("dkrec_writer_open", rc);
     dkrec_write_meta(w, "command", "record_fixture");
     dkrec_write_meta(w, "comm", "record_fixture");
-    dkrec_write_event(w, 0, "cpu-clock", 0, 999);
+    dkrec_write_event(w, 0, event, 0, 999);
     if (two)
         dkrec_write_event(w, 1, "page-faults", 1, 0);
     dkrec_write_comm(w, (int32_t)getpid(), (uint64_t)getpid(), "fixture");
@@ -206,7 +215,7 @@ int main(int argc, char **argv)
     uint64_t mismatched[2] = {far + 0x1234, (uintptr_t)main + 20};
     uint64_t t = 5000000000ull;
     for (int r = 0; r < rounds; r++) {
-        for (int i = 0; i < 70; i++)
+        for (int i = 0; i < nhot; i++)
             sample(w, 0, t += 1001001, 0, hot, 3);
         for (int i = 0; i < 20; i++)
             sample(w, 0, t += 1001001, 0, cold, 3);

@@ -12,7 +12,10 @@
  * --print-cpu it prints the CPU seconds it used ("cpu 1.234") on standard
  * output: bench/record_overhead measures a recorder's slowdown with them.
  *
- * usage: record_prog [SECONDS] [--rounds N] [--print-cpu]
+ * With --slow-hot rp_hot does twice its work a round: dkperf diff's test
+ * compares a recording of it with one without.
+ *
+ * usage: record_prog [SECONDS] [--rounds N] [--print-cpu] [--slow-hot]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <time.h>
 
 static volatile unsigned long sink;
+static unsigned long hot_work = 400000;
 
 void rp_hot(unsigned long n);
 void rp_warm(unsigned long n);
@@ -44,7 +48,7 @@ void rp_warm(unsigned long n)
 
 void rp_round(void)
 {
-    rp_hot(400000);
+    rp_hot(hot_work);
     rp_warm(100000);
 }
 
@@ -65,6 +69,8 @@ int main(int argc, char **argv)
             rounds = atol(argv[++i]);
         else if (strcmp(argv[i], "--print-cpu") == 0)
             print = 1;
+        else if (strcmp(argv[i], "--slow-hot") == 0)
+            hot_work = 800000;
         else
             secs = atof(argv[i]);
     }

@@ -58,6 +58,7 @@ static void usage(FILE *out)
           "                       run CMD and sample where its time or events go\n"
           "  report [-i FILE] [--folded|--speedscope F|--html F]\n"
           "                       the functions a recording's samples fell in\n"
+          "  diff OLD NEW         each function's change of share between two recordings\n"
           "  help [COMMAND]       this text, or a command's options\n"
           "\n"
           "  --version            print the version\n"
@@ -85,8 +86,10 @@ static int help(int argc, char **argv)
         help_record(stdout);
     else if (strcmp(argv[1], "report") == 0)
         help_report(stdout);
+    else if (strcmp(argv[1], "diff") == 0)
+        help_diff(stdout);
     else {
-        cli_error("help", "no command called %s (info, list, stat, bench, record, report)",
+        cli_error("help", "no command called %s (info, list, stat, bench, record, report, diff)",
                   argv[1]);
         return EXIT_USAGE;
     }
@@ -112,6 +115,8 @@ static int run(int argc, char **argv)
         return cmd_record(argc - 1, argv + 1);
     if (strcmp(cmd, "report") == 0)
         return cmd_report(argc - 1, argv + 1);
+    if (strcmp(cmd, "diff") == 0)
+        return cmd_diff(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
         return help(argc - 1, argv + 1);
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
@@ -119,7 +124,7 @@ static int run(int argc, char **argv)
         return 0;
     }
     static const char *const commands[] = {"info",   "list",   "stat", "bench",
-                                           "record", "report", "help"};
+                                           "record", "report", "diff", "help"};
     const char *near = NULL;
     size_t best = 3;
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {

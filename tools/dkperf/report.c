@@ -17,7 +17,8 @@
 void help_report(FILE *out)
 {
     fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
-          "                     [--folded] [--speedscope FILE] [--html FILE] [--pprof FILE]\n"
+          "                     [--folded] [--speedscope FILE] [--html FILE [--diff OLD]]\n"
+          "                     [--pprof FILE]\n"
           "                     [--event EV]\n"
           "\n"
           "Read a recording of dkperf record and report where its samples fell, by\n"
@@ -35,6 +36,9 @@ void help_report(FILE *out)
           "      --html FILE      a self-contained HTML flame graph (searchable; click to zoom)\n"
           "      --pprof FILE     pprof's gzipped profile.proto, for go tool pprof, Pyroscope\n"
           "                       and Parca (every event: its samples and their periods)\n"
+          "      --diff OLD       with --html: a differential flame graph, widths from this\n"
+          "                       recording, red where a frame's share of the samples grew\n"
+          "                       since the recording OLD, blue where it shrank\n"
           "      --event EV       the event folded and drawn, by name or index (default: the\n"
           "                       first)\n"
           "\n"
@@ -64,6 +68,14 @@ static int write_file(const char *opt, const char *path, const rprofile *p, int 
     return rc != 0 ? EXIT_SETUP : 0;
 }
 
+/* The recording --diff names, for html_fn. */
+static const rprofile *diff_old;
+
+static int html_fn(FILE *f, const rprofile *p, int event)
+{
+    return report_html_diff(f, p, diff_old, event);
+}
+
 static int speedscope_fn(FILE *f, const rprofile *p, int event)
 {
     (void)event;
@@ -79,7 +91,7 @@ static int pprof_fn(FILE *f, const rprofile *p, int event)
 int cmd_report(int argc, char **argv)
 {
     const char *input = "dkperf.data", *speedscope = NULL, *html = NULL, *pprof = NULL,
-               *event_arg = NULL;
+               *event_arg = NULL, *diff = NULL;
     report_sort sort = SORT_SYM;
     bool stdio_table = false, folded = false, by_children = false;
     for (int i = 1; i < argc; i++) {
@@ -111,6 +123,9 @@ int cmd_report(int argc, char **argv)
         } else if (opt_takes("report", argc, argv, &i, NULL, "--pprof", &v)) {
             if ((pprof = v) == NULL)
                 return EXIT_USAGE;
+        } else if (opt_takes("report", argc, argv, &i, NULL, "--diff", &v)) {
+            if ((diff = v) == NULL)
+                return EXIT_USAGE;
         } else if (opt_takes("report", argc, argv, &i, NULL, "--event", &v)) {
             if ((event_arg = v) == NULL)
                 return EXIT_USAGE;
@@ -133,6 +148,12 @@ int cmd_report(int argc, char **argv)
         stdio_table = true;
     if (folded && stdio_table) {
         cli_error("report", "--folded and --stdio both write to standard output: give one");
+        return EXIT_USAGE;
+    }
+
+    if (diff != NULL && html == NULL) {
+        cli_error("report", "--diff %s draws a differential flame graph: give --html FILE too",
+                  diff);
         return EXIT_USAGE;
     }
 
@@ -181,6 +202,31 @@ int cmd_report(int argc, char **argv)
      * says nothing of why. */
     if (p.missing_reader != NULL)
         cli_error("report", "note: %s", p.missing_reader);
+    /* The recording to compare with, of the event drawn. */
+    dkrec *orec = NULL;
+    rprofile op;
+    diff_old = NULL;
+    if (diff != NULL) {
+        const char *ename = rec->n_events > 0 ? rec->events[event].name : "";
+        bool has = false;
+        if (dkrec_read_file(diff, &orec, err, sizeof err) != 0) {
+            cli_error("report", "--diff %s", err);
+        } else {
+            for (size_t e = 0; e < orec->n_events; e++)
+                has = has || strcmp(orec->events[e].name, ename) == 0;
+            if (!has)
+                cli_error("report",
+                          "--diff %s: it records no %s: compare recordings of the same events",
+                          diff, ename);
+        }
+        if (!has || rprofile_build(&op, orec, diff) != 0) {
+            dkrec_free(orec);
+            rprofile_free(&p);
+            dkrec_free(rec);
+            return EXIT_SETUP;
+        }
+        diff_old = &op;
+    }
     int rc = 0;
     if (stdio_table && report_stdio(stdout, &p, sort, by_children) != 0)
         rc = EXIT_SETUP;
@@ -189,9 +235,12 @@ int cmd_report(int argc, char **argv)
     if (rc == 0 && speedscope != NULL)
         rc = write_file("--speedscope", speedscope, &p, event, speedscope_fn);
     if (rc == 0 && html != NULL)
-        rc = write_file("--html", html, &p, event, report_html);
+        rc = write_file("--html", html, &p, event, html_fn);
     if (rc == 0 && pprof != NULL)
         rc = write_file("--pprof", pprof, &p, event, pprof_fn);
+    if (diff_old != NULL)
+        rprofile_free(&op);
+    dkrec_free(orec);
     rprofile_free(&p);
     dkrec_free(rec);
     return rc;

@@ -86,6 +86,16 @@ int report_speedscope(FILE *out, const rprofile *p);
 int report_html(FILE *out, const rprofile *p, int event);
 /* Every event, gzipped profile.proto (report_pprof.c). */
 int report_pprof(FILE *out, const rprofile *p);
+/* The flame graph of p coloured by each frame's change of share from old's
+ * (red grew, blue shrank); old NULL: report_html's. */
+int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int event);
+/* Each frame's self and children (total) weight of event e, as the table
+ * counts them, into arrays of p->n_frames; -1 when out of memory. */
+int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t *children);
+
+/* dkperf diff (diff.c). */
+int cmd_diff(int argc, char **argv);
+void help_diff(FILE *out);
 
 int cmd_report(int argc, char **argv);
 void help_report(FILE *out);

@@ -143,6 +143,29 @@ out:
     return rc;
 }
 
+int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t *children)
+{
+    size_t nf = p->n_frames ? p->n_frames : 1;
+    size_t *key = calloc(nf, sizeof *key);
+    row *rows = calloc(nf, sizeof *rows);
+    kids tk = {NULL, NULL};
+    int rc = -1;
+    if (key == NULL || rows == NULL || kids_make(&tk, p->nodes, p->n_nodes) != 0)
+        goto out;
+    for (size_t f = 0; f < p->n_frames; f++)
+        key[f] = f;
+    if (tree_rows(p, &tk, e, key, rows, p->n_frames) != 0)
+        goto out;
+    for (size_t f = 0; f < p->n_frames; f++)
+        self[f] = rows[f].self, children[f] = rows[f].children;
+    rc = 0;
+out:
+    free(key);
+    free(rows);
+    kids_free(&tk);
+    return rc;
+}
+
 static const rframe *order_frames;
 
 static int dso_order(const void *a, const void *b)

@@ -5,6 +5,7 @@
  * flame graph.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,7 +315,86 @@ static const char flame_script[] =
     "if(h.indexOf('#search=')===0){box.value=h.slice(8);box.dispatchEvent(new Event('input'));}\n"
     "fit();})();\n";
 
+/*
+ * The share of each of the name nodes of nt in old's flame graph of its
+ * event called ename: the node of old's tree with the same names from the
+ * root, or 0 where old has none. Parents have smaller ids than their
+ * children in both trees, so one pass in id order finds them all.
+ */
+static double *old_shares(const ntree *nt, const rprofile *old, const char *ename)
+{
+    ntree ot;
+    if (ntree_make(&ot, old) != 0)
+        return NULL;
+    uint32_t oe = UINT32_MAX;
+    for (size_t i = 0; i < old->rec->n_events; i++)
+        if (strcmp(old->rec->events[i].name, ename) == 0)
+            oe = (uint32_t)i;
+    double *share = calloc(nt->n, sizeof *share);
+    uint64_t *ow = calloc(ot.n, sizeof *ow);
+    int64_t *match = calloc(nt->n, sizeof *match);
+    rmap m = {NULL, NULL, NULL, 0, 0};
+    bool ok = share != NULL && ow != NULL && match != NULL;
+    for (size_t v = 1; ok && v < ot.n; v++)
+        ok = rmap_put(&m, ot.parent[v], ot.name[v], (uint32_t)v) == 0;
+    if (ok) {
+        for (size_t i = 0; i < old->n_samples; i++)
+            if (old->samples[i].event == oe)
+                ow[ot.of_node[old->samples[i].stack]]++;
+        for (size_t v = ot.n; v-- > 1;)
+            ow[ot.parent[v]] += ow[v];
+        double total = ow[0] ? (double)ow[0] : 1.0;
+        share[0] = (double)ow[0] / total;
+        for (size_t k = 1; k < nt->n; k++) {
+            int64_t op = match[nt->parent[k]];
+            const char *name = nt->names[nt->name[k]];
+            /* The old tree's names are sorted (ntree_make). */
+            size_t lo = 0, hi = ot.n_names;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(ot.names[mid], name) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            match[k] = -1;
+            if (op >= 0 && lo < ot.n_names && strcmp(ot.names[lo], name) == 0)
+                match[k] = rmap_get(&m, (uint64_t)op, lo);
+            if (match[k] >= 0)
+                share[k] = (double)ow[match[k]] / total;
+        }
+    }
+    free(ow);
+    free(match);
+    rmap_free(&m);
+    ntree_free(&ot);
+    if (!ok) {
+        free(share);
+        return NULL;
+    }
+    return share;
+}
+
+/* Red where a frame's share grew, blue where it shrank, the deeper the
+ * larger the change against the largest one drawn (max). */
+static void diff_colour(double change, double max, int *rgb)
+{
+    double i = max > 0 ? fabs(change) / max : 0;
+    int fade = (int)(225.0 * (1.0 - (i > 1 ? 1 : i)) + 0.5);
+    if (change > 0)
+        rgb[0] = 255, rgb[1] = rgb[2] = fade;
+    else if (change < 0)
+        rgb[0] = rgb[1] = fade, rgb[2] = 255;
+    else
+        rgb[0] = rgb[1] = rgb[2] = 235;
+}
+
 int report_html(FILE *out, const rprofile *p, int event)
+{
+    return report_html_diff(out, p, NULL, event);
+}
+
+int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int event)
 {
     const dkrec *r = p->rec;
     uint32_t e = event < 0 ? 0 : (uint32_t)event;
@@ -325,6 +405,7 @@ int report_html(FILE *out, const rprofile *p, int event)
         return -1;
     }
     size_t n = nt.n;
+    double *was = NULL, maxchange = 0;
     tnode *t = calloc(n, sizeof *t);
     if (t == NULL)
         goto oom;
@@ -345,9 +426,17 @@ int report_html(FILE *out, const rprofile *p, int event)
         if (t[k].weight > 0 && t[k].depth > maxdepth)
             maxdepth = t[k].depth;
     }
+    const char *ename = e < r->n_events ? r->events[e].name : "(no event)";
+    if (old != NULL) {
+        if ((was = old_shares(&nt, old, ename)) == NULL)
+            goto oom;
+        double tot = t[0].weight ? (double)t[0].weight : 1.0;
+        for (size_t k = 1; k < n; k++)
+            if (t[k].weight > 0 && fabs((double)t[k].weight / tot - was[k]) > maxchange)
+                maxchange = fabs((double)t[k].weight / tot - was[k]);
+    }
     const int rowh = 17, top = 10;
     int height = top + (int)(maxdepth + 1) * rowh + 10;
-    const char *ename = e < r->n_events ? r->events[e].name : "(no event)";
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
     dk__put_html(out, p->path);
     fputs(" - dkperf flame graph</title>\n<style>\n"
@@ -356,12 +445,28 @@ int report_html(FILE *out, const rprofile *p, int event)
           "g.f text{font:11px monospace;fill:#000;pointer-events:none}\n"
           "g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
           "#matched{margin-left:1em;color:#a0a}\n"
-          "</style></head><body>\n<h1 style=\"font-size:16px\">Flame graph: ",
+          "</style></head><body>\n<h1 style=\"font-size:16px\">",
           out);
+    fputs(old != NULL ? "Differential flame graph: " : "Flame graph: ", out);
     dk__put_html(out, ename);
     fprintf(out, ", %" PRIu64 " samples of ", t[0].weight);
     dk__put_html(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
-    fputs("</h1>\n<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
+    if (old != NULL) {
+        fputs(" against ", out);
+        dk__put_html(out, old->path);
+    }
+    fputs("</h1>\n", out);
+    if (old != NULL) {
+        fputs("<p>Widths from ", out);
+        dk__put_html(out, p->path);
+        fputs("; <span style=\"color:#d00\">red</span>: a larger share of the samples than in ",
+              out);
+        dk__put_html(out, old->path);
+        fputs(", <span style=\"color:#00d\">blue</span>: a smaller one, the deeper the larger "
+              "the change.</p>\n",
+              out);
+    }
+    fputs("<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
           " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n",
           out);
     if (!r->complete) {
@@ -393,7 +498,10 @@ int report_html(FILE *out, const rprofile *p, int event)
         }
         const char *name = k == 0 ? "all" : p->frames[t[k].frame].name;
         int rgb[3];
-        colour(name, rgb);
+        if (was != NULL)
+            diff_colour(w - was[k], maxchange, rgb);
+        else
+            colour(name, rgb);
         if (k == 0)
             rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
         int y = height - 10 - (int)(t[k].depth + 1) * rowh;
@@ -407,7 +515,10 @@ int report_html(FILE *out, const rprofile *p, int event)
             dk__put_html(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);
             fputc(')', out);
         }
-        fprintf(out, ": %" PRIu64 " samples, %.2f%%</title>", t[k].weight, 100.0 * w);
+        fprintf(out, ": %" PRIu64 " samples, %.2f%%", t[k].weight, 100.0 * w);
+        if (was != NULL)
+            fprintf(out, " (was %.2f%%: %+.2f)", 100.0 * was[k], 100.0 * (w - was[k]));
+        fputs("</title>", out);
         fprintf(out,
                 "<rect x=\"%.6f%%\" y=\"%d\" width=\"%.6f%%\" height=\"%d\" rx=\"2\" "
                 "fill=\"rgb(%d,%d,%d)\" data-c=\"rgb(%d,%d,%d)\"/>",
@@ -436,10 +547,12 @@ int report_html(FILE *out, const rprofile *p, int event)
     free(x);
     free(stack);
     free(t);
+    free(was);
     ntree_free(&nt);
     return 0;
 oom:
     free(t);
+    free(was);
     ntree_free(&nt);
     cli_error("report", "out of memory while drawing the flame graph");
     return -1;
