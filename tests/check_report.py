@@ -69,8 +69,9 @@ def case_stdio():
             check(abs(r[0] - 100.0 * children / 101) < 0.01 and abs(r[1] - 100.0 * self_ / 101) < 0.01,
                   f"{sym}: children {r[0]}% self {r[1]}%, expected {100*children/101:.2f}% {100*self_/101:.2f}%")
             check(r[2] == self_ * ROUNDS, f"{sym}: {r[2]} samples, expected {self_ * ROUNDS}")
-    mism = [r for r in rows if re.fullmatch(r"\[record_fixture\+0x1234\]", r[3][-1])]
-    check(len(mism) == 1, f"the address in the image with a wrong build-id stays image+offset: {rows}")
+    mism = [r for r in rows if r[3][-1] == "[record_fixture]"]
+    check(len(mism) == 1 and mism[0][2] == ROUNDS,
+          f"the address in the image with a wrong build-id stays unnamed: {rows}")
     check(re.search(r"no symbols: build-id \S+ on disk differs from baadf00d0+ recorded", out),
           "the report says the build-id differs:\n" + out)
     check(f"{total:,} samples" in out, f"the header counts {total} samples")
@@ -115,7 +116,7 @@ def case_folded():
     want = {"fixture;main;fx_outer;fx_hot": 70, "fixture;main;fx_outer;fx_cold": 20,
             "fixture;main;fx_other": 8, "fixture;main;[unknown]": 1,
             "fixture;main;fx_outer;fx_hot;[kernel]": 1,
-            "fixture;main;[record_fixture+0x1234]": 1}
+            "fixture;main;[record_fixture]": 1}
     want = {k: v * ROUNDS for k, v in want.items()}
     check(got == want, f"folded stacks:\n{got}\nexpected\n{want}")
     # With two events, the first by default, the other by name or index.
@@ -272,6 +273,39 @@ def case_errors():
     check(p.returncode == 2, "--folded with --stdio is refused")
 
 
+def case_runs():
+    """Addresses without a symbol: one [image] frame per image and caller,
+    a run of them in one image one frame, a run of [unknown] one frame."""
+    data = fixture_file("deep.data", "--deep")
+    got = {}
+    for line in run("report", "-i", data, "--folded").stdout.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        got[stack] = int(n)
+    tall = "fixture;main;" + "fx_outer;" * 126 + "fx_hot"
+    want = {"fixture;main;fx_outer;fx_hot": 70, "fixture;main;fx_outer;fx_cold": 20,
+            "fixture;main;fx_other": 8, "fixture;main;fx_outer;fx_hot;[kernel]": 1,
+            # The address in no map, and the run of 127 of them.
+            "fixture;main;[unknown]": 2,
+            # Three stacks in the mismatched map: at 0x1234, at 0x1500, and
+            # the run 0x3456 <- 0x2345 <- 0x1234.
+            "fixture;main;[record_fixture]": 3,
+            tall: 1}
+    want = {k: v * ROUNDS for k, v in want.items()}
+    short = {k[:80]: v for k, v in got.items()}
+    check(got == want, f"folded stacks:\n{short}\nexpected\n{ {k[:80]: v for k, v in want.items()} }")
+    rows = rows_of(run("report", "-i", data).stdout)
+    names = [r[3][-1] for r in rows]
+    check(names.count("[record_fixture]") == 1 and names.count("[unknown]") == 1,
+          f"one table row each for [record_fixture] and [unknown]: {names}")
+    path = os.path.join(work, "deep.speedscope.json")
+    run("report", "-i", data, "--speedscope", path)
+    with open(path) as f:
+        doc = json.load(f)
+    frames = [f["name"] for f in doc["shared"]["frames"]]
+    check(frames.count("[record_fixture]") == 1 and not any("+0x" in f for f in frames),
+          f"speedscope frames: {frames}")
+
+
 def case_macho():
     image = os.environ.get("DK_MACHO_IMAGE")
     if not image:
@@ -283,7 +317,7 @@ def case_macho():
     got = sorted(p.stdout.splitlines())
     base = os.path.basename(image)
     want = sorted(["fixture;fixture_alpha;fixture_beta 10",
-                   f"fixture;[{base}+0x347];[{base}+0x368] 3"])
+                   f"fixture;[{base}] 3"])
     check(got == want, f"Mach-O symbols from the image, by its UUID: {got}, expected {want}")
     out = run("report", "-i", data).stdout
     check(re.search(r"no symbols: .*UUID", out), "the wrong UUID is reported:\n" + out)
@@ -300,11 +334,11 @@ def case_noelf():
         check(len(lines) == 1 and "built without elfutils" in lines[0] and "libelf-dev" in lines[0],
               f"report {' '.join(args)}: one line naming elfutils and libelf-dev on stderr: {p.stderr!r}")
         if not args:
-            check(re.search(r"\[record_fixture\+0x[0-9a-f]+\]", p.stdout),
-                  "the addresses are image+offset:\n" + p.stdout)
+            check(re.search(r"\[record_fixture\]", p.stdout),
+                  "the addresses are unnamed [record_fixture]:\n" + p.stdout)
 
 
-cases = {"macho": case_macho, "noelf": case_noelf, "stdio": case_stdio, "folded": case_folded, "speedscope": case_speedscope,
+cases = {"macho": case_macho, "noelf": case_noelf, "stdio": case_stdio, "folded": case_folded, "runs": case_runs, "speedscope": case_speedscope,
          "html": case_html, "errors": case_errors}
 for name, fn in cases.items():
     if only == name or (only is None and name != "noelf"):

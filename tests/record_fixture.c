@@ -12,7 +12,13 @@
  *   a kernel sample in fx_hot      1 ([kernel] above fx_hot)
  *
  * and, in a second map of this program recorded with a wrong build-id,
- * addresses that must stay image + offset.
+ * an address that must stay unnamed ([record_fixture]).
+ *
+ * With --deep, each round has besides: a stack of 127 addresses in no map
+ * called from main (one [unknown] frame), two stacks of unnamed addresses
+ * of the mismatched map called from main, one a run of three (one
+ * [record_fixture] frame), and a stack 128 frames deep (fx_hot called
+ * from 126 fx_outer frames from main): a flame graph 2000 px high.
  *
  * With --macho FILE it writes instead samples in the Mach-O image FILE
  * (tests/fixtures/macho/thin-arm64), mapped at 0x200000000 with its UUID:
@@ -23,7 +29,7 @@
  * tests compare two such recordings); with --event NAME the event is NAME
  * instead of cpu-clock.
  *
- * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--macho FILE]
+ * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--deep] [--macho FILE]
  *                       [--hot N] [--event NAME]
  *        record_fixture --count RECORDING
  */
@@ -112,11 +118,12 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "--count") == 0)
         return count(argv[2]);
     if (argc < 2) {
-        fprintf(stderr, "usage: record_fixture OUT [--rounds N] [--two-events] [--no-end]\n");
+        fprintf(stderr,
+                "usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--deep]\n");
         return 2;
     }
     int rounds = 10;
-    int two = 0, no_end = 0, nhot = 70;
+    int two = 0, no_end = 0, deep = 0, nhot = 70;
     const char *macho = NULL, *event = "cpu-clock";
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
@@ -125,6 +132,8 @@ int main(int argc, char **argv)
             two = 1;
         else if (strcmp(argv[i], "--no-end") == 0)
             no_end = 1;
+        else if (strcmp(argv[i], "--deep") == 0)
+            deep = 1;
         else if (strcmp(argv[i], "--macho") == 0 && i + 1 < argc)
             macho = argv[++i];
         else if (strcmp(argv[i], "--hot") == 0 && i + 1 < argc)
@@ -213,8 +222,24 @@ int main(int argc, char **argv)
     uint64_t other[2] = {(uintptr_t)fx_other + 4, (uintptr_t)main + 20};
     uint64_t nowhere[2] = {0x10, (uintptr_t)main + 20};
     uint64_t mismatched[2] = {far + 0x1234, (uintptr_t)main + 20};
+    enum { DEEP = 128 };
+    uint64_t unknowns[DEEP], tall[DEEP];
+    for (int i = 0; i < DEEP - 1; i++) {
+        unknowns[i] = 0x100 + 8 * (uint64_t)i;
+        tall[i] = (uintptr_t)fx_outer + 8;
+    }
+    unknowns[DEEP - 1] = tall[DEEP - 1] = (uintptr_t)main + 20;
+    tall[0] = (uintptr_t)fx_hot + 4;
+    uint64_t run[4] = {far + 0x1234, far + 0x2345, far + 0x3456, (uintptr_t)main + 20};
+    uint64_t apart[2] = {far + 0x1500, (uintptr_t)main + 20};
     uint64_t t = 5000000000ull;
     for (int r = 0; r < rounds; r++) {
+        if (deep) {
+            sample(w, 0, t += 1001001, 0, unknowns, DEEP);
+            sample(w, 0, t += 1001001, 0, run, 4);
+            sample(w, 0, t += 1001001, 0, apart, 2);
+            sample(w, 0, t += 1001001, 0, tall, DEEP);
+        }
         for (int i = 0; i < nhot; i++)
             sample(w, 0, t += 1001001, 0, hot, 3);
         for (int i = 0; i < 20; i++)

@@ -72,14 +72,33 @@ def end(n):
     return b"z" + varint(n)
 
 
+FAR = 0x10000000
+
+
+def chain_pairs(depth):
+    """The nodes of a chain of depth frames, in turn in /nonexistent/deep.so
+    at 0x400000 and deep2.so at 0x400000 + FAR (chain_maps), so that no two
+    frames in a row are one [image] frame of report's; and the address of
+    its last frame."""
+    pairs = [(0, 0x401000)] + [(1, 0x10 + (FAR if i % 2 else -FAR)) for i in range(1, depth)]
+    return pairs, 0x401000 + (depth - 1) * 0x10 + (FAR if (depth - 1) % 2 else 0)
+
+
+def chain_maps(pid, depth):
+    size = 0x100000 + depth * 0x10
+    return map_(pid, 0x400000, size, "/nonexistent/deep.so") \
+        + map_(pid, 0x400000 + FAR, size, "/nonexistent/deep2.so")
+
+
 def deep(depth, nsamples, spread, pid=4242, nevents=1):
-    """One chain of depth frames in one image; nsamples samples at its last
-    spread nodes, in turn (spread 1: every sample on the leaf), all of the
-    first of nevents events."""
-    pairs = [(0, 0x401000)] + [(1, 0x10)] * (depth - 1)
+    """One chain of depth frames in two images without symbols
+    (chain_pairs); nsamples samples at its last spread nodes, in turn
+    (spread 1: every sample on the leaf), all of the first of nevents
+    events."""
+    pairs, _ = chain_pairs(depth)
     events = b"".join(event(i, "e%d" % i) for i in range(1, nevents))
     body = meta("comm", "deep") + event(0, "cpu-clock") + events + comm(pid, "deep") \
-        + map_(pid, 0x400000, 0x100000 + depth * 0x10, "/nonexistent/deep.so") + nodes(pairs)
+        + chain_maps(pid, depth) + nodes(pairs)
     chunks = [chunk(body)]
     samples = b""
     first = True
@@ -114,17 +133,17 @@ def many_maps(n, images=1, pid=7):
 
 
 def shared_chain(depth, nsamples, npids, overlap=False):
-    """A chain of depth frames in one image, mapped at the same address in
-    npids processes, each with a second map of its own image (elsewhere,
-    or over the chain's last frame when overlap) so that no two lists of
-    maps are the same; nsamples samples on its leaf, from the processes in
-    turn."""
-    chain_end = 0x401000 + (depth - 1) * 0x10
+    """A chain of depth frames in two images (chain_pairs), mapped at the
+    same addresses in npids processes, each with a third map of its own
+    image (elsewhere, or over the chain's last frame when overlap) so that
+    no two lists of maps are the same; nsamples samples on its leaf, from
+    the processes in turn."""
+    pairs, chain_end = chain_pairs(depth)
     body = meta("comm", "shared") + event(0, "cpu-clock")
     for p in range(1, npids + 1):
-        body += comm(p, "shared") + map_(p, 0x400000, 0x100000 + depth * 0x10, "/nonexistent/deep.so")
+        body += comm(p, "shared") + chain_maps(p, depth)
         at = chain_end if overlap else 0x7f0000000000 + p * 0x10000
         body += map_(p, at, 0x10, "/nonexistent/own%d.so" % p)
-    body += nodes([(0, 0x401000)] + [(1, 0x10)] * (depth - 1))
+    body += nodes(pairs)
     samples = [sample(depth, pid=1 + i % npids) for i in range(nsamples)]
     return HEADER + chunk(body) + b"".join(chunked(samples)) + chunk(end(nsamples))

@@ -18,7 +18,7 @@
 #include "dkrec.h"
 
 typedef struct rframe {
-    char *name; /* function, "[image+0xoff]", "[unknown]" or "[kernel]" */
+    char *name; /* function, "[image]" (no symbol), "[unknown]" or "[kernel]" */
     char *dso;  /* image file name (no directory), or "[unknown]" */
 } rframe;
 

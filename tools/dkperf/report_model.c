@@ -6,7 +6,6 @@
  * tree interned by (parent, frame), so a stack that many samples share, or
  * that is the prefix of many, is stored once.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,15 +264,14 @@ static const dkrec_map *find_map(const builder *b, const pidkey *k, uint64_t add
 }
 
 /* The frame of address addr in the process of key k (a return address
- * unless leaf). */
-static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf)
+ * unless leaf). *bare: set when the address has no symbol, so that the
+ * frame ("[image]" or "[unknown]") stands for any address of its image. */
+static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf, bool *bare)
 {
     const dkrec_map *m = find_map(b, k, addr);
-    char name[512];
-    if (m == NULL) {
-        snprintf(name, sizeof name, "[unknown]");
-        return frame_id(b, name, "[unknown]");
-    }
+    *bare = true;
+    if (m == NULL)
+        return frame_id(b, "[unknown]", "[unknown]");
     const char *dso = base_name(m->path);
     sym_image *im = symbols_image(b->syms, m->path, m->id_kind, m->id, m->id_len);
     if (im == NULL)
@@ -282,8 +280,10 @@ static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf)
     uint64_t look = leaf || addr == 0 ? addr : addr - 1;
     uint64_t off = 0;
     const char *sym = sym_lookup(im, m->start, m->pgoff, look, &off);
-    if (sym != NULL)
+    if (sym != NULL) {
+        *bare = false;
         return frame_id(b, sym, dso);
+    }
     if (sym_image_missing_reader(im) != NULL)
         b->p->missing_reader = sym_image_missing_reader(im);
     const char *problem = sym_image_problem(im);
@@ -293,21 +293,23 @@ static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf)
         if (add_note(b, line) != 0)
             return -1;
     }
-    /* "[libfoo.so+0x1234]"; a pseudo image keeps its own brackets: "[vdso+0xbe1]".
-     * A name too long is cut, never the offset: "[averyl...+0x1234]". */
+    /* "[libfoo.so]", one frame for every address of the image without a
+     * symbol, as perf script's "[unknown] (libfoo.so)" is folded into
+     * flame graphs: offsets would split one caller's time into a sliver
+     * per address. A pseudo image keeps its own brackets: "[vdso]". A name
+     * too long is cut: "[averyl...]". */
     const char *image = dso;
     size_t dn = strlen(dso);
     if (dn >= 2 && dso[0] == '[' && dso[dn - 1] == ']') {
         image = dso + 1;
         dn -= 2;
     }
-    char tail[32];
-    int tn = snprintf(tail, sizeof tail, "+0x%" PRIx64 "]", off);
-    size_t room = sizeof name - 2 - (size_t)tn; /* '[' and the NUL */
+    char name[512];
+    size_t room = sizeof name - 3; /* the brackets and the NUL */
     if (dn <= room)
-        snprintf(name, sizeof name, "[%.*s%s", (int)dn, image, tail);
+        snprintf(name, sizeof name, "[%.*s]", (int)dn, image);
     else
-        snprintf(name, sizeof name, "[%.*s...%s", (int)(room - 3), image, tail);
+        snprintf(name, sizeof name, "[%.*s...]", (int)(room - 3), image);
     return frame_id(b, name, dso);
 }
 
@@ -556,10 +558,16 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
     while (n-- > 0) {
         uint32_t k = b->chain[n];
         bool leaf = k == leaf_node;
-        int64_t f = resolve(b, pk, r->nodes[k].addr, leaf);
+        bool bare;
+        int64_t f = resolve(b, pk, r->nodes[k].addr, leaf, &bare);
         if (f < 0)
             return -1;
-        base = stack_node(b, (uint32_t)base, (uint32_t)f);
+        /* A run of addresses without symbols in one image (or in none) is
+         * one frame: a caller's unnamed callees in a stripped program, or
+         * 128 [unknown] frames of a program without frame pointers, are
+         * one box, not a tower of them. */
+        if (!(bare && base != 0 && b->p->nodes[base].frame == (uint32_t)f))
+            base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
         if (rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)

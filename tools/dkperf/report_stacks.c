@@ -313,6 +313,7 @@ static const char flame_script[] =
     " info.textContent=q?('matched: '+(m*100).toFixed(1)+'% of '+total+' samples'):'';});\n"
     "var h=decodeURIComponent(location.hash||'');\n"
     "if(h.indexOf('#search=')===0){box.value=h.slice(8);box.dispatchEvent(new Event('input'));}\n"
+    "var fg=document.getElementById('fg');fg.scrollTop=fg.scrollHeight;\n"
     "fit();})();\n";
 
 /*
@@ -442,6 +443,9 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     fputs(" - dkperf flame graph</title>\n<style>\n"
           "body{font:13px sans-serif;margin:12px;background:#fff;color:#222}\n"
           "svg{width:100%;display:block;background:#fafafa}\n"
+          /* A deep graph scrolls in its own box, which opens at its root
+           * (the bottom) where the wide frames are, below the title. */
+          "#fg{max-height:85vh;overflow-y:auto}\n"
           "g.f text{font:11px monospace;fill:#000;pointer-events:none}\n"
           "g.f:hover rect{stroke:#000;stroke-width:0.5}\n"
           "#matched{margin-left:1em;color:#a0a}\n"
@@ -475,7 +479,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
         fputs("</p>\n", out);
     }
     fprintf(out,
-            "<svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" height=\"%d\" "
+            "<div id=\"fg\"><svg id=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" height=\"%d\" "
             "data-total=\"%" PRIu64 "\">\n",
             height, t[0].weight);
     /* Depth first; x of each node from its parent's and its elder siblings'. */
@@ -540,7 +544,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
             stack[b - 1] = tmp;
         }
     }
-    fputs("</svg>\n", out);
+    fputs("</svg></div>\n", out);
     if (skipped)
         fprintf(out, "<p>%zu frames narrower than 0.02%% are not drawn.</p>\n", skipped);
     fprintf(out, "<script>\n%s</script>\n</body></html>\n", flame_script);

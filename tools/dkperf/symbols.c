@@ -492,7 +492,7 @@ static int open_image(sym_image *im)
         snprintf(im->problem, sizeof im->problem,
                  "an ELF image, and this dkperf was built without elfutils");
         im->missing_reader = "this dkperf was built without elfutils' libelf: functions in "
-                             "ELF images are shown as [image+offset] (install libelf-dev and "
+                             "ELF images are shown as [image] (install libelf-dev and "
                              "pkg-config, then build it again)";
 #endif
     } else if (macho) {
@@ -511,7 +511,7 @@ static int open_image(sym_image *im)
         snprintf(im->problem, sizeof im->problem,
                  "a Mach-O image, and this dkperf was built without a Mach-O reader");
         im->missing_reader = "this dkperf was built without the Mach-O reader: functions in "
-                             "Mach-O images are shown as [image+offset]";
+                             "Mach-O images are shown as [image]";
 #endif
     } else {
         snprintf(im->problem, sizeof im->problem, "neither ELF nor Mach-O");
