@@ -105,17 +105,17 @@ bool stat_metric(const report *rep, const double *v, const bool *ok, size_t i, d
 
 /* One event's line in perf stat's -x and -j forms (stat_perf.c). */
 typedef struct stat_line {
-    size_t i;           /* the event */
-    double interval;    /* -I: seconds since the start; < 0 without */
-    const char *label;  /* a row's: "CPU3", "S0-C1", "P"; NULL for the totals */
-    int cpu;            /* -A: the CPU's number */
-    size_t cpus;        /* a row's CPUs (shown for --per-core, --per-level) */
-    bool ok;            /* counted; otherwise "<not counted>" or "<not supported>" */
-    double value;       /* count (ns for events in ns) */
-    bool spread;        /* -r: the relative spread in percent, rel */
+    size_t i;          /* the event */
+    double interval;   /* -I: seconds since the start; < 0 without */
+    const char *label; /* a row's: "CPU3", "S0-C1", "P"; NULL for the totals */
+    int cpu;           /* -A: the CPU's number */
+    size_t cpus;       /* a row's CPUs (shown for --per-core, --per-level) */
+    bool ok;           /* counted; otherwise "<not counted>" or "<not supported>" */
+    double value;      /* count (ns for events in ns) */
+    bool spread;       /* -r: the relative spread in percent, rel */
     double rel;
-    uint64_t run_ns;    /* the counters' run time */
-    double pcnt;        /* percent of the time enabled they ran */
+    uint64_t run_ns; /* the counters' run time */
+    double pcnt;     /* percent of the time enabled they ran */
     bool has_metric;
     double metric;
     const char *metric_unit;

@@ -86,8 +86,8 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
             stat_line l = {.i = i, .interval = t, .ok = ok[i], .value = v[i]};
             l.run_ns = running[i];
             l.pcnt = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
-            l.has_metric = ok[i] && stat_metric(rep, v, ok, i, (double)span, &l.metric,
-                                                &l.metric_unit);
+            l.has_metric = ok[i] &&
+                           stat_metric(rep, v, ok, i, (double)span, &l.metric, &l.metric_unit);
             stat_perf_line(out, rep, o, &l);
         }
     } else {

@@ -74,8 +74,8 @@ static int find_role(const report *rep, const bool *ok, int role)
 
 /* x divided by the count of the counted event playing role, times scale:
  * 1 with *out set, 0 when that count is 0, -1 when no event plays it. */
-static int per(const report *rep, const double *v, const bool *ok, int role, double x,
-               double scale, double *out)
+static int per(const report *rep, const double *v, const bool *ok, int role, double x, double scale,
+               double *out)
 {
     int j = find_role(rep, ok, role);
     if (j < 0)

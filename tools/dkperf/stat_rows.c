@@ -446,8 +446,8 @@ static uint64_t row_share(const stat_rows *r, const row *w, uint64_t run_ns)
  * one row's events (--per-core, --per-level), in perf's -x or -j form;
  * ok[]: counted, run_ns and pcnt: the totals' run time and percent. */
 static void perf_rows(FILE *out, const report *rep, const stat_options *o, const stat_rows *r,
-                      const row *rows, size_t m, double interval, double elapsed,
-                      const bool *ok, const uint64_t *run_ns, const double *pcnt)
+                      const row *rows, size_t m, double interval, double elapsed, const bool *ok,
+                      const uint64_t *run_ns, const double *pcnt)
 {
     size_t n = rep->n;
     bool by_event = o->aggr == STAT_AGGR_CPU;
@@ -461,8 +461,8 @@ static void perf_rows(FILE *out, const report *rep, const stat_options *o, const
             l.value = w->v[i];
             l.run_ns = ok[i] ? row_share(r, w, run_ns[i]) : 0;
             l.pcnt = pcnt[i];
-            l.has_metric =
-                ok[i] && stat_metric(rep, w->v, ok, i, elapsed, &l.metric, &l.metric_unit);
+            l.has_metric = ok[i] &&
+                           stat_metric(rep, w->v, ok, i, elapsed, &l.metric, &l.metric_unit);
             stat_perf_line(out, rep, o, &l);
         }
 }
