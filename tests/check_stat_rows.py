@@ -213,9 +213,12 @@ if sys.platform.startswith("linux"):
         fail("linux -a -A -I 50 human: exit %d: %r" % (rc, err))
     rc, err = run(["-a", "--per-core", "-I", "50", "-x", ",", "-e", "cpu-clock", "--",
                    "sleep", "0.2"])
-    ivrows = [l.split(",") for l in err.splitlines() if re.match(r"^\d+\.\d{9},", l)]
-    if rc != 0 or len(ivrows) < 2 or any(len(l) != 8 or not l[1].startswith("S") or
-                                         l[4] != "msec" or l[5] != "cpu-clock" for l in ivrows):
+    # perf's layout: time, core, cpus, value, unit, event, run time, percent,
+    # metric, metric unit; the intervals alone.
+    ivrows = [l.split(",") for l in err.splitlines() if re.match(r"^ *\d+\.\d{9},", l)]
+    if rc != 0 or len(ivrows) < 2 or len(ivrows) != len(err.splitlines()) or \
+            any(len(l) != 10 or not l[1].startswith("S") or l[4] != "msec" or
+                l[5] != "cpu-clock" or l[9] != "CPUs utilized" for l in ivrows):
         fail("linux -a --per-core -I 50 -x,: exit %d: %r" % (rc, err))
     rc, err = run(["-C", "0", "-A", "-x", ",", "-e", "cpu-clock", "--", "true"])
     if rc != 0 or [l.split(",")[0] for l in err.splitlines() if l] != ["CPU0"]:

@@ -112,13 +112,15 @@ int cmd_stat(int argc, char **argv)
     if (interrupted == 0 && signals_pending() != 0)
         interrupted = 128 + signals_pending();
 
-    if (rc == 0 && !exec_failed && rep.nruns > 0) {
+    /* perf stat -I -x and -j print the intervals alone, no totals. */
+    bool intervals_only = o.interval_ms > 0 && (o.sep != NULL || o.jsonl);
+    if (rc == 0 && !exec_failed && rep.nruns > 0 && !intervals_only) {
         if (stat_rows_print(out, &rep, &o, s))
             ; /* broken down by CPU, core or level */
         else if (o.json)
             stat_print_json(out, &rep, &o, s);
-        else if (o.sep != NULL)
-            stat_print_csv(out, &rep, &o);
+        else if (o.sep != NULL || o.jsonl)
+            stat_print_perf(out, &rep, &o);
         else
             stat_print_human(out, &rep, &o, s);
     }

@@ -86,14 +86,44 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
 int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, report *rep,
                   run *out, int *exec_failed);
 
-/* The report as perf stat prints it, as -x CSV, and as --json. */
+/* The report as perf stat prints it, and as --json (ours). */
 void stat_print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
 /* "\n Performance counter stats for 'CMD'" or "... for process id '1,2'", no newline. */
 void stat_print_title(FILE *out, const report *rep, const stat_options *o);
 /* Why events were not supported: one line per reason, naming its events. */
 void stat_print_unavailable(FILE *out, const report *rep);
-void stat_print_csv(FILE *out, const report *rep, const stat_options *o);
 void stat_print_json(FILE *out, const report *rep, const stat_options *o, dk_sampler *s);
+
+/*
+ * Event i's derived metric from the counts v[] (means, a row's or an
+ * interval's) of the events ok[] says were counted, over elapsed ns:
+ * value and unit ("CPUs utilized", "insn per cycle", "M/sec", ...), or
+ * false when it has none.
+ */
+bool stat_metric(const report *rep, const double *v, const bool *ok, size_t i, double elapsed,
+                 double *value, const char **unit);
+
+/* One event's line in perf stat's -x and -j forms (stat_perf.c). */
+typedef struct stat_line {
+    size_t i;          /* the event */
+    double interval;   /* -I: seconds since the start; < 0 without */
+    const char *label; /* a row's: "CPU3", "S0-C1", "P"; NULL for the totals */
+    int cpu;           /* -A: the CPU's number */
+    size_t cpus;       /* a row's CPUs (shown for --per-core, --per-level) */
+    bool ok;           /* counted; otherwise "<not counted>" or "<not supported>" */
+    double value;      /* count (ns for events in ns) */
+    bool spread;       /* -r: the relative spread in percent, rel */
+    double rel;
+    uint64_t run_ns; /* the counters' run time */
+    double pcnt;     /* percent of the time enabled they ran */
+    bool has_metric;
+    double metric;
+    const char *metric_unit;
+} stat_line;
+
+void stat_perf_line(FILE *out, const report *rep, const stat_options *o, const stat_line *l);
+/* The totals as perf stat -x SEP or -j prints them (one line per event). */
+void stat_print_perf(FILE *out, const report *rep, const stat_options *o);
 
 /*
  * Per-CPU and per-level breakdowns (stat_rows.c). stat_rows_open checks a

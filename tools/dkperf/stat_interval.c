@@ -73,22 +73,22 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
                     enabled[i] > 0 ? (double)running[i] / (double)enabled[i] : 1.0);
         }
         fputs("]}\n", out);
-    } else if (o->sep != NULL) {
-        /* time, then the fields of a total's line: value, unit, event, run
-         * time, percent, metric, metric unit, spread (the last three empty). */
-        const char *x = o->sep;
+    } else if (o->sep != NULL || o->jsonl) {
+        /* perf's line for each event, the time first. */
+        double v[DK_MAX_EVENTS];
+        bool ok[DK_MAX_EVENTS];
         for (size_t i = 0; i < rep->n; i++) {
-            fprintf(out, "%.9f%s", t, x);
-            if (!rep->supported[i] || !info[i].counted)
-                fprintf(out, "%s%s", rep->supported[i] ? "<not counted>" : "<not supported>", x);
-            else if (in_ns(rep, i))
-                fprintf(out, "%.2f%smsec", (double)delta[i] / 1e6, x);
-            else
-                fprintf(out, "%llu%s", (unsigned long long)delta[i], x);
-            fprintf(out, "%s%s%s%llu%s%.2f%s%s%s\n", x, rep->names[i], x,
-                    (unsigned long long)running[i], x,
-                    enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0, x, x,
-                    x);
+            v[i] = (double)delta[i];
+            /* Counters that did not run this interval: <not counted>, as perf. */
+            ok[i] = rep->supported[i] && info[i].counted && (enabled[i] == 0 || running[i] > 0);
+        }
+        for (size_t i = 0; i < rep->n; i++) {
+            stat_line l = {.i = i, .interval = t, .ok = ok[i], .value = v[i]};
+            l.run_ns = running[i];
+            l.pcnt = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
+            l.has_metric = ok[i] &&
+                           stat_metric(rep, v, ok, i, (double)span, &l.metric, &l.metric_unit);
+            stat_perf_line(out, rep, o, &l);
         }
     } else {
         if (iv->printed == 0)

@@ -74,7 +74,7 @@ static bool parse_ms(const char *opt, const char *v, long *out)
 
 void help_stat(FILE *out)
 {
-    fputs("usage: dkperf stat [-e EV[,EV...]] [-r N] [-x SEP | --json] [-o FILE] [-a]\n"
+    fputs("usage: dkperf stat [-e EV[,EV...]] [-r N] [-x SEP | -j | --json] [-o FILE] [-a]\n"
           "                   [-A | --per-core | --per-level] [-C CPUS]\n"
           "                   [-I MS] [--timeout MS] [--backend NAME] [--] CMD [ARGS...]\n"
           "       dkperf stat [options] -p PID[,PID...] | -t TID[,TID...]\n"
@@ -90,8 +90,12 @@ void help_stat(FILE *out)
           "                       (and task-clock, context-switches, page-faults on Linux)\n"
           "  -r, --repeat N       run CMD N times; report the means and their spread\n"
           "  -x, --field-separator SEP\n"
-          "                       one line per event, fields separated by SEP (CSV)\n"
-          "      --json           one JSON object\n"
+          "                       one line per event, fields separated by SEP, in\n"
+          "                       perf stat's layout (value, unit, event[, spread],\n"
+          "                       run time, percent running, metric, metric unit)\n"
+          "  -j, --json-output    perf stat's JSON lines: one object per event (per\n"
+          "                       row, per interval), perf-stat(1)'s keys\n"
+          "      --json           one JSON object of dkperf's own schema (more detail)\n"
           "  -o, --output FILE    write the report to FILE instead of standard error\n"
           "  -a, --all-cpus       count every CPU, not only CMD (macOS: needed for events\n"
           "                       other than instructions and cycles)\n"
@@ -246,6 +250,8 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
                 return rc;
         } else if (opt_is(a, NULL, "--json")) {
             o->json = true;
+        } else if (opt_is(a, "-j", "--json-output")) {
+            o->jsonl = true;
         } else if (opt_is(a, "-a", "--all-cpus")) {
             o->all_cpus = true;
         } else if (opt_is(a, "-A", "--no-aggr") || opt_is(a, NULL, "--per-core") ||
@@ -326,10 +332,14 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
                       o->sep);
             return EXIT_USAGE;
         }
-        if (o->json) {
-            cli_error("stat", "-x and --json cannot be used together");
+        if (o->json || o->jsonl) {
+            cli_error("stat", "-x and %s cannot be used together", o->json ? "--json" : "-j");
             return EXIT_USAGE;
         }
+    }
+    if (o->json && o->jsonl) {
+        cli_error("stat", "-j (perf's JSON lines) and --json (one object) exclude each other");
+        return EXIT_USAGE;
     }
     if (o->cpus != NULL)
         o->all_cpus = true; /* as perf: a CPU list counts those CPUs, whatever runs there */

@@ -21,7 +21,8 @@ typedef struct stat_options {
     size_t nevents;
     long repeat;         /* -r, 1 by default */
     const char *sep;     /* -x, or NULL */
-    bool json;           /* --json */
+    bool json;           /* --json (ours: one object) */
+    bool jsonl;          /* -j, --json-output: perf stat's JSON lines */
     const char *output;  /* -o, or NULL */
     bool all_cpus;       /* -a */
     const char *backend; /* --backend, checked against the known names, or NULL */

@@ -64,52 +64,49 @@ static bool counted(const report *rep, size_t i)
     return false;
 }
 
-static int find_role(const report *rep, int role)
+static int find_role(const report *rep, const bool *ok, int role)
 {
     for (size_t i = 0; i < rep->n; i++)
-        if (rep->role[i] == role && rep->supported[i] && counted(rep, i))
+        if (rep->role[i] == role && ok[i])
             return (int)i;
     return -1;
 }
 
-/* v divided by the mean of the counted event playing role, times scale:
- * 1 with *out set, 0 when that mean is 0, -1 when no event plays it. */
-static int per(const report *rep, int role, double v, double scale, double *out)
+/* x divided by the count of the counted event playing role, times scale:
+ * 1 with *out set, 0 when that count is 0, -1 when no event plays it. */
+static int per(const report *rep, const double *v, const bool *ok, int role, double x, double scale,
+               double *out)
 {
-    int j = find_role(rep, role);
+    int j = find_role(rep, ok, role);
     if (j < 0)
         return -1;
-    double other, rel;
-    summarize(rep, (size_t)j, Q_COUNT, &other, &rel);
-    if (other <= 0)
+    if (v[j] <= 0)
         return 0;
-    *out = v / other * scale;
+    *out = x / v[j] * scale;
     return 1;
 }
 
-/* A derived metric for event i: value and unit, or false when none. */
-static bool metric(const report *rep, size_t i, double elapsed, double *value, const char **unit)
+bool stat_metric(const report *rep, const double *v, const bool *ok, size_t i, double elapsed,
+                 double *value, const char **unit)
 {
-    double v, rel;
-    summarize(rep, i, Q_COUNT, &v, &rel);
     int r = -1;
     switch (rep->role[i]) {
     case ROLE_CLOCK:
         if (elapsed <= 0)
             return false;
-        *value = v / elapsed;
+        *value = v[i] / elapsed;
         *unit = "CPUs utilized";
         return true;
     case ROLE_INSTRUCTIONS:
-        r = per(rep, ROLE_CYCLES, v, 1, value);
+        r = per(rep, v, ok, ROLE_CYCLES, v[i], 1, value);
         *unit = "insn per cycle";
         break;
     case ROLE_MISSES:
-        r = per(rep, ROLE_BRANCHES, v, 100, value);
+        r = per(rep, v, ok, ROLE_BRANCHES, v[i], 100, value);
         *unit = "% of all branches";
         break;
     case ROLE_CYCLES:
-        r = per(rep, ROLE_CLOCK, v, 1, value);
+        r = per(rep, v, ok, ROLE_CLOCK, v[i], 1, value);
         *unit = "GHz";
         break;
     default:
@@ -119,11 +116,26 @@ static bool metric(const report *rep, size_t i, double elapsed, double *value, c
         return r == 1;
     /* Otherwise a rate per second of CPU time, when task-clock is counted. */
     double rate;
-    if (find_role(rep, ROLE_CLOCK) == (int)i || per(rep, ROLE_CLOCK, v, 1e9, &rate) != 1)
+    if (find_role(rep, ok, ROLE_CLOCK) == (int)i ||
+        per(rep, v, ok, ROLE_CLOCK, v[i], 1e9, &rate) != 1)
         return false;
     *unit = rate >= 1e9 ? "G/sec" : rate >= 1e6 ? "M/sec" : rate >= 1e3 ? "K/sec" : "/sec";
     *value = rate >= 1e9 ? rate / 1e9 : rate >= 1e6 ? rate / 1e6 : rate >= 1e3 ? rate / 1e3 : rate;
     return true;
+}
+
+/* A derived metric of the means for event i: value and unit, or false. */
+static bool metric(const report *rep, size_t i, double elapsed, double *value, const char **unit)
+{
+    double v[DK_MAX_EVENTS], rel;
+    bool ok[DK_MAX_EVENTS];
+    for (size_t j = 0; j < rep->n; j++) {
+        ok[j] = rep->supported[j] && counted(rep, j);
+        v[j] = 0;
+        if (ok[j])
+            summarize(rep, j, Q_COUNT, &v[j], &rel);
+    }
+    return stat_metric(rep, v, ok, i, elapsed, value, unit);
 }
 
 static bool in_ns(const report *rep, size_t i)
@@ -225,41 +237,24 @@ void stat_print_unavailable(FILE *out, const report *rep)
     dk__put_unavailable(out, rep->n, rep->names, why, " ", "\n", dk__put_untrusted);
 }
 
-/* value SEP unit SEP event SEP run-time SEP percent SEP metric SEP metric-unit SEP spread */
-void stat_print_csv(FILE *out, const report *rep, const stat_options *o)
+/* perf stat -x SEP and -j: one line per event (stat_perf.c prints it). */
+void stat_print_perf(FILE *out, const report *rep, const stat_options *o)
 {
-    const char *x = o->sep;
     double elapsed, erel;
     summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
     for (size_t i = 0; i < rep->n; i++) {
-        if (!rep->supported[i] || !counted(rep, i)) {
-            /* value, unit, event, run time, percent, metric, metric unit, spread */
-            const char *value = rep->supported[i] ? "<not counted>" : "<not supported>";
-            fprintf(out, "%s%s%s%s%s0%s0.00%s%s%s\n", value, x, x, rep->names[i], x, x, x, x, x);
-            continue;
+        stat_line l = {.i = i, .interval = -1, .spread = rep->nruns > 1};
+        l.ok = rep->supported[i] && counted(rep, i);
+        if (l.ok) {
+            summarize(rep, i, Q_COUNT, &l.value, &l.rel);
+            l.has_metric = metric(rep, i, elapsed, &l.metric, &l.metric_unit);
         }
-        double v, rel, mv = 0;
-        const char *mu = "";
-        summarize(rep, i, Q_COUNT, &v, &rel);
-        bool has_metric = metric(rep, i, elapsed, &mv, &mu);
         uint64_t run_ns = 0;
         for (size_t r = 0; r < rep->nruns; r++)
             run_ns += rep->runs[r].info[i].time_running;
-        run_ns = rep->nruns ? run_ns / rep->nruns : 0;
-        if (in_ns(rep, i))
-            fprintf(out, "%.2f%smsec", v / 1e6, x);
-        else
-            fprintf(out, "%.0f%s", v, x);
-        fprintf(out, "%s%s%s%llu%s%.2f%s", x, rep->names[i], x, (unsigned long long)run_ns, x,
-                running_fraction(rep, i) * 100, x);
-        if (has_metric)
-            fprintf(out, "%.3f%s%s", mv, x, mu);
-        else
-            fprintf(out, "%s", x);
-        fprintf(out, "%s", x);
-        if (rep->nruns > 1)
-            fprintf(out, "%.2f%%", rel);
-        fputc('\n', out);
+        l.run_ns = rep->nruns ? run_ns / rep->nruns : 0;
+        l.pcnt = l.ok ? running_fraction(rep, i) * 100 : 100;
+        stat_perf_line(out, rep, o, &l);
     }
     stat_rows_csv_levels(out, rep, o);
 }

@@ -434,57 +434,77 @@ static void print_human(FILE *out, const report *rep, const stat_options *o, dk_
     stat_print_unavailable(out, rep);
 }
 
-/* label SEP [cpus SEP] value SEP unit SEP event SEP run-time SEP percent */
-static void print_csv(FILE *out, const report *rep, const stat_options *o, const row *rows,
-                      size_t m)
+/* A row's share of run time: the CPUs' counters of a system group run
+ * alike (each one's own time, not the sum over every CPU's). */
+static uint64_t row_share(const stat_rows *r, const row *w, uint64_t run_ns)
 {
-    const char *x = o->sep;
+    size_t all = r->group_ncpus > 0 ? r->group_ncpus : 1;
+    return (uint64_t)((double)run_ns * (double)w->cpus / (double)all + 0.5);
+}
+
+/* The rows of one event (-A: perf prints each event's CPUs together) or
+ * one row's events (--per-core, --per-level), in perf's -x or -j form;
+ * ok[]: counted, run_ns and pcnt: the totals' run time and percent. */
+static void perf_rows(FILE *out, const report *rep, const stat_options *o, const stat_rows *r,
+                      const row *rows, size_t m, double interval, double elapsed, const bool *ok,
+                      const uint64_t *run_ns, const double *pcnt)
+{
+    size_t n = rep->n;
+    bool by_event = o->aggr == STAT_AGGR_CPU;
+    for (size_t a = 0; a < (by_event ? n : m); a++)
+        for (size_t b = 0; b < (by_event ? m : n); b++) {
+            size_t i = by_event ? a : b;
+            const row *w = &rows[by_event ? b : a];
+            stat_line l = {.i = i, .interval = interval, .label = w->label, .cpu = w->id};
+            l.cpus = w->cpus;
+            l.ok = ok[i];
+            l.value = w->v[i];
+            l.run_ns = ok[i] ? row_share(r, w, run_ns[i]) : 0;
+            l.pcnt = pcnt[i];
+            l.has_metric = ok[i] &&
+                           stat_metric(rep, w->v, ok, i, elapsed, &l.metric, &l.metric_unit);
+            stat_perf_line(out, rep, o, &l);
+        }
+}
+
+static void print_perf(FILE *out, const report *rep, const stat_options *o, const row *rows,
+                       size_t m)
+{
+    bool ok[DK_MAX_EVENTS];
+    uint64_t run_ns[DK_MAX_EVENTS];
+    double pcnt[DK_MAX_EVENTS];
     for (size_t i = 0; i < rep->n; i++) {
-        uint64_t run_ns = 0;
+        uint64_t sum = 0;
         double frac = 0;
         size_t k = 0;
         for (size_t r = 0; r < rep->nruns; r++) {
             const dk_reading *info = &rep->runs[r].info[i];
-            run_ns += info->time_running;
+            sum += info->time_running;
             if (info->time_enabled > 0) {
                 frac += (double)info->time_running / (double)info->time_enabled;
                 k++;
             }
         }
-        run_ns = rep->nruns ? run_ns / rep->nruns : 0;
-        frac = k ? frac / (double)k : 1.0;
-        bool ok = rep->supported[i] && counted(rep, i);
-        for (size_t j = 0; j < m; j++) {
-            fputs(rows[j].label, out);
-            if (o->aggr != STAT_AGGR_CPU)
-                fprintf(out, "%s%zu", x, rows[j].cpus);
-            if (!ok)
-                fprintf(out, "%s%s%s%s%s%s0%s0.00\n", x,
-                        rep->supported[i] ? "<not counted>" : "<not supported>", x, x,
-                        rep->names[i], x, x);
-            else if (in_ns(rep, i))
-                fprintf(out, "%s%.2f%smsec%s%s%s%llu%s%.2f\n", x, rows[j].v[i] / 1e6, x, x,
-                        rep->names[i], x, (unsigned long long)run_ns, x, frac * 100);
-            else
-                fprintf(out, "%s%.0f%s%s%s%s%llu%s%.2f\n", x, rows[j].v[i], x, x, rep->names[i], x,
-                        (unsigned long long)run_ns, x, frac * 100);
-        }
+        run_ns[i] = rep->nruns ? sum / rep->nruns : 0;
+        ok[i] = rep->supported[i] && counted(rep, i);
+        pcnt[i] = ok[i] && k ? frac / (double)k * 100 : 100;
     }
+    perf_rows(out, rep, o, rep->rows, rows, m, -1, mean_elapsed(rep), ok, run_ns, pcnt);
 }
 
 bool stat_rows_print(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
 {
     const stat_rows *r = rep->rows;
     if (r == NULL || !r->system || o->aggr == STAT_AGGR_TOTAL || o->json)
-        return false;
+        return false; /* --json has the rows in its one object */
     row *rows = calloc(r->ncpus > 0 ? r->ncpus : 1, sizeof *rows);
     if (rows == NULL) {
         cli_error("stat", "out of memory while printing the per-CPU counts");
         return false; /* the totals at least */
     }
     size_t m = make_rows(r, rep->n, o->aggr, rows);
-    if (o->sep != NULL)
-        print_csv(out, rep, o, rows, m);
+    if (o->sep != NULL || o->jsonl)
+        print_perf(out, rep, o, rows, m);
     else
         print_human(out, rep, o, s, rows, m);
     free(rows);
@@ -539,16 +559,20 @@ void stat_rows_human_levels(FILE *out, const report *rep)
         }
 }
 
-/* level SEP value SEP unit SEP event, after the totals, with --per-level. */
+/* With --per-level, after the totals: each level's counts as perf's
+ * aggregated rows (label, then the CPUs, unknown here: 0). */
 void stat_rows_csv_levels(FILE *out, const report *rep, const stat_options *o)
 {
     const stat_rows *r = rep->rows;
     if (r == NULL || r->system || r->runs == 0 || o->aggr != STAT_AGGR_LEVEL)
         return;
     for (size_t i = 0; i < rep->n; i++)
-        for (size_t l = 0; l < r->levels && split(r, rep, i); l++)
-            fprintf(out, "%s%s%.0f%s%s%s\n", r->level_names[l], o->sep,
-                    r->level_sum[l][i] / (double)r->runs, o->sep, o->sep, rep->names[i]);
+        for (size_t l = 0; l < r->levels && split(r, rep, i); l++) {
+            stat_line line = {.i = i, .interval = -1, .label = r->level_names[l], .ok = true};
+            line.value = r->level_sum[l][i] / (double)r->runs;
+            line.pcnt = 100;
+            stat_perf_line(out, rep, o, &line);
+        }
 }
 
 /* One row's count of event i as a JSON object. */
@@ -662,6 +686,18 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
     uint64_t enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS], span;
     double t = stat_interval_advance(iv, n, since_ns, info, enabled, running, &span);
     const char *x = o->sep;
+    if (x != NULL || o->jsonl) {
+        bool ok[DK_MAX_EVENTS];
+        double pcnt[DK_MAX_EVENTS];
+        for (size_t i = 0; i < n; i++) {
+            ok[i] = rep->supported[i] && info[i].counted && (enabled[i] == 0 || running[i] > 0);
+            pcnt[i] = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
+        }
+        perf_rows(out, rep, o, r, r->rows, m, t, (double)span, ok, running, pcnt);
+        iv->printed++;
+        fflush(out);
+        return;
+    }
     if (o->json) {
         fprintf(out, "{\"interval\": %.9f, \"interval_ns\": %llu, \"aggregation\": ", t,
                 (unsigned long long)span);
@@ -674,30 +710,15 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
             }
         fputs("]}\n", out);
     } else {
-        if (x == NULL && iv->printed == 0)
+        if (iv->printed == 0)
             fprintf(out, "#           time %-10s%s %18s unit events\n",
                     o->aggr == STAT_AGGR_CPU ? "CPU" : aggr_name(o->aggr),
                     o->aggr == STAT_AGGR_CPU ? "" : " cpus", "counts");
         for (size_t i = 0; i < n; i++) {
             bool ok = rep->supported[i] && info[i].counted;
             const char *why = rep->supported[i] ? "<not counted>" : "<not supported>";
-            double pct = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
             for (size_t j = 0; j < m; j++) {
                 const row *w = &r->rows[j];
-                if (x != NULL) { /* time, label[, cpus], value, unit, event, run time, percent */
-                    fprintf(out, "%.9f%s%s", t, x, w->label);
-                    if (o->aggr != STAT_AGGR_CPU)
-                        fprintf(out, "%s%zu", x, w->cpus);
-                    if (!ok)
-                        fprintf(out, "%s%s%s", x, why, x);
-                    else if (in_ns(rep, i))
-                        fprintf(out, "%s%.2f%smsec", x, w->v[i] / 1e6, x);
-                    else
-                        fprintf(out, "%s%.0f%s", x, w->v[i], x);
-                    fprintf(out, "%s%s%s%llu%s%.2f\n", x, rep->names[i], x,
-                            (unsigned long long)running[i], x, pct);
-                    continue;
-                }
                 fprintf(out, "%16.9f %-10s", t, w->label);
                 if (o->aggr != STAT_AGGR_CPU)
                     fprintf(out, " %4zu", w->cpus);

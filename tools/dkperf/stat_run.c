@@ -51,6 +51,7 @@ static void fill_roles(dk_sampler *s, const dk_group *g, size_t n, report *rep)
         const char *portable;
         int role;
     } roles[] = {{"task-clock", ROLE_CLOCK},
+                 {"cpu-clock", ROLE_CLOCK}, /* -a's clock: CPUs utilized too, as perf */
                  {"instructions", ROLE_INSTRUCTIONS},
                  {"cycles", ROLE_CYCLES},
                  {"branches", ROLE_BRANCHES},
