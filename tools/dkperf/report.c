@@ -168,6 +168,8 @@ int cmd_report(int argc, char **argv)
      * says nothing of why. */
     if (p.missing_reader != NULL)
         cli_error("report", "note: %s", p.missing_reader);
+    if (p.kernel_note[0] != '\0')
+        cli_error("report", "note: %s", p.kernel_note);
     int rc = 0;
     if (stdio_table && report_stdio(stdout, &p, sort, by_children) != 0)
         rc = EXIT_SETUP;
