@@ -592,6 +592,10 @@ typedef struct dk_sampling_event {
 #define DK_SAMPLE_PERIOD 0x10u    /* period */
 #define DK_SAMPLE_CALLCHAIN 0x20u /* user call chain */
 #define DK_SAMPLE_READ 0x40u      /* the values of every event of the sampling */
+/* With CALLCHAIN: the kernel's call chain too, in kernel_frames (perf_event;
+ * the kernel gives it for samples taken in kernel mode, which an event
+ * counting user mode only never has); other backends give none. */
+#define DK_SAMPLE_KERNEL_CALLCHAIN 0x80u
 
 /* dk_sampling_options.flags */
 #define DK_SAMPLING_ENABLE_ON_EXEC 0x1u /* start at the process's next exec (perf_event) */
@@ -643,6 +647,10 @@ typedef struct dk_sample {
     const char *map_path;
     /* DK_SAMPLE_KIND_COMM */
     const char *comm;
+    /* DK_SAMPLE_KERNEL_CALLCHAIN: the kernel's call chain, innermost first
+     * (the sampled pc first), when the sample was taken in the kernel */
+    const uint64_t *kernel_frames;
+    size_t n_kernel_frames;
 } dk_sample;
 
 /* Called for each record; the record and its arrays are valid during the

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "dkrec.h"
+#include "dkrec_format.h"
 #include "imageid.h"
 #include "common/regfile.h"
 
@@ -446,5 +447,94 @@ TEST_CASE(kernel_file_systems_are_named)
             DKT_FAIL("0x%x refused as %s", ordinary[i], regfile_linux_fs(ordinary[i]));
 }
 #endif
+
+
+/* A file of one chunk holding payload, under a 1.1 header. */
+static size_t one_chunk(uint8_t *out, const uint8_t *payload, size_t n)
+{
+    static const uint8_t head[16] = {'D', 'K', 'R', 'E', 'C', 0x1a, '\n', 0, 1, 0, 1, 0};
+    memcpy(out, head, sizeof head);
+    size_t k = sizeof head;
+    out[k++] = 'C';
+    out[k++] = (uint8_t)n; /* n < 128: one varint byte */
+    uint32_t crc = dkrec__crc32(payload, n);
+    for (int b = 0; b < 4; b++)
+        out[k++] = (uint8_t)(crc >> (8 * b));
+    memcpy(out + k, payload, n);
+    return k + n;
+}
+
+/* The kernel's chain of a sample is a stack of its own, read back as
+ * written (format 1.1); a kernel stack record that names no node, comes
+ * twice for one sample or has no sample after it is refused. */
+TEST_CASE(kernel_stacks_round_trip_and_bad_ones_are_refused)
+{
+    const char *path = tmp_path("kernel");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 0, 999), ==, 0);
+    static const uint64_t user[] = {0x401000, 0x401100, 0x401200};
+    static const uint64_t kern[] = {0xffffffff810a0f35ull, 0xffffffff81c00050ull};
+    dkrec_sample s = {0};
+    s.pid = 7;
+    s.time_ns = 1000;
+    s.flags = DKREC_SAMPLE_KERNEL;
+    s.frames = user + 1;
+    s.n_frames = 2;
+    s.kernel_frames = kern;
+    s.n_kernel_frames = 2;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    s.flags = 0; /* a user sample after it has no kernel chain */
+    s.frames = user;
+    s.n_frames = 3;
+    s.n_kernel_frames = 0;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    dkrec_writer_free(w);
+    close(fd);
+    dkrec *r;
+    char err[512];
+    CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
+    unlink(path);
+    CHECK_INT(r->version_minor, ==, 1);
+    CHECK_INT(r->n_samples, ==, 2);
+    uint32_t k = r->samples[0].knode;
+    CHECK(k != 0);
+    CHECK_U64(r->nodes[k].addr, ==, kern[0]);
+    CHECK_U64(r->nodes[r->nodes[k].parent].addr, ==, kern[1]);
+    CHECK_INT(r->nodes[r->nodes[k].parent].parent, ==, 0);
+    uint64_t f[MAXF];
+    CHECK_INT(frames_of(r, &r->samples[0], f), ==, 2);
+    CHECK_U64(f[0], ==, user[1]);
+    CHECK_INT(r->samples[1].knode, ==, 0);
+    CHECK_INT(frames_of(r, &r->samples[1], f), ==, 3);
+    dkrec_free(r);
+
+    /* Node 1 at 0x10, then: event 0 "e", and the kernel records tried. */
+    uint8_t file[256];
+    static const uint8_t twice[] = {'e',  0,   1, 'e', 1, 0,   'n',  1, 0,
+                                    0x20, 'k', 1, 'k', 1, 's', 0x0a, 0};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, twice, sizeof twice), "twice", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "twice: corrupt recording at byte offset 34: two kernel stack records");
+    static const uint8_t alone[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'k', 1};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, alone, sizeof alone), "alone", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "a kernel stack record without its sample");
+    static const uint8_t none[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'k', 2, 's', 0x0a, 0};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, none, sizeof none), "none", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "a kernel stack names stack node 2, of 1 defined");
+    /* The sample after a good one reads, with its kernel chain. */
+    static const uint8_t good[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'k', 1, 's', 0x0a, 0};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, good, sizeof good), "good", &r, err, sizeof err),
+              ==, 0);
+    CHECK_INT(r->n_samples, ==, 1);
+    CHECK_INT(r->samples[0].knode, ==, 1);
+    CHECK_U64(r->nodes[1].addr, ==, 0x10);
+    dkrec_free(r);
+}
 
 TEST_MAIN()

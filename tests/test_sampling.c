@@ -54,9 +54,9 @@ TEST_CASE(arguments_are_checked)
     CHECK_CONTAINS(dk_last_error(), "not zero");
 
     o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
-    o.record = 0x80u;
+    o.record = 0x100u;
     CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
-    CHECK_CONTAINS(dk_last_error(), "unknown bits 0x80");
+    CHECK_CONTAINS(dk_last_error(), "unknown bits 0x100");
     o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
     o.flags = 0x100u;
     CHECK_ERR(dk_sampling_open(s, &ev, 1, &o, &p), DK_EINVAL);
@@ -450,6 +450,71 @@ TEST_CASE(read_gives_every_event_value)
     CHECK(w.values_last[1] * 10 >= w.values_last[0] * 9 &&
           w.values_last[1] * 9 <= w.values_last[0] * 10);
     dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+typedef struct kchains {
+    size_t kernel, with_chain, ip_first, user_below, outside;
+} kchains;
+
+static int count_kernel(void *ctx, const dk_sample *x)
+{
+    kchains *k = ctx;
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE || x->user)
+        return 0;
+    k->kernel++;
+    if (x->n_kernel_frames == 0)
+        return 0;
+    k->with_chain++;
+    k->ip_first += x->kernel_frames[0] == x->ip;
+    k->user_below += x->n_frames > 0;
+    for (size_t i = 0; i < x->n_kernel_frames; i++)
+        k->outside += x->kernel_frames[i] >> 63 == 0; /* x86-64 and arm64 kernels: top half */
+    return 0;
+}
+
+/* Samples of a getpid loop taken in the kernel carry the kernel's chain
+ * with DK_SAMPLE_KERNEL_CALLCHAIN (the sampled pc first, kernel addresses
+ * only, the user chain as well), and none without it. */
+TEST_CASE(kernel_call_chains_on_request)
+{
+    unsigned paranoid = 2;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%u", &paranoid) != 1)
+            paranoid = 2;
+        fclose(f);
+    }
+    if (geteuid() != 0 && paranoid > 1) {
+        printf("skipped: kernel samples need root or perf_event_paranoid <= 1\n");
+        exit(77);
+    }
+    dk_sampler *s = perf_sampler();
+    for (int ask = 0; ask < 2; ask++) {
+        dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+        o.scope = DK_SCOPE_THREAD;
+        o.record = DK_SAMPLE_TIME | DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN |
+                   (ask ? DK_SAMPLE_KERNEL_CALLCHAIN : 0u);
+        dk_sampling *p = open_one(s, "cpu-clock", 0, 4000, &o);
+        kchains k = {0};
+        CHECK_OK(dk_sampling_start(p));
+        for (long i = 0; i < 300000; i++)
+            (void)syscall(SYS_getpid);
+        CHECK_OK(dk_sampling_stop(p));
+        CHECK_INT(dk_sampling_drain(p, count_kernel, &k), >=, 0);
+        fprintf(stderr, "%s: %zu kernel samples, %zu with a kernel chain\n",
+                ask ? "asked" : "not asked", k.kernel, k.with_chain);
+        CHECK_INT(k.kernel, >=, 5);
+        if (ask) {
+            CHECK_INT(k.with_chain * 10, >=, k.kernel * 9);
+            CHECK_INT(k.ip_first, ==, k.with_chain);
+            CHECK_INT(k.user_below, >=, k.with_chain * 9 / 10);
+            CHECK_INT(k.outside, ==, 0);
+        } else {
+            CHECK_INT(k.with_chain, ==, 0);
+        }
+        dk_sampling_close(p);
+    }
     dk_sampler_close(s);
 }
 

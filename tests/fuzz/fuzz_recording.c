@@ -3,7 +3,7 @@
  * fuzz_recording.c - libFuzzer target for the recording reader
  * (tools/common/dkrec/dkrec.c): any input is parsed; a refusal must name the
  * file, an accepted recording must hold together (every sample's event and
- * stack node defined, every node's parent before it) and be freed whole.
+ * stack nodes, user and kernel, defined, every node's parent before it) and be freed whole.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     for (size_t i = 0; i < r->n_samples; i++)
-        if (r->samples[i].event >= r->n_events || r->samples[i].node >= r->n_nodes)
+        if (r->samples[i].event >= r->n_events || r->samples[i].node >= r->n_nodes ||
+            r->samples[i].knode >= r->n_nodes)
             abort();
     for (size_t k = 1; k < r->n_nodes; k++)
         if (r->nodes[k].parent >= k ||

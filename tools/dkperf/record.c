@@ -126,6 +126,8 @@ static int on_record(void *ctx, const dk_sample *s)
         d.period = s->period;
         d.flags = (s->user ? 0 : DKREC_SAMPLE_KERNEL) | (s->truncated ? DKREC_SAMPLE_TRUNCATED : 0);
         uint64_t pc = s->ip;
+        d.kernel_frames = s->kernel_frames;
+        d.n_kernel_frames = s->user ? 0 : s->n_kernel_frames;
         if (s->n_frames > 0) {
             d.frames = s->frames;
             d.n_frames = s->n_frames;
@@ -433,7 +435,7 @@ int cmd_record(int argc, char **argv)
 
     dk_sampling_options so = DK_SAMPLING_OPTIONS_INIT;
     so.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
-                (o.callgraph ? DK_SAMPLE_CALLCHAIN : 0u);
+                (o.callgraph ? DK_SAMPLE_CALLCHAIN | DK_SAMPLE_KERNEL_CALLCHAIN : 0u);
     if (o.cmd != NULL && !o.all_cpus) {
         /* No signal may fall between fork and signals_child_pid. */
         sigset_t hold;

@@ -202,6 +202,8 @@ int cmd_report(int argc, char **argv)
      * says nothing of why. */
     if (p.missing_reader != NULL)
         cli_error("report", "note: %s", p.missing_reader);
+    if (p.kernel_note[0] != '\0')
+        cli_error("report", "note: %s", p.kernel_note);
     /* The recording to compare with, of the event drawn. */
     dkrec *orec = NULL;
     rprofile op;

@@ -14,13 +14,23 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dkrec.h"
+#include "kallsyms.h"
 
 typedef struct rframe {
     char *name; /* function, "[image]" (no symbol), "[unknown]" or "[kernel]" */
-    char *dso;  /* image file name (no directory), or "[unknown]" */
+    char *dso;  /* image file name (no directory), "[unknown]", or RFRAME_KERNEL_DSO */
 } rframe;
+
+/* The image of the frames of a kernel call chain, as perf names it; they
+ * are marked [k] in every output ("[k] name" in the table, "name_[k]" in
+ * stacks, as FlameGraph's stackcollapse-perf.pl --kernel). */
+#define RFRAME_KERNEL_DSO "[kernel.kallsyms]"
+#define RFRAME_KERNEL_MARK "_[k]"
+
+static inline bool rframe_kernel(const rframe *f) { return strcmp(f->dso, RFRAME_KERNEL_DSO) == 0; }
 
 /* A stack, stored once: node 0 is the empty stack (the root); every other
  * node is its parent's stack with one more frame, inner to it. A node's
@@ -57,6 +67,9 @@ typedef struct rprofile {
     /* Set when an address stayed image+offset for want of a reader this
      * build lacks (sym_image_missing_reader): report says it on stderr. */
     const char *missing_reader;
+    /* Why kernel call chains stay one [kernel] frame, "" when they do not
+     * (report says it on stderr). */
+    char kernel_note[768];
 } rprofile;
 
 /* A map from a pair of numbers to a number (open addressing). */
@@ -96,6 +109,14 @@ int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t 
 /* dkperf diff (diff.c). */
 int cmd_diff(int argc, char **argv);
 void help_diff(FILE *out);
+
+/* report_kernel.c: the kernel's symbols (DKPERF_KALLSYMS, else
+ * /proc/kallsyms) in *out, or NULL with note set to why they cannot name
+ * frames; -1 when out of memory. */
+int report_kernel_symbols(kallsyms **out, char *note, size_t size);
+/* The name of kernel address addr (a return address unless leaf): its
+ * symbol, or "0x..." written in buf. */
+const char *report_kernel_name(const kallsyms *k, uint64_t addr, bool leaf, char *buf, size_t size);
 
 int cmd_report(int argc, char **argv);
 void help_report(FILE *out);

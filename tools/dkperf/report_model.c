@@ -59,6 +59,10 @@ typedef struct builder {
     rmap comm_ids;                  /* (hash of a comm name, probe) -> its index in comms */
     rmap note_ids;                  /* (hash of a note, probe) -> its index in notes */
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
+    kallsyms *ksyms;                /* the kernel's symbols, read at the first kernel chain */
+    bool ksyms_tried;
+    rmap kframes; /* (0, recording node) -> kernel frame */
+    rmap kleaves; /* (report node of the user stack, kernel recording node) -> node */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -634,6 +638,47 @@ static void builder_free(builder *b)
     rmap_free(&b->note_ids);
     free(b->comm_by_pid);
     free(b->chain);
+    kallsyms_free(b->ksyms);
+    rmap_free(&b->kframes);
+    rmap_free(&b->kleaves);
+}
+
+/* The node of user stack node with the kernel chain ending in recording
+ * node kleaf inner to it; -1 out of memory, -2 too many nodes, -3 too
+ * many translations. */
+static int64_t kernel_stack(builder *b, uint32_t node, uint32_t kleaf)
+{
+    const dkrec *r = b->p->rec;
+    int64_t hit = rmap_get(&b->kleaves, node, kleaf);
+    if (hit >= 0)
+        return hit;
+    size_t n = 0;
+    for (uint32_t k = kleaf; k != 0; k = r->nodes[k].parent) {
+        if (grow((void **)&b->chain, n, &b->cap_chain, sizeof *b->chain) != 0)
+            return -1;
+        b->chain[n++] = k;
+    }
+    if ((b->work += n) > b->max_work)
+        return -3;
+    int64_t at = node;
+    while (n-- > 0) {
+        uint32_t k = b->chain[n];
+        int64_t f = rmap_get(&b->kframes, 0, k);
+        if (f < 0) {
+            char buf[32];
+            f = frame_id(b,
+                         report_kernel_name(b->ksyms, r->nodes[k].addr, k == kleaf, buf,
+                                            sizeof buf),
+                         RFRAME_KERNEL_DSO);
+            if (f < 0 || rmap_put(&b->kframes, 0, k, (uint32_t)f) != 0)
+                return -1;
+        }
+        if ((at = stack_node(b, (uint32_t)at, (uint32_t)f)) < 0)
+            return at;
+    }
+    if (rmap_put(&b->kleaves, node, kleaf, (uint32_t)at) != 0)
+        return -1;
+    return at;
 }
 
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
@@ -686,9 +731,18 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
         }
         o->comm = (uint32_t)last_comm;
         int64_t node = s->node ? sample_stack(&b, s->pid, s->node) : 0;
-        /* A kernel sample gets a [kernel] frame inner to its user stack; a
-         * sample with no frame at all, [unknown]. */
-        if (node >= 0 && ((s->flags & DKREC_SAMPLE_KERNEL) || node == 0)) {
+        /* A kernel sample gets its kernel chain, named from the kernel's
+         * symbols, inner to its user stack, or one [kernel] frame where
+         * they cannot name it; a sample with no frame at all, [unknown]. */
+        bool kchain = node >= 0 && s->knode != 0 && (s->flags & DKREC_SAMPLE_KERNEL);
+        if (kchain && !b.ksyms_tried) {
+            b.ksyms_tried = true;
+            if (report_kernel_symbols(&b.ksyms, p->kernel_note, sizeof p->kernel_note) != 0)
+                goto oom;
+        }
+        if (kchain && b.ksyms != NULL) {
+            node = kernel_stack(&b, (uint32_t)node, s->knode);
+        } else if (node >= 0 && ((s->flags & DKREC_SAMPLE_KERNEL) || node == 0)) {
             int64_t f = (s->flags & DKREC_SAMPLE_KERNEL) ? frame_id(&b, "[kernel]", "[kernel]")
                                                          : frame_id(&b, "[unknown]", "[unknown]");
             node = f < 0 ? -1 : stack_node(&b, (uint32_t)node, (uint32_t)f);

@@ -327,6 +327,8 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                 for (size_t c = dk__untrusted(NULL, 0, w->dso); c < 16; c++)
                     fputc(' ', out);
                 fputs("  ", out);
+                if (strcmp(w->dso, RFRAME_KERNEL_DSO) == 0)
+                    fputs("[k] ", out); /* as perf marks kernel symbols */
             } else if (sort == SORT_PID) {
                 fprintf(out, "%-7d ", (int)w->pid);
             }
@@ -394,7 +396,21 @@ int report_speedscope(FILE *out, const rprofile *p)
     fputs("\"shared\":{\"frames\":[", out);
     for (size_t f = 0; f < p->n_frames; f++) {
         fputs(f ? ",\n{\"name\":" : "\n{\"name\":", out);
-        dk__json_string(out, p->frames[f].name);
+        if (rframe_kernel(&p->frames[f])) {
+            size_t n = strlen(p->frames[f].name);
+            char *marked = malloc(n + sizeof RFRAME_KERNEL_MARK);
+            if (marked == NULL) {
+                free(path);
+                cli_error("report", "out of memory while writing speedscope");
+                return -1;
+            }
+            memcpy(marked, p->frames[f].name, n);
+            memcpy(marked + n, RFRAME_KERNEL_MARK, sizeof RFRAME_KERNEL_MARK);
+            dk__json_string(out, marked);
+            free(marked);
+        } else {
+            dk__json_string(out, p->frames[f].name);
+        }
         fputs(",\"file\":", out);
         dk__json_string(out, p->frames[f].dso);
         fputc('}', out);

@@ -55,14 +55,16 @@ static void ntree_free(ntree *t)
 }
 
 /* A name as the folded format allows: escaped as untrusted text, so no
- * line break or control byte, and no ';', which separates frames. */
-static char *folded_name(const char *s)
+ * line break or control byte, and no ';', which separates frames; mark
+ * (a kernel frame's RFRAME_KERNEL_MARK, or "") after it. */
+static char *folded_name(const char *s, const char *mark)
 {
-    size_t n = dk__untrusted(NULL, 0, s);
-    char *c = malloc(n + 1);
+    size_t n = dk__untrusted(NULL, 0, s), m = strlen(mark);
+    char *c = malloc(n + m + 1);
     if (c == NULL)
         return NULL;
     dk__untrusted(c, n + 1, s);
+    memcpy(c + n, mark, m + 1);
     for (char *q = c; *q; q++)
         if (*q == ';')
             *q = '_';
@@ -112,7 +114,9 @@ static int ntree_make(ntree *t, const rprofile *p)
         goto oom;
     /* Frame names as printed, each once, numbered in name order. */
     for (size_t f = 0; f < p->n_frames; f++) {
-        if ((printed[f] = folded_name(p->frames[f].name)) == NULL)
+        if ((printed[f] = folded_name(p->frames[f].name,
+                                      rframe_kernel(&p->frames[f]) ? RFRAME_KERNEL_MARK : "")) ==
+            NULL)
             goto oom;
         by[f] = (uint32_t)f;
     }
@@ -219,7 +223,7 @@ int report_folded(FILE *out, const rprofile *p, int event)
     if (cn == NULL || cby == NULL || crank == NULL || lines == NULL || path == NULL)
         goto out;
     for (size_t c = 0; c < p->n_comms; c++) {
-        if ((cn[c] = folded_name(p->comms[c])) == NULL)
+        if ((cn[c] = folded_name(p->comms[c], "")) == NULL)
             goto out;
         cby[c] = (uint32_t)c;
     }
@@ -509,11 +513,15 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
         if (k == 0)
             rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
         int y = height - 10 - (int)(t[k].depth + 1) * rowh;
+        const char *mark = k != 0 && rframe_kernel(&p->frames[t[k].frame]) ? RFRAME_KERNEL_MARK
+                                                                           : "";
         fprintf(out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\" data-n=\"", x[k],
                 w, t[k].depth);
         dk__put_html(out, name);
+        fputs(mark, out);
         fputs("\"><title>", out);
         dk__put_html(out, name);
+        fputs(mark, out);
         if (k != 0) {
             fputs(" (", out);
             dk__put_html(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);

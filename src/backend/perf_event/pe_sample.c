@@ -28,8 +28,9 @@
  * Times are CLOCK_MONOTONIC (use_clockid), comparable with clock_gettime.
  * Records always carry PERF_SAMPLE_IDENTIFIER (which event) and TIME
  * (drains merge the rings oldest first); the other fields as asked.
- * Call chains are user-mode only (exclude_callchain_kernel): dk_sample
- * holds the user chain, and the kernel's part would only cost ring space.
+ * Call chains are user-mode only (exclude_callchain_kernel) unless
+ * DK_SAMPLE_KERNEL_CALLCHAIN asks for the kernel's part too: it costs ring
+ * space, and only a reader of kernel symbols can use it.
  *
  * This file opens, starts, stops and closes; pe_sample_read.c decodes and
  * drains the rings and waits on them.
@@ -260,7 +261,7 @@ static int configure(dk_sampling *p, const pe_session *k, const pe_def *const *d
         a->use_clockid = 1;
         a->clockid = CLOCK_MONOTONIC;
         dk__pe_apply_exclusions(k, a, defs[i]->exclude);
-        a->exclude_callchain_kernel = 1;
+        a->exclude_callchain_kernel = (p->opts.record & DK_SAMPLE_KERNEL_CALLCHAIN) == 0;
         if (sample_type & PERF_SAMPLE_CALLCHAIN)
             a->sample_max_stack = (uint16_t)max_stack;
         a->inherit = !system && (o->flags & DK_SAMPLING_INHERIT) != 0;
@@ -388,7 +389,9 @@ int dk__pe_sampling_open(dk_sampling *p)
     st->polls = calloc(nrings_max, sizeof *st->polls);
     st->scratch = malloc(RECORD_MAX);
     st->frames = malloc((size_t)max_stack * sizeof *st->frames);
-    if (st->rings == NULL || st->polls == NULL || st->scratch == NULL || st->frames == NULL) {
+    st->kernel_frames = malloc((size_t)max_stack * sizeof *st->kernel_frames);
+    if (st->rings == NULL || st->polls == NULL || st->scratch == NULL || st->frames == NULL ||
+        st->kernel_frames == NULL) {
         rc = dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");
         goto fail;
     }
@@ -702,6 +705,7 @@ void dk__pe_sampling_close(dk_sampling *p)
     free(st->polls);
     free(st->scratch);
     free(st->frames);
+    free(st->kernel_frames);
     for (size_t i = 0; i < st->nmaps; i++)
         free(st->maps[i].path);
     free(st->maps);

@@ -57,9 +57,10 @@ typedef struct ps_state {
     size_t nids, ids_cap;
     ps_ring *rings;
     size_t nrings;
-    struct pollfd *polls;   /* one per ring, for wait */
-    unsigned char *scratch; /* a record that wraps the ring, copied whole */
-    uint64_t *frames;       /* the user chain of the sample delivered */
+    struct pollfd *polls;    /* one per ring, for wait */
+    unsigned char *scratch;  /* a record that wraps the ring, copied whole */
+    uint64_t *frames;        /* the user chain of the sample delivered */
+    uint64_t *kernel_frames; /* its kernel chain (DK_SAMPLE_KERNEL_CALLCHAIN) */
     uint64_t sample_type;
     unsigned max_stack; /* what the kernel was asked for */
     bool exec_pending;  /* the kernel enables at exec: the first start is a no-op */

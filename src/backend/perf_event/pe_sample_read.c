@@ -161,19 +161,23 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
                 c.bad = true;
                 nr = 0;
             }
-            bool in_user = false;
-            size_t n = 0;
+            uint64_t context = 0;
+            size_t n = 0, nk = 0;
             for (uint64_t i = 0; i < nr; i++) {
                 uint64_t ip = take64(&c);
                 if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-                    in_user = ip == (uint64_t)PERF_CONTEXT_USER;
+                    context = ip;
                     continue;
                 }
-                if (in_user && n < st->max_stack)
+                if (context == (uint64_t)PERF_CONTEXT_USER && n < st->max_stack)
                     st->frames[n++] = ip;
+                else if (context == (uint64_t)PERF_CONTEXT_KERNEL && nk < st->max_stack)
+                    st->kernel_frames[nk++] = ip;
             }
             out->frames = st->frames;
             out->n_frames = n;
+            out->kernel_frames = st->kernel_frames;
+            out->n_kernel_frames = nk;
             /* The kernel stops at max_stack entries: a chain that long may
              * have been cut; a shorter one ended where the frames did. */
             out->truncated = n >= st->max_stack;

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define DKREC_VERSION_MAJOR 1
-#define DKREC_VERSION_MINOR 0
+#define DKREC_VERSION_MINOR 1
 
 /* Image identity kinds of a map. */
 #define DKREC_ID_NONE 0
@@ -46,6 +46,8 @@ typedef struct dkrec_sample {
     unsigned flags;         /* DKREC_SAMPLE_* */
     const uint64_t *frames; /* innermost first: frames[0] is the pc (user samples) */
     size_t n_frames;
+    const uint64_t *kernel_frames; /* the kernel's chain, innermost first (0 frames: none) */
+    size_t n_kernel_frames;
 } dkrec_sample;
 
 typedef struct dkrec_writer dkrec_writer;
@@ -107,7 +109,8 @@ typedef struct dkrec_rsample {
     uint64_t time_ns, period, tid;
     int32_t pid;
     uint32_t event, cpu;
-    uint32_t node; /* innermost frame, 0: no frame */
+    uint32_t node;  /* innermost frame, 0: no frame */
+    uint32_t knode; /* innermost frame of the kernel's chain, 0: none */
     unsigned flags;
 } dkrec_rsample;
 

@@ -27,6 +27,7 @@ enum {
     R_EXIT = 'x',
     R_NODES = 'n',
     R_SAMPLE = 's',
+    R_KSTACK = 'k', /* since 1.1 */
     R_STATS = 'l',
     R_END = 'z'
 };

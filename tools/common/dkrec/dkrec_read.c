@@ -27,6 +27,7 @@ typedef struct reader {
     dkrec *r;
     /* Delta state of the chunk. */
     dkrec_rsample prev;
+    uint32_t knode; /* a kernel stack record's node, for the next sample */
     size_t cap_meta, cap_events, cap_maps, cap_comms, cap_nodes, cap_samples;
 } reader;
 
@@ -166,6 +167,8 @@ static int read_sample(reader *rd)
         return fail(rd, at, "a sample names stack node %llu, of %zu defined",
                     (unsigned long long)node, r->n_nodes - 1);
     s.node = (uint32_t)node;
+    s.knode = rd->knode;
+    rd->knode = 0;
     s.flags = ((head & H_KERNEL) ? DKREC_SAMPLE_KERNEL : 0) |
               ((head & H_TRUNCATED) ? DKREC_SAMPLE_TRUNCATED : 0);
     if (head & H_CHANGED) {
@@ -287,6 +290,18 @@ static int read_record(reader *rd)
         return read_nodes(rd);
     case R_SAMPLE:
         return read_sample(rd);
+    case R_KSTACK: {
+        uint64_t node;
+        if (get_varint(rd, &node) != 0)
+            return -1;
+        if (rd->knode != 0)
+            return fail(rd, at, "two kernel stack records for one sample");
+        if (node == 0 || node >= r->n_nodes)
+            return fail(rd, at, "a kernel stack names stack node %llu, of %zu defined",
+                        (unsigned long long)node, r->n_nodes - 1);
+        rd->knode = (uint32_t)node;
+        return 0;
+    }
     case R_STATS:
         return get_varint(rd, &r->lost) != 0 || get_varint(rd, &r->throttled) != 0 ||
                        get_varint(rd, &r->unthrottled) != 0
@@ -399,9 +414,14 @@ int dkrec_parse(const uint8_t *data, size_t size, const char *name, dkrec **out,
         rd.p = payload;
         rd.end = payload + len;
         memset(&rd.prev, 0, sizeof rd.prev);
+        rd.knode = 0;
         while (rd.p < rd.end)
             if (read_record(&rd) != 0)
                 goto fail;
+        if (rd.knode != 0) {
+            fail(&rd, rd.end, "a kernel stack record without its sample");
+            goto fail;
+        }
         p = rd.end;
     }
     if (!r->complete && r->tail_note[0] == '\0')

@@ -336,32 +336,31 @@ static int intern(dkrec_writer *w, uint32_t parent, uint64_t addr, uint32_t *id,
     return 0;
 }
 
-int dkrec_write_sample(dkrec_writer *w, const dkrec_sample *s)
+/* Interns the stack frames[0 .. n) (innermost first) from its outermost
+ * frame and sets *node to its innermost node; the nodes it makes go out in
+ * one nodes record, with room after it for a sample. */
+static int put_stack(dkrec_writer *w, const uint64_t *frames, size_t n, uint32_t *node)
 {
-    int rc = begin(w, 1 + 80);
-    if (rc != 0)
-        return rc;
-    /* Intern the stack from its outermost frame; the nodes it makes go out
-     * in one nodes record before the sample. */
-    if (s->n_frames > w->path_cap) {
-        uint32_t *p = realloc(w->path, s->n_frames * sizeof *p);
+    int rc;
+    if (n > w->path_cap) {
+        uint32_t *p = realloc(w->path, n * sizeof *p);
         if (p == NULL)
-            return w->error = -ENOMEM;
+            return -ENOMEM;
         w->path = p;
-        w->path_cap = s->n_frames;
+        w->path_cap = n;
     }
-    uint32_t node = 0;
+    *node = 0;
     size_t made = 0;
-    for (size_t k = s->n_frames; k-- > 0;) {
+    for (size_t k = n; k-- > 0;) {
         bool is_new;
-        if ((rc = intern(w, node, s->frames[k], &node, &is_new)) != 0)
-            return w->error = rc;
+        if ((rc = intern(w, *node, frames[k], node, &is_new)) != 0)
+            return rc;
         if (is_new)
-            w->path[made++] = node;
+            w->path[made++] = *node;
     }
     if (made > 0) {
-        if ((rc = reserve(w, 1 + 10 + made * 15 + 80 + 16)) != 0)
-            return w->error = rc;
+        if ((rc = reserve(w, 1 + 10 + made * 15 + 2 * 80 + 16)) != 0)
+            return rc;
         put_byte(w, R_NODES);
         put_varint(w, made);
         for (size_t k = 0; k < made; k++) {
@@ -374,6 +373,26 @@ int dkrec_write_sample(dkrec_writer *w, const dkrec_sample *s)
             put_varint(w, dkrec__zigzag((int64_t)(w->node_addr[id] - base)));
         }
     }
+    return 0;
+}
+
+int dkrec_write_sample(dkrec_writer *w, const dkrec_sample *s)
+{
+    int rc = begin(w, 2 * 80);
+    if (rc != 0)
+        return rc;
+    /* The kernel's chain is a stack of its own in the same tree, named by
+     * a kernel stack record just before its sample (in the same chunk:
+     * nothing is flushed until the sample is whole). */
+    uint32_t knode = 0, node = 0;
+    if (s->n_kernel_frames > 0) {
+        if ((rc = put_stack(w, s->kernel_frames, s->n_kernel_frames, &knode)) != 0)
+            return w->error = rc;
+        put_byte(w, R_KSTACK);
+        put_varint(w, knode);
+    }
+    if ((rc = put_stack(w, s->frames, s->n_frames, &node)) != 0)
+        return w->error = rc;
     unsigned change = 0;
     if (s->event != w->prev_event)
         change |= C_EVENT;
