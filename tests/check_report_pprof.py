@@ -45,7 +45,10 @@ def stdio_samples(data):
     for line in out.splitlines():
         m = re.match(r"^\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+\S+\s+(.*)$", line)
         if m:
-            got[m[2]] = got.get(m[2], 0) + int(m[1])
+            # A kernel frame, "[k] name" in the table, is "name_[k]" in the
+            # stack outputs and in pprof.
+            name = m[2][4:] + "_[k]" if m[2].startswith("[k] ") else m[2]
+            got[name] = got.get(name, 0) + int(m[1])
     return got, out
 
 

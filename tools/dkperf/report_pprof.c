@@ -334,7 +334,18 @@ static int encode(pbuf *out, const rprofile *p)
         field_m(out, 4, &sub);
     }
     for (size_t f = 0; f < p->n_frames && !out->oom; f++) {
-        uint64_t name = sid(&st, p->frames[f].name);
+        /* A kernel frame is marked as in the stack outputs ("name_[k]"). */
+        const char *fname = p->frames[f].name;
+        if (rframe_kernel(&p->frames[f])) {
+            size_t n = strlen(fname);
+            char *marked = malloc(n + sizeof RFRAME_KERNEL_MARK);
+            if (marked != NULL) {
+                memcpy(marked, fname, n);
+                memcpy(marked + n, RFRAME_KERNEL_MARK, sizeof RFRAME_KERNEL_MARK);
+            }
+            fname = str_own(&st, marked);
+        }
+        uint64_t name = sid(&st, fname);
         field_u(&sub, 1, f + 1);
         field_u(&sub, 2, name);
         field_u(&sub, 3, name);
