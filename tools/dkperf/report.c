@@ -18,6 +18,7 @@ void help_report(FILE *out)
 {
     fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
           "                     [--folded] [--speedscope FILE] [--html FILE] [--event EV]\n"
+          "                     [--no-demangle]\n"
           "\n"
           "Read a recording of dkperf record and report where its samples fell, by\n"
           "function, from the images on disk.\n"
@@ -34,6 +35,8 @@ void help_report(FILE *out)
           "      --html FILE      a self-contained HTML flame graph (searchable; click to zoom)\n"
           "      --event EV       the event folded and drawn, by name or index (default: the\n"
           "                       first)\n"
+          "      --no-demangle    C++ and Rust function names as the images hold them\n"
+          "                       (mangled); by default they are demangled in every output\n"
           "\n"
           "A recording cut short (dkperf record killed) is read up to its last whole chunk,\n"
           "with a warning. Exit status: 0, 1 when the file cannot be read or written, 2 for\n"
@@ -72,6 +75,7 @@ int cmd_report(int argc, char **argv)
     const char *input = "dkperf.data", *speedscope = NULL, *html = NULL, *event_arg = NULL;
     report_sort sort = SORT_SYM;
     bool stdio_table = false, folded = false, by_children = false;
+    rprofile_opts opts = {false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (opt_takes("report", argc, argv, &i, "-i", "--input", &v)) {
@@ -107,6 +111,8 @@ int cmd_report(int argc, char **argv)
             folded = true;
         } else if (opt_is(a, NULL, "--children")) {
             by_children = true;
+        } else if (opt_is(a, NULL, "--no-demangle")) {
+            opts.no_demangle = true;
         } else if (opt_is(a, "-h", "--help")) {
             help_report(stdout);
             return 0;
@@ -160,7 +166,7 @@ int cmd_report(int argc, char **argv)
                   input, rec->n_events, rec->events[0].name);
 
     rprofile p;
-    if (rprofile_build(&p, rec, input) != 0) {
+    if (rprofile_build_opts(&p, rec, input, &opts) != 0) {
         dkrec_free(rec);
         return EXIT_SETUP;
     }
@@ -168,6 +174,8 @@ int cmd_report(int argc, char **argv)
      * says nothing of why. */
     if (p.missing_reader != NULL)
         cli_error("report", "note: %s", p.missing_reader);
+    if (p.missing_demangler != NULL)
+        cli_error("report", "note: %s", p.missing_demangler);
     int rc = 0;
     if (stdio_table && report_stdio(stdout, &p, sort, by_children) != 0)
         rc = EXIT_SETUP;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "demangle.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -60,6 +61,7 @@ typedef struct builder {
     rmap comm_ids;                  /* (hash of a comm name, probe) -> its index in comms */
     rmap note_ids;                  /* (hash of a note, probe) -> its index in notes */
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
+    bool demangle;                  /* C++ and Rust names made readable */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -282,6 +284,15 @@ static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf)
     uint64_t look = leaf || addr == 0 ? addr : addr - 1;
     uint64_t off = 0;
     const char *sym = sym_lookup(im, m->start, m->pgoff, look, &off);
+    if (sym != NULL && b->demangle && demangle_mangled(sym)) {
+        /* Named once per address and process, so demangled as often. */
+        char *readable = demangle(sym);
+        if (readable == NULL && demangle_missing() != NULL)
+            b->p->missing_demangler = demangle_missing();
+        int64_t id = frame_id(b, readable != NULL ? readable : sym, dso);
+        free(readable);
+        return id;
+    }
     if (sym != NULL)
         return frame_id(b, sym, dso);
     if (sym_image_missing_reader(im) != NULL)
@@ -630,12 +641,18 @@ static void builder_free(builder *b)
 
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
 {
+    return rprofile_build_opts(p, rec, path, NULL);
+}
+
+int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *opts)
+{
     memset(p, 0, sizeof *p);
     p->rec = rec;
     p->path = path;
     builder b;
     memset(&b, 0, sizeof b);
     b.p = p;
+    b.demangle = opts == NULL || !opts->no_demangle;
     b.syms = symbols_new();
     b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
                                                           : NODES_MAX;
