@@ -4,7 +4,8 @@
 (tests/record_fixture --mangled: ns::Box<double>::sum(int) const, a Rust
 legacy name with its hash, a Rust v0 name): demangled in every output
 (--stdio, --folded, --speedscope, --html), as the images hold them with
---no-demangle.
+--no-demangle; and the table's image column holding a long image name cut
+with "...", the symbols after it in place.
 
 usage: check_report_demangle.py DKPERF RECORD_FIXTURE WORKDIR
 """
@@ -47,7 +48,7 @@ def run(*args):
 data = os.path.join(work, "mangled.data")
 subprocess.run([fixture, data, "--mangled"], check=True)
 
-# --stdio: the names, in the column the header puts them.
+# --stdio: the names, and every symbol in the column the header puts it.
 out = run("report", "-i", data, "--stdio").stdout
 lines = out.splitlines()
 head = next(l for l in lines if l.startswith("# Children"))
@@ -56,6 +57,11 @@ rows = [l for l in lines if re.match(r"^\s+[\d.]+%", l)]
 syms = {l[col:]: l for l in rows}
 for name, n in COUNTS.items():
     check(name in syms and int(syms[name].split()[2]) == n, f"--stdio row {name} of {n}:\n{out}")
+check(all(l[col - 2:col] == "  " and l[col] != " " for l in rows),
+      f"every symbol starts in the Symbol column ({col}):\n{out}")
+long = [l for l in rows if "[libsomething-with-a-long-name.so.1+0x10]" in l]
+check(len(long) == 1 and "libsomething-...  [" in long[0] and long[0].index("[lib") == col,
+      f"a long image name cut with '...' to its column:\n{out}")
 
 # --folded: the names, each stack once.
 out = run("report", "-i", data, "--folded").stdout
