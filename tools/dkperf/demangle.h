@@ -20,6 +20,14 @@ bool demangle_mangled(const char *name);
  * build, or out of memory (the caller keeps the name as it is). */
 char *demangle(const char *name);
 
+/* When mangled is a Rust legacy name (_ZN...17h<16 hex digits>E) and
+ * cxx its Itanium demangling ("a::b::h0123456789abcdef"), the name as Rust
+ * writes it (a::b), in memory of its own: the hash dropped, rustc's
+ * escapes ($LT$, $u20$, ...) and ".." decoded. NULL when it is not one, or
+ * holds an escape rustc does not write, or out of memory. Linear in the
+ * lengths: the names come from untrusted images. */
+char *demangle_rust_legacy(const char *mangled, const char *cxx);
+
 /* Which demangler this build uses ("GNU libiberty", ...), or NULL when it
  * has none. */
 const char *demangle_reader(void);
