@@ -5,9 +5,12 @@
 legacy name with its hash, a Rust v0 name): demangled in every output
 (--stdio, --folded, --speedscope, --html), as the images hold them with
 --no-demangle; and the table's image column holding a long image name cut
-with "...", the symbols after it in place.
+with "...", the symbols after it in place. With no-demangler, DKPERF is a
+build without a demangler: the names stay mangled, and each report says
+why once on stderr (never with --no-demangle, nor for a recording of C
+functions).
 
-usage: check_report_demangle.py DKPERF RECORD_FIXTURE WORKDIR
+usage: check_report_demangle.py DKPERF RECORD_FIXTURE WORKDIR [no-demangler]
 """
 import html.parser
 import json
@@ -17,6 +20,7 @@ import subprocess
 import sys
 
 dkperf, fixture, work = sys.argv[1:4]
+no_demangler = sys.argv[4:] == ["no-demangler"]
 os.makedirs(work, exist_ok=True)
 failures = []
 
@@ -47,6 +51,19 @@ def run(*args):
 
 data = os.path.join(work, "mangled.data")
 subprocess.run([fixture, data, "--mangled"], check=True)
+
+if no_demangler:
+    plain = os.path.join(work, "plain.data")
+    subprocess.run([fixture, plain, "--rounds", "1"], check=True)
+    for args, note in ((["-i", data], True), (["-i", data, "--no-demangle"], False),
+                       (["-i", data, "--folded"], True), (["-i", plain], False)):
+        p = subprocess.run([dkperf, "report", *args], capture_output=True, text=True, timeout=120)
+        lines = [l for l in p.stderr.splitlines() if "mangled" in l]
+        want = ["dkperf report: note: this dkperf was built without GNU libiberty: C++ and Rust "
+                "names are shown mangled (install libiberty-dev, then build it again)"] if note else []
+        check(p.returncode == 0 and lines == want, f"report {args}: {p.returncode} {p.stderr!r}")
+        check(MANGLED[CXX] in p.stdout or plain in args, f"report {args}: the names mangled")
+    sys.exit(f"{len(failures)} check(s) failed" if failures else print("ok"))
 
 # --stdio: the names, and every symbol in the column the header puts it.
 out = run("report", "-i", data, "--stdio").stdout
