@@ -49,6 +49,7 @@ if [ "$level" = ci ]; then
                                         # --gbench-json (its U test needs numpy and scipy)
         python3-numpy:/usr/lib/python3/dist-packages/numpy
         python3-scipy:/usr/lib/python3/dist-packages/scipy
+        libiberty-dev:/usr/include/libiberty/demangle.h  # report's C++ and Rust names
     )
 fi
 

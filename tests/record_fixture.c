@@ -29,8 +29,14 @@
  * tests compare two such recordings); with --event NAME the event is NAME
  * instead of cpu-clock.
  *
+ * With --mangled it writes instead samples in functions of this program
+ * named as C++ and Rust compilers name theirs (fx_cxx, fx_rust_legacy and
+ * fx_rust_v0 below), each called from main, and 2 in an image of a long
+ * name that is not on the disk.
+ *
  * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--deep] [--macho FILE]
  *                       [--hot N] [--event NAME]
+ *        record_fixture OUT --mangled
  *        record_fixture --count RECORDING
  */
 #include <fcntl.h>
@@ -69,6 +75,18 @@ __attribute__((noinline)) void fx_other(void)
     for (int i = 0; i < 50; i++)
         sink -= i;
 }
+
+/* Named as g++ names ns::Box<double>::sum(int) const of
+ * namespace ns { template <class T> struct Box { T sum(int) const; }; },
+ * and as rustc names <alloc::string::String as core::fmt::Display>::fmt
+ * (legacy, with its hash) and mycrate::foo::bar (v0). */
+__attribute__((noinline)) void fx_cxx(void) __asm__("_ZNK2ns3BoxIdE3sumEi");
+__attribute__((noinline)) void fx_rust_legacy(void) __asm__(
+    "_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt17h0123456789abcdefE");
+__attribute__((noinline)) void fx_rust_v0(void) __asm__("_RNvNtCs1234_7mycrate3foo3bar");
+__attribute__((noinline)) void fx_cxx(void) { sink += 3; }
+__attribute__((noinline)) void fx_rust_legacy(void) { sink += 5; }
+__attribute__((noinline)) void fx_rust_v0(void) { sink += 7; }
 
 static void die(const char *what, int rc)
 {
@@ -123,7 +141,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int rounds = 10;
-    int two = 0, no_end = 0, deep = 0, nhot = 70;
+    int two = 0, no_end = 0, deep = 0, nhot = 70, mangled = 0;
     const char *macho = NULL, *event = "cpu-clock";
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
@@ -134,6 +152,8 @@ int main(int argc, char **argv)
             no_end = 1;
         else if (strcmp(argv[i], "--deep") == 0)
             deep = 1;
+        else if (strcmp(argv[i], "--mangled") == 0)
+            mangled = 1;
         else if (strcmp(argv[i], "--macho") == 0 && i + 1 < argc)
             macho = argv[++i];
         else if (strcmp(argv[i], "--hot") == 0 && i + 1 < argc)
@@ -216,6 +236,31 @@ int main(int argc, char **argv)
     uint64_t far = (top + 0x100000000ull) & ~0xfffull;
     dkrec_write_map(w, (int32_t)getpid(), far, 0x10000, 0, self, DKREC_ID_ELF_BUILD_ID, wrong,
                     sizeof wrong);
+
+    if (mangled) {
+        static const char long_image[] = "/nonexistent/libsomething-with-a-long-name.so.1";
+        dkrec_write_map(w, (int32_t)getpid(), far + 0x100000, 0x10000, 0, long_image, 0, NULL, 0);
+        uint64_t cxx[2] = {(uintptr_t)fx_cxx + 2, (uintptr_t)main + 24};
+        uint64_t legacy[2] = {(uintptr_t)fx_rust_legacy + 2, (uintptr_t)main + 24};
+        uint64_t v0[2] = {(uintptr_t)fx_rust_v0 + 2, (uintptr_t)main + 24};
+        uint64_t lib[2] = {far + 0x100010, (uintptr_t)main + 24};
+        uint64_t t = 1000;
+        for (int i = 0; i < 5; i++)
+            sample(w, 0, t += 1000, 0, cxx, 2);
+        for (int i = 0; i < 4; i++)
+            sample(w, 0, t += 1000, 0, legacy, 2);
+        for (int i = 0; i < 3; i++)
+            sample(w, 0, t += 1000, 0, v0, 2);
+        for (int i = 0; i < 2; i++)
+            sample(w, 0, t += 1000, 0, lib, 2);
+        if ((rc = dkrec_finish(w)) != 0)
+            die("dkrec_finish", rc);
+        dkrec_writer_free(w);
+        fx_cxx();
+        fx_rust_legacy();
+        fx_rust_v0();
+        return close(fd) == 0 ? 0 : 1;
+    }
 
     uint64_t hot[3] = {(uintptr_t)fx_hot + 4, (uintptr_t)fx_outer + 8, (uintptr_t)main + 16};
     uint64_t cold[3] = {(uintptr_t)fx_cold + 4, (uintptr_t)fx_outer + 12, (uintptr_t)main + 16};

@@ -18,8 +18,7 @@ void help_report(FILE *out)
 {
     fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
           "                     [--folded] [--speedscope FILE] [--html FILE [--diff OLD]]\n"
-          "                     [--pprof FILE]\n"
-          "                     [--event EV]\n"
+          "                     [--pprof FILE] [--event EV] [--no-demangle]\n"
           "\n"
           "Read a recording of dkperf record and report where its samples fell, by\n"
           "function, from the images on disk.\n"
@@ -41,6 +40,8 @@ void help_report(FILE *out)
           "                       since the recording OLD, blue where it shrank\n"
           "      --event EV       the event folded and drawn, by name or index (default: the\n"
           "                       first)\n"
+          "      --no-demangle    C++ and Rust function names as the images hold them\n"
+          "                       (mangled); by default they are demangled in every output\n"
           "\n"
           "A recording cut short (dkperf record killed) is read up to its last whole chunk,\n"
           "with a warning. Exit status: 0, 1 when the file cannot be read or written, 2 for\n"
@@ -94,6 +95,7 @@ int cmd_report(int argc, char **argv)
                *event_arg = NULL, *diff = NULL;
     report_sort sort = SORT_SYM;
     bool stdio_table = false, folded = false, by_children = false;
+    rprofile_opts opts = {false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (opt_takes("report", argc, argv, &i, "-i", "--input", &v)) {
@@ -135,6 +137,8 @@ int cmd_report(int argc, char **argv)
             folded = true;
         } else if (opt_is(a, NULL, "--children")) {
             by_children = true;
+        } else if (opt_is(a, NULL, "--no-demangle")) {
+            opts.no_demangle = true;
         } else if (opt_is(a, "-h", "--help")) {
             help_report(stdout);
             return 0;
@@ -194,7 +198,7 @@ int cmd_report(int argc, char **argv)
                   input, rec->n_events, rec->events[0].name);
 
     rprofile p;
-    if (rprofile_build(&p, rec, input) != 0) {
+    if (rprofile_build_opts(&p, rec, input, &opts) != 0) {
         dkrec_free(rec);
         return EXIT_SETUP;
     }
@@ -202,6 +206,8 @@ int cmd_report(int argc, char **argv)
      * says nothing of why. */
     if (p.missing_reader != NULL)
         cli_error("report", "note: %s", p.missing_reader);
+    if (p.missing_demangler != NULL)
+        cli_error("report", "note: %s", p.missing_demangler);
     if (p.kernel_note[0] != '\0')
         cli_error("report", "note: %s", p.kernel_note);
     /* The recording to compare with, of the event drawn. */
@@ -221,7 +227,7 @@ int cmd_report(int argc, char **argv)
                           "--diff %s: it records no %s: compare recordings of the same events",
                           diff, ename);
         }
-        if (!has || rprofile_build(&op, orec, diff) != 0) {
+        if (!has || rprofile_build_opts(&op, orec, diff, &opts) != 0) {
             dkrec_free(orec);
             rprofile_free(&p);
             dkrec_free(rec);

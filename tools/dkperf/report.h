@@ -70,6 +70,9 @@ typedef struct rprofile {
     /* Why kernel call chains stay one [kernel] frame, "" when they do not
      * (report says it on stderr). */
     char kernel_note[768];
+    /* Set when a C++ or Rust name stayed mangled for want of a demangler
+     * (demangle_missing): report says it on stderr. */
+    const char *missing_demangler;
 } rprofile;
 
 /* A map from a pair of numbers to a number (open addressing). */
@@ -85,8 +88,15 @@ int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
 void rmap_free(rmap *m);
 
+/* How the model is built; all false is the default. */
+typedef struct rprofile_opts {
+    bool no_demangle; /* C++ and Rust names as the images have them */
+} rprofile_opts;
+
 /* Builds the model; -1 after an error line (out of memory). */
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path);
+/* The same with options (NULL: the defaults). */
+int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *o);
 void rprofile_free(rprofile *p);
 
 typedef enum { SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID } report_sort;

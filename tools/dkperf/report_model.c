@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "demangle.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -61,8 +62,9 @@ typedef struct builder {
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
     kallsyms *ksyms;                /* the kernel's symbols, read at the first kernel chain */
     bool ksyms_tried;
-    rmap kframes; /* (0, recording node) -> kernel frame */
-    rmap kleaves; /* (report node of the user stack, kernel recording node) -> node */
+    rmap kframes;  /* (0, recording node) -> kernel frame */
+    rmap kleaves;  /* (report node of the user stack, kernel recording node) -> node */
+    bool demangle; /* C++ and Rust names made readable */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -286,6 +288,15 @@ static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf, bo
     const char *sym = sym_lookup(im, m->start, m->pgoff, look, &off);
     if (sym != NULL) {
         *bare = false;
+        if (b->demangle && demangle_mangled(sym)) {
+            /* Named once per address and process, so demangled as often. */
+            char *readable = demangle(sym);
+            if (readable == NULL && demangle_missing() != NULL)
+                b->p->missing_demangler = demangle_missing();
+            int64_t id = frame_id(b, readable != NULL ? readable : sym, dso);
+            free(readable);
+            return id;
+        }
         return frame_id(b, sym, dso);
     }
     if (sym_image_missing_reader(im) != NULL)
@@ -683,12 +694,18 @@ static int64_t kernel_stack(builder *b, uint32_t node, uint32_t kleaf)
 
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
 {
+    return rprofile_build_opts(p, rec, path, NULL);
+}
+
+int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *opts)
+{
     memset(p, 0, sizeof *p);
     p->rec = rec;
     p->path = path;
     builder b;
     memset(&b, 0, sizeof b);
     b.p = p;
+    b.demangle = opts == NULL || !opts->no_demangle;
     b.syms = symbols_new();
     b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
                                                           : NODES_MAX;

@@ -181,6 +181,26 @@ static int pid_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The width of the table's image column: a longer name is cut. */
+#define DSO_COLUMN 16
+
+/* s escaped in a column of width characters: padded, or cut with "..."
+ * when longer, so that the columns after it stay in place. */
+static void put_column(FILE *out, const char *s, size_t width)
+{
+    char buf[4 * DSO_COLUMN + 1];
+    size_t n = dk__untrusted(buf, sizeof buf, s);
+    if (n >= sizeof buf || dk__utf8_columns(buf) > width) {
+        /* At most width - 3 bytes, so as many columns or fewer, cut
+         * between whole characters and escapes. */
+        dk__untrusted(buf, width - 3 + 1, s);
+        strcat(buf, "...");
+    }
+    fputs(buf, out);
+    for (size_t c = dk__utf8_columns(buf); c < width; c++)
+        fputc(' ', out);
+}
+
 int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_children)
 {
     const dkrec *r = p->rec;
@@ -323,9 +343,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                     100.0 * (double)w->children / (double)total,
                     100.0 * (double)w->self / (double)total, w->samples);
             if (sort == SORT_SYM) {
-                dk__put_untrusted(out, w->dso);
-                for (size_t c = dk__untrusted(NULL, 0, w->dso); c < 16; c++)
-                    fputc(' ', out);
+                put_column(out, w->dso, DSO_COLUMN);
                 fputs("  ", out);
                 if (strcmp(w->dso, RFRAME_KERNEL_DSO) == 0)
                     fputs("[k] ", out); /* as perf marks kernel symbols */

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""dkperf report of functions named as C++ and Rust compilers name theirs
+(tests/record_fixture --mangled: ns::Box<double>::sum(int) const, a Rust
+legacy name with its hash, a Rust v0 name): demangled in every output
+(--stdio, --folded, --speedscope, --html), as the images hold them with
+--no-demangle; and the table's image column holding a long image name cut
+with "...", the symbols after it in place. With no-demangler, DKPERF is a
+build without a demangler: the names stay mangled, and each report says
+why once on stderr (never with --no-demangle, nor for a recording of C
+functions).
+
+usage: check_report_demangle.py DKPERF RECORD_FIXTURE WORKDIR [no-demangler]
+"""
+import html.parser
+import json
+import os
+import re
+import subprocess
+import sys
+
+dkperf, fixture, work = sys.argv[1:4]
+no_demangler = sys.argv[4:] == ["no-demangler"]
+os.makedirs(work, exist_ok=True)
+failures = []
+
+CXX = "ns::Box<double>::sum(int) const"
+LEGACY = "<alloc::string::String as core::fmt::Display>::fmt"
+V0 = "mycrate::foo::bar"
+MANGLED = {CXX: "_ZNK2ns3BoxIdE3sumEi",
+           LEGACY: "_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt"
+                   "17h0123456789abcdefE",
+           V0: "_RNvNtCs1234_7mycrate3foo3bar"}
+COUNTS = {CXX: 5, LEGACY: 4, V0: 3}
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what)
+
+
+def run(*args):
+    p = subprocess.run([dkperf, *args], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        sys.exit(f"dkperf {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    check("demangle" not in p.stderr and "mangled" not in p.stderr,
+          f"no note of a missing demangler: {p.stderr!r}")
+    return p
+
+
+data = os.path.join(work, "mangled.data")
+subprocess.run([fixture, data, "--mangled"], check=True)
+
+if no_demangler:
+    plain = os.path.join(work, "plain.data")
+    subprocess.run([fixture, plain, "--rounds", "1"], check=True)
+    for args, note in ((["-i", data], True), (["-i", data, "--no-demangle"], False),
+                       (["-i", data, "--folded"], True), (["-i", plain], False)):
+        p = subprocess.run([dkperf, "report", *args], capture_output=True, text=True, timeout=120)
+        lines = [l for l in p.stderr.splitlines() if "mangled" in l]
+        want = ["dkperf report: note: this dkperf was built without GNU libiberty: C++ and Rust "
+                "names are shown mangled (install libiberty-dev, then build it again)"] if note else []
+        check(p.returncode == 0 and lines == want, f"report {args}: {p.returncode} {p.stderr!r}")
+        check(MANGLED[CXX] in p.stdout or plain in args, f"report {args}: the names mangled")
+    sys.exit(f"{len(failures)} check(s) failed" if failures else print("ok"))
+
+# --stdio: the names, and every symbol in the column the header puts it.
+out = run("report", "-i", data, "--stdio").stdout
+lines = out.splitlines()
+head = next(l for l in lines if l.startswith("# Children"))
+col = head.index("Symbol")
+rows = [l for l in lines if re.match(r"^\s+[\d.]+%", l)]
+syms = {l[col:]: l for l in rows}
+for name, n in COUNTS.items():
+    check(name in syms and int(syms[name].split()[2]) == n, f"--stdio row {name} of {n}:\n{out}")
+check(all(l[col - 2:col] == "  " and l[col] != " " for l in rows),
+      f"every symbol starts in the Symbol column ({col}):\n{out}")
+long = [l for l in rows if "[libsomething-with-a-long-name.so.1+0x10]" in l]
+check(len(long) == 1 and "libsomething-...  [" in long[0] and long[0].index("[lib") == col,
+      f"a long image name cut with '...' to its column:\n{out}")
+
+# --folded: the names, each stack once.
+out = run("report", "-i", data, "--folded").stdout
+want = {f"fixture;main;{k} {v}" for k, v in COUNTS.items()}
+want.add("fixture;main;[libsomething-with-a-long-name.so.1+0x10] 2")
+check(set(out.splitlines()) == want, f"--folded:\n{out}expected\n{sorted(want)}")
+
+# --no-demangle: the names as the image holds them, in every output.
+out = run("report", "-i", data, "--folded", "--no-demangle").stdout
+want = {f"fixture;main;{MANGLED[k]} {v}" for k, v in COUNTS.items()}
+want.add("fixture;main;[libsomething-with-a-long-name.so.1+0x10] 2")
+check(set(out.splitlines()) == want, f"--folded --no-demangle:\n{out}")
+out = run("report", "-i", data, "--no-demangle").stdout
+check(all(m in out for m in MANGLED.values()) and CXX not in out, f"--stdio --no-demangle:\n{out}")
+
+# --speedscope: the shared frames' names.
+path = os.path.join(work, "mangled.speedscope.json")
+run("report", "-i", data, "--speedscope", path)
+names = {f["name"] for f in json.load(open(path, encoding="utf-8"))["shared"]["frames"]}
+check(set(COUNTS) <= names and not set(MANGLED.values()) & names, f"--speedscope frames: {names}")
+
+
+class Frames(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "g" and a.get("class") == "f":
+            self.names.add(a.get("data-n"))
+
+
+# --html: the flame graph's frames (the attribute escaped, read back).
+path = os.path.join(work, "mangled.html")
+run("report", "-i", data, "--html", path)
+page = Frames()
+page.feed(open(path, encoding="utf-8").read())
+check(set(COUNTS) <= page.names and not set(MANGLED.values()) & page.names,
+      f"--html frames: {page.names}")
+path = os.path.join(work, "mangled-raw.html")
+run("report", "-i", data, "--html", path, "--no-demangle")
+page = Frames()
+page.feed(open(path, encoding="utf-8").read())
+check(set(MANGLED.values()) <= page.names, f"--html --no-demangle frames: {page.names}")
+
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("ok")
