@@ -83,6 +83,8 @@ typedef struct rmap {
 } rmap;
 
 /* The value of (a, b), or -1. */
+/* The hash of two keys (report_rmap.c), for the model's other tables. */
+uint64_t rmap_mix(uint64_t a, uint64_t b);
 int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 /* Sets (a, b) to v; -1 when out of memory. */
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
