@@ -10,6 +10,12 @@
   go     the same file and a real cpu-clock recording of record_prog read
          by `go tool pprof` (-top, -traces, -raw) agree with report
          --stdio; skipped (77) without go.
+  names  a recording built byte by byte (tests/recording.py) whose command,
+         image and event names hold bytes that are not UTF-8 and terminal
+         escapes: every string of the profile is UTF-8 (proto3's strings
+         must be; a strict decoder refuses the profile otherwise), with
+         U+FFFD for each such byte and control character, and go tool pprof
+         (when here) prints no escape byte.
 
 usage: check_report_pprof.py DKPERF RECORD_FIXTURE RECORD_PROG WORKDIR CASE
 """
@@ -19,6 +25,9 @@ import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recording import HEADER, chunk, comm, end, event, map_, meta, nodes, sample  # noqa: E402
 
 dkperf, fixture, prog, work, case = sys.argv[1:6]
 os.makedirs(work, exist_ok=True)
@@ -235,7 +244,39 @@ def case_go():
     check(m and n and int(m[1]) == int(n[1].replace(",", "")), f"the same total: {text[:300]}")
 
 
-{"pprof": case_pprof, "go": case_go}[case]()
+def case_names():
+    pid = 4242
+    body = meta("comm", "names") + event(0, b"ev\xffent\x1b[2J") + comm(pid, b"co\xc3mm\x1b]0;x\x07") \
+        + map_(pid, 0x400000, 0x10000, b"/nonexistent/im\xfe\xc0age\x1b[31m.so") \
+        + map_(pid, 0x500000, 0x10000, "/nonexistent/h\u00e9llo.so") \
+        + nodes([(0, 0x401000), (1, 0x100010)])
+    data = os.path.join(work, "names.data")
+    with open(data, "wb") as f:
+        f.write(HEADER + chunk(body) + chunk(sample(2, pid=pid, period=1000) + end(1)))
+    out = os.path.join(work, "names.pb.gz")
+    run("report", "-i", data, "--pprof", out)
+    msg = fields(gzip.decompress(open(out, "rb").read()))
+    strings = [v for f, v in msg if f == 6]
+    bad = []
+    for s in strings:
+        try:
+            t = s.decode()
+            if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in t):
+                bad.append(s)
+        except UnicodeDecodeError:
+            bad.append(s)
+    check(not bad, f"every string UTF-8 without a control character: {bad}")
+    text = [s.decode(errors="replace") for s in strings]
+    check("[im\ufffd\ufffdage\ufffd[31m.so]" in text, f"the image's bytes as U+FFFD each: {text}")
+    check("co\ufffdmm\ufffd]0;x\ufffd" in text, f"the command's: {text}")
+    check("ev\ufffdent\ufffd[2J_samples" in text, f"the event's: {text}")
+    check("[h\u00e9llo.so]" in text, f"UTF-8 kept as it is: {text}")
+    if shutil.which("go") is not None:
+        top = go_pprof(out, "-top")
+        check("\x1b" not in top and "h\u00e9llo" in top, "go tool pprof -top prints no escape:\n" + top)
+
+
+{"pprof": case_pprof, "go": case_go, "names": case_names}[case]()
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("ok")

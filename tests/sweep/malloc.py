@@ -9,8 +9,9 @@ nothing left counting. Commands: dkperf info, list, stat, stat -a,
 stat -r 3 on the sim and on perf_event (software events), stat -a with -A or
 --per-core and -C, and the API
 driver on the sim; with --record-fixture, dkperf report --stdio of a
-recording whose images have ELF symbols, once failing each of its
-allocations and once each allocation made inside elfutils' libelf (the
+recording whose images have ELF symbols (and its --pprof, its
+differential flame graph and dkperf diff of it with itself), once failing
+each of its allocations and once each allocation made inside elfutils' libelf (the
 shim's DKPERF_MALLOC_ONLY). A report that exits 0 must print exactly what
 the clean run printed: a symbol dropped or misnamed for want of memory is
 a failure, not a success.
@@ -37,6 +38,10 @@ def commands(a):
         report = {
             "report-stdio": (d + ["report", "-i", a.recording, "--stdio"], False),
             "report-stdio libelf": (d + ["report", "-i", a.recording, "--stdio"], False),
+            "report-pprof": (d + ["report", "-i", a.recording, "--pprof", "out.pb.gz"], False),
+            "report-html-diff": (d + ["report", "-i", a.recording, "--html", "out.html",
+                                      "--diff", a.recording], False),
+            "report-diff": (d + ["diff", a.recording, a.recording], False),
         }
     return {
         "sim info": (d + ["info"], True),

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/text.h"
 #include "dkrec_format.h"
 #include "report.h"
 
@@ -86,6 +87,27 @@ static void field_m(pbuf *b, unsigned f, pbuf *sub)
     b->oom |= sub->oom;
     field_b(b, f, sub->d, sub->n);
     sub->n = 0;
+}
+
+/* s as field f, a protobuf string: proto3 requires UTF-8, so each byte
+ * that is not well-formed UTF-8 becomes U+FFFD (a strict decoder refuses
+ * the whole profile otherwise), and each code point dk__must_escape names
+ * too (go tool pprof prints names to the terminal as they are), as
+ * dk__put_html writes them. tmp: scratch, emptied. */
+static void field_s(pbuf *b, unsigned f, const char *s, pbuf *tmp)
+{
+    static const uint8_t fffd[] = {0xef, 0xbf, 0xbd};
+    for (const char *c = s; *c != '\0';) {
+        const char *at = c;
+        size_t len = dk__utf8_length((const unsigned char *)c);
+        unsigned long cp = len ? dk__utf8_next(&c) : 0xfffd;
+        if (len == 0 || dk__must_escape(cp))
+            put(tmp, fffd, sizeof fffd);
+        else
+            put(tmp, at, len);
+        c = at + (len ? len : 1);
+    }
+    field_m(b, f, tmp);
 }
 
 /* The string table: each string once, index 0 the empty one. */
@@ -357,7 +379,7 @@ static int encode(pbuf *out, const rprofile *p)
     uint64_t punit =
         sid(&st, rec->n_events && clock_event(rec->events[0].name) ? "nanoseconds" : "count");
     for (size_t i = 0; i < st.n && !st.oom; i++)
-        field_b(out, 6, st.s[i], strlen(st.s[i]));
+        field_s(out, 6, st.s[i], &sub);
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < rec->n_samples; i++) {
         lo = rec->samples[i].time_ns < lo ? rec->samples[i].time_ns : lo;
