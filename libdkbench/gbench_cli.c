@@ -5,7 +5,6 @@
  * dkbench program, spelled and checked as google benchmark does, so that
  * its tools (compare.py) can drive the program. See cli.h.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -46,7 +45,8 @@ static const struct {
 static bool truthy(const char *v)
 {
     if (v[0] != '\0' && v[1] == '\0')
-        return isalnum((unsigned char)v[0]) && strchr("0fFnN", v[0]) == NULL;
+        return ((v[0] >= '0' && v[0] <= '9') || ((v[0] | 0x20) >= 'a' && (v[0] | 0x20) <= 'z')) &&
+               strchr("0fFnN", v[0]) == NULL;
     return v[0] == '\0' ||
            !(strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "off") == 0);
 }

@@ -124,7 +124,7 @@ static void read_proc(dk__sysinfo *s, const char *root)
         if (!read_line(root, path, size, sizeof size))
             break;
         char *end;
-        c->size = strtoll(size, &end, 10);
+        c->size = strtol(size, &end, 10);
         if (*end == 'K')
             c->size = c->size >= 0 && c->size <= LLONG_MAX / 1024 ? c->size * 1024 : 0;
         if (c->size < 0)
