@@ -209,9 +209,25 @@ static const char *base_name(const char *path)
 static int64_t meta_time(const dkrec *rec)
 {
     const char *t = dkrec_meta(rec, "time");
-    int y, mo, d, h, mi, s;
-    if (t == NULL || sscanf(t, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &s) != 6 || mo < 1 ||
-        mo > 12 || d < 1 || d > 31)
+    /* The six numbers and what follows each (no sscanf: the macOS build
+     * keeps to the C library calls it allows). */
+    static const char after[] = "--T::Z";
+    int v[6];
+    for (int k = 0; k < 6; k++) {
+        if (t == NULL || *t < '0' || *t > '9')
+            return 0;
+        long n = 0;
+        for (int digits = 0; *t >= '0' && *t <= '9'; t++)
+            if (++digits > 6)
+                return 0;
+            else
+                n = n * 10 + (*t - '0');
+        if (*t++ != after[k])
+            return 0;
+        v[k] = (int)n;
+    }
+    int y = v[0], mo = v[1], d = v[2], h = v[3], mi = v[4], s = v[5];
+    if (mo < 1 || mo > 12 || d < 1 || d > 31)
         return 0;
     y -= mo <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -313,7 +329,16 @@ static int encode(pbuf *out, const rprofile *p)
     /* pprof takes the first mapping for the program's: the command's. */
     const char *cmd = dkrec_meta(rec, "command");
     char prog[256];
-    if (cmd != NULL && sscanf(cmd, "%255s", prog) == 1)
+    size_t plen = 0;
+    while (cmd != NULL && (*cmd == ' ' || *cmd == '\t'))
+        cmd++;
+    while (cmd != NULL && cmd[plen] != '\0' && cmd[plen] != ' ' && cmd[plen] != '\t' &&
+           plen < sizeof prog - 1) {
+        prog[plen] = cmd[plen];
+        plen++;
+    }
+    prog[plen] = '\0';
+    if (plen > 0)
         sid(&dsos, base_name(prog));
     for (size_t f = 0; f < p->n_frames; f++)
         map_of[f] = (uint32_t)sid(&dsos, p->frames[f].dso);
