@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 # dkperf stat -x@ and -j against perf stat on the same command, mode by
 # mode: every -x@ line has as many separators as perf's lines have, and
-# every -j line is one JSON object with the keys perf's objects have.
+# every -j line is one JSON object with the keys perf's objects have, and
+# field by field the values are written alike (integers, "%.2f" msec,
+# "S0-D0-C1" labels, "%f" strings, units and event names).
 # usage: check_stat_perf_format.py DKPERF
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +50,50 @@ def perf_args(args):
     return [NEAREST.get(a, a) for a in args]
 
 
+# How a field is written, not its value: counts and times differ run to
+# run, their formats do not.
+SHAPES = [
+    (r"\s*\d+\.\d{9}", "seconds.%09lu"),
+    (r"\d+", "integer"),
+    (r"\d+\.\d{2}", "%.2f"),
+    (r"\d+\.\d{3}", "%.3f"),
+    (r"\d+\.\d{6}", "%f"),
+    (r"\d+\.\d{2}%", "%.2f%%"),
+    (r"CPU\d+", "CPUn"),
+    (r"S\d+-D\d+-C\d+", "Sn-Dn-Cn"),
+    (r"[KMG]?/sec", "rate"),
+]
+
+
+def shape(field):
+    for pattern, name in SHAPES:
+        if re.fullmatch(pattern, field):
+            return name
+    return field
+
+
+def csv_shapes(line, sep):
+    return tuple(shape(f) for f in line.split(sep))
+
+
+def json_shapes(line):
+    """Each key with its value's written form: "string" or bare number."""
+    return tuple((k, "\"%s\"" % shape(v[1:-1]) if v.startswith('"') else shape(v))
+                 for k, v in re.findall(r'"([^"]+)" : ("[^"]*"|[^,}]+)', line))
+
+
+def same_shapes(what, name, ours, theirs, shapes):
+    if "--per-level" in name:  # perf's per-socket labels differ from levels
+        return
+    # Every line of ours written as one of perf's is (perf may write more
+    # kinds: an event we do not count by default, an interval we count).
+    want = {shapes(l) for l in theirs}
+    got = {shapes(l) for l in ours}
+    if not got <= want:
+        fail("%s %s: dkperf's fields written as %r, perf's as %r" %
+             (what, name, sorted(got - want), sorted(want)))
+
+
 checked = 0
 for name, args in MODES:
     rc, theirs = run(["perf"], ["-x@"] + perf_args(args))
@@ -65,6 +112,7 @@ for name, args in MODES:
     if got != want:
         fail("-x@ %s: dkperf's lines have %r separators, perf's %r\ndkperf:\n%s\nperf:\n%s" %
              (name, sorted(got), sorted(want), "\n".join(ours), "\n".join(theirs)))
+    same_shapes("-x@", name, ours, theirs, lambda l: csv_shapes(l, "@"))
     # The same fields in the same places: the unit and the event name.
     tail = 6 if "-r" in args else 5
     for l in ours if "-e" in args else []:
@@ -95,6 +143,7 @@ for name, args in MODES:
         keys_theirs = {tuple("level" if k == "socket" else k for k in t) for t in keys_theirs}
     if keys_ours != keys_theirs:
         fail("-j %s: dkperf's keys %r, perf's %r" % (name, sorted(keys_ours), sorted(keys_theirs)))
+    same_shapes("-j", name, ours, theirs, json_shapes)
     checked += 1
 
 if failures:

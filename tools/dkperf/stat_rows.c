@@ -696,7 +696,7 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
         bool ok[DK_MAX_EVENTS];
         double pcnt[DK_MAX_EVENTS];
         for (size_t i = 0; i < n; i++) {
-            ok[i] = rep->supported[i] && info[i].counted && (enabled[i] == 0 || running[i] > 0);
+            ok[i] = rep->supported[i] && stat_interval_counted(&info[i], running[i]);
             pcnt[i] = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
         }
         perf_rows(out, rep, o, r, r->rows, m, t, (double)span, ok, running, pcnt);
