@@ -35,6 +35,16 @@ grep -q -- "-o /dev/full: cannot write the report" "$tmp/e" || { cat "$tmp/e"; f
 grep -q "task-clock" "$tmp/report" || fail "no report in the -o file"
 grep -q "$tmp/report" "$tmp/fds" && { cat "$tmp/fds"; fail "the command inherited the -o file"; }
 
+# --append adds each report to the -o file, as perf stat's does; without
+# -o it is refused.
+"$dkperf" stat -x, -o "$tmp/both" -e task-clock -- true &&
+    "$dkperf" stat -x, -o "$tmp/both" --append -e task-clock -- true ||
+    fail "stat -o --append failed"
+[ "$(grep -c ',task-clock,' "$tmp/both")" = 2 ] || { cat "$tmp/both"; fail "--append did not add"; }
+"$dkperf" stat --append -e task-clock -- true 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q -- "--append adds to the -o file" "$tmp/e" ||
+    { cat "$tmp/e"; fail "--append without -o was not refused"; }
+
 # Ctrl-C while the counters are being set up (simulated: proc_pid_rusage
 # takes 1.5 s) stops the command before it runs; dkperf ends as it would
 # have, by SIGINT (130 to a shell), with no report and no error.
