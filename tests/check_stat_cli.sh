@@ -23,6 +23,12 @@ status=$?
 [ $status -eq 143 ] || fail "SIGTERM gave dkperf status $status, expected 143"
 [ "$(runs "$tmp/j")" = 1 ] || { cat "$tmp/j"; fail "a killed command did not end the repeats"; }
 
+# -r's spread column stays when a killed command ends the runs after the
+# first: -x, keeps -r's eight fields, as perf's layout for -r has.
+"$dkperf" stat -x, -r 3 -e task-clock -- sh -c 'kill -TERM $$' 2>"$tmp/x"
+fields=$(grep ',task-clock,' "$tmp/x" | awk -F, '{ print NF }')
+[ "$fields" = 8 ] || { cat "$tmp/x"; fail "-x, -r 3 of a killed command: $fields fields, not 8"; }
+
 # A report that cannot be written is an error that names the file.
 "$dkperf" stat -o /dev/full -e task-clock -- true 2>"$tmp/e"
 status=$?

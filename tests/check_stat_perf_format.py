@@ -25,8 +25,10 @@ MODES = [
     ("-a", ["-a", "-e", "cpu-clock,page-faults"]),
     ("-I 100", ["-I", "100", "-e", "task-clock,page-faults"]),
     ("-a -A", ["-a", "-A", "-e", "cpu-clock,page-faults"]),
+    ("-r 2 -a -A", ["-r", "2", "-a", "-A", "-e", "cpu-clock,page-faults"]),
     ("-a -A -I 100", ["-a", "-A", "-I", "100", "-e", "cpu-clock,page-faults"]),
     ("-a --per-core", ["-a", "--per-core", "-e", "cpu-clock,page-faults"]),
+    ("-r 2 -a --per-core", ["-r", "2", "-a", "--per-core", "-e", "cpu-clock"]),
     ("-a --per-core -I 100", ["-a", "--per-core", "-I", "100", "-e", "cpu-clock"]),
 ]
 # Ours where perf has no such option: its nearest aggregation.

@@ -118,10 +118,9 @@ typedef struct stat_line {
     size_t cpus;       /* a row's CPUs (shown for --per-core, --per-level) */
     bool ok;           /* counted; otherwise "<not counted>" or "<not supported>" */
     double value;      /* count (ns for events in ns) */
-    bool spread;       /* -r: the relative spread in percent, rel */
-    double rel;
-    uint64_t run_ns; /* the counters' run time */
-    double pcnt;     /* percent of the time enabled they ran */
+    double rel;        /* -r: the relative spread in percent (0 for a row, as perf) */
+    uint64_t run_ns;   /* the counters' run time */
+    double pcnt;       /* percent of the time enabled they ran */
     bool has_metric;
     double metric;
     const char *metric_unit;
