@@ -29,6 +29,12 @@ status=$?
 fields=$(grep ',task-clock,' "$tmp/x" | awk -F, '{ print NF }')
 [ "$fields" = 8 ] || { cat "$tmp/x"; fail "-x, -r 3 of a killed command: $fields fields, not 8"; }
 
+# -I: an interval the command sleeps through is <not counted>, as perf
+# stat prints it, not a count of 0.
+"$dkperf" stat -I 100 -e task-clock -- sleep 0.35 2>"$tmp/i"
+grep -q '<not counted>      task-clock' "$tmp/i" && ! grep -q ' 0\.00 msec task-clock' "$tmp/i" ||
+    { cat "$tmp/i"; fail "-I: an interval the command slept through was not <not counted>"; }
+
 # A report that cannot be written is an error that names the file.
 "$dkperf" stat -o /dev/full -e task-clock -- true 2>"$tmp/e"
 status=$?

@@ -100,7 +100,8 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
             fputs("#           time             counts unit events\n", out);
         for (size_t i = 0; i < rep->n; i++) {
             char num[48];
-            if (!rep->supported[i] || !info[i].counted)
+            bool ran = rep->supported[i] && stat_interval_counted(&info[i], running[i]);
+            if (!ran)
                 fprintf(out, "%16.9f %18s      %s\n", t,
                         rep->supported[i] ? "<not counted>" : "<not supported>", rep->names[i]);
             else if (in_ns(rep, i))
@@ -109,7 +110,7 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
             else
                 fprintf(out, "%16.9f %18s      %s", t, fmt_count(delta[i], num, sizeof num),
                         rep->names[i]);
-            if (rep->supported[i] && info[i].counted) {
+            if (ran) {
                 if (enabled[i] > 0 && running[i] < enabled[i])
                     fprintf(out, "  (%.2f%%)", 100.0 * (double)running[i] / (double)enabled[i]);
                 fputc('\n', out);
