@@ -23,6 +23,18 @@ status=$?
 [ $status -eq 143 ] || fail "SIGTERM gave dkperf status $status, expected 143"
 [ "$(runs "$tmp/j")" = 1 ] || { cat "$tmp/j"; fail "a killed command did not end the repeats"; }
 
+# -r's spread column stays when a killed command ends the runs after the
+# first: -x, keeps -r's eight fields, as perf's layout for -r has.
+"$dkperf" stat -x, -r 3 -e task-clock -- sh -c 'kill -TERM $$' 2>"$tmp/x"
+fields=$(grep ',task-clock,' "$tmp/x" | awk -F, '{ print NF }')
+[ "$fields" = 8 ] || { cat "$tmp/x"; fail "-x, -r 3 of a killed command: $fields fields, not 8"; }
+
+# -I: an interval the command sleeps through is <not counted>, as perf
+# stat prints it, not a count of 0.
+"$dkperf" stat -I 100 -e task-clock -- sleep 0.35 2>"$tmp/i"
+grep -q '<not counted>      task-clock' "$tmp/i" && ! grep -q ' 0\.00 msec task-clock' "$tmp/i" ||
+    { cat "$tmp/i"; fail "-I: an interval the command slept through was not <not counted>"; }
+
 # A report that cannot be written is an error that names the file.
 "$dkperf" stat -o /dev/full -e task-clock -- true 2>"$tmp/e"
 status=$?
@@ -34,6 +46,16 @@ grep -q -- "-o /dev/full: cannot write the report" "$tmp/e" || { cat "$tmp/e"; f
 [ $? -eq 0 ] || fail "stat -o failed"
 grep -q "task-clock" "$tmp/report" || fail "no report in the -o file"
 grep -q "$tmp/report" "$tmp/fds" && { cat "$tmp/fds"; fail "the command inherited the -o file"; }
+
+# --append adds each report to the -o file, as perf stat's does; without
+# -o it is refused.
+"$dkperf" stat -x, -o "$tmp/both" -e task-clock -- true &&
+    "$dkperf" stat -x, -o "$tmp/both" --append -e task-clock -- true ||
+    fail "stat -o --append failed"
+[ "$(grep -c ',task-clock,' "$tmp/both")" = 2 ] || { cat "$tmp/both"; fail "--append did not add"; }
+"$dkperf" stat --append -e task-clock -- true 2>"$tmp/e"
+[ $? -eq 2 ] && grep -q -- "--append adds to the -o file" "$tmp/e" ||
+    { cat "$tmp/e"; fail "--append without -o was not refused"; }
 
 # Ctrl-C while the counters are being set up (simulated: proc_pid_rusage
 # takes 1.5 s) stops the command before it runs; dkperf ends as it would

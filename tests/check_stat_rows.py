@@ -140,7 +140,8 @@ if sys.platform.startswith("linux"):
 
     rc, err = run(["-a", "--per-core", "-x", ";", "-e", "cpu-clock", "--", "true"])
     labels = sorted(l.split(";")[0] for l in err.splitlines() if l)
-    want = sorted(set("S%d-C%d" % (max(0, int(open(
+    # perf's label: socket, die (one per package here), core.
+    want = sorted(set("S%d-D0-C%d" % (max(0, int(open(
         "/sys/devices/system/cpu/cpu%d/topology/physical_package_id" % c).read())), core_id(c))
         for c in cpus))
     if rc != 0 or labels != want:

@@ -20,9 +20,9 @@
  * blocks until a reader comes, and a Ctrl-C then must find nothing held.
  * The report file is dkperf's, not the command's: it is closed on exec.
  */
-static FILE *open_report(const char *path)
+static FILE *open_report(const char *path, bool append)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC) | O_CLOEXEC, 0666);
     FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (out == NULL) {
         int why = errno;
@@ -44,7 +44,7 @@ int cmd_stat(int argc, char **argv)
     }
 
     FILE *out = stderr;
-    if (o.output != NULL && (out = open_report(o.output)) == NULL) {
+    if (o.output != NULL && (out = open_report(o.output, o.append)) == NULL) {
         stat_options_free(&o);
         return EXIT_SETUP;
     }

@@ -56,6 +56,12 @@ typedef struct stat_interval {
 double stat_interval_advance(stat_interval *iv, size_t n, uint64_t since_ns, const dk_reading *info,
                              uint64_t *enabled, uint64_t *running, uint64_t *span_ns);
 
+/* Whether a counter whose running totals are info ran over an interval in
+ * which it ran running ns: perf's "<not counted>" otherwise (a command's
+ * counters run only while it is on a CPU). A backend that gives no times
+ * (time_enabled 0) counts whenever it counted at all. */
+bool stat_interval_counted(const dk_reading *info, uint64_t running);
+
 /*
  * Print the interval from iv's last one to since_ns (since the counting
  * began), whose running totals are values and info, in o's format (human,
@@ -112,10 +118,9 @@ typedef struct stat_line {
     size_t cpus;       /* a row's CPUs (shown for --per-core, --per-level) */
     bool ok;           /* counted; otherwise "<not counted>" or "<not supported>" */
     double value;      /* count (ns for events in ns) */
-    bool spread;       /* -r: the relative spread in percent, rel */
-    double rel;
-    uint64_t run_ns; /* the counters' run time */
-    double pcnt;     /* percent of the time enabled they ran */
+    double rel;        /* -r: the relative spread in percent (0 for a row, as perf) */
+    uint64_t run_ns;   /* the counters' run time */
+    double pcnt;       /* percent of the time enabled they ran */
     bool has_metric;
     double metric;
     const char *metric_unit;

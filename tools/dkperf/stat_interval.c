@@ -30,6 +30,11 @@ double stat_interval_advance(stat_interval *iv, size_t n, uint64_t since_ns, con
     return (double)since_ns / 1e9;
 }
 
+bool stat_interval_counted(const dk_reading *info, uint64_t running)
+{
+    return info->counted && (info->time_enabled == 0 || running > 0);
+}
+
 void stat_interval_print(FILE *out, const report *rep, const stat_options *o, stat_interval *iv,
                          uint64_t since_ns, const uint64_t *values, const dk_reading *info)
 {
@@ -80,7 +85,7 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
         for (size_t i = 0; i < rep->n; i++) {
             v[i] = (double)delta[i];
             /* Counters that did not run this interval: <not counted>, as perf. */
-            ok[i] = rep->supported[i] && info[i].counted && (enabled[i] == 0 || running[i] > 0);
+            ok[i] = rep->supported[i] && stat_interval_counted(&info[i], running[i]);
         }
         for (size_t i = 0; i < rep->n; i++) {
             stat_line l = {.i = i, .interval = t, .ok = ok[i], .value = v[i]};
@@ -95,7 +100,8 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
             fputs("#           time             counts unit events\n", out);
         for (size_t i = 0; i < rep->n; i++) {
             char num[48];
-            if (!rep->supported[i] || !info[i].counted)
+            bool ran = rep->supported[i] && stat_interval_counted(&info[i], running[i]);
+            if (!ran)
                 fprintf(out, "%16.9f %18s      %s\n", t,
                         rep->supported[i] ? "<not counted>" : "<not supported>", rep->names[i]);
             else if (in_ns(rep, i))
@@ -104,7 +110,7 @@ void stat_interval_print(FILE *out, const report *rep, const stat_options *o, st
             else
                 fprintf(out, "%16.9f %18s      %s", t, fmt_count(delta[i], num, sizeof num),
                         rep->names[i]);
-            if (rep->supported[i] && info[i].counted) {
+            if (ran) {
                 if (enabled[i] > 0 && running[i] < enabled[i])
                     fprintf(out, "  (%.2f%%)", 100.0 * (double)running[i] / (double)enabled[i]);
                 fputc('\n', out);

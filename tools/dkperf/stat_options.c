@@ -97,6 +97,7 @@ void help_stat(FILE *out)
           "                       row, per interval), perf-stat(1)'s keys\n"
           "      --json           one JSON object of dkperf's own schema (more detail)\n"
           "  -o, --output FILE    write the report to FILE instead of standard error\n"
+          "      --append         with -o: add the report to FILE's end\n"
           "  -a, --all-cpus       count every CPU, not only CMD (macOS: needed for events\n"
           "                       other than instructions and cycles)\n"
           "  -A, --no-aggr        with -a: one row per CPU (\"CPU3\")\n"
@@ -248,6 +249,8 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             int rc = parse_ids(tid ? "-t" : "-p", v, o);
             if (rc != 0)
                 return rc;
+        } else if (opt_is(a, NULL, "--append")) {
+            o->append = true;
         } else if (opt_is(a, NULL, "--json")) {
             o->json = true;
         } else if (opt_is(a, "-j", "--json-output")) {
@@ -336,6 +339,10 @@ int stat_parse_args(int argc, char **argv, stat_options *o)
             cli_error("stat", "-x and %s cannot be used together", o->json ? "--json" : "-j");
             return EXIT_USAGE;
         }
+    }
+    if (o->append && o->output == NULL) {
+        cli_error("stat", "--append adds to the -o file: give -o FILE");
+        return EXIT_USAGE;
     }
     if (o->json && o->jsonl) {
         cli_error("stat", "-j (perf's JSON lines) and --json (one object) exclude each other");

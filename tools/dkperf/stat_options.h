@@ -24,6 +24,7 @@ typedef struct stat_options {
     bool json;           /* --json (ours: one object) */
     bool jsonl;          /* -j, --json-output: perf stat's JSON lines */
     const char *output;  /* -o, or NULL */
+    bool append;         /* --append: add to the -o file */
     bool all_cpus;       /* -a */
     const char *backend; /* --backend, checked against the known names, or NULL */
     char **cmd;          /* CMD [ARGS...]: points into argv, NULL-terminated as argv is;

@@ -36,6 +36,11 @@ static const char *unit_of(const report *rep, size_t i)
     return rep->unit[i];
 }
 
+/* -r's spread column is there whenever -r asked for more than one run, as
+ * in perf: in every row (perf keeps no spread per CPU or core: 0.00%) and
+ * when a killed command ended the runs after the first. */
+static bool spread(const stat_options *o) { return o->repeat > 1; }
+
 static const char *why(const report *rep, size_t i)
 {
     return rep->supported[i] ? "<not counted>" : "<not supported>";
@@ -62,7 +67,7 @@ static void put_csv(FILE *out, const report *rep, const stat_options *o, const s
     else
         fprintf(out, "%.0f", l->value);
     fprintf(out, "%s%s%s%s%s", x, unit_of(rep, i), x, rep->names[i], x);
-    if (l->spread)
+    if (spread(o))
         fprintf(out, "%.2f%%%s", l->rel, x);
     fprintf(out, "%llu%s%.2f%s", (unsigned long long)l->run_ns, x, l->pcnt, x);
     if (l->has_metric)
@@ -95,7 +100,7 @@ static void put_json(FILE *out, const report *rep, const stat_options *o, const 
     dk__json_string(out, unit_of(rep, i));
     fputs(", \"event\" : ", out);
     dk__json_string(out, rep->names[i]);
-    if (l->spread)
+    if (spread(o))
         fprintf(out, ", \"variance\" : %.2f", l->rel);
     fprintf(out, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f, \"metric-value\" : %f",
             (unsigned long long)l->run_ns, l->pcnt, l->has_metric ? l->metric : 0.0);

@@ -243,10 +243,12 @@ void stat_print_perf(FILE *out, const report *rep, const stat_options *o)
     double elapsed, erel;
     summarize(rep, 0, Q_ELAPSED, &elapsed, &erel);
     for (size_t i = 0; i < rep->n; i++) {
-        stat_line l = {.i = i, .interval = -1, .spread = rep->nruns > 1};
+        stat_line l = {.i = i, .interval = -1};
         l.ok = rep->supported[i] && counted(rep, i);
         if (l.ok) {
             summarize(rep, i, Q_COUNT, &l.value, &l.rel);
+            if (rep->nruns < 2)
+                l.rel = 0; /* one run has no spread */
             l.has_metric = metric(rep, i, elapsed, &l.metric, &l.metric_unit);
         }
         uint64_t run_ns = 0;

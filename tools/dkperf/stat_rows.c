@@ -455,7 +455,13 @@ static void perf_rows(FILE *out, const report *rep, const stat_options *o, const
         for (size_t b = 0; b < (by_event ? m : n); b++) {
             size_t i = by_event ? a : b;
             const row *w = &rows[by_event ? b : a];
-            stat_line l = {.i = i, .interval = interval, .label = w->label, .cpu = w->id};
+            /* perf names a core by socket, die and core: "S0-D0-C1"
+             * (dk_cpu_info has no die: D0, as for one-die packages). */
+            char core[48];
+            if (o->aggr == STAT_AGGR_CORE && w->core >= 0)
+                snprintf(core, sizeof core, "S%d-D0-C%d", w->package < 0 ? 0 : w->package, w->core);
+            stat_line l = {.i = i, .interval = interval, .cpu = w->id};
+            l.label = o->aggr == STAT_AGGR_CORE && w->core >= 0 ? core : w->label;
             l.cpus = w->cpus;
             l.ok = ok[i];
             l.value = w->v[i];
@@ -690,7 +696,7 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
         bool ok[DK_MAX_EVENTS];
         double pcnt[DK_MAX_EVENTS];
         for (size_t i = 0; i < n; i++) {
-            ok[i] = rep->supported[i] && info[i].counted && (enabled[i] == 0 || running[i] > 0);
+            ok[i] = rep->supported[i] && stat_interval_counted(&info[i], running[i]);
             pcnt[i] = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
         }
         perf_rows(out, rep, o, r, r->rows, m, t, (double)span, ok, running, pcnt);
