@@ -108,7 +108,9 @@ for v in ["0.02", "0.02s"]:
     p, doc = results(["--processes", "2", f"--benchmark_min_time={v}", "--benchmark_filter=one",
                       "--precision", "1e-6"])
     r = doc.get("BM_one")
-    if p.returncode != 0 or r is None or not 0.015 <= r["measure_s"] / 2 <= 0.2:
+    # A process's share is 0.02 s (the default would be 0.1): what it
+    # measured is near that, less what a loaded machine's warm-up took.
+    if p.returncode != 0 or r is None or not 0.005 <= r["measure_s"] / 2 <= 0.06:
         fail(f"--benchmark_min_time={v}: {p.returncode} {p.stderr} {r and r['measure_s']}")
 
 # 0 (or less, or nothing), as CI smoke runs give it: the least time, a run.
