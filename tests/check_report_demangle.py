@@ -3,7 +3,7 @@
 """dkperf report of functions named as C++ and Rust compilers name theirs
 (tests/record_fixture --mangled: ns::Box<double>::sum(int) const, a Rust
 legacy name with its hash, a Rust v0 name): demangled in every output
-(--stdio, --folded, --speedscope, --html), as the images hold them with
+(--stdio, --folded, --speedscope, --html, --pprof), as the images hold them with
 --no-demangle; and the table's image column holding a long image name cut
 with "...", the symbols after it in place. With no-demangler, DKPERF is a
 build without a demangler: the names stay mangled, and each report says
@@ -12,6 +12,7 @@ functions).
 
 usage: check_report_demangle.py DKPERF RECORD_FIXTURE WORKDIR [no-demangler]
 """
+import gzip
 import html.parser
 import json
 import os
@@ -124,6 +125,48 @@ run("report", "-i", data, "--html", path, "--no-demangle")
 page = Frames()
 page.feed(open(path, encoding="utf-8").read())
 check(set(MANGLED.values()) <= page.names, f"--html --no-demangle frames: {page.names}")
+
+
+def pprof_strings(path):
+    """The string table (field 6) of a gzipped profile.proto."""
+    buf, i, out = gzip.decompress(open(path, "rb").read()), 0, []
+
+    def varint(i):
+        v, shift = 0, 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v, i
+    while i < len(buf):
+        key, i = varint(i)
+        wt = key & 7
+        if wt == 0:
+            _, i = varint(i)
+        elif wt == 2:
+            n, i = varint(i)
+            if key >> 3 == 6:
+                out.append(buf[i:i + n].decode("utf-8", "replace"))
+            i += n
+        elif wt == 1:
+            i += 8
+        elif wt == 5:
+            i += 4
+        else:
+            break
+    return set(out)
+
+
+# --pprof: the functions' names in its string table.
+path = os.path.join(work, "mangled.pb.gz")
+run("report", "-i", data, "--pprof", path)
+names = pprof_strings(path)
+check(set(COUNTS) <= names and not set(MANGLED.values()) & names, f"--pprof names: {names}")
+path = os.path.join(work, "mangled-raw.pb.gz")
+run("report", "-i", data, "--pprof", path, "--no-demangle")
+check(set(MANGLED.values()) <= pprof_strings(path), "--pprof --no-demangle names")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
