@@ -47,6 +47,23 @@ def run(*args, ok=True):
     return p
 
 
+def pprof_name(name):
+    """A C++ name as go tool pprof shows it: without its parameters and
+    template arguments (pprof shortens them; a sanitizer's runtime, in
+    every process of an ASan build, has such names)."""
+    out, depth = [], 0
+    for i, c in enumerate(name):
+        if c == "<" and not name.endswith("_[k]") and i > 0:
+            depth += 1
+        elif c == ">" and depth > 0:
+            depth -= 1
+        elif c == "(" and depth == 0 and i > 0:
+            break
+        elif depth == 0:
+            out.append(c)
+    return "".join(out).strip()
+
+
 def stdio_samples(data):
     """report --stdio's self samples per symbol (summed over images), and its text."""
     out = run("report", "-i", data, "--stdio").stdout
@@ -57,6 +74,7 @@ def stdio_samples(data):
             # A kernel frame, "[k] name" in the table, is "name_[k]" in the
             # stack outputs and in pprof.
             name = m[2][4:] + "_[k]" if m[2].startswith("[k] ") else m[2]
+            name = pprof_name(name)
             got[name] = got.get(name, 0) + int(m[1])
     return got, out
 
