@@ -175,8 +175,11 @@ if sys.platform.startswith("linux"):
         got = sum(o["events"][0]["value"] for o in ivs)
         if abs(got - total) > 1:
             fail("linux -C 0 -I 50: the intervals add up to %d, the total is %d" % (got, total))
+        # A whole interval only: the last one may be a fraction of a
+        # millisecond, less than a loaded machine's delay between a read
+        # and its time stamp.
         for o in ivs:
-            if o["events"][0]["value"] > o["interval_ns"] * 1.5:
+            if o["interval_ns"] >= 20000000 and o["events"][0]["value"] > o["interval_ns"] * 1.5:
                 fail("linux -C 0 -I 50: %d ns of one CPU's clock in an interval of %d ns" %
                      (o["events"][0]["value"], o["interval_ns"]))
     # -A -I: each interval prints one row per CPU and event (not the

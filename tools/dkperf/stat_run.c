@@ -239,6 +239,7 @@ static int wait_loop(watch *w)
             uint64_t values[DK_MAX_EVENTS];
             dk_reading info[DK_MAX_EVENTS];
             rc = read_all(w, values, info, false);
+            uint64_t read_at = dk__monotonic_ns(); /* the interval ends at its read */
             /* The rows' per-CPU counts: with -C, read_all has just read
              * them (stat_rows_restrict), so rows and totals are one read. */
             if (rc == 0 && stat_rows_per_interval(w->rep) && (w->child != 0 || w->system) &&
@@ -246,8 +247,7 @@ static int wait_loop(watch *w)
                 rc = stat_rows_read(w->groups[0], w->rep) != 0 ? -1 : 0;
             if (rc != 0)
                 break;
-            stat_interval_print(w->rep->out, w->rep, o, &w->iv, dk__monotonic_ns() - w->t0, values,
-                                info);
+            stat_interval_print(w->rep->out, w->rep, o, &w->iv, read_at - w->t0, values, info);
             /* The output is gone (EPIPE: SIGPIPE is ignored): no interval can
              * be seen any more. Attached, nothing else ends the wait; a
              * command is waited for as without -I. */
@@ -385,8 +385,10 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     /* It has exited: a signal from now on has nobody to go to, and is kept
      * for dkperf's own exit status instead of going to a zombie. */
     signals_child_pid = 0;
-    out->elapsed_ns = dk__monotonic_ns() - t0;
     rc = looped != 0 ? looped : dk_group_read(g, out->values, out->info);
+    /* Stamped just after the read, as each interval's: the last interval's
+     * span then covers what its counts cover. */
+    out->elapsed_ns = dk__monotonic_ns() - t0;
     if (rc != 0 && looped == 0)
         cli_error("stat", "reading the counters failed: %s", dk_last_error());
     else if (rc == 0 && stat_rows_capture(g, o, rep, out) != 0)
@@ -524,9 +526,9 @@ int stat_run_attach(dk_sampler *s, const stat_options *o, char **names, size_t n
         goto out;
     w.t0 = dk__monotonic_ns();
     rc = wait_loop(&w);
-    out->elapsed_ns = dk__monotonic_ns() - w.t0;
     if (rc == 0)
         rc = read_all(&w, out->values, out->info, false);
+    out->elapsed_ns = dk__monotonic_ns() - w.t0; /* after the read, as each interval's */
     if (rc == 0 && w.system && stat_rows_capture(w.groups[0], o, rep, out) != 0)
         rc = -1;
     if (rc == 0 && !w.system)
