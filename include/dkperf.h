@@ -228,6 +228,10 @@ typedef struct dk_backend_caps {
     bool children;            /* process groups take DK_GROUP_CHILDREN (inherit) */
     bool counts_outlive;      /* a process or thread group still reads its counts after its
                                target exited and was reaped; false: read before it ends */
+    bool user_only;           /* counts and samples user mode only (DK_SAMPLER_USER_ONLY, or
+                                 what the privileges allow: privileges says why); false:
+                                 kernel mode too, and kernel call chains where the backend
+                                 gives them */
 } dk_backend_caps;
 
 /*

@@ -759,6 +759,9 @@ TEST_CASE(options)
     o.backend = DK_BACKEND_KPERF;
     o.flags = DK_SAMPLER_USER_ONLY;
     CHECK_OK(dk_sampler_open(&s, &o));
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_OK(dk_sampler_caps(s, &caps));
+    CHECK(caps.user_only);
     const char *name = "branches";
     dk_thread *t = open_names(s, &name, 1);
     dk_thread_close(t);

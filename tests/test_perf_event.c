@@ -65,6 +65,15 @@ TEST_CASE(backend_and_database)
     CHECK_STR(caps.stat_events, "task-clock,context-switches,page-faults,instructions,cycles,"
                                 "branches,branch-misses");
     CHECK(caps.software_events && caps.process_events && caps.children && caps.counts_outlive);
+    /* User mode only where perf_event_paranoid keeps a user from the kernel. */
+    int paranoid = 2;
+    FILE *pf = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    if (pf != NULL) {
+        if (fscanf(pf, "%d", &paranoid) != 1)
+            paranoid = 2;
+        fclose(pf);
+    }
+    CHECK(caps.user_only == (paranoid > 1 && geteuid() != 0));
     const dk_database_event *cycles = dk_database_find(dk_sampler_database(s), "cycles");
     CHECK(cycles != NULL);
     CHECK_STR(caps.sample_event, cycles->supported ? "cycles" : "cpu-clock");
@@ -418,6 +427,9 @@ TEST_CASE(user_only_counting)
     dk_sampler_options o = DK_SAMPLER_OPTIONS_INIT;
     o.flags = DK_SAMPLER_USER_ONLY;
     CHECK_OK(dk_sampler_open(&s, &o));
+    dk_backend_caps caps = {.size = sizeof caps};
+    CHECK_OK(dk_sampler_caps(s, &caps));
+    CHECK(caps.user_only); /* the flag says so whatever the privileges */
     const char *names[] = {"task-clock", "page-faults"};
     dk_thread *t = open_names(s, names, 2);
     CHECK_OK(dk_thread_start(t));

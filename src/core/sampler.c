@@ -313,6 +313,8 @@ int dk_sampler_caps(const dk_sampler *s, dk_backend_caps *caps)
         s->backend->probe_caps((dk_sampler *)s);
     size_t size = caps->size < sizeof s->caps ? caps->size : sizeof s->caps;
     memcpy(caps, &s->caps, size);
+    if (size >= offsetof(dk_backend_caps, user_only) + sizeof caps->user_only)
+        caps->user_only = s->caps.user_only || (s->flags & DK_SAMPLER_USER_ONLY);
     caps->size = size;
     return 0;
 }

@@ -243,7 +243,8 @@ static bool process_gone(long pid)
     return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || proc_is_zombie(pid);
 }
 
-static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
+static void write_meta(recorder *r, const record_options *o, dk_sampler *s,
+                       const dk_backend_caps *caps)
 {
     char buf[4096];
     size_t k = 0;
@@ -275,6 +276,12 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s)
     dkrec_write_meta(r->w, "call-graph", o->callgraph ? "fp" : "none");
     if (o->all_cpus) /* the command's name is then not every process's */
         dkrec_write_meta(r->w, "all-cpus", "1");
+    /* Why no sample and no frame is in the kernel, for report to say. */
+    if (caps->user_only) {
+        snprintf(buf, sizeof buf, "user mode only: %s",
+                 caps->privileges != NULL ? caps->privileges : "as the sampler was opened");
+        dkrec_write_meta(r->w, "kernel", buf);
+    }
 }
 
 /* The default event: cycles where it is counted here, else cpu-clock. The
@@ -431,7 +438,7 @@ int cmd_record(int argc, char **argv)
         exit_rc = EXIT_SETUP;
         goto out;
     }
-    write_meta(&r, &o, s);
+    write_meta(&r, &o, s, &caps);
 
     dk_sampling_options so = DK_SAMPLING_OPTIONS_INIT;
     so.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
@@ -500,6 +507,12 @@ int cmd_record(int argc, char **argv)
         notice = rate_notice;
     if (notice != NULL)
         fputs(notice, stderr);
+    /* Call chains asked for, but the kernel's cannot come: say why once. */
+    if (o.callgraph && caps.user_only)
+        fprintf(stderr,
+                "dkperf record: note: no kernel call chains: time in the kernel is not "
+                "sampled (%s)\n",
+                caps.privileges != NULL ? caps.privileges : "user mode only");
     if (o.pid) /* its maps come from the library, read at the first start */
         synthesize_comm(&r, (int)o.pid);
     else if (o.all_cpus)

@@ -634,6 +634,11 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
 int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *opts)
 {
     memset(p, 0, sizeof *p);
+    /* A recording of user mode only has no kernel frame to name: say why. */
+    const char *kmode = dkrec_meta(rec, "kernel");
+    if (kmode != NULL)
+        snprintf(p->kernel_note, sizeof p->kernel_note, "no kernel frames: the recording is of %s",
+                 kmode);
     p->rec = rec;
     p->path = path;
     builder b;

@@ -235,6 +235,7 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.process_events = true;
     s->caps.children = true;
     s->caps.counts_outlive = true; /* the counters stay readable after their task exits */
+    s->caps.user_only = k->exclude_kernel;
     /* The PMU's counters, user reads and the event to sample wait for
      * dk_sampler_caps (pe_probe_caps) or a thread sampler that needs them. */
     return 0;
