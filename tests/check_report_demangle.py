@@ -81,6 +81,19 @@ long = [l for l in rows if "[libsomething-with-a-long-name.so.1]" in l]
 check(len(long) == 1 and "libsomething-with-a-l...  [" in long[0] and long[0].index("[lib") == col,
       f"a long image name cut with '...' to its column:\n{out}")
 
+# dkperf diff: the names demangled, and its image column as the table's.
+out = run("diff", data, data).stdout
+lines = out.splitlines()
+head = next(l for l in lines if l.startswith("# Baseline"))
+col = head.index("Symbol")
+rows = [l for l in lines if l.strip() and not l.startswith("#")]
+check(all(any(l.endswith(name) for l in rows) for name in COUNTS), f"diff: the names:\n{out}")
+check(rows and all(l[col - 2:col] == "  " and l[col] != " " for l in rows),
+      f"diff: every symbol starts in the Symbol column ({col}):\n{out}")
+long = [l for l in rows if "[libsomething-with-a-long-name.so.1]" in l]
+check(len(long) == 1 and "libsomething-with-a-l...  [" in long[0],
+      f"diff: a long image name cut with '...' to its column:\n{out}")
+
 # --folded: the names, each stack once.
 out = run("report", "-i", data, "--folded").stdout
 want = {f"fixture;main;{k} {v}" for k, v in COUNTS.items()}

@@ -114,6 +114,15 @@ int report_pprof(FILE *out, const rprofile *p);
 /* The flame graph of p coloured by each frame's change of share from old's
  * (red grew, blue shrank); old NULL: report_html's. */
 int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int event);
+/* The tables' image column (report_out.c): as wide as its longest name
+ * ([kernel.kallsyms] fits) from REPORT_DSO_COLUMN to REPORT_DSO_COLUMN_MAX
+ * columns. report_dso_width gives width widened for name;
+ * report_put_column writes s escaped in width columns: padded, or cut
+ * with "..." so that the columns after it stay in place. */
+#define REPORT_DSO_COLUMN 16
+#define REPORT_DSO_COLUMN_MAX 24
+size_t report_dso_width(size_t width, const char *name);
+void report_put_column(FILE *out, const char *s, size_t width);
 /* Each frame's self and children (total) weight of event e, as the table
  * counts them, into arrays of p->n_frames; -1 when out of memory. */
 int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t *children);
