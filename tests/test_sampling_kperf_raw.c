@@ -211,8 +211,10 @@ TEST_CASE(an_unfiltered_trace_holds_pmi_and_switch_records)
             switches++;
         }
     }
-    fprintf(stderr, "%zu records: %zu PMIs, %zu interrupts, %zu inside one, %zu ended after "
-            "the sample, %zu switches of this thread\n", n, pmis, intr, wrapped, ends, switches);
+    fprintf(stderr,
+            "%zu records: %zu PMIs, %zu interrupts, %zu inside one, %zu ended after "
+            "the sample, %zu switches of this thread\n",
+            n, pmis, intr, wrapped, ends, switches);
     CHECK_U64(pmis, >, 0);
     CHECK_U64(intr, ==, pmis);
     CHECK_U64(wrapped, ==, pmis);

@@ -309,9 +309,9 @@ TEST_CASE(foreign_records_in_the_trace_are_skipped)
     /* An interrupt, a thread switch, a BSD syscall, a VM fault, an exec of
      * DBG_BSD_PROC, a DBG_TRACE thread-name record, kperf's context-switch
      * and PET records, an application's own class. */
-    static const uint32_t foreign[] = {0x01050001u, 0x01400000u, 0x040c0005u, 0x01300008u,
-                                       0x04010008u, 0x07000004u, 0x25010014u, 0x25040000u,
-                                       0x31000004u};
+    static const uint32_t foreign[] = {0x01050001u, 0x01400000u, 0x040c0005u,
+                                       0x01300008u, 0x04010008u, 0x07000004u,
+                                       0x25010014u, 0x25040000u, 0x31000004u};
     const size_t nf = sizeof foreign / sizeof foreign[0];
     const size_t per = 3 + 3 * nf;
     simk_kd_buf *r = calloc(STRESS_SAMPLES * per, sizeof *r);
@@ -369,8 +369,8 @@ TEST_CASE(another_clients_filter_is_replaced)
     CHECK_INT(k.sysctl(setreg, 3, &reg, &reglen, NULL, 0), ==, 0);
     CHECK_INT(k.sysctl(enable, 4, NULL, &zero, NULL, 0), ==, 0);
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_sampling(s, "timer", 1000000,
-                                   DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CALLCHAIN);
+    dk_sampling *p =
+        open_sampling(s, "timer", 1000000, DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CALLCHAIN);
     CHECK_INT(dk_sampling_start(p), ==, 0);
     dkt_hot_caller(50000000);
     collected c = {0};
