@@ -6,7 +6,7 @@
  * with escapes of its own). macOS: the system's __cxa_demangle, looked up
  * at run time in libc++abi so that dkperf links no C++ runtime, and a
  * decoder of Rust legacy names of our own (__cxa_demangle leaves their hash
- * and escapes); Rust v0 names stay mangled there.
+ * and escapes), and one of Rust v0 names (demangle_rust_v0.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -155,12 +155,14 @@ const char *demangle_reader(void)
 const char *demangle_missing(void)
 {
     return demangle_reader() == NULL ? "libc++abi's __cxa_demangle was not found: C++ and Rust "
-                                       "names are shown mangled"
+                                       "legacy names are shown mangled"
                                      : NULL;
 }
 
 char *demangle(const char *name)
 {
+    if (name[0] == '_' && name[1] == 'R')
+        return demangle_rust_v0(name);
     if (name[0] != '_' || name[1] != 'Z' || demangle_reader() == NULL)
         return NULL;
     int status = -1;
