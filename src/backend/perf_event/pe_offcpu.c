@@ -112,19 +112,19 @@ static void unslot(ps_state *st, ps_blocked *b)
     }
 }
 
-void dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x)
+int dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x)
 {
     if (x->tid == 0 || x->tid > UINT32_MAX)
-        return; /* an idle task's: never ours */
+        return 0; /* an idle task's: never ours */
     ps_blocked *b = slot(st, (uint32_t)x->tid, true);
     if (b == NULL)
-        return; /* out of memory: this stretch goes uncounted */
+        return -1;
     size_t n = x->n_frames + x->n_kernel_frames;
     uint64_t *frames = n > 0 ? malloc(n * sizeof *frames) : NULL;
     if (n > 0 && frames == NULL) {
         if (b->tid != 0)
             unslot(st, b);
-        return;
+        return -1;
     }
     if (b->tid == 0)
         st->nblocked++;
@@ -136,6 +136,7 @@ void dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x)
         memcpy(frames, x->frames, x->n_frames * sizeof *frames);
         memcpy(frames + x->n_frames, x->kernel_frames, x->n_kernel_frames * sizeof *frames);
     }
+    return 0;
 }
 
 int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t time, dk_sample *out)

@@ -98,8 +98,9 @@ size_t dk__ps_event_of(const ps_state *st, uint64_t id);
 int dk__ps_offcpu_open(const pe_session *k, const struct perf_event_attr *like, int pid, int cpu,
                        int ring_fd, bool on_exec);
 /* A switch-out sample x of the context-switches event: kept until its
- * thread's switch-in. */
-void dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x);
+ * thread's switch-in. Returns 0, or -1 when out of memory (the stretch is
+ * lost). */
+int dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x);
 /* A PERF_RECORD_SWITCH of tid at time: 1 with *out the off-CPU sample of
  * a switch-in that ends a blocked stretch, 0 otherwise. */
 int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t time, dk_sample *out);

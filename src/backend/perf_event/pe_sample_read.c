@@ -185,7 +185,9 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
         if (c.bad)
             return 0;
         if (ev == PS_OFF_CPU_EVENT) {
-            dk__ps_offcpu_blocked(st, out); /* delivered at its switch-in */
+            /* Delivered at its switch-in; one that cannot be kept is lost. */
+            if (dk__ps_offcpu_blocked(st, out) != 0)
+                dk__stat_add(&p->stats.lost, 1);
             return 0;
         }
         dk__stat_add(&p->stats.samples, 1);
