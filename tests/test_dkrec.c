@@ -498,7 +498,7 @@ TEST_CASE(kernel_stacks_round_trip_and_bad_ones_are_refused)
     char err[512];
     CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
     unlink(path);
-    CHECK_INT(r->version_minor, ==, 1);
+    CHECK_INT(r->version_minor, ==, 2);
     CHECK_INT(r->n_samples, ==, 2);
     uint32_t k = r->samples[0].knode;
     CHECK(k != 0);
@@ -535,6 +535,66 @@ TEST_CASE(kernel_stacks_round_trip_and_bad_ones_are_refused)
     CHECK_INT(r->samples[0].knode, ==, 1);
     CHECK_U64(r->nodes[1].addr, ==, 0x10);
     dkrec_free(r);
+}
+
+/* An off-CPU sample is marked by a record of its own before it (format
+ * 1.2), read back as its flag; one twice for a sample or without its
+ * sample is refused, and so is a record type of a newer minor version. */
+TEST_CASE(off_cpu_marks_round_trip_and_bad_ones_are_refused)
+{
+    const char *path = tmp_path("offcpu");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 1000000, 0), ==, 0);
+    static const uint64_t user[] = {0x401000, 0x401100};
+    dkrec_sample s = {0};
+    s.pid = 7;
+    s.tid = 8;
+    s.time_ns = 1000;
+    s.period = 1000000;
+    s.frames = user;
+    s.n_frames = 2;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    s.flags = DKREC_SAMPLE_OFF_CPU | DKREC_SAMPLE_KERNEL;
+    s.period = 20123456;
+    s.time_ns = 21000000;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    s.flags = 0;
+    s.period = 1000000;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    dkrec_writer_free(w);
+    close(fd);
+    dkrec *r;
+    char err[512];
+    CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
+    unlink(path);
+    CHECK_INT(r->version_minor, ==, 2);
+    CHECK_INT(r->n_samples, ==, 3);
+    CHECK_INT(r->samples[0].flags, ==, 0);
+    CHECK_INT(r->samples[1].flags, ==, DKREC_SAMPLE_OFF_CPU | DKREC_SAMPLE_KERNEL);
+    CHECK_U64(r->samples[1].period, ==, 20123456);
+    CHECK_INT(r->samples[2].flags, ==, 0);
+    CHECK_U64(r->samples[2].period, ==, 1000000);
+    dkrec_free(r);
+
+    uint8_t file[256];
+    static const uint8_t twice[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'o', 'o', 's', 0x0a, 0};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, twice, sizeof twice), "twice", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "two off-CPU records for one sample");
+    static const uint8_t alone[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'o'};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, alone, sizeof alone), "alone", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "an off-CPU record without its sample");
+    /* A newer minor version's record type: refused, naming the versions. */
+    static const uint8_t newer[] = {'e', 0, 1, 'e', 1, 0, 'q'};
+    size_t n = one_chunk(file, newer, sizeof newer);
+    file[10] = 9;
+    CHECK_INT(dkrec_parse(file, n, "newer", &r, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "unknown record type 0x71 of format 1.9 (this dkperf reads up to 1.2");
 }
 
 TEST_MAIN()

@@ -124,7 +124,9 @@ static int on_record(void *ctx, const dk_sample *s)
         d.cpu = s->cpu;
         d.time_ns = s->time_ns;
         d.period = s->period;
-        d.flags = (s->user ? 0 : DKREC_SAMPLE_KERNEL) | (s->truncated ? DKREC_SAMPLE_TRUNCATED : 0);
+        d.flags = (s->user ? 0 : DKREC_SAMPLE_KERNEL) |
+                  (s->truncated ? DKREC_SAMPLE_TRUNCATED : 0) |
+                  (s->off_cpu ? DKREC_SAMPLE_OFF_CPU : 0);
         uint64_t pc = s->ip;
         d.kernel_frames = s->kernel_frames;
         d.n_kernel_frames = s->user ? 0 : s->n_kernel_frames;
@@ -282,6 +284,8 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s,
                  caps->privileges != NULL ? caps->privileges : "as the sampler was opened");
         dkrec_write_meta(r->w, "kernel", buf);
     }
+    if (o->off_cpu)
+        dkrec_write_meta(r->w, "off-cpu", "1");
 }
 
 /* The default event: cycles where it is counted here, else cpu-clock. The
@@ -467,6 +471,8 @@ int cmd_record(int argc, char **argv)
     } else {
         so.scope = DK_SCOPE_SYSTEM;
     }
+    if (o.off_cpu)
+        so.flags |= DK_SAMPLING_OFF_CPU;
     rc = dk_sampling_open(s, evs, n, &so, &smp);
     if (rc != 0) {
         char why[2048];

@@ -26,7 +26,7 @@ typedef struct record_options {
     size_t nevents;
     long freq;   /* -F, 0 when not given */
     long period; /* -c, 0 when not given */
-    bool callgraph, all_cpus;
+    bool callgraph, all_cpus, off_cpu;
     long pid; /* -p, 0 when not given */
     const char *output;
     const char *backend;

@@ -14,7 +14,8 @@
 void help_record(FILE *out)
 {
     fputs("usage: dkperf record [-e EV[/PERIOD|@FREQ],...] [-F HZ] [-c N] [-g] [-a]\n"
-          "                     [-p PID] [-o FILE] [--backend NAME] [--] CMD [ARGS...]\n"
+          "                     [--off-cpu] [-p PID] [-o FILE] [--backend NAME]\n"
+          "                     [--] CMD [ARGS...]\n"
           "\n"
           "Run CMD and sample it: every N events of an event (its period), or HZ times a\n"
           "second; write the samples, the images they fell in and their identities to FILE\n"
@@ -29,6 +30,10 @@ void help_record(FILE *out)
           "  -g, --call-graph     record the user call chain of each sample (frame pointers),\n"
           "                       and the kernel's where the kernel gives it (Linux)\n"
           "  -a, --all-cpus       sample every CPU (while CMD runs, or until Ctrl-C)\n"
+          "      --off-cpu        also where and how long each thread blocks: one sample\n"
+          "                       per stretch off CPU, weighted by its ns, with its call\n"
+          "                       chain (implies -g; Linux: the context-switches event,\n"
+          "                       which needs perf_event_paranoid 1 or CAP_PERFMON)\n"
           "  -p, --pid PID        sample a running process until it exits or Ctrl-C\n"
           "  -o, --output FILE    the recording (default: dkperf.data)\n"
           "      --backend NAME   auto, kperf or perf_event\n"
@@ -181,6 +186,8 @@ int record_parse_args(int argc, char **argv, record_options *o)
             o->callgraph = true;
         } else if (opt_is(a, "-a", "--all-cpus")) {
             o->all_cpus = true;
+        } else if (opt_is(a, NULL, "--off-cpu")) {
+            o->off_cpu = o->callgraph = true;
         } else if (opt_is(a, "-h", "--help")) {
             help_record(stdout);
             return -1;

@@ -30,6 +30,13 @@ typedef struct rframe {
 #define RFRAME_KERNEL_DSO "[kernel.kallsyms]"
 #define RFRAME_KERNEL_MARK "_[k]"
 
+/* The outermost frame of every off-CPU sample's stack (dkperf record
+ * --off-cpu): its children are the time threads spent blocked, and the
+ * flame graph colours what is under it as off-CPU. */
+#define RFRAME_OFF_CPU "[off-cpu]"
+
+static inline bool rframe_off_cpu(const rframe *f) { return strcmp(f->dso, RFRAME_OFF_CPU) == 0; }
+
 static inline bool rframe_kernel(const rframe *f) { return strcmp(f->dso, RFRAME_KERNEL_DSO) == 0; }
 
 /* A stack, stored once: node 0 is the empty stack (the root); every other
@@ -47,6 +54,7 @@ typedef struct rsample {
     uint64_t weight; /* the period, 1 when none was recorded */
     uint32_t comm;   /* index into comms */
     uint32_t stack;  /* its innermost frame's node: never 0 */
+    bool off_cpu;    /* weight is ns off CPU; the stack starts at RFRAME_OFF_CPU */
 } rsample;
 
 typedef struct rprofile {
@@ -61,6 +69,9 @@ typedef struct rprofile {
     uint32_t max_depth;
     rsample *samples;
     size_t n_samples;
+    /* Some samples are off-CPU: folded stacks and the flame graph then
+     * add up weights (ns off CPU, the period on CPU), not samples. */
+    bool has_off_cpu;
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
     size_t n_notes;
@@ -92,7 +103,9 @@ void rmap_free(rmap *m);
 
 /* How the model is built; all false is the default. */
 typedef struct rprofile_opts {
-    bool no_demangle; /* C++ and Rust names as the images have them */
+    bool no_demangle;  /* C++ and Rust names as the images have them */
+    bool on_cpu_only;  /* leave out the off-CPU samples */
+    bool off_cpu_only; /* keep only the off-CPU samples */
 } rprofile_opts;
 
 /* Builds the model; -1 after an error line (out of memory). */

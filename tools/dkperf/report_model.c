@@ -470,17 +470,19 @@ static const pidkey *process_key(const builder *b, int32_t pid)
 
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
  * memory, -2 too many nodes, -3 too many translations. */
-static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
+static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node, uint32_t root)
 {
     const dkrec *r = b->p->rec;
     const pidkey *pk = process_key(b, pid);
     uint64_t key = pk != NULL ? pk->key : UINT64_MAX;
+    /* Stacks under another root are other nodes: another key. */
+    key ^= (uint64_t)root << 40;
     /* A leaf seen before is known however deep its stack is: the leaves
      * are kept (fewer than the samples), the rest is a cache. */
     int64_t base = rmap_get(&b->leaves, key, leaf_node);
     if (base >= 0)
         return base;
-    base = 0;
+    base = root;
     /* Up from the leaf to the first recording node already translated. */
     size_t n = 0;
     for (uint32_t k = leaf_node; k != 0; k = r->nodes[k].parent) {
@@ -515,7 +517,7 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node)
          * one frame: a caller's unnamed callees in a stripped program, or
          * 128 [unknown] frames of a program without frame pointers, are
          * one box, not a tower of them. */
-        if (!(bare && base != 0 && b->p->nodes[base].frame == (uint32_t)f))
+        if (!(bare && base != root && b->p->nodes[base].frame == (uint32_t)f))
             base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
@@ -666,10 +668,23 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
     /* Comm lookups are per pid; cache the last one. */
     int32_t last_pid = 0;
     int64_t last_comm = -1;
-    size_t next_comm = 0; /* the comm records come in first_sample order */
+    size_t next_comm = 0;  /* the comm records come in first_sample order */
+    int64_t off_root = -1; /* the node of the [off-cpu] frame, made at its first sample */
     for (size_t i = 0; i < rec->n_samples; i++) {
         const dkrec_rsample *s = &rec->samples[i];
+        bool off_cpu = (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
+        if ((off_cpu && opts != NULL && opts->on_cpu_only) ||
+            (!off_cpu && opts != NULL && opts->off_cpu_only))
+            continue;
+        if (off_cpu && off_root < 0) {
+            int64_t f = frame_id(&b, RFRAME_OFF_CPU, RFRAME_OFF_CPU);
+            if (f < 0 || (off_root = stack_node(&b, 0, (uint32_t)f)) < 0)
+                goto oom;
+        }
+        uint32_t root = off_cpu ? (uint32_t)off_root : 0;
         rsample *o = &p->samples[p->n_samples];
+        o->off_cpu = off_cpu;
+        p->has_off_cpu = p->has_off_cpu || off_cpu;
         o->event = s->event;
         o->pid = s->pid;
         o->weight = s->period ? s->period : 1;
@@ -686,7 +701,7 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
             last_pid = s->pid;
         }
         o->comm = (uint32_t)last_comm;
-        int64_t node = s->node ? sample_stack(&b, s->pid, s->node) : 0;
+        int64_t node = s->node ? sample_stack(&b, s->pid, s->node, root) : root;
         /* A kernel sample gets its kernel chain, named from the kernel's
          * symbols, inner to its user stack, or one [kernel] frame where
          * they cannot name it; a sample with no frame at all, [unknown]. */
@@ -698,7 +713,7 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
         }
         if (kchain && b.ksyms != NULL) {
             node = kernel_stack(&b, (uint32_t)node, s->knode);
-        } else if (node >= 0 && ((s->flags & DKREC_SAMPLE_KERNEL) || node == 0)) {
+        } else if (node >= 0 && ((s->flags & DKREC_SAMPLE_KERNEL) || node == root)) {
             int64_t f = (s->flags & DKREC_SAMPLE_KERNEL) ? frame_id(&b, "[kernel]", "[kernel]")
                                                          : frame_id(&b, "[unknown]", "[unknown]");
             node = f < 0 ? -1 : stack_node(&b, (uint32_t)node, (uint32_t)f);

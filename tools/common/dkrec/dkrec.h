@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define DKREC_VERSION_MAJOR 1
-#define DKREC_VERSION_MINOR 1
+#define DKREC_VERSION_MINOR 2
 
 /* Image identity kinds of a map. */
 #define DKREC_ID_NONE 0
@@ -34,6 +34,7 @@
 /* Sample flags. */
 #define DKREC_SAMPLE_KERNEL 0x1u    /* the sampled pc was in the kernel */
 #define DKREC_SAMPLE_TRUNCATED 0x2u /* the call chain was cut */
+#define DKREC_SAMPLE_OFF_CPU 0x4u   /* the thread was off CPU: period is the ns it stayed off */
 
 /* A sample to write. */
 typedef struct dkrec_sample {

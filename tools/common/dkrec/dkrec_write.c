@@ -393,6 +393,8 @@ int dkrec_write_sample(dkrec_writer *w, const dkrec_sample *s)
     }
     if ((rc = put_stack(w, s->frames, s->n_frames, &node)) != 0)
         return w->error = rc;
+    if (s->flags & DKREC_SAMPLE_OFF_CPU)
+        put_byte(w, R_OFFCPU); /* a record, not a head bit: older readers refuse it by name */
     unsigned change = 0;
     if (s->event != w->prev_event)
         change |= C_EVENT;
