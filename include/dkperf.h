@@ -534,6 +534,25 @@ DK_EXPORT int dk_group_cpu_info(const dk_group *g, size_t i, dk_cpu_info *info);
  */
 DK_EXPORT int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus);
 
+/*
+ * dk_group_read_cpus_info - as dk_group_read_cpus, and each CPU's reading
+ * in info[cpu * n + i] (ncpus * n entries, not NULL), as perf stat -A
+ * gives every CPU its own run time:
+ *
+ *   perf_event  each CPU's counter's own TOTAL_TIME_ENABLED and
+ *               TOTAL_TIME_RUNNING (the CPUs are enabled one after the
+ *               other, and each time-shares its PMU on its own); the
+ *               rows' times add up to dk_group_read's
+ *   kperf       kpc counts every CPU over the same span and never
+ *               time-shares: each CPU's reading is the group's, which has
+ *               no times (time_enabled 0, counted for supported events)
+ *   selfcounts  no system scope: DK_ENOTSUP, as dk_group_read_cpus
+ *
+ * Returns as dk_group_read_cpus; DK_EINVAL for a NULL info.
+ */
+DK_EXPORT int dk_group_read_cpus_info(dk_group *g, uint64_t *values, dk_reading *info,
+                                      size_t ncpus);
+
 /* Performance levels the group's counts split by (0: none); the name of
  * level i ("P", "E", ...), or NULL out of range. */
 DK_EXPORT size_t dk_group_perf_levels(const dk_group *g);

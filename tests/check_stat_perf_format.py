@@ -4,13 +4,17 @@
 # mode: every -x@ line has as many separators as perf's lines have, and
 # every -j line is one JSON object with the keys perf's objects have, and
 # field by field the values are written alike (integers, "%.2f" msec,
-# "S0-D0-C1" labels, "%f" strings, units and event names).
+# "S0-D0-C1" labels, "%f" strings, units and event names). With -A each
+# CPU row has its own run time, as perf's rows do; -r prints the mean of
+# the runs with the spread where perf puts it.
 # usage: check_stat_perf_format.py DKPERF
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 dkperf = sys.argv[1]
 if shutil.which("perf") is None:
@@ -95,6 +99,40 @@ def same_shapes(what, name, ours, theirs, shapes):
              (what, name, sorted(got - want), sorted(want)))
 
 
+def run_times(lines, sep):
+    """-x lines of CPU or core rows: {(interval, event): [(run time, value)]}."""
+    out = {}
+    for l in lines:
+        f = l.split(sep)
+        # [time@](CPUn | Sn-Dn-Cn@cpus)@value@unit@event@[spread@]run-time@percent@metric@unit
+        at = next((k for k in (0, 1) if re.fullmatch(r"CPU\d+|S\d+-D\d+-C\d+", f[k])), None)
+        if at is None or not f[-4].isdigit():
+            continue
+        v = at + (1 if f[at].startswith("CPU") else 2)
+        out.setdefault((f[0] if at else "", f[v + 2]), []).append((int(f[-4]), f[v]))
+    return out
+
+
+def same_run_times(name, ours, theirs):
+    """Each CPU (or core) row's own run time: where perf's rows of an event
+    differ, ours differ too, and a cpu-clock row ran about the time it
+    counted (its CPUs' time, not a share of every CPU's)."""
+    t = run_times(theirs, "@")
+    if not t:
+        return
+    o = run_times(ours, "@")
+    if not o:
+        fail("-x@ %s: no CPU rows with a run time:\n%s" % (name, "\n".join(ours)))
+    perf_differ = any(len({r for r, _ in rows}) > 1 for rows in t.values())
+    for key, rows in o.items():
+        if perf_differ and len(rows) > 1 and len({r for r, _ in rows}) == 1:
+            fail("-x@ %s: every CPU row of %s has run time %d; perf gives each CPU its own: %r"
+                 % (name, key[1], rows[0][0], sorted(t.values())))
+        for r, value in rows:
+            if key[1] == "cpu-clock" and r > float(value) * 1e6 * 1.2 + 2e6:
+                fail("-x@ %s: a cpu-clock row counted %s msec but ran %d ns" % (name, value, r))
+
+
 def check(name, args):
     """Compare one mode; False when perf cannot run it here."""
     rc, theirs = run(["perf"], ["-x@"] + perf_args(args))
@@ -114,6 +152,8 @@ def check(name, args):
         fail("-x@ %s: dkperf's lines have %r separators, perf's %r\ndkperf:\n%s\nperf:\n%s" %
              (name, sorted(got), sorted(want), "\n".join(ours), "\n".join(theirs)))
     same_shapes("-x@", name, ours, theirs, lambda l: csv_shapes(l, "@"))
+    if "-A" in args or "--per-core" in args:
+        same_run_times(name, ours, theirs)
     # The same fields in the same places: the unit and the event name.
     tail = 6 if "-r" in args else 5
     for l in ours if "-e" in args else []:
@@ -148,6 +188,66 @@ def check(name, args):
     return True
 
 
+def check_repeat_mean():
+    """-r 3 -x@: the count is the mean of the runs, the spread (the relative
+    standard deviation of the mean, in percent) after the event name, as in
+    perf. The third run faults in 96 MiB more than the first two, so the
+    mean stands apart from the median and from the last run. perf -v gives
+    its runs' counts; perf 6.1 itself prints the last run's count (and the
+    spread relative to it), which later versions fixed to print the mean: a
+    perf printing the mean must agree with ours."""
+    big = "dd if=/dev/zero of=/dev/null bs=96M count=1 2>/dev/null"
+    script = 'echo >> "$1"; [ "$(wc -l < "$1")" -eq 3 ] && exec %s; exit 0' % big
+    got = {}
+    with tempfile.TemporaryDirectory() as d:
+        for tool in (["perf", "-v"], [dkperf]):
+            state = os.path.join(d, os.path.basename(tool[0]))
+            p = subprocess.run(
+                [tool[0], "stat"] + tool[1:] + ["-r", "3", "-x@", "-e", "page-faults", "--", "sh",
+                                                "-c", script, "sh", state],
+                capture_output=True, text=True, timeout=120)
+            rows = [l.split("@") for l in p.stderr.splitlines() if "@page-faults@" in l]
+            if p.returncode != 0 or len(rows) != 1:
+                if tool[0] == "perf":
+                    print("perf stat -r 3 cannot count page-faults here; -r 3 not checked")
+                    return
+                fail("dkperf stat -r 3 -x@: exit %d: %s" % (p.returncode, p.stderr))
+                return
+            got[tool[0]] = rows[0]
+            if tool[0] == "perf":
+                runs = [int(m) for m in re.findall(r"^page-faults: (\d+)", p.stderr, re.M)]
+    if len(runs) != 3:
+        print("perf stat -v gave no count per run; -r 3 not checked")
+        return
+    mean = sum(runs) / 3.0
+    sd_mean = (sum((x - mean) ** 2 for x in runs) / 2.0) ** 0.5 / 3 ** 0.5
+    if runs[2] - max(runs[:2]) < 3000:
+        print("96 MiB faulted in %d pages only (huge pages?); -r 3 not checked" %
+              (runs[2] - runs[0]))
+        return
+    for tool, f in got.items():
+        # value@unit@event@spread%@run-time@percent@metric@metric-unit
+        if len(f) != 8 or not f[3].endswith("%") or not f[4].isdigit():
+            fail("-r 3 -x@: %s's fields %r, not perf 6.1's layout" % (tool, f))
+            return
+    perf_value = float(got["perf"][0])
+    perf_mean = abs(perf_value - mean) < abs(perf_value - runs[2])
+    print("perf -r 3 prints %s (%s; runs %r)" %
+          ("the mean" if perf_mean else "the last run", perf_value, runs))
+    tol = (runs[2] - runs[0]) / 6.0
+    ours = got[dkperf]
+    if abs(float(ours[0]) - mean) > tol:
+        fail("-r 3 -x@: dkperf printed %s page-faults; the runs' mean is about %.0f (perf's "
+             "runs: %r)" % (ours[0], mean, runs))
+    spread = 100 * sd_mean / mean
+    if abs(float(ours[3][:-1]) - spread) > 15:
+        fail("-r 3 -x@: dkperf's spread %s, the runs' %.2f%% (perf's runs: %r)" %
+             (ours[3], spread, runs))
+    if perf_mean and abs(float(got["perf"][3][:-1]) - float(ours[3][:-1])) > 15:
+        fail("-r 3 -x@: spread %s (perf) against %s (dkperf)" % (got["perf"][3], ours[3]))
+
+
+check_repeat_mean()
 checked = 0
 for name, args in MODES:
     # A loaded machine can shift when the command runs against -I's

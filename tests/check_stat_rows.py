@@ -122,6 +122,12 @@ if sys.platform.startswith("linux"):
             if r["value"] < rep["elapsed_ns"] * 0.5:
                 fail("linux -A: CPU %d counted %d ns of %d" % (r["cpu"], r["value"],
                                                                rep["elapsed_ns"]))
+            # And its counter ran that long: its own run time, not a share
+            # of every CPU's.
+            if r.get("running_fraction") != 1 or not \
+                    r["value"] * 0.9 - 1e6 <= r.get("run_ns", -1) <= r["value"] * 1.1 + 1e6:
+                fail("linux -A --json: CPU %d counted %d ns and ran %r ns (%r)" %
+                     (r["cpu"], r["value"], r.get("run_ns"), r.get("running_fraction")))
         check_rows_add_up(rep, "linux -A --json")
 
     rc, err = run(["-a", "-A", "-e", "cpu-clock,task-clock", "--", "sleep", "0.05"])

@@ -81,6 +81,23 @@ TEST_CASE(sim_system_group_reads_each_cpu_and_level)
     CHECK_OK(dk_group_read(g, total, NULL));
     CHECK_OK(dk_group_read_cpus(g, cpus, ncpu));
     CHECK_OK(dk_group_read_perf_levels(g, lv, levels));
+    /* With each CPU's reading: the same counts; kpc never time-shares and
+     * gives no times, so every CPU's reading is the group's (counted). */
+    uint64_t *again = calloc(ncpu * 3, sizeof *again);
+    dk_reading *info = calloc(ncpu * 3, sizeof *info), whole[3];
+    CHECK(again != NULL && info != NULL);
+    CHECK_ERR(dk_group_read_cpus_info(g, again, NULL, ncpu), DK_EINVAL);
+    CHECK_ERR(dk_group_read_cpus_info(g, again, info, ncpu + 1), DK_EINVAL);
+    CHECK_OK(dk_group_read_cpus_info(g, again, info, ncpu));
+    CHECK_OK(dk_group_read(g, total, whole));
+    for (size_t j = 0; j < ncpu * 3; j++) {
+        CHECK_U64(again[j], ==, cpus[j]);
+        CHECK_U64(info[j].time_enabled, ==, whole[j % 3].time_enabled);
+        CHECK_U64(info[j].time_running, ==, whole[j % 3].time_running);
+        CHECK(info[j].counted && !info[j].multiplexed);
+    }
+    free(again);
+    free(info);
     /* Stopped, the rows are frozen: they add up to the totals exactly. */
     for (size_t i = 0; i < 3; i++) {
         uint64_t sum = 0, lsum = 0;
@@ -124,6 +141,8 @@ static void process_split(dk_backend_kind backend)
     CHECK_INT(dk_group_cpu_count(g), ==, 0);
     uint64_t cpus[2];
     CHECK_ERR(dk_group_read_cpus(g, cpus, 1), DK_ENOTSUP);
+    dk_reading info[2];
+    CHECK_ERR(dk_group_read_cpus_info(g, cpus, info, 1), DK_ENOTSUP);
     if (e == 0) {
         CHECK_INT(dk_group_perf_levels(g), ==, 0);
         uint64_t lv[2];

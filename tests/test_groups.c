@@ -619,6 +619,34 @@ TEST_CASE(linux_system_group_reads_each_cpu)
         CHECK_U64(sum, ==, total[i]); /* stopped: the same counts */
         CHECK_U64(lsum, ==, total[i]);
     }
+    /* Each CPU's own times, as perf stat -A prints them: each ran about
+     * the 50 ms (not the sum over the CPUs), and they add up to the
+     * group's. */
+    dk_reading whole[2], *info = calloc(ncpu * 2, sizeof *info);
+    uint64_t *again = calloc(ncpu * 2, sizeof *again);
+    CHECK(info != NULL && again != NULL);
+    CHECK_OK(dk_group_read(g, total, whole));
+    CHECK_ERR(dk_group_read_cpus_info(g, again, NULL, ncpu), DK_EINVAL);
+    CHECK_ERR(dk_group_read_cpus_info(g, again, info, ncpu + 1), DK_EINVAL);
+    CHECK_OK(dk_group_read_cpus_info(g, again, info, ncpu));
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t enabled = 0, running = 0;
+        for (size_t c = 0; c < ncpu; c++) {
+            const dk_reading *r = &info[c * 2 + i];
+            CHECK_U64(again[c * 2 + i], ==, cpus[c * 2 + i]);
+            CHECK(r->counted);
+            CHECK_U64(r->time_running, <=, r->time_enabled);
+            CHECK_U64(r->time_enabled, >=, 40000000);
+            /* One CPU's span, not every CPU's: well under twice the clock. */
+            CHECK_U64(r->time_enabled, <, cpus[c * 2 + i] + cpus[c * 2 + i] / 2);
+            enabled += r->time_enabled;
+            running += r->time_running;
+        }
+        CHECK_U64(enabled, ==, whole[i].time_enabled);
+        CHECK_U64(running, ==, whole[i].time_running);
+    }
+    free(info);
+    free(again);
     free(cpus);
     dk_group_close(g);
     dk_sampler_close(s);

@@ -211,8 +211,10 @@ struct dk__backend {
     int (*group_read)(dk_group *g, uint64_t *values, dk_reading *info);
     void (*group_close)(dk_group *g);
     /* Optional: counts since start per CPU, values[c * g->n + i] for
-     * g->cpus[c] (system scope, g->ncpus > 0). */
-    int (*group_read_cpus)(dk_group *g, uint64_t *values);
+     * g->cpus[c] (system scope, g->ncpus > 0), and when info is not NULL
+     * (zeroed, as many entries) each one's times where the backend has
+     * them. */
+    int (*group_read_cpus)(dk_group *g, uint64_t *values, dk_reading *info);
     /* Optional: a process group's counts by level, values[l * g->n + i]
      * (g->levels > 0). */
     int (*group_read_levels)(dk_group *g, uint64_t *values);

@@ -255,25 +255,48 @@ int dk_group_cpu_info(const dk_group *g, size_t i, dk_cpu_info *info)
     return 0;
 }
 
-int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus)
+/* dk_group_read_cpus and dk_group_read_cpus_info; what names the call in
+ * messages. */
+static int read_cpus(dk_group *g, uint64_t *values, dk_reading *info, size_t ncpus,
+                     const char *what)
 {
     if (g == NULL || values == NULL)
-        return dk__fail(DK_EINVAL, "dk_group_read_cpus: group and values must not be NULL");
+        return dk__fail(DK_EINVAL, "%s: group and values must not be NULL", what);
     size_t have = dk_group_cpu_count(g);
     if (have == 0)
-        return dk__fail(DK_ENOTSUP, "dk_group_read_cpus: only a system group (DK_SCOPE_SYSTEM) "
-                                    "of the perf_event or kperf backend counts per CPU");
+        return dk__fail(DK_ENOTSUP,
+                        "%s: only a system group (DK_SCOPE_SYSTEM) "
+                        "of the perf_event or kperf backend counts per CPU",
+                        what);
     if (ncpus != have)
-        return dk__fail(DK_EINVAL, "dk_group_read_cpus: %zu CPUs asked, the group has %zu", ncpus,
-                        have);
+        return dk__fail(DK_EINVAL, "%s: %zu CPUs asked, the group has %zu", what, ncpus, have);
+    if (info != NULL)
+        memset(info, 0, ncpus * g->n * sizeof *info);
     pthread_mutex_lock(&g->sampler->lock);
-    int rc = g->sampler->backend->group_read_cpus(g, values);
+    int rc = g->sampler->backend->group_read_cpus(g, values, info);
     pthread_mutex_unlock(&g->sampler->lock);
     for (size_t c = 0; rc == 0 && c < ncpus; c++)
-        for (size_t i = 0; i < g->n; i++)
+        for (size_t i = 0; i < g->n; i++) {
             if (!g->supported[i])
                 values[c * g->n + i] = 0;
+            /* As dk_group_read: a backend without times does not time-share. */
+            if (info != NULL && info[c * g->n + i].time_enabled == 0)
+                info[c * g->n + i].counted = g->supported[i];
+        }
     return rc;
+}
+
+int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus)
+{
+    return read_cpus(g, values, NULL, ncpus, "dk_group_read_cpus");
+}
+
+int dk_group_read_cpus_info(dk_group *g, uint64_t *values, dk_reading *info, size_t ncpus)
+{
+    if (info == NULL)
+        return dk__fail(DK_EINVAL, "dk_group_read_cpus_info: info must not be NULL (call "
+                                   "dk_group_read_cpus for the counts alone)");
+    return read_cpus(g, values, info, ncpus, "dk_group_read_cpus_info");
 }
 
 size_t dk_group_perf_levels(const dk_group *g)

@@ -2,7 +2,8 @@
 /*
  * stat_rows.c - dkperf stat's breakdowns: with -a the counts of each CPU
  * (-A), physical core (--per-core) or performance level (--per-level),
- * from dk_group_read_cpus, and -C's restriction to a CPU list; without -a
+ * from dk_group_read_cpus_info (each CPU's counts and run time, as perf
+ * stat -A prints them), and -C's restriction to a CPU list; without -a
  * the command's own split by performance level where the OS gives one
  * (macOS: P and E cores), from dk_group_read_perf_levels.
  *
@@ -23,16 +24,21 @@ typedef struct row {
     size_t cpus;
     int id, core, package, level;
     double v[DK_MAX_EVENTS]; /* means over the runs */
+    /* The counters' enabled and running ns, means over the runs, summed
+     * over the row's CPUs as perf aggregates them. */
+    double ena[DK_MAX_EVENTS], run[DK_MAX_EVENTS];
 } row;
 
 typedef struct stat_rows {
     bool system;        /* rows per CPU; otherwise a process's levels */
     size_t group_ncpus; /* CPUs the group reads */
     uint64_t *buf;      /* one reading: group_ncpus * n */
+    dk_reading *ibuf;   /* its times, as many */
     size_t ncpus;       /* CPUs reported (-C's, else every one) */
     size_t *index;      /* each one's position among the group's CPUs */
     int *id, *core, *package, *level;
-    double *sum; /* [k * n + i]: counts summed over the runs */
+    double *sum;       /* [k * n + i]: counts summed over the runs */
+    double *ena, *run; /* and their times */
     size_t levels;
     char level_names[LEVELS_MAX][16];
     double level_sum[LEVELS_MAX][DK_MAX_EVENTS];
@@ -41,6 +47,8 @@ typedef struct stat_rows {
      * differences, and room for its rows (allocated with -I only). */
     uint64_t *prev;
     double *delta;
+    dk_reading *iprev; /* and the times */
+    double *dena, *drun;
     row *rows;
     /* -p: each attached process's last split by level, kept for one that
      * ends and cannot be read any more. */
@@ -54,6 +62,12 @@ void stat_rows_free(report *rep)
     if (r == NULL)
         return;
     free(r->buf);
+    free(r->ibuf);
+    free(r->ena);
+    free(r->run);
+    free(r->iprev);
+    free(r->dena);
+    free(r->drun);
     free(r->index);
     free(r->id);
     free(r->core);
@@ -209,20 +223,28 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
     r->group_ncpus = gn;
     r->ncpus = k;
     r->buf = calloc(gn * n, sizeof *r->buf);
+    r->ibuf = calloc(gn * n, sizeof *r->ibuf);
     r->sum = calloc(k * n, sizeof *r->sum);
+    r->ena = calloc(k * n, sizeof *r->ena);
+    r->run = calloc(k * n, sizeof *r->run);
     r->index = calloc(k, sizeof *r->index);
     r->id = calloc(k, sizeof *r->id);
     r->core = calloc(k, sizeof *r->core);
     r->package = calloc(k, sizeof *r->package);
     r->level = calloc(k, sizeof *r->level);
-    if (r->buf == NULL || r->sum == NULL || r->index == NULL || r->id == NULL || r->core == NULL ||
-        r->package == NULL || r->level == NULL)
+    if (r->buf == NULL || r->ibuf == NULL || r->sum == NULL || r->ena == NULL || r->run == NULL ||
+        r->index == NULL || r->id == NULL || r->core == NULL || r->package == NULL ||
+        r->level == NULL)
         return out_of_memory(); /* stat.c frees what was allocated */
     if (o->interval_ms > 0 && o->aggr != STAT_AGGR_TOTAL) {
         r->prev = calloc(k * n, sizeof *r->prev);
         r->delta = calloc(k * n, sizeof *r->delta);
+        r->iprev = calloc(k * n, sizeof *r->iprev);
+        r->dena = calloc(k * n, sizeof *r->dena);
+        r->drun = calloc(k * n, sizeof *r->drun);
         r->rows = calloc(k, sizeof *r->rows);
-        if (r->prev == NULL || r->delta == NULL || r->rows == NULL)
+        if (r->prev == NULL || r->delta == NULL || r->iprev == NULL || r->dena == NULL ||
+            r->drun == NULL || r->rows == NULL)
             return out_of_memory();
     }
     r->levels = dk_group_perf_levels(g);
@@ -253,6 +275,16 @@ int stat_rows_open(dk_group *g, const stat_options *o, report *rep)
     return 0;
 }
 
+/* One per-CPU reading into r->buf and r->ibuf: 0, or the exit status
+ * after one line. */
+static int read_rows(dk_group *g, stat_rows *r)
+{
+    if (dk_group_read_cpus_info(g, r->buf, r->ibuf, r->group_ncpus) == 0)
+        return 0;
+    cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
+    return EXIT_SETUP;
+}
+
 int stat_rows_capture(dk_group *g, const stat_options *o, report *rep, run *out)
 {
     (void)o;
@@ -273,15 +305,15 @@ int stat_rows_capture(dk_group *g, const stat_options *o, report *rep, run *out)
         r->runs++;
         return 0;
     }
-    if (dk_group_read_cpus(g, r->buf, r->group_ncpus) != 0) {
-        cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
+    if (read_rows(g, r) != 0)
         return EXIT_SETUP;
-    }
     uint64_t total[DK_MAX_EVENTS] = {0};
     for (size_t k = 0; k < r->ncpus; k++)
         for (size_t i = 0; i < n; i++) {
             uint64_t v = r->buf[r->index[k] * n + i];
             r->sum[k * n + i] += (double)v;
+            r->ena[k * n + i] += (double)r->ibuf[r->index[k] * n + i].time_enabled;
+            r->run[k * n + i] += (double)r->ibuf[r->index[k] * n + i].time_running;
             r->level_sum[r->level[k]][i] += (double)v;
             total[i] += v;
         }
@@ -298,10 +330,8 @@ int stat_rows_restrict(dk_group *g, const stat_options *o, report *rep, uint64_t
     if (r == NULL || !r->system || o->cpus == NULL)
         return 0;
     size_t n = rep->n;
-    if (dk_group_read_cpus(g, r->buf, r->group_ncpus) != 0) {
-        cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
+    if (read_rows(g, r) != 0)
         return EXIT_SETUP;
-    }
     for (size_t i = 0; i < n; i++)
         if (rep->supported[i])
             values[i] = 0;
@@ -351,8 +381,11 @@ static size_t make_rows(const stat_rows *r, size_t n, int aggr, row *rows)
             m++;
         }
         w->cpus++;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             w->v[i] += r->sum[k * n + i] / runs;
+            w->ena[i] += r->ena[k * n + i] / runs;
+            w->run[i] += r->run[k * n + i] / runs;
+        }
     }
     /* Levels in their order (P first), whatever CPU numbers they hold. */
     if (aggr == STAT_AGGR_LEVEL)
@@ -368,6 +401,13 @@ static size_t make_rows(const stat_rows *r, size_t n, int aggr, row *rows)
 static bool in_ns(const report *rep, size_t i)
 {
     return rep->unit[i] != NULL && strcmp(rep->unit[i], "ns") == 0;
+}
+
+/* The percentage of its enabled time a row's counters of event i ran
+ * (100 where the backend keeps no times). */
+static double row_pcnt(const row *w, size_t i)
+{
+    return w->ena[i] > 0 ? 100.0 * w->run[i] / w->ena[i] : 100.0;
 }
 
 static bool counted(const report *rep, size_t i)
@@ -391,18 +431,25 @@ static const char *aggr_name(int aggr)
     return aggr == STAT_AGGR_CPU ? "cpu" : aggr == STAT_AGGR_CORE ? "core" : "level";
 }
 
-/* "  123,456      cycles" or "12.34 msec task-clock" after the label. */
-static void put_count(FILE *out, const report *rep, size_t i, double v)
+/* "  123,456      cycles" or "12.34 msec task-clock" after the label,
+ * and as perf the percentage of the time the row's counters ran when the
+ * kernel time-shared them. */
+static void put_count(FILE *out, const report *rep, size_t i, const row *w)
 {
     char num[48];
-    if (!rep->supported[i] || !counted(rep, i))
+    if (!rep->supported[i] || !counted(rep, i)) {
         fprintf(out, "%18s      %s\n", rep->supported[i] ? "<not counted>" : "<not supported>",
                 rep->names[i]);
-    else if (in_ns(rep, i))
-        fprintf(out, "%18s msec %s\n", fmt_fixed(v / 1e6, 2, num, sizeof num), rep->names[i]);
+        return;
+    }
+    if (in_ns(rep, i))
+        fprintf(out, "%18s msec %s", fmt_fixed(w->v[i] / 1e6, 2, num, sizeof num), rep->names[i]);
     else
-        fprintf(out, "%18s      %s\n", fmt_count((uint64_t)(v + 0.5), num, sizeof num),
+        fprintf(out, "%18s      %s", fmt_count((uint64_t)(w->v[i] + 0.5), num, sizeof num),
                 rep->names[i]);
+    if (row_pcnt(w, i) < 99.99)
+        fprintf(out, "  (%.2f%%)", row_pcnt(w, i));
+    fputc('\n', out);
 }
 
 static void print_human(FILE *out, const report *rep, const stat_options *o, dk_sampler *s,
@@ -423,7 +470,7 @@ static void print_human(FILE *out, const report *rep, const stat_options *o, dk_
                 fprintf(out, "%-10s", rows[j].label);
             else
                 fprintf(out, "%-10s %4zu", rows[j].label, rows[j].cpus);
-            put_count(out, rep, i, rows[j].v[i]);
+            put_count(out, rep, i, &rows[j]);
         }
     fprintf(out, "\n%18.9f seconds time elapsed\n", mean_elapsed(rep) / 1e9);
     if (rep->nruns == 1 && !rep->attached) {
@@ -434,20 +481,11 @@ static void print_human(FILE *out, const report *rep, const stat_options *o, dk_
     stat_print_unavailable(out, rep);
 }
 
-/* A row's share of run time: the CPUs' counters of a system group run
- * alike (each one's own time, not the sum over every CPU's). */
-static uint64_t row_share(const stat_rows *r, const row *w, uint64_t run_ns)
-{
-    size_t all = r->group_ncpus > 0 ? r->group_ncpus : 1;
-    return (uint64_t)((double)run_ns * (double)w->cpus / (double)all + 0.5);
-}
-
 /* The rows of one event (-A: perf prints each event's CPUs together) or
- * one row's events (--per-core, --per-level), in perf's -x or -j form;
- * ok[]: counted, run_ns and pcnt: the totals' run time and percent. */
-static void perf_rows(FILE *out, const report *rep, const stat_options *o, const stat_rows *r,
-                      const row *rows, size_t m, double interval, double elapsed, const bool *ok,
-                      const uint64_t *run_ns, const double *pcnt)
+ * one row's events (--per-core, --per-level), in perf's -x or -j form,
+ * each with its own run time; ok[]: counted. */
+static void perf_rows(FILE *out, const report *rep, const stat_options *o, const row *rows,
+                      size_t m, double interval, double elapsed, const bool *ok)
 {
     size_t n = rep->n;
     bool by_event = o->aggr == STAT_AGGR_CPU;
@@ -465,8 +503,8 @@ static void perf_rows(FILE *out, const report *rep, const stat_options *o, const
             l.cpus = w->cpus;
             l.ok = ok[i];
             l.value = w->v[i];
-            l.run_ns = ok[i] ? row_share(r, w, run_ns[i]) : 0;
-            l.pcnt = pcnt[i];
+            l.run_ns = ok[i] ? (uint64_t)(w->run[i] + 0.5) : 0;
+            l.pcnt = row_pcnt(w, i);
             l.has_metric = ok[i] &&
                            stat_metric(rep, w->v, ok, i, elapsed, &l.metric, &l.metric_unit);
             stat_perf_line(out, rep, o, &l);
@@ -477,25 +515,9 @@ static void print_perf(FILE *out, const report *rep, const stat_options *o, cons
                        size_t m)
 {
     bool ok[DK_MAX_EVENTS];
-    uint64_t run_ns[DK_MAX_EVENTS];
-    double pcnt[DK_MAX_EVENTS];
-    for (size_t i = 0; i < rep->n; i++) {
-        uint64_t sum = 0;
-        double frac = 0;
-        size_t k = 0;
-        for (size_t r = 0; r < rep->nruns; r++) {
-            const dk_reading *info = &rep->runs[r].info[i];
-            sum += info->time_running;
-            if (info->time_enabled > 0) {
-                frac += (double)info->time_running / (double)info->time_enabled;
-                k++;
-            }
-        }
-        run_ns[i] = rep->nruns ? sum / rep->nruns : 0;
+    for (size_t i = 0; i < rep->n; i++)
         ok[i] = rep->supported[i] && counted(rep, i);
-        pcnt[i] = ok[i] && k ? frac / (double)k * 100 : 100;
-    }
-    perf_rows(out, rep, o, rep->rows, rows, m, -1, mean_elapsed(rep), ok, run_ns, pcnt);
+    perf_rows(out, rep, o, rows, m, -1, mean_elapsed(rep), ok);
 }
 
 bool stat_rows_print(FILE *out, const report *rep, const stat_options *o, dk_sampler *s)
@@ -599,9 +621,10 @@ static void json_row(FILE *out, const stat_rows *r, const report *rep, const sta
     fputs(", \"event\": ", out);
     dk__json_string(out, rep->names[i]);
     if (ok)
-        fprintf(out, ", \"value\": %.0f}", w->v[i]);
+        fprintf(out, ", \"value\": %.0f, \"run_ns\": %.0f, \"running_fraction\": %.4f}", w->v[i],
+                w->run[i], row_pcnt(w, i) / 100);
     else
-        fputs(", \"value\": null}", out);
+        fputs(", \"value\": null, \"run_ns\": null, \"running_fraction\": null}", out);
 }
 
 void stat_rows_json(FILE *out, const report *rep, const stat_options *o)
@@ -661,15 +684,7 @@ bool stat_rows_per_interval(const report *rep)
     return r != NULL && r->system && r->rows != NULL;
 }
 
-int stat_rows_read(dk_group *g, report *rep)
-{
-    stat_rows *r = rep->rows;
-    if (dk_group_read_cpus(g, r->buf, r->group_ncpus) != 0) {
-        cli_error("stat", "reading the per-CPU counts failed: %s", dk_last_error());
-        return EXIT_SETUP;
-    }
-    return 0;
-}
+int stat_rows_read(dk_group *g, report *rep) { return read_rows(g, rep->rows); }
 
 void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *o,
                               stat_interval *iv, uint64_t since_ns, const dk_reading *info)
@@ -684,9 +699,18 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
             uint64_t before = iv->printed > 0 ? r->prev[k * n + i] : 0;
             r->delta[k * n + i] = now > before ? (double)(now - before) : 0;
             r->prev[k * n + i] = now > before ? now : before;
+            const dk_reading *t = &r->ibuf[r->index[k] * n + i];
+            dk_reading *last = &r->iprev[k * n + i];
+            if (iv->printed == 0)
+                memset(last, 0, sizeof *last);
+            r->dena[k * n + i] = (double)(t->time_enabled - last->time_enabled);
+            r->drun[k * n + i] = (double)(t->time_running - last->time_running);
+            *last = *t;
         }
     stat_rows once = *r;
     once.sum = r->delta;
+    once.ena = r->dena;
+    once.run = r->drun;
     once.runs = 1;
     size_t m = make_rows(&once, n, o->aggr, r->rows);
     uint64_t enabled[DK_MAX_EVENTS], running[DK_MAX_EVENTS], span;
@@ -694,12 +718,9 @@ void stat_rows_interval_print(FILE *out, const report *rep, const stat_options *
     const char *x = o->sep;
     if (x != NULL || o->jsonl) {
         bool ok[DK_MAX_EVENTS];
-        double pcnt[DK_MAX_EVENTS];
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
             ok[i] = rep->supported[i] && stat_interval_counted(&info[i], running[i]);
-            pcnt[i] = enabled[i] > 0 ? 100.0 * (double)running[i] / (double)enabled[i] : 100.0;
-        }
-        perf_rows(out, rep, o, r, r->rows, m, t, (double)span, ok, running, pcnt);
+        perf_rows(out, rep, o, r->rows, m, t, (double)span, ok);
         iv->printed++;
         fflush(out);
         return;

@@ -443,10 +443,13 @@ int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info)
     return 0;
 }
 
-int dk__pe_group_read_cpus(dk_group *g, uint64_t *values)
+int dk__pe_group_read_cpus(dk_group *g, uint64_t *values, dk_reading *info)
 {
     pe_pgroup *pg = g->impl;
     memset(values, 0, g->ncpus * g->n * sizeof *values);
+    /* Each CPU's counter has times of its own (perf stat -A prints them):
+     * enabled one after the other, and each runs only while the PMU has
+     * room on that CPU. */
     for (size_t i = 0; i < pg->nfds; i++) {
         if (pg->fds[i].event == TWIN || pg->fds[i].cpu >= g->ncpus)
             continue;
@@ -455,8 +458,18 @@ int dk__pe_group_read_cpus(dk_group *g, uint64_t *values)
         if (got != (ssize_t)sizeof buf)
             return dk__fail_os(DK_EOS, got < 0 ? errno : EIO, "reading event %s on CPU %d failed",
                                g->events[pg->fds[i].event]->name, g->cpus[pg->fds[i].cpu].id);
-        values[pg->fds[i].cpu * g->n + pg->fds[i].event] += dk_scale_count(buf[0], buf[1], buf[2]);
+        size_t cell = pg->fds[i].cpu * g->n + pg->fds[i].event;
+        values[cell] += dk_scale_count(buf[0], buf[1], buf[2]);
+        if (info != NULL) {
+            info[cell].time_enabled += buf[1];
+            info[cell].time_running += buf[2];
+        }
     }
+    for (size_t c = 0; info != NULL && c < g->ncpus; c++)
+        for (size_t e = 0; e < g->n; e++)
+            if (g->supported[e])
+                dk__pe_describe_reading(&info[c * g->n + e], info[c * g->n + e].time_enabled,
+                                        info[c * g->n + e].time_running);
     return 0;
 }
 

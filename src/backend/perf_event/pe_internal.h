@@ -191,7 +191,7 @@ int dk__pe_group_stop(dk_group *g);
 int dk__pe_group_read(dk_group *g, uint64_t *values, dk_reading *info);
 void dk__pe_group_close(dk_group *g);
 /* Counts per CPU of a system group, values[c * g->n + i]. */
-int dk__pe_group_read_cpus(dk_group *g, uint64_t *values);
+int dk__pe_group_read_cpus(dk_group *g, uint64_t *values, dk_reading *info);
 
 /* The online CPUs (/sys/devices/system/cpu/online, else sysconf), at most
  * max of them. Returns 0, DK_EINVAL (unreadable list) or DK_EOS. */
