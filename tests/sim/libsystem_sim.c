@@ -3,7 +3,7 @@
  * libsystem_sim.c - a simulated macOS libsystem_kernel.dylib for the
  * unprivileged counters: thread_selfcounts(), proc_pid_rusage() and the
  * sysctlbyname() nodes the library reads (hw.nperflevels,
- * hw.perflevelN.name), and for sampling sysctl() of the kdebug trace buffer
+ * hw.perflevelN.name; kperf.* through the kperf sim), and for sampling sysctl() of the kdebug trace buffer
  * and proc_pidinfo(PROC_PIDREGIONPATHINFO, PROC_PIDTBSDINFO). Test code;
  * see README.md.
  *
@@ -160,7 +160,15 @@ SIM_API int proc_pid_rusage(int pid, int flavor, void *buffer)
 
 SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
 {
-    (void)newp;
+    /* kperf's nodes (kperf.*), readable and writable: the kperf sim's. */
+    if (name != NULL && strncmp(name, "kperf.", 6) == 0) {
+        int e = simk_kperf_sysctl(name, oldp, oldlenp, newp, newlen);
+        if (e != 0) {
+            errno = e;
+            return -1;
+        }
+        return 0;
+    }
     if (name == NULL || oldlenp == NULL || newlen != 0) {
         errno = EINVAL;
         return -1;
