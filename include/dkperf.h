@@ -568,8 +568,17 @@ DK_EXPORT int dk_group_read_perf_levels(dk_group *g, uint64_t *values, size_t le
  *               period only (a frequency: DK_ENOTSUP); a fixed-counter event
  *               samples on its configurable twin; "timer" takes a period in
  *               ns or a frequency. Process scope covers the process's threads,
- *               not its children; ENABLE_ON_EXEC starts at once. Tested on
- *               the simulated frameworks only (tests/sim).
+ *               not its children; ENABLE_ON_EXEC starts at once.
+ *               DK_SAMPLING_OFF_CPU makes the first "timer" event kperf's
+ *               PET timer (traditional PET, kperf.lightweight_pet set to 0;
+ *               its period is at least 1 ms): on-CPU samples come from the
+ *               timer as before, and each period every thread of the
+ *               target that was not running (blocked, waiting or
+ *               preempted: its TI_DATA runmode lacks KPERF_TI_RUNNING) gives
+ *               a sample with off_cpu set, event 0, the timer period, and
+ *               the user stack it waits on; it needs a timer event
+ *               (DK_ENOTSUP otherwise) and a process (not system) scope.
+ *               Tested on the simulated frameworks only (tests/sim).
  *   selfcounts  none: DK_ENOTSUP.
  */
 typedef struct dk_sampling dk_sampling;
@@ -602,6 +611,11 @@ typedef struct dk_sampling_event {
 #define DK_SAMPLING_INHERIT \
     0x2u /* also the threads and children the target
                                            creates afterwards */
+/* Sample every thread of the target on the timer, blocked ones included
+ * (wall-clock / off-CPU profile); samples of a thread that was not on a
+ * CPU have off_cpu set and period in ns. kperf: PET; perf_event: the
+ * context-switches software event with switch records. */
+#define DK_SAMPLING_OFF_CPU 0x4u
 
 typedef struct dk_sampling_options {
     size_t size;         /* sizeof(dk_sampling_options), for growth */
@@ -651,6 +665,9 @@ typedef struct dk_sample {
      * (the sampled pc first), when the sample was taken in the kernel */
     const uint64_t *kernel_frames;
     size_t n_kernel_frames;
+    bool off_cpu; /* DK_SAMPLING_OFF_CPU: the thread was off CPU; period is
+                     the ns it stayed off (perf_event) or the timer period
+                     the sample stands for (kperf) */
 } dk_sample;
 
 /* Called for each record; the record and its arrays are valid during the
