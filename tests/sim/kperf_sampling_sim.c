@@ -184,6 +184,9 @@ static void open_source(source *s)
      * thread leaves the CPU, with the stack it comes back on with). */
     a.sample_period = s->spec.kind == SRC_ONCPU ? 1 : s->spec.period_ns;
     s->start_ns = s->next_fire_ns = monotonic_ns();
+    /* A new start: kppet_current_gen counts from it (kppet_lightweight_active_update). */
+    for (size_t i = 0; s->spec.kind == SRC_ONCPU && i < TALLY_SLOTS; i++)
+        tally[i].pet_gen = 0;
     a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                     PERF_SAMPLE_CALLCHAIN;
     a.use_clockid = 1;
