@@ -82,6 +82,25 @@ static bool is_code(const exec_ranges *x, uint64_t a)
     return false;
 }
 
+/* Whether the frame records from word i of the stack read at sp chain up
+ * to an end: each a return address, each further up than the last. */
+static bool chain_holds(const uint64_t *w, size_t nw, uint64_t sp, const exec_ranges *x, size_t i)
+{
+    for (int steps = 0; steps < 512; steps++) {
+        uint64_t at = sp + i * 8, fp = w[i];
+        if (!is_code(x, w[i + 1]))
+            return false;
+        if (fp == 0 || (fp >= sp + nw * 8 && fp < x->stack_hi))
+            return steps > 0 || fp != 0;
+        if (fp <= at || fp >= sp + nw * 8 || (fp - sp) % 8 != 0)
+            return false;
+        i = (size_t)((fp - sp) / 8);
+        if (i + 1 >= nw)
+            return true;
+    }
+    return false;
+}
+
 /* The user stack of a thread off CPU: its pc, the return addresses below
  * the first frame record, then the frame records. 0 frames when /proc
  * says it is running or will not say (another user's process). */
@@ -123,16 +142,13 @@ static size_t stack_of_waiting(uint32_t pid, uint32_t tid, uint64_t *out, size_t
     nw = (size_t)got / 8;
     uint64_t top = sp + nw * 8;
     /* The first frame record: a saved frame pointer further up the stack
-     * next to a return address, whose own record looks the same. */
+     * next to a return address, whose chain holds up to its end (a saved
+     * frame pointer of 0, as the outermost frame has, or past what was
+     * read); a stale pair left in a large frame's locals seldom does. */
     size_t rec = nw;
-    for (size_t i = 0; i + 1 < nw && rec == nw; i++) {
-        uint64_t at = sp + i * 8, fp = w[i];
-        if (fp <= at || fp >= top || (fp - sp) % 8 != 0 || !is_code(x, w[i + 1]))
-            continue;
-        size_t j = (size_t)((fp - sp) / 8);
-        if (j + 1 < nw && (w[j] == 0 || (w[j] > fp && w[j] < x->stack_hi)))
+    for (size_t i = 0; i + 1 < nw && rec == nw; i++)
+        if (chain_holds(w, nw, sp, x, i))
             rec = i;
-    }
     /* Frames without a record (libc's system call wrappers) below it. */
     for (size_t i = 0; i < rec && i < nw && n < max && n < 8; i++)
         if (is_code(x, w[i]))
