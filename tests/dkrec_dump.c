@@ -34,8 +34,8 @@ int main(int argc, char **argv)
                 gap = t - last;
             last = t;
         }
-        printf("%s samples %zu first %" PRIu64 " last %" PRIu64 " maxgap %" PRIu64
-               " lost %" PRIu64 " complete %d\n",
+        printf("%s samples %zu first %" PRIu64 " last %" PRIu64 " maxgap %" PRIu64 " lost %" PRIu64
+               " complete %d\n",
                argv[i], r->n_samples, first, last, gap, r->lost, r->complete ? 1 : 0);
         dkrec_free(r);
     }

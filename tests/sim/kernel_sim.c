@@ -54,6 +54,7 @@ static bool lost_next; /* kd_lostevents of the bufinfo: mark the next stored rec
 
 static void (*pull_hook)(int);
 static void (*changed_hook)(void);
+static simk_sysctl_fn kperf_sysctl_hook;
 
 /* DKPERF_SIM_KDEBUG_WRITER=N: before each KERN_KDREADTR, N records of
  * kperf's class that no sample decodes are logged, as from other kperf
@@ -239,6 +240,22 @@ void simk_set_hooks(void (*pull)(int), void (*changed)(void))
     pull_hook = pull;
     changed_hook = changed;
     pthread_mutex_unlock(&lock);
+}
+
+void simk_set_kperf_sysctl(simk_sysctl_fn fn)
+{
+    pthread_mutex_lock(&lock);
+    kperf_sysctl_hook = fn;
+    pthread_mutex_unlock(&lock);
+}
+
+int simk_kperf_sysctl(const char *name, void *oldp, size_t *oldlenp, const void *newp,
+                      size_t newlen)
+{
+    pthread_mutex_lock(&lock);
+    simk_sysctl_fn fn = kperf_sysctl_hook;
+    pthread_mutex_unlock(&lock);
+    return fn != NULL ? fn(name, oldp, oldlenp, newp, newlen) : ENOENT;
 }
 
 size_t simk_state_text(char *buf, size_t size)

@@ -15,8 +15,12 @@
  * samples task-clock every period / rate nanoseconds of CPU time, the rate
  * being the one the sim's counters count at (rate_of: cycles at 3 GHz); a
  * timer source samples cpu-clock every timer period. Each Linux sample
- * becomes the records of one PMI or fire. They are turned into records when
- * the trace buffer is read or waited on (KERN_KDREADTR, KERN_KDBUFWAIT).
+ * becomes the records of one PMI or timer handler. PET: traditional PET's
+ * PET thread samples every thread each period (pet_batches,
+ * kperf_pet_sim.c); lightweight PET samples threads as Linux's
+ * context-switches event sees them switch (kppet_on_cpu). They are turned
+ * into records when the trace buffer is read or waited on (KERN_KDREADTR,
+ * KERN_KDBUFWAIT).
  */
 #include <dirent.h>
 #include <linux/perf_event.h>
@@ -53,6 +57,9 @@
 #define FUNC_END 2u
 
 #define SAMPLE_FLAG_PEND_USER 0x1u
+#define SAMPLE_FLAG_IDLE_THREADS 0x2u
+#define SAMPLE_FLAG_NON_INTERRUPT 0x10u
+#define SAMPLE_FLAG_THREAD_ONLY 0x100u
 #define META_UPEND 0x2u
 #define CS_VALID 0x1u
 #define CS_64BIT 0x4u
@@ -65,7 +72,11 @@
 #define UCALLSTACK_MAX 256 /* MAX_UCALLSTACK_FRAMES, the fixup word included */
 #define KCALLSTACK_MAX 128
 
-enum { SRC_PMI = 1, SRC_TIMER = 2 };
+/* SRC_ONCPU: lightweight PET's samples of threads switched on CPU. */
+enum { SRC_PMI = 1, SRC_TIMER = 2, SRC_ONCPU = 3 };
+enum { PET_NONE, PET_TRADITIONAL, PET_LIGHTWEIGHT };
+/* The PET thread, a kernel thread: what its records carry as arg5. */
+#define PET_THREAD_TID 0x100000001ull
 
 typedef struct src_spec {
     int kind;
@@ -78,11 +89,15 @@ typedef struct src_spec {
     uint64_t config;    /* PMI: the counter's config word */
     uint8_t mode;
     bool switches; /* also the threads' context switches (MACH_SCHED) */
+    uint8_t pet;   /* timer: PET_* when it is the PET timer */
 } src_spec;
 
 typedef struct source {
     src_spec spec;
-    uint64_t count; /* PMI: the counter's running total */
+    uint64_t count;    /* PMI: the counter's running total */
+    uint64_t start_ns; /* timers: when armed, the first period's start */
+    uint64_t next_fire_ns;
+    uint64_t periods_done; /* traditional PET: periods logged */
     int nfds;
     int fds[S_MAX_FDS];
     void *rings[S_MAX_FDS];
@@ -92,24 +107,33 @@ static source sources[S_MAX_SOURCES];
 static size_t source_count;
 static bool open_failed_said;
 
-/* CPU time each sampled thread has been seen to run, for PMC_THREAD. */
+/* CPU time each sampled thread has been seen to run, for PMC_THREAD, and
+ * the PET generation it was last sampled in + 1 (kperf_pet_gen). */
 #define TALLY_SLOTS 1024
-static struct {
-    uint64_t tid, ns;
-} tally[TALLY_SLOTS];
+typedef struct tally_entry {
+    uint64_t tid, ns, pet_gen;
+} tally_entry;
+static tally_entry tally[TALLY_SLOTS];
 
-static uint64_t *tally_of(uint64_t tid)
+static tally_entry *tally_of(uint64_t tid)
 {
     size_t i = (size_t)(tid * 2654435761u) % TALLY_SLOTS;
     for (size_t k = 0; k < TALLY_SLOTS; k++, i = (i + 1) % TALLY_SLOTS) {
         if (tally[i].tid == tid)
-            return &tally[i].ns;
+            return &tally[i];
         if (tally[i].tid == 0) {
             tally[i].tid = tid;
-            return &tally[i].ns;
+            return &tally[i];
         }
     }
-    return &tally[0].ns; /* full: an estimate is all this is anyway */
+    return &tally[0]; /* full: an estimate is all this is anyway */
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static size_t ring_bytes(void)
@@ -161,8 +185,16 @@ static void open_source(source *s)
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
-    a.config = s->spec.kind == SRC_PMI ? PERF_COUNT_SW_TASK_CLOCK : PERF_COUNT_SW_CPU_CLOCK;
-    a.sample_period = s->spec.period_ns;
+    a.config = s->spec.kind == SRC_PMI     ? PERF_COUNT_SW_TASK_CLOCK
+               : s->spec.kind == SRC_ONCPU ? PERF_COUNT_SW_CONTEXT_SWITCHES
+                                           : PERF_COUNT_SW_CPU_CLOCK;
+    /* Lightweight PET: every switch of a thread (Linux samples it as the
+     * thread leaves the CPU, with the stack it comes back on with). */
+    a.sample_period = s->spec.kind == SRC_ONCPU ? 1 : s->spec.period_ns;
+    s->start_ns = s->next_fire_ns = monotonic_ns();
+    /* A new start: kppet_current_gen counts from it (kppet_lightweight_active_update). */
+    for (size_t i = 0; s->spec.kind == SRC_ONCPU && i < TALLY_SLOTS; i++)
+        tally[i].pet_gen = 0;
     a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                     PERF_SAMPLE_CALLCHAIN;
     a.use_clockid = 1;
@@ -267,6 +299,15 @@ static size_t desired_sources(const sim_chip *c, src_spec *out)
         s->period = ticks_of(ns);
         s->period_ns = ns;
         s->mode = MODE_ALL;
+        /* The PET timer (kptimer_start): traditional PET has its own timer
+         * call and PET thread (pet_batches); lightweight PET runs it as an
+         * ordinary timer and samples threads as they go on CPU. */
+        if (t == pet_timer)
+            s->pet = lightweight_pet ? PET_LIGHTWEIGHT : PET_TRADITIONAL;
+        if (s->pet == PET_LIGHTWEIGHT && n < S_MAX_SOURCES) {
+            out[n] = *s;
+            out[n++].kind = SRC_ONCPU;
+        }
     }
     /* The scheduler's switch records, only when the filter keeps them (one
      * source asks Linux for them, so that each switch is logged once). */
@@ -313,6 +354,9 @@ typedef struct batch {
     size_t seq, n;
     simk_kd_buf *r;
     uint32_t exit_pid; /* a process exit's records; 0: a sample's */
+    source *src;       /* a sample's */
+    uint32_t tid;      /* the sampled thread */
+    size_t skip;       /* leading records not logged (a fire already logged) */
 } batch;
 
 typedef struct batches {
@@ -323,6 +367,7 @@ typedef struct batches {
 typedef struct linux_sample {
     uint64_t ip, time;
     uint32_t pid, tid, cpu;
+    uint64_t emitter; /* arg5, when another thread logs (0: tid) */
     const uint64_t *kchain, *uchain;
     size_t nk, nu;
 } linux_sample;
@@ -340,15 +385,17 @@ static void put(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t id, uint64_t a1
     b->arg2 = a2;
     b->arg3 = a3;
     b->arg4 = a4;
-    b->arg5 = ls->tid;
+    b->arg5 = ls->emitter != 0 ? ls->emitter : ls->tid;
     b->cpuid = ls->cpu;
 }
 
-/* TI_DATA: pid, tid, dispatch queue, legacy runmode of a running thread (TH_RUN). */
-static void put_thread_info(simk_kd_buf *r, size_t *w, uint64_t ts, const linux_sample *ls)
+#include "kperf_pet_sim.c"
+
+/* TI_DATA: pid, tid, dispatch queue, legacy runmode. */
+static void put_thread_info(simk_kd_buf *r, size_t *w, uint64_t ts, const linux_sample *ls,
+                            uint32_t state)
 {
-    const uint64_t state = 0x4;
-    put(r, w, ts, ID_TI_DATA, ls->pid, ls->tid, 0, (~state & 0xffff) << 16 | state, ls);
+    put(r, w, ts, ID_TI_DATA, ls->pid, ls->tid, 0, legacy_runmode(state), ls);
 }
 
 /* callstack_log: header, then 4 frames per record, zero-padded. */
@@ -361,18 +408,40 @@ static void put_stack(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t hdr, uint
             j + 3 < n ? frames[j + 3] : 0, ls);
 }
 
-/* One PMI or timer fire on the sampled thread. Caller holds state_lock. */
-static int make_batch(source *s, const linux_sample *ls, batch *b)
+/* How a sample is taken (kperf_sample's flags). */
+enum { HOW_INTERRUPT, HOW_ON_CPU, HOW_PET_THREAD };
+
+/* The most records one sample of these sizes takes. */
+static size_t sample_records_max(const linux_sample *ls)
+{
+    size_t nu = ls->nu < UCALLSTACK_MAX - 1 ? ls->nu : UCALLSTACK_MAX - 1;
+    size_t nk = ls->nk < KCALLSTACK_MAX ? ls->nk : KCALLSTACK_MAX;
+    return 16 + (nk + 3) / 4 + (nu + 4) / 4 + (KPC_MAX_COUNTERS + 3) / 4 + 4;
+}
+
+/*
+ * kperf_sample_internal and kperf_sample_user_internal for one thread in
+ * state (KPERF_TI_*). HOW_INTERRUPT (a PMI or timer handler) and
+ * HOW_ON_CPU (lightweight PET's kppet_on_cpu) pend the user stack to the
+ * thread's return to user space, a tick later; HOW_PET_THREAD
+ * (kppet_sample_thread: IDLE_THREADS | THREAD_ONLY) samples it at once,
+ * with kperf_sample_user. Caller holds state_lock.
+ */
+static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t *w, uint64_t ts,
+                       int how, uint32_t state, int intr_end)
 {
     const sim_chip *c = chip_or_null();
     uint32_t what = s->spec.samplers;
-    uint64_t ts = ticks_of(ls->time);
     uint64_t counters[KPC_MAX_COUNTERS];
     size_t nctr = 0;
-    uint64_t *ran = tally_of(ls->tid);
-    *ran += s->spec.period_ns;
-    if (s->spec.kind == SRC_PMI)
-        s->count += s->spec.period;
+    tally_entry *ran = tally_of(ls->tid);
+    if (how == HOW_INTERRUPT)
+        ran->ns += s->spec.period_ns;
+    /* kperf_sample_internal: another pid than the filter's samples nothing
+     * (the Linux events are inherited by children, which kperf's pid
+     * filter excludes). */
+    if (s->spec.pid != -1 && (int32_t)ls->pid != s->spec.pid)
+        what = 0;
     if (what & KPERF_SAMPLER_PMC_THREAD) {
         /* The thread's counters, in running class order, from the CPU time
          * it was seen to run. Thread counting off: KPC_MAX_COUNTERS zeros
@@ -387,14 +456,75 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
                 bool in = ((c->fixed_bits >> i & 1) && (running & KPC_CLASS_FIXED_MASK)) ||
                           ((c->config_bits >> i & 1) && (running & KPC_CLASS_CONFIGURABLE_MASK));
                 if (in)
-                    counters[nctr++] = (on >> i & 1) ? *ran / 1000 * rate_of(c, i) : 0;
+                    counters[nctr++] = (on >> i & 1) ? ran->ns / 1000 * rate_of(c, i) : 0;
             }
         }
     }
     size_t nu = ls->nu < UCALLSTACK_MAX - 1 ? ls->nu : UCALLSTACK_MAX - 1;
     size_t nk = ls->nk < KCALLSTACK_MAX ? ls->nk : KCALLSTACK_MAX;
-    size_t max = 18 + (nk + 3) / 4 + (nu + 4) / 4 + (nctr + 3) / 4 + 4;
-    b->r = calloc(max, sizeof *b->r);
+    uint32_t pended =
+        how == HOW_PET_THREAD ? 0 : what & (KPERF_SAMPLER_USTACK | KPERF_SAMPLER_TH_DISPATCH);
+    uint32_t now = what & ~pended;
+    uint32_t flags = how == HOW_INTERRUPT ? SAMPLE_FLAG_PEND_USER
+                     : how == HOW_ON_CPU  ? SAMPLE_FLAG_NON_INTERRUPT | SAMPLE_FLAG_PEND_USER
+                                          : SAMPLE_FLAG_IDLE_THREADS | SAMPLE_FLAG_THREAD_ONLY;
+    if (now != 0) { /* only pended samplers: nothing at interrupt time */
+        put(r, w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0, flags, ls);
+        if (what & KPERF_SAMPLER_TH_INFO)
+            put_thread_info(r, w, ts, ls, state);
+        if (what & KPERF_SAMPLER_KSTACK)
+            put_stack(r, w, ts, ID_CS_KHDR, ID_CS_KDATA, CS_VALID | CS_64BIT | CS_KERNEL,
+                      ls->kchain, nk, ls);
+        if (nctr > 0)
+            for (size_t j = 0; j < nctr; j += 4) {
+                uint32_t q = j == 0 ? FUNC_START : j + 4 >= nctr ? FUNC_END : 0;
+                put(r, w, ts, ID_KPC_DATA_THREAD | q, counters[j],
+                    j + 1 < nctr ? counters[j + 1] : 0, j + 2 < nctr ? counters[j + 2] : 0,
+                    j + 3 < nctr ? counters[j + 3] : 0, ls);
+            }
+        put(r, w, ts, ID_GEN_EVENT | FUNC_END, now, pended ? META_UPEND : 0, 0, 0, ls);
+    }
+    if (intr_end >= 0) /* sleh_interrupt_handler_epilogue: no args; x86: the vector */
+        put(r, w, ts, ID_INTR | FUNC_END, (uint64_t)intr_end, 0, 0, 0, ls);
+    if (what & KPERF_SAMPLER_USTACK) {
+        /* kperf_thread_ast_handler → kperf_sample_user_internal, on the way
+         * back to user space: a tick later (at once from the PET thread,
+         * kperf_sample_user). The user stack is the pc and return
+         * addresses (the Linux callchain), then the fixup word
+         * (callstack_fixup_user: arm64 LR or the word at x86's SP), which
+         * the sim does not know: 0. */
+        uint64_t uts = how == HOW_PET_THREAD ? ts : ts + 1;
+        uint32_t uwhat = (what & KPERF_SAMPLER_USTACK) | KPERF_SAMPLER_TH_INFO;
+        put(r, w, uts, ID_GEN_EVENT | FUNC_START, uwhat, s->spec.action, 0, 0, ls);
+        uint64_t frames[UCALLSTACK_MAX];
+        if (nu > 0)
+            memcpy(frames, ls->uchain, nu * sizeof *frames);
+        frames[nu] = 0;
+        uint64_t cs = CS_VALID | CS_64BIT | CS_KERNEL_WORDS | (ls->nu > nu ? CS_TRUNCATED : 0);
+        put_stack(r, w, uts, ID_CS_UHDR, ID_CS_UDATA, cs, frames, nu + 1, ls);
+        put_thread_info(r, w, uts, ls, state);
+        put(r, w, uts, ID_GEN_EVENT | FUNC_END, uwhat, 0, 0, 0, ls);
+    }
+}
+
+/*
+ * One PMI, timer fire or (lightweight PET) switch on CPU of the sampled
+ * thread: 0, 1 when it makes no records, -1 out of memory. A timer's
+ * batch starts with its PERF_TM_FIRE, kept only by the first sample of a
+ * period (pull_samples). Caller holds state_lock.
+ */
+static int make_batch(source *s, const linux_sample *ls, batch *b)
+{
+    uint64_t ts = ticks_of(ls->time);
+    const sim_chip *c = chip_or_null();
+    const uint32_t on_cpu = TI_RUNNING | TI_RUNNABLE;
+    /* kppet_on_cpu: a thread of the filtered process only (kperf_sample
+     * logs nothing else); once a period, see pull_samples. */
+    if (s->spec.kind == SRC_ONCPU && s->spec.pid != -1 && (int32_t)ls->pid != s->spec.pid)
+        return 1;
+    if (s->spec.kind == SRC_PMI)
+        s->count += s->spec.period;
+    b->r = calloc(sample_records_max(ls) + 4, sizeof *b->r);
     if (b->r == NULL)
         return -1;
     size_t w = 0;
@@ -420,57 +550,126 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
         put(b->r, &w, ts, ID_KPC_HNDLR | FUNC_START,
             (s->spec.config & 0xffff) | (uint64_t)s->spec.index << 32 | flags << 48, s->count,
             kernel_pc ? 0 : ls->ip, 0, ls);
-    } else {
-        put(b->r, &w, ts, ID_TM_FIRE, s->spec.index, 0, s->spec.period, s->spec.action, ls);
+    } else if (s->spec.kind == SRC_TIMER) {
+        /* kptimer_fire: PERF_TM_FIRE (timer, is_pet, period, action) by the
+         * first CPU of a period; traditional PET's come from its own
+         * timer call (pet_batches). */
+        if (s->spec.pet != PET_TRADITIONAL)
+            put(b->r, &w, ts, ID_TM_FIRE, s->spec.index, s->spec.pet != PET_NONE, s->spec.period,
+                s->spec.action, ls);
         put(b->r, &w, ts, ID_TM_HNDLR | FUNC_START, 0, 0, 0, 0, ls);
     }
-    /* kperf_sample_internal: another pid than the filter's samples nothing
-     * (the Linux events are inherited by children, which kperf's pid
-     * filter excludes). */
-    if (s->spec.pid != -1 && (int32_t)ls->pid != s->spec.pid)
-        what = 0;
-    uint32_t pended = what & (KPERF_SAMPLER_USTACK | KPERF_SAMPLER_TH_DISPATCH);
-    uint32_t now = what & ~pended;
-    if (now != 0) { /* only pended samplers: nothing at interrupt time */
-        put(b->r, &w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0, SAMPLE_FLAG_PEND_USER,
-            ls);
-        if (what & KPERF_SAMPLER_TH_INFO)
-            put_thread_info(b->r, &w, ts, ls);
-        if (what & KPERF_SAMPLER_KSTACK)
-            put_stack(b->r, &w, ts, ID_CS_KHDR, ID_CS_KDATA, CS_VALID | CS_64BIT | CS_KERNEL,
-                      ls->kchain, nk, ls);
-        if (nctr > 0)
-            for (size_t j = 0; j < nctr; j += 4) {
-                uint32_t q = j == 0 ? FUNC_START : j + 4 >= nctr ? FUNC_END : 0;
-                put(b->r, &w, ts, ID_KPC_DATA_THREAD | q, counters[j],
-                    j + 1 < nctr ? counters[j + 1] : 0, j + 2 < nctr ? counters[j + 2] : 0,
-                    j + 3 < nctr ? counters[j + 3] : 0, ls);
-            }
-        put(b->r, &w, ts, ID_GEN_EVENT | FUNC_END, now, pended ? META_UPEND : 0, 0, 0, ls);
-    }
-    if (intr) /* sleh_interrupt_handler_epilogue: no args; x86: the vector */
-        put(b->r, &w, ts, ID_INTR | FUNC_END, c != NULL && is_intel(c) ? X86_PERFCNT_VECTOR : 0, 0,
-            0, 0, ls);
-    if (what & KPERF_SAMPLER_USTACK) {
-        /* kperf_thread_ast_handler → kperf_sample_user_internal, on the way
-         * back to user space: a tick later. The user stack is the pc and
-         * return addresses (the Linux callchain), then the fixup word
-         * (callstack_fixup_user: arm64 LR or the word at x86's SP), which
-         * the sim does not know: 0. */
-        uint64_t uts = ts + 1;
-        uint32_t uwhat = (what & KPERF_SAMPLER_USTACK) | KPERF_SAMPLER_TH_INFO;
-        put(b->r, &w, uts, ID_GEN_EVENT | FUNC_START, uwhat, s->spec.action, 0, 0, ls);
-        uint64_t frames[UCALLSTACK_MAX];
-        memcpy(frames, ls->uchain, nu * sizeof *frames);
-        frames[nu] = 0;
-        uint64_t flags = CS_VALID | CS_64BIT | CS_KERNEL_WORDS | (ls->nu > nu ? CS_TRUNCATED : 0);
-        put_stack(b->r, &w, uts, ID_CS_UHDR, ID_CS_UDATA, flags, frames, nu + 1, ls);
-        put_thread_info(b->r, &w, uts, ls);
-        put(b->r, &w, uts, ID_GEN_EVENT | FUNC_END, uwhat, 0, 0, 0, ls);
-    }
+    put_sample(s, ls, b->r, &w, ts, s->spec.kind == SRC_ONCPU ? HOW_ON_CPU : HOW_INTERRUPT, on_cpu,
+               intr ? (c != NULL && is_intel(c) ? (int)X86_PERFCNT_VECTOR : 0) : -1);
     b->time = ls->time;
     b->n = w;
+    b->src = s;
+    b->tid = ls->tid;
     return 0;
+}
+
+/* The user stack a batch logged (its first CS_UHDR's frames, the fixup
+ * word left out): what the PET thread sees of a thread it found on CPU. */
+static size_t batch_stack(const batch *b, uint64_t *frames, size_t max)
+{
+    size_t i = 0, n = 0;
+    while (i < b->n && (b->r[i].debugid & ~3u) != ID_CS_UHDR)
+        i++;
+    if (i == b->n)
+        return 0;
+    size_t want = (size_t)b->r[i].arg2;
+    for (i++; i < b->n && (b->r[i].debugid & ~3u) == ID_CS_UDATA; i++) {
+        const uint64_t v[4] = {b->r[i].arg1, b->r[i].arg2, b->r[i].arg3, b->r[i].arg4};
+        for (size_t j = 0; j < 4 && n < want && n < max; j++)
+            frames[n++] = v[j];
+    }
+    return n > 0 ? n - 1 : 0;
+}
+
+static batch *new_batch(batches *out)
+{
+    if (out->n == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 256;
+        batch *v = realloc(out->v, cap * sizeof *v);
+        if (v == NULL)
+            return NULL;
+        out->v = v;
+        out->cap = cap;
+    }
+    batch *b = &out->v[out->n];
+    memset(b, 0, sizeof *b);
+    b->seq = out->n;
+    return b;
+}
+
+/* Periods a drain catches up on at most; older ones are lost. */
+#define PET_CATCHUP_MAX 4096u
+
+/*
+ * Traditional PET (kptimer_pet_handler, then the PET thread's
+ * kppet_sample_task / kppet_sample_thread): for every period that ended
+ * by now, PERF_TM_FIRE (timer, 1, period, action) at its start, then a
+ * sample of every thread of the filtered process (every process without
+ * a filter), blocked ones included. A thread with an on-CPU sample of the
+ * PET timer in the period was running (its stack is that sample's); the
+ * others are in the state /proc gives now, with the stack they wait on.
+ * The on-CPU samples of the fire's broadcast are the timer source's own.
+ * Caller holds state_lock.
+ */
+static void pet_batches(source *s, uint64_t now, batches *out, size_t drained)
+{
+    uint64_t period = s->spec.period_ns;
+    if (period == 0 || now < s->start_ns + period)
+        return;
+    uint64_t upto = (now - s->start_ns) / period;
+    if (upto <= s->periods_done)
+        return;
+    if (upto - s->periods_done > PET_CATCHUP_MAX) {
+        s->periods_done = upto - PET_CATCHUP_MAX;
+        simk_lost();
+    }
+    pet_thread *th = malloc(PET_THREADS_MAX * sizeof *th);
+    uint64_t *frames = malloc(UCALLSTACK_MAX * sizeof *frames);
+    size_t nth = th != NULL && frames != NULL ? pet_threads(s->spec.pid, th) : 0;
+    for (; s->periods_done < upto && th != NULL && frames != NULL; s->periods_done++) {
+        uint64_t t0 = s->start_ns + s->periods_done * period, ts = ticks_of(t0);
+        batch *b = new_batch(out);
+        linux_sample pet;
+        memset(&pet, 0, sizeof pet);
+        pet.tid = (uint32_t)PET_THREAD_TID;
+        pet.emitter = PET_THREAD_TID;
+        pet.time = t0;
+        size_t max = 1 + nth * (16 + (UCALLSTACK_MAX + 4) / 4 + (KPC_MAX_COUNTERS + 3) / 4 + 4);
+        if (b == NULL || (b->r = calloc(max, sizeof *b->r)) == NULL) {
+            simk_lost();
+            break;
+        }
+        size_t w = 0;
+        put(b->r, &w, ts, ID_TM_FIRE, s->spec.index, 1, s->spec.period, s->spec.action, &pet);
+        for (size_t i = 0; i < nth; i++) {
+            linux_sample ls = pet;
+            ls.pid = th[i].pid;
+            ls.tid = th[i].tid;
+            uint32_t state = th[i].state;
+            ls.uchain = th[i].frames;
+            ls.nu = th[i].nu;
+            for (size_t j = 0; j < drained; j++) {
+                const batch *o = &out->v[j];
+                if (o->src == s && o->tid == th[i].tid && o->time >= t0 && o->time < t0 + period) {
+                    state = TI_RUNNING | TI_RUNNABLE;
+                    ls.nu = batch_stack(o, frames, UCALLSTACK_MAX);
+                    ls.uchain = frames;
+                    break;
+                }
+            }
+            put_sample(s, &ls, b->r, &w, ts, HOW_PET_THREAD, state, -1);
+        }
+        b->time = t0;
+        b->n = w;
+        out->n++;
+    }
+    free(frames);
+    free(th);
 }
 
 static int batch_cmp(const void *x, const void *y)
@@ -496,6 +695,7 @@ static bool parse_sample(const uint64_t *p, size_t words, linux_sample *ls)
         return false;
     const uint64_t *chain = p + 5;
     ls->kchain = ls->uchain = NULL;
+    ls->emitter = 0;
     ls->nk = ls->nu = 0;
     /* The context the next frames are in: each chain is the frames right
      * after its marker, and a later marker (hypervisor, guest: neither)
@@ -633,19 +833,11 @@ static void drain_ring(source *s, void *ring, batches *out)
                    h.type == PERF_RECORD_EXIT ||
                    ((h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
                     (h.misc & PERF_RECORD_MISC_SWITCH_OUT))) {
-            if (out->n == out->cap) {
-                size_t cap = out->cap ? out->cap * 2 : 256;
-                batch *v = realloc(out->v, cap * sizeof *v);
-                if (v == NULL) {
-                    simk_lost();
-                    continue;
-                }
-                out->v = v;
-                out->cap = cap;
+            batch *b = new_batch(out);
+            if (b == NULL) {
+                simk_lost();
+                continue;
             }
-            batch *b = &out->v[out->n];
-            b->seq = out->n;
-            b->exit_pid = 0;
             int rc = h.type == PERF_RECORD_EXIT ? exit_batch(copy, body / 8, b)
                      : h.type == PERF_RECORD_SAMPLE
                          ? make_batch(s, &ls, b)
@@ -677,19 +869,50 @@ static void pull_samples(int timeout_ms)
         (void)poll(np > 0 ? pfd : NULL, np, slice);
     }
     pthread_mutex_lock(&state_lock);
+    uint64_t now = monotonic_ns(); /* what the rings hold is from before */
     batches all = {NULL, 0, 0};
     for (size_t i = 0; i < source_count; i++)
         for (int j = 0; j < sources[i].nfds; j++)
             drain_ring(&sources[i], sources[i].rings[j], &all);
-    pthread_mutex_unlock(&state_lock);
+    size_t drained = all.n;
+    for (size_t i = 0; i < source_count; i++)
+        if (sources[i].spec.kind == SRC_TIMER && sources[i].spec.pet == PET_TRADITIONAL)
+            pet_batches(&sources[i], now, &all, drained);
     if (all.n > 1)
         qsort(all.v, all.n, sizeof *all.v, batch_cmp);
+    /* kptimer_fire's `first` guard: one PERF_TM_FIRE a period, logged by
+     * the first CPU to fire in it; the others only sample. */
+    for (size_t i = 0; i < all.n; i++) {
+        batch *b = &all.v[i];
+        source *s = b->src;
+        if (s != NULL && s->spec.kind == SRC_ONCPU) {
+            /* kppet_on_cpu: a thread already sampled in this period
+             * (kperf_pet_gen == kppet_current_gen) is not sampled again. */
+            tally_entry *t = tally_of(b->tid);
+            uint64_t gen = (b->time - s->start_ns) / s->spec.period_ns + 1;
+            if (b->time < s->start_ns || t->pet_gen == gen)
+                b->skip = b->n;
+            else
+                t->pet_gen = gen;
+            continue;
+        }
+        if (s == NULL || s->spec.kind != SRC_TIMER || b->n == 0 || b->r[0].debugid != ID_TM_FIRE)
+            continue;
+        uint64_t deadline = b->time - (b->time - s->start_ns) % s->spec.period_ns;
+        if (b->time < s->next_fire_ns) {
+            b->skip = 1;
+        } else {
+            b->r[0].timestamp = ticks_of(deadline); /* it fired at the deadline */
+            s->next_fire_ns = deadline + s->spec.period_ns;
+        }
+    }
+    pthread_mutex_unlock(&state_lock);
     for (size_t i = 0; i < all.n; i++) {
         bool again = false; /* the exit of a process that several sources watch */
         for (size_t j = 0; j < i && all.v[i].exit_pid != 0 && !again; j++)
             again = all.v[j].exit_pid == all.v[i].exit_pid;
         if (!again)
-            simk_emit(all.v[i].r, all.v[i].n);
+            simk_emit(all.v[i].r + all.v[i].skip, all.v[i].n - all.v[i].skip);
         free(all.v[i].r);
     }
     free(all.v);

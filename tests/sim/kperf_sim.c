@@ -68,6 +68,7 @@ static uint32_t timer_count;
 static uint64_t timer_period[KPERF_TIMER_MAX];
 static uint32_t timer_action[KPERF_TIMER_MAX];
 static uint32_t pet_timer = 999;
+static uint32_t lightweight_pet; /* kperf.lightweight_pet (pet.c kppet.g_lightweight) */
 static uint32_t sampling;
 
 /* What one thread saw at its last call, and what it has counted. */
@@ -466,6 +467,8 @@ static void publish_state(void)
             snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.count %u\n", timer_count);
     if (pet_timer < timer_count)
         len += snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.pet %u\n", pet_timer);
+    if (lightweight_pet)
+        len += snprintf(text + len, sizeof text - (size_t)len, "kperf.lightweight_pet 1\n");
     for (unsigned i = 0; i < action_count && len < (int)sizeof text; i++) {
         if (action_samplers[i] != 0)
             len += snprintf(text + len, sizeof text - (size_t)len,
@@ -527,6 +530,8 @@ static bool adopt_sampling(const char *key, long v)
         timer_count = v < 0 ? 0 : v > KPERF_TIMER_MAX ? KPERF_TIMER_MAX : (uint32_t)v;
     else if (strcmp(key, "kperf.timer.pet") == 0)
         pet_timer = (uint32_t)v;
+    else if (strcmp(key, "kperf.lightweight_pet") == 0)
+        lightweight_pet = v == 1;
     else if (indexed(key, "kperf.action.", KPERF_ACTION_MAX + 1, &n, &f) && n > 0 &&
              strcmp(f, "samplers") == 0)
         action_samplers[n - 1] = (uint32_t)v;

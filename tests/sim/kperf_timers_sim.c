@@ -260,6 +260,7 @@ SIM_API int kperf_reset(void)
     /* kperf_reset keeps the action and timer counts. */
     sampling = 0;
     pet_timer = 999;
+    lightweight_pet = 0; /* kppet_reset → kppet_set_lightweight_pet(0) */
     memset(action_samplers, 0, sizeof action_samplers);
     memset(action_task, 0, sizeof action_task);
     for (unsigned i = 0; i < KPERF_ACTION_MAX; i++)
@@ -270,6 +271,89 @@ SIM_API int kperf_reset(void)
     changed();
     pthread_mutex_unlock(&state_lock);
     return 0;
+}
+
+/*
+ * kperf's sysctl nodes (osfmk/kperf/kperfbsd.c kperf_sysctl) that clients
+ * set directly: a write without a read (oldp NULL) takes ktrace
+ * (ktrace_configure), anything else checks the caller may read it
+ * (ktrace_read_check); the value is an int (sysctl_io_number: ENOMEM for
+ * a short old buffer, EINVAL for a short new value). The nodes with a
+ * framework call go through it (kperf.sampling, kperf.action.count,
+ * kperf.timer.count, kperf.timer.pet_timer); kperf.lightweight_pet has
+ * none (kppet_set_lightweight_pet: EBUSY while sampling, 1 turns it on,
+ * any other value off). Other names: ENOENT.
+ */
+static int lightweight_pet_get(uint32_t *v)
+{
+    pthread_mutex_lock(&state_lock);
+    *v = lightweight_pet;
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+static int lightweight_pet_set(uint32_t v)
+{
+    pthread_mutex_lock(&state_lock);
+    NOT_SAMPLING();
+    lightweight_pet = v == 1;
+    changed();
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*get)(uint32_t *);
+    int (*set)(uint32_t);
+} kperf_nodes[] = {
+    {"kperf.lightweight_pet", lightweight_pet_get, lightweight_pet_set},
+    {"kperf.sampling", kperf_sample_get, kperf_sample_set},
+    {"kperf.action.count", kperf_action_count_get, kperf_action_count_set},
+    {"kperf.timer.count", kperf_timer_count_get, kperf_timer_count_set},
+    {"kperf.timer.pet_timer", kperf_timer_pet_get, kperf_timer_pet_set},
+};
+
+static int kperf_sysctl_node(const char *name, void *oldp, size_t *oldlenp, const void *newp,
+                             size_t newlen)
+{
+    chip();
+    size_t i = 0, n = sizeof kperf_nodes / sizeof kperf_nodes[0];
+    while (i < n && strcmp(kperf_nodes[i].name, name) != 0)
+        i++;
+    if (i == n)
+        return ENOENT;
+    int e = oldp == NULL && newp != NULL ? simk_ktrace_configure(SIMK_KTRACE_KPERF)
+                                         : simk_ktrace_read_check();
+    if (e != 0)
+        return e;
+    uint32_t v = 0;
+    if (oldp != NULL) {
+        if (oldlenp == NULL || *oldlenp < sizeof(int))
+            return ENOMEM;
+        if (kperf_nodes[i].get(&v) != 0)
+            return errno;
+        memcpy(oldp, &v, sizeof v);
+    }
+    if (oldlenp != NULL)
+        *oldlenp = sizeof(int);
+    if (newp == NULL)
+        return 0;
+    if (newlen < sizeof(int))
+        return EINVAL;
+    memcpy(&v, newp, sizeof v);
+    return kperf_nodes[i].set(v) != 0 ? errno : 0;
+}
+
+/* The nodes exist while the framework is loaded (the library dlcloses it). */
+__attribute__((constructor)) static void register_sysctl_nodes(void)
+{
+    simk_set_kperf_sysctl(kperf_sysctl_node);
+}
+
+__attribute__((destructor)) static void unregister_sysctl_nodes(void)
+{
+    simk_set_kperf_sysctl(NULL);
 }
 
 /* mach_absolute_time runs at 24 MHz on Apple Silicon and at 1 GHz on Intel. */

@@ -3,7 +3,7 @@
  * libsystem_sim.c - a simulated macOS libsystem_kernel.dylib for the
  * unprivileged counters: thread_selfcounts(), proc_pid_rusage() and the
  * sysctlbyname() nodes the library reads (hw.nperflevels,
- * hw.perflevelN.name), and for sampling sysctl() of the kdebug trace buffer
+ * hw.perflevelN.name; kperf.* through the kperf sim), and for sampling sysctl() of the kdebug trace buffer
  * and proc_pidinfo(PROC_PIDREGIONPATHINFO, PROC_PIDTBSDINFO). Test code;
  * see README.md.
  *
@@ -164,9 +164,18 @@ SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *ne
         errno = EINVAL;
         return -1;
     }
+    /* kperf's nodes (kperf.*), readable and writable: the kperf sim's. */
+    if (strncmp(name, "kperf.", 6) == 0) {
+        int e = simk_kperf_sysctl(name, oldp, oldlenp, newp, newlen);
+        if (e != 0) {
+            errno = e;
+            return -1;
+        }
+        return 0;
+    }
     if (newp != NULL || newlen != 0) {
-        /* Every node here is CTLFLAG_RD: kern_newsysctl.c sysctl_root finds
-         * the name first (ENOENT), then refuses the write with EPERM. */
+        /* Every other node here is CTLFLAG_RD: kern_newsysctl.c sysctl_root
+         * finds the name first (ENOENT), then refuses the write with EPERM. */
         size_t len = 0;
         errno = sysctlbyname(name, NULL, &len, NULL, 0) == 0 ? EPERM : ENOENT;
         return -1;

@@ -68,6 +68,17 @@ SIMK_API int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, siz
  */
 SIMK_API void simk_set_hooks(void (*pull)(int timeout_ms), void (*changed)(void));
 
+/*
+ * sysctlbyname of kperf's nodes (kperf.*, osfmk/kperf/kperfbsd.c): the
+ * kperf sim registers the handler when it loads; without it the names do
+ * not exist (ENOENT). Returns 0 or an errno value.
+ */
+typedef int (*simk_sysctl_fn)(const char *name, void *oldp, size_t *oldlenp, const void *newp,
+                              size_t newlen);
+SIMK_API void simk_set_kperf_sysctl(simk_sysctl_fn fn);
+SIMK_API int simk_kperf_sysctl(const char *name, void *oldp, size_t *oldlenp, const void *newp,
+                               size_t newlen);
+
 /* "kdebug.bufinit N\nkdebug.enabled N\nkdebug.nkdbufs N\nktrace.owning_pid PID\n
  * ktrace.active_mask M\nktrace.state S\n" (PID 0: none) for the state file. */
 SIMK_API size_t simk_state_text(char *buf, size_t size);

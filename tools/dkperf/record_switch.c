@@ -95,8 +95,7 @@ static char *ended_name(const char *output)
     char stamp[32] = "0";
     gettimeofday(&tv, NULL);
     time_t t = tv.tv_sec;
-    if (localtime_r(&t, &tm) != NULL &&
-        strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm) > 0) {
+    if (localtime_r(&t, &tm) != NULL && strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm) > 0) {
         size_t n = strlen(stamp);
         snprintf(stamp + n, sizeof stamp - n, "%02u", (unsigned)(tv.tv_usec / 10000));
     }

@@ -362,6 +362,23 @@ static int arm(dk_sampling *p, ksamp *k)
     int rc = plan_events(p, k, pmi_events, pmi_index);
     if (rc != 0)
         return rc;
+    /* Off CPU: PET on the first timer (osfmk/kperf/pet.c: each period the
+     * PET thread samples every thread of the task, blocked ones too). */
+    bool pet = (p->opts.flags & DK_SAMPLING_OFF_CPU) != 0;
+    if (pet) {
+        k->pet_event = p->n;
+        for (size_t i = 0; i < p->n && k->pet_event == p->n; i++)
+            if (k->kind[i] == 2)
+                k->pet_event = i;
+        if (k->pet_event == p->n)
+            return dk__fail(DK_ENOTSUP,
+                            "off-CPU sampling on kperf runs on PET, a kperf timer that samples "
+                            "every thread: add a \"timer\" event");
+        if (k->pid == -1)
+            return dk__fail(DK_ENOTSUP,
+                            "off-CPU sampling on kperf samples every thread of the target "
+                            "each period (PET): give a process, not the whole system");
+    }
     if (k->npmi > 0 && (kp->kpc_set_period == NULL || kp->kpc_set_actionid == NULL))
         return dk__fail(DK_ENOTSUP,
                         "this kperf.framework lacks kpc_set_period or kpc_set_actionid, which "
@@ -439,6 +456,19 @@ static int arm(dk_sampling *p, ksamp *k)
         if (rc == 0)
             rc = kperf_call("tying a timer to its action (kperf_timer_action_set)",
                             kp->kperf_timer_action_set((uint32_t)t, (uint32_t)i + 1));
+        /* PET raises the timer's period to its minimum (1 ms), read back
+         * below; lightweight PET would sample threads only as they go on
+         * CPU, never the blocked ones: off (kppet_set_lightweight_pet). */
+        if (rc == 0 && pet && i == k->pet_event) {
+            rc = kperf_call("making the timer kperf's PET timer (kperf_timer_pet_set)",
+                            kp->kperf_timer_pet_set((uint32_t)t));
+            int off = 0;
+            if (rc == 0 && k->ls->sysctlbyname != NULL &&
+                k->ls->sysctlbyname("kperf.lightweight_pet", NULL, NULL, &off, sizeof off) != 0 &&
+                errno != ENOENT)
+                rc =
+                    dk__ks_trace_fail("turning lightweight PET off (kperf.lightweight_pet)", errno);
+        }
         uint64_t ticks = 0;
         if (rc == 0 && kp->kperf_timer_period_get((uint32_t)t, &ticks) == 0 && ticks != 0) {
             k->period[i] = kp->kperf_ticks_to_ns(ticks);
@@ -498,10 +528,6 @@ int dk__kperf_sampling_open(dk_sampling *p)
         return dk__fail(DK_ENOTSUP,
                         "kperf filters samples by process, not by thread: sample the process "
                         "(DK_SCOPE_PROCESS) and keep the thread's samples");
-    if (o->flags & DK_SAMPLING_OFF_CPU)
-        return dk__fail(DK_ENOTSUP, "off-CPU sampling (DK_SAMPLING_OFF_CPU) is not implemented "
-                                    "on the kperf backend: it needs PET, which samples blocked "
-                                    "threads too");
     ksamp *k = calloc(1, sizeof *k);
     if (k == NULL)
         return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");

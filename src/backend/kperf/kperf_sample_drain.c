@@ -206,6 +206,11 @@ static void deliver(drain_ctx *d, slot *sl)
     sl->pending = false;
     if (d->stop != 0 || (k->tid != 0 && s->tid != k->tid))
         return;
+    /* The PET thread samples every thread each period: the running ones
+     * are the timer handlers' samples already; the others are off CPU. */
+    bool off_cpu = sl->pet && (p->opts.flags & DK_SAMPLING_OFF_CPU);
+    if (sl->pet && (!off_cpu || (sl->runmode & KPERF_TI_RUNNING)))
+        return;
     /* The process's name before its first sample. */
     report_comm(d, s->pid, k->kp->kperf_ticks_to_ns(s->time_ns));
     if (d->stop != 0)
@@ -228,7 +233,8 @@ static void deliver(drain_ctx *d, slot *sl)
     dk_sample out;
     memset(&out, 0, sizeof out);
     out.kind = DK_SAMPLE_KIND_SAMPLE;
-    out.event = s->event;
+    out.event = off_cpu ? 0 : s->event;
+    out.off_cpu = off_cpu;
     if (rec & DK_SAMPLE_TIME)
         out.time_ns = k->kp->kperf_ticks_to_ns(s->time_ns);
     if (rec & DK_SAMPLE_TID) {
@@ -238,7 +244,7 @@ static void deliver(drain_ctx *d, slot *sl)
     if (rec & DK_SAMPLE_CPU)
         out.cpu = s->cpu;
     if (rec & DK_SAMPLE_PERIOD)
-        out.period = k->period[s->event];
+        out.period = k->period[off_cpu ? k->pet_event : s->event];
     /* The user stack's last word is callstack_fixup_user's (arm64 LR, or
      * the word at x86's SP), not a frame: it is left out. */
     size_t n = sl->have_stack && (sl->cs_flags & CS_VALID) && s->n_frames > 0 ? s->n_frames - 1 : 0;
@@ -379,10 +385,13 @@ static void decode(drain_ctx *d, const kd_buf *r)
             }
             if (sl->pending)
                 deliver(d, sl);
-            bool trig = sl->trig, kern = sl->trig_kernel;
+            bool pet = (r->arg4 & SAMPLE_FLAG_THREAD_ONLY) != 0;
+            bool trig = sl->trig && !pet, kern = sl->trig_kernel;
             uint64_t pc = sl->trig_pc;
             memset(&sl->s, 0, sizeof sl->s);
             sl->have_stack = false;
+            sl->pet = pet;
+            sl->runmode = 0;
             sl->trig = trig;
             sl->trig_kernel = kern;
             sl->trig_pc = pc;
@@ -417,6 +426,8 @@ static void decode(drain_ctx *d, const kd_buf *r)
     if (id == ID_TI_DATA) {
         sl->s.pid = (int)r->arg1;
         sl->s.tid = r->arg2;
+        if (sl->block == BLOCK_INTR)
+            sl->runmode = r->arg4;
     } else if (id == ID_CS_UHDR && sl->block == BLOCK_AST) {
         sl->cs_flags = r->arg1;
         sl->want_frames = r->arg2 < FRAMES_MAX ? (size_t)r->arg2 : FRAMES_MAX;

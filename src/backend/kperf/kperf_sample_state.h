@@ -53,6 +53,12 @@
 #define FUNC_START 1u
 #define FUNC_END 2u
 #define KPC_KERNEL_PC 0x1u
+/* kperf_sample's flags (osfmk/kperf/action.h): the PET thread's samples
+ * (kppet_sample_thread) carry THREAD_ONLY. */
+#define SAMPLE_FLAG_THREAD_ONLY 0x100u
+/* TI_DATA runmode's low half (osfmk/kperf/thread_samplers.c
+ * kperf_thread_info_runmode_legacy): the thread is on its CPU. */
+#define KPERF_TI_RUNNING 0x1u
 #define CS_VALID 0x1u
 #define CS_TRUNCATED 0x10u
 
@@ -94,6 +100,8 @@ typedef struct slot {
     bool used;
     int block;
     bool trig; /* a KPC_HNDLR or TM_HNDLR started it */
+    bool pet;  /* the PET thread's sample of a thread (DK_SAMPLING_OFF_CPU) */
+    uint64_t runmode;
     uint64_t trig_pc;
     bool trig_kernel;
     bool pending; /* interrupt part done, user stack to come */
@@ -122,6 +130,7 @@ typedef struct ksamp {
     int pid;      /* the pid filter, -1: every process */
     uint64_t tid; /* DK_SCOPE_THREAD: the one thread; 0: any */
     size_t npmi, ntimers;
+    size_t pet_event; /* DK_SAMPLING_OFF_CPU: the event on the PET timer */
     /* What open did, for teardown. */
     bool kdebug, kperf, periods, counting, sampling;
     /* The trace buffer is enabled (start to stop). Under state_lock, which
