@@ -207,9 +207,12 @@ static void deliver(drain_ctx *d, slot *sl)
     if (d->stop != 0 || (k->tid != 0 && s->tid != k->tid))
         return;
     /* The PET thread samples every thread each period: the running ones
-     * are the timer handlers' samples already; the others are off CPU. */
+     * are the timer handlers' samples already; a runnable one only waits
+     * for a CPU (preempted: perf's off-CPU time leaves it out, and so does
+     * the perf_event backend); the others are blocked, off CPU. */
     bool off_cpu = sl->pet && (p->opts.flags & DK_SAMPLING_OFF_CPU);
-    if (sl->pet && (!off_cpu || (sl->runmode & KPERF_TI_RUNNING)))
+    bool waits_for_cpu = (sl->runmode & (KPERF_TI_RUNNABLE | KPERF_TI_WAIT)) == KPERF_TI_RUNNABLE;
+    if (sl->pet && (!off_cpu || (sl->runmode & KPERF_TI_RUNNING) || waits_for_cpu))
         return;
     /* The process's name before its first sample. */
     report_comm(d, s->pid, k->kp->kperf_ticks_to_ns(s->time_ns));

@@ -59,6 +59,8 @@
 /* TI_DATA runmode's low half (osfmk/kperf/thread_samplers.c
  * kperf_thread_info_runmode_legacy): the thread is on its CPU. */
 #define KPERF_TI_RUNNING 0x1u
+#define KPERF_TI_RUNNABLE 0x2u /* ready to run: on a CPU or waiting for one */
+#define KPERF_TI_WAIT 0x4u     /* blocked (with RUNNABLE: on its way to block) */
 #define CS_VALID 0x1u
 #define CS_TRUNCATED 0x10u
 
