@@ -14,9 +14,18 @@
           the program runs on undisturbed
   pprof   --pprof-dir DIR: one pprof file per ended file, no half-written
           one left, read by go tool pprof where it is installed
-  errors  a mode that is no size or time, --switch-max-files or --pprof-dir
-          without --switch-output: exit 2 and one line; a --pprof-dir that
-          is no directory: exit 1
+  errors  a mode that is no size or time, or past ten years, --switch-max-files
+          or --pprof-dir without --switch-output: exit 2 and one line; a
+          --pprof-dir that is no directory, a -o that is a link: exit 1, the
+          link left as it was
+  failing a --pprof-dir removed while recording: each pprof file that cannot
+          be written is said, the recording goes on to the end (every file
+          complete), exit 1
+  fork    a child forked (no exec) by a parent that exits at once: its
+          samples in the files after the first are still named, as the
+          maps each file starts with are read again from /proc
+  all     -a --switch-output=4K (root): the size counts the file's own bytes,
+          not the maps of every process it starts with
 
 usage: check_record_switch.py DKPERF RECORD_PROG DKREC_DUMP WORKDIR CASE
 """
@@ -84,7 +93,10 @@ def case_time():
     check(f"{total:,} samples" in p.stderr and f"written to {len(names)} files" in p.stderr,
           f"the summary counts the files' samples ({total}): {p.stderr}")
     inside = max(r["maxgap"] for r in rows)
-    for a, b in zip(rows, rows[1:]):
+    # A file may hold no sample (a switch just before the end): the gap is
+    # between the files that hold some.
+    full = [r for r in rows if r["samples"] > 0]
+    for a, b in zip(full, full[1:]):
         gap = b["first"] - a["last"]
         check(0 < gap <= max(inside, 2 * 10**9 // 999),
               f"{os.path.basename(a['path'])} -> {os.path.basename(b['path'])}: a gap of "
@@ -155,8 +167,78 @@ def case_pprof():
     shutil.rmtree(d)
 
 
+def case_failing():
+    d = os.path.join(work, "pprof")
+    os.mkdir(d)
+    out = os.path.join(work, "r.data")
+    child = subprocess.Popen([dkperf, "record", "-e", "cpu-clock", "--switch-output=1s",
+                              "--pprof-dir", d, "-o", out, "--", prog, "--print-cpu", "3"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    shutil.rmtree(d)
+    so, se = child.communicate(timeout=300)
+    errs = [l for l in se.splitlines() if l.startswith("dkperf record: --pprof-dir")]
+    names = files()
+    check(child.returncode == 1 and len(errs) >= 1 and re.search(r"^cpu ", so, re.M),
+          f"a pprof file that cannot be written is said, exit 1: {child.returncode} {se!r}")
+    check(len(names) >= 3 and len(errs) == len(names),
+          f"the recording went on: {len(names)} files, {len(errs)} pprof errors")
+    rows = dumped(names)
+    check(all(r["complete"] == 1 for r in rows) and sum(r["samples"] for r in rows) > 1000,
+          f"every file complete: {rows}")
+
+
+def case_fork():
+    code = ("import os, time\n"
+            "if os.fork() == 0:\n"
+            "    t = time.time() + 2.5\n"
+            "    while time.time() < t:\n"
+            "        pass\n"
+            "    os._exit(0)\n")
+    out = os.path.join(work, "r.data")
+    p = subprocess.run([dkperf, "record", "-e", "cpu-clock", "-g", "--switch-output=1s", "-o",
+                        out, "--", "sh", "-c", f"{sys.executable} -c '{code}'; sleep 3"],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"record: {p.returncode} {p.stderr}")
+    names = files()
+    check(len(names) >= 3, f"three files or more: {names}")
+    for n in names[1:]:
+        r = subprocess.run([dkperf, "report", "-i", n, "--stdio", "--sort", "dso"],
+                           capture_output=True, text=True, timeout=120)
+        rows = [l.split() for l in r.stdout.splitlines() if re.match(r"^\s+[\d.]+%", l)]
+        unknown = sum(float(x[1].rstrip("%")) for x in rows if x[-1] == "[unknown]")
+        check(r.returncode == 0 and (not rows or unknown < 50),
+              f"{os.path.basename(n)}: the forked child's samples are named "
+              f"({unknown:.1f}% [unknown]):\n{r.stdout}")
+
+
+def case_all():
+    if os.geteuid() != 0:
+        print("skipped: -a needs root here")
+        sys.exit(77)
+    out = os.path.join(work, "r.data")
+    p = subprocess.run([dkperf, "record", "-e", "cpu-clock", "-a", "--switch-output=4K", "-o",
+                        out, "--", prog, "1"], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"record -a: {p.returncode} {p.stderr}")
+    rows = dumped(files())
+    # Every file starts with the maps of every process (more than 4 KiB);
+    # its 4 KiB of its own are some hundreds of samples (about 8 bytes
+    # each), not the few of one drain.
+    check(len(rows) >= 2 and all(r["samples"] > 200 for r in rows[:-1]),
+          f"files of 4 KiB of their own: {[(r['samples']) for r in rows]}")
+
+
 def case_errors():
+    link = os.path.join(work, "link.data")
+    os.symlink(os.path.join(work, "target.data"), link)
+    p = subprocess.run([dkperf, "record", "--switch-output=1s", "-o", link, "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and p.stderr.count("\n") == 1 and "not a regular file" in p.stderr
+          and os.path.islink(link) and not glob.glob(link + ".*"),
+          f"-o a link: refused, left as it was: {p.returncode} {p.stderr!r}")
+    os.unlink(link)
     for args, rc, what in ((["--switch-output=10x"], 2, "--switch-output=10x: give signal"),
+                           (["--switch-output=616385997d"], 2, "at most 10 years"),
                            (["--switch-output=1ms"], 2, "--switch-output=1ms: give signal"),
                            (["--switch-output=0s"], 2, "--switch-output=0s: give signal"),
                            (["--switch-max-files", "2"], 2, "--switch-max-files: only with"),
@@ -171,7 +253,7 @@ def case_errors():
 
 
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
- "errors": case_errors}[case]()
+ "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all}[case]()
 for f in glob.glob(os.path.join(work, "*")):
     shutil.rmtree(f) if os.path.isdir(f) else os.unlink(f)
 sys.exit(1 if failures else 0)

@@ -92,6 +92,17 @@ static bool named(recorder *r, int32_t pid)
     return false;
 }
 
+/* Forgets pid's name at its process's exit. */
+static void unname(recorder *r, int32_t pid)
+{
+    for (size_t i = 0; i < r->nnamed; i++)
+        if (r->named[i] == pid) {
+            r->named[i] = r->named[--r->nnamed];
+            break;
+        }
+    r->last_pid = -1;
+}
+
 static const image_id *identity(recorder *r, const char *path)
 {
     for (image_id *i = r->ids; i != NULL; i = i->next)
@@ -154,6 +165,8 @@ static int on_record(void *ctx, const dk_sample *s)
         break;
     case DK_SAMPLE_KIND_EXIT:
         rc = dkrec_write_exit(r->w, s->pid, s->tid);
+        if (s->tid == (uint64_t)(uint32_t)s->pid)
+            unname(r, s->pid); /* a process that takes its pid later is named anew */
         break;
     }
     if (rc != 0 && r->error == 0)
@@ -209,6 +222,29 @@ static void synthesize_comm(recorder *r, int pid)
         r->error = rc;
 }
 
+/*
+ * --switch-output: the maps each next file starts with are those of the
+ * processes sampled so far as /proc gives them now (as perf synthesizes
+ * them again), not every map recorded since the start: the writer forgets
+ * a live process's recorded maps before the switch, and they are read
+ * again after it. A child whose parent has exited keeps its images so,
+ * and a process that maps and unmaps keeps only what it maps now.
+ */
+static void maps_now(recorder *r, bool before)
+{
+    for (size_t i = 0; i < r->nnamed; i++) {
+        int pid = (int)r->named[i];
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/maps", pid);
+        if (access(path, R_OK) != 0)
+            continue; /* gone: its exit dropped what was kept of it */
+        if (before)
+            dkrec_writer_forget_maps(r->w, pid);
+        else
+            synthesize_maps(r, pid);
+    }
+}
+
 /* The name and maps of every process running now, for -a: the kernel
  * reports only what starts or maps afterwards. */
 static void synthesize_all(recorder *r)
@@ -237,6 +273,13 @@ static void synthesize_comm(recorder *r, int pid)
 }
 
 static void synthesize_all(recorder *r) { (void)r; }
+
+/* Elsewhere the backend reports each process's maps: those kept stay. */
+static void maps_now(recorder *r, bool before)
+{
+    (void)r;
+    (void)before;
+}
 #endif
 
 /* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
@@ -364,6 +407,7 @@ int cmd_record(int argc, char **argv)
     }
     const char *notice = NULL;
     signals_catch();
+    record_switch_signal(&o); /* at once: an early SIGUSR2 asks for a switch */
     struct sigaction chld, saved_chld;
     memset(&chld, 0, sizeof chld);
     chld.sa_handler = child_exited; /* no SA_RESTART: the wait returns */
@@ -406,6 +450,8 @@ int cmd_record(int argc, char **argv)
         evs[i].freq = evs[i].period ? 0 : o.nevents && o.events[i].freq ? o.events[i].freq : freq;
     }
 
+    if ((exit_rc = record_switch_check(&o)) != 0)
+        goto out;
     /* An earlier recording is kept as FILE.old, as perf keeps perf.data.old
      * (any name; an empty file or one that is not a regular file, such as
      * /dev/null, is not a recording). */
@@ -446,8 +492,7 @@ int cmd_record(int argc, char **argv)
     }
     if (o.switch_mode != SWITCH_NONE) {
         dkrec_writer_keep(r.w); /* what each next file starts with */
-        if ((exit_rc = record_switch_init(&sw, &o)) != 0)
-            goto out;
+        record_switch_init(&sw, &o, r.w);
     }
     write_meta(&r, &o, s, &caps);
 
@@ -530,6 +575,11 @@ int cmd_record(int argc, char **argv)
         synthesize_comm(&r, (int)o.pid);
     else if (o.all_cpus)
         synthesize_all(&r);
+    if (o.switch_mode != SWITCH_NONE) { /* SIZE: the first file's own bytes too */
+        if (r.error == 0)
+            r.error = dkrec_flush(r.w);
+        sw.base_bytes = dkrec_bytes(r.w);
+    }
     if (so.scope != DK_SCOPE_PROCESS || o.pid) {
         rc = dk_sampling_start(smp);
         if (rc != 0) {
@@ -609,9 +659,15 @@ int cmd_record(int argc, char **argv)
             break;
         /* Between two drains: every sample so far is in the file ending. */
         if (o.switch_mode != SWITCH_NONE && record_switch_due(&sw, r.w)) {
+            maps_now(&r, true);
             r.error = record_switch_now(&sw, r.w, &fd);
             if (r.error != 0)
                 break;
+            maps_now(&r, false);
+            /* SIZE counts the file's own bytes, past what it starts with. */
+            if (r.error == 0)
+                r.error = dkrec_flush(r.w);
+            sw.base_bytes = dkrec_bytes(r.w);
         }
     }
     signals_child_pid = 0; /* it has exited: signals from now on are dkperf's */
@@ -635,9 +691,9 @@ int cmd_record(int argc, char **argv)
         if (r.error == 0)
             r.error = record_switch_last(&sw, r.w);
     }
-    if (r.error == -EIO && o.switch_mode != SWITCH_NONE) {
-        exit_rc = EXIT_SETUP; /* --pprof-dir's error is said */
-    } else if (r.error != 0) {
+    if (sw.failed && exit_rc == 0)
+        exit_rc = EXIT_SETUP; /* a file the switch could not make or name: said */
+    if (r.error != 0) {
         cli_error("record", "-o %s: cannot write the recording: %s", o.output, strerror(-r.error));
         if (exit_rc == 0)
             exit_rc = EXIT_SETUP;
@@ -645,9 +701,10 @@ int cmd_record(int argc, char **argv)
         char b1[32], b2[32], b3[32];
         fprintf(stderr,
                 "[ dkperf record: %s samples (%s lost, %s throttled) written to %zu files "
-                "%s.<time> ]\n",
+                "%s.<time>%s ]\n",
                 fmt_count(sw.samples, b1, sizeof b1), fmt_count(st.lost, b2, sizeof b2),
-                fmt_count(st.throttled, b3, sizeof b3), sw.files, o.output);
+                fmt_count(st.throttled, b3, sizeof b3), sw.files, o.output,
+                sw.files > sw.nkept && sw.nkept > 0 ? ", the newest kept" : "");
     } else {
         char b1[32], b2[32], b3[32], b4[32];
         uint64_t ns = dkrec_samples(r.w), bytes = dkrec_bytes(r.w);

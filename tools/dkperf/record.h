@@ -39,23 +39,31 @@ typedef struct record_options {
     char **cmd; /* NULL with -p or -a alone */
 } record_options;
 
-/* --switch-output (record_switch.c). init: after signals_catch (SIGUSR2
- * then asks for a switch); 0 or an exit status after an error line. due:
- * whether to switch now. now: ends the file on *fd as OUTPUT.<time>, goes
- * on in a new OUTPUT (*fd replaced); last: renames the ended, closed file
- * the same way. Both say the file's name, drop the oldest beyond
- * --switch-max-files and write --pprof-dir's file; 0 or a negative errno
- * (-EIO after an error line of --pprof-dir's). */
+/* --switch-output (record_switch.c). signal: right after signals_catch,
+ * SIGUSR2 then asks for a switch. check: before -o is opened, refuses a
+ * -o that is not a regular file and a --pprof-dir that cannot be written
+ * (0 or an exit status after an error line). init: once the file's first
+ * records are written. due: whether to switch now. now: ends the file on
+ * *fd as OUTPUT.<time> and goes on in a new OUTPUT (*fd replaced); last:
+ * renames the ended, closed file the same way. Both say the file's name,
+ * drop the oldest beyond --switch-max-files and write --pprof-dir's file.
+ * A rename, an open or a pprof file that fails is said, the recording goes
+ * on and failed is set (exit status 1); they return a writer's error
+ * (negative errno) only. */
 typedef struct dkrec_writer dkrec_writer;
 typedef struct record_switch {
     const record_options *o;
-    uint64_t next_ns; /* SWITCH_TIME: when the window ends */
-    uint64_t samples; /* in the files ended so far */
-    size_t files;     /* ended so far */
-    char **kept;      /* --switch-max-files: the ended files, oldest first */
+    uint64_t next_ns;    /* SWITCH_TIME: when the window ends */
+    uint64_t base_bytes; /* what the file started with (SWITCH_SIZE counts past it) */
+    uint64_t samples;    /* in the files ended so far */
+    size_t files;        /* ended so far */
+    char **kept;         /* --switch-max-files: the ended files, oldest first */
     size_t nkept;
+    bool failed; /* something was said that makes the exit status 1 */
 } record_switch;
-int record_switch_init(record_switch *sw, const record_options *o);
+void record_switch_signal(const record_options *o);
+int record_switch_check(const record_options *o);
+void record_switch_init(record_switch *sw, const record_options *o, const dkrec_writer *w);
 bool record_switch_due(record_switch *sw, const dkrec_writer *w);
 int record_switch_now(record_switch *sw, dkrec_writer *w, int *fd);
 int record_switch_last(record_switch *sw, dkrec_writer *w);

@@ -132,6 +132,9 @@ static bool switch_output_option(const char *v, record_options *o)
     if (n > 0 && n < 10 && num > 0 && v[n] != '\0' && v[n + 1] == '\0')
         for (size_t k = 0; k < sizeof units / sizeof *units; k++)
             if (units[k].unit == v[n]) {
+                /* Ten years, or a pebibyte: past that a number is a slip. */
+                if (num * units[k].scale > (units[k].time ? 315360000ull : 1ull << 50))
+                    break;
                 if (units[k].time) {
                     o->switch_mode = SWITCH_TIME;
                     o->switch_ns = num * units[k].scale * 1000000000ull;
@@ -143,7 +146,8 @@ static bool switch_output_option(const char *v, record_options *o)
             }
     cli_error("record",
               "--switch-output=%.64s: give signal, a size (a whole number and B, K, M or G: "
-              "10M) or a time (a whole number and s, m, h or d: 30s)",
+              "10M; at most 1 PiB) or a time (a whole number and s, m, h or d: 30s; at most "
+              "10 years)",
               v);
     return false;
 }

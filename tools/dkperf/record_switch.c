@@ -33,23 +33,33 @@ static void on_usr2(int sig)
     switch_asked = 1;
 }
 
-int record_switch_init(record_switch *sw, const record_options *o)
+void record_switch_signal(const record_options *o)
 {
-    memset(sw, 0, sizeof sw[0]);
-    sw->o = o;
+    if (o->switch_mode != SWITCH_SIGNAL)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr2;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL); /* signals_restore puts the caller's back */
+}
+
+int record_switch_check(const record_options *o)
+{
     if (o->switch_mode == SWITCH_NONE)
         return 0;
-    if (o->switch_mode == SWITCH_SIGNAL) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_usr2;
-        sa.sa_flags = SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGUSR2, &sa, NULL); /* signals_restore puts the caller's back */
+    /* Each ended file is renamed: never a device, a FIFO or a link (as
+     * root, -o /dev/null would move the device away). */
+    struct stat st;
+    if (lstat(o->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+        cli_error("record",
+                  "--switch-output: -o %s is not a regular file (the files are renamed "
+                  "as they end): give a file name",
+                  o->output);
+        return EXIT_SETUP;
     }
-    sw->next_ns = dk__monotonic_ns() + o->switch_ns;
     if (o->pprof_dir != NULL) {
-        struct stat st;
         if (stat(o->pprof_dir, &st) != 0) {
             cli_error("record", "--pprof-dir %s: %s", o->pprof_dir, strerror(errno));
             return EXIT_SETUP;
@@ -58,8 +68,21 @@ int record_switch_init(record_switch *sw, const record_options *o)
             cli_error("record", "--pprof-dir %s: not a directory", o->pprof_dir);
             return EXIT_SETUP;
         }
+        if (access(o->pprof_dir, W_OK | X_OK) != 0) {
+            cli_error("record", "--pprof-dir %s: %s", o->pprof_dir, strerror(errno));
+            return EXIT_SETUP;
+        }
     }
     return 0;
+}
+
+void record_switch_init(record_switch *sw, const record_options *o, const dkrec_writer *w)
+{
+    memset(sw, 0, sizeof sw[0]);
+    sw->o = o;
+    uint64_t now = dk__monotonic_ns();
+    sw->next_ns = o->switch_ns > UINT64_MAX - now ? UINT64_MAX : now + o->switch_ns;
+    sw->base_bytes = dkrec_bytes(w);
 }
 
 bool record_switch_due(record_switch *sw, const dkrec_writer *w)
@@ -70,15 +93,15 @@ bool record_switch_due(record_switch *sw, const dkrec_writer *w)
             return false;
         switch_asked = 0;
         return true;
-    case SWITCH_SIZE:
-        return dkrec_bytes(w) >= sw->o->switch_bytes;
+    case SWITCH_SIZE: /* the file's own bytes, not those it starts with */
+        return dkrec_bytes(w) - sw->base_bytes >= sw->o->switch_bytes;
     case SWITCH_TIME: {
         uint64_t now = dk__monotonic_ns();
         if (now < sw->next_ns)
             return false;
         /* The next window from this switch: a late one does not make the
          * next short. */
-        sw->next_ns = now + sw->o->switch_ns;
+        sw->next_ns = sw->o->switch_ns > UINT64_MAX - now ? UINT64_MAX : now + sw->o->switch_ns;
         return true;
     }
     default:
@@ -105,8 +128,14 @@ static char *ended_name(const char *output)
         return NULL;
     snprintf(name, len, "%s.%s", output, stamp);
     struct stat st;
-    for (unsigned k = 2; lstat(name, &st) == 0 && k < 1000; k++)
+    for (unsigned k = 2; lstat(name, &st) == 0; k++) {
+        if (k == 1000) { /* never over an existing file */
+            free(name);
+            errno = EEXIST;
+            return NULL;
+        }
         snprintf(name, len, "%s.%s-%u", output, stamp, k);
+    }
     return name;
 }
 
@@ -159,14 +188,16 @@ static int write_pprof(const record_switch *sw, const char *ended)
 }
 
 /* What follows a file's end: its name said, the oldest beyond
- * --switch-max-files removed, its pprof written. */
-static int ended(record_switch *sw, char *name, uint64_t samples)
+ * --switch-max-files removed, its pprof written (a failure is said and
+ * makes the exit status 1; the recording goes on). */
+static void ended(record_switch *sw, char *name, uint64_t samples)
 {
     sw->files++;
     sw->samples += samples;
     fprintf(stderr, "[ dkperf record: dump %s (%llu samples) ]\n", name,
             (unsigned long long)samples);
-    int rc = sw->o->pprof_dir != NULL ? write_pprof(sw, name) : 0;
+    if (sw->o->pprof_dir != NULL && write_pprof(sw, name) != 0)
+        sw->failed = true; /* said; the recording goes on */
     if (sw->o->switch_max_files > 0) {
         if (sw->nkept == (size_t)sw->o->switch_max_files) {
             if (unlink(sw->kept[0]) != 0 && errno != ENOENT)
@@ -179,58 +210,74 @@ static int ended(record_switch *sw, char *name, uint64_t samples)
         if (sw->kept == NULL)
             sw->kept = calloc((size_t)sw->o->switch_max_files, sizeof *sw->kept);
         if (sw->kept == NULL) {
+            cli_error("record", "--switch-max-files: out of memory: %s is kept", name);
+            sw->failed = true;
             free(name);
-            return -ENOMEM;
+            return;
         }
         sw->kept[sw->nkept++] = name;
     } else {
         free(name);
     }
-    return rc != 0 ? -EIO : 0;
 }
 
 int record_switch_now(record_switch *sw, dkrec_writer *w, int *fd)
 {
     char *name = ended_name(sw->o->output);
-    if (name == NULL)
-        return -ENOMEM;
+    if (name == NULL) {
+        cli_error("record", "--switch-output: no name for the file ending: %s; it goes on",
+                  strerror(errno));
+        sw->failed = true;
+        return 0;
+    }
     uint64_t samples = dkrec_samples(w);
     /* The file keeps its descriptor through the rename; the writer ends it
-     * there and goes on in a new one under the recording's name. */
+     * there and goes on in a new one under the recording's name. A rename
+     * or an open that fails leaves the recording going on in the file it
+     * was in, and says so. */
     if (rename(sw->o->output, name) != 0) {
-        int e = errno;
+        cli_error("record",
+                  "--switch-output: cannot rename %s to %s: %s; the recording goes on "
+                  "in %s",
+                  sw->o->output, name, strerror(errno), sw->o->output);
+        sw->failed = true;
         free(name);
-        return -e;
+        return 0;
     }
-    int nfd = open(sw->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int nfd = open(sw->o->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (nfd < 0) {
         int e = errno;
-        rename(name, sw->o->output);
+        bool back = rename(name, sw->o->output) == 0;
+        cli_error("record", "--switch-output: cannot make %s: %s; the recording goes on in %s",
+                  sw->o->output, strerror(e), back ? sw->o->output : name);
+        sw->failed = true;
         free(name);
-        return -e;
+        return 0;
     }
     int rc = dkrec_writer_switch(w, nfd);
     if (close(*fd) != 0 && rc == 0)
         rc = -errno;
     *fd = nfd;
     if (rc != 0) {
-        free(name);
+        free(name); /* the writer's error ends the recording, said by the caller */
         return rc;
     }
-    return ended(sw, name, samples);
+    ended(sw, name, samples);
+    return 0;
 }
 
 int record_switch_last(record_switch *sw, dkrec_writer *w)
 {
     char *name = ended_name(sw->o->output);
-    if (name == NULL)
-        return -ENOMEM;
-    if (rename(sw->o->output, name) != 0) {
-        int e = errno;
+    if (name == NULL || rename(sw->o->output, name) != 0) {
+        cli_error("record", "--switch-output: the last file is left as %s: %s", sw->o->output,
+                  strerror(errno));
+        sw->failed = true;
         free(name);
-        return -e;
+        return 0;
     }
-    return ended(sw, name, dkrec_samples(w));
+    ended(sw, name, dkrec_samples(w));
+    return 0;
 }
 
 void record_switch_free(record_switch *sw)

@@ -82,6 +82,8 @@ uint64_t dkrec_samples(const dkrec_writer *w);
  * file reads alone. Stacks are interned anew; each file's loss totals and
  * sample count are its own. 0 or a negative errno. */
 void dkrec_writer_keep(dkrec_writer *w);
+/* Forgets the map records kept of pid (the caller writes its maps anew). */
+void dkrec_writer_forget_maps(dkrec_writer *w, int32_t pid);
 int dkrec_writer_switch(dkrec_writer *w, int fd);
 /* Frees the writer; what was not flushed is lost. NULL is ignored. */
 void dkrec_writer_free(dkrec_writer *w);

@@ -206,8 +206,9 @@ static int keep(dkrec_writer *w, size_t start, int32_t pid)
     return 0;
 }
 
-/* Drops what is kept of a process that exited; the pool is compacted
- * once half of its records are dead, so drops cost O(1) amortized. */
+static void compact_kept(dkrec_writer *w);
+
+/* Drops what is kept of a process that exited. */
 static void drop_kept(dkrec_writer *w, int32_t pid)
 {
     for (size_t i = 0; i < w->nkept; i++)
@@ -215,6 +216,13 @@ static void drop_kept(dkrec_writer *w, int32_t pid)
             w->kept[i].dead = true;
             w->dead++;
         }
+    compact_kept(w);
+}
+
+/* Once half of the kept records are dead, the pool is compacted: drops
+ * cost O(1) amortized. */
+static void compact_kept(dkrec_writer *w)
+{
     if (w->dead * 2 < w->nkept)
         return;
     size_t m = 0, at = 0;
@@ -229,6 +237,16 @@ static void drop_kept(dkrec_writer *w, int32_t pid)
     w->nkept = m;
     w->npool = at;
     w->dead = 0;
+}
+
+void dkrec_writer_forget_maps(dkrec_writer *w, int32_t pid)
+{
+    for (size_t i = 0; i < w->nkept; i++)
+        if (w->kept[i].pid == pid && !w->kept[i].dead && w->pool[w->kept[i].off] == R_MAP) {
+            w->kept[i].dead = true;
+            w->dead++;
+        }
+    compact_kept(w);
 }
 
 static int write_header(int fd)
