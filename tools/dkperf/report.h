@@ -2,10 +2,11 @@
 /*
  * report.h - dkperf report's model of a recording: every sample's stack
  * turned into frames (function and image, symbolized once per distinct
- * address and process), its stacks stored once as a tree of nodes that the
- * samples name, and the outputs written from it (report_out.c,
- * report_stacks.c). Its size grows with the recording's, not with its
- * samples times their depths.
+ * address and process), its stacks stored once as a tree of nodes, the
+ * samples counted once per distinct (event, pid, comm, stack, flags) as
+ * the recording streams past, and the outputs written from it
+ * (report_out.c, report_stacks.c, report_pprof.c). Its size grows with the
+ * distinct stacks, symbols and images, not with the samples.
  */
 #ifndef DKPERF_REPORT_H
 #define DKPERF_REPORT_H
@@ -41,12 +42,16 @@ typedef struct rnode {
     uint32_t depth; /* frames from the root: 0 for node 0 */
 } rnode;
 
+/* The samples of one (event, pid, comm, stack, flags): an entry of the
+ * model, however many samples it stands for. */
 typedef struct rsample {
     uint32_t event;
     int32_t pid;
-    uint64_t weight; /* the period, 1 when none was recorded */
     uint32_t comm;   /* index into comms */
     uint32_t stack;  /* its innermost frame's node: never 0 */
+    unsigned flags;  /* DKREC_SAMPLE_* of its samples */
+    uint64_t count;  /* its samples */
+    uint64_t weight; /* the sum of their periods (1 for a sample without one) */
 } rsample;
 
 typedef struct rprofile {
@@ -59,8 +64,10 @@ typedef struct rprofile {
     rnode *nodes; /* the stacks, shared by the samples that have them */
     size_t n_nodes;
     uint32_t max_depth;
-    rsample *samples;
-    size_t n_samples;
+    rsample *entries; /* the samples, one entry per distinct key */
+    size_t n_entries;
+    uint64_t n_samples;        /* the samples in all: the sum of the entries' counts */
+    uint64_t time_lo, time_hi; /* the first and last sample's times (0, 0: none) */
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
     size_t n_notes;
@@ -95,10 +102,52 @@ typedef struct rprofile_opts {
     bool no_demangle; /* C++ and Rust names as the images have them */
 } rprofile_opts;
 
+/* The samples of a recording as they are read (report_raw.c): one entry
+ * per distinct (event, pid, comm record, recording stack, kernel stack,
+ * flags), counted, before the stacks are symbolized. */
+typedef struct rraw {
+    uint32_t event;
+    int32_t pid;
+    uint32_t comm_rec; /* the pid's latest comm record before it + 1; 0: none yet */
+    uint32_t node, knode;
+    unsigned flags;
+    uint64_t count, weight;
+} rraw;
+
+typedef struct rraws {
+    rraw *v;
+    size_t n, cap;
+    uint64_t n_samples;
+    uint64_t time_lo, time_hi; /* the samples' earliest and latest times */
+    uint32_t *slots;           /* entry index + 1, by key hash; 0: empty */
+    size_t nslots;
+    size_t last;       /* the entry of the sample before */
+    rmap pid_comm;     /* (pid, 0) -> its latest comm record */
+    size_t comms_seen; /* comm records taken into pid_comm */
+    int32_t last_pid;  /* and the comm record + 1 of the sample before's pid */
+    uint32_t last_comm;
+    bool last_valid;
+    const char *path;
+} rraws;
+
+/* Counts sample s of r into ctx, an rraws (a dkrec_sample_fn); -2 after
+ * an error line (out of memory). */
+int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s);
+/* The entries of the samples r holds; -1 after an error line. */
+int rraws_of(rraws *a, const dkrec *r, const char *path);
+/* Reads path in one pass into *rec (its tables, no samples) and a (its
+ * samples, counted); -1 with err set to one line (the reader's), -2 after
+ * an error line. */
+int rprofile_read(const char *path, dkrec **rec, rraws *a, char *err, size_t errlen);
+void rraws_free(rraws *a);
+
 /* Builds the model; -1 after an error line (out of memory). */
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path);
 /* The same with options (NULL: the defaults). */
 int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *o);
+/* The same from the samples as counted (rec: the tables they name). */
+int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *a, const char *path,
+                        const rprofile_opts *o);
 void rprofile_free(rprofile *p);
 
 typedef enum { SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID } report_sort;

@@ -62,9 +62,10 @@ typedef struct builder {
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
     kallsyms *ksyms;                /* the kernel's symbols, read at the first kernel chain */
     bool ksyms_tried;
-    rmap kframes;  /* (0, recording node) -> kernel frame */
-    rmap kleaves;  /* (report node of the user stack, kernel recording node) -> node */
-    bool demangle; /* C++ and Rust names made readable */
+    rmap kframes;   /* (0, recording node) -> kernel frame */
+    rmap kleaves;   /* (report node of the user stack, kernel recording node) -> node */
+    rmap entry_ids; /* (hash of an entry's key, probe) -> its index in entries */
+    bool demangle;  /* C++ and Rust names made readable */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -541,24 +542,23 @@ static int comm_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The name of pid at sample index i: its latest comm before it, else its
- * first one, else the recorded command's name. by_pid: the comm records
- * in comm_order, so by (pid, first_sample). */
-static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid, size_t i,
-                           char *buf, size_t size)
+/* The name of pid, whose latest comm record before the samples is comm_rec
+ * - 1 (0: none): that record's, else its first one, else the recorded
+ * command's name. by_pid: the comm records in comm_order. */
+static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid,
+                           uint32_t comm_rec, char *buf, size_t size)
 {
-    /* lo: the number of records before (pid, i) or at it. */
+    if (comm_rec != 0)
+        return r->comms[comm_rec - 1].comm;
+    /* lo: the first record of pid, if it has one. */
     size_t lo = 0, hi = r->n_comms;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
-        const dkrec_comm *c = by_pid[m];
-        if (c->pid < pid || (c->pid == pid && c->first_sample <= i))
+        if (by_pid[m]->pid < pid)
             lo = m + 1;
         else
             hi = m;
     }
-    if (lo > 0 && by_pid[lo - 1]->pid == pid)
-        return by_pid[lo - 1]->comm;
     if (lo < r->n_comms && by_pid[lo]->pid == pid)
         return by_pid[lo]->comm;
     if (pid == 0)
@@ -568,6 +568,30 @@ static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int3
         return cmd;
     snprintf(buf, size, "pid %d", (int)pid);
     return buf;
+}
+
+/* The entry of o's key in p, o's counts added to it, made when new;
+ * -1 when out of memory. */
+static int add_entry(builder *b, const rsample *o)
+{
+    rprofile *p = b->p;
+    uint64_t h = rmap_mix(rmap_mix((uint64_t)o->stack << 32 | o->event,
+                                   (uint64_t)(uint32_t)o->pid << 32 | o->comm),
+                          o->flags),
+             j = 0;
+    for (int64_t id; (id = rmap_get(&b->entry_ids, h, j)) >= 0; j++) {
+        rsample *e = &p->entries[id];
+        if (e->stack == o->stack && e->event == o->event && e->pid == o->pid &&
+            e->comm == o->comm && e->flags == o->flags) {
+            e->count += o->count;
+            e->weight += o->weight;
+            return 0;
+        }
+    }
+    if (rmap_put(&b->entry_ids, h, j, (uint32_t)p->n_entries) != 0)
+        return -1;
+    p->entries[p->n_entries++] = *o;
+    return 0;
 }
 
 static void builder_free(builder *b)
@@ -586,6 +610,7 @@ static void builder_free(builder *b)
     kallsyms_free(b->ksyms);
     rmap_free(&b->kframes);
     rmap_free(&b->kleaves);
+    rmap_free(&b->entry_ids);
 }
 
 /* The node of user stack node with the kernel chain ending in recording
@@ -633,6 +658,18 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
 
 int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *opts)
 {
+    rraws a;
+    memset(p, 0, sizeof *p);
+    if (rraws_of(&a, rec, path) != 0)
+        return -1;
+    int rc = rprofile_build_raws(p, rec, &a, path, opts);
+    rraws_free(&a);
+    return rc;
+}
+
+int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *raws, const char *path,
+                        const rprofile_opts *opts)
+{
     memset(p, 0, sizeof *p);
     /* A recording of user mode only has no kernel frame to name: say why. */
     const char *kmode = dkrec_meta(rec, "kernel");
@@ -652,40 +689,40 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
      * process's translations come to fewer than the file has bytes. */
     b.max_memo = b.max_nodes;
     b.max_work = WORK_PER_NODE * b.max_nodes;
-    p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
+    p->time_lo = raws->time_lo;
+    p->time_hi = raws->time_hi;
+    p->entries = calloc(raws->n ? raws->n : 1, sizeof *p->entries);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
     b.comm_by_pid = calloc(rec->n_comms ? rec->n_comms : 1, sizeof *b.comm_by_pid);
-    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
+    if (b.syms == NULL || p->entries == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
         make_keys(&b, rec) != 0)
         goto oom;
     p->n_nodes = 1;
     for (size_t k = 0; k < rec->n_comms; k++)
         b.comm_by_pid[k] = &rec->comms[k];
     qsort(b.comm_by_pid, rec->n_comms, sizeof *b.comm_by_pid, comm_order);
-    /* Comm lookups are per pid; cache the last one. */
+    /* Comm lookups are per pid and comm record; cache the last one. */
     int32_t last_pid = 0;
+    uint32_t last_rec = 0;
     int64_t last_comm = -1;
-    size_t next_comm = 0; /* the comm records come in first_sample order */
-    for (size_t i = 0; i < rec->n_samples; i++) {
-        const dkrec_rsample *s = &rec->samples[i];
-        rsample *o = &p->samples[p->n_samples];
-        o->event = s->event;
-        o->pid = s->pid;
-        o->weight = s->period ? s->period : 1;
-        /* Re-look the comm up when the pid changes or a comm record of
-         * its came since the last look-up. */
-        bool fresh = last_comm < 0 || s->pid != last_pid;
-        for (; next_comm < rec->n_comms && rec->comms[next_comm].first_sample <= i; next_comm++)
-            fresh = fresh || rec->comms[next_comm].pid == last_pid;
-        if (fresh) {
+    for (size_t i = 0; i < raws->n; i++) {
+        const rraw *s = &raws->v[i];
+        rsample o = {.event = s->event,
+                     .pid = s->pid,
+                     .flags = s->flags,
+                     .count = s->count,
+                     .weight = s->weight};
+        if (last_comm < 0 || s->pid != last_pid || s->comm_rec != last_rec) {
             char buf[32];
-            last_comm = comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, i, buf, sizeof buf));
+            last_comm =
+                comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, s->comm_rec, buf, sizeof buf));
             if (last_comm < 0)
                 goto oom;
             last_pid = s->pid;
+            last_rec = s->comm_rec;
         }
-        o->comm = (uint32_t)last_comm;
+        o.comm = (uint32_t)last_comm;
         int64_t node = s->node ? sample_stack(&b, s->pid, s->node) : 0;
         /* A kernel sample gets its kernel chain, named from the kernel's
          * symbols, inner to its user stack, or one [kernel] frame where
@@ -725,13 +762,16 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
         }
         if (node < 0)
             goto oom;
-        o->stack = (uint32_t)node;
-        p->n_samples++;
+        o.stack = (uint32_t)node;
+        if (add_entry(&b, &o) != 0)
+            goto oom;
+        p->n_samples += s->count;
     }
     builder_free(&b);
     return 0;
 oom:
-    cli_error("report", "%s: out of memory while symbolizing %zu samples", path, rec->n_samples);
+    cli_error("report", "%s: out of memory while symbolizing %llu samples", path,
+              (unsigned long long)raws->n_samples);
     builder_free(&b);
     rprofile_free(p);
     return -1;
@@ -751,6 +791,6 @@ void rprofile_free(rprofile *p)
         free(p->notes[i]);
     free(p->notes);
     free(p->nodes);
-    free(p->samples);
+    free(p->entries);
     memset(p, 0, sizeof *p);
 }

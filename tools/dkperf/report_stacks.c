@@ -196,6 +196,7 @@ oom:
 typedef struct fline {
     uint32_t comm_rank, node_rank, node;
     uint32_t comm;
+    uint64_t count; /* its samples */
 } fline;
 
 static int fline_order(const void *a, const void *b)
@@ -210,14 +211,14 @@ int report_folded(FILE *out, const rprofile *p, int event)
 {
     ntree t;
     if (ntree_make(&t, p) != 0) {
-        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
+        cli_error("report", "out of memory while folding %zu stacks", p->n_entries);
         return -1;
     }
     /* Comms as printed, ranked by name; equal ones share a rank. */
     char **cn = calloc(p->n_comms ? p->n_comms : 1, sizeof *cn);
     uint32_t *cby = calloc(p->n_comms ? p->n_comms : 1, sizeof *cby);
     uint32_t *crank = calloc(p->n_comms ? p->n_comms : 1, sizeof *crank);
-    fline *lines = calloc(p->n_samples ? p->n_samples : 1, sizeof *lines);
+    fline *lines = calloc(p->n_entries ? p->n_entries : 1, sizeof *lines);
     uint32_t *path = calloc((size_t)p->max_depth + 1, sizeof *path);
     int rc = -1;
     if (cn == NULL || cby == NULL || crank == NULL || lines == NULL || path == NULL)
@@ -233,18 +234,19 @@ int report_folded(FILE *out, const rprofile *p, int event)
         crank[cby[i]] = i > 0 && strcmp(cn[cby[i]], cn[cby[i - 1]]) == 0 ? crank[cby[i - 1]]
                                                                          : (uint32_t)i;
     size_t n = 0;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
+    for (size_t i = 0; i < p->n_entries; i++) {
+        const rsample *s = &p->entries[i];
         if (event >= 0 && s->event != (uint32_t)event)
             continue;
         uint32_t v = t.of_node[s->stack];
-        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm};
+        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm, s->count};
     }
     qsort(lines, n, sizeof *lines, fline_order);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
+        uint64_t count = lines[i].count;
         while (j < n && lines[j].comm_rank == lines[i].comm_rank && lines[j].node == lines[i].node)
-            j++;
+            count += lines[j++].count;
         fputs(cn[lines[i].comm], out);
         size_t d = 0;
         for (uint32_t v = lines[i].node; v != 0; v = t.parent[v])
@@ -253,13 +255,13 @@ int report_folded(FILE *out, const rprofile *p, int event)
             fputc(';', out);
             fputs(t.names[t.name[path[d]]], out);
         }
-        fprintf(out, " %zu\n", j - i);
+        fprintf(out, " %" PRIu64 "\n", count);
         i = j;
     }
     rc = 0;
 out:
     if (rc != 0)
-        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
+        cli_error("report", "out of memory while folding %zu stacks", p->n_entries);
     for (size_t c = 0; cn != NULL && c < p->n_comms; c++)
         free(cn[c]);
     free(cn);
@@ -343,9 +345,9 @@ static double *old_shares(const ntree *nt, const rprofile *old, const char *enam
     for (size_t v = 1; ok && v < ot.n; v++)
         ok = rmap_put(&m, ot.parent[v], ot.name[v], (uint32_t)v) == 0;
     if (ok) {
-        for (size_t i = 0; i < old->n_samples; i++)
-            if (old->samples[i].event == oe)
-                ow[ot.of_node[old->samples[i].stack]]++;
+        for (size_t i = 0; i < old->n_entries; i++)
+            if (old->entries[i].event == oe)
+                ow[ot.of_node[old->entries[i].stack]] += old->entries[i].count;
         for (size_t v = ot.n; v-- > 1;)
             ow[ot.parent[v]] += ow[v];
         double total = ow[0] ? (double)ow[0] : 1.0;
@@ -414,9 +416,9 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     tnode *t = calloc(n, sizeof *t);
     if (t == NULL)
         goto oom;
-    for (size_t i = 0; i < p->n_samples; i++)
-        if (p->samples[i].event == e)
-            t[nt.of_node[p->samples[i].stack]].weight++;
+    for (size_t i = 0; i < p->n_entries; i++)
+        if (p->entries[i].event == e)
+            t[nt.of_node[p->entries[i].stack]].weight += p->entries[i].count;
     uint32_t maxdepth = 0;
     t[0].frame = UINT32_MAX;
     for (size_t k = 1; k < n; k++) {
