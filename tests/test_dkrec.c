@@ -178,6 +178,30 @@ TEST_CASE(round_trip_every_field)
 
 /* A dkperf killed while writing leaves a prefix of the file: every prefix
  * past the header reads, up to its last whole chunk, and says it is cut. */
+/* The CRC-32 of zlib, a bit at a time. */
+static uint32_t crc_bitwise(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    }
+    return c ^ 0xffffffffu;
+}
+
+TEST_CASE(chunk_checksum_is_zlibs_crc32)
+{
+    CHECK_U64(dkrec__crc32((const uint8_t *)"123456789", 9), ==, 0xcbf43926u);
+    uint8_t buf[100];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)next_rand();
+    /* Every length and start, past the 8-byte steps and their tails. */
+    for (size_t at = 0; at < 8; at++)
+        for (size_t n = 0; at + n <= sizeof buf; n++)
+            CHECK_U64(dkrec__crc32(buf + at, n), ==, crc_bitwise(buf + at, n));
+}
+
 /* Each streamed sample checked against the one written. */
 typedef struct streamed {
     size_t n;
