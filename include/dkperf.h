@@ -606,6 +606,11 @@ typedef struct dk_sampling_event {
 #define DK_SAMPLING_INHERIT \
     0x2u /* also the threads and children the target
                                            creates afterwards */
+/* Sample every thread of the target on the timer, blocked ones included
+ * (wall-clock / off-CPU profile); samples of a thread that was not on a
+ * CPU have off_cpu set and period in ns. kperf: PET; perf_event: the
+ * context-switches software event with switch records. */
+#define DK_SAMPLING_OFF_CPU 0x4u
 
 typedef struct dk_sampling_options {
     size_t size;         /* sizeof(dk_sampling_options), for growth */
@@ -655,6 +660,9 @@ typedef struct dk_sample {
      * (the sampled pc first), when the sample was taken in the kernel */
     const uint64_t *kernel_frames;
     size_t n_kernel_frames;
+    bool off_cpu; /* DK_SAMPLING_OFF_CPU: the thread was off CPU; period is
+                     the ns it stayed off (perf_event) or the timer period
+                     the sample stands for (kperf) */
 } dk_sample;
 
 /* Called for each record; the record and its arrays are valid during the

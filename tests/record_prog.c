@@ -15,8 +15,14 @@
  * With --slow-hot rp_hot does twice its work a round: dkperf diff's test
  * compares a recording of it with one without.
  *
- * usage: record_prog [SECONDS] [--rounds N] [--print-cpu] [--slow-hot]
+ * With --sleeper MS a second thread, started first, sleeps MS ms in ten
+ * nanosleeps made by rp_nap, called from rp_sleeper, while the main thread
+ * works; the main thread waits for it at the end. dkperf record
+ * --off-cpu's test finds it off CPU there for about MS ms.
+ *
+ * usage: record_prog [SECONDS] [--rounds N] [--print-cpu] [--slow-hot] [--sleeper MS]
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +35,8 @@ void rp_hot(unsigned long n);
 void rp_warm(unsigned long n);
 void rp_round(void);
 void rp_touch(void);
+void rp_nap(long ms);
+void *rp_sleeper(void *arg);
 
 void rp_touch(void) { sink++; }
 
@@ -52,6 +60,21 @@ void rp_round(void)
     rp_warm(100000);
 }
 
+void rp_nap(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    rp_touch(); /* not a tail call: the chain keeps rp_sleeper */
+}
+
+void *rp_sleeper(void *arg)
+{
+    long ms = *(const long *)arg;
+    for (int i = 0; i < 10; i++)
+        rp_nap(ms / 10);
+    return NULL;
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -64,15 +87,23 @@ int main(int argc, char **argv)
     double secs = 1.0;
     long rounds = 0;
     int print = 0;
+    long sleep_ms = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atol(argv[++i]);
         else if (strcmp(argv[i], "--print-cpu") == 0)
             print = 1;
+        else if (strcmp(argv[i], "--sleeper") == 0 && i + 1 < argc)
+            sleep_ms = atol(argv[++i]);
         else if (strcmp(argv[i], "--slow-hot") == 0)
             hot_work = 800000;
         else
             secs = atof(argv[i]);
+    }
+    pthread_t sleeper;
+    if (sleep_ms > 0 && pthread_create(&sleeper, NULL, rp_sleeper, &sleep_ms) != 0) {
+        fprintf(stderr, "record_prog: cannot start the sleeping thread\n");
+        return 1;
     }
     double t0 = cpu_seconds();
     if (rounds > 0)
@@ -81,6 +112,8 @@ int main(int argc, char **argv)
     else
         while (cpu_seconds() - t0 < secs)
             rp_round();
+    if (sleep_ms > 0)
+        pthread_join(sleeper, NULL);
     if (print)
         printf("cpu %.6f\n", cpu_seconds() - t0);
     return 0;

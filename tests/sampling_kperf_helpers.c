@@ -3,6 +3,7 @@
  * sampling_kperf_helpers.c - what test_sampling_kperf.c and
  * test_sampling_kperf_trace.c share (see sampling_kperf_helpers.h).
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,3 +124,20 @@ const char *state_path(void)
 /* A state file left by an earlier run would be adopted as the machine's
  * state: start from none. */
 void fresh_state(void) { unlink(state_path()); }
+
+sim_kernel sim_kernel_open(void)
+{
+    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
+    CHECK(root != NULL);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL)
+        DKT_FAIL("dlopen %s: %s", path, dlerror());
+    sim_kernel k;
+    *(void **)&k.sysctl = dlsym(h, "sysctl");
+    *(void **)&k.sysctlbyname = dlsym(h, "sysctlbyname");
+    *(void **)&k.emit = dlsym(h, "simk_emit");
+    CHECK(k.sysctl != NULL && k.sysctlbyname != NULL && k.emit != NULL);
+    return k;
+}

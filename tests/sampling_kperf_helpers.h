@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "dkperf.h"
+#include "sim/sim_kernel.h"
 
 typedef struct collected {
     size_t samples, maps, in_hot, user, hot_from_caller, bad_pid, bad_period, comms;
@@ -33,6 +34,16 @@ dk_sampling *open_sampling(dk_sampler *s, const char *event, uint64_t period, un
 dk_sampling *open_timer_sampling(dk_sampler *s, uint64_t period_ns);
 /* A drain callback counting the samples into a collected. */
 int collect_any(void *ctx, const dk_sample *s);
+
+/* The simulated libsystem's sysctl and sysctlbyname and the sim kernel's
+ * simk_emit, as loaded by the library: what another client (or the
+ * kernel's other writers) does beside it. */
+typedef struct sim_kernel {
+    int (*sysctl)(int *, unsigned, void *, size_t *, void *, size_t);
+    int (*sysctlbyname)(const char *, void *, size_t *, void *, size_t);
+    void (*emit)(const simk_kd_buf *, size_t);
+} sim_kernel;
+sim_kernel sim_kernel_open(void);
 
 /* The sim's state file, and its "KEY VALUE" lines. */
 const char *state_path(void);

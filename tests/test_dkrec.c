@@ -580,7 +580,7 @@ TEST_CASE(kernel_stacks_round_trip_and_bad_ones_are_refused)
     char err[512];
     CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
     unlink(path);
-    CHECK_INT(r->version_minor, ==, 1);
+    CHECK_INT(r->version_minor, ==, 2);
     CHECK_INT(r->n_samples, ==, 2);
     uint32_t k = r->samples[0].knode;
     CHECK(k != 0);
@@ -619,4 +619,133 @@ TEST_CASE(kernel_stacks_round_trip_and_bad_ones_are_refused)
     dkrec_free(r);
 }
 
+/* An off-CPU sample is marked by a record of its own before it (format
+ * 1.2), read back as its flag; one twice for a sample or without its
+ * sample is refused, and so is a record type of a newer minor version. */
+TEST_CASE(off_cpu_marks_round_trip_and_bad_ones_are_refused)
+{
+    const char *path = tmp_path("offcpu");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 1000000, 0), ==, 0);
+    static const uint64_t user[] = {0x401000, 0x401100};
+    dkrec_sample s = {0};
+    s.pid = 7;
+    s.tid = 8;
+    s.time_ns = 1000;
+    s.period = 1000000;
+    s.frames = user;
+    s.n_frames = 2;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    s.flags = DKREC_SAMPLE_OFF_CPU | DKREC_SAMPLE_KERNEL;
+    s.period = 20123456;
+    s.time_ns = 21000000;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    s.flags = 0;
+    s.period = 1000000;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    dkrec_writer_free(w);
+    close(fd);
+    dkrec *r;
+    char err[512];
+    CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
+    unlink(path);
+    CHECK_INT(r->version_minor, ==, 2);
+    CHECK_INT(r->n_samples, ==, 3);
+    CHECK_INT(r->samples[0].flags, ==, 0);
+    CHECK_INT(r->samples[1].flags, ==, DKREC_SAMPLE_OFF_CPU | DKREC_SAMPLE_KERNEL);
+    CHECK_U64(r->samples[1].period, ==, 20123456);
+    CHECK_INT(r->samples[2].flags, ==, 0);
+    CHECK_U64(r->samples[2].period, ==, 1000000);
+    dkrec_free(r);
+
+    uint8_t file[256];
+    static const uint8_t twice[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'o', 'o', 's', 0x0a, 0};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, twice, sizeof twice), "twice", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "two off-CPU records for one sample");
+    static const uint8_t alone[] = {'e', 0, 1, 'e', 1, 0, 'n', 1, 0, 0x20, 'o'};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, alone, sizeof alone), "alone", &r, err, sizeof err),
+              ==, -1);
+    CHECK_CONTAINS(err, "an off-CPU record without its sample");
+    /* A newer minor version's record type: refused, naming the versions. */
+    static const uint8_t newer[] = {'e', 0, 1, 'e', 1, 0, 'q'};
+    size_t n = one_chunk(file, newer, sizeof newer);
+    file[10] = 9;
+    CHECK_INT(dkrec_parse(file, n, "newer", &r, err, sizeof err), ==, -1);
+    CHECK_CONTAINS(err, "unknown record type 0x71 of format 1.9 (this dkperf reads up to 1.2");
+}
+
 TEST_MAIN()
+
+/* A switch ends the file and starts the next with what it still needs:
+ * meta, events, the maps and names of processes that have not exited; the
+ * stacks interned anew, the losses and samples the file's own. */
+TEST_CASE(a_switch_starts_a_file_that_reads_alone)
+{
+    char first[4096], second[4096];
+    snprintf(first, sizeof first, "%s", tmp_path("switch-1.data"));
+    snprintf(second, sizeof second, "%s", tmp_path("switch-2.data"));
+    int fd = open(first, O_RDWR | O_CREAT | O_TRUNC, 0600), fd2;
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    dkrec_writer_keep(w);
+    CHECK_INT(dkrec_write_meta(w, "command", "prog"), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 0, 999), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 5, 0x1000, 0x1000, 0, "/bin/five", DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 5, 5, "five"), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 6, 0x2000, 0x1000, 0, "/bin/six", DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 6, 6, "six"), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 5, 7, "five-thread"), ==, 0);
+    uint64_t frames[2] = {0x1010, 0x1020};
+    dkrec_sample s = {
+        .pid = 5, .tid = 5, .time_ns = 100, .period = 1, .frames = frames, .n_frames = 2};
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    CHECK_INT(dkrec_write_exit(w, 5, 7), ==, 0); /* a thread: its process goes on */
+    CHECK_INT(dkrec_write_exit(w, 6, 6), ==, 0);
+    CHECK_INT(dkrec_write_stats(w, 3, 1, 0), ==, 0);
+    fd2 = open(second, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd2 >= 0);
+    CHECK_INT(dkrec_writer_switch(w, fd2), ==, 0);
+    close(fd);
+    s.time_ns = 200;
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    CHECK_INT(dkrec_write_sample(w, &s), ==, 0);
+    CHECK_INT(dkrec_write_stats(w, 5, 1, 0), ==, 0);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    CHECK_U64(dkrec_samples(w), ==, 2);
+    dkrec_writer_free(w);
+    close(fd2);
+
+    char err[512];
+    dkrec *a = NULL, *b = NULL;
+    CHECK_INT(dkrec_read_file(first, &a, err, sizeof err), ==, 0);
+    CHECK_INT(dkrec_read_file(second, &b, err, sizeof err), ==, 0);
+    CHECK(a->complete && b->complete);
+    CHECK_U64(a->n_samples, ==, 1);
+    CHECK_U64(a->lost, ==, 3);
+    CHECK_U64(b->n_samples, ==, 2);
+    CHECK_U64(b->lost, ==, 2); /* its own: 5 in all less the first file's 3 */
+    CHECK_STR(dkrec_meta(b, "command"), "prog");
+    CHECK_U64(b->n_events, ==, 1);
+    CHECK_STR(b->events[0].name, "cpu-clock");
+    CHECK_U64(b->n_maps, ==, 1); /* pid 6 exited */
+    CHECK_STR(b->maps[0].path, "/bin/five");
+    CHECK_U64(b->n_comms, ==, 2);
+    CHECK_STR(b->comms[0].comm, "five");
+    CHECK_STR(b->comms[1].comm, "five-thread");
+    /* Its stacks are its own: node ids from 1, the frames as written. */
+    uint64_t got[4];
+    CHECK_U64(frames_of(b, &b->samples[1], got), ==, 2);
+    CHECK_U64(got[0], ==, 0x1010);
+    CHECK_U64(got[1], ==, 0x1020);
+    CHECK_U64(b->n_nodes, ==, 3);
+    dkrec_free(a);
+    dkrec_free(b);
+    unlink(first);
+    unlink(second);
+}

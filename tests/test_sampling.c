@@ -826,7 +826,17 @@ static int ignore_sample(void *ctx, const dk_sample *x)
     return 0;
 }
 
-/* One run for the malloc sweep: every scope, opened, run, drained, closed.
+/* Blocks for a moment: an off-CPU stretch. */
+static void nap(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+}
+
+/* One run for the malloc sweep: every scope, and this process sampled off
+ * CPU as it naps (its blocked stretches kept until they end, in the
+ * drain), opened, run, drained, closed.
  * Exit 0 (done), 1 (a failure with its detail, nothing left), 3 (a failure
  * without detail), 4 (something left behind). stop_after_sampler: only the
  * sampler, to count the allocations before the sampling part. */
@@ -838,11 +848,12 @@ static int sweep_once(bool stop_after_sampler)
         dk_sampler_close(sweep_s);
         return 0;
     }
-    static const dk_scope scopes[3] = {DK_SCOPE_THREAD, DK_SCOPE_PROCESS, DK_SCOPE_SYSTEM};
-    for (int i = 0; i < 3; i++) {
+    static const dk_scope scopes[4] = {DK_SCOPE_THREAD, DK_SCOPE_PROCESS, DK_SCOPE_SYSTEM,
+                                       DK_SCOPE_PROCESS};
+    for (int i = 0; i < 4; i++) {
         dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
         o.scope = scopes[i];
-        o.flags = i == 1 ? DK_SAMPLING_INHERIT : 0;
+        o.flags = i == 1 ? DK_SAMPLING_INHERIT : i == 3 ? DK_SAMPLING_OFF_CPU : 0;
         o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_CALLCHAIN |
                    DK_SAMPLE_PERIOD | DK_SAMPLE_CPU;
         if (i != 1) /* inherited events carry values from Linux 6.12 only */
@@ -851,7 +862,7 @@ static int sweep_once(bool stop_after_sampler)
         dk_sampling_event evs[2] = {{"cpu-clock", 200000, 0}, {"page-faults", 1, 0}};
         sweep_check(dk_sampling_open(sweep_s, evs, 2, &o, &sweep_p), "dk_sampling_open", fds);
         sweep_check(dk_sampling_start(sweep_p), "dk_sampling_start", fds);
-        burn(5, NULL, NULL);
+        burn(5, i == 3 ? nap : NULL, NULL);
         sweep_check(dk_sampling_stop(sweep_p), "dk_sampling_stop", fds);
         sweep_check(dk_sampling_drain(sweep_p, ignore_sample, NULL), "dk_sampling_drain", fds);
         dk_sampling_close(sweep_p);

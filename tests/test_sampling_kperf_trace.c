@@ -20,29 +20,6 @@
 #include "sim/sim_kdebug.h"
 #include "sim/sim_kernel.h"
 
-/* The simulated libsystem's sysctl and the sim kernel's simk_emit, as
- * loaded by the library: another tool's settings and a flood of records. */
-typedef struct sim_kernel {
-    int (*sysctl)(int *, unsigned, void *, size_t *, void *, size_t);
-    void (*emit)(const simk_kd_buf *, size_t);
-} sim_kernel;
-
-static sim_kernel sim_kernel_open(void)
-{
-    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
-    CHECK(root != NULL);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL)
-        DKT_FAIL("dlopen %s: %s", path, dlerror());
-    sim_kernel k;
-    *(void **)&k.sysctl = dlsym(h, "sysctl");
-    *(void **)&k.emit = dlsym(h, "simk_emit");
-    CHECK(k.sysctl != NULL && k.emit != NULL);
-    return k;
-}
-
 /* n records of kperf's class that no sample decodes, as a busy machine's
  * other kperf users would leave. */
 static void flood(const sim_kernel *k, size_t n)
@@ -305,6 +282,102 @@ TEST_CASE(a_wait_keeps_its_timeout_while_another_thread_drains)
     CHECK_INT(rc, >=, 0);
     CHECK_INT(h.rc, >=, 1);
     CHECK_INT(dk_sampling_stop(p), ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+/* A trace that another client opened to every class while this sampling
+ * runs (an all-ones typefilter, as an unfiltered profiler sets): records
+ * of classes the drain does not decode, and kperf records it does not
+ * decode, before, inside and between the numbered samples, on their
+ * threads. Every sample comes once, in order, nothing counted lost. */
+TEST_CASE(foreign_records_in_the_trace_are_skipped)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling *p = open_timer_sampling(s, 1000000000);
+    sim_kernel k = sim_kernel_open();
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    int mib[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDSET_TYPEFILTER};
+    unsigned char *tf = malloc(TYPEFILTER_BYTES);
+    CHECK(tf != NULL);
+    memset(tf, 0xff, TYPEFILTER_BYTES);
+    size_t len = TYPEFILTER_BYTES;
+    CHECK_INT(k.sysctl(mib, 3, tf, &len, NULL, 0), ==, 0);
+    free(tf);
+    /* An interrupt, a thread switch, a BSD syscall, a VM fault, an exec of
+     * DBG_BSD_PROC, a DBG_TRACE thread-name record, kperf's context-switch
+     * and PET records, an application's own class. */
+    static const uint32_t foreign[] = {0x01050001u, 0x01400000u, 0x040c0005u,
+                                       0x01300008u, 0x04010008u, 0x07000004u,
+                                       0x25010014u, 0x25040000u, 0x31000004u};
+    const size_t nf = sizeof foreign / sizeof foreign[0];
+    const size_t per = 3 + 3 * nf;
+    simk_kd_buf *r = calloc(STRESS_SAMPLES * per, sizeof *r);
+    CHECK(r != NULL);
+    size_t w = 0;
+    for (uint64_t i = 0; i < STRESS_SAMPLES; i++) {
+        simk_kd_buf x[3];
+        numbered_sample(x, i);
+        for (size_t part = 0; part < 3; part++) {
+            for (size_t f = 0; f < nf; f++)
+                r[w++] = (simk_kd_buf){.timestamp = x[part].timestamp,
+                                       .arg1 = i,
+                                       .arg2 = 2,
+                                       .arg5 = x[part].arg5,
+                                       .debugid = foreign[(f + part + i) % nf]};
+            r[w++] = x[part];
+        }
+    }
+    CHECK_INT(trace_buffer_events(&k), >, (int)w);
+    k.emit(r, w);
+    free(r);
+    numbered n = {0, 0, 0};
+    CHECK_INT(dk_sampling_drain(p, follow_numbers, &n), >=, 0);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, follow_numbers, &n), >=, 0);
+    dk_sampling_stats st;
+    CHECK_INT(dk_sampling_stats_get(p, &st), ==, 0);
+    fprintf(stderr, "%llu of %u numbered samples among %zu foreign records, %llu lost\n",
+            (unsigned long long)n.next, STRESS_SAMPLES, STRESS_SAMPLES * nf * 3,
+            (unsigned long long)st.lost);
+    CHECK_U64(n.next, ==, STRESS_SAMPLES);
+    CHECK_U64(st.lost, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+/* Another client of this process left the trace buffer set up, enabled and
+ * filtered to one debug id (KDBG_VALCHECK on PERF_CS_UHDR): the sampling's
+ * KERN_KDREMOVE clears it (kdbg_clear) and sets its own typefilter, so its
+ * samples come whole. */
+TEST_CASE(another_clients_filter_is_replaced)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    int setbuf[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDSETBUF, 100000};
+    int setup[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDSETUP};
+    int setreg[3] = {CTL_KERN, KERN_KDEBUG, KERN_KDSETREG};
+    int enable[4] = {CTL_KERN, KERN_KDEBUG, KERN_KDENABLE, KDEBUG_ENABLE_TRACE};
+    size_t zero = 0;
+    kd_regtype reg = {KDBG_VALCHECK, 0x25020018u, 0, 0, 0};
+    size_t reglen = sizeof reg;
+    CHECK_INT(k.sysctl(setbuf, 4, NULL, &zero, NULL, 0), ==, 0);
+    CHECK_INT(k.sysctl(setup, 3, NULL, &zero, NULL, 0), ==, 0);
+    CHECK_INT(k.sysctl(setreg, 3, &reg, &reglen, NULL, 0), ==, 0);
+    CHECK_INT(k.sysctl(enable, 4, NULL, &zero, NULL, 0), ==, 0);
+    dk_sampler *s = open_sampler();
+    dk_sampling *p =
+        open_sampling(s, "timer", 1000000, DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CALLCHAIN);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    dkt_hot_caller(50000000);
+    collected c = {0};
+    CHECK_INT(dk_sampling_drain(p, collect_any, &c), >=, 0);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    fprintf(stderr, "%zu samples\n", c.samples);
+    CHECK_U64(c.samples, >=, 10);
     dk_sampling_close(p);
     dk_sampler_close(s);
     check_disarmed(state_path());

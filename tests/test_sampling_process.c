@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -202,6 +203,158 @@ TEST_CASE(process_scope_of_this_process)
     dk_sampler_close(s);
 }
 
+/* ---- off-CPU sampling: where and how long threads block ----------------- */
+
+extern const char __start_dkt_sleep[], __stop_dkt_sleep[];
+
+/* One 20 ms nanosleep; not a tail call, so that the frame-pointer chain
+ * taken in the kernel finds its caller in dkt_sleep. */
+__attribute__((noinline, section("dkt_sleep"))) static void sleep_20ms(void)
+{
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+    __asm__ volatile("" ::: "memory");
+}
+
+typedef struct offcpu_run {
+    pthread_barrier_t go;
+    uint64_t sleeper, busy; /* tids */
+    uint64_t slept_ns;      /* the sleeper's own measure of its sleeps */
+} offcpu_run;
+
+__attribute__((noinline, section("dkt_sleep"))) static void *sleeper_main(void *arg)
+{
+    offcpu_run *r = arg;
+    r->sleeper = gettid_u64();
+    pthread_barrier_wait(&r->go);
+    pthread_barrier_wait(&r->go);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < 10; i++)
+        sleep_20ms();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    r->slept_ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
+                  (uint64_t)a.tv_nsec;
+    return NULL;
+}
+
+static void *busy_main(void *arg)
+{
+    offcpu_run *r = arg;
+    r->busy = gettid_u64();
+    pthread_barrier_wait(&r->go);
+    pthread_barrier_wait(&r->go);
+    burn(100, NULL, NULL);
+    return NULL;
+}
+
+typedef struct offcpu_seen {
+    const offcpu_run *run;
+    size_t on[2], off[2], off_in_sleep, bad;
+    uint64_t off_ns[2];
+} offcpu_seen;
+
+static int collect_offcpu(void *ctx, const dk_sample *x)
+{
+    offcpu_seen *w = ctx;
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE)
+        return 0;
+    int who = x->tid == w->run->sleeper ? 0 : x->tid == w->run->busy ? 1 : -1;
+    if (x->event != 0 || (x->off_cpu && x->period == 0))
+        w->bad++;
+    if (who < 0)
+        return 0;
+    if (!x->off_cpu) {
+        w->on[who]++;
+        return 0;
+    }
+    w->off[who]++;
+    w->off_ns[who] += x->period;
+    for (size_t i = 0; who == 0 && i < x->n_frames; i++)
+        if (in_range(x->frames[i], __start_dkt_sleep, __stop_dkt_sleep)) {
+            w->off_in_sleep++;
+            break;
+        }
+    return 0;
+}
+
+/* This process with a busy thread and one that sleeps 10 x 20 ms: the
+ * busy one has on-CPU samples and next to no off-CPU time (preemption is
+ * not blocking); the sleeper one off-CPU sample per sleep, its chain in
+ * the sleeping function, their ns adding up to the time it slept. */
+TEST_CASE(off_cpu_samples_where_and_how_long_threads_block)
+{
+    dk_sampler *s = perf_sampler();
+    offcpu_run run;
+    memset(&run, 0, sizeof run);
+    CHECK_INT(pthread_barrier_init(&run.go, NULL, 3), ==, 0);
+    pthread_t th[2];
+    CHECK_INT(pthread_create(&th[0], NULL, sleeper_main, &run), ==, 0);
+    CHECK_INT(pthread_create(&th[1], NULL, busy_main, &run), ==, 0);
+    pthread_barrier_wait(&run.go);                    /* both exist: the open lists them */
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT; /* PROCESS, pid 0 */
+    o.flags = DK_SAMPLING_OFF_CPU;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
+               DK_SAMPLE_CALLCHAIN;
+    o.buffer_bytes = 1 << 20;
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    if (rc != 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", dk_last_error());
+        pthread_barrier_wait(&run.go);
+        pthread_join(th[0], NULL);
+        pthread_join(th[1], NULL);
+        /* Without the privilege (unprivileged_user_samples_its_own_threads
+         * checks the error as nobody), this is all there is to see. */
+        if (rc == DK_EPERM && geteuid() != 0) {
+            CHECK_CONTAINS(why, "kernel.perf_event_paranoid");
+            dk_sampler_close(s);
+            return;
+        }
+        DKT_FAIL("dk_sampling_open: %s: %s", dk_error_name(rc), why);
+    }
+    CHECK_OK(dk_sampling_start(p));
+    pthread_barrier_wait(&run.go);
+    offcpu_seen w = {.run = &run};
+    CHECK_INT(pthread_join(th[0], NULL), ==, 0);
+    CHECK_INT(pthread_join(th[1], NULL), ==, 0);
+    CHECK_OK(dk_sampling_stop(p));
+    CHECK_INT(dk_sampling_drain(p, collect_offcpu, &w), >=, 0);
+    pthread_barrier_destroy(&run.go);
+    fprintf(stderr,
+            "sleeper: %zu on-CPU, %zu off-CPU (%zu in its sleep) %.1f ms off, %.1f ms slept; "
+            "busy: %zu on-CPU, %zu off-CPU %.1f ms off\n",
+            w.on[0], w.off[0], w.off_in_sleep, (double)w.off_ns[0] / 1e6,
+            (double)run.slept_ns / 1e6, w.on[1], w.off[1], (double)w.off_ns[1] / 1e6);
+    CHECK_INT(w.bad, ==, 0);
+    CHECK_INT(w.on[1], >=, 50);
+    CHECK_INT(w.off_in_sleep, >=, 9);
+    CHECK_INT(w.off_in_sleep, <=, 11);
+    /* Off CPU for nearly all it slept (the loop's own CPU time is tiny). */
+    CHECK_U64(w.off_ns[0], >=, run.slept_ns * 9 / 10);
+    CHECK_U64(w.off_ns[0], <=, run.slept_ns);
+    CHECK_U64(w.off_ns[1], <, run.slept_ns / 4);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* Every CPU has no threads to follow: a clear refusal. */
+TEST_CASE(off_cpu_refuses_the_system_scope)
+{
+    dk_sampler *s = perf_sampler();
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_SYSTEM;
+    o.flags = DK_SAMPLING_OFF_CPU;
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    CHECK_INT(dk_sampling_open(s, &ev, 1, &o, &p), ==, DK_ENOTSUP);
+    CHECK_CONTAINS(dk_last_error(), "DK_SAMPLING_OFF_CPU");
+    CHECK(p == NULL);
+    dk_sampler_close(s);
+}
+
 /* ---- what this machine cannot do, said plainly ----------------------------- */
 
 TEST_CASE(hardware_events_explain_their_absence)
@@ -334,6 +487,20 @@ TEST_CASE(unprivileged_user_samples_its_own_threads)
             CHECK_CONTAINS(dk_last_error(), "sampling every CPU needs CAP_PERFMON");
             CHECK_CONTAINS(dk_last_error(), "kernel.perf_event_paranoid");
         } else if (rc == 0) {
+            dk_sampling_close(p);
+        }
+        /* Off-CPU sampling counts context switches in the kernel: at
+         * paranoid 2 an unprivileged user is told so, in one error. */
+        o = (dk_sampling_options)DK_SAMPLING_OPTIONS_INIT;
+        o.scope = DK_SCOPE_THREAD;
+        o.flags = DK_SAMPLING_OFF_CPU;
+        rc = dk_sampling_open(s, &ev, 1, &o, &p);
+        if (paranoid > 1) {
+            CHECK_ERR(rc, DK_EPERM);
+            CHECK_CONTAINS(dk_last_error(), "DK_SAMPLING_OFF_CPU");
+            CHECK_CONTAINS(dk_last_error(), "kernel.perf_event_paranoid 2 forbids");
+        } else {
+            CHECK_OK(rc);
             dk_sampling_close(p);
         }
         dk_sampler_close(s);

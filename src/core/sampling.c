@@ -93,7 +93,7 @@ static int sampling_open(dk_sampler *s, const dk_sampling_event *events, size_t 
     if (o.record & ~(unsigned)DK__SAMPLE_KNOWN)
         return dk__fail(DK_EINVAL, "dk_sampling_options.record has unknown bits 0x%x",
                         o.record & ~(unsigned)DK__SAMPLE_KNOWN);
-    const unsigned known = DK_SAMPLING_ENABLE_ON_EXEC | DK_SAMPLING_INHERIT;
+    const unsigned known = DK_SAMPLING_ENABLE_ON_EXEC | DK_SAMPLING_INHERIT | DK_SAMPLING_OFF_CPU;
     if (o.flags & ~known)
         return dk__fail(DK_EINVAL, "dk_sampling_options.flags has unknown bits 0x%x",
                         o.flags & ~known);

@@ -26,6 +26,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* ktrace */
 static pid_t owner = -1;
+static bool foreground; /* ktrace_state FG: set by an owner, cleared by its last reset */
 static unsigned active_mask;
 static bool other_owner; /* DKPERF_SIM_KTRACE_BUSY: Instruments or ktrace has it */
 
@@ -38,7 +39,9 @@ static unsigned live_flags;  /* kdc_live_flags: KDBG_WRAPPED (and the legacy NOW
 static bool legacy_nowrap;   /* DKPERF_SIM_KDEBUG=xnu-8020: KDEFLAGS(NOWRAP) takes effect */
 static uint64_t oldest_time; /* kdc_oldest_time: the lost-events record's timestamp */
 static bool stopped;         /* the kernel turned tracing off since the last sysctl */
-static enum { F_ALL, F_RANGE, F_EXACT, F_TYPEFILTER } filter;
+/* kdc_flags' filter bits, each set on its own (kdbg_setreg,
+ * kdbg_enable_typefilter); _trace_emit_filter picks by precedence. */
+static bool typefilter_check, range_check, val_check;
 static uint32_t range_beg, range_end, values[4];
 static unsigned char typefilter[TYPEFILTER_BYTES];
 static simk_kd_buf *ring;
@@ -108,6 +111,7 @@ static int configure_locked(unsigned mask)
      * (ktrace_set_owning_proc resets kperf and kdebug only when leaving
      * background mode): the new owner inherits what the old one left. */
     owner = getpid();
+    foreground = true; /* ktrace_set_owning_proc */
     active_mask |= mask;
     return 0;
 }
@@ -124,8 +128,10 @@ int simk_ktrace_configure(unsigned mask)
 static void reset_locked(unsigned mask)
 {
     active_mask &= ~mask;
-    if (active_mask == 0)
+    if (active_mask == 0) { /* ktrace_reset_internal → ktrace_promote_background */
         owner = -1;
+        foreground = false;
+    }
 }
 
 void simk_ktrace_reset(unsigned mask)
@@ -142,26 +148,34 @@ int simk_ktrace_read_check(void)
     return sim_privileged() ? 0 : EPERM;
 }
 
-/* bsd/kern/kdebug.c kdebug_debugid_explicitly_enabled / _trace_emit_filter. */
+/* bsd/kern/kdebug.c _should_emit_debugid under _trace_emit_filter's
+ * choice (typefilter, then range, then exact values, else all), for each
+ * record on its own. DBG_TRACE passes a typefilter only because
+ * kdbg_copyin_typefilter sets its class; the range and value filters do
+ * not let it through. */
 static bool wants_locked(uint32_t debugid)
 {
     if (!enabled || !bufinit)
         return false;
-    switch (filter) {
-    case F_TYPEFILTER: {
+    if (typefilter_check) {
         unsigned csc = debugid >> 16;
-        return (debugid >> 24) == DBG_TRACE || (typefilter[csc / 8] >> (csc % 8) & 1);
+        return typefilter[csc / 8] >> (csc % 8) & 1;
     }
-    case F_RANGE:
-        return (debugid >> 24) == DBG_TRACE || (debugid >= range_beg && debugid <= range_end);
-    case F_EXACT: {
-        uint32_t id = debugid & ~3u;
-        return (debugid >> 24) == DBG_TRACE || id == values[0] || id == values[1] ||
-               id == values[2] || id == values[3];
+    if (range_check)
+        return debugid >= range_beg && debugid <= range_end;
+    if (val_check) {
+        uint32_t id = debugid & ~3u; /* KDBG_EVENTID_MASK */
+        return id == values[0] || id == values[1] || id == values[2] || id == values[3];
     }
-    default:
-        return true;
-    }
+    return true;
+}
+
+bool simk_kdebug_tracing(void)
+{
+    pthread_mutex_lock(&lock);
+    bool on = enabled && bufinit;
+    pthread_mutex_unlock(&lock);
+    return on;
 }
 
 bool simk_kdebug_wants(uint32_t debugid)
@@ -233,8 +247,9 @@ size_t simk_state_text(char *buf, size_t size)
     /* ktrace.owning_pid reads 0 when nobody owns tracing (kern_ktrace.c). */
     int n = snprintf(buf, size,
                      "kdebug.bufinit %d\nkdebug.enabled %d\nkdebug.nkdbufs %u\n"
-                     "ktrace.owning_pid %ld\nktrace.active_mask %u\n",
-                     bufinit ? 1 : 0, enabled, nkdbufs, owner > 0 ? (long)owner : 0L, active_mask);
+                     "ktrace.owning_pid %ld\nktrace.active_mask %u\nktrace.state %d\n",
+                     bufinit ? 1 : 0, enabled, nkdbufs, owner > 0 ? (long)owner : 0L, active_mask,
+                     foreground ? 1 : 0);
     pthread_mutex_unlock(&lock);
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }
@@ -246,6 +261,24 @@ int simk_owning_pid(void)
     int pid = other_owner ? 1 : owner > 0 ? (int)owner : 0;
     pthread_mutex_unlock(&lock);
     return pid;
+}
+
+/* kern_ktrace.c's read-only SYSCTL_UINTs: ktrace_state (OFF 0, FG 1;
+ * background mode is not modelled) and ktrace_active_mask. Another live
+ * owner (DKPERF_SIM_KTRACE_BUSY) holds it in the foreground. */
+bool simk_ktrace_value(const char *name, int *value)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    bool found = true;
+    if (strcmp(name, "ktrace.state") == 0)
+        *value = other_owner || foreground ? 1 : 0;
+    else if (strcmp(name, "ktrace.active_mask") == 0)
+        *value = other_owner ? (int)(SIMK_KTRACE_KDEBUG | SIMK_KTRACE_KPERF) : (int)active_mask;
+    else
+        found = false;
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 static size_t rounded_events(unsigned asked);
@@ -268,6 +301,9 @@ void simk_adopt(const char *key, long v)
             enabled = 0;
     } else if (strcmp(key, "ktrace.owning_pid") == 0) {
         owner = v > 0 && v != (long)getpid() ? (pid_t)v : -1;
+        foreground = foreground || owner > 0;
+    } else if (strcmp(key, "ktrace.state") == 0) {
+        foreground = foreground || v == 1;
     } else if (strcmp(key, "ktrace.active_mask") == 0) {
         active_mask = (unsigned)v & (SIMK_KTRACE_KDEBUG | SIMK_KTRACE_KPERF);
     } else if (strcmp(key, "kdebug.nkdbufs") == 0) {
@@ -297,7 +333,7 @@ static void clear_locked(void)
         flags &= ~KDBG_NOWRAP;
     live_flags = 0;
     oldest_time = 0;
-    filter = F_ALL;
+    typefilter_check = range_check = val_check = false;
     nkdbufs = 0;
 }
 
@@ -557,26 +593,33 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
             break;
         }
         memcpy(&r, oldp, sizeof r);
+        /* kdbg_setreg: a range clears VALCHECK and the values clear
+         * RANGECHECK; neither touches a typefilter, which goes first. */
         if (r.type == KDBG_CLASSTYPE) {
-            filter = F_RANGE;
             range_beg = (r.value1 & 0xffu) << 24;
             range_end = (r.value2 & 0xffu) << 24;
+            range_check = true;
+            val_check = false;
         } else if (r.type == KDBG_SUBCLSTYPE) {
-            filter = F_RANGE;
             range_beg = (r.value1 & 0xffu) << 24 | (r.value2 & 0xffu) << 16;
             range_end = (r.value1 & 0xffu) << 24 | ((r.value2 & 0xffu) + 1) << 16;
+            range_check = true;
+            val_check = false;
         } else if (r.type == KDBG_RANGETYPE) {
-            filter = F_RANGE;
             range_beg = r.value1;
             range_end = r.value2;
+            range_check = true;
+            val_check = false;
         } else if (r.type == KDBG_VALCHECK) {
-            filter = F_EXACT;
             values[0] = r.value1;
             values[1] = r.value2;
             values[2] = r.value3;
             values[3] = r.value4;
+            val_check = true;
+            range_check = false;
         } else if (r.type == KDBG_TYPENONE) {
-            filter = F_ALL;
+            range_check = val_check = false;
+            range_beg = range_end = 0;
         } else {
             e = EINVAL;
         }
@@ -587,8 +630,12 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
             e = EINVAL;
             break;
         }
+        /* kdbg_copyin_typefilter: DBG_TRACE's class always allowed;
+         * kdbg_enable_typefilter clears RANGECHECK and VALCHECK. */
         memcpy(typefilter, oldp, TYPEFILTER_BYTES);
-        filter = F_TYPEFILTER;
+        memset(&typefilter[DBG_TRACE * 32], 0xff, 32);
+        typefilter_check = true;
+        range_check = val_check = false;
         break;
     case KERN_KDREADTR:
         if (oldlenp == NULL)

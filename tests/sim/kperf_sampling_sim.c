@@ -42,6 +42,13 @@
 #define ID_KPC_HNDLR 0x25060000u
 #define ID_KPC_DATA_THREAD 0x25060020u
 #define ID_PROC_EXIT 0x04010004u /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) */
+/* bsd/sys/kdebug.h: MACHDBG_CODE(DBG_MACH_EXCP_INTR, 0), MACHDBG_CODE(DBG_MACH_SCHED,
+ * MACH_SCHED), DBG_INTR_TYPE_PMI / _OTHER; osfmk/i386/lapic.h: the PMI vector. */
+#define ID_INTR 0x01050000u
+#define ID_MACH_SCHED 0x01400000u
+#define INTR_TYPE_OTHER 3u
+#define INTR_TYPE_PMI 4u
+#define X86_PERFCNT_VECTOR 0xdfu /* LAPIC_DEFAULT_INTERRUPT_BASE + LAPIC_PERFCNT_INTERRUPT */
 #define FUNC_START 1u
 #define FUNC_END 2u
 
@@ -70,6 +77,7 @@ typedef struct src_spec {
     uint64_t period_ns; /* of CPU time */
     uint64_t config;    /* PMI: the counter's config word */
     uint8_t mode;
+    bool switches; /* also the threads' context switches (MACH_SCHED) */
 } src_spec;
 
 typedef struct source {
@@ -167,6 +175,7 @@ static void open_source(source *s)
      * a process's own is XNU's BSD_PROC_EXIT (see exit_batch). */
     a.task = 1;
     a.sample_id_all = 1;
+    a.context_switch = s->spec.switches;
     if (s->spec.pid == -1) {
         /* The host's CPUs, not the chip's: the simulated chip may have
          * more than the machine the sim runs on (an 8-CPU M1 on a 2-CPU
@@ -214,7 +223,9 @@ static uint64_t timer_min_ticks(const sim_chip *c, bool pet)
 static size_t desired_sources(const sim_chip *c, src_spec *out)
 {
     size_t n = 0;
-    if (c == NULL || !simk_kdebug_wants(ID_GEN_EVENT | FUNC_START))
+    /* Whatever the filter: XNU samples and filters each record on its own
+     * (kdebug.c _should_emit_debugid). */
+    if (c == NULL || !simk_kdebug_tracing())
         return 0;
 #ifndef SIM_OMIT_OPTIONAL
     /* PMIs: a counting configurable counter with a period and an action
@@ -257,6 +268,10 @@ static size_t desired_sources(const sim_chip *c, src_spec *out)
         s->period_ns = ns;
         s->mode = MODE_ALL;
     }
+    /* The scheduler's switch records, only when the filter keeps them (one
+     * source asks Linux for them, so that each switch is logged once). */
+    if (n > 0)
+        out[0].switches = simk_kdebug_wants(ID_MACH_SCHED);
     return n;
 }
 
@@ -378,12 +393,22 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
     }
     size_t nu = ls->nu < UCALLSTACK_MAX - 1 ? ls->nu : UCALLSTACK_MAX - 1;
     size_t nk = ls->nk < KCALLSTACK_MAX ? ls->nk : KCALLSTACK_MAX;
-    size_t max = 16 + (nk + 3) / 4 + (nu + 4) / 4 + (nctr + 3) / 4 + 4;
+    size_t max = 18 + (nk + 3) / 4 + (nu + 4) / 4 + (nctr + 3) / 4 + 4;
     b->r = calloc(max, sizeof *b->r);
     if (b->r == NULL)
         return -1;
     size_t w = 0;
     bool kernel_pc = ls->nu == 0 || ls->ip != ls->uchain[0];
+    bool intr = s->spec.kind == SRC_PMI;
+    if (intr) {
+        /* The PMI's interrupt (arm64 sleh.c sleh_interrupt_handler_prologue:
+         * 0, pc, is_user, DBG_INTR_TYPE_PMI; x86 trap.c interrupt: the
+         * vector, pc, user_mode, DBG_INTR_TYPE_OTHER); a kernel pc is
+         * unslid (unknown here: 0). Its END follows the interrupt part. */
+        bool x86 = c != NULL && is_intel(c);
+        put(b->r, &w, ts, ID_INTR | FUNC_START, x86 ? X86_PERFCNT_VECTOR : 0,
+            kernel_pc ? 0 : ls->ip, kernel_pc ? 0 : 1, x86 ? INTR_TYPE_OTHER : INTR_TYPE_PMI, ls);
+    }
     if (s->spec.kind == SRC_PMI) {
         uint64_t flags = kernel_pc ? KPC_KERNEL_PC : 0;
         if (s->spec.mode & MODE_USER)
@@ -423,6 +448,9 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
             }
         put(b->r, &w, ts, ID_GEN_EVENT | FUNC_END, now, pended ? META_UPEND : 0, 0, 0, ls);
     }
+    if (intr) /* sleh_interrupt_handler_epilogue: no args; x86: the vector */
+        put(b->r, &w, ts, ID_INTR | FUNC_END, c != NULL && is_intel(c) ? X86_PERFCNT_VECTOR : 0, 0,
+            0, 0, ls);
     if (what & KPERF_SAMPLER_USTACK) {
         /* kperf_thread_ast_handler → kperf_sample_user_internal, on the way
          * back to user space: a tick later. The user stack is the pc and
@@ -550,6 +578,34 @@ static int exit_batch(const uint64_t *body, size_t words, batch *b)
     return 0;
 }
 
+/*
+ * A thread switched off a CPU (PERF_RECORD_SWITCH or _CPU_WIDE with
+ * PERF_RECORD_MISC_SWITCH_OUT): sched_prim.c thread_invoke logs
+ * MACH_SCHED (reason, the next thread, both priorities) on the old thread.
+ * The next thread is known only from a CPU-wide record (else 0), the
+ * reason and priorities not at all (0). body: [next pid, tid (u32)] for
+ * _CPU_WIDE, then the sample_id trailer (pid/tid, time, cpu).
+ */
+static int switch_batch(const uint64_t *body, size_t words, bool cpu_wide, batch *b)
+{
+    size_t at = cpu_wide ? 1 : 0;
+    if (words < at + 3)
+        return -1;
+    b->r = calloc(1, sizeof *b->r);
+    if (b->r == NULL)
+        return -1;
+    linux_sample ls;
+    memset(&ls, 0, sizeof ls);
+    ls.tid = (uint32_t)(body[at] >> 32);
+    ls.cpu = (uint32_t)body[at + 2];
+    size_t w = 0;
+    put(b->r, &w, ticks_of(body[at + 1]), ID_MACH_SCHED, 0, cpu_wide ? body[0] >> 32 : 0, 0, 0,
+        &ls);
+    b->time = body[at + 1];
+    b->n = w;
+    return 0;
+}
+
 /* Drain one ring into batches. Caller holds state_lock. */
 static void drain_ring(source *s, void *ring, batches *out)
 {
@@ -574,7 +630,9 @@ static void drain_ring(source *s, void *ring, batches *out)
         if (h.type == PERF_RECORD_LOST) {
             simk_lost();
         } else if ((h.type == PERF_RECORD_SAMPLE && parse_sample(copy, body / 8, &ls)) ||
-                   h.type == PERF_RECORD_EXIT) {
+                   h.type == PERF_RECORD_EXIT ||
+                   ((h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
+                    (h.misc & PERF_RECORD_MISC_SWITCH_OUT))) {
             if (out->n == out->cap) {
                 size_t cap = out->cap ? out->cap * 2 : 256;
                 batch *v = realloc(out->v, cap * sizeof *v);
@@ -589,7 +647,9 @@ static void drain_ring(source *s, void *ring, batches *out)
             b->seq = out->n;
             b->exit_pid = 0;
             int rc = h.type == PERF_RECORD_EXIT ? exit_batch(copy, body / 8, b)
-                                                : make_batch(s, &ls, b);
+                     : h.type == PERF_RECORD_SAMPLE
+                         ? make_batch(s, &ls, b)
+                         : switch_batch(copy, body / 8, h.type == PERF_RECORD_SWITCH_CPU_WIDE, b);
             if (rc == 0)
                 out->n++;
             else if (rc < 0)

@@ -160,8 +160,18 @@ SIM_API int proc_pid_rusage(int pid, int flavor, void *buffer)
 
 SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
 {
-    (void)newp;
-    if (name == NULL || oldlenp == NULL || newlen != 0) {
+    if (name == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (newp != NULL || newlen != 0) {
+        /* Every node here is CTLFLAG_RD: kern_newsysctl.c sysctl_root finds
+         * the name first (ENOENT), then refuses the write with EPERM. */
+        size_t len = 0;
+        errno = sysctlbyname(name, NULL, &len, NULL, 0) == 0 ? EPERM : ENOENT;
+        return -1;
+    }
+    if (oldlenp == NULL) {
         errno = EINVAL;
         return -1;
     }
@@ -188,6 +198,8 @@ SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *ne
         number = (int32_t)physical;
     else if (strcmp(name, "ktrace.owning_pid") == 0) /* a plain SYSCTL_INT: public, as it is */
         number = (int32_t)simk_owning_pid();
+    else if (simk_ktrace_value(name, &number)) /* ktrace.state, ktrace.active_mask */
+        ;
     else if (sscanf(name, "hw.perflevel%u.%31s", &level, rest) == 2 && level < levels() &&
              strcmp(rest, "logicalcpu") == 0)
         number = (int32_t)lay->logical[level];

@@ -45,6 +45,9 @@ SIMK_API int simk_ktrace_read_check(void);
 /* Whether a record with this debug id would be kept now (tracing on and
  * the filter lets it through). */
 SIMK_API bool simk_kdebug_wants(uint32_t debugid);
+/* Whether tracing is on (a buffer set up and enabled), whatever the filter:
+ * the sampling sources run then, each record filtered on its own. */
+SIMK_API bool simk_kdebug_tracing(void);
 /* Append records (dropped when tracing is off or the filter refuses). */
 SIMK_API void simk_emit(const simk_kd_buf *r, size_t n);
 /* Records the source could not deliver (TRACE_LOST_EVENTS at next read). */
@@ -66,7 +69,7 @@ SIMK_API int simk_kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, siz
 SIMK_API void simk_set_hooks(void (*pull)(int timeout_ms), void (*changed)(void));
 
 /* "kdebug.bufinit N\nkdebug.enabled N\nkdebug.nkdbufs N\nktrace.owning_pid PID\n
- * ktrace.active_mask M\n" (PID 0: none) for the state file. */
+ * ktrace.active_mask M\nktrace.state S\n" (PID 0: none) for the state file. */
 SIMK_API size_t simk_state_text(char *buf, size_t size);
 
 /* One of those keys from a state file an earlier process left; a NULL key
@@ -77,5 +80,8 @@ SIMK_API void simk_adopt(const char *key, long v);
 /* sysctl ktrace.owning_pid: the variable as it is, a dead owner's pid
  * until something runs ktrace_ownership_maintenance (0: none). */
 SIMK_API int simk_owning_pid(void);
+/* sysctl ktrace.state and ktrace.active_mask: true and *value when name is
+ * one of them. */
+SIMK_API bool simk_ktrace_value(const char *name, int *value);
 
 #endif /* DKPERF_SIM_KERNEL_H */

@@ -2,11 +2,12 @@
 /*
  * demangle.c - function names demangled for dkperf report (demangle.h).
  * Linux: GNU libiberty's cplus_demangle, as binutils and perf use it, which
- * reads C++ and both Rust manglings (the legacy one, hash and all, is C++'s
- * with escapes of its own). macOS: the system's __cxa_demangle, looked up
+ * reads C++ and Rust legacy names (the legacy one, hash and all, is C++'s
+ * with escapes of its own); Rust v0 names, on every system, through our
+ * bounded decoder (demangle_rust_v0.c). macOS: the system's __cxa_demangle, looked up
  * at run time in libc++abi so that dkperf links no C++ runtime, and a
  * decoder of Rust legacy names of our own (__cxa_demangle leaves their hash
- * and escapes); Rust v0 names stay mangled there.
+ * and escapes), and one of Rust v0 names (demangle_rust_v0.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -126,6 +127,12 @@ char *demangle(const char *name)
 {
     if (!demangle_mangled(name))
         return NULL;
+    /* Rust v0 through our decoder, which gives libiberty's text for
+     * rustc's names but is bounded: libiberty 20230104 counts through a
+     * binder of 2^62 lifetimes in a part it skips, a hang on a hostile
+     * image's name. */
+    if (name[1] == 'R')
+        return demangle_rust_v0(name);
     /* The parameters and qualifiers too: overloads stay apart. The style
      * is libiberty's automatic one, which tries Rust before C++. */
     return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
@@ -155,12 +162,14 @@ const char *demangle_reader(void)
 const char *demangle_missing(void)
 {
     return demangle_reader() == NULL ? "libc++abi's __cxa_demangle was not found: C++ and Rust "
-                                       "names are shown mangled"
+                                       "legacy names are shown mangled"
                                      : NULL;
 }
 
 char *demangle(const char *name)
 {
+    if (name[0] == '_' && name[1] == 'R')
+        return demangle_rust_v0(name);
     if (name[0] != '_' || name[1] != 'Z' || demangle_reader() == NULL)
         return NULL;
     int status = -1;
@@ -184,14 +193,13 @@ const char *demangle_reader(void) { return NULL; }
 
 const char *demangle_missing(void)
 {
-    return "this dkperf was built without GNU libiberty: C++ and Rust names are shown mangled "
-           "(install libiberty-dev, then build it again)";
+    return "this dkperf was built without GNU libiberty: C++ and Rust legacy names are shown "
+           "mangled (install libiberty-dev, then build it again)";
 }
 
 char *demangle(const char *name)
 {
-    (void)name;
-    return NULL;
+    return name[0] == '_' && name[1] == 'R' ? demangle_rust_v0(name) : NULL;
 }
 
 #endif

@@ -28,6 +28,16 @@ char *demangle(const char *name);
  * lengths: the names come from untrusted images. */
 char *demangle_rust_legacy(const char *mangled, const char *cxx);
 
+/* When mangled is a Rust v0 name (_R...), the name as GNU libiberty's
+ * cplus_demangle writes it without DMGL_VERBOSE (no crate hashes, no
+ * instantiating crate, a ".llvm.N" suffix dropped), in memory of its own;
+ * NULL when it is not one, is malformed, or would pass the caps of its
+ * output (64 KiB), depth or steps (a backref can repeat a path already
+ * written: the name of n bytes could write 2^n), or out of memory. Linear
+ * in the length of mangled, never reading past its NUL: the names come
+ * from untrusted images. */
+char *demangle_rust_v0(const char *mangled);
+
 /* Which demangler this build uses ("GNU libiberty", ...), or NULL when it
  * has none. */
 const char *demangle_reader(void);

@@ -73,7 +73,7 @@ static int load(const char *path, dkrec **rec, rprofile *p)
     char err[512];
     rraws raws;
     *rec = NULL;
-    int rc = rprofile_read(path, rec, &raws, err, sizeof err);
+    int rc = rprofile_read(path, NULL, rec, &raws, err, sizeof err);
     if (rc == -1)
         cli_error("diff", "%s", err);
     if (rc != 0)
@@ -186,10 +186,15 @@ static int diff_event(FILE *out, const rprofile *pp[2], const uint32_t ev[2])
     }
     qsort(rows, m, sizeof *rows, by_change);
     const char *d = order_abs ? "Delta Abs" : "    Delta";
-    fprintf(out, "# Baseline  %s  Base Children  %s Children  Shared Object     Symbol\n", d, d);
-    fputs("# ........  .........  .............  ..................  ................  ......\n"
-          "#\n",
-          out);
+    size_t width = REPORT_DSO_COLUMN;
+    for (size_t i = 0; i < m; i++)
+        width = report_dso_width(width, rows[i].dso);
+    fprintf(out, "# Baseline  %s  Base Children  %s Children  Shared Object%*sSymbol\n", d, d,
+            (int)(width + 2 - strlen("Shared Object")), "");
+    fputs("# ........  .........  .............  ..................  ", out);
+    for (size_t k = 0; k < width; k++)
+        fputc('.', out);
+    fputs("  ......\n#\n", out);
     for (size_t i = 0; i < m; i++) {
         const drow *r = &rows[i];
         /* A function without own samples in one recording has no self
@@ -203,10 +208,10 @@ static int diff_event(FILE *out, const rprofile *pp[2], const uint32_t ev[2])
         fputs("  ", out);
         put_share(out, r->in[1], r->cdelta, 17, true);
         fputs("  ", out);
-        dk__put_untrusted(out, r->dso);
-        for (size_t k = dk__untrusted(NULL, 0, r->dso); k < 16; k++)
-            fputc(' ', out);
+        report_put_column(out, r->dso, width);
         fputs("  ", out);
+        if (strcmp(r->dso, RFRAME_KERNEL_DSO) == 0)
+            fputs("[k] ", out); /* as perf diff marks kernel symbols */
         dk__put_untrusted(out, r->name);
         fputc('\n', out);
     }

@@ -124,7 +124,9 @@ static int on_record(void *ctx, const dk_sample *s)
         d.cpu = s->cpu;
         d.time_ns = s->time_ns;
         d.period = s->period;
-        d.flags = (s->user ? 0 : DKREC_SAMPLE_KERNEL) | (s->truncated ? DKREC_SAMPLE_TRUNCATED : 0);
+        d.flags = (s->user ? 0 : DKREC_SAMPLE_KERNEL) |
+                  (s->truncated ? DKREC_SAMPLE_TRUNCATED : 0) |
+                  (s->off_cpu ? DKREC_SAMPLE_OFF_CPU : 0);
         uint64_t pc = s->ip;
         d.kernel_frames = s->kernel_frames;
         d.n_kernel_frames = s->user ? 0 : s->n_kernel_frames;
@@ -282,6 +284,8 @@ static void write_meta(recorder *r, const record_options *o, dk_sampler *s,
                  caps->privileges != NULL ? caps->privileges : "as the sampler was opened");
         dkrec_write_meta(r->w, "kernel", buf);
     }
+    if (o->off_cpu)
+        dkrec_write_meta(r->w, "off-cpu", "1");
 }
 
 /* The default event: cycles where it is counted here, else cpu-clock. The
@@ -347,6 +351,8 @@ int cmd_record(int argc, char **argv)
     char *kept = NULL; /* FILE.old, when an earlier recording was moved there */
     dk_sampling *smp = NULL;
     child_process c = {-1, -1, -1, NULL};
+    record_switch sw;
+    memset(&sw, 0, sizeof sw);
 
     /* A process to watch that is not there is the whole answer. */
     if (o.pid && process_gone(o.pid)) {
@@ -438,6 +444,11 @@ int cmd_record(int argc, char **argv)
         exit_rc = EXIT_SETUP;
         goto out;
     }
+    if (o.switch_mode != SWITCH_NONE) {
+        dkrec_writer_keep(r.w); /* what each next file starts with */
+        if ((exit_rc = record_switch_init(&sw, &o)) != 0)
+            goto out;
+    }
     write_meta(&r, &o, s, &caps);
 
     dk_sampling_options so = DK_SAMPLING_OPTIONS_INIT;
@@ -467,6 +478,8 @@ int cmd_record(int argc, char **argv)
     } else {
         so.scope = DK_SCOPE_SYSTEM;
     }
+    if (o.off_cpu)
+        so.flags |= DK_SAMPLING_OFF_CPU;
     rc = dk_sampling_open(s, evs, n, &so, &smp);
     if (rc != 0) {
         char why[2048];
@@ -594,6 +607,12 @@ int cmd_record(int argc, char **argv)
             r.error = dkrec_flush(r.w);
         if (r.error != 0 || done)
             break;
+        /* Between two drains: every sample so far is in the file ending. */
+        if (o.switch_mode != SWITCH_NONE && record_switch_due(&sw, r.w)) {
+            r.error = record_switch_now(&sw, r.w, &fd);
+            if (r.error != 0)
+                break;
+        }
     }
     signals_child_pid = 0; /* it has exited: signals from now on are dkperf's */
     if (dk_sampling_stop(smp) != 0) {
@@ -608,10 +627,27 @@ int cmd_record(int argc, char **argv)
         dkrec_write_stats(r.w, st.lost, st.throttled, st.unthrottled);
     if (r.error == 0)
         r.error = dkrec_finish(r.w);
-    if (r.error != 0) {
+    /* The last file ends as the others did. */
+    if (r.error == 0 && o.switch_mode != SWITCH_NONE) {
+        if (close(fd) != 0)
+            r.error = -errno;
+        fd = -1;
+        if (r.error == 0)
+            r.error = record_switch_last(&sw, r.w);
+    }
+    if (r.error == -EIO && o.switch_mode != SWITCH_NONE) {
+        exit_rc = EXIT_SETUP; /* --pprof-dir's error is said */
+    } else if (r.error != 0) {
         cli_error("record", "-o %s: cannot write the recording: %s", o.output, strerror(-r.error));
         if (exit_rc == 0)
             exit_rc = EXIT_SETUP;
+    } else if (o.switch_mode != SWITCH_NONE) {
+        char b1[32], b2[32], b3[32];
+        fprintf(stderr,
+                "[ dkperf record: %s samples (%s lost, %s throttled) written to %zu files "
+                "%s.<time> ]\n",
+                fmt_count(sw.samples, b1, sizeof b1), fmt_count(st.lost, b2, sizeof b2),
+                fmt_count(st.throttled, b3, sizeof b3), sw.files, o.output);
     } else {
         char b1[32], b2[32], b3[32], b4[32];
         uint64_t ns = dkrec_samples(r.w), bytes = dkrec_bytes(r.w);
@@ -640,6 +676,7 @@ out:
         cli_error("record", "%s", release_error);
     dk_sampler_close(s);
     dkrec_writer_free(r.w);
+    record_switch_free(&sw);
     free(r.named);
     for (image_id *i = r.ids, *next; i != NULL; i = next) {
         next = i->next;

@@ -26,12 +26,40 @@ typedef struct record_options {
     size_t nevents;
     long freq;   /* -F, 0 when not given */
     long period; /* -c, 0 when not given */
-    bool callgraph, all_cpus;
-    long pid; /* -p, 0 when not given */
+    bool callgraph, all_cpus, off_cpu;
+    /* --switch-output: a new file on SIGUSR2, past switch_bytes, or every
+     * switch_ns; each finished one renamed OUTPUT.<time>. */
+    enum { SWITCH_NONE, SWITCH_SIGNAL, SWITCH_SIZE, SWITCH_TIME } switch_mode;
+    uint64_t switch_bytes, switch_ns;
+    long switch_max_files; /* --switch-max-files, 0: keep every file */
+    const char *pprof_dir; /* --pprof-dir: each finished file also as pprof there */
+    long pid;              /* -p, 0 when not given */
     const char *output;
     const char *backend;
     char **cmd; /* NULL with -p or -a alone */
 } record_options;
+
+/* --switch-output (record_switch.c). init: after signals_catch (SIGUSR2
+ * then asks for a switch); 0 or an exit status after an error line. due:
+ * whether to switch now. now: ends the file on *fd as OUTPUT.<time>, goes
+ * on in a new OUTPUT (*fd replaced); last: renames the ended, closed file
+ * the same way. Both say the file's name, drop the oldest beyond
+ * --switch-max-files and write --pprof-dir's file; 0 or a negative errno
+ * (-EIO after an error line of --pprof-dir's). */
+typedef struct dkrec_writer dkrec_writer;
+typedef struct record_switch {
+    const record_options *o;
+    uint64_t next_ns; /* SWITCH_TIME: when the window ends */
+    uint64_t samples; /* in the files ended so far */
+    size_t files;     /* ended so far */
+    char **kept;      /* --switch-max-files: the ended files, oldest first */
+    size_t nkept;
+} record_switch;
+int record_switch_init(record_switch *sw, const record_options *o);
+bool record_switch_due(record_switch *sw, const dkrec_writer *w);
+int record_switch_now(record_switch *sw, dkrec_writer *w, int *fd);
+int record_switch_last(record_switch *sw, dkrec_writer *w);
+void record_switch_free(record_switch *sw);
 
 /* Parses argv (argv[0] is "record"). Returns 0, -1 after printing help, or
  * an exit status after one error line; free o with record_options_free in

@@ -14,7 +14,10 @@
 void help_record(FILE *out)
 {
     fputs("usage: dkperf record [-e EV[/PERIOD|@FREQ],...] [-F HZ] [-c N] [-g] [-a]\n"
-          "                     [-p PID] [-o FILE] [--backend NAME] [--] CMD [ARGS...]\n"
+          "                     [--off-cpu] [-p PID] [-o FILE] [--backend NAME]\n"
+          "                     [--switch-output[=signal|SIZE|TIME]] [--switch-max-files N]\n"
+          "                     [--pprof-dir DIR]\n"
+          "                     [--] CMD [ARGS...]\n"
           "\n"
           "Run CMD and sample it: every N events of an event (its period), or HZ times a\n"
           "second; write the samples, the images they fell in and their identities to FILE\n"
@@ -29,8 +32,21 @@ void help_record(FILE *out)
           "  -g, --call-graph     record the user call chain of each sample (frame pointers),\n"
           "                       and the kernel's where the kernel gives it (Linux)\n"
           "  -a, --all-cpus       sample every CPU (while CMD runs, or until Ctrl-C)\n"
+          "      --off-cpu        also where and how long each thread blocks: one sample\n"
+          "                       per stretch off CPU, weighted by its ns, with its call\n"
+          "                       chain (implies -g; Linux: the context-switches event,\n"
+          "                       which needs perf_event_paranoid 1 or CAP_PERFMON)\n"
           "  -p, --pid PID        sample a running process until it exits or Ctrl-C\n"
           "  -o, --output FILE    the recording (default: dkperf.data)\n"
+          "      --switch-output[=signal|SIZE|TIME]\n"
+          "                       end FILE and start a new one on SIGUSR2 (signal, the\n"
+          "                       default), past SIZE bytes (10M: B, K, M, G) or every TIME\n"
+          "                       (30s: s, m, h, d); each ended file is renamed\n"
+          "                       FILE.YYYYMMDDhhmmsscc, as perf names them; no sample falls\n"
+          "                       between two files\n"
+          "      --switch-max-files N  keep the N newest of those files\n"
+          "      --pprof-dir DIR  with --switch-output: each ended file also as pprof\n"
+          "                       (DIR/NAME.pb.gz), for an agent to ship to Pyroscope/Parca\n"
           "      --backend NAME   auto, kperf or perf_event\n"
           "\n"
           "Ctrl-C goes to CMD; the file is complete when dkperf record ends, and a record\n"
@@ -90,6 +106,45 @@ static bool positive_option(const char *opt, const char *v, uint64_t max, const 
         return true;
     cli_error("record", "%s %s: the %s %s (1 to %" PRIu64 " %s)", opt, v, what,
               c == NUM_TOO_LARGE ? "is out of range" : "must be a positive integer", max, unit);
+    return false;
+}
+
+/* --switch-output's mode, as perf's: "signal", or a whole number and one
+ * unit, of size (B, K, M, G) or of time (s, m, h, d): case tells "10M"
+ * (bytes) from "10m" (minutes), as there. */
+static bool switch_output_option(const char *v, record_options *o)
+{
+    static const struct {
+        char unit;
+        bool time;
+        uint64_t scale;
+    } units[] = {{'B', false, 1},        {'K', false, 1u << 10}, {'M', false, 1u << 20},
+                 {'G', false, 1u << 30}, {'s', true, 1},         {'m', true, 60},
+                 {'h', true, 3600},      {'d', true, 86400}};
+    if (strcmp(v, "signal") == 0) {
+        o->switch_mode = SWITCH_SIGNAL;
+        return true;
+    }
+    size_t n = 0;
+    uint64_t num = 0;
+    while (v[n] >= '0' && v[n] <= '9' && n < 10)
+        num = num * 10 + (uint64_t)(v[n++] - '0');
+    if (n > 0 && n < 10 && num > 0 && v[n] != '\0' && v[n + 1] == '\0')
+        for (size_t k = 0; k < sizeof units / sizeof *units; k++)
+            if (units[k].unit == v[n]) {
+                if (units[k].time) {
+                    o->switch_mode = SWITCH_TIME;
+                    o->switch_ns = num * units[k].scale * 1000000000ull;
+                } else {
+                    o->switch_mode = SWITCH_SIZE;
+                    o->switch_bytes = num * units[k].scale;
+                }
+                return true;
+            }
+    cli_error("record",
+              "--switch-output=%.64s: give signal, a size (a whole number and B, K, M or G: "
+              "10M) or a time (a whole number and s, m, h or d: 30s)",
+              v);
     return false;
 }
 
@@ -181,6 +236,27 @@ int record_parse_args(int argc, char **argv, record_options *o)
             o->callgraph = true;
         } else if (opt_is(a, "-a", "--all-cpus")) {
             o->all_cpus = true;
+        } else if (strcmp(a, "--switch-output") == 0) {
+            o->switch_mode = SWITCH_SIGNAL;
+        } else if (strncmp(a, "--switch-output=", 16) == 0) {
+            if (!switch_output_option(a + 16, o))
+                return EXIT_USAGE;
+        } else if (opt_takes("record", argc, argv, &i, NULL, "--switch-max-files", &v)) {
+            if (v == NULL)
+                return EXIT_USAGE;
+            uint64_t m = 0;
+            if (!positive_option("--switch-max-files", v, 1000000, "number", "files", &m))
+                return EXIT_USAGE;
+            o->switch_max_files = (long)m;
+        } else if (opt_takes("record", argc, argv, &i, NULL, "--pprof-dir", &v)) {
+            if ((o->pprof_dir = v) == NULL)
+                return EXIT_USAGE;
+            if (v[0] == '\0') {
+                cli_error("record", "--pprof-dir: an empty directory name");
+                return EXIT_USAGE;
+            }
+        } else if (opt_is(a, NULL, "--off-cpu")) {
+            o->off_cpu = o->callgraph = true;
         } else if (opt_is(a, "-h", "--help")) {
             help_record(stdout);
             return -1;
@@ -188,6 +264,11 @@ int record_parse_args(int argc, char **argv, record_options *o)
             cli_error("record", "unknown option %s (see dkperf help record)", a);
             return EXIT_USAGE;
         }
+    }
+    if ((o->switch_max_files || o->pprof_dir != NULL) && o->switch_mode == SWITCH_NONE) {
+        cli_error("record", "%s: only with --switch-output",
+                  o->pprof_dir != NULL ? "--pprof-dir" : "--switch-max-files");
+        return EXIT_USAGE;
     }
     if (o->freq && o->period) {
         cli_error("record", "-F and -c cannot be used together (give one)");

@@ -19,6 +19,7 @@ void help_report(FILE *out)
     fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
           "                     [--folded] [--speedscope FILE] [--html FILE [--diff OLD]]\n"
           "                     [--pprof FILE] [--event EV] [--no-demangle]\n"
+          "                     [--on-cpu | --off-cpu]\n"
           "\n"
           "Read a recording of dkperf record and report where its samples fell, by\n"
           "function, from the images on disk.\n"
@@ -42,6 +43,11 @@ void help_report(FILE *out)
           "                       first)\n"
           "      --no-demangle    C++ and Rust function names as the images hold them\n"
           "                       (mangled); by default they are demangled in every output\n"
+          "      --on-cpu         only the samples of threads on a CPU\n"
+          "      --off-cpu        only the samples of blocked threads (dkperf record\n"
+          "                       --off-cpu), each weighted by the ns it stayed off CPU;\n"
+          "                       by default both, the off-CPU ones under an [off-cpu]\n"
+          "                       frame (blue in the flame graph)\n"
           "\n"
           "A recording cut short (dkperf record killed) is read up to its last whole chunk,\n"
           "with a warning. Exit status: 0, 1 when the file cannot be read or written, 2 for\n"
@@ -139,6 +145,10 @@ int cmd_report(int argc, char **argv)
             by_children = true;
         } else if (opt_is(a, NULL, "--no-demangle")) {
             opts.no_demangle = true;
+        } else if (opt_is(a, NULL, "--on-cpu")) {
+            opts.on_cpu_only = true;
+        } else if (opt_is(a, NULL, "--off-cpu")) {
+            opts.off_cpu_only = true;
         } else if (opt_is(a, "-h", "--help")) {
             help_report(stdout);
             return 0;
@@ -150,6 +160,11 @@ int cmd_report(int argc, char **argv)
     }
     if (!folded && speedscope == NULL && html == NULL && pprof == NULL)
         stdio_table = true;
+    if (opts.on_cpu_only && opts.off_cpu_only) {
+        cli_error("report", "--on-cpu and --off-cpu leave nothing together: give one (neither "
+                            "shows both)");
+        return EXIT_USAGE;
+    }
     if (folded && stdio_table) {
         cli_error("report", "--folded and --stdio both write to standard output: give one");
         return EXIT_USAGE;
@@ -165,7 +180,7 @@ int cmd_report(int argc, char **argv)
     dkrec *rec = NULL;
     rraws raws;
     /* One pass over the file: its samples counted as they are read. */
-    int rrc = rprofile_read(input, &rec, &raws, err, sizeof err);
+    int rrc = rprofile_read(input, &opts, &rec, &raws, err, sizeof err);
     if (rrc == -2)
         return EXIT_SETUP;
     if (rrc != 0) {
@@ -203,6 +218,11 @@ int cmd_report(int argc, char **argv)
                   "the first, %s (choose with --event)",
                   input, rec->n_events, rec->events[0].name);
 
+    if (opts.off_cpu_only && raws.n_off_cpu == 0)
+        cli_error("report",
+                  "warning: %s has no off-CPU samples (record them with dkperf record "
+                  "--off-cpu)",
+                  input);
     rprofile p;
     int brc = rprofile_build_raws(&p, rec, &raws, input, &opts);
     rraws_free(&raws);
@@ -226,7 +246,7 @@ int cmd_report(int argc, char **argv)
         const char *ename = rec->n_events > 0 ? rec->events[event].name : "";
         bool has = false;
         rraws oraws = {0};
-        int orc = rprofile_read(diff, &orec, &oraws, err, sizeof err);
+        int orc = rprofile_read(diff, &opts, &orec, &oraws, err, sizeof err);
         if (orc == -1) {
             cli_error("report", "--diff %s", err);
         } else if (orc == 0) {

@@ -31,6 +31,13 @@ typedef struct rframe {
 #define RFRAME_KERNEL_DSO "[kernel.kallsyms]"
 #define RFRAME_KERNEL_MARK "_[k]"
 
+/* The outermost frame of every off-CPU sample's stack (dkperf record
+ * --off-cpu): its children are the time threads spent blocked, and the
+ * flame graph colours what is under it as off-CPU. */
+#define RFRAME_OFF_CPU "[off-cpu]"
+
+static inline bool rframe_off_cpu(const rframe *f) { return strcmp(f->dso, RFRAME_OFF_CPU) == 0; }
+
 static inline bool rframe_kernel(const rframe *f) { return strcmp(f->dso, RFRAME_KERNEL_DSO) == 0; }
 
 /* A stack, stored once: node 0 is the empty stack (the root); every other
@@ -49,10 +56,16 @@ typedef struct rsample {
     int32_t pid;
     uint32_t comm;   /* index into comms */
     uint32_t stack;  /* its innermost frame's node: never 0 */
-    unsigned flags;  /* DKREC_SAMPLE_* of its samples */
+    unsigned flags;  /* DKREC_SAMPLE_* of its samples (DKREC_SAMPLE_OFF_CPU: weight
+                      * is ns off CPU, the stack starts at RFRAME_OFF_CPU) */
     uint64_t count;  /* its samples */
     uint64_t weight; /* the sum of their periods (1 for a sample without one) */
 } rsample;
+
+static inline bool rsample_off_cpu(const rsample *s)
+{
+    return (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
+}
 
 typedef struct rprofile {
     const dkrec *rec;
@@ -68,6 +81,9 @@ typedef struct rprofile {
     size_t n_entries;
     uint64_t n_samples;        /* the samples in all: the sum of the entries' counts */
     uint64_t time_lo, time_hi; /* the first and last sample's times (0, 0: none) */
+    /* Some samples are off-CPU: folded stacks and the flame graph then
+     * add up weights (ns off CPU, the period on CPU), not samples. */
+    bool has_off_cpu;
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
     size_t n_notes;
@@ -96,10 +112,54 @@ int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 /* Sets (a, b) to v; -1 when out of memory. */
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
 void rmap_free(rmap *m);
+/* FNV-1a of string s, on from h. */
+uint64_t rmap_hash_str(uint64_t h, const char *s);
+
+/* The key of a pid with maps of its own (report_maps.c): processes whose
+ * lists of maps are the same (a program run many times at the same
+ * addresses) share one, since every address of theirs is symbolized the
+ * same way. */
+typedef struct rpidkey {
+    int32_t pid;
+    uint32_t first, n; /* its maps: order[first .. first + n) */
+    uint64_t key;
+    uint32_t seg, n_segs; /* its address ranges: segs[seg .. seg + n_segs) */
+} rpidkey;
+
+/* An address range [lo, hi) and the map that holds it: of the maps that
+ * cover it, the one recorded last. A process's ranges are sorted and
+ * disjoint, so the map of an address is a binary search away. */
+typedef struct rseg {
+    uint64_t lo, hi;
+    uint32_t map;
+} rseg;
+
+/* The address ranges of a recording's maps, per process. */
+typedef struct rmaps {
+    const dkrec *rec;
+    rpidkey *keys; /* the pids that have maps of their own, by pid */
+    size_t n_keys;
+    rseg *segs; /* each key's ranges, then those of every map */
+    size_t n_segs;
+    uint32_t all_seg, n_all_segs; /* the ranges of every pid's maps */
+} rmaps;
+
+/* m made from r's maps; -1 when out of memory (m then for rmaps_free). */
+int rmaps_make(rmaps *m, const dkrec *r);
+/* The key of pid: its maps', when it has maps of its own (NULL: it has
+ * none, and takes other processes' maps, as every such process does). */
+const rpidkey *rmaps_key(const rmaps *m, int32_t pid);
+/* The map of the process of key k (NULL: one with no maps of its own)
+ * holding addr, the latest one; a process whose maps were not recorded (a
+ * child forked by a recorded one) takes another's, the latest. */
+const dkrec_map *rmaps_find(const rmaps *m, const rpidkey *k, uint64_t addr);
+void rmaps_free(rmaps *m);
 
 /* How the model is built; all false is the default. */
 typedef struct rprofile_opts {
-    bool no_demangle; /* C++ and Rust names as the images have them */
+    bool no_demangle;  /* C++ and Rust names as the images have them */
+    bool on_cpu_only;  /* leave out the off-CPU samples */
+    bool off_cpu_only; /* keep only the off-CPU samples */
 } rprofile_opts;
 
 /* The samples of a recording as they are read (report_raw.c): one entry
@@ -117,9 +177,12 @@ typedef struct rraw {
 typedef struct rraws {
     rraw *v;
     size_t n, cap;
-    uint64_t n_samples;
-    uint64_t time_lo, time_hi; /* the samples' earliest and latest times */
-    uint32_t *slots;           /* entry index + 1, by key hash; 0: empty */
+    uint64_t n_samples;             /* the samples counted (those the filter keeps) */
+    uint64_t time_lo, time_hi;      /* the earliest and latest of all read */
+    uint64_t n_read;                /* the samples read, kept or not */
+    uint64_t n_off_cpu;             /* the off-CPU samples read, kept or not */
+    bool on_cpu_only, off_cpu_only; /* rprofile_opts' filters, applied as they stream */
+    uint32_t *slots;                /* entry index + 1, by key hash; 0: empty */
     size_t nslots;
     size_t last;       /* the entry of the sample before */
     rmap pid_comm;     /* (pid, 0) -> its latest comm record */
@@ -133,22 +196,32 @@ typedef struct rraws {
 /* Counts sample s of r into ctx, an rraws (a dkrec_sample_fn); -2 after
  * an error line (out of memory). */
 int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s);
-/* The entries of the samples r holds; -1 after an error line. */
-int rraws_of(rraws *a, const dkrec *r, const char *path);
+/* The entries of the samples r holds, those o keeps (NULL: all); -1
+ * after an error line. */
+int rraws_of(rraws *a, const dkrec *r, const char *path, const rprofile_opts *o);
 /* Reads path in one pass into *rec (its tables, no samples) and a (its
- * samples, counted); -1 with err set to one line (the reader's), -2 after
- * an error line. */
-int rprofile_read(const char *path, dkrec **rec, rraws *a, char *err, size_t errlen);
+ * samples that o keeps, counted; NULL: all); -1 with err set to one line
+ * (the reader's), -2 after an error line. */
+int rprofile_read(const char *path, const rprofile_opts *o, dkrec **rec, rraws *a, char *err,
+                  size_t errlen);
 void rraws_free(rraws *a);
 
 /* Builds the model; -1 after an error line (out of memory). */
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path);
 /* The same with options (NULL: the defaults). */
 int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *o);
-/* The same from the samples as counted (rec: the tables they name). */
+/* The same from the samples as counted (rec: the tables they name; o's
+ * filters are a's, applied as they were counted). */
 int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *a, const char *path,
                         const rprofile_opts *o);
 void rprofile_free(rprofile *p);
+
+/* What entry s adds to folded stacks and the flame graph: its samples, or
+ * their weight when p has off-CPU samples (see has_off_cpu). */
+static inline uint64_t report_entry_value(const rprofile *p, const rsample *s)
+{
+    return p->has_off_cpu ? s->weight : s->count;
+}
 
 typedef enum { SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID } report_sort;
 
@@ -163,6 +236,15 @@ int report_pprof(FILE *out, const rprofile *p);
 /* The flame graph of p coloured by each frame's change of share from old's
  * (red grew, blue shrank); old NULL: report_html's. */
 int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int event);
+/* The tables' image column (report_out.c): as wide as its longest name
+ * ([kernel.kallsyms] fits) from REPORT_DSO_COLUMN to REPORT_DSO_COLUMN_MAX
+ * columns. report_dso_width gives width widened for name;
+ * report_put_column writes s escaped in width columns: padded, or cut
+ * with "..." so that the columns after it stay in place. */
+#define REPORT_DSO_COLUMN 16
+#define REPORT_DSO_COLUMN_MAX 24
+size_t report_dso_width(size_t width, const char *name);
+void report_put_column(FILE *out, const char *s, size_t width);
 /* Each frame's self and children (total) weight of event e, as the table
  * counts them, into arrays of p->n_frames; -1 when out of memory. */
 int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t *children);

@@ -181,17 +181,21 @@ static int pid_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The width of the table's image column: as wide as its longest name
- * ([kernel.kallsyms] fits) from DSO_COLUMN to DSO_COLUMN_MAX; a longer
- * name is cut. */
-#define DSO_COLUMN 16
-#define DSO_COLUMN_MAX 24
-
-/* s escaped in a column of width characters: padded, or cut with "..."
- * when longer, so that the columns after it stay in place. */
-static void put_column(FILE *out, const char *s, size_t width)
+size_t report_dso_width(size_t width, const char *name)
 {
-    char buf[4 * DSO_COLUMN_MAX + 1];
+    char cell[4 * REPORT_DSO_COLUMN_MAX + 1];
+    size_t n = dk__untrusted(cell, sizeof cell, name);
+    size_t c = n >= sizeof cell ? REPORT_DSO_COLUMN_MAX : dk__utf8_columns(cell);
+    if (c > width)
+        width = c < REPORT_DSO_COLUMN_MAX ? c : REPORT_DSO_COLUMN_MAX;
+    return width;
+}
+
+void report_put_column(FILE *out, const char *s, size_t width)
+{
+    char buf[4 * REPORT_DSO_COLUMN_MAX + 1];
+    if (width > REPORT_DSO_COLUMN_MAX)
+        width = REPORT_DSO_COLUMN_MAX;
     size_t n = dk__untrusted(buf, sizeof buf, s);
     if (n >= sizeof buf || dk__utf8_columns(buf) > width) {
         /* At most width - 3 bytes, so as many columns or fewer, cut
@@ -335,14 +339,9 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             if (rows[k].children > 0)
                 rows[nrows++] = rows[k];
         qsort(rows, nrows, sizeof *rows, row_order);
-        size_t width = DSO_COLUMN;
-        for (size_t k = 0; sort == SORT_SYM && k < nrows; k++) {
-            char cell[4 * DSO_COLUMN_MAX + 1];
-            size_t n = dk__untrusted(cell, sizeof cell, rows[k].dso);
-            size_t c = n >= sizeof cell ? DSO_COLUMN_MAX : dk__utf8_columns(cell);
-            if (c > width)
-                width = c < DSO_COLUMN_MAX ? c : DSO_COLUMN_MAX;
-        }
+        size_t width = REPORT_DSO_COLUMN;
+        for (size_t k = 0; sort == SORT_SYM && k < nrows; k++)
+            width = report_dso_width(width, rows[k].dso);
         const char *what = sort == SORT_SYM    ? "Shared Object"
                            : sort == SORT_DSO  ? "Shared Object"
                            : sort == SORT_COMM ? "Command"
@@ -357,7 +356,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                     100.0 * (double)w->children / (double)total,
                     100.0 * (double)w->self / (double)total, w->samples);
             if (sort == SORT_SYM) {
-                put_column(out, w->dso, width);
+                report_put_column(out, w->dso, width);
                 fputs("  ", out);
                 if (strcmp(w->dso, RFRAME_KERNEL_DSO) == 0)
                     fputs("[k] ", out); /* as perf marks kernel symbols */

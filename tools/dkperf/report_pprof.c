@@ -7,6 +7,9 @@
  * Two value types per event: its samples ("EVENT_samples", count) and
  * their weight ("EVENT", nanoseconds for perf's clocks, else count); the
  * first event's samples are the default, as report --stdio counts them.
+ * A recording with off-CPU samples has two more, "off-cpu_samples" (count)
+ * and "off-cpu" (nanoseconds off CPU), which alone its off-CPU samples
+ * (stacks under [off-cpu]) fill.
  * A frame is a location and a function (the model keeps names, not
  * addresses: locations have no address); an image is a mapping with its
  * path and build id from the recording; the command and pid are labels.
@@ -250,7 +253,7 @@ static bool clock_event(const char *name)
 static int encode(pbuf *out, const rprofile *p)
 {
     const dkrec *rec = p->rec;
-    size_t ne = rec->n_events ? rec->n_events : 1, nv = 2 * ne;
+    size_t ne = rec->n_events ? rec->n_events : 1, nv = 2 * ne + (p->has_off_cpu ? 2 : 0);
     strtab st = {0}, dsos = {0}; /* the strings; the images, mapping ids */
     pbuf sub = {0}, sub2 = {0};
     rmap aggs = {0};
@@ -275,6 +278,14 @@ static int encode(pbuf *out, const rprofile *p)
         field_u(&sub, 2, sid(&st, clock_event(ev) ? "nanoseconds" : "count"));
         field_m(out, 1, &sub);
     }
+    if (p->has_off_cpu) {
+        field_u(&sub, 1, sid(&st, "off-cpu_samples"));
+        field_u(&sub, 2, sid(&st, "count"));
+        field_m(out, 1, &sub);
+        field_u(&sub, 1, sid(&st, "off-cpu"));
+        field_u(&sub, 2, sid(&st, "nanoseconds"));
+        field_m(out, 1, &sub);
+    }
 
     /* The samples, one per (stack, command, pid): sums per value type. */
     agg_of = malloc((p->n_entries ? p->n_entries : 1) * sizeof *agg_of);
@@ -297,7 +308,8 @@ static int encode(pbuf *out, const rprofile *p)
         goto done;
     for (size_t i = 0; i < p->n_entries; i++) {
         const rsample *s = &p->entries[i];
-        uint64_t *v = &vals[agg_of[i] * nv + 2 * (s->event < ne ? s->event : 0)];
+        size_t col = rsample_off_cpu(s) ? ne : s->event < ne ? s->event : 0;
+        uint64_t *v = &vals[agg_of[i] * nv + 2 * col];
         v[0] += s->count;
         v[1] += s->weight;
         if (first[agg_of[i]] == 0)

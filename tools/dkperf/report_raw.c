@@ -61,7 +61,7 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
     rraws *a = ctx;
     /* The comm records that came before this sample: each its pid's
      * latest. */
-    for (; a->comms_seen < r->n_comms && r->comms[a->comms_seen].first_sample <= a->n_samples;
+    for (; a->comms_seen < r->n_comms && r->comms[a->comms_seen].first_sample <= a->n_read;
          a->comms_seen++) {
         int32_t pid = r->comms[a->comms_seen].pid;
         if (rmap_put(&a->pid_comm, (uint32_t)pid, 0, (uint32_t)a->comms_seen) != 0)
@@ -69,16 +69,22 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         if (pid == a->last_pid)
             a->last_valid = false;
     }
+    /* The recording's span, whichever samples the filter keeps. */
+    if (a->n_read++ == 0 || s->time_ns < a->time_lo)
+        a->time_lo = s->time_ns;
+    if (s->time_ns > a->time_hi)
+        a->time_hi = s->time_ns;
+    bool off_cpu = (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
+    a->n_off_cpu += off_cpu;
+    if (off_cpu ? a->on_cpu_only : a->off_cpu_only)
+        return 0;
     if (!a->last_valid || s->pid != a->last_pid) {
         int64_t c = rmap_get(&a->pid_comm, (uint32_t)s->pid, 0);
         a->last_pid = s->pid;
         a->last_comm = (uint32_t)(c + 1);
         a->last_valid = true;
     }
-    if (a->n_samples++ == 0 || s->time_ns < a->time_lo)
-        a->time_lo = s->time_ns;
-    if (s->time_ns > a->time_hi)
-        a->time_hi = s->time_ns;
+    a->n_samples++;
     rraw k = {.event = s->event,
               .pid = s->pid,
               .comm_rec = a->last_comm,
@@ -117,14 +123,22 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
     return 0;
 oom:
     cli_error("report", "%s: out of memory while counting %llu samples", a->path,
-              (unsigned long long)a->n_samples);
+              (unsigned long long)a->n_read);
     return -2;
 }
 
-int rraws_of(rraws *a, const dkrec *r, const char *path)
+/* a empty, to count the samples o keeps. */
+static void rraws_init(rraws *a, const char *path, const rprofile_opts *o)
 {
     memset(a, 0, sizeof *a);
     a->path = path;
+    a->on_cpu_only = o != NULL && o->on_cpu_only;
+    a->off_cpu_only = o != NULL && o->off_cpu_only;
+}
+
+int rraws_of(rraws *a, const dkrec *r, const char *path, const rprofile_opts *o)
+{
+    rraws_init(a, path, o);
     for (size_t i = 0; i < r->n_samples; i++)
         if (rraws_add(a, r, &r->samples[i]) != 0) {
             rraws_free(a);
@@ -133,10 +147,10 @@ int rraws_of(rraws *a, const dkrec *r, const char *path)
     return 0;
 }
 
-int rprofile_read(const char *path, dkrec **rec, rraws *a, char *err, size_t errlen)
+int rprofile_read(const char *path, const rprofile_opts *o, dkrec **rec, rraws *a, char *err,
+                  size_t errlen)
 {
-    memset(a, 0, sizeof *a);
-    a->path = path;
+    rraws_init(a, path, o);
     int rc = dkrec_stream_file(path, rraws_add, a, rec, err, errlen);
     if (rc != 0)
         rraws_free(a);

@@ -196,7 +196,7 @@ oom:
 typedef struct fline {
     uint32_t comm_rank, node_rank, node;
     uint32_t comm;
-    uint64_t count; /* its samples */
+    uint64_t weight; /* its samples, or their weights when some are off-CPU */
 } fline;
 
 static int fline_order(const void *a, const void *b)
@@ -239,14 +239,14 @@ int report_folded(FILE *out, const rprofile *p, int event)
         if (event >= 0 && s->event != (uint32_t)event)
             continue;
         uint32_t v = t.of_node[s->stack];
-        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm, s->count};
+        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm, report_entry_value(p, s)};
     }
     qsort(lines, n, sizeof *lines, fline_order);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        uint64_t count = lines[i].count;
+        uint64_t sum = lines[i].weight;
         while (j < n && lines[j].comm_rank == lines[i].comm_rank && lines[j].node == lines[i].node)
-            count += lines[j++].count;
+            sum += lines[j++].weight;
         fputs(cn[lines[i].comm], out);
         size_t d = 0;
         for (uint32_t v = lines[i].node; v != 0; v = t.parent[v])
@@ -255,7 +255,7 @@ int report_folded(FILE *out, const rprofile *p, int event)
             fputc(';', out);
             fputs(t.names[t.name[path[d]]], out);
         }
-        fprintf(out, " %" PRIu64 "\n", count);
+        fprintf(out, " %" PRIu64 "\n", sum);
         i = j;
     }
     rc = 0;
@@ -347,7 +347,7 @@ static double *old_shares(const ntree *nt, const rprofile *old, const char *enam
     if (ok) {
         for (size_t i = 0; i < old->n_entries; i++)
             if (old->entries[i].event == oe)
-                ow[ot.of_node[old->entries[i].stack]] += old->entries[i].count;
+                ow[ot.of_node[old->entries[i].stack]] += report_entry_value(old, &old->entries[i]);
         for (size_t v = ot.n; v-- > 1;)
             ow[ot.parent[v]] += ow[v];
         double total = ow[0] ? (double)ow[0] : 1.0;
@@ -418,7 +418,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
         goto oom;
     for (size_t i = 0; i < p->n_entries; i++)
         if (p->entries[i].event == e)
-            t[nt.of_node[p->entries[i].stack]].weight += p->entries[i].count;
+            t[nt.of_node[p->entries[i].stack]].weight += report_entry_value(p, &p->entries[i]);
     uint32_t maxdepth = 0;
     t[0].frame = UINT32_MAX;
     for (size_t k = 1; k < n; k++) {
@@ -459,7 +459,8 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
           out);
     fputs(old != NULL ? "Differential flame graph: " : "Flame graph: ", out);
     dk__put_html(out, ename);
-    fprintf(out, ", %" PRIu64 " samples of ", t[0].weight);
+    const char *unit = p->has_off_cpu ? "ns" : "samples";
+    fprintf(out, ", %" PRIu64 " %s of ", t[0].weight, unit);
     dk__put_html(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
     if (old != NULL) {
         fputs(" against ", out);
@@ -491,9 +492,11 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     /* Depth first; x of each node from its parent's and its elder siblings'. */
     double *x = calloc(n, sizeof *x);
     size_t *stack = calloc(n, sizeof *stack);
-    if (x == NULL || stack == NULL) {
+    bool *off = calloc(n, sizeof *off); /* under the [off-cpu] frame */
+    if (x == NULL || stack == NULL || off == NULL) {
         free(x);
         free(stack);
+        free(off);
         goto oom;
     }
     size_t sp = 0, skipped = 0;
@@ -512,6 +515,11 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
             diff_colour(w - was[k], maxchange, rgb);
         else
             colour(name, rgb);
+        if (was == NULL && off[k]) { /* off-CPU: blue, as off-CPU flame graphs are drawn */
+            int red = rgb[0];
+            rgb[0] = rgb[2];
+            rgb[2] = red;
+        }
         if (k == 0)
             rgb[0] = 200, rgb[1] = 200, rgb[2] = 200;
         int y = height - 10 - (int)(t[k].depth + 1) * rowh;
@@ -529,7 +537,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
             dk__put_html(out, nt.mixed[k] ? "several images" : p->frames[t[k].frame].dso);
             fputc(')', out);
         }
-        fprintf(out, ": %" PRIu64 " samples, %.2f%%", t[k].weight, 100.0 * w);
+        fprintf(out, ": %" PRIu64 " %s, %.2f%%", t[k].weight, unit, 100.0 * w);
         if (was != NULL)
             fprintf(out, " (was %.2f%%: %+.2f)", 100.0 * was[k], 100.0 * (w - was[k]));
         fputs("</title>", out);
@@ -545,6 +553,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
         size_t first = sp;
         for (size_t c = t[k].first_child; c != 0; c = t[c].next_sibling) {
             x[c] = cx;
+            off[c] = off[k] || rframe_off_cpu(&p->frames[t[c].frame]);
             cx += (double)t[c].weight / total;
             stack[sp++] = c;
         }
@@ -560,6 +569,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     fprintf(out, "<script>\n%s</script>\n</body></html>\n", flame_script);
     free(x);
     free(stack);
+    free(off);
     free(t);
     free(was);
     ntree_free(&nt);

@@ -498,6 +498,10 @@ int dk__kperf_sampling_open(dk_sampling *p)
         return dk__fail(DK_ENOTSUP,
                         "kperf filters samples by process, not by thread: sample the process "
                         "(DK_SCOPE_PROCESS) and keep the thread's samples");
+    if (o->flags & DK_SAMPLING_OFF_CPU)
+        return dk__fail(DK_ENOTSUP, "off-CPU sampling (DK_SAMPLING_OFF_CPU) is not implemented "
+                                    "on the kperf backend: it needs PET, which samples blocked "
+                                    "threads too");
     ksamp *k = calloc(1, sizeof *k);
     if (k == NULL)
         return dk__fail(DK_ENOMEM, "dk_sampling_open: out of memory");

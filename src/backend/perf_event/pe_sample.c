@@ -28,6 +28,8 @@
  * Times are CLOCK_MONOTONIC (use_clockid), comparable with clock_gettime.
  * Records always carry PERF_SAMPLE_IDENTIFIER (which event) and TIME
  * (drains merge the rings oldest first); the other fields as asked.
+ * DK_SAMPLING_OFF_CPU adds a context-switches event at each site
+ * (pe_offcpu.c).
  * Call chains are user-mode only (exclude_callchain_kernel) unless
  * DK_SAMPLE_KERNEL_CALLCHAIN asks for the kernel's part too: it costs ring
  * space, and only a reader of kernel symbols can use it.
@@ -283,6 +285,11 @@ int dk__pe_sampling_open(dk_sampling *p)
     if (system && on_exec)
         return dk__fail(DK_EINVAL, "dk_sampling_open: DK_SAMPLING_ENABLE_ON_EXEC needs a thread "
                                    "or process scope, not every CPU");
+    bool off_cpu = (o->flags & DK_SAMPLING_OFF_CPU) != 0;
+    if (system && off_cpu)
+        return dk__fail(DK_ENOTSUP, "dk_sampling_open: off-CPU sampling (DK_SAMPLING_OFF_CPU) "
+                                    "follows the threads of a process or one thread, not every "
+                                    "CPU");
 
     pe_def defs_store[DK_MAX_EVENTS];
     const pe_def *defs[DK_MAX_EVENTS];
@@ -304,7 +311,7 @@ int dk__pe_sampling_open(dk_sampling *p)
     uint64_t sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME;
     if (o->record & DK_SAMPLE_IP)
         sample_type |= PERF_SAMPLE_IP;
-    if (o->record & DK_SAMPLE_TID)
+    if ((o->record & DK_SAMPLE_TID) || off_cpu) /* off-CPU: whose switch it is */
         sample_type |= PERF_SAMPLE_TID;
     if (o->record & DK_SAMPLE_CPU)
         sample_type |= PERF_SAMPLE_CPU;
@@ -497,6 +504,16 @@ int dk__pe_sampling_open(dk_sampling *p)
                     }
                     if (lead)
                         leader = fd;
+                }
+            }
+            if (off_cpu && rc == 0 && !gone) {
+                int fd = dk__ps_offcpu_open(k, &attrs[0], tids[t], cpus[c], site_ring, on_exec);
+                if (fd < 0) {
+                    rc = fd;
+                } else if ((rc = add_fd(st, fd, true)) != 0) {
+                    close(fd);
+                } else {
+                    rc = add_id(st, fd, PS_OFF_CPU_EVENT, "context-switches");
                 }
             }
         }
@@ -706,6 +723,7 @@ void dk__pe_sampling_close(dk_sampling *p)
     free(st->scratch);
     free(st->frames);
     free(st->kernel_frames);
+    dk__ps_offcpu_free(st);
     for (size_t i = 0; i < st->nmaps; i++)
         free(st->maps[i].path);
     free(st->maps);

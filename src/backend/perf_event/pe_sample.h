@@ -50,6 +50,17 @@ typedef struct ps_map {
     char *path;
 } ps_map;
 
+/* A thread switched out, blocked, until its switch-in (pe_offcpu.c). */
+typedef struct ps_blocked {
+    uint32_t tid;     /* 0: a free slot */
+    dk_sample sample; /* its switch-out sample; arrays in frames */
+    uint64_t *frames; /* user chain, then kernel chain */
+} ps_blocked;
+
+/* A sample's event index for the context-switches event of off-CPU
+ * sampling, which no caller's event has. */
+#define PS_OFF_CPU_EVENT (SIZE_MAX - 1)
+
 typedef struct ps_state {
     ps_fd *fds;
     size_t nfds, fds_cap;
@@ -69,6 +80,8 @@ typedef struct ps_state {
     ps_map *maps;
     size_t nmaps, maps_sent;
     uint64_t maps_time;
+    ps_blocked *blocked; /* open addressing by tid, a power of two */
+    size_t nblocked, blocked_cap;
     pthread_mutex_t drain_lock;
     pthread_mutex_t wait_lock;
 } ps_state;
@@ -76,5 +89,23 @@ typedef struct ps_state {
 /* The event a kernel id belongs to (inherited copies report their
  * parent's id); SIZE_MAX when unknown. */
 size_t dk__ps_event_of(const ps_state *st, uint64_t id);
+
+/* ---- pe_offcpu.c: DK_SAMPLING_OFF_CPU ---------------------------------- */
+
+/* Open the context-switches event of off-CPU sampling for pid on cpu,
+ * its records into ring_fd's ring, attr as like's otherwise. Returns the
+ * fd, or DK_EPERM (the paranoid level forbids it) or another error. */
+int dk__ps_offcpu_open(const pe_session *k, const struct perf_event_attr *like, int pid, int cpu,
+                       int ring_fd, bool on_exec);
+/* A switch-out sample x of the context-switches event: kept until its
+ * thread's switch-in. Returns 0, or -1 when out of memory (the stretch is
+ * lost). */
+int dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x);
+/* A PERF_RECORD_SWITCH of tid at time: 1 with *out the off-CPU sample of
+ * a switch-in that ends a blocked stretch, 0 otherwise. */
+int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t time, dk_sample *out);
+/* tid exited: forget its pending stretch. */
+void dk__ps_offcpu_exit(ps_state *st, uint32_t tid);
+void dk__ps_offcpu_free(ps_state *st);
 
 #endif /* DKPERF_BACKEND_PE_SAMPLE_H */

@@ -147,7 +147,7 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
             for (uint64_t i = 0; i < nr && !c.bad; i++) {
                 uint64_t value = take64(&c);
                 size_t e = dk__ps_event_of(st, take64(&c));
-                if (e != SIZE_MAX)
+                if (e < p->n)
                     values[e] += value;
             }
             out->values = values;
@@ -184,6 +184,12 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
         }
         if (c.bad)
             return 0;
+        if (ev == PS_OFF_CPU_EVENT) {
+            /* Delivered at its switch-in; one that cannot be kept is lost. */
+            if (dk__ps_offcpu_blocked(st, out) != 0)
+                dk__stat_add(&p->stats.lost, 1);
+            return 0;
+        }
         dk__stat_add(&p->stats.samples, 1);
         return 1;
     }
@@ -226,7 +232,21 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
         out->pid = (int)pid;
         out->tid = tid;
         out->time_ns = take64(&c);
+        if (st->blocked != NULL)
+            dk__ps_offcpu_exit(st, tid);
         return c.bad ? 0 : 1;
+    }
+    case PERF_RECORD_SWITCH: {
+        /* sample_id_all: TID, TIME, [CPU], IDENTIFIER (TID with off-CPU). */
+        size_t back = 24 + (st->sample_type & PERF_SAMPLE_CPU ? 8 : 0);
+        uint32_t ids[2];
+        if (!(st->sample_type & PERF_SAMPLE_TID) || size < sizeof h + back)
+            return 0;
+        memcpy(ids, rec + size - back, sizeof ids);
+        if (dk__ps_offcpu_switch(st, h.misc, ids[1], trailer_time(st, rec, size), out) == 0)
+            return 0;
+        dk__stat_add(&p->stats.samples, 1);
+        return 1;
     }
     case PERF_RECORD_LOST: {
         (void)take64(&c); /* id */

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define DKREC_VERSION_MAJOR 1
-#define DKREC_VERSION_MINOR 1
+#define DKREC_VERSION_MINOR 2
 
 /* Image identity kinds of a map. */
 #define DKREC_ID_NONE 0
@@ -34,6 +34,7 @@
 /* Sample flags. */
 #define DKREC_SAMPLE_KERNEL 0x1u    /* the sampled pc was in the kernel */
 #define DKREC_SAMPLE_TRUNCATED 0x2u /* the call chain was cut */
+#define DKREC_SAMPLE_OFF_CPU 0x4u   /* the thread was off CPU: period is the ns it stayed off */
 
 /* A sample to write. */
 typedef struct dkrec_sample {
@@ -73,6 +74,15 @@ int dkrec_finish(dkrec_writer *w);
 /* Bytes written to fd so far, header included. */
 uint64_t dkrec_bytes(const dkrec_writer *w);
 uint64_t dkrec_samples(const dkrec_writer *w);
+/* Switching files (record --switch-output): dkrec_writer_keep, called
+ * before anything is written, keeps the meta, event, map and comm records
+ * (a process's until its exit record); dkrec_writer_switch ends the
+ * current file (its end mark, flushed) and goes on in fd (owned by the
+ * caller), which starts with the header and those records, so that each
+ * file reads alone. Stacks are interned anew; each file's loss totals and
+ * sample count are its own. 0 or a negative errno. */
+void dkrec_writer_keep(dkrec_writer *w);
+int dkrec_writer_switch(dkrec_writer *w, int fd);
 /* Frees the writer; what was not flushed is lost. NULL is ignored. */
 void dkrec_writer_free(dkrec_writer *w);
 

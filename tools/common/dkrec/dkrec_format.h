@@ -28,6 +28,7 @@ enum {
     R_NODES = 'n',
     R_SAMPLE = 's',
     R_KSTACK = 'k', /* since 1.1 */
+    R_OFFCPU = 'o', /* since 1.2 */
     R_STATS = 'l',
     R_END = 'z'
 };

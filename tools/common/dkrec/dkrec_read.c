@@ -32,6 +32,7 @@ typedef struct reader {
     /* Delta state of the chunk. */
     dkrec_rsample prev;
     uint32_t knode; /* a kernel stack record's node, for the next sample */
+    bool off_cpu;   /* an off-CPU record, for the next sample */
     size_t cap_meta, cap_events, cap_maps, cap_comms, cap_nodes, cap_samples;
 } reader;
 
@@ -174,7 +175,9 @@ static int read_sample(reader *rd)
     s.knode = rd->knode;
     rd->knode = 0;
     s.flags = ((head & H_KERNEL) ? DKREC_SAMPLE_KERNEL : 0) |
-              ((head & H_TRUNCATED) ? DKREC_SAMPLE_TRUNCATED : 0);
+              ((head & H_TRUNCATED) ? DKREC_SAMPLE_TRUNCATED : 0) |
+              (rd->off_cpu ? DKREC_SAMPLE_OFF_CPU : 0);
+    rd->off_cpu = false;
     if (head & H_CHANGED) {
         if (rd->p >= rd->end)
             return fail(rd, at, "a sample ends early");
@@ -303,6 +306,11 @@ static int read_record(reader *rd)
         return read_nodes(rd);
     case R_SAMPLE:
         return read_sample(rd);
+    case R_OFFCPU:
+        if (rd->off_cpu)
+            return fail(rd, at, "two off-CPU records for one sample");
+        rd->off_cpu = true;
+        return 0;
     case R_KSTACK: {
         uint64_t node;
         if (get_varint(rd, &node) != 0)
@@ -333,6 +341,12 @@ static int read_record(reader *rd)
         return 0;
     }
     default:
+        if (r->version_minor > DKREC_VERSION_MINOR)
+            return fail(rd, at,
+                        "unknown record type 0x%02x of format %u.%u (this dkperf reads up to "
+                        "%u.%u: report it with the dkperf that recorded it)",
+                        type, r->version_major, r->version_minor, DKREC_VERSION_MAJOR,
+                        DKREC_VERSION_MINOR);
         return fail(rd, at, "unknown record type 0x%02x", type);
     }
 }
@@ -463,11 +477,14 @@ static int read_chunks(reader *rd, source *src)
         rd->end = payload + len;
         memset(&rd->prev, 0, sizeof rd->prev);
         rd->knode = 0;
+        rd->off_cpu = false;
         while (rd->p < rd->end)
             if (read_record(rd) != 0)
                 return -1;
         if (rd->knode != 0)
             return fail(rd, rd->end, "a kernel stack record without its sample");
+        if (rd->off_cpu)
+            return fail(rd, rd->end, "an off-CPU record without its sample");
         pos += head + 4 + len;
     }
     return 0;

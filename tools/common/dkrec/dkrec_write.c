@@ -18,6 +18,14 @@ typedef struct node_slot {
     uint32_t parent, id; /* id 0: empty slot */
 } node_slot;
 
+/* A record kept for the next file: pool[off .. off + len), of process
+ * pid (INT32_MIN: of the whole recording, meta and event). */
+typedef struct kept_rec {
+    size_t off, len;
+    int32_t pid;
+    bool dead;
+} kept_rec;
+
 struct dkrec_writer {
     int fd;
     int error; /* the first write error; every later call returns it */
@@ -37,6 +45,18 @@ struct dkrec_writer {
     /* Nodes made for the sample being written, emitted before it. */
     uint32_t *path;
     size_t path_cap;
+    /* With switching on: the meta, event, map and comm records written
+     * (their bytes, in order), written again at the head of the next file;
+     * a process's are dropped at its exit. */
+    bool keep;
+    kept_rec *kept;
+    size_t nkept, capkept, dead;
+    uint8_t *pool;
+    size_t npool, cappool;
+    /* The kernel's running loss totals at the last switch: a file counts
+     * its own. */
+    uint64_t base_lost, base_throttled, base_unthrottled;
+    uint64_t last_lost, last_throttled, last_unthrottled;
 };
 
 static void reset_deltas(dkrec_writer *w)
@@ -156,6 +176,104 @@ static int begin(dkrec_writer *w, size_t more)
     return rc;
 }
 
+/* Keeps the record just put at w->buf[start ..] when switching is on. */
+static int keep(dkrec_writer *w, size_t start, int32_t pid)
+{
+    if (!w->keep)
+        return 0;
+    size_t n = w->len - start;
+    if (w->nkept == w->capkept) {
+        size_t cap = w->capkept ? w->capkept * 2 : 64;
+        kept_rec *k = realloc(w->kept, cap * sizeof *k);
+        if (k == NULL)
+            return w->error = -ENOMEM;
+        w->kept = k;
+        w->capkept = cap;
+    }
+    if (w->npool + n > w->cappool) {
+        size_t cap = w->cappool ? w->cappool : 4096;
+        while (cap < w->npool + n)
+            cap *= 2;
+        uint8_t *p = realloc(w->pool, cap);
+        if (p == NULL)
+            return w->error = -ENOMEM;
+        w->pool = p;
+        w->cappool = cap;
+    }
+    memcpy(w->pool + w->npool, w->buf + start, n);
+    w->kept[w->nkept++] = (kept_rec){.off = w->npool, .len = n, .pid = pid};
+    w->npool += n;
+    return 0;
+}
+
+/* Drops what is kept of a process that exited; the pool is compacted
+ * once half of its records are dead, so drops cost O(1) amortized. */
+static void drop_kept(dkrec_writer *w, int32_t pid)
+{
+    for (size_t i = 0; i < w->nkept; i++)
+        if (w->kept[i].pid == pid && !w->kept[i].dead) {
+            w->kept[i].dead = true;
+            w->dead++;
+        }
+    if (w->dead * 2 < w->nkept)
+        return;
+    size_t m = 0, at = 0;
+    for (size_t i = 0; i < w->nkept; i++) {
+        if (w->kept[i].dead)
+            continue;
+        memmove(w->pool + at, w->pool + w->kept[i].off, w->kept[i].len);
+        w->kept[m] = w->kept[i];
+        w->kept[m++].off = at;
+        at += w->kept[i].len;
+    }
+    w->nkept = m;
+    w->npool = at;
+    w->dead = 0;
+}
+
+static int write_header(int fd)
+{
+    uint8_t head[HEADER_BYTES] = {0};
+    memcpy(head, dkrec__magic, sizeof dkrec__magic);
+    head[8] = DKREC_VERSION_MAJOR & 0xff;
+    head[9] = DKREC_VERSION_MAJOR >> 8;
+    head[10] = DKREC_VERSION_MINOR & 0xff;
+    head[11] = DKREC_VERSION_MINOR >> 8;
+    return write_all(fd, head, sizeof head);
+}
+
+void dkrec_writer_keep(dkrec_writer *w) { w->keep = true; }
+
+int dkrec_writer_switch(dkrec_writer *w, int fd)
+{
+    int rc = dkrec_finish(w);
+    if (rc != 0)
+        return rc;
+    rc = write_header(fd);
+    if (rc != 0)
+        return w->error = rc;
+    w->fd = fd;
+    w->bytes = HEADER_BYTES;
+    w->samples = 0;
+    /* Stacks are interned again: a file's node ids are its own. */
+    memset(w->slots, 0, w->nslots * sizeof *w->slots);
+    w->nnodes = 0;
+    w->base_lost = w->last_lost;
+    w->base_throttled = w->last_throttled;
+    w->base_unthrottled = w->last_unthrottled;
+    for (size_t i = 0; i < w->nkept; i++) {
+        const kept_rec *k = &w->kept[i];
+        if (k->dead)
+            continue;
+        rc = begin(w, k->len);
+        if (rc != 0)
+            return rc;
+        memcpy(w->buf + w->len, w->pool + k->off, k->len);
+        w->len += k->len;
+    }
+    return dkrec_flush(w);
+}
+
 int dkrec_writer_open(int fd, dkrec_writer **out)
 {
     *out = NULL;
@@ -163,18 +281,12 @@ int dkrec_writer_open(int fd, dkrec_writer **out)
     if (w == NULL)
         return -ENOMEM;
     w->fd = fd;
-    uint8_t head[HEADER_BYTES] = {0};
-    memcpy(head, dkrec__magic, sizeof dkrec__magic);
-    head[8] = DKREC_VERSION_MAJOR & 0xff;
-    head[9] = DKREC_VERSION_MAJOR >> 8;
-    head[10] = DKREC_VERSION_MINOR & 0xff;
-    head[11] = DKREC_VERSION_MINOR >> 8;
-    int rc = write_all(fd, head, sizeof head);
+    int rc = write_header(fd);
     if (rc != 0) {
         free(w);
         return rc;
     }
-    w->bytes = sizeof head;
+    w->bytes = HEADER_BYTES;
     *out = w;
     return 0;
 }
@@ -185,10 +297,11 @@ int dkrec_write_meta(dkrec_writer *w, const char *key, const char *value)
     int rc = begin(w, 1 + 20 + kn + vn);
     if (rc != 0)
         return rc;
+    size_t start = w->len;
     put_byte(w, R_META);
     put_string(w, key, kn);
     put_string(w, value, vn);
-    return 0;
+    return keep(w, start, INT32_MIN);
 }
 
 int dkrec_write_event(dkrec_writer *w, uint32_t index, const char *name, uint64_t period,
@@ -198,12 +311,13 @@ int dkrec_write_event(dkrec_writer *w, uint32_t index, const char *name, uint64_
     int rc = begin(w, 1 + 40 + n);
     if (rc != 0)
         return rc;
+    size_t start = w->len;
     put_byte(w, R_EVENT);
     put_varint(w, index);
     put_string(w, name, n);
     put_varint(w, period);
     put_varint(w, freq);
-    return 0;
+    return keep(w, start, INT32_MIN);
 }
 
 int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -217,6 +331,7 @@ int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, 
     int rc = begin(w, 80 + n + id_len);
     if (rc != 0)
         return rc;
+    size_t at = w->len;
     put_byte(w, R_MAP);
     put_varint(w, dkrec__zigzag(pid));
     put_varint(w, start);
@@ -228,7 +343,7 @@ int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, 
     if (id_len)
         memcpy(w->buf + w->len, id, id_len);
     w->len += id_len;
-    return 0;
+    return keep(w, at, pid);
 }
 
 int dkrec_write_comm(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm)
@@ -237,11 +352,12 @@ int dkrec_write_comm(dkrec_writer *w, int32_t pid, uint64_t tid, const char *com
     int rc = begin(w, 1 + 30 + n);
     if (rc != 0)
         return rc;
+    size_t start = w->len;
     put_byte(w, R_COMM);
     put_varint(w, dkrec__zigzag(pid));
     put_varint(w, tid);
     put_string(w, comm, n);
-    return 0;
+    return keep(w, start, pid);
 }
 
 int dkrec_write_exit(dkrec_writer *w, int32_t pid, uint64_t tid)
@@ -252,6 +368,8 @@ int dkrec_write_exit(dkrec_writer *w, int32_t pid, uint64_t tid)
     put_byte(w, R_EXIT);
     put_varint(w, dkrec__zigzag(pid));
     put_varint(w, tid);
+    if (w->keep && tid == (uint64_t)(uint32_t)pid)
+        drop_kept(w, pid); /* the process is gone: the next file needs none of it */
     return 0;
 }
 
@@ -260,10 +378,13 @@ int dkrec_write_stats(dkrec_writer *w, uint64_t lost, uint64_t throttled, uint64
     int rc = begin(w, 1 + 30);
     if (rc != 0)
         return rc;
+    w->last_lost = lost;
+    w->last_throttled = throttled;
+    w->last_unthrottled = unthrottled;
     put_byte(w, R_STATS);
-    put_varint(w, lost);
-    put_varint(w, throttled);
-    put_varint(w, unthrottled);
+    put_varint(w, lost > w->base_lost ? lost - w->base_lost : 0);
+    put_varint(w, throttled > w->base_throttled ? throttled - w->base_throttled : 0);
+    put_varint(w, unthrottled > w->base_unthrottled ? unthrottled - w->base_unthrottled : 0);
     return 0;
 }
 
@@ -393,6 +514,8 @@ int dkrec_write_sample(dkrec_writer *w, const dkrec_sample *s)
     }
     if ((rc = put_stack(w, s->frames, s->n_frames, &node)) != 0)
         return w->error = rc;
+    if (s->flags & DKREC_SAMPLE_OFF_CPU)
+        put_byte(w, R_OFFCPU); /* a record, not a head bit: older readers refuse it by name */
     unsigned change = 0;
     if (s->event != w->prev_event)
         change |= C_EVENT;
@@ -455,5 +578,7 @@ void dkrec_writer_free(dkrec_writer *w)
     free(w->node_addr);
     free(w->node_parent);
     free(w->path);
+    free(w->kept);
+    free(w->pool);
     free(w);
 }

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""dkperf record --off-cpu of a program with a busy thread and one that
+sleeps 200 ms in ten nanosleeps (record_prog --sleeper 200), on this Linux
+machine: both threads are in the recording, the busy one on CPU in rp_hot,
+the sleeping one off CPU under the [off-cpu] frame in its blocking call
+(clock_nanosleep called from rp_sleeper), its off-CPU ns close to the time
+it slept; report --off-cpu and --on-cpu keep one kind each; the flame graph
+draws off-CPU frames blue and the others warm; pprof has an off-CPU value
+type in nanoseconds. Where perf_event_paranoid forbids the context-switches
+event (not root, paranoid 2), record must fail with one line naming it.
+
+usage: check_record_offcpu.py DKPERF RECORD_PROG WORKDIR
+"""
+import gzip
+import os
+import re
+import subprocess
+import sys
+
+dkperf, prog, work = sys.argv[1:4]
+os.makedirs(work, exist_ok=True)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAILED:", what)
+    return cond
+
+
+def run(*args):
+    return subprocess.run([dkperf, *args], capture_output=True, text=True, timeout=120)
+
+
+def paranoid():
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 2
+
+
+data = os.path.join(work, "offcpu.data")
+p = run("record", "--off-cpu", "-e", "cpu-clock", "-o", data, "--", prog, "0.3", "--sleeper", "200")
+if os.geteuid() != 0 and paranoid() > 1:
+    check(p.returncode == 1, f"record without the privilege: exit {p.returncode}")
+    check("perf_event_paranoid" in p.stderr and p.stderr.count("\n") == 1,
+          f"record without the privilege says why in one line: {p.stderr!r}")
+    sys.exit(1 if failures else 0)
+if not check(p.returncode == 0, f"record: {p.returncode} {p.stderr!r}"):
+    sys.exit(1)
+with open(data, "rb") as f:
+    head = f.read(16)
+check(head[10] == 2, f"the file is format 1.2: {head[8:12]!r}")
+
+# Folded stacks, weighted: ns off CPU for off-CPU stacks.
+p = run("report", "-i", data, "--folded")
+check(p.returncode == 0, f"report --folded: {p.returncode} {p.stderr!r}")
+off_ns = on_hot = 0
+other_off = []
+for line in p.stdout.splitlines():
+    stack, _, n = line.rpartition(" ")
+    frames = stack.split(";")
+    if "[off-cpu]" in frames:
+        check(frames[1] == "[off-cpu]", f"[off-cpu] is the outermost frame: {line}")
+        if "rp_sleeper" in frames and any("nanosleep" in f for f in frames):
+            off_ns += int(n)
+        else:
+            other_off.append(line)
+    elif "rp_hot" in frames:
+        on_hot += 1
+print(f"sleeper off CPU in clock_nanosleep: {off_ns / 1e6:.1f} ms; other off-CPU stacks: "
+      f"{len(other_off)}")
+check(on_hot > 0, "the busy thread's rp_hot stacks are on CPU")
+check(180e6 <= off_ns <= 260e6,
+      f"the sleeper's off-CPU time in nanosleep is about its 200 ms: {off_ns / 1e6:.1f} ms")
+
+# Filters.
+p = run("report", "-i", data, "--stdio", "--off-cpu")
+check(p.returncode == 0 and "[off-cpu]" in p.stdout and "rp_hot" not in p.stdout,
+      f"--off-cpu keeps only off-CPU samples: {p.stdout[:600]!r}")
+p = run("report", "-i", data, "--stdio", "--on-cpu")
+check(p.returncode == 0 and "[off-cpu]" not in p.stdout and "rp_hot" in p.stdout,
+      f"--on-cpu keeps only on-CPU samples: {p.stdout[:600]!r}")
+p = run("report", "-i", data, "--on-cpu", "--off-cpu")
+check(p.returncode == 2 and "give one" in p.stderr and p.stderr.count("\n") == 1,
+      f"--on-cpu with --off-cpu: one usage error: {p.returncode} {p.stderr!r}")
+
+# The flame graph: off-CPU frames blue, the others warm.
+html = os.path.join(work, "offcpu.html")
+p = run("report", "-i", data, "--html", html)
+check(p.returncode == 0, f"report --html: {p.returncode} {p.stderr!r}")
+fills = {}
+with open(html) as f:
+    for m in re.finditer(r'data-n="([^"]*)"><title>[^<]*</title><rect [^>]*fill="rgb\((\d+),(\d+),(\d+)\)"',
+                         f.read()):
+        fills.setdefault(m.group(1), []).append(tuple(int(x) for x in m.group(2, 3, 4)))
+# (rp_sleeper and main are also drawn warm where they ran on CPU.)
+for name, blue, every in (("[off-cpu]", True, True), ("rp_sleeper", True, False),
+                          ("rp_hot", False, True)):
+    got = fills.get(name, [])
+    match = [(c[2] > c[0]) == blue for c in got]
+    check(len(got) > 0 and (all(match) if every else any(match)),
+          f"{name} is drawn {'blue' if blue else 'warm'}: {got}")
+
+# pprof: the off-CPU value type.
+pb = os.path.join(work, "offcpu.pb.gz")
+p = run("report", "-i", data, "--pprof", pb)
+check(p.returncode == 0, f"report --pprof: {p.returncode} {p.stderr!r}")
+with gzip.open(pb) as f:
+    raw = f.read()
+check(b"off-cpu_samples" in raw and b"\x07off-cpu" in raw and b"nanoseconds" in raw,
+      "pprof names the off-CPU value types")
+
+sys.exit(1 if failures else 0)

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * test_sampling_kperf_raw.c - the simulated kernel as a kperf+kdebug client
+ * written for a Mac drives it, through the raw framework calls and kdebug
+ * sysctls (no libdkperf sampling): the kdebug filter applied to each record
+ * on its own (bsd/kern/kdebug.c _should_emit_debugid), the ktrace sysctls
+ * (bsd/kern/kern_ktrace.c), and the records of other classes an unfiltered
+ * trace holds (PMI interrupts, thread switches). Part of
+ * test_sampling_kperf. Simulated only: nothing here ran on Apple hardware.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dkperf.h"
+#include "dkperf/kperf.h"
+#include "sampling_kperf_helpers.h"
+#include "sim/sim_kdebug.h"
+#include "util.h"
+
+/* Debug ids (osfmk/kperf/buffer.h, bsd/sys/kdebug.h). */
+#define ID_KPC_HNDLR 0x25060000u
+#define ID_KPC_DATA_THREAD 0x25060020u
+#define ID_CS_UHDR 0x25020018u
+#define ID_GEN_EVENT 0x25000000u
+#define ID_INTR 0x01050000u       /* MACHDBG_CODE(DBG_MACH_EXCP_INTR, 0) */
+#define ID_MACH_SCHED 0x01400000u /* MACHDBG_CODE(DBG_MACH_SCHED, MACH_SCHED) */
+#define READ_MAX (1u << 16)
+
+/* sysctl({CTL_KERN, KERN_KDEBUG, op[, value]}): 0 or errno. */
+static int kd(const sim_kernel *k, int op, int value, int nmib, void *oldp, size_t *oldlen)
+{
+    int mib[4] = {CTL_KERN, KERN_KDEBUG, op, value};
+    size_t zero = 0;
+    errno = 0;
+    int r = k->sysctl(mib, (unsigned)nmib, oldp, oldlen != NULL ? oldlen : &zero, NULL, 0);
+    return r == 0 ? 0 : errno;
+}
+
+static const dk_kperf_vtable *kperf(void)
+{
+    const dk_kperf_vtable *kp = NULL;
+    CHECK_INT(dk_kperf_load(NULL, &kp, NULL), ==, 0);
+    return kp;
+}
+
+/*
+ * A client's set-up, in the order a kdebug+kperf profiler makes it: the
+ * trace buffer, its filter (a KDSETREG or a typefilter, or none), enabled;
+ * then one kperf action with these samplers for this process and one timer
+ * every period_ns, and sampling on.
+ */
+static void raw_start(const sim_kernel *k, const dk_kperf_vtable *kp, kd_regtype *reg,
+                      unsigned char *tf, uint32_t samplers, uint64_t period_ns)
+{
+    CHECK_INT(kd(k, KERN_KDREMOVE, 0, 3, NULL, NULL), ==, 0);
+    CHECK_INT(kd(k, KERN_KDSETBUF, 1 << 20, 4, NULL, NULL), ==, 0);
+    CHECK_INT(kd(k, KERN_KDSETUP, 0, 3, NULL, NULL), ==, 0);
+    if (reg != NULL) {
+        size_t len = sizeof *reg;
+        CHECK_INT(kd(k, KERN_KDSETREG, 0, 3, reg, &len), ==, 0);
+    }
+    if (tf != NULL) {
+        size_t len = TYPEFILTER_BYTES;
+        CHECK_INT(kd(k, KERN_KDSET_TYPEFILTER, 0, 3, tf, &len), ==, 0);
+    }
+    CHECK_INT(kd(k, KERN_KDENABLE, KDEBUG_ENABLE_TRACE, 4, NULL, NULL), ==, 0);
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(kp->kperf_action_count_set(1), ==, 0);
+    CHECK_INT(kp->kperf_action_samplers_set(1, samplers), ==, 0);
+    CHECK_INT(kp->kperf_action_filter_set_by_pid(1, getpid()), ==, 0);
+    CHECK_INT(kp->kperf_timer_count_set(1), ==, 0);
+    CHECK_INT(kp->kperf_timer_period_set(0, kp->kperf_ns_to_ticks(period_ns)), ==, 0);
+    CHECK_INT(kp->kperf_timer_action_set(0, 1), ==, 0);
+    CHECK_INT(kp->kperf_sample_set(1), ==, 0);
+}
+
+/* Everything in the buffer, up to cap records (KERN_KDREADTR until empty). */
+static size_t raw_read(const sim_kernel *k, simk_kd_buf *out, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap) {
+        size_t len = (cap - n) * sizeof *out;
+        CHECK_INT(kd(k, KERN_KDREADTR, 0, 3, out + n, &len), ==, 0);
+        if (len == 0)
+            break;
+        n += len;
+    }
+    return n;
+}
+
+static void raw_stop(const sim_kernel *k, const dk_kperf_vtable *kp)
+{
+    CHECK_INT(kp->kperf_sample_set(0), ==, 0);
+    CHECK_INT(kd(k, KERN_KDENABLE, 0, 4, NULL, NULL), ==, 0);
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(kd(k, KERN_KDREMOVE, 0, 3, NULL, NULL), ==, 0);
+}
+
+/* KDBG_VALCHECK on PERF_KPC_DATA_THREAD alone: the timer still samples,
+ * and only those records reach the buffer. */
+TEST_CASE(a_valcheck_filter_keeps_only_its_records)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    kd_regtype reg = {KDBG_VALCHECK, ID_KPC_DATA_THREAD, 0, 0, 0};
+    raw_start(&k, kp, &reg, NULL, KPERF_SAMPLER_TH_INFO | KPERF_SAMPLER_PMC_THREAD, 1000000);
+    dkt_hot_caller(100000000);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = raw_read(&k, r, READ_MAX);
+    raw_stop(&k, kp);
+    size_t other = 0;
+    for (size_t i = 0; i < n; i++)
+        other += (r[i].debugid & ~3u) != ID_KPC_DATA_THREAD;
+    fprintf(stderr, "%zu records, %zu of another debug id\n", n, other);
+    CHECK_U64(n, >, 0);
+    CHECK_U64(other, ==, 0);
+    free(r);
+    check_disarmed(state_path());
+}
+
+/* A typefilter with only the callstack subclass (PERF_CS_UHDR's): the
+ * user stacks, pended to the return to user space, and nothing else. */
+TEST_CASE(a_typefilter_keeps_only_its_subclasses)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    unsigned char *tf = calloc(1, TYPEFILTER_BYTES);
+    CHECK(tf != NULL);
+    unsigned csc = ID_CS_UHDR >> 16;
+    tf[csc / 8] |= (unsigned char)(1u << (csc % 8));
+    raw_start(&k, kp, NULL, tf, KPERF_SAMPLER_TH_INFO | KPERF_SAMPLER_USTACK, 1000000);
+    free(tf);
+    dkt_hot_caller(100000000);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = raw_read(&k, r, READ_MAX);
+    raw_stop(&k, kp);
+    size_t headers = 0, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        headers += r[i].debugid == ID_CS_UHDR;
+        other += r[i].debugid >> 16 != csc;
+    }
+    fprintf(stderr, "%zu records, %zu user stacks, %zu of another subclass\n", n, headers, other);
+    CHECK_U64(headers, >, 0);
+    CHECK_U64(other, ==, 0);
+    free(r);
+    check_disarmed(state_path());
+}
+
+/* The PMIs of a counter-overflow sampling, seen by a client that opens the
+ * filter to everything: each PMI's KPC_HNDLR inside its interrupt's
+ * DBG_MACH_EXCP_INTR records, and the sampled thread's switches off CPU
+ * (MACH_SCHED) while it sleeps. */
+TEST_CASE(an_unfiltered_trace_holds_pmi_and_switch_records)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling *p = open_sampling(s, "cycles", 1000000, 0);
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    sim_kernel k = sim_kernel_open();
+    unsigned char *tf = malloc(TYPEFILTER_BYTES);
+    CHECK(tf != NULL);
+    memset(tf, 0xff, TYPEFILTER_BYTES);
+    size_t len = TYPEFILTER_BYTES;
+    CHECK_INT(kd(&k, KERN_KDSET_TYPEFILTER, 0, 3, tf, &len), ==, 0);
+    free(tf);
+    for (int i = 0; i < 5; i++) {
+        dkt_hot_caller(20000000);
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = raw_read(&k, r, READ_MAX);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    bool x86 = getenv("DKPERF_SIM_CPU") != NULL && strcmp(getenv("DKPERF_SIM_CPU"), "haswell") == 0;
+    uint64_t self = (uint64_t)syscall(SYS_gettid);
+    size_t pmis = 0, intr = 0, wrapped = 0, ends = 0, switches = 0;
+    for (size_t i = 0; i < n; i++) {
+        const simk_kd_buf *x = &r[i];
+        if (x->debugid == (ID_INTR | 1u)) {
+            /* arm64 sleh.c: 0, pc, is_user, DBG_INTR_TYPE_PMI (4); x86
+             * trap.c: the LAPIC perf-counter vector, pc, user_mode,
+             * DBG_INTR_TYPE_OTHER (3). */
+            CHECK_U64(x->arg1, ==, x86 ? 0xdfu : 0u);
+            CHECK_U64(x->arg4, ==, x86 ? 3u : 4u);
+            CHECK_U64(x->arg3, <=, 1);
+            intr++;
+        } else if (x->debugid == (ID_KPC_HNDLR | 1u)) {
+            pmis++;
+            /* Right after its interrupt's start, on the same thread, and
+             * the interrupt ends after the sample's GEN_EVENT end. */
+            if (i > 0 && r[i - 1].debugid == (ID_INTR | 1u) && r[i - 1].arg5 == x->arg5)
+                wrapped++;
+            for (size_t j = i + 1; j < n && r[j].arg5 == x->arg5; j++)
+                if (r[j].debugid == (ID_GEN_EVENT | 2u)) {
+                    ends += j + 1 < n && r[j + 1].debugid == (ID_INTR | 2u);
+                    break;
+                }
+        } else if (x->debugid == ID_MACH_SCHED && x->arg5 == self) {
+            switches++;
+        }
+    }
+    fprintf(stderr,
+            "%zu records: %zu PMIs, %zu interrupts, %zu inside one, %zu ended after "
+            "the sample, %zu switches of this thread\n",
+            n, pmis, intr, wrapped, ends, switches);
+    CHECK_U64(pmis, >, 0);
+    CHECK_U64(intr, ==, pmis);
+    CHECK_U64(wrapped, ==, pmis);
+    CHECK_U64(ends, ==, pmis);
+    CHECK_U64(switches, >=, 5);
+    free(r);
+    check_disarmed(state_path());
+}
+
+static int read_int(const sim_kernel *k, const char *name)
+{
+    int v = -1;
+    size_t len = sizeof v;
+    if (k->sysctlbyname(name, &v, &len, NULL, 0) != 0)
+        DKT_FAIL("sysctlbyname(%s): %s", name, strerror(errno));
+    CHECK_INT(len, ==, sizeof v);
+    return v;
+}
+
+/* sysctlbyname of kern_ktrace.c's read-only nodes as tracing is taken and
+ * given back; writes refused as sysctl_root refuses them. */
+TEST_CASE(ktrace_sysctls_follow_tracing)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+#define READ(name) read_int(&k, name)
+    CHECK_INT(READ("ktrace.state"), ==, 0);
+    CHECK_INT(READ("ktrace.owning_pid"), ==, 0);
+    CHECK_INT(READ("ktrace.active_mask"), ==, 0);
+    CHECK_INT(kd(&k, KERN_KDSETBUF, 100000, 4, NULL, NULL), ==, 0);
+    CHECK_INT(READ("ktrace.state"), ==, 1);
+    CHECK_INT(READ("ktrace.owning_pid"), ==, getpid());
+    CHECK_INT(READ("ktrace.active_mask"), ==, 1);
+    CHECK_INT(kp->kperf_action_count_set(1), ==, 0);
+    CHECK_INT(READ("ktrace.active_mask"), ==, 3);
+    /* A write: EPERM for a read-only node, ENOENT for no node. */
+    int one = 1;
+    errno = 0;
+    CHECK_INT(k.sysctlbyname("ktrace.state", NULL, NULL, &one, sizeof one), ==, -1);
+    CHECK_INT(errno, ==, EPERM);
+    errno = 0;
+    CHECK_INT(k.sysctlbyname("hw.ncpu", NULL, NULL, &one, sizeof one), ==, -1);
+    CHECK_INT(errno, ==, EPERM);
+    errno = 0;
+    CHECK_INT(k.sysctlbyname("ktrace.no_such_node", NULL, NULL, &one, sizeof one), ==, -1);
+    CHECK_INT(errno, ==, ENOENT);
+    errno = 0;
+    int v = -1;
+    size_t len = sizeof v;
+    CHECK_INT(k.sysctlbyname("ktrace.no_such_node", &v, &len, NULL, 0), ==, -1);
+    CHECK_INT(errno, ==, ENOENT);
+    /* Still owned while one subsystem is active; idle when none is. */
+    CHECK_INT(kd(&k, KERN_KDREMOVE, 0, 3, NULL, NULL), ==, 0);
+    CHECK_INT(READ("ktrace.state"), ==, 1);
+    CHECK_INT(READ("ktrace.active_mask"), ==, 2);
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(READ("ktrace.state"), ==, 0);
+    CHECK_INT(READ("ktrace.owning_pid"), ==, 0);
+    CHECK_INT(READ("ktrace.active_mask"), ==, 0);
+#undef READ
+    check_disarmed(state_path());
+}

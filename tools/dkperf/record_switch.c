@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * record_switch.c - dkperf record --switch-output (see record.h): the
+ * recording goes on in a new file on SIGUSR2, past a size or every period
+ * of time, each ended file renamed OUTPUT.YYYYMMDDhhmmsscc as perf names
+ * them (local time, centiseconds). The writer starts each file with the
+ * meta, event, map and comm records it still needs (dkrec_writer_switch),
+ * so every file reads alone; the switch falls between two drains, so no
+ * sample is lost between files. With --pprof-dir each ended file is also
+ * written as pprof there, for an agent to upload to a continuous profiler.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/clock.h"
+#include "record.h"
+#include "report.h"
+
+static volatile sig_atomic_t switch_asked;
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    switch_asked = 1;
+}
+
+int record_switch_init(record_switch *sw, const record_options *o)
+{
+    memset(sw, 0, sizeof sw[0]);
+    sw->o = o;
+    if (o->switch_mode == SWITCH_NONE)
+        return 0;
+    if (o->switch_mode == SWITCH_SIGNAL) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr2;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGUSR2, &sa, NULL); /* signals_restore puts the caller's back */
+    }
+    sw->next_ns = dk__monotonic_ns() + o->switch_ns;
+    if (o->pprof_dir != NULL) {
+        struct stat st;
+        if (stat(o->pprof_dir, &st) != 0) {
+            cli_error("record", "--pprof-dir %s: %s", o->pprof_dir, strerror(errno));
+            return EXIT_SETUP;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            cli_error("record", "--pprof-dir %s: not a directory", o->pprof_dir);
+            return EXIT_SETUP;
+        }
+    }
+    return 0;
+}
+
+bool record_switch_due(record_switch *sw, const dkrec_writer *w)
+{
+    switch (sw->o->switch_mode) {
+    case SWITCH_SIGNAL:
+        if (!switch_asked)
+            return false;
+        switch_asked = 0;
+        return true;
+    case SWITCH_SIZE:
+        return dkrec_bytes(w) >= sw->o->switch_bytes;
+    case SWITCH_TIME: {
+        uint64_t now = dk__monotonic_ns();
+        if (now < sw->next_ns)
+            return false;
+        /* The next window from this switch: a late one does not make the
+         * next short. */
+        sw->next_ns = now + sw->o->switch_ns;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* OUTPUT.YYYYMMDDhhmmsscc, or with -2, -3, ... when that name is taken
+ * (two switches in one centisecond). */
+static char *ended_name(const char *output)
+{
+    struct timeval tv;
+    struct tm tm;
+    char stamp[32] = "0";
+    gettimeofday(&tv, NULL);
+    time_t t = tv.tv_sec;
+    if (localtime_r(&t, &tm) != NULL && strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm) > 0) {
+        size_t n = strlen(stamp);
+        snprintf(stamp + n, sizeof stamp - n, "%02u", (unsigned)(tv.tv_usec / 10000));
+    }
+    size_t len = strlen(output) + sizeof stamp + 16;
+    char *name = malloc(len);
+    if (name == NULL)
+        return NULL;
+    snprintf(name, len, "%s.%s", output, stamp);
+    struct stat st;
+    for (unsigned k = 2; lstat(name, &st) == 0 && k < 1000; k++)
+        snprintf(name, len, "%s.%s-%u", output, stamp, k);
+    return name;
+}
+
+/* The ended file as pprof in --pprof-dir: written to a hidden name, then
+ * renamed, so that an agent never picks up half a file. */
+static int write_pprof(const record_switch *sw, const char *ended)
+{
+    char err[512];
+    dkrec *rec = NULL;
+    if (dkrec_read_file(ended, &rec, err, sizeof err) != 0) {
+        cli_error("record", "--pprof-dir: %s", err);
+        return -1;
+    }
+    rprofile p;
+    if (rprofile_build(&p, rec, ended) != 0) {
+        dkrec_free(rec);
+        return -1;
+    }
+    const char *base = strrchr(ended, '/');
+    base = base != NULL ? base + 1 : ended;
+    size_t len = strlen(sw->o->pprof_dir) + strlen(base) + 16;
+    char *tmp = malloc(len), *final = malloc(len);
+    int rc = -1;
+    if (tmp != NULL && final != NULL) {
+        snprintf(tmp, len, "%s/.%s.pb.gz", sw->o->pprof_dir, base);
+        snprintf(final, len, "%s/%s.pb.gz", sw->o->pprof_dir, base);
+        FILE *f = fopen(tmp, "we");
+        if (f == NULL) {
+            cli_error("record", "--pprof-dir: %s: %s", tmp, strerror(errno));
+        } else {
+            rc = report_pprof(f, &p);
+            bool bad = ferror(f) != 0;
+            if (fclose(f) != 0 || bad) {
+                cli_error("record", "--pprof-dir: %s: cannot write it", tmp);
+                rc = -1;
+            }
+            if (rc == 0 && rename(tmp, final) != 0) {
+                cli_error("record", "--pprof-dir: %s: %s", final, strerror(errno));
+                rc = -1;
+            }
+            if (rc != 0)
+                unlink(tmp);
+        }
+    }
+    free(tmp);
+    free(final);
+    rprofile_free(&p);
+    dkrec_free(rec);
+    return rc;
+}
+
+/* What follows a file's end: its name said, the oldest beyond
+ * --switch-max-files removed, its pprof written. */
+static int ended(record_switch *sw, char *name, uint64_t samples)
+{
+    sw->files++;
+    sw->samples += samples;
+    fprintf(stderr, "[ dkperf record: dump %s (%llu samples) ]\n", name,
+            (unsigned long long)samples);
+    int rc = sw->o->pprof_dir != NULL ? write_pprof(sw, name) : 0;
+    if (sw->o->switch_max_files > 0) {
+        if (sw->nkept == (size_t)sw->o->switch_max_files) {
+            if (unlink(sw->kept[0]) != 0 && errno != ENOENT)
+                cli_error("record", "--switch-max-files: cannot remove %s: %s", sw->kept[0],
+                          strerror(errno));
+            free(sw->kept[0]);
+            memmove(sw->kept, sw->kept + 1, (sw->nkept - 1) * sizeof *sw->kept);
+            sw->nkept--;
+        }
+        if (sw->kept == NULL)
+            sw->kept = calloc((size_t)sw->o->switch_max_files, sizeof *sw->kept);
+        if (sw->kept == NULL) {
+            free(name);
+            return -ENOMEM;
+        }
+        sw->kept[sw->nkept++] = name;
+    } else {
+        free(name);
+    }
+    return rc != 0 ? -EIO : 0;
+}
+
+int record_switch_now(record_switch *sw, dkrec_writer *w, int *fd)
+{
+    char *name = ended_name(sw->o->output);
+    if (name == NULL)
+        return -ENOMEM;
+    uint64_t samples = dkrec_samples(w);
+    /* The file keeps its descriptor through the rename; the writer ends it
+     * there and goes on in a new one under the recording's name. */
+    if (rename(sw->o->output, name) != 0) {
+        int e = errno;
+        free(name);
+        return -e;
+    }
+    int nfd = open(sw->o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (nfd < 0) {
+        int e = errno;
+        rename(name, sw->o->output);
+        free(name);
+        return -e;
+    }
+    int rc = dkrec_writer_switch(w, nfd);
+    if (close(*fd) != 0 && rc == 0)
+        rc = -errno;
+    *fd = nfd;
+    if (rc != 0) {
+        free(name);
+        return rc;
+    }
+    return ended(sw, name, samples);
+}
+
+int record_switch_last(record_switch *sw, dkrec_writer *w)
+{
+    char *name = ended_name(sw->o->output);
+    if (name == NULL)
+        return -ENOMEM;
+    if (rename(sw->o->output, name) != 0) {
+        int e = errno;
+        free(name);
+        return -e;
+    }
+    return ended(sw, name, dkrec_samples(w));
+}
+
+void record_switch_free(record_switch *sw)
+{
+    for (size_t i = 0; i < sw->nkept; i++)
+        free(sw->kept[i]);
+    free(sw->kept);
+    memset(sw, 0, sizeof *sw);
+}
