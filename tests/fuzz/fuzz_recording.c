@@ -13,11 +13,50 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The streamed samples, to compare with the ones kept. */
+typedef struct seen {
+    const dkrec *kept;
+    size_t n;
+    int stop_at; /* stop the read at this sample (-1: never) */
+} seen;
+
+static int on_sample(void *ctx, const dkrec *r, const dkrec_rsample *s)
+{
+    seen *w = ctx;
+    if (s->event >= r->n_events || s->node >= r->n_nodes || s->knode >= r->n_nodes)
+        abort();
+    if (w->kept != NULL &&
+        (w->n >= w->kept->n_samples || memcmp(s, &w->kept->samples[w->n], sizeof *s) != 0))
+        abort();
+    if ((int)w->n++ == w->stop_at)
+        return 7;
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     dkrec *r = NULL;
     char err[512];
-    if (dkrec_parse(data, size, "fuzz.data", &r, err, sizeof err) != 0) {
+    int rc = dkrec_parse(data, size, "fuzz.data", &r, err, sizeof err);
+    /* The stream reads the same: the same verdict, the same samples. */
+    seen w = {rc == 0 ? r : NULL, 0, -1};
+    dkrec *sr = NULL;
+    char serr[512];
+    int src = dkrec_stream_parse(data, size, "fuzz.data", on_sample, &w, &sr, serr, sizeof serr);
+    if (src != rc || (rc != 0 && strcmp(err, serr) != 0) ||
+        (rc == 0 && (w.n != r->n_samples || sr->n_samples != r->n_samples || sr->samples != NULL ||
+                     sr->n_nodes != r->n_nodes)))
+        abort();
+    dkrec_free(sr);
+    /* A callback that stops the read is obeyed. */
+    if (rc == 0 && r->n_samples > 0) {
+        seen stop = {r, 0, (int)(r->n_samples / 2)};
+        if (dkrec_stream_parse(data, size, "fuzz.data", on_sample, &stop, &sr, serr, sizeof serr) !=
+                7 ||
+            sr != NULL || serr[0] != '\0')
+            abort();
+    }
+    if (rc != 0) {
         if (r != NULL || strncmp(err, "fuzz.data: ", 11) != 0)
             abort();
         return 0;

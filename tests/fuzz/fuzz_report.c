@@ -31,10 +31,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (p.nodes[i].parent >= i || p.nodes[i].frame >= p.n_frames ||
                 p.nodes[i].depth != p.nodes[p.nodes[i].parent].depth + 1)
                 abort();
-        for (size_t i = 0; i < p.n_samples; i++)
-            if (p.samples[i].stack == 0 || p.samples[i].stack >= p.n_nodes ||
-                p.samples[i].comm >= p.n_comms)
+        uint64_t count = 0;
+        for (size_t i = 0; i < p.n_entries; i++) {
+            if (p.entries[i].stack == 0 || p.entries[i].stack >= p.n_nodes ||
+                p.entries[i].comm >= p.n_comms || p.entries[i].count == 0)
                 abort();
+            count += p.entries[i].count;
+        }
+        if (count != r->n_samples || p.n_samples != r->n_samples)
+            abort();
         static const report_sort sorts[] = {SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID};
         for (size_t k = 0; k < sizeof sorts / sizeof sorts[0]; k++)
             report_stdio(null, &p, sorts[k], k % 2 == 1);

@@ -71,15 +71,19 @@ static int by_change(const void *a, const void *b)
 static int load(const char *path, dkrec **rec, rprofile *p)
 {
     char err[512];
+    rraws raws;
     *rec = NULL;
-    if (dkrec_read_file(path, rec, err, sizeof err) != 0) {
+    int rc = rprofile_read(path, NULL, rec, &raws, err, sizeof err);
+    if (rc == -1)
         cli_error("diff", "%s", err);
+    if (rc != 0)
         return EXIT_SETUP;
-    }
     if (!(*rec)->complete)
         cli_error("diff", "warning: %s is incomplete: %s; comparing the %zu samples before it",
                   path, (*rec)->tail_note, (*rec)->n_samples);
-    if (rprofile_build(p, *rec, path) != 0) {
+    rc = rprofile_build_raws(p, *rec, &raws, path, NULL);
+    rraws_free(&raws);
+    if (rc != 0) {
         dkrec_free(*rec);
         *rec = NULL;
         return EXIT_SETUP;
@@ -130,9 +134,9 @@ static int diff_event(FILE *out, const rprofile *pp[2], const uint32_t ev[2])
     size_t n = 0;
     for (int w = 0; w < 2; w++) {
         const rprofile *p = pp[w];
-        for (size_t i = 0; i < p->n_samples; i++)
-            if (p->samples[i].event == ev[w])
-                total[w] += p->samples[i].weight;
+        for (size_t i = 0; i < p->n_entries; i++)
+            if (p->entries[i].event == ev[w])
+                total[w] += p->entries[i].weight;
         size_t nf = p->n_frames ? p->n_frames : 1;
         free(self);
         free(children);

@@ -178,7 +178,12 @@ int cmd_report(int argc, char **argv)
 
     char err[512];
     dkrec *rec = NULL;
-    if (dkrec_read_file(input, &rec, err, sizeof err) != 0) {
+    rraws raws;
+    /* One pass over the file: its samples counted as they are read. */
+    int rrc = rprofile_read(input, &opts, &rec, &raws, err, sizeof err);
+    if (rrc == -2)
+        return EXIT_SETUP;
+    if (rrc != 0) {
         if (errno == ENOENT && strstr(err, "No such file") != NULL)
             cli_error("report", "%s (record one with dkperf record, or name it with -i)", err);
         else
@@ -202,6 +207,7 @@ int cmd_report(int argc, char **argv)
                       "--event %s: %s has no such event (it has %zu; see dkperf report "
                       "--stdio)",
                       event_arg, input, rec->n_events);
+            rraws_free(&raws);
             dkrec_free(rec);
             return EXIT_USAGE;
         }
@@ -212,16 +218,15 @@ int cmd_report(int argc, char **argv)
                   "the first, %s (choose with --event)",
                   input, rec->n_events, rec->events[0].name);
 
-    size_t off = 0;
-    for (size_t i = 0; i < rec->n_samples; i++)
-        off += (rec->samples[i].flags & DKREC_SAMPLE_OFF_CPU) != 0;
-    if (opts.off_cpu_only && off == 0)
+    if (opts.off_cpu_only && raws.n_off_cpu == 0)
         cli_error("report",
                   "warning: %s has no off-CPU samples (record them with dkperf record "
                   "--off-cpu)",
                   input);
     rprofile p;
-    if (rprofile_build_opts(&p, rec, input, &opts) != 0) {
+    int brc = rprofile_build_raws(&p, rec, &raws, input, &opts);
+    rraws_free(&raws);
+    if (brc != 0) {
         dkrec_free(rec);
         return EXIT_SETUP;
     }
@@ -240,9 +245,11 @@ int cmd_report(int argc, char **argv)
     if (diff != NULL) {
         const char *ename = rec->n_events > 0 ? rec->events[event].name : "";
         bool has = false;
-        if (dkrec_read_file(diff, &orec, err, sizeof err) != 0) {
+        rraws oraws = {0};
+        int orc = rprofile_read(diff, &opts, &orec, &oraws, err, sizeof err);
+        if (orc == -1) {
             cli_error("report", "--diff %s", err);
-        } else {
+        } else if (orc == 0) {
             for (size_t e = 0; e < orec->n_events; e++)
                 has = has || strcmp(orec->events[e].name, ename) == 0;
             if (!has)
@@ -250,7 +257,10 @@ int cmd_report(int argc, char **argv)
                           "--diff %s: it records no %s: compare recordings of the same events",
                           diff, ename);
         }
-        if (!has || rprofile_build_opts(&op, orec, diff, &opts) != 0) {
+        if (has && rprofile_build_raws(&op, orec, &oraws, diff, &opts) != 0)
+            has = false;
+        rraws_free(&oraws);
+        if (!has) {
             dkrec_free(orec);
             rprofile_free(&p);
             dkrec_free(rec);

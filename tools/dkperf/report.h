@@ -2,10 +2,11 @@
 /*
  * report.h - dkperf report's model of a recording: every sample's stack
  * turned into frames (function and image, symbolized once per distinct
- * address and process), its stacks stored once as a tree of nodes that the
- * samples name, and the outputs written from it (report_out.c,
- * report_stacks.c). Its size grows with the recording's, not with its
- * samples times their depths.
+ * address and process), its stacks stored once as a tree of nodes, the
+ * samples counted once per distinct (event, pid, comm, stack, flags) as
+ * the recording streams past, and the outputs written from it
+ * (report_out.c, report_stacks.c, report_pprof.c). Its size grows with the
+ * distinct stacks, symbols and images, not with the samples.
  */
 #ifndef DKPERF_REPORT_H
 #define DKPERF_REPORT_H
@@ -48,14 +49,23 @@ typedef struct rnode {
     uint32_t depth; /* frames from the root: 0 for node 0 */
 } rnode;
 
+/* The samples of one (event, pid, comm, stack, flags): an entry of the
+ * model, however many samples it stands for. */
 typedef struct rsample {
     uint32_t event;
     int32_t pid;
-    uint64_t weight; /* the period, 1 when none was recorded */
     uint32_t comm;   /* index into comms */
     uint32_t stack;  /* its innermost frame's node: never 0 */
-    bool off_cpu;    /* weight is ns off CPU; the stack starts at RFRAME_OFF_CPU */
+    unsigned flags;  /* DKREC_SAMPLE_* of its samples (DKREC_SAMPLE_OFF_CPU: weight
+                      * is ns off CPU, the stack starts at RFRAME_OFF_CPU) */
+    uint64_t count;  /* its samples */
+    uint64_t weight; /* the sum of their periods (1 for a sample without one) */
 } rsample;
+
+static inline bool rsample_off_cpu(const rsample *s)
+{
+    return (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
+}
 
 typedef struct rprofile {
     const dkrec *rec;
@@ -67,8 +77,10 @@ typedef struct rprofile {
     rnode *nodes; /* the stacks, shared by the samples that have them */
     size_t n_nodes;
     uint32_t max_depth;
-    rsample *samples;
-    size_t n_samples;
+    rsample *entries; /* the samples, one entry per distinct key */
+    size_t n_entries;
+    uint64_t n_samples;        /* the samples in all: the sum of the entries' counts */
+    uint64_t time_lo, time_hi; /* the first and last sample's times (0, 0: none) */
     /* Some samples are off-CPU: folded stacks and the flame graph then
      * add up weights (ns off CPU, the period on CPU), not samples. */
     bool has_off_cpu;
@@ -100,6 +112,48 @@ int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 /* Sets (a, b) to v; -1 when out of memory. */
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
 void rmap_free(rmap *m);
+/* FNV-1a of string s, on from h. */
+uint64_t rmap_hash_str(uint64_t h, const char *s);
+
+/* The key of a pid with maps of its own (report_maps.c): processes whose
+ * lists of maps are the same (a program run many times at the same
+ * addresses) share one, since every address of theirs is symbolized the
+ * same way. */
+typedef struct rpidkey {
+    int32_t pid;
+    uint32_t first, n; /* its maps: order[first .. first + n) */
+    uint64_t key;
+    uint32_t seg, n_segs; /* its address ranges: segs[seg .. seg + n_segs) */
+} rpidkey;
+
+/* An address range [lo, hi) and the map that holds it: of the maps that
+ * cover it, the one recorded last. A process's ranges are sorted and
+ * disjoint, so the map of an address is a binary search away. */
+typedef struct rseg {
+    uint64_t lo, hi;
+    uint32_t map;
+} rseg;
+
+/* The address ranges of a recording's maps, per process. */
+typedef struct rmaps {
+    const dkrec *rec;
+    rpidkey *keys; /* the pids that have maps of their own, by pid */
+    size_t n_keys;
+    rseg *segs; /* each key's ranges, then those of every map */
+    size_t n_segs;
+    uint32_t all_seg, n_all_segs; /* the ranges of every pid's maps */
+} rmaps;
+
+/* m made from r's maps; -1 when out of memory (m then for rmaps_free). */
+int rmaps_make(rmaps *m, const dkrec *r);
+/* The key of pid: its maps', when it has maps of its own (NULL: it has
+ * none, and takes other processes' maps, as every such process does). */
+const rpidkey *rmaps_key(const rmaps *m, int32_t pid);
+/* The map of the process of key k (NULL: one with no maps of its own)
+ * holding addr, the latest one; a process whose maps were not recorded (a
+ * child forked by a recorded one) takes another's, the latest. */
+const dkrec_map *rmaps_find(const rmaps *m, const rpidkey *k, uint64_t addr);
+void rmaps_free(rmaps *m);
 
 /* How the model is built; all false is the default. */
 typedef struct rprofile_opts {
@@ -108,11 +162,66 @@ typedef struct rprofile_opts {
     bool off_cpu_only; /* keep only the off-CPU samples */
 } rprofile_opts;
 
+/* The samples of a recording as they are read (report_raw.c): one entry
+ * per distinct (event, pid, comm record, recording stack, kernel stack,
+ * flags), counted, before the stacks are symbolized. */
+typedef struct rraw {
+    uint32_t event;
+    int32_t pid;
+    uint32_t comm_rec; /* the pid's latest comm record before it + 1; 0: none yet */
+    uint32_t node, knode;
+    unsigned flags;
+    uint64_t count, weight;
+} rraw;
+
+typedef struct rraws {
+    rraw *v;
+    size_t n, cap;
+    uint64_t n_samples;             /* the samples counted (those the filter keeps) */
+    uint64_t time_lo, time_hi;      /* the earliest and latest of all read */
+    uint64_t n_read;                /* the samples read, kept or not */
+    uint64_t n_off_cpu;             /* the off-CPU samples read, kept or not */
+    bool on_cpu_only, off_cpu_only; /* rprofile_opts' filters, applied as they stream */
+    uint32_t *slots;                /* entry index + 1, by key hash; 0: empty */
+    size_t nslots;
+    size_t last;       /* the entry of the sample before */
+    rmap pid_comm;     /* (pid, 0) -> its latest comm record */
+    size_t comms_seen; /* comm records taken into pid_comm */
+    int32_t last_pid;  /* and the comm record + 1 of the sample before's pid */
+    uint32_t last_comm;
+    bool last_valid;
+    const char *path;
+} rraws;
+
+/* Counts sample s of r into ctx, an rraws (a dkrec_sample_fn); -2 after
+ * an error line (out of memory). */
+int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s);
+/* The entries of the samples r holds, those o keeps (NULL: all); -1
+ * after an error line. */
+int rraws_of(rraws *a, const dkrec *r, const char *path, const rprofile_opts *o);
+/* Reads path in one pass into *rec (its tables, no samples) and a (its
+ * samples that o keeps, counted; NULL: all); -1 with err set to one line
+ * (the reader's), -2 after an error line. */
+int rprofile_read(const char *path, const rprofile_opts *o, dkrec **rec, rraws *a, char *err,
+                  size_t errlen);
+void rraws_free(rraws *a);
+
 /* Builds the model; -1 after an error line (out of memory). */
 int rprofile_build(rprofile *p, const dkrec *rec, const char *path);
 /* The same with options (NULL: the defaults). */
 int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *o);
+/* The same from the samples as counted (rec: the tables they name; o's
+ * filters are a's, applied as they were counted). */
+int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *a, const char *path,
+                        const rprofile_opts *o);
 void rprofile_free(rprofile *p);
+
+/* What entry s adds to folded stacks and the flame graph: its samples, or
+ * their weight when p has off-CPU samples (see has_off_cpu). */
+static inline uint64_t report_entry_value(const rprofile *p, const rsample *s)
+{
+    return p->has_off_cpu ? s->weight : s->count;
+}
 
 typedef enum { SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID } report_sort;
 

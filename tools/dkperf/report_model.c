@@ -20,39 +20,17 @@ typedef struct fslot {
     uint32_t id1; /* frame id + 1; 0: empty */
 } fslot;
 
-/* The key of a pid with maps of its own: processes whose lists of maps
- * are the same (a program run many times at the same addresses) share one,
- * since every address of theirs is symbolized the same way. */
-typedef struct pidkey {
-    int32_t pid;
-    uint32_t first, n; /* its maps: order[first .. first + n) */
-    uint64_t key;
-    uint32_t seg, n_segs; /* its address ranges: segs[seg .. seg + n_segs) */
-} pidkey;
-
-/* An address range [lo, hi) and the map that holds it: of the maps that
- * cover it, the one recorded last. A process's ranges are sorted and
- * disjoint, so the map of an address is a binary search away. */
-typedef struct seg {
-    uint64_t lo, hi;
-    uint32_t map;
-} seg;
-
 typedef struct builder {
     rprofile *p;
     symbols *syms;
     fslot *fslots;
     size_t nfslots;
-    rmap stacks;         /* (parent node, frame) -> node */
-    rmap memo;           /* (process key, recording node) -> node, as a return address */
-    rmap leaves;         /* (process key, recording node) -> node, as a sample's leaf */
-    struct pidkey *keys; /* the pids that have maps of their own, by pid */
-    size_t n_keys;
-    seg *segs; /* each key's ranges, then those of every map */
-    size_t n_segs;
-    uint32_t all_seg, n_all_segs; /* the ranges of every pid's maps */
-    size_t work, max_work;        /* translations made, and the most allowed */
-    uint32_t *chain;              /* a sample's recording nodes not yet in memo */
+    rmap stacks;           /* (parent node, frame) -> node */
+    rmap memo;             /* (process key, recording node) -> node, as a return address */
+    rmap leaves;           /* (process key, recording node) -> node, as a sample's leaf */
+    rmaps maps;            /* the address ranges of each process's maps */
+    size_t work, max_work; /* translations made, and the most allowed */
+    uint32_t *chain;       /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
     size_t cap_frames, cap_nodes, cap_comms, cap_notes;
     size_t max_nodes;
@@ -62,9 +40,10 @@ typedef struct builder {
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
     kallsyms *ksyms;                /* the kernel's symbols, read at the first kernel chain */
     bool ksyms_tried;
-    rmap kframes;  /* (0, recording node) -> kernel frame */
-    rmap kleaves;  /* (report node of the user stack, kernel recording node) -> node */
-    bool demangle; /* C++ and Rust names made readable */
+    rmap kframes;   /* (0, recording node) -> kernel frame */
+    rmap kleaves;   /* (report node of the user stack, kernel recording node) -> node */
+    rmap entry_ids; /* (hash of an entry's key, probe) -> its index in entries */
+    bool demangle;  /* C++ and Rust names made readable */
 } builder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
@@ -83,13 +62,6 @@ typedef struct builder {
  * processes, each sampling one deep stack) is refused past this many
  * translations per node allowed. */
 #define WORK_PER_NODE 4u
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
 
 static const char *base_name(const char *path)
 {
@@ -131,7 +103,7 @@ static int64_t frame_id(builder *b, const char *name, const char *dso)
         b->fslots = s;
         b->nfslots = n;
     }
-    uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull, dso) * 31, name);
+    uint64_t h = rmap_hash_str(rmap_hash_str(0xcbf29ce484222325ull, dso) * 31, name);
     size_t j = (size_t)h & (b->nfslots - 1);
     while (b->fslots[j].id1 != 0) {
         const rframe *f = &p->frames[b->fslots[j].id1 - 1];
@@ -159,7 +131,7 @@ static int64_t frame_id(builder *b, const char *name, const char *dso)
  * strings of the same hash. -1 when out of memory. */
 static int64_t intern(rmap *ids, char ***strs, size_t *n, size_t *cap, const char *s)
 {
-    uint64_t h = hash_str(0xcbf29ce484222325ull, s), j = 0;
+    uint64_t h = rmap_hash_str(0xcbf29ce484222325ull, s), j = 0;
     for (int64_t id; (id = rmap_get(ids, h, j)) >= 0; j++)
         if (strcmp((*strs)[id], s) == 0)
             return id;
@@ -179,36 +151,12 @@ static int add_note(builder *b, const char *line)
     return intern(&b->note_ids, &p->notes, &p->n_notes, &b->cap_notes, line) < 0 ? -1 : 0;
 }
 
-/* The map of ranges segs[first .. first + n) holding addr, or NULL. */
-static const dkrec_map *seg_map(const builder *b, uint32_t first, uint32_t n, uint64_t addr)
-{
-    const seg *s = b->segs + first;
-    size_t lo = 0, hi = n;
-    while (lo < hi) { /* the first range ending after addr */
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].hi <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && s[lo].lo <= addr ? &b->p->rec->maps[s[lo].map] : NULL;
-}
-
-/* The map of the process of key k (NULL: one with no maps of its own)
- * holding addr, the latest one; a process whose maps were not recorded (a
- * child forked by a recorded one) takes another's, the latest. */
-static const dkrec_map *find_map(const builder *b, const pidkey *k, uint64_t addr)
-{
-    const dkrec_map *m = k != NULL ? seg_map(b, k->seg, k->n_segs, addr) : NULL;
-    return m != NULL ? m : seg_map(b, b->all_seg, b->n_all_segs, addr);
-}
-
 /* The frame of address addr in the process of key k (a return address
  * unless leaf). *bare: set when the address has no symbol, so that the
  * frame ("[image]" or "[unknown]") stands for any address of its image. */
-static int64_t resolve(builder *b, const pidkey *k, uint64_t addr, bool leaf, bool *bare)
+static int64_t resolve(builder *b, const rpidkey *k, uint64_t addr, bool leaf, bool *bare)
 {
-    const dkrec_map *m = find_map(b, k, addr);
+    const dkrec_map *m = rmaps_find(&b->maps, k, addr);
     *bare = true;
     if (m == NULL)
         return frame_id(b, "[unknown]", "[unknown]");
@@ -284,196 +232,12 @@ static int64_t stack_node(builder *b, uint32_t parent, uint32_t frame)
     return (int64_t)p->n_nodes++;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static const dkrec_map *order_maps;
-
-/* Maps by pid, then in the order recorded. */
-static int map_order(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int c = cmp_pid(&order_maps[x].pid, &order_maps[y].pid);
-    return c != 0 ? c : (x < y ? -1 : x > y);
-}
-
-static uint64_t map_hash(uint64_t h, const dkrec_map *m)
-{
-    h = rmap_mix(rmap_mix(rmap_mix(h, m->start), m->len), m->pgoff);
-    h = rmap_mix(hash_str(h, m->path), m->id_kind);
-    for (size_t i = 0; i < m->id_len && i < DKREC_ID_MAX; i++)
-        h = rmap_mix(h, m->id[i]);
-    return h;
-}
-
-static bool same_map(const dkrec_map *a, const dkrec_map *b)
-{
-    return a->start == b->start && a->len == b->len && a->pgoff == b->pgoff &&
-           a->id_kind == b->id_kind && a->id_len == b->id_len &&
-           memcmp(a->id, b->id, a->id_len < DKREC_ID_MAX ? a->id_len : DKREC_ID_MAX) == 0 &&
-           strcmp(a->path, b->path) == 0;
-}
-
-/* An end of a map's range in the sweep of make_segs. */
-typedef struct edge {
-    uint64_t at;
-    uint32_t pos; /* the map's place in the list swept */
-    bool open;
-} edge;
-
-static int edge_order(const void *a, const void *b)
-{
-    const edge *x = a, *y = b;
-    return x->at < y->at ? -1 : x->at > y->at;
-}
-
-/* Scratch of make_segs, for up to as many maps as the recording has. */
-typedef struct sweep {
-    edge *edges;
-    uint32_t *heap; /* the places of the maps open, the latest on top */
-    bool *closed;
-} sweep;
-
-static void heap_push(uint32_t *h, size_t *n, uint32_t v)
-{
-    size_t i = (*n)++;
-    for (; i > 0 && h[(i - 1) / 2] < v; i = (i - 1) / 2)
-        h[i] = h[(i - 1) / 2];
-    h[i] = v;
-}
-
-static void heap_pop(uint32_t *h, size_t *n)
-{
-    uint32_t v = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1] > h[c])
-            c++;
-        if (h[c] <= v)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = v;
-}
-
-/* The ranges of maps idx[0 .. n) (in the order recorded), appended to
- * b->segs: a sweep over their ends, the latest map open winning each
- * stretch, n log n. *first and *count: where they are. */
-static void make_segs(builder *b, sweep *w, const uint32_t *idx, size_t n, uint32_t *first,
-                      uint32_t *count)
-{
-    const dkrec_map *maps = b->p->rec->maps;
-    size_t ne = 0, nh = 0;
-    for (size_t i = 0; i < n; i++) {
-        const dkrec_map *m = &maps[idx[i]];
-        w->closed[i] = false;
-        if (m->len == 0)
-            continue;
-        w->edges[ne++] = (edge){m->start, (uint32_t)i, true};
-        w->edges[ne++] = (edge){m->start + m->len, (uint32_t)i, false};
-    }
-    qsort(w->edges, ne, sizeof *w->edges, edge_order);
-    *first = (uint32_t)b->n_segs;
-    for (size_t e = 0; e < ne;) {
-        uint64_t at = w->edges[e].at;
-        for (; e < ne && w->edges[e].at == at; e++) {
-            if (w->edges[e].open)
-                heap_push(w->heap, &nh, w->edges[e].pos);
-            else
-                w->closed[w->edges[e].pos] = true;
-        }
-        while (nh > 0 && w->closed[w->heap[0]])
-            heap_pop(w->heap, &nh);
-        if (nh == 0 || e == ne)
-            continue;
-        /* [at, the next end) is the top map's. */
-        uint32_t map = idx[w->heap[0]];
-        seg *last = b->n_segs > *first ? &b->segs[b->n_segs - 1] : NULL;
-        if (last != NULL && last->hi == at && last->map == map)
-            last->hi = w->edges[e].at;
-        else
-            b->segs[b->n_segs++] = (seg){at, w->edges[e].at, map};
-    }
-    *count = (uint32_t)(b->n_segs - *first);
-}
-
-/* b->keys: each pid with maps, keyed by its own pid or by that of the first
- * pid with the same maps, and its ranges. -1 when out of memory. */
-static int make_keys(builder *b, const dkrec *r)
-{
-    size_t nm = r->n_maps ? r->n_maps : 1;
-    uint32_t *order = calloc(nm, sizeof *order);
-    b->keys = calloc(nm, sizeof *b->keys);
-    /* A sweep of n maps makes at most 2n - 1 ranges: n for every pid's
-     * own, as many for all of them. */
-    b->segs = calloc(4 * nm, sizeof *b->segs);
-    sweep w = {calloc(2 * nm, sizeof *w.edges), calloc(nm, sizeof *w.heap),
-               calloc(nm, sizeof *w.closed)};
-    rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
-    int rc = -1;
-    if (order == NULL || b->keys == NULL || b->segs == NULL || w.edges == NULL || w.heap == NULL ||
-        w.closed == NULL)
-        goto out;
-    for (size_t i = 0; i < r->n_maps; i++)
-        order[i] = (uint32_t)i;
-    make_segs(b, &w, order, r->n_maps, &b->all_seg, &b->n_all_segs);
-    order_maps = r->maps;
-    qsort(order, r->n_maps, sizeof *order, map_order);
-    for (size_t i = 0; i < r->n_maps;) {
-        pidkey *k = &b->keys[b->n_keys];
-        k->pid = r->maps[order[i]].pid;
-        k->first = (uint32_t)i;
-        uint64_t h = 0;
-        for (; i < r->n_maps && r->maps[order[i]].pid == k->pid; i++)
-            h = map_hash(h, &r->maps[order[i]]);
-        k->n = (uint32_t)(i - k->first);
-        k->key = (uint64_t)(uint32_t)k->pid;
-        make_segs(b, &w, order + k->first, k->n, &k->seg, &k->n_segs);
-        int64_t like = rmap_get(&seen, h, 0);
-        if (like < 0) {
-            if (rmap_put(&seen, h, 0, (uint32_t)b->n_keys) != 0)
-                goto out;
-        } else if (b->keys[like].n == k->n) {
-            const pidkey *o = &b->keys[like];
-            bool same = true;
-            for (uint32_t j = 0; same && j < k->n; j++)
-                same = same_map(&r->maps[order[o->first + j]], &r->maps[order[k->first + j]]);
-            if (same)
-                k->key = o->key;
-        }
-        b->n_keys++;
-    }
-    rc = 0;
-out:
-    free(order);
-    free(w.edges);
-    free(w.heap);
-    free(w.closed);
-    rmap_free(&seen);
-    return rc;
-}
-
-/* The key of pid: its maps', when it has maps of its own (NULL: it has
- * none, and takes other processes' maps, as every such process does). */
-static const pidkey *process_key(const builder *b, int32_t pid)
-{
-    return bsearch(&pid, b->keys, b->n_keys, sizeof *b->keys, cmp_pid);
-}
-
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
  * memory, -2 too many nodes, -3 too many translations. */
 static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node, uint32_t root)
 {
     const dkrec *r = b->p->rec;
-    const pidkey *pk = process_key(b, pid);
+    const rpidkey *pk = rmaps_key(&b->maps, pid);
     uint64_t key = pk != NULL ? pk->key : UINT64_MAX;
     /* Stacks under another root are other nodes: another key. */
     key ^= (uint64_t)root << 40;
@@ -543,24 +307,23 @@ static int comm_order(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The name of pid at sample index i: its latest comm before it, else its
- * first one, else the recorded command's name. by_pid: the comm records
- * in comm_order, so by (pid, first_sample). */
-static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid, size_t i,
-                           char *buf, size_t size)
+/* The name of pid, whose latest comm record before the samples is comm_rec
+ * - 1 (0: none): that record's, else its first one, else the recorded
+ * command's name. by_pid: the comm records in comm_order. */
+static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid,
+                           uint32_t comm_rec, char *buf, size_t size)
 {
-    /* lo: the number of records before (pid, i) or at it. */
+    if (comm_rec != 0)
+        return r->comms[comm_rec - 1].comm;
+    /* lo: the first record of pid, if it has one. */
     size_t lo = 0, hi = r->n_comms;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
-        const dkrec_comm *c = by_pid[m];
-        if (c->pid < pid || (c->pid == pid && c->first_sample <= i))
+        if (by_pid[m]->pid < pid)
             lo = m + 1;
         else
             hi = m;
     }
-    if (lo > 0 && by_pid[lo - 1]->pid == pid)
-        return by_pid[lo - 1]->comm;
     if (lo < r->n_comms && by_pid[lo]->pid == pid)
         return by_pid[lo]->comm;
     if (pid == 0)
@@ -572,6 +335,30 @@ static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int3
     return buf;
 }
 
+/* The entry of o's key in p, o's counts added to it, made when new;
+ * -1 when out of memory. */
+static int add_entry(builder *b, const rsample *o)
+{
+    rprofile *p = b->p;
+    uint64_t h = rmap_mix(rmap_mix((uint64_t)o->stack << 32 | o->event,
+                                   (uint64_t)(uint32_t)o->pid << 32 | o->comm),
+                          o->flags),
+             j = 0;
+    for (int64_t id; (id = rmap_get(&b->entry_ids, h, j)) >= 0; j++) {
+        rsample *e = &p->entries[id];
+        if (e->stack == o->stack && e->event == o->event && e->pid == o->pid &&
+            e->comm == o->comm && e->flags == o->flags) {
+            e->count += o->count;
+            e->weight += o->weight;
+            return 0;
+        }
+    }
+    if (rmap_put(&b->entry_ids, h, j, (uint32_t)p->n_entries) != 0)
+        return -1;
+    p->entries[p->n_entries++] = *o;
+    return 0;
+}
+
 static void builder_free(builder *b)
 {
     symbols_free(b->syms);
@@ -579,8 +366,7 @@ static void builder_free(builder *b)
     rmap_free(&b->stacks);
     rmap_free(&b->memo);
     rmap_free(&b->leaves);
-    free(b->keys);
-    free(b->segs);
+    rmaps_free(&b->maps);
     rmap_free(&b->comm_ids);
     rmap_free(&b->note_ids);
     free(b->comm_by_pid);
@@ -588,6 +374,7 @@ static void builder_free(builder *b)
     kallsyms_free(b->ksyms);
     rmap_free(&b->kframes);
     rmap_free(&b->kleaves);
+    rmap_free(&b->entry_ids);
 }
 
 /* The node of user stack node with the kernel chain ending in recording
@@ -635,6 +422,18 @@ int rprofile_build(rprofile *p, const dkrec *rec, const char *path)
 
 int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const rprofile_opts *opts)
 {
+    rraws a;
+    memset(p, 0, sizeof *p);
+    if (rraws_of(&a, rec, path, opts) != 0)
+        return -1;
+    int rc = rprofile_build_raws(p, rec, &a, path, opts);
+    rraws_free(&a);
+    return rc;
+}
+
+int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *raws, const char *path,
+                        const rprofile_opts *opts)
+{
     memset(p, 0, sizeof *p);
     /* A recording of user mode only has no kernel frame to name: say why. */
     const char *kmode = dkrec_meta(rec, "kernel");
@@ -654,53 +453,49 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
      * process's translations come to fewer than the file has bytes. */
     b.max_memo = b.max_nodes;
     b.max_work = WORK_PER_NODE * b.max_nodes;
-    p->samples = calloc(rec->n_samples ? rec->n_samples : 1, sizeof *p->samples);
+    p->time_lo = raws->time_lo;
+    p->time_hi = raws->time_hi;
+    p->entries = calloc(raws->n ? raws->n : 1, sizeof *p->entries);
     p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
     b.cap_nodes = 1024;
     b.comm_by_pid = calloc(rec->n_comms ? rec->n_comms : 1, sizeof *b.comm_by_pid);
-    if (b.syms == NULL || p->samples == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
-        make_keys(&b, rec) != 0)
+    if (b.syms == NULL || p->entries == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
+        rmaps_make(&b.maps, rec) != 0)
         goto oom;
     p->n_nodes = 1;
     for (size_t k = 0; k < rec->n_comms; k++)
         b.comm_by_pid[k] = &rec->comms[k];
     qsort(b.comm_by_pid, rec->n_comms, sizeof *b.comm_by_pid, comm_order);
-    /* Comm lookups are per pid; cache the last one. */
+    /* Comm lookups are per pid and comm record; cache the last one. */
     int32_t last_pid = 0;
+    uint32_t last_rec = 0;
     int64_t last_comm = -1;
-    size_t next_comm = 0;  /* the comm records come in first_sample order */
     int64_t off_root = -1; /* the node of the [off-cpu] frame, made at its first sample */
-    for (size_t i = 0; i < rec->n_samples; i++) {
-        const dkrec_rsample *s = &rec->samples[i];
-        bool off_cpu = (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
-        if ((off_cpu && opts != NULL && opts->on_cpu_only) ||
-            (!off_cpu && opts != NULL && opts->off_cpu_only))
-            continue;
+    for (size_t i = 0; i < raws->n; i++) {
+        const rraw *s = &raws->v[i];
+        rsample o = {.event = s->event,
+                     .pid = s->pid,
+                     .flags = s->flags,
+                     .count = s->count,
+                     .weight = s->weight};
+        bool off_cpu = rsample_off_cpu(&o);
         if (off_cpu && off_root < 0) {
             int64_t f = frame_id(&b, RFRAME_OFF_CPU, RFRAME_OFF_CPU);
             if (f < 0 || (off_root = stack_node(&b, 0, (uint32_t)f)) < 0)
                 goto oom;
         }
         uint32_t root = off_cpu ? (uint32_t)off_root : 0;
-        rsample *o = &p->samples[p->n_samples];
-        o->off_cpu = off_cpu;
         p->has_off_cpu = p->has_off_cpu || off_cpu;
-        o->event = s->event;
-        o->pid = s->pid;
-        o->weight = s->period ? s->period : 1;
-        /* Re-look the comm up when the pid changes or a comm record of
-         * its came since the last look-up. */
-        bool fresh = last_comm < 0 || s->pid != last_pid;
-        for (; next_comm < rec->n_comms && rec->comms[next_comm].first_sample <= i; next_comm++)
-            fresh = fresh || rec->comms[next_comm].pid == last_pid;
-        if (fresh) {
+        if (last_comm < 0 || s->pid != last_pid || s->comm_rec != last_rec) {
             char buf[32];
-            last_comm = comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, i, buf, sizeof buf));
+            last_comm =
+                comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, s->comm_rec, buf, sizeof buf));
             if (last_comm < 0)
                 goto oom;
             last_pid = s->pid;
+            last_rec = s->comm_rec;
         }
-        o->comm = (uint32_t)last_comm;
+        o.comm = (uint32_t)last_comm;
         int64_t node = s->node ? sample_stack(&b, s->pid, s->node, root) : root;
         /* A kernel sample gets its kernel chain, named from the kernel's
          * symbols, inner to its user stack, or one [kernel] frame where
@@ -740,13 +535,16 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
         }
         if (node < 0)
             goto oom;
-        o->stack = (uint32_t)node;
-        p->n_samples++;
+        o.stack = (uint32_t)node;
+        if (add_entry(&b, &o) != 0)
+            goto oom;
+        p->n_samples += s->count;
     }
     builder_free(&b);
     return 0;
 oom:
-    cli_error("report", "%s: out of memory while symbolizing %zu samples", path, rec->n_samples);
+    cli_error("report", "%s: out of memory while symbolizing %llu samples", path,
+              (unsigned long long)raws->n_samples);
     builder_free(&b);
     rprofile_free(p);
     return -1;
@@ -766,6 +564,6 @@ void rprofile_free(rprofile *p)
         free(p->notes[i]);
     free(p->notes);
     free(p->nodes);
-    free(p->samples);
+    free(p->entries);
     memset(p, 0, sizeof *p);
 }

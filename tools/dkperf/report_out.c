@@ -101,11 +101,11 @@ static int tree_rows(const rprofile *p, const kids *k, uint32_t e, const size_t 
     int rc = -1;
     if (self == NULL || sub == NULL || cnt == NULL || active == NULL || stack == NULL)
         goto out;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
+    for (size_t i = 0; i < p->n_entries; i++) {
+        const rsample *s = &p->entries[i];
         if (s->event == e) {
             self[s->stack] += s->weight;
-            cnt[s->stack]++;
+            cnt[s->stack] += s->count;
         }
     }
     for (size_t v = n; v-- > 1;)
@@ -263,13 +263,13 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     }
     /* Pids, for --sort pid: sorted, each once. */
     if (sort == SORT_PID) {
-        pids = calloc(p->n_samples ? p->n_samples : 1, sizeof *pids);
+        pids = calloc(p->n_entries ? p->n_entries : 1, sizeof *pids);
         if (pids == NULL)
             goto oom;
-        for (size_t i = 0; i < p->n_samples; i++)
-            pids[i] = p->samples[i].pid;
-        qsort(pids, p->n_samples, sizeof *pids, pid_order);
-        for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t i = 0; i < p->n_entries; i++)
+            pids[i] = p->entries[i].pid;
+        qsort(pids, p->n_entries, sizeof *pids, pid_order);
+        for (size_t i = 0; i < p->n_entries; i++)
             if (npids == 0 || pids[npids - 1] != pids[i])
                 pids[npids++] = pids[i];
     }
@@ -284,16 +284,16 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     evsum = calloc(r->n_events ? r->n_events : 1, sizeof *evsum);
     if (rows == NULL || evsum == NULL)
         goto oom;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        evsum[p->samples[i].event].n++;
-        evsum[p->samples[i].event].weight += p->samples[i].weight;
+    for (size_t i = 0; i < p->n_entries; i++) {
+        evsum[p->entries[i].event].n += p->entries[i].count;
+        evsum[p->entries[i].event].weight += p->entries[i].weight;
     }
     for (uint32_t e = 0; e < r->n_events; e++) {
         uint64_t total = evsum[e].weight, nsamples = evsum[e].n;
         if (nsamples > 0)
             memset(rows, 0, nkeys * sizeof *rows);
-        for (size_t i = 0; nsamples > 0 && i < p->n_samples; i++) {
-            const rsample *s = &p->samples[i];
+        for (size_t i = 0; nsamples > 0 && i < p->n_entries; i++) {
+            const rsample *s = &p->entries[i];
             if (s->event != e)
                 continue;
             if (sort == SORT_PID || sort == SORT_COMM) {
@@ -304,7 +304,7 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                 }
                 rows[kk].self += s->weight;
                 rows[kk].children += s->weight;
-                rows[kk].samples++;
+                rows[kk].samples += s->count;
                 rows[kk].pid = s->pid;
                 rows[kk].label = p->comms[s->comm];
             }
@@ -390,30 +390,6 @@ static bool time_event(const char *name)
     return strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
 }
 
-/* The end of the run of samples from i on: those of event e in i's stack,
- * with samples of other events between them; *weight, their sum. A sample
- * of another event is a run of its own. */
-static size_t run_end(const rprofile *p, size_t i, uint32_t e, uint64_t *weight)
-{
-    const rsample *s = &p->samples[i];
-    size_t j = i + 1;
-    uint64_t w = s->weight;
-    if (s->event == e) {
-        for (size_t k = j; k < p->n_samples; k++) {
-            const rsample *t = &p->samples[k];
-            if (t->event != e)
-                continue;
-            if (t->stack != s->stack)
-                break;
-            w += t->weight;
-            j = k + 1;
-        }
-    }
-    if (weight != NULL)
-        *weight = w;
-    return j;
-}
-
 int report_speedscope(FILE *out, const rprofile *p)
 {
     const dkrec *r = p->rec;
@@ -455,52 +431,62 @@ int report_speedscope(FILE *out, const rprofile *p)
         cli_error("report", "out of memory while writing speedscope");
         return -1;
     }
-    for (size_t i = 0; i < p->n_samples; i++) {
-        evsum[p->samples[i].event].n++;
-        evsum[p->samples[i].event].weight += p->samples[i].weight;
+    for (size_t i = 0; i < p->n_entries; i++) {
+        evsum[p->entries[i].event].n += p->entries[i].count;
+        evsum[p->entries[i].event].weight += p->entries[i].weight;
+    }
+    /* Each event's stacks, once each in the order of their first entry,
+     * and their weights: the profile grows with the distinct stacks, not
+     * with the samples (speedscope's "sampled" profile with weights). */
+    uint64_t *sw = calloc(p->n_nodes ? p->n_nodes : 1, sizeof *sw);
+    bool *seen = calloc(p->n_nodes ? p->n_nodes : 1, sizeof *seen);
+    uint32_t *order = calloc(p->n_entries ? p->n_entries : 1, sizeof *order);
+    if (sw == NULL || seen == NULL || order == NULL) {
+        free(sw);
+        free(seen);
+        free(order);
+        free(path);
+        free(evsum);
+        cli_error("report", "out of memory while writing speedscope");
+        return -1;
     }
     for (uint32_t e = 0; e < r->n_events; e++) {
         uint64_t total = evsum[e].weight;
-        size_t ns = evsum[e].n ? p->n_samples : 0; /* the samples to look through */
+        size_t ns = 0;
+        for (size_t i = 0; evsum[e].n > 0 && i < p->n_entries; i++) {
+            const rsample *s = &p->entries[i];
+            if (s->event != e)
+                continue;
+            if (!seen[s->stack]) {
+                seen[s->stack] = true;
+                order[ns++] = s->stack;
+            }
+            sw[s->stack] += s->weight;
+        }
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
         dk__json_string(out, r->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
                 time_event(r->events[e].name) ? "nanoseconds" : "none", total);
-        /* A run of samples in one stack is one entry of the run's weight,
-         * as speedscope draws it: a stack's frames are written once a run,
-         * not once a sample (3000 samples in a stack 300,000 frames deep
-         * would be gigabytes). */
-        bool first = true;
-        for (size_t i = 0; i < ns;) {
-            const rsample *s = &p->samples[i];
-            size_t j = run_end(p, i, e, NULL);
-            if (s->event != e) {
-                i = j;
-                continue;
-            }
-            fputs(first ? "[" : ",\n[", out);
-            first = false;
+        for (size_t k = 0; k < ns; k++) {
+            fputs(k ? ",\n[" : "[", out);
             size_t d = 0;
-            for (uint32_t v = s->stack; v != 0; v = p->nodes[v].parent)
+            for (uint32_t v = order[k]; v != 0; v = p->nodes[v].parent)
                 path[d++] = p->nodes[v].frame;
-            for (size_t k = d; k-- > 0;)
-                fprintf(out, k + 1 < d ? ",%u" : "%u", path[k]);
+            for (size_t x = d; x-- > 0;)
+                fprintf(out, x + 1 < d ? ",%u" : "%u", path[x]);
             fputc(']', out);
-            i = j;
         }
         fputs("],\n\"weights\":[", out);
-        first = true;
-        for (size_t i = 0; i < ns;) {
-            uint64_t w = 0;
-            size_t j = run_end(p, i, e, &w);
-            if (p->samples[i].event == e) {
-                fprintf(out, first ? "%" PRIu64 : ",%" PRIu64, w);
-                first = false;
-            }
-            i = j;
+        for (size_t k = 0; k < ns; k++) {
+            fprintf(out, k ? ",%" PRIu64 : "%" PRIu64, sw[order[k]]);
+            sw[order[k]] = 0;
+            seen[order[k]] = false;
         }
         fputs("]}", out);
     }
+    free(sw);
+    free(seen);
+    free(order);
     fputs("],\n\"name\":", out);
     dk__json_string(out, p->path);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"dkperf report\"}\n", out);

@@ -288,11 +288,11 @@ static int encode(pbuf *out, const rprofile *p)
     }
 
     /* The samples, one per (stack, command, pid): sums per value type. */
-    agg_of = malloc((p->n_samples ? p->n_samples : 1) * sizeof *agg_of);
+    agg_of = malloc((p->n_entries ? p->n_entries : 1) * sizeof *agg_of);
     if (agg_of == NULL)
         goto done;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
+    for (size_t i = 0; i < p->n_entries; i++) {
+        const rsample *s = &p->entries[i];
         uint64_t kb = (uint64_t)s->comm << 32 | (uint32_t)s->pid;
         int64_t a = rmap_get(&aggs, s->stack, kb);
         if (a < 0) {
@@ -306,16 +306,17 @@ static int encode(pbuf *out, const rprofile *p)
     first = calloc(n_aggs ? n_aggs : 1, sizeof *first); /* its first sample's index + 1 */
     if (vals == NULL || first == NULL)
         goto done;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
-        uint64_t *v = &vals[agg_of[i] * nv + 2 * (s->off_cpu ? ne : s->event < ne ? s->event : 0)];
-        v[0] += 1;
+    for (size_t i = 0; i < p->n_entries; i++) {
+        const rsample *s = &p->entries[i];
+        size_t col = rsample_off_cpu(s) ? ne : s->event < ne ? s->event : 0;
+        uint64_t *v = &vals[agg_of[i] * nv + 2 * col];
+        v[0] += s->count;
         v[1] += s->weight;
         if (first[agg_of[i]] == 0)
             first[agg_of[i]] = (uint32_t)i + 1;
     }
     for (size_t a = 0; a < n_aggs && !out->oom; a++) {
-        const rsample *s = &p->samples[first[a] - 1];
+        const rsample *s = &p->entries[first[a] - 1];
         for (uint32_t v = s->stack; v != 0; v = p->nodes[v].parent)
             varint(&sub2, (uint64_t)p->nodes[v].frame + 1);
         field_m(&sub, 1, &sub2);
@@ -416,13 +417,8 @@ static int encode(pbuf *out, const rprofile *p)
         sid(&st, rec->n_events && clock_event(rec->events[0].name) ? "nanoseconds" : "count");
     for (size_t i = 0; i < st.n && !st.oom; i++)
         field_s(out, 6, st.s[i], &sub);
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < rec->n_samples; i++) {
-        lo = rec->samples[i].time_ns < lo ? rec->samples[i].time_ns : lo;
-        hi = rec->samples[i].time_ns > hi ? rec->samples[i].time_ns : hi;
-    }
     field_u(out, 9, (uint64_t)meta_time(rec) * 1000000000u);
-    field_u(out, 10, hi > lo ? hi - lo : 0);
+    field_u(out, 10, p->time_hi > p->time_lo ? p->time_hi - p->time_lo : 0);
     field_u(&sub, 1, ptype);
     field_u(&sub, 2, punit);
     field_m(out, 11, &sub);

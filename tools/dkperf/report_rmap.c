@@ -15,6 +15,13 @@ uint64_t rmap_mix(uint64_t a, uint64_t b)
     return h ^ (h >> 31);
 }
 
+uint64_t rmap_hash_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
 int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b)
 {
     if (m->cap == 0)

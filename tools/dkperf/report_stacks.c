@@ -196,7 +196,7 @@ oom:
 typedef struct fline {
     uint32_t comm_rank, node_rank, node;
     uint32_t comm;
-    uint64_t weight;
+    uint64_t weight; /* its samples, or their weights when some are off-CPU */
 } fline;
 
 static int fline_order(const void *a, const void *b)
@@ -211,14 +211,14 @@ int report_folded(FILE *out, const rprofile *p, int event)
 {
     ntree t;
     if (ntree_make(&t, p) != 0) {
-        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
+        cli_error("report", "out of memory while folding %zu stacks", p->n_entries);
         return -1;
     }
     /* Comms as printed, ranked by name; equal ones share a rank. */
     char **cn = calloc(p->n_comms ? p->n_comms : 1, sizeof *cn);
     uint32_t *cby = calloc(p->n_comms ? p->n_comms : 1, sizeof *cby);
     uint32_t *crank = calloc(p->n_comms ? p->n_comms : 1, sizeof *crank);
-    fline *lines = calloc(p->n_samples ? p->n_samples : 1, sizeof *lines);
+    fline *lines = calloc(p->n_entries ? p->n_entries : 1, sizeof *lines);
     uint32_t *path = calloc((size_t)p->max_depth + 1, sizeof *path);
     int rc = -1;
     if (cn == NULL || cby == NULL || crank == NULL || lines == NULL || path == NULL)
@@ -234,12 +234,12 @@ int report_folded(FILE *out, const rprofile *p, int event)
         crank[cby[i]] = i > 0 && strcmp(cn[cby[i]], cn[cby[i - 1]]) == 0 ? crank[cby[i - 1]]
                                                                          : (uint32_t)i;
     size_t n = 0;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const rsample *s = &p->samples[i];
+    for (size_t i = 0; i < p->n_entries; i++) {
+        const rsample *s = &p->entries[i];
         if (event >= 0 && s->event != (uint32_t)event)
             continue;
         uint32_t v = t.of_node[s->stack];
-        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm, p->has_off_cpu ? s->weight : 1};
+        lines[n++] = (fline){crank[s->comm], t.rank[v], v, s->comm, report_entry_value(p, s)};
     }
     qsort(lines, n, sizeof *lines, fline_order);
     for (size_t i = 0; i < n;) {
@@ -261,7 +261,7 @@ int report_folded(FILE *out, const rprofile *p, int event)
     rc = 0;
 out:
     if (rc != 0)
-        cli_error("report", "out of memory while folding %zu stacks", p->n_samples);
+        cli_error("report", "out of memory while folding %zu stacks", p->n_entries);
     for (size_t c = 0; cn != NULL && c < p->n_comms; c++)
         free(cn[c]);
     free(cn);
@@ -345,9 +345,9 @@ static double *old_shares(const ntree *nt, const rprofile *old, const char *enam
     for (size_t v = 1; ok && v < ot.n; v++)
         ok = rmap_put(&m, ot.parent[v], ot.name[v], (uint32_t)v) == 0;
     if (ok) {
-        for (size_t i = 0; i < old->n_samples; i++)
-            if (old->samples[i].event == oe)
-                ow[ot.of_node[old->samples[i].stack]]++;
+        for (size_t i = 0; i < old->n_entries; i++)
+            if (old->entries[i].event == oe)
+                ow[ot.of_node[old->entries[i].stack]] += report_entry_value(old, &old->entries[i]);
         for (size_t v = ot.n; v-- > 1;)
             ow[ot.parent[v]] += ow[v];
         double total = ow[0] ? (double)ow[0] : 1.0;
@@ -416,9 +416,9 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     tnode *t = calloc(n, sizeof *t);
     if (t == NULL)
         goto oom;
-    for (size_t i = 0; i < p->n_samples; i++)
-        if (p->samples[i].event == e)
-            t[nt.of_node[p->samples[i].stack]].weight += p->has_off_cpu ? p->samples[i].weight : 1;
+    for (size_t i = 0; i < p->n_entries; i++)
+        if (p->entries[i].event == e)
+            t[nt.of_node[p->entries[i].stack]].weight += report_entry_value(p, &p->entries[i]);
     uint32_t maxdepth = 0;
     t[0].frame = UINT32_MAX;
     for (size_t k = 1; k < n; k++) {

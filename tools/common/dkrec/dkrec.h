@@ -154,6 +154,18 @@ typedef struct dkrec {
 int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen);
 int dkrec_parse(const uint8_t *data, size_t size, const char *name, dkrec **out, char *err,
                 size_t errlen);
+/* Reads a recording in one pass as dkrec_read_file does, but hands each
+ * sample to fn, in file order, instead of keeping it: r->samples stays
+ * NULL, n_samples counts them, and memory is bounded by the tables (maps,
+ * comms, stack nodes), not by the samples. The file is read in pieces.
+ * When fn returns nonzero the read stops and returns that value, err
+ * empty (fn said why); a sample handed to fn before a corrupt byte was met
+ * does not make the read succeed. */
+typedef int (*dkrec_sample_fn)(void *ctx, const dkrec *r, const dkrec_rsample *s);
+int dkrec_stream_file(const char *path, dkrec_sample_fn fn, void *ctx, dkrec **out, char *err,
+                      size_t errlen);
+int dkrec_stream_parse(const uint8_t *data, size_t size, const char *name, dkrec_sample_fn fn,
+                       void *ctx, dkrec **out, char *err, size_t errlen);
 void dkrec_free(dkrec *r);
 /* The value of a meta key, or NULL. */
 const char *dkrec_meta(const dkrec *r, const char *key);

@@ -20,11 +20,15 @@
 
 typedef struct reader {
     const uint8_t *p, *end;
-    const uint8_t *base; /* the file's first byte, for offsets */
+    const uint8_t *win; /* the bytes in hand, for offsets: win[0] is at */
+    uint64_t win_off;   /* this byte offset of the file */
     const char *name;
     char *err;
     size_t errlen;
     dkrec *r;
+    dkrec_sample_fn fn; /* NULL: the samples are kept in r->samples */
+    void *ctx;
+    int stopped; /* fn's nonzero return, which ended the read */
     /* Delta state of the chunk. */
     dkrec_rsample prev;
     uint32_t knode; /* a kernel stack record's node, for the next sample */
@@ -42,7 +46,7 @@ __attribute__((format(printf, 3, 4))) static int fail(reader *rd, const uint8_t 
     va_end(ap);
     if (rd->errlen > 0)
         snprintf(rd->err, rd->errlen, "%s: corrupt recording at byte offset %zu: %s", rd->name,
-                 (size_t)(at - rd->base), what);
+                 (size_t)(rd->win_off + (uint64_t)(at - rd->win)), what);
     return -1;
 }
 
@@ -201,10 +205,19 @@ static int read_sample(reader *rd)
     s.time_ns += (uint64_t)dkrec__unzigzag(dt);
     if (s.event >= r->n_events)
         return fail(rd, at, "a sample of event %u, of %zu events described", s.event, r->n_events);
+    rd->prev = s;
+    if (rd->fn != NULL) {
+        int rc = rd->fn(rd->ctx, r, &s);
+        r->n_samples++;
+        if (rc != 0) {
+            rd->stopped = rc;
+            return -1;
+        }
+        return 0;
+    }
     if (grow(rd, (void **)&r->samples, r->n_samples, &rd->cap_samples, sizeof *r->samples) != 0)
         return -1;
     r->samples[r->n_samples++] = s;
-    rd->prev = s;
     return 0;
 }
 
@@ -338,15 +351,161 @@ static int read_record(reader *rd)
     }
 }
 
-int dkrec_parse(const uint8_t *data, size_t size, const char *name, dkrec **out, char *err,
-                size_t errlen)
+/* Where the reader takes the file's bytes from: memory, or a file read in
+ * pieces with read(2), holding at most one chunk and one piece (a mapping
+ * of the whole file would count as resident as it is read). */
+typedef struct source {
+    const uint8_t *data; /* the whole file in memory, or NULL */
+    int fd;
+    uint64_t size; /* the file's */
+    uint8_t *buf;  /* fd: bytes [off, off + have) of the file */
+    size_t cap, have;
+    uint64_t off;
+    const char *name;
+    char *err;
+    size_t errlen;
+} source;
+
+#define READ_PIECE (1u << 20)
+
+/* Bytes [at, at + n) of the file, or up to its end if it ends before:
+ * *p points at byte at, *avail bytes from it are in hand. at only grows
+ * from one call to the next. -1 with err set when the read fails. */
+static int window(source *s, uint64_t at, size_t n, const uint8_t **p, size_t *avail)
 {
+    if (n > s->size - at)
+        n = (size_t)(s->size - at);
+    if (s->data != NULL) {
+        *p = s->data + at;
+        *avail = (size_t)(s->size - at);
+        return 0;
+    }
+    if (s->buf == NULL || at + n > s->off + s->have) {
+        /* Keep what is still ahead, read the rest. */
+        size_t keep = at < s->off + s->have ? (size_t)(s->off + s->have - at) : 0;
+        if (keep > 0)
+            memmove(s->buf, s->buf + (at - s->off), keep);
+        s->off = at;
+        s->have = keep;
+        size_t want = n > READ_PIECE ? n : READ_PIECE;
+        if (want > s->cap) {
+            uint8_t *b = realloc(s->buf, want);
+            if (b == NULL) {
+                snprintf(s->err, s->errlen, "%s: out of memory reading a chunk of %zu bytes",
+                         s->name, n);
+                return -1;
+            }
+            s->buf = b;
+            s->cap = want;
+        }
+        while (s->have < n) {
+            size_t room = s->cap - s->have;
+            if (room > s->size - (s->off + s->have))
+                room = (size_t)(s->size - (s->off + s->have));
+            ssize_t k = read(s->fd, s->buf + s->have, room);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                snprintf(s->err, s->errlen, "%s: %s", s->name,
+                         k < 0 ? strerror(errno) : "shorter than fstat said");
+                return -1;
+            }
+            s->have += (size_t)k;
+        }
+    }
+    *p = s->buf + (at - s->off);
+    *avail = (size_t)(s->off + s->have - at);
+    return 0;
+}
+
+/* The chunks of the file after its header, in one pass. */
+static int read_chunks(reader *rd, source *src)
+{
+    dkrec *r = rd->r;
+    uint64_t pos = HEADER_BYTES, size = src->size;
+    while (pos < size) {
+        const uint8_t *chunk;
+        size_t avail;
+        /* The tag, the length (10 bytes at most) and the checksum. */
+        if (window(src, pos, 15, &chunk, &avail) != 0)
+            return -1;
+        rd->win = chunk;
+        rd->win_off = pos;
+        rd->p = chunk;
+        if (r->complete)
+            return fail(rd, chunk, "bytes follow the end mark");
+        if (*chunk != CHUNK_TAG)
+            return fail(rd, chunk, "a chunk starts with 0x%02x, not 'C'", *chunk);
+        rd->p = chunk + 1;
+        rd->end = chunk + avail;
+        uint64_t len;
+        if (get_varint(rd, &len) != 0) {
+            if (rd->errlen > 0)
+                rd->err[0] = '\0';
+            snprintf(r->tail_note, sizeof r->tail_note,
+                     "the file ends inside a chunk head at byte offset %zu", (size_t)pos);
+            break;
+        }
+        if (len == 0 || len > CHUNK_MAX)
+            return fail(rd, chunk, "a chunk of %llu bytes", (unsigned long long)len);
+        size_t head = (size_t)(rd->p - chunk);
+        uint64_t left = size - pos - head; /* the file's bytes after the length */
+        if (left < 4 + len) {
+            snprintf(r->tail_note, sizeof r->tail_note,
+                     "the last chunk, at byte offset %zu, is cut (%llu of its %llu bytes are "
+                     "there)",
+                     (size_t)pos, (unsigned long long)(left > 4 ? left - 4 : 0),
+                     (unsigned long long)len);
+            break;
+        }
+        if (window(src, pos, head + 4 + (size_t)len, &chunk, &avail) != 0)
+            return -1;
+        rd->win = chunk;
+        const uint8_t *c = chunk + head;
+        uint32_t want = c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+        const uint8_t *payload = c + 4;
+        /* A fuzzing build skips the checksum, so that its mutations reach
+         * the records behind it. */
+#ifndef DKREC_FUZZING
+        if (dkrec__crc32(payload, (size_t)len) != want)
+            return fail(rd, chunk, "the chunk's checksum does not match its %llu bytes",
+                        (unsigned long long)len);
+#else
+        (void)want;
+#endif
+        rd->p = payload;
+        rd->end = payload + len;
+        memset(&rd->prev, 0, sizeof rd->prev);
+        rd->knode = 0;
+        rd->off_cpu = false;
+        while (rd->p < rd->end)
+            if (read_record(rd) != 0)
+                return -1;
+        if (rd->knode != 0)
+            return fail(rd, rd->end, "a kernel stack record without its sample");
+        if (rd->off_cpu)
+            return fail(rd, rd->end, "an off-CPU record without its sample");
+        pos += head + 4 + len;
+    }
+    return 0;
+}
+
+/* The header of src checked, then its chunks read. */
+static int parse(source *src, dkrec_sample_fn fn, void *ctx, dkrec **out)
+{
+    const char *name = src->name;
+    char *err = src->err;
+    size_t errlen = src->errlen;
     *out = NULL;
     if (errlen > 0)
         err[0] = '\0';
-    if (size < HEADER_BYTES || memcmp(data, dkrec__magic, sizeof dkrec__magic) != 0) {
+    const uint8_t *data;
+    size_t avail;
+    if (window(src, 0, HEADER_BYTES, &data, &avail) != 0)
+        return -1;
+    if (avail < HEADER_BYTES || memcmp(data, dkrec__magic, sizeof dkrec__magic) != 0) {
         snprintf(err, errlen, "%s: not a dkperf recording (no DKREC header%s)", name,
-                 size < HEADER_BYTES ? "; the file is shorter than one" : "");
+                 avail < HEADER_BYTES ? "; the file is shorter than one" : "");
         return -1;
     }
     unsigned major = data[8] | (unsigned)data[9] << 8, minor = data[10] | (unsigned)data[11] << 8;
@@ -362,98 +521,52 @@ int dkrec_parse(const uint8_t *data, size_t size, const char *name, dkrec **out,
     }
     r->version_major = major;
     r->version_minor = minor;
-    r->file_size = size;
+    r->file_size = src->size;
     reader rd;
     memset(&rd, 0, sizeof rd);
-    rd.base = data;
+    rd.win = data;
+    rd.p = data;
     rd.name = name;
     rd.err = err;
     rd.errlen = errlen;
     rd.r = r;
+    rd.fn = fn;
+    rd.ctx = ctx;
     /* Node 0 is "no frame". */
-    if (grow(&rd, (void **)&r->nodes, 0, &rd.cap_nodes, sizeof *r->nodes) != 0)
-        goto fail;
+    if (grow(&rd, (void **)&r->nodes, 0, &rd.cap_nodes, sizeof *r->nodes) != 0) {
+        dkrec_free(r);
+        return -1;
+    }
     memset(&r->nodes[0], 0, sizeof r->nodes[0]);
     r->n_nodes = 1;
-
-    const uint8_t *p = data + HEADER_BYTES, *end = data + size;
-    while (p < end) {
-        const uint8_t *chunk = p;
-        if (r->complete) {
-            rd.p = p;
-            fail(&rd, p, "bytes follow the end mark");
-            goto fail;
-        }
-        if (*p != CHUNK_TAG) {
-            rd.p = p;
-            fail(&rd, p, "a chunk starts with 0x%02x, not 'C'", *p);
-            goto fail;
-        }
-        rd.p = p + 1;
-        rd.end = end;
-        uint64_t len;
-        if (get_varint(&rd, &len) != 0) {
-            snprintf(r->tail_note, sizeof r->tail_note,
-                     "the file ends inside a chunk head at byte offset %zu",
-                     (size_t)(chunk - data));
-            break;
-        }
-        if (len == 0 || len > CHUNK_MAX) {
-            fail(&rd, chunk, "a chunk of %llu bytes", (unsigned long long)len);
-            goto fail;
-        }
-        if ((uint64_t)(end - rd.p) < 4 + len) {
-            snprintf(r->tail_note, sizeof r->tail_note,
-                     "the last chunk, at byte offset %zu, is cut (%llu of its %llu bytes are "
-                     "there)",
-                     (size_t)(chunk - data),
-                     (unsigned long long)(end - rd.p > 4 ? end - rd.p - 4 : 0),
-                     (unsigned long long)len);
-            break;
-        }
-        uint32_t want = rd.p[0] | (uint32_t)rd.p[1] << 8 | (uint32_t)rd.p[2] << 16 |
-                        (uint32_t)rd.p[3] << 24;
-        const uint8_t *payload = rd.p + 4;
-        /* A fuzzing build skips the checksum, so that its mutations reach
-         * the records behind it. */
-#ifndef DKREC_FUZZING
-        if (dkrec__crc32(payload, (size_t)len) != want) {
-            fail(&rd, chunk, "the chunk's checksum does not match its %llu bytes",
-                 (unsigned long long)len);
-            goto fail;
-        }
-#else
-        (void)want;
-#endif
-        rd.p = payload;
-        rd.end = payload + len;
-        memset(&rd.prev, 0, sizeof rd.prev);
-        rd.knode = 0;
-        rd.off_cpu = false;
-        while (rd.p < rd.end)
-            if (read_record(&rd) != 0)
-                goto fail;
-        if (rd.knode != 0) {
-            fail(&rd, rd.end, "a kernel stack record without its sample");
-            goto fail;
-        }
-        if (rd.off_cpu) {
-            fail(&rd, rd.end, "an off-CPU record without its sample");
-            goto fail;
-        }
-        p = rd.end;
+    if (read_chunks(&rd, src) != 0) {
+        dkrec_free(r);
+        if (rd.stopped != 0 && errlen > 0)
+            err[0] = '\0';
+        return rd.stopped != 0 ? rd.stopped : -1;
     }
     if (!r->complete && r->tail_note[0] == '\0')
         snprintf(r->tail_note, sizeof r->tail_note,
                  "the file has no end mark (the recording was interrupted)");
     *out = r;
     return 0;
-fail:
-    dkrec_free(r);
-    return -1;
 }
 
-int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
+int dkrec_stream_parse(const uint8_t *data, size_t size, const char *name, dkrec_sample_fn fn,
+                       void *ctx, dkrec **out, char *err, size_t errlen)
+{
+    source src = {.data = data, .fd = -1, .size = size, .name = name, .err = err, .errlen = errlen};
+    return parse(&src, fn, ctx, out);
+}
+
+int dkrec_parse(const uint8_t *data, size_t size, const char *name, dkrec **out, char *err,
+                size_t errlen)
+{
+    return dkrec_stream_parse(data, size, name, NULL, NULL, out, err, errlen);
+}
+
+int dkrec_stream_file(const char *path, dkrec_sample_fn fn, void *ctx, dkrec **out, char *err,
+                      size_t errlen)
 {
     *out = NULL;
     /* O_NONBLOCK: a FIFO with no writer would block the open forever; it
@@ -484,31 +597,17 @@ int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    size_t size = (size_t)st.st_size;
-    uint8_t *data = malloc(size ? size : 1);
-    if (data == NULL) {
-        snprintf(err, errlen, "%s: out of memory reading %zu bytes", path, size);
-        close(fd);
-        return -1;
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t k = read(fd, data + got, size - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            snprintf(err, errlen, "%s: %s", path,
-                     k < 0 ? strerror(errno) : "shorter than fstat said");
-            free(data);
-            close(fd);
-            return -1;
-        }
-        got += (size_t)k;
-    }
+    source src = {
+        .fd = fd, .size = (uint64_t)st.st_size, .name = path, .err = err, .errlen = errlen};
+    int rc = parse(&src, fn, ctx, out);
+    free(src.buf);
     close(fd);
-    int rc = dkrec_parse(data, size, path, out, err, errlen);
-    free(data);
     return rc;
+}
+
+int dkrec_read_file(const char *path, dkrec **out, char *err, size_t errlen)
+{
+    return dkrec_stream_file(path, NULL, NULL, out, err, errlen);
 }
 
 void dkrec_free(dkrec *r)

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * report_raw.c - a recording's samples counted as they stream past (see
+ * report.h's rraws): one entry per distinct (event, pid, comm record,
+ * stack, kernel stack, flags), so that report's memory grows with the
+ * distinct stacks, not with the samples.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static bool same_key(const rraw *x, const rraw *y)
+{
+    return x->node == y->node && x->pid == y->pid && x->event == y->event &&
+           x->comm_rec == y->comm_rec && x->knode == y->knode && x->flags == y->flags;
+}
+
+/* Inline and cheap: it runs once a sample. The stack node, what differs
+ * most, goes into the low bits that pick the slot. */
+static inline size_t key_hash(const rraw *k)
+{
+    uint64_t h = ((uint64_t)k->knode << 32 | k->node) * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)(uint32_t)k->pid << 32 | k->event) * 0xc2b2ae3d27d4eb4full;
+    h ^= ((uint64_t)k->flags << 32 | k->comm_rec) * 0x165667b19e3779f9ull;
+    return (size_t)(h ^ (h >> 32));
+}
+
+/* Room for one more entry, the slots at most half full. */
+static int make_room(rraws *a)
+{
+    if (a->n == a->cap) {
+        size_t c = a->cap ? a->cap * 2 : 256;
+        rraw *v = realloc(a->v, c * sizeof *v);
+        if (v == NULL)
+            return -1;
+        a->v = v;
+        a->cap = c;
+    }
+    if ((a->n + 1) * 2 < a->nslots)
+        return 0;
+    size_t n = a->nslots ? a->nslots * 2 : 1024;
+    uint32_t *s = calloc(n, sizeof *s);
+    if (s == NULL)
+        return -1;
+    for (size_t i = 0; i < a->n; i++) {
+        size_t j = key_hash(&a->v[i]) & (n - 1);
+        while (s[j] != 0)
+            j = (j + 1) & (n - 1);
+        s[j] = (uint32_t)i + 1;
+    }
+    free(a->slots);
+    a->slots = s;
+    a->nslots = n;
+    return 0;
+}
+
+int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
+{
+    rraws *a = ctx;
+    /* The comm records that came before this sample: each its pid's
+     * latest. */
+    for (; a->comms_seen < r->n_comms && r->comms[a->comms_seen].first_sample <= a->n_read;
+         a->comms_seen++) {
+        int32_t pid = r->comms[a->comms_seen].pid;
+        if (rmap_put(&a->pid_comm, (uint32_t)pid, 0, (uint32_t)a->comms_seen) != 0)
+            goto oom;
+        if (pid == a->last_pid)
+            a->last_valid = false;
+    }
+    /* The recording's span, whichever samples the filter keeps. */
+    if (a->n_read++ == 0 || s->time_ns < a->time_lo)
+        a->time_lo = s->time_ns;
+    if (s->time_ns > a->time_hi)
+        a->time_hi = s->time_ns;
+    bool off_cpu = (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
+    a->n_off_cpu += off_cpu;
+    if (off_cpu ? a->on_cpu_only : a->off_cpu_only)
+        return 0;
+    if (!a->last_valid || s->pid != a->last_pid) {
+        int64_t c = rmap_get(&a->pid_comm, (uint32_t)s->pid, 0);
+        a->last_pid = s->pid;
+        a->last_comm = (uint32_t)(c + 1);
+        a->last_valid = true;
+    }
+    a->n_samples++;
+    rraw k = {.event = s->event,
+              .pid = s->pid,
+              .comm_rec = a->last_comm,
+              .node = s->node,
+              .knode = s->knode,
+              .flags = s->flags};
+    uint64_t w = s->period ? s->period : 1;
+    /* Runs of samples of one stack are common: the last entry first. */
+    if (a->n > 0 && same_key(&a->v[a->last], &k)) {
+        a->v[a->last].count++;
+        a->v[a->last].weight += w;
+        return 0;
+    }
+    if (a->nslots > 0) {
+        for (size_t j = key_hash(&k) & (a->nslots - 1); a->slots[j] != 0;
+             j = (j + 1) & (a->nslots - 1)) {
+            rraw *e = &a->v[a->slots[j] - 1];
+            if (same_key(e, &k)) {
+                e->count++;
+                e->weight += w;
+                a->last = a->slots[j] - 1;
+                return 0;
+            }
+        }
+    }
+    if (a->n >= UINT32_MAX - 1 || make_room(a) != 0)
+        goto oom;
+    size_t j = key_hash(&k) & (a->nslots - 1);
+    while (a->slots[j] != 0)
+        j = (j + 1) & (a->nslots - 1);
+    k.count = 1;
+    k.weight = w;
+    a->v[a->n] = k;
+    a->slots[j] = (uint32_t)++a->n;
+    a->last = a->n - 1;
+    return 0;
+oom:
+    cli_error("report", "%s: out of memory while counting %llu samples", a->path,
+              (unsigned long long)a->n_read);
+    return -2;
+}
+
+/* a empty, to count the samples o keeps. */
+static void rraws_init(rraws *a, const char *path, const rprofile_opts *o)
+{
+    memset(a, 0, sizeof *a);
+    a->path = path;
+    a->on_cpu_only = o != NULL && o->on_cpu_only;
+    a->off_cpu_only = o != NULL && o->off_cpu_only;
+}
+
+int rraws_of(rraws *a, const dkrec *r, const char *path, const rprofile_opts *o)
+{
+    rraws_init(a, path, o);
+    for (size_t i = 0; i < r->n_samples; i++)
+        if (rraws_add(a, r, &r->samples[i]) != 0) {
+            rraws_free(a);
+            return -1;
+        }
+    return 0;
+}
+
+int rprofile_read(const char *path, const rprofile_opts *o, dkrec **rec, rraws *a, char *err,
+                  size_t errlen)
+{
+    rraws_init(a, path, o);
+    int rc = dkrec_stream_file(path, rraws_add, a, rec, err, errlen);
+    if (rc != 0)
+        rraws_free(a);
+    return rc == 0 ? 0 : rc == -2 ? -2 : -1;
+}
+
+void rraws_free(rraws *a)
+{
+    free(a->v);
+    free(a->slots);
+    rmap_free(&a->pid_comm);
+    memset(a, 0, sizeof *a);
+}
