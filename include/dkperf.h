@@ -593,13 +593,15 @@ DK_EXPORT int dk_group_read_perf_levels(dk_group *g, uint64_t *values, size_t le
  *               ns or a frequency. Process scope covers the process's threads,
  *               not its children; ENABLE_ON_EXEC starts at once.
  *               DK_SAMPLING_OFF_CPU makes the first "timer" event kperf's
- *               PET timer (traditional PET, kperf.lightweight_pet set to 0;
- *               its period is at least 1 ms): on-CPU samples come from the
- *               timer as before, and each period every thread of the
- *               target that was not running (blocked, waiting or
- *               preempted: its TI_DATA runmode lacks KPERF_TI_RUNNING) gives
- *               a sample with off_cpu set, event 0, the timer period, and
- *               the user stack it waits on; it needs a timer event
+ *               PET timer (traditional PET, kperf.lightweight_pet set to 0,
+ *               kperf.pet_idle_rate to 1 so that every sample has its
+ *               stack; its period is at least 1 ms): on-CPU samples come
+ *               from the timer as before, and each period every thread of
+ *               the target that was blocked (its TI_DATA runmode has
+ *               neither KPERF_TI_RUNNING nor RUNNABLE alone: a preempted
+ *               thread only waits for a CPU) gives a sample with off_cpu
+ *               set, event 0, the timer period, and the user stack it
+ *               waits on; it needs a timer event
  *               (DK_ENOTSUP otherwise) and a process (not system) scope.
  *               Tested on the simulated frameworks only (tests/sim).
  *   selfcounts  none: DK_ENOTSUP.

@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 dkperf, prog, work = sys.argv[1:4]
 event = sys.argv[4] if len(sys.argv) > 4 else "cpu-clock"
@@ -50,7 +51,9 @@ def paranoid():
 
 
 data = os.path.join(work, "offcpu.data")
+t0 = time.monotonic()
 p = run("record", "--off-cpu", "-e", event, "-o", data, "--", prog, "0.3", "--sleeper", "200")
+wall_ns = (time.monotonic() - t0) * 1e9
 if not sim and os.geteuid() != 0 and paranoid() > 1:
     check(p.returncode == 1, f"record without the privilege: exit {p.returncode}")
     check("perf_event_paranoid" in p.stderr and p.stderr.count("\n") == 1,
@@ -81,8 +84,12 @@ for line in p.stdout.splitlines():
 print(f"sleeper off CPU in clock_nanosleep: {off_ns / 1e6:.1f} ms; other off-CPU stacks: "
       f"{len(other_off)}")
 check(on_hot > 0, "the busy thread's rp_hot stacks are on CPU")
-check(180e6 <= off_ns <= 260e6,
-      f"the sleeper's off-CPU time in nanosleep is about its 200 ms: {off_ns / 1e6:.1f} ms")
+# At least the 200 ms it slept; more by what it waited for a CPU once woken
+# (perf's off-CPU time counts to the switch back in too), so on a busy
+# machine up to the time the whole run took.
+check(180e6 <= off_ns <= max(260e6, wall_ns),
+      f"the sleeper's off-CPU time in nanosleep is its 200 ms and its wait for a CPU: "
+      f"{off_ns / 1e6:.1f} ms in a run of {wall_ns / 1e6:.0f} ms")
 # Off CPU elsewhere: the threads' start and end (the main thread joins the
 # sleeper), not the busy thread's preemptions.
 other_ns = sum(n for _, n in other_off)

@@ -32,6 +32,7 @@
 #define ID_TM_FIRE 0x25030000u
 #define ID_TM_HNDLR 0x25030008u
 #define SAMPLE_FLAG_PEND_USER 0x1u
+#define SAMPLE_FLAG_EMPTY_CALLSTACK 0x4u
 #define SAMPLE_FLAG_NON_INTERRUPT 0x10u
 #define SAMPLE_FLAG_THREAD_ONLY 0x100u
 #define TI_RUNNING 0x1u
@@ -148,7 +149,7 @@ typedef struct trace {
  * timer when pet), sampling on for run_ns with a busy thread, a napping
  * one and one blocked in read(), then everything read and torn down.
  */
-static trace run(bool pet, uint64_t period_ns, uint64_t run_ns, bool lightweight)
+static trace run(bool pet, uint64_t period_ns, uint64_t run_ns, bool lightweight, int idle_rate)
 {
     CHECK_INT(kd(KERN_KDREMOVE, 0, 3, NULL, NULL), ==, 0);
     CHECK_INT(kd(KERN_KDSETBUF, 1 << 20, 4, NULL, NULL), ==, 0);
@@ -160,6 +161,8 @@ static trace run(bool pet, uint64_t period_ns, uint64_t run_ns, bool lightweight
         CHECK_INT(get_int("kperf.lightweight_pet", &v), ==, 0);
         CHECK_INT(v, ==, 1);
     }
+    if (idle_rate > 0)
+        CHECK_INT(set_int("kperf.pet_idle_rate", idle_rate), ==, 0);
     CHECK_INT(kp->kperf_action_count_set(1), ==, 0);
     CHECK_INT(kp->kperf_action_samplers_set(1, KPERF_SAMPLER_TH_INFO | KPERF_SAMPLER_USTACK), ==,
               0);
@@ -246,7 +249,8 @@ TEST_CASE(pet_samples_a_thread_blocked_in_read)
 {
     load();
     uint64_t period = 10000000, run_ns = 400000000;
-    trace t = run(true, period, run_ns, false);
+    /* Idle rate 1: a stack every period, switched or not. */
+    trace t = run(true, period, run_ns, false, 1);
     size_t fires = check_fires(&t, 1);
     fprintf(stderr, "%zu PET fires\n", fires);
     CHECK_U64(fires, >=, 5);
@@ -302,6 +306,51 @@ TEST_CASE(pet_samples_a_thread_blocked_in_read)
     free(t.r);
 }
 
+/* kppet_sample_thread: a thread not switched since its last PET sample
+ * (kperf_thread_get_dirty) is sampled with SAMPLE_FLAG_EMPTY_CALLSTACK,
+ * no user stack, but every idle_rate-th time (default 15). */
+TEST_CASE(pet_samples_an_idle_thread_without_its_stack_but_every_idle_rate)
+{
+    load();
+    int v = 0;
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(get_int("kperf.pet_idle_rate", &v), ==, 0);
+    CHECK_INT(v, ==, 15); /* KPERF_PET_DEFAULT_IDLE_RATE */
+    uint64_t period = 10000000, run_ns = 400000000;
+    trace t = run(true, period, run_ns, false, 0);
+    size_t samples = 0, empty = 0, stacks = 0;
+    uint64_t pet_thread = 0, flags = 0;
+    bool want_info = false, reader = false;
+    for (size_t i = 0; i < t.n; i++) {
+        const simk_kd_buf *r = &t.r[i];
+        if (r->debugid == (ID_GEN_EVENT | 1u) && (r->arg4 & SAMPLE_FLAG_THREAD_ONLY)) {
+            pet_thread = r->arg5;
+            flags = r->arg4;
+            want_info = true;
+            reader = false;
+            continue;
+        }
+        if (pet_thread == 0 || r->arg5 != pet_thread)
+            continue;
+        if (r->debugid == ID_TI_DATA && want_info) {
+            want_info = false;
+            reader = r->arg2 == atomic_load(&reader_tid);
+            samples += reader;
+            empty += reader && (flags & SAMPLE_FLAG_EMPTY_CALLSTACK);
+        } else if (r->debugid == ID_CS_UHDR && reader) {
+            stacks++;
+            reader = false; /* one stack a sample */
+        }
+    }
+    fprintf(stderr, "reader: %zu PET samples, %zu with a stack, %zu marked empty\n", samples,
+            stacks, empty);
+    CHECK_U64(samples, >=, 20);
+    CHECK_U64(stacks + empty, ==, samples);
+    CHECK_U64(stacks, >=, 1);
+    CHECK_U64(stacks, <=, samples / 15 + 2);
+    free(t.r);
+}
+
 TEST_CASE(lightweight_pet_samples_threads_going_on_cpu_once_a_period)
 {
     load();
@@ -309,7 +358,7 @@ TEST_CASE(lightweight_pet_samples_threads_going_on_cpu_once_a_period)
     CHECK_INT(get_int("kperf.lightweight_pet", &v), ==, 0);
     CHECK_INT(v, ==, 0);
     uint64_t period = 10000000, run_ns = 400000000;
-    trace t = run(true, period, run_ns, true);
+    trace t = run(true, period, run_ns, true, 0);
     check_fires(&t, 1);
     /* kppet_on_cpu: NON_INTERRUPT | PEND_USER, no handler; the napper goes
      * on CPU thousands of times, and is sampled once a period at most. */
@@ -343,7 +392,7 @@ TEST_CASE(a_timer_logs_one_fire_a_period)
 {
     load();
     uint64_t period = 2000000, run_ns = 300000000;
-    trace t = run(false, period, run_ns, false);
+    trace t = run(false, period, run_ns, false, 0);
     size_t fires = check_fires(&t, 0), handlers = 0;
     for (size_t i = 0; i < t.n; i++)
         handlers += t.r[i].debugid == (ID_TM_HNDLR | 1u);
@@ -370,9 +419,15 @@ TEST_CASE(kperf_sysctls_answer_as_xnu)
     CHECK_INT(get_int("kperf.sampling", &v), ==, 0);
     CHECK_INT(v, ==, 1);
     CHECK_INT(set_int("kperf.lightweight_pet", 1), ==, EBUSY);
+    /* kppet_set_idle_rate: any time; kppet_reset puts the default back. */
+    CHECK_INT(set_int("kperf.pet_idle_rate", 3), ==, 0);
+    CHECK_INT(get_int("kperf.pet_idle_rate", &v), ==, 0);
+    CHECK_INT(v, ==, 3);
     CHECK_INT(kp->kperf_reset(), ==, 0);
     CHECK_INT(get_int("kperf.sampling", &v), ==, 0);
     CHECK_INT(v, ==, 0);
+    CHECK_INT(get_int("kperf.pet_idle_rate", &v), ==, 0);
+    CHECK_INT(v, ==, 15);
 }
 
 TEST_MAIN()

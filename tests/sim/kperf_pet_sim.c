@@ -37,7 +37,8 @@ static uint64_t legacy_runmode(uint32_t state)
 
 typedef struct pet_thread {
     uint32_t pid, tid;
-    uint32_t state; /* KPERF_TI_* when it is not seen on CPU */
+    uint32_t state;   /* KPERF_TI_* when it is not seen on CPU */
+    uint64_t cswitch; /* its context switches so far (thread_t c_switch) */
     size_t nu;
     uint64_t frames[PET_FRAMES];
 } pet_thread;
@@ -194,6 +195,26 @@ static uint32_t state_of(uint32_t pid, uint32_t tid)
     }
 }
 
+/* A thread's context switches (XNU's c_switch, which kperf_thread_get_dirty
+ * compares): Linux's voluntary and involuntary ones, /proc/.../status. */
+static uint64_t cswitch_of(uint32_t pid, uint32_t tid)
+{
+    char path[96], line[256];
+    snprintf(path, sizeof path, "/proc/%u/task/%u/status", pid, tid);
+    FILE *f = fopen(path, "r");
+    uint64_t n = 0;
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        const char *v = strchr(line, ':');
+        if (v != NULL && (strncmp(line, "voluntary_ctxt_switches:", 24) == 0 ||
+                          strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0))
+            n += strtoull(v + 1, NULL, 10);
+    }
+    fclose(f);
+    return n;
+}
+
 static size_t threads_of(uint32_t pid, pet_thread *out, size_t n, size_t max)
 {
     char path[64];
@@ -210,6 +231,7 @@ static size_t threads_of(uint32_t pid, pet_thread *out, size_t n, size_t max)
         t->pid = pid;
         t->tid = tid;
         t->state = state_of(pid, tid);
+        t->cswitch = cswitch_of(pid, tid);
         t->nu = stack_of_waiting(pid, tid, t->frames, PET_FRAMES);
     }
     closedir(d);

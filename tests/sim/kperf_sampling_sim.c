@@ -58,6 +58,7 @@
 
 #define SAMPLE_FLAG_PEND_USER 0x1u
 #define SAMPLE_FLAG_IDLE_THREADS 0x2u
+#define SAMPLE_FLAG_EMPTY_CALLSTACK 0x4u
 #define SAMPLE_FLAG_NON_INTERRUPT 0x10u
 #define SAMPLE_FLAG_THREAD_ONLY 0x100u
 #define META_UPEND 0x2u
@@ -112,6 +113,7 @@ static bool open_failed_said;
 #define TALLY_SLOTS 1024
 typedef struct tally_entry {
     uint64_t tid, ns, pet_gen;
+    uint64_t pet_cnt, pet_cswitch; /* thread_t kperf_pet_cnt, kperf_c_switch */
 } tally_entry;
 static tally_entry tally[TALLY_SLOTS];
 
@@ -408,8 +410,9 @@ static void put_stack(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t hdr, uint
             j + 3 < n ? frames[j + 3] : 0, ls);
 }
 
-/* How a sample is taken (kperf_sample's flags). */
-enum { HOW_INTERRUPT, HOW_ON_CPU, HOW_PET_THREAD };
+/* How a sample is taken (kperf_sample's flags); HOW_EMPTY_STACK or'ed in:
+ * SAMPLE_FLAG_EMPTY_CALLSTACK (kppet_sample_thread's idle rate). */
+enum { HOW_INTERRUPT, HOW_ON_CPU, HOW_PET_THREAD, HOW_EMPTY_STACK = 0x100 };
 
 /* The most records one sample of these sizes takes. */
 static size_t sample_records_max(const linux_sample *ls)
@@ -434,6 +437,13 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
     uint32_t what = s->spec.samplers;
     uint64_t counters[KPC_MAX_COUNTERS];
     size_t nctr = 0;
+    /* kperf_prepare_sample_what: an empty callstack takes the stacks out
+     * of both parts; kperf_sample_user then logs what is left of the
+     * action's thread samplers (TH_INFO), or nothing. */
+    bool empty = (how & HOW_EMPTY_STACK) != 0;
+    how &= ~HOW_EMPTY_STACK;
+    if (empty)
+        what &= ~(KPERF_SAMPLER_KSTACK | KPERF_SAMPLER_USTACK);
     tally_entry *ran = tally_of(ls->tid);
     if (how == HOW_INTERRUPT)
         ran->ns += s->spec.period_ns;
@@ -468,6 +478,8 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
     uint32_t flags = how == HOW_INTERRUPT ? SAMPLE_FLAG_PEND_USER
                      : how == HOW_ON_CPU  ? SAMPLE_FLAG_NON_INTERRUPT | SAMPLE_FLAG_PEND_USER
                                           : SAMPLE_FLAG_IDLE_THREADS | SAMPLE_FLAG_THREAD_ONLY;
+    if (empty)
+        flags |= SAMPLE_FLAG_EMPTY_CALLSTACK;
     if (now != 0) { /* only pended samplers: nothing at interrupt time */
         put(r, w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0, flags, ls);
         if (what & KPERF_SAMPLER_TH_INFO)
@@ -504,6 +516,10 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
         put_stack(r, w, uts, ID_CS_UHDR, ID_CS_UDATA, cs, frames, nu + 1, ls);
         put_thread_info(r, w, uts, ls, state);
         put(r, w, uts, ID_GEN_EVENT | FUNC_END, uwhat, 0, 0, 0, ls);
+    } else if (empty && how == HOW_PET_THREAD && (what & KPERF_SAMPLER_TH_INFO)) {
+        put(r, w, ts, ID_GEN_EVENT | FUNC_START, KPERF_SAMPLER_TH_INFO, s->spec.action, 0, 0, ls);
+        put_thread_info(r, w, ts, ls, state);
+        put(r, w, ts, ID_GEN_EVENT | FUNC_END, KPERF_SAMPLER_TH_INFO, 0, 0, 0, ls);
     }
 }
 
@@ -662,7 +678,18 @@ static void pet_batches(source *s, uint64_t now, batches *out, size_t drained)
                     break;
                 }
             }
-            put_sample(s, &ls, b->r, &w, ts, HOW_PET_THREAD, state, -1);
+            /* kppet_sample_thread: a thread not switched since its last
+             * PET sample (kperf_thread_get_dirty) gets an empty callstack
+             * but every idle_rate-th time. */
+            tally_entry *te = tally_of(th[i].tid);
+            int how = HOW_PET_THREAD;
+            uint32_t rate = pet_idle_rate ? pet_idle_rate : 1;
+            if (th[i].cswitch != te->pet_cswitch)
+                te->pet_cswitch = th[i].cswitch;
+            else if (te->pet_cnt % rate != 0)
+                how |= HOW_EMPTY_STACK;
+            te->pet_cnt++;
+            put_sample(s, &ls, b->r, &w, ts, how, state, -1);
         }
         b->time = t0;
         b->n = w;

@@ -69,6 +69,9 @@ static uint64_t timer_period[KPERF_TIMER_MAX];
 static uint32_t timer_action[KPERF_TIMER_MAX];
 static uint32_t pet_timer = 999;
 static uint32_t lightweight_pet; /* kperf.lightweight_pet (pet.c kppet.g_lightweight) */
+/* kperf.pet_idle_rate (pet.c kppet.g_idle_rate, KPERF_PET_DEFAULT_IDLE_RATE) */
+#define PET_IDLE_RATE_DEFAULT 15u
+static uint32_t pet_idle_rate = PET_IDLE_RATE_DEFAULT;
 static uint32_t sampling;
 
 /* What one thread saw at its last call, and what it has counted. */
@@ -469,6 +472,9 @@ static void publish_state(void)
         len += snprintf(text + len, sizeof text - (size_t)len, "kperf.timer.pet %u\n", pet_timer);
     if (lightweight_pet)
         len += snprintf(text + len, sizeof text - (size_t)len, "kperf.lightweight_pet 1\n");
+    if (pet_idle_rate != PET_IDLE_RATE_DEFAULT)
+        len += snprintf(text + len, sizeof text - (size_t)len, "kperf.pet_idle_rate %u\n",
+                        pet_idle_rate);
     for (unsigned i = 0; i < action_count && len < (int)sizeof text; i++) {
         if (action_samplers[i] != 0)
             len += snprintf(text + len, sizeof text - (size_t)len,
@@ -532,6 +538,8 @@ static bool adopt_sampling(const char *key, long v)
         pet_timer = (uint32_t)v;
     else if (strcmp(key, "kperf.lightweight_pet") == 0)
         lightweight_pet = v == 1;
+    else if (strcmp(key, "kperf.pet_idle_rate") == 0)
+        pet_idle_rate = (uint32_t)v;
     else if (indexed(key, "kperf.action.", KPERF_ACTION_MAX + 1, &n, &f) && n > 0 &&
              strcmp(f, "samplers") == 0)
         action_samplers[n - 1] = (uint32_t)v;

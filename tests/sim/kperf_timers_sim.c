@@ -260,7 +260,8 @@ SIM_API int kperf_reset(void)
     /* kperf_reset keeps the action and timer counts. */
     sampling = 0;
     pet_timer = 999;
-    lightweight_pet = 0; /* kppet_reset → kppet_set_lightweight_pet(0) */
+    lightweight_pet = 0;                   /* kppet_reset → kppet_set_lightweight_pet(0) */
+    pet_idle_rate = PET_IDLE_RATE_DEFAULT; /* and kppet_set_idle_rate(default) */
     memset(action_samplers, 0, sizeof action_samplers);
     memset(action_task, 0, sizeof action_task);
     for (unsigned i = 0; i < KPERF_ACTION_MAX; i++)
@@ -302,12 +303,33 @@ static int lightweight_pet_set(uint32_t v)
     return 0;
 }
 
+/* kperf.pet_idle_rate: kppet_set_idle_rate takes any value, sampling or
+ * not (0 would divide by zero in kppet_sample_thread: the sim takes it as
+ * 1). */
+static int pet_idle_rate_get(uint32_t *v)
+{
+    pthread_mutex_lock(&state_lock);
+    *v = pet_idle_rate;
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+static int pet_idle_rate_set(uint32_t v)
+{
+    pthread_mutex_lock(&state_lock);
+    pet_idle_rate = v;
+    changed();
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*get)(uint32_t *);
     int (*set)(uint32_t);
 } kperf_nodes[] = {
     {"kperf.lightweight_pet", lightweight_pet_get, lightweight_pet_set},
+    {"kperf.pet_idle_rate", pet_idle_rate_get, pet_idle_rate_set},
     {"kperf.sampling", kperf_sample_get, kperf_sample_set},
     {"kperf.action.count", kperf_action_count_get, kperf_action_count_set},
     {"kperf.timer.count", kperf_timer_count_get, kperf_timer_count_set},

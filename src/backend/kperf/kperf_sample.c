@@ -458,16 +458,25 @@ static int arm(dk_sampling *p, ksamp *k)
                             kp->kperf_timer_action_set((uint32_t)t, (uint32_t)i + 1));
         /* PET raises the timer's period to its minimum (1 ms), read back
          * below; lightweight PET would sample threads only as they go on
-         * CPU, never the blocked ones: off (kppet_set_lightweight_pet). */
+         * CPU, never the blocked ones: off (kppet_set_lightweight_pet).
+         * And PET leaves out the stack of a thread that has not switched
+         * since its last sample but every pet_idle_rate-th time (15 by
+         * default; pet.c kppet_sample_thread): 1, a stack in every sample
+         * (kperf_reset puts 15 back). */
         if (rc == 0 && pet && i == k->pet_event) {
             rc = kperf_call("making the timer kperf's PET timer (kperf_timer_pet_set)",
                             kp->kperf_timer_pet_set((uint32_t)t));
-            int off = 0;
+            int off = 0, every = 1;
             if (rc == 0 && k->ls->sysctlbyname != NULL &&
                 k->ls->sysctlbyname("kperf.lightweight_pet", NULL, NULL, &off, sizeof off) != 0 &&
                 errno != ENOENT)
                 rc =
                     dk__ks_trace_fail("turning lightweight PET off (kperf.lightweight_pet)", errno);
+            if (rc == 0 && k->ls->sysctlbyname != NULL &&
+                k->ls->sysctlbyname("kperf.pet_idle_rate", NULL, NULL, &every, sizeof every) != 0 &&
+                errno != ENOENT)
+                rc = dk__ks_trace_fail("asking PET for every thread's stack (kperf.pet_idle_rate)",
+                                       errno);
         }
         uint64_t ticks = 0;
         if (rc == 0 && kp->kperf_timer_period_get((uint32_t)t, &ticks) == 0 && ticks != 0) {
