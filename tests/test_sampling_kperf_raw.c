@@ -278,3 +278,43 @@ TEST_CASE(ktrace_sysctls_follow_tracing)
 #undef READ
     check_disarmed(state_path());
 }
+
+/* KDEBUG_ENABLE_PPT alone logs KDEBUG_COMMON records only: a timer's
+ * kperf samples (KDBG_RELEASE, ~KDEBUG_ENABLE_PPT) are not written. And
+ * a typefilter given from a NULL buffer of the right size is copyin's
+ * EFAULT, a wrong size EINVAL (kdbg_copyin_typefilter). */
+TEST_CASE(ppt_tracing_logs_no_kperf_records)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    CHECK_INT(kd(&k, KERN_KDREMOVE, 0, 3, NULL, NULL), ==, 0);
+    CHECK_INT(kd(&k, KERN_KDSETBUF, 1 << 20, 4, NULL, NULL), ==, 0);
+    CHECK_INT(kd(&k, KERN_KDSETUP, 0, 3, NULL, NULL), ==, 0);
+    size_t len = TYPEFILTER_BYTES;
+    CHECK_INT(kd(&k, KERN_KDSET_TYPEFILTER, 0, 3, NULL, &len), ==, EFAULT);
+    len = TYPEFILTER_BYTES - 1;
+    unsigned char small[16] = {0};
+    CHECK_INT(kd(&k, KERN_KDSET_TYPEFILTER, 0, 3, small, &len), ==, EINVAL);
+    CHECK_INT(kd(&k, KERN_KDENABLE, KDEBUG_ENABLE_PPT, 4, NULL, NULL), ==, 0);
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(kp->kperf_action_count_set(1), ==, 0);
+    CHECK_INT(kp->kperf_action_samplers_set(1, KPERF_SAMPLER_TH_INFO | KPERF_SAMPLER_USTACK), ==,
+              0);
+    CHECK_INT(kp->kperf_action_filter_set_by_pid(1, getpid()), ==, 0);
+    CHECK_INT(kp->kperf_timer_count_set(1), ==, 0);
+    CHECK_INT(kp->kperf_timer_period_set(0, kp->kperf_ns_to_ticks(1000000)), ==, 0);
+    CHECK_INT(kp->kperf_timer_action_set(0, 1), ==, 0);
+    CHECK_INT(kp->kperf_sample_set(1), ==, 0);
+    dkt_hot_caller(100000000);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = raw_read(&k, r, READ_MAX), kperf_records = 0;
+    raw_stop(&k, kp);
+    for (size_t i = 0; i < n; i++)
+        kperf_records += r[i].debugid >> 24 == 0x25u;
+    fprintf(stderr, "%zu records, %zu of kperf's\n", n, kperf_records);
+    CHECK_U64(kperf_records, ==, 0);
+    free(r);
+    check_disarmed(state_path());
+}

@@ -158,6 +158,13 @@ static bool wants_locked(uint32_t debugid)
 {
     if (!enabled || !bufinit)
         return false;
+    /* KDEBUG_ENABLE_PPT alone: only KDEBUG_COMMON records are logged (the
+     * process ones, BSD_PROC_*, and DBG_TRACE's exec data); kperf's
+     * (KDBG_RELEASE: ~KDEBUG_ENABLE_PPT), MACH_SCHED's and the interrupts'
+     * (KDEBUG_TRACE) are not (bsd/sys/kdebug_kernel.h
+     * KERNEL_DEBUG_CONSTANT_IST and its callers). */
+    if (!(enabled & KDEBUG_ENABLE_TRACE) && debugid >> 16 != (4u << 8 | 1u) && debugid >> 24 != 7u)
+        return false;
     if (typefilter_check) {
         unsigned csc = debugid >> 16;
         return typefilter[csc / 8] >> (csc % 8) & 1;
@@ -563,8 +570,9 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
             changed = enabled != 0;
             enabled = 0;
         } else if ((value == KDEBUG_ENABLE_TRACE || value == KDEBUG_ENABLE_PPT) && bufinit) {
+            /* kdbg_set_tracing_enabled: kdebug_enable |= trace_type. */
             changed = enabled == 0;
-            enabled = value;
+            enabled |= value;
         } else {
             e = EINVAL;
         }
@@ -619,7 +627,9 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
             val_check = false;
         } else if (r.type == KDBG_SUBCLSTYPE) {
             range_beg = (r.value1 & 0xffu) << 24 | (r.value2 & 0xffu) << 16;
-            range_end = (r.value1 & 0xffu) << 24 | ((r.value2 & 0xffu) + 1) << 16;
+            /* KDBG_EVENTID masks the subclass: 0xff + 1 ends at 0, below
+             * the start, and nothing passes. */
+            range_end = (r.value1 & 0xffu) << 24 | (((r.value2 & 0xffu) + 1) & 0xffu) << 16;
             range_check = true;
             val_check = false;
         } else if (r.type == KDBG_RANGETYPE) {
@@ -643,8 +653,14 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
         break;
     }
     case KERN_KDSET_TYPEFILTER:
-        if (oldp == NULL || oldlenp == NULL || *oldlenp != TYPEFILTER_BYTES) {
+        /* kdbg_copyin_typefilter: the size first (EINVAL), then copyin
+         * (EFAULT from a NULL buffer). */
+        if (oldlenp == NULL || *oldlenp != TYPEFILTER_BYTES) {
             e = EINVAL;
+            break;
+        }
+        if (oldp == NULL) {
+            e = EFAULT;
             break;
         }
         /* kdbg_copyin_typefilter: DBG_TRACE's class always allowed;
