@@ -318,3 +318,37 @@ TEST_CASE(ppt_tracing_logs_no_kperf_records)
     free(r);
     check_disarmed(state_path());
 }
+
+/* GEN_EVENT's arg1 names every sampler of the action, the pended user
+ * stack too, at interrupt time (kperf_sample_internal); the part logged
+ * on the way back to user space names USTACK | TH_INFO
+ * (kperf_thread_ast_handler). */
+TEST_CASE(a_sample_names_every_sampler_of_its_action)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    const uint32_t what = KPERF_SAMPLER_TH_INFO | KPERF_SAMPLER_USTACK | KPERF_SAMPLER_KSTACK;
+    raw_start(&k, kp, NULL, NULL, what, 1000000);
+    dkt_hot_caller(50000000);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = raw_read(&k, r, READ_MAX), intr = 0, user = 0;
+    raw_stop(&k, kp);
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].debugid != (ID_GEN_EVENT | 1u) || r[i].arg2 != 1)
+            continue;
+        if (r[i].arg4 != 0) {
+            CHECK_U64(r[i].arg1, ==, what);
+            intr++;
+        } else {
+            CHECK_U64(r[i].arg1, ==, KPERF_SAMPLER_USTACK | KPERF_SAMPLER_TH_INFO);
+            user++;
+        }
+    }
+    fprintf(stderr, "%zu samples at interrupt time, %zu user parts\n", intr, user);
+    CHECK_U64(intr, >, 0);
+    CHECK_U64(user, >, 0);
+    free(r);
+    check_disarmed(state_path());
+}

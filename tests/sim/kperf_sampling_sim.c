@@ -480,8 +480,10 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
                                           : SAMPLE_FLAG_IDLE_THREADS | SAMPLE_FLAG_THREAD_ONLY;
     if (empty)
         flags |= SAMPLE_FLAG_EMPTY_CALLSTACK;
+    /* GEN_EVENT's arg1 is the whole sample_what, the pended samplers too
+     * (action.c kperf_sample_internal). */
     if (now != 0) { /* only pended samplers: nothing at interrupt time */
-        put(r, w, ts, ID_GEN_EVENT | FUNC_START, now, s->spec.action, 0, flags, ls);
+        put(r, w, ts, ID_GEN_EVENT | FUNC_START, what, s->spec.action, 0, flags, ls);
         if (what & KPERF_SAMPLER_TH_INFO)
             put_thread_info(r, w, ts, ls, state);
         if (what & KPERF_SAMPLER_KSTACK)
@@ -494,7 +496,7 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
                     j + 1 < nctr ? counters[j + 1] : 0, j + 2 < nctr ? counters[j + 2] : 0,
                     j + 3 < nctr ? counters[j + 3] : 0, ls);
             }
-        put(r, w, ts, ID_GEN_EVENT | FUNC_END, now, pended ? META_UPEND : 0, 0, 0, ls);
+        put(r, w, ts, ID_GEN_EVENT | FUNC_END, what, pended ? META_UPEND : 0, 0, 0, ls);
     }
     if (intr_end >= 0) /* sleh_interrupt_handler_epilogue: no args; x86: the vector */
         put(r, w, ts, ID_INTR | FUNC_END, (uint64_t)intr_end, 0, 0, 0, ls);
@@ -506,7 +508,11 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
          * (callstack_fixup_user: arm64 LR or the word at x86's SP), which
          * the sim does not know: 0. */
         uint64_t uts = how == HOW_PET_THREAD ? ts : ts + 1;
-        uint32_t uwhat = (what & KPERF_SAMPLER_USTACK) | KPERF_SAMPLER_TH_INFO;
+        /* The AST (kperf_thread_ast_handler) asks USTACK | TH_INFO "for
+         * backwards compatibility"; the PET thread's kperf_sample_user
+         * the action's thread samplers. */
+        uint32_t uwhat =
+            how == HOW_PET_THREAD ? what : (what & KPERF_SAMPLER_USTACK) | KPERF_SAMPLER_TH_INFO;
         put(r, w, uts, ID_GEN_EVENT | FUNC_START, uwhat, s->spec.action, 0, 0, ls);
         uint64_t frames[UCALLSTACK_MAX];
         if (nu > 0)
@@ -514,12 +520,14 @@ static void put_sample(source *s, const linux_sample *ls, simk_kd_buf *r, size_t
         frames[nu] = 0;
         uint64_t cs = CS_VALID | CS_64BIT | CS_KERNEL_WORDS | (ls->nu > nu ? CS_TRUNCATED : 0);
         put_stack(r, w, uts, ID_CS_UHDR, ID_CS_UDATA, cs, frames, nu + 1, ls);
-        put_thread_info(r, w, uts, ls, state);
+        if (uwhat & KPERF_SAMPLER_TH_INFO)
+            put_thread_info(r, w, uts, ls, state);
         put(r, w, uts, ID_GEN_EVENT | FUNC_END, uwhat, 0, 0, 0, ls);
-    } else if (empty && how == HOW_PET_THREAD && (what & KPERF_SAMPLER_TH_INFO)) {
-        put(r, w, ts, ID_GEN_EVENT | FUNC_START, KPERF_SAMPLER_TH_INFO, s->spec.action, 0, 0, ls);
-        put_thread_info(r, w, ts, ls, state);
-        put(r, w, ts, ID_GEN_EVENT | FUNC_END, KPERF_SAMPLER_TH_INFO, 0, 0, 0, ls);
+    } else if (empty && how == HOW_PET_THREAD && what != 0) {
+        put(r, w, ts, ID_GEN_EVENT | FUNC_START, what, s->spec.action, 0, 0, ls);
+        if (what & KPERF_SAMPLER_TH_INFO)
+            put_thread_info(r, w, ts, ls, state);
+        put(r, w, ts, ID_GEN_EVENT | FUNC_END, what, 0, 0, 0, ls);
     }
 }
 
