@@ -35,6 +35,9 @@ static unsigned nkdbufs; /* kdb_event_count: KDSETBUF's, then KDSETUP's rounded 
 static bool bufinit;
 static int enabled;
 static unsigned flags;       /* kdc_flags: the user flags (KDEFLAGS) */
+/* Since the process started, for the state file: storage units stolen by a
+ * wrap, and the sampling sources' own losses (simk_lost). */
+static unsigned long wraps, source_losses;
 static unsigned live_flags;  /* kdc_live_flags: KDBG_WRAPPED (and the legacy NOWRAP stop) */
 static bool legacy_nowrap;   /* DKPERF_SIM_KDEBUG=xnu-8020: KDEFLAGS(NOWRAP) takes effect */
 static uint64_t oldest_time; /* kdc_oldest_time: the lost-events record's timestamp */
@@ -216,6 +219,7 @@ void simk_emit(const simk_kd_buf *r, size_t n)
             head = (head + drop) % capacity;
             count -= drop;
             live_flags |= KDBG_WRAPPED;
+            wraps++;
         }
         simk_kd_buf *slot = &ring[(head + count) % capacity];
         *slot = r[i];
@@ -229,8 +233,10 @@ void simk_emit(const simk_kd_buf *r, size_t n)
 void simk_lost(void)
 {
     pthread_mutex_lock(&lock);
-    if (enabled)
+    if (enabled) {
         lost = true;
+        source_losses++;
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -264,9 +270,10 @@ size_t simk_state_text(char *buf, size_t size)
     /* ktrace.owning_pid reads 0 when nobody owns tracing (kern_ktrace.c). */
     int n = snprintf(buf, size,
                      "kdebug.bufinit %d\nkdebug.enabled %d\nkdebug.nkdbufs %u\n"
-                     "ktrace.owning_pid %ld\nktrace.active_mask %u\nktrace.state %d\n",
+                     "ktrace.owning_pid %ld\nktrace.active_mask %u\nktrace.state %d\n"
+                     "sim.kdebug_wraps %lu\nsim.source_losses %lu\n",
                      bufinit ? 1 : 0, enabled, nkdbufs, owner > 0 ? (long)owner : 0L, active_mask,
-                     foreground ? 1 : 0);
+                     foreground ? 1 : 0, wraps, source_losses);
     pthread_mutex_unlock(&lock);
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }
