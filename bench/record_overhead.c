@@ -171,8 +171,7 @@ static int rates_mode(const char *dkperf, const char *perf, const char *prog, co
            prog, rounds, bare_cpu, event, all ? " -a" : "");
     printf("  %-8s %-14s %10s %12s %14s %8s\n", "rate", "recorder", "samples", "own CPU (s)",
            "CPU/sample (us)", "lost");
-    for (size_t i = 0; data != NULL && pf_data != NULL && i < sizeof rates / sizeof rates[0];
-         i++) {
+    for (size_t i = 0; data != NULL && pf_data != NULL && i < sizeof rates / sizeof rates[0]; i++) {
         char ev[64];
         snprintf(ev, sizeof ev, "%s@%s", event, rates[i]);
         char *dk[20], *pf[20];

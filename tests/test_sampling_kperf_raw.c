@@ -319,8 +319,8 @@ TEST_CASE(a_machine_of_many_cpus_samples_on_them)
     }
     CHECK_INT(sum, ==, n);
     dk_sampler *s = open_sampler();
-    dk_sampling *p = open_sampling(s, "timer", 1000000, DK_SAMPLE_TIME | DK_SAMPLE_TID |
-                                                            DK_SAMPLE_CPU);
+    dk_sampling *p =
+        open_sampling(s, "timer", 1000000, DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU);
     cpu_seen c = {0};
     CHECK_INT(dk_sampling_start(p), ==, 0);
     for (int i = 0; i < 8; i++) {

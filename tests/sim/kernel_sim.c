@@ -35,9 +35,6 @@ static unsigned nkdbufs; /* kdb_event_count: KDSETBUF's, then KDSETUP's rounded 
 static bool bufinit;
 static int enabled;
 static unsigned flags;       /* kdc_flags: the user flags (KDEFLAGS) */
-/* Since the process started, for the state file: storage units stolen by a
- * wrap, and the sampling sources' own losses (simk_lost). */
-static unsigned long wraps, source_losses;
 static unsigned live_flags;  /* kdc_live_flags: KDBG_WRAPPED (and the legacy NOWRAP stop) */
 static bool legacy_nowrap;   /* DKPERF_SIM_KDEBUG=xnu-8020: KDEFLAGS(NOWRAP) takes effect */
 static uint64_t oldest_time; /* kdc_oldest_time: the lost-events record's timestamp */
@@ -54,6 +51,9 @@ static bool lost;
  * follows lost events (kds_lostevents); the word is zeroed when read out. */
 #define MARK_LOST 0x6c6f7374u
 static bool lost_next; /* kd_lostevents of the bufinfo: mark the next stored record */
+/* Since the process started, for the state file: storage units stolen by a
+ * wrap, and the sampling sources' own losses (simk_lost). */
+static unsigned long wraps, source_losses;
 
 static void (*pull_hook)(int);
 static void (*changed_hook)(void);
