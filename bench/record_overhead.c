@@ -20,6 +20,14 @@
  *
  * usage: record-overhead [--seconds S] [--runs N] [--dkperf PATH] [--perf PATH]
  *                        [--prog PATH] [--dir DIR]
+ *                        [--rates [-e EVENT] [-a]]
+ *
+ * --rates: the recorder's own CPU per sample (the whole command's CPU less
+ * the program's) and the samples lost, at -F 1000, 4000 and 20000 (EVENT
+ * cpu-clock by default; `timer` samples at timer@RATE, for the kperf
+ * backend, e.g. on the simulated frameworks with DKPERF_SIM_NCPU=128 and
+ * -a), one run each, perf record's beside where perf can record. Figures
+ * only: exit status 0, or 2 when it cannot run.
  * Exit status 0 when every target is met, 1 when one is not, 2 when it
  * cannot run. Without perf (or where perf cannot record) the dkperf figures
  * are printed and the targets that need perf are said to be unjudged.
@@ -137,11 +145,112 @@ static char *path_in(const char *name)
 
 static double med(double *v, int n) { return n > 0 ? dkb_median(v, (size_t)n) : -1; }
 
+/* The count before " lost" in text (dkperf's summary "N samples (L lost",
+ * perf's "and lost L chunks"), commas dropped; 0 when it says none. */
+static long lost_in(const char *text, const char *after)
+{
+    const char *at = text ? strstr(text, after) : NULL;
+    if (at == NULL)
+        return 0;
+    at += strlen(after);
+    long n = 0;
+    for (; (*at >= '0' && *at <= '9') || *at == ','; at++)
+        if (*at != ',')
+            n = n * 10 + (*at - '0');
+    return n;
+}
+
+/* --rates: the recorder's own CPU per sample and its losses at each rate. */
+static int rates_mode(const char *dkperf, const char *perf, const char *prog, const char *rounds,
+                      double bare_cpu, const char *event, bool all)
+{
+    static const char *const rates[] = {"1000", "4000", "20000"};
+    char *data = strdup(path_in("rate.data")), *pf_data = strdup(path_in("rate.perf.data"));
+    bool timer = strcmp(event, "timer") == 0, have_perf = !timer;
+    printf("record-overhead --rates: %s --rounds %s (%.2f s of CPU bare), -e %s%s, one run each\n",
+           prog, rounds, bare_cpu, event, all ? " -a" : "");
+    printf("  %-8s %-14s %10s %12s %14s %8s\n", "rate", "recorder", "samples", "own CPU (s)",
+           "CPU/sample (us)", "lost");
+    for (size_t i = 0; data != NULL && pf_data != NULL && i < sizeof rates / sizeof rates[0]; i++) {
+        char ev[64];
+        snprintf(ev, sizeof ev, "%s@%s", event, rates[i]);
+        char *dk[20], *pf[20];
+        int n = 0, m = 0;
+        dk[n++] = (char *)dkperf;
+        dk[n++] = "record";
+        pf[m++] = (char *)perf;
+        pf[m++] = "record";
+        if (all) {
+            dk[n++] = "-a";
+            pf[m++] = "-a";
+        }
+        dk[n++] = "-e";
+        dk[n++] = timer ? ev : (char *)event;
+        pf[m++] = "-e";
+        pf[m++] = (char *)event;
+        if (!timer) {
+            dk[n++] = "-F";
+            dk[n++] = (char *)rates[i];
+        }
+        pf[m++] = "-F";
+        pf[m++] = (char *)rates[i];
+        dk[n++] = "-o";
+        dk[n++] = data;
+        pf[m++] = "-o";
+        pf[m++] = pf_data;
+        char *tail[] = {"--", (char *)prog, "--rounds", (char *)rounds, "--print-cpu", NULL};
+        for (size_t k = 0; k < sizeof tail / sizeof tail[0]; k++) {
+            dk[n++] = tail[k];
+            pf[m++] = tail[k];
+        }
+        dkrec *rec = NULL;
+        char err[512];
+        if (run(dk, path_in("rate.out"), path_in("rate.err")) < 0 ||
+            dkrec_read_file(data, &rec, err, sizeof err) != 0) {
+            char *e = slurp(path_in("rate.err"));
+            printf("  %-8s %-14s failed: %.300s\n", rates[i], "dkperf", e && *e ? e : err);
+        } else {
+            double own = last_cpu - prog_cpu(path_in("rate.out"));
+            uint64_t ns = rec->n_samples;
+            printf("  %-8s %-14s %10llu %12.3f %14.2f %8ld\n", rates[i], "dkperf",
+                   (unsigned long long)ns, own, ns ? own / (double)ns * 1e6 : 0.0,
+                   lost_in(slurp(path_in("rate.err")), "samples ("));
+            dkrec_free(rec);
+        }
+        if (!have_perf)
+            continue;
+        if (run(pf, path_in("rate.out"), path_in("rate.err")) < 0) {
+            have_perf = false;
+            printf("  %-8s %-14s cannot record here\n", rates[i], "perf");
+            continue;
+        }
+        double own = last_cpu - prog_cpu(path_in("rate.out"));
+        long lost = lost_in(slurp(path_in("rate.err")), "and lost ");
+        char *script[] = {(char *)perf, "script", "-i", pf_data, "-F", "period", NULL};
+        run(script, path_in("rate.script"), NULL);
+        long ns = count_lines(path_in("rate.script"));
+        printf("  %-8s %-14s %10ld %12.3f %14.2f %8ld%s\n", rates[i], "perf", ns, own,
+               ns > 0 ? own / (double)ns * 1e6 : 0.0, lost, lost ? " chunks" : "");
+    }
+    const char *tmp[] = {"rate.out", "rate.err", "rate.script", "rate.perf.data.old"};
+    for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++)
+        unlink(path_in(tmp[k]));
+    if (data != NULL)
+        unlink(data);
+    if (pf_data != NULL)
+        unlink(pf_data);
+    free(data);
+    free(pf_data);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 2.0;
     int runs = 3;
     const char *dkperf = DKPERF_BENCH_DKPERF, *perf = "perf", *prog = DKPERF_BENCH_PROG;
+    const char *event = "cpu-clock";
+    bool rates = false, all = false;
     snprintf(dir, sizeof dir, "%s", "/tmp");
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
@@ -156,9 +265,16 @@ int main(int argc, char **argv)
             prog = argv[++i];
         else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             snprintf(dir, sizeof dir, "%.1000s", argv[++i]);
+        else if (strcmp(argv[i], "--rates") == 0)
+            rates = true;
+        else if (strcmp(argv[i], "-e") == 0 && i + 1 < argc)
+            event = argv[++i];
+        else if (strcmp(argv[i], "-a") == 0)
+            all = true;
         else {
             fprintf(stderr, "usage: record-overhead [--seconds S] [--runs N] [--dkperf PATH] "
-                            "[--perf PATH] [--prog PATH] [--dir DIR]\n");
+                            "[--perf PATH] [--prog PATH] [--dir DIR] [--rates [-e EVENT] "
+                            "[-a]]\n");
             return 2;
         }
     }
@@ -185,6 +301,14 @@ int main(int argc, char **argv)
     long rounds = per_round > 0 ? (long)(seconds / per_round) : 1000;
     char rounds_s[32];
     snprintf(rounds_s, sizeof rounds_s, "%ld", rounds);
+
+    if (rates) {
+        double bare_cpu = per_round * (double)rounds;
+        int rc = rates_mode(dkperf, perf, prog, rounds_s, bare_cpu, event, all);
+        unlink(path_in("cal.out"));
+        rmdir(dir);
+        return rc;
+    }
 
     char *dk_data = strdup(path_in("dk.data")), *pf_data = strdup(path_in("perf.data"));
     char *bare[] = {(char *)prog, "--rounds", rounds_s, "--print-cpu", NULL};

@@ -5,7 +5,8 @@
  * sysctls (no libdkperf sampling): the kdebug filter applied to each record
  * on its own (bsd/kern/kdebug.c _should_emit_debugid), the ktrace sysctls
  * (bsd/kern/kern_ktrace.c), and the records of other classes an unfiltered
- * trace holds (PMI interrupts, thread switches). Part of
+ * trace holds (PMI interrupts, thread switches); and a machine of many
+ * CPUs (DKPERF_SIM_NCPU) sampled through libdkperf. Part of
  * test_sampling_kperf. Simulated only: nothing here ran on Apple hardware.
  */
 #include <errno.h>
@@ -350,5 +351,71 @@ TEST_CASE(a_sample_names_every_sampler_of_its_action)
     CHECK_U64(intr, >, 0);
     CHECK_U64(user, >, 0);
     free(r);
+    check_disarmed(state_path());
+}
+
+typedef struct cpu_seen {
+    size_t samples, beyond;
+    unsigned char seen[256];
+} cpu_seen;
+
+static int collect_cpu(void *ctx, const dk_sample *s)
+{
+    cpu_seen *c = ctx;
+    if (s->kind != DK_SAMPLE_KIND_SAMPLE)
+        return 0;
+    c->samples++;
+    if (s->cpu < sizeof c->seen)
+        c->seen[s->cpu] = 1;
+    else
+        c->beyond++;
+    return 0;
+}
+
+/* DKPERF_SIM_NCPU=128: the machine's sysctls count 128 CPUs in its levels,
+ * and the samples of kperf's one trace buffer carry CPU numbers spread
+ * over them, not only the host's few. */
+TEST_CASE(a_machine_of_many_cpus_samples_on_them)
+{
+    const char *want = getenv("DKPERF_SIM_NCPU");
+    if (want == NULL || atoi(want) < 64)
+        DKT_FAIL("run with DKPERF_SIM_NCPU of 64 or more (tests/CMakeLists.txt)");
+    int n = atoi(want);
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    CHECK_INT(read_int(&k, "hw.ncpu"), ==, n);
+    CHECK_INT(read_int(&k, "hw.logicalcpu"), ==, n);
+    int levels = read_int(&k, "hw.nperflevels"), sum = 0;
+    for (int l = 0; l < levels; l++) {
+        char name[48];
+        snprintf(name, sizeof name, "hw.perflevel%d.logicalcpu", l);
+        sum += read_int(&k, name);
+    }
+    CHECK_INT(sum, ==, n);
+    dk_sampler *s = open_sampler();
+    dk_sampling *p =
+        open_sampling(s, "timer", 1000000, DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU);
+    cpu_seen c = {0};
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    for (int i = 0; i < 8; i++) {
+        dkt_hot_caller(50000000);
+        CHECK_INT(dk_sampling_drain(p, collect_cpu, &c), >=, 0);
+    }
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    CHECK_INT(dk_sampling_drain(p, collect_cpu, &c), >=, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    size_t distinct = 0, top = 0;
+    for (size_t i = 0; i < sizeof c.seen; i++)
+        if (c.seen[i]) {
+            distinct++;
+            top = i;
+        }
+    fprintf(stderr, "samples %zu on %zu CPUs (highest %zu) of %d\n", c.samples, distinct, top, n);
+    CHECK_U64(c.samples, >=, 100);
+    CHECK_U64(c.beyond, ==, 0);
+    CHECK_U64(top, <, (size_t)n);
+    long host = sysconf(_SC_NPROCESSORS_CONF);
+    CHECK_U64(distinct, >, (size_t)(host > 0 ? host : 1));
     check_disarmed(state_path());
 }

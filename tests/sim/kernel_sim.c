@@ -51,6 +51,9 @@ static bool lost;
  * follows lost events (kds_lostevents); the word is zeroed when read out. */
 #define MARK_LOST 0x6c6f7374u
 static bool lost_next; /* kd_lostevents of the bufinfo: mark the next stored record */
+/* Since the process started, for the state file: storage units stolen by a
+ * wrap, and the sampling sources' own losses (simk_lost). */
+static unsigned long wraps, source_losses;
 
 static void (*pull_hook)(int);
 static void (*changed_hook)(void);
@@ -223,6 +226,7 @@ void simk_emit(const simk_kd_buf *r, size_t n)
             head = (head + drop) % capacity;
             count -= drop;
             live_flags |= KDBG_WRAPPED;
+            wraps++;
         }
         simk_kd_buf *slot = &ring[(head + count) % capacity];
         *slot = r[i];
@@ -236,8 +240,10 @@ void simk_emit(const simk_kd_buf *r, size_t n)
 void simk_lost(void)
 {
     pthread_mutex_lock(&lock);
-    if (enabled)
+    if (enabled) {
         lost = true;
+        source_losses++;
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -271,9 +277,10 @@ size_t simk_state_text(char *buf, size_t size)
     /* ktrace.owning_pid reads 0 when nobody owns tracing (kern_ktrace.c). */
     int n = snprintf(buf, size,
                      "kdebug.bufinit %d\nkdebug.enabled %d\nkdebug.nkdbufs %u\n"
-                     "ktrace.owning_pid %ld\nktrace.active_mask %u\nktrace.state %d\n",
+                     "ktrace.owning_pid %ld\nktrace.active_mask %u\nktrace.state %d\n"
+                     "sim.kdebug_wraps %lu\nsim.source_losses %lu\n",
                      bufinit ? 1 : 0, enabled, nkdbufs, owner > 0 ? (long)owner : 0L, active_mask,
-                     foreground ? 1 : 0);
+                     foreground ? 1 : 0, wraps, source_losses);
     pthread_mutex_unlock(&lock);
     return n < 0 ? 0 : (size_t)n >= size ? size - 1 : (size_t)n;
 }

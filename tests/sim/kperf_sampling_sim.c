@@ -376,6 +376,22 @@ typedef struct linux_sample {
 
 static uint64_t ticks_of(uint64_t ns) { return kperf_ns_to_ticks(ns); }
 
+/*
+ * The simulated CPU of a record taken on host CPU host: simulated CPU k
+ * runs on host CPU k % host_cpus (sync_cpus), so a thread on host CPU h is
+ * on one of those, the same one for a stretch of 2^20 ticks, the next one
+ * after it. Records of every CPU go to the one trace buffer, as kperf's do
+ * (kernel_debug_enter), with their CPU numbers spread over the machine's.
+ */
+static uint32_t sim_cpu_of(uint32_t host, uint32_t tid, uint64_t ts)
+{
+    uint32_t n = (uint32_t)cpu_count, hosts = (uint32_t)host_cpus;
+    if (host >= n)
+        return n > 0 ? host % n : 0;
+    uint32_t slots = (n - host + hosts - 1) / hosts; /* k < n with k % hosts == host */
+    return host + (uint32_t)((tid + (ts >> 20)) % slots) * hosts;
+}
+
 static void put(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t id, uint64_t a1, uint64_t a2,
                 uint64_t a3, uint64_t a4, const linux_sample *ls)
 {
@@ -388,7 +404,7 @@ static void put(simk_kd_buf *r, size_t *w, uint64_t ts, uint32_t id, uint64_t a1
     b->arg3 = a3;
     b->arg4 = a4;
     b->arg5 = ls->emitter != 0 ? ls->emitter : ls->tid;
-    b->cpuid = ls->cpu;
+    b->cpuid = sim_cpu_of(ls->cpu, ls->tid, ts);
 }
 
 #include "kperf_pet_sim.c"

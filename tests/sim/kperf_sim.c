@@ -35,7 +35,7 @@
 #include "sim.h"
 #include "sim_kernel.h"
 
-#define MAX_CPUS 256
+#define MAX_CPUS SIM_NCPU_MAX
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t state_once = PTHREAD_ONCE_INIT;

@@ -56,6 +56,7 @@ unsigned sim_popcount(uint32_t v);
  * levels above it (the slowest level takes CPU 0, as Apple Silicon numbers
  * its efficiency cluster first). */
 #define SIM_LEVELS_MAX 4
+#define SIM_NCPU_MAX 256 /* DKPERF_SIM_NCPU's bound */
 typedef struct sim_layout {
     unsigned levels;
     unsigned logical[SIM_LEVELS_MAX];

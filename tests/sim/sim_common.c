@@ -6,6 +6,7 @@
  * Each simulated framework links its own copy of this file, just as the
  * real frameworks keep their own state.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -367,6 +368,25 @@ static void init_layout(void)
                 p = chip_layouts[i].p;
                 e = chip_layouts[i].e;
             }
+    }
+    /* DKPERF_SIM_NCPU: a machine of that many CPUs, the chip's P:E shares
+     * kept (a server-sized Mac, to exercise many CPUs; not a real chip). */
+    const char *nv = getenv("DKPERF_SIM_NCPU");
+    if (nv != NULL && *nv != '\0') {
+        char *end;
+        errno = 0;
+        long n = strtol(nv, &end, 10);
+        if (errno != 0 || *end != '\0' || n < 1 || n > SIM_NCPU_MAX) {
+            fprintf(stderr, "dkperf sim: DKPERF_SIM_NCPU=%s: not a count from 1 to %d\n", nv,
+                    SIM_NCPU_MAX);
+            abort();
+        }
+        unsigned want = (unsigned)n;
+        unsigned np = e > 0 && want > 1 ? want * p / (p + e) : want;
+        if (e > 0 && want > 1 && np == 0)
+            np = 1;
+        e = want - np;
+        p = np;
     }
     unsigned ncpu = p + e;
     unsigned levels = e > 0 ? 2 : 1;

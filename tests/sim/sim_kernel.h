@@ -80,7 +80,9 @@ SIMK_API int simk_kperf_sysctl(const char *name, void *oldp, size_t *oldlenp, co
                                size_t newlen);
 
 /* "kdebug.bufinit N\nkdebug.enabled N\nkdebug.nkdbufs N\nktrace.owning_pid PID\n
- * ktrace.active_mask M\nktrace.state S\n" (PID 0: none) for the state file. */
+ * ktrace.active_mask M\nktrace.state S\nsim.kdebug_wraps N\nsim.source_losses N\n"
+ * (PID 0: none; the last two counted since the process started) for the
+ * state file. */
 SIMK_API size_t simk_state_text(char *buf, size_t size);
 
 /* One of those keys from a state file an earlier process left; a NULL key
