@@ -232,6 +232,9 @@ typedef struct dk_backend_caps {
                                  what the privileges allow: privileges says why); false:
                                  kernel mode too, and kernel call chains where the backend
                                  gives them */
+    const char *lost_means;   /* what dk_sampling_stats.lost counts and why samples are
+                                 lost here, one phrase; NULL where the backend cannot
+                                 sample */
 } dk_backend_caps;
 
 /*
@@ -702,7 +705,9 @@ typedef int (*dk_sample_fn)(void *ctx, const dk_sample *sample);
 /* Counts of what the kernel could not deliver; never hidden. */
 typedef struct dk_sampling_stats {
     uint64_t samples;   /* delivered to callbacks */
-    uint64_t lost;      /* samples the kernel dropped (ring buffer full) */
+    uint64_t lost;      /* what the kernel dropped (a buffer full): samples, or where
+                           the kernel does not say how many, the times it dropped
+                           some (dk_backend_caps.lost_means says which) */
     uint64_t throttled; /* times the kernel throttled sampling for its rate */
     uint64_t unthrottled;
 } dk_sampling_stats;

@@ -13,6 +13,7 @@ usage: check_record_sim.py DKPERF RECORD_PROG WORKDIR [RECORD_FIXTURE]
 Environment: DKPERF_FRAMEWORK_ROOT and DKPERF_SIM_CPU, as ctest sets them.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -143,6 +144,18 @@ rep = subprocess.run([dkperf, "report", "-i", timer, "--stdio"], env=env, captur
 line = next((l for l in rep.stdout.splitlines() if l.startswith("# Event: timer")), "")
 check("one sample every 50000" in line or "one sample every 20000" in line,
       f"timer@100000: the recording does not say the period used: {line!r}")
+
+# Another client writing as fast as the trace is read wraps the buffer:
+# the records lost are counted and said, with what the count means and why.
+busy = dict(env, DKPERF_SIM_KDEBUG_WRITER="65536")
+r = subprocess.run([dkperf, "record", "-e", "timer", "-o", timer, "--", prog, "0.2"],
+                   env=busy, capture_output=True, text=True, timeout=120)
+m = re.search(r"\(([\d,]+) lost,", r.stderr)
+notes = [l for l in r.stderr.splitlines() if l.startswith("dkperf record: note:") and "lost:" in l]
+check(r.returncode == 0 and m is not None and int(m[1].replace(",", "")) > 0 and len(notes) == 1
+      and "wrapped" in notes[0] and m[1].replace(",", "") + " lost:" in notes[0],
+      f"a wrapped buffer: its losses counted and said: {r.returncode} {r.stderr!r}")
+disarmed(st_path, "record with losses")
 
 # Unprivileged: a clear error, no file, nothing armed.
 env2 = dict(env, DKPERF_SIM_PRIVILEGED="0")

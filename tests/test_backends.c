@@ -35,6 +35,7 @@ TEST_CASE(privileged_simulation_takes_kperf)
     CHECK_STR(caps.sample_event, "cycles");
     CHECK_STR(caps.stat_events, "instructions,cycles,branches,branch-misses");
     CHECK(!caps.software_events && !caps.process_events && !caps.children && !caps.counts_outlive);
+    CHECK_CONTAINS(caps.lost_means, "wrapped"); /* kdebug counts wraps, not records */
     dk_sampler_close(s);
 }
 
@@ -53,6 +54,7 @@ TEST_CASE(unprivileged_simulation_falls_back_to_selfcounts)
     CHECK(caps.per_thread && caps.per_process && caps.perf_levels && !caps.all_events);
     CHECK_INT(caps.counters, ==, 2);
     CHECK(!caps.sampling && !caps.frequency && !caps.software_events && !caps.process_events);
+    CHECK(caps.lost_means == NULL);
     CHECK_STR(caps.stat_events, "instructions,cycles,branches,branch-misses");
     /* The database still comes from kperfdata. */
     CHECK_INT(dk_sampler_cpu(s), ==, DK_CPU_M1);

@@ -74,6 +74,7 @@ TEST_CASE(backend_and_database)
         fclose(pf);
     }
     CHECK(caps.user_only == (paranoid > 1 && geteuid() != 0));
+    CHECK_CONTAINS(caps.lost_means, "ring buffer");
     const dk_database_event *cycles = dk_database_find(dk_sampler_database(s), "cycles");
     CHECK(cycles != NULL);
     CHECK_STR(caps.sample_event, cycles->supported ? "cycles" : "cpu-clock");

@@ -691,6 +691,10 @@ int cmd_record(int argc, char **argv)
         if (r.error == 0)
             r.error = record_switch_last(&sw, r.w);
     }
+    /* Losses are said with what they count and why, never only counted. */
+    if (st.lost > 0)
+        cli_error("record", "note: %llu lost: %s", (unsigned long long)st.lost,
+                  caps.lost_means != NULL ? caps.lost_means : "what the kernel dropped");
     if (sw.failed && exit_rc == 0)
         exit_rc = EXIT_SETUP; /* a file the switch could not make or name: said */
     if (r.error != 0) {

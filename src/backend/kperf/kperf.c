@@ -120,6 +120,10 @@ static int build_database(dk_sampler *s, session *k)
                          "thread and on every CPU";
     /* kpc interrupts after a number of events (kpc_set_period): no frequency. */
     s->caps.sampling = true;
+    /* kdebug marks a wrap with TRACE_LOST_EVENTS, not how many it dropped. */
+    s->caps.lost_means = "times kdebug's trace buffer wrapped before it was read, each dropping "
+                         "a storage unit of 2048 records or more (a lower rate, fewer CPUs or "
+                         "another tracing client writing less loses fewer)";
     s->caps.sample_period = DK__KPERF_SAMPLE_PERIOD;
     s->caps.sample_event = "cycles";
     s->caps.stat_events = "instructions,cycles,branches,branch-misses";

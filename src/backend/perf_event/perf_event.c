@@ -236,6 +236,8 @@ static int pe_open(dk_sampler *s, const dk_sampler_options *opts)
     s->caps.children = true;
     s->caps.counts_outlive = true; /* the counters stay readable after their task exits */
     s->caps.user_only = k->exclude_kernel;
+    s->caps.lost_means = "samples the kernel dropped: a ring buffer filled before it was read "
+                         "(a lower rate or fewer CPUs sampled loses fewer)";
     /* The PMU's counters, user reads and the event to sample wait for
      * dk_sampler_caps (pe_probe_caps) or a thread sampler that needs them. */
     return 0;
