@@ -67,9 +67,16 @@ static inline bool rsample_off_cpu(const rsample *s)
     return (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
 }
 
+struct rbuilder;
+
 typedef struct rprofile {
-    const dkrec *rec;
-    const char *path;
+    const dkrec *rec;   /* the first recording: its events and meta */
+    const char *path;   /* its name, or the recordings' joined, or "N recordings" */
+    const dkrec **recs; /* every recording fed, and their names */
+    const char **paths;
+    size_t n_recs;
+    uint64_t lost, throttled; /* the recordings' totals */
+    const dkrec *incomplete;  /* the first recording cut short, or NULL */
     rframe *frames;
     size_t n_frames;
     char **comms;
@@ -81,8 +88,10 @@ typedef struct rprofile {
     size_t n_entries;
     uint64_t n_samples;        /* the samples in all: the sum of the entries' counts */
     uint64_t time_lo, time_hi; /* the first and last sample's times (0, 0: none) */
-    /* Some samples are off-CPU: folded stacks and the flame graph then
-     * add up weights (ns off CPU, the period on CPU), not samples. */
+    /* The recording is of off-CPU time too (record --off-cpu: its meta
+     * key "off-cpu"; or it holds off-CPU samples), whatever the filter
+     * keeps: folded stacks and the flame graph then add up weights (ns
+     * off CPU, the period on CPU), not samples. */
     bool has_off_cpu;
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
@@ -96,6 +105,8 @@ typedef struct rprofile {
     /* Set when a C++ or Rust name stayed mangled for want of a demangler
      * (demangle_missing): report says it on stderr. */
     const char *missing_demangler;
+    char *path_buf;         /* path, when it is made of several */
+    struct rbuilder *build; /* while it is built */
 } rprofile;
 
 /* A map from a pair of numbers to a number (open addressing). */
@@ -214,6 +225,17 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
  * filters are a's, applied as they were counted). */
 int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *a, const char *path,
                         const rprofile_opts *o);
+/* A model of several recordings (report -i A -i B ...): rprofile_start,
+ * then rprofile_feed once per recording (its tables, which must outlive
+ * p, and its samples as counted; o's filters applied as they were), then
+ * rprofile_finish. Each recording is symbolized against its own maps,
+ * comm records and stack nodes; frames, stacks and entries merge across
+ * them, events by name (a recording whose events differ from the
+ * first's is refused). Each returns -1 after an error line, p then
+ * freed. */
+int rprofile_start(rprofile *p, const rprofile_opts *o);
+int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *a, const char *path);
+void rprofile_finish(rprofile *p);
 void rprofile_free(rprofile *p);
 
 /* What entry s adds to folded stacks and the flame graph: its samples, or

@@ -224,9 +224,14 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
         fputc('\'', out);
     }
     fputc('\n', out);
-    fprintf(out, "# lost %s, throttled %s times%s", fmt_count(r->lost, b2, sizeof b2),
-            fmt_count(r->throttled, b3, sizeof b3), r->complete ? "" : "; INCOMPLETE: ");
-    dk__put_untrusted(out, r->complete ? "" : r->tail_note);
+    fprintf(out, "# lost %s, throttled %s times%s", fmt_count(p->lost, b2, sizeof b2),
+            fmt_count(p->throttled, b3, sizeof b3), p->incomplete == NULL ? "" : "; INCOMPLETE: ");
+    for (size_t i = 0; p->incomplete != NULL && p->n_recs > 1 && i < p->n_recs; i++)
+        if (p->recs[i] == p->incomplete) {
+            dk__put_untrusted(out, p->paths[i]);
+            fputs(": ", out);
+        }
+    dk__put_untrusted(out, p->incomplete == NULL ? "" : p->incomplete->tail_note);
     fprintf(out, "\n# symbols from the images on disk: %s\n", symbols_readers());
     for (size_t i = 0; i < p->n_notes; i++) {
         fputs("# ", out);

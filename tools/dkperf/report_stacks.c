@@ -480,9 +480,15 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     fputs("<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
           " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n",
           out);
-    if (!r->complete) {
+    if (p->incomplete != NULL) {
         fputs("<p><b>Incomplete recording:</b> ", out);
-        dk__put_html(out, r->tail_note);
+        if (p->n_recs > 1) {
+            for (size_t i = 0; i < p->n_recs; i++)
+                if (p->recs[i] == p->incomplete)
+                    dk__put_html(out, p->paths[i]);
+            fputs(": ", out);
+        }
+        dk__put_html(out, p->incomplete->tail_note);
         fputs("</p>\n", out);
     }
     fprintf(out,
