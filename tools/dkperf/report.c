@@ -250,31 +250,35 @@ static int report_run(int argc, char **argv, const char **inputs)
         free_recs(recs, n_inputs);
         return rc;
     }
-    const dkrec *rec = p.rec;
     int event = 0;
     if (event_arg != NULL) {
         long k;
         event = -1;
-        for (size_t e = 0; e < rec->n_events; e++)
-            if (strcmp(rec->events[e].name, event_arg) == 0)
+        for (size_t e = 0; e < p.n_events; e++)
+            if (strcmp(p.events[e].name, event_arg) == 0)
                 event = (int)e;
-        if (event < 0 && opt_number(event_arg, &k) && k >= 0 && (size_t)k < rec->n_events)
+        if (event < 0 && opt_number(event_arg, &k) && k >= 0 && (size_t)k < p.n_events)
             event = (int)k;
         if (event < 0) {
             cli_error("report",
                       "--event %s: %s has no such event (it has %zu; see dkperf report "
                       "--stdio)",
-                      event_arg, p.path, rec->n_events);
+                      event_arg, p.path, p.n_events);
             rprofile_free(&p);
             free_recs(recs, n_inputs);
             return EXIT_USAGE;
         }
     }
-    if (rec->n_events > 1 && event_arg == NULL && (folded || html != NULL))
+    /* Off-CPU ns of a count event are an event of their own: said, as
+     * they are not drawn with its counts. */
+    bool off_ev = p.n_events > 1 &&
+                  strcmp(p.events[p.n_events - 1].name, REPORT_OFF_CPU_EVENT) == 0;
+    if (p.n_events > 1 && event_arg == NULL && (folded || html != NULL))
         cli_error("report",
                   "note: %s holds %zu events; folded stacks and the flame graph show "
-                  "the first, %s (choose with --event)",
-                  p.path, rec->n_events, rec->events[0].name);
+                  "the first, %s (choose with --event%s)",
+                  p.path, p.n_events, p.events[0].name,
+                  off_ev ? "; the off-CPU ns, not counts, are --event " REPORT_OFF_CPU_EVENT : "");
     /* Once per report, whatever the output: a flame graph of addresses
      * says nothing of why. */
     if (p.missing_reader != NULL)
@@ -288,13 +292,15 @@ static int report_run(int argc, char **argv, const char **inputs)
     rprofile op;
     diff_old = NULL;
     if (diff != NULL) {
-        const char *ename = rec->n_events > 0 ? rec->events[event].name : "";
+        const char *ename = p.n_events > 0 ? p.events[event].name : "";
         bool has = false;
         rraws oraws = {0};
         int orc = rprofile_read(diff, &opts, &orec, &oraws, err, sizeof err);
         if (orc == -1) {
             cli_error("report", "--diff %s", err);
         } else if (orc == 0) {
+            /* Of a count event, offcpu-time is the model's own. */
+            has = strcmp(ename, REPORT_OFF_CPU_EVENT) == 0;
             for (size_t e = 0; e < orec->n_events; e++)
                 has = has || strcmp(orec->events[e].name, ename) == 0;
             if (!has)

@@ -36,6 +36,22 @@ typedef struct rframe {
  * flame graph colours what is under it as off-CPU. */
 #define RFRAME_OFF_CPU "[off-cpu]"
 
+/* The event of the off-CPU samples of a recording of a count event
+ * (page-faults, cycles: its samples are no time), named as perf names
+ * it: their ns are reported apart, not added to the event's counts. */
+#define REPORT_OFF_CPU_EVENT "offcpu-time"
+
+/* Whether event name samples time, its periods ns (cpu-clock, task-clock,
+ * kperf's timer, with or without modifiers; offcpu-time): off-CPU ns then
+ * add up with them. */
+static inline bool report_time_event(const char *name)
+{
+    size_t len = strcspn(name, ":");
+    return (len == 9 && strncmp(name, "cpu-clock", 9) == 0) ||
+           (len == 10 && strncmp(name, "task-clock", 10) == 0) ||
+           (len == 5 && strncmp(name, "timer", 5) == 0) || strcmp(name, REPORT_OFF_CPU_EVENT) == 0;
+}
+
 static inline bool rframe_off_cpu(const rframe *f) { return strcmp(f->dso, RFRAME_OFF_CPU) == 0; }
 
 static inline bool rframe_kernel(const rframe *f) { return strcmp(f->dso, RFRAME_KERNEL_DSO) == 0; }
@@ -70,7 +86,12 @@ static inline bool rsample_off_cpu(const rsample *s)
 struct rbuilder;
 
 typedef struct rprofile {
-    const dkrec *rec;   /* the first recording: its events and meta */
+    const dkrec *rec; /* the first recording: its meta */
+    /* The events: the first recording's, then REPORT_OFF_CPU_EVENT when
+     * the recording is of off-CPU time and of a count event (its
+     * off-CPU samples then have that event). */
+    dkrec_event *events;
+    size_t n_events;
     const char *path;   /* its name, or the recordings' joined, or "N recordings" */
     const dkrec **recs; /* every recording fed, and their names */
     const char **paths;
@@ -239,10 +260,13 @@ void rprofile_finish(rprofile *p);
 void rprofile_free(rprofile *p);
 
 /* What entry s adds to folded stacks and the flame graph: its samples, or
- * their weight when p has off-CPU samples (see has_off_cpu). */
+ * their weight (ns) when p is of off-CPU time (see has_off_cpu) and s's
+ * event samples time: off-CPU ns are never added to counts. */
 static inline uint64_t report_entry_value(const rprofile *p, const rsample *s)
 {
-    return p->has_off_cpu ? s->weight : s->count;
+    return p->has_off_cpu && s->event < p->n_events && report_time_event(p->events[s->event].name)
+               ? s->weight
+               : s->count;
 }
 
 typedef enum { SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID } report_sort;

@@ -517,6 +517,41 @@ static int match_events(const rprofile *p, const dkrec *rec, const char *path, u
     return 0;
 }
 
+/* p->events: the first recording's. */
+static int model_events(rprofile *p, const dkrec *rec)
+{
+    p->events = calloc(rec->n_events + 1, sizeof *p->events);
+    if (p->events == NULL)
+        return -1;
+    if (rec->n_events > 0) /* events is NULL in a file cut before them */
+        memcpy(p->events, rec->events, rec->n_events * sizeof *p->events);
+    p->n_events = rec->n_events;
+    return 0;
+}
+
+/* The index of REPORT_OFF_CPU_EVENT in p->events, added when one of them
+ * is a count event (else 0: no off-CPU sample takes it); UINT32_MAX when
+ * out of memory. */
+static uint32_t off_cpu_event(rprofile *p)
+{
+    bool counts = false;
+    for (size_t e = 0; e < p->n_events; e++) {
+        if (strcmp(p->events[e].name, REPORT_OFF_CPU_EVENT) == 0)
+            return (uint32_t)e;
+        counts = counts || !report_time_event(p->events[e].name);
+    }
+    if (!counts)
+        return 0;
+    /* Its name is the macro's string, not owned: the others' are the
+     * first recording's, which outlives p. */
+    dkrec_event *v = realloc(p->events, (p->n_events + 1) * sizeof *v);
+    if (v == NULL)
+        return UINT32_MAX;
+    p->events = v;
+    p->events[p->n_events] = (dkrec_event){.name = (char *)REPORT_OFF_CPU_EVENT};
+    return (uint32_t)p->n_events++;
+}
+
 /* p->path: the one recording's name, or theirs joined, or how many. */
 static int name_recordings(rprofile *p)
 {
@@ -586,6 +621,12 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
      * whichever samples the filter keeps. */
     if (dkrec_meta(rec, "off-cpu") != NULL || raws->n_off_cpu > 0)
         p->has_off_cpu = true;
+    if (p->n_recs == 1 && model_events(p, rec) != 0)
+        goto oom;
+    /* Off-CPU samples of a count event go to REPORT_OFF_CPU_EVENT. */
+    uint32_t off_event = UINT32_MAX;
+    if (p->has_off_cpu && (off_event = off_cpu_event(p)) == UINT32_MAX)
+        goto oom;
     b->rec = rec;
     /* A recording's nodes, translations and work are bounded by its size;
      * the model's by the sum. */
@@ -630,6 +671,8 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
                      .count = s->count,
                      .weight = s->weight};
         bool off_cpu = rsample_off_cpu(&o);
+        if (off_cpu && o.event < p->n_events && !report_time_event(p->events[o.event].name))
+            o.event = off_event;
         if (off_cpu && off_root < 0) {
             int64_t f = frame_id(b, RFRAME_OFF_CPU, RFRAME_OFF_CPU);
             if (f < 0 || (off_root = stack_node(b, 0, (uint32_t)f)) < 0)
@@ -718,6 +761,7 @@ void rprofile_free(rprofile *p)
     free(p->entries);
     free(p->recs);
     free(p->paths);
+    free(p->events);
     free(p->path_buf);
     builder_free(p->build);
     memset(p, 0, sizeof *p);
