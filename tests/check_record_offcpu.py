@@ -22,6 +22,7 @@ as on Linux and in perf: little off-CPU time outside the sleeper's.
 usage: check_record_offcpu.py DKPERF RECORD_PROG WORKDIR [EVENT]
 """
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -159,6 +160,12 @@ if not sim:
           "[off-cpu]" not in p.stdout and "offcpu-time" in p.stderr,
           f"folded page-faults: its {m and m[1]} samples, no off-CPU ns: {total} "
           f"{p.stdout[:600]!r} {p.stderr!r}")
+    ss = os.path.join(work, "pf.json")
+    p = run("report", "-i", pf, "--speedscope", ss)
+    with open(ss) as f:
+        units = {q["name"]: q["unit"] for q in json.load(f)["profiles"]}
+    check(units == {"page-faults": "none", "offcpu-time": "nanoseconds"},
+          f"speedscope: a profile of offcpu-time in ns: {units}")
     p = run("report", "-i", pf, "--folded", "--event", "offcpu-time")
     ns = sum(int(l.rpartition(" ")[2]) for l in p.stdout.splitlines()
              if "rp_sleeper" in l and ";[off-cpu];" in l)

@@ -394,11 +394,6 @@ oom:
 /* speedscope                                                           */
 /* ------------------------------------------------------------------ */
 
-static bool time_event(const char *name)
-{
-    return strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
-}
-
 int report_speedscope(FILE *out, const rprofile *p)
 {
     /* A stack root first, from its innermost node up. */
@@ -474,7 +469,11 @@ int report_speedscope(FILE *out, const rprofile *p)
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
         dk__json_string(out, p->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
-                time_event(p->events[e].name) ? "nanoseconds" : "none", total);
+                clock_event(p->events[e].name) ||
+                        strcmp(p->events[e].name, REPORT_OFF_CPU_EVENT) == 0
+                    ? "nanoseconds"
+                    : "none",
+                total);
         for (size_t k = 0; k < ns; k++) {
             fputs(k ? ",\n[" : "[", out);
             size_t d = 0;
