@@ -7,7 +7,11 @@ the sleeping one off CPU under the [off-cpu] frame in its blocking call
 (clock_nanosleep called from rp_sleeper), its off-CPU ns close to the time
 it slept; report --off-cpu and --on-cpu keep one kind each; the flame graph
 draws off-CPU frames blue and the others warm; pprof has an off-CPU value
-type in nanoseconds. Where perf_event_paranoid forbids the context-switches
+type in nanoseconds. The unit does not hang on the filter: --on-cpu folds
+the same ns as the unfiltered stacks, and pprof keeps the off-CPU value
+types. Of a count event (page-faults, on Linux), off-CPU ns are not added to
+its counts: they are the event offcpu-time, as perf reports them, and
+folded stacks of page-faults count its samples. Where perf_event_paranoid forbids the context-switches
 event (not root, paranoid 2), record must fail with one line naming it.
 
 With EVENT "timer" and DKPERF_FRAMEWORK_ROOT set (ctest sets it), the same
@@ -18,6 +22,7 @@ as on Linux and in perf: little off-CPU time outside the sleeper's.
 usage: check_record_offcpu.py DKPERF RECORD_PROG WORKDIR [EVENT]
 """
 import gzip
+import json
 import os
 import re
 import subprocess
@@ -103,6 +108,18 @@ check(p.returncode == 0 and "[off-cpu]" in p.stdout and "rp_hot" not in p.stdout
 p = run("report", "-i", data, "--stdio", "--on-cpu")
 check(p.returncode == 0 and "[off-cpu]" not in p.stdout and "rp_hot" in p.stdout,
       f"--on-cpu keeps only on-CPU samples: {p.stdout[:600]!r}")
+# The unit is the recording's, whatever the filter keeps: --on-cpu folds
+# the on-CPU stacks as the unfiltered report does (ns), not in samples.
+full = run("report", "-i", data, "--folded").stdout.splitlines()
+p = run("report", "-i", data, "--folded", "--on-cpu")
+want = [l for l in full if ";[off-cpu];" not in l]
+check(p.returncode == 0 and p.stdout.splitlines() == want and want,
+      f"--on-cpu --folded: the unfiltered on-CPU lines, same ns:\n{p.stdout[:600]}\n---\n"
+      f"{chr(10).join(want)[:600]}")
+pb = os.path.join(work, "oncpu.pb.gz")
+p = run("report", "-i", data, "--on-cpu", "--pprof", pb)
+with gzip.open(pb) as f:
+    check(b"off-cpu_samples" in f.read(), "pprof of --on-cpu keeps the off-CPU value types")
 p = run("report", "-i", data, "--on-cpu", "--off-cpu")
 check(p.returncode == 2 and "give one" in p.stderr and p.stderr.count("\n") == 1,
       f"--on-cpu with --off-cpu: one usage error: {p.returncode} {p.stderr!r}")
@@ -132,5 +149,34 @@ with gzip.open(pb) as f:
     raw = f.read()
 check(b"off-cpu_samples" in raw and b"\x07off-cpu" in raw and b"nanoseconds" in raw,
       "pprof names the off-CPU value types")
+
+# A count event: its samples counted, the off-CPU ns apart as offcpu-time.
+if not sim:
+    pf = os.path.join(work, "pf.data")
+    p = run("record", "--off-cpu", "-e", "page-faults", "-o", pf, "--", prog, "0.3",
+            "--sleeper", "200")
+    check(p.returncode == 0, f"record -e page-faults: {p.returncode} {p.stderr!r}")
+    p = run("report", "-i", pf, "--stdio")
+    m = re.search(r"# Event: page-faults \(.*\): ([\d,]+) samples", p.stdout)
+    check(p.returncode == 0 and m and
+          re.search(r"# Event: offcpu-time \(.*\): [\d,]+ samples, [\d,]+ ns in all", p.stdout),
+          f"the table: page-faults, then offcpu-time in ns: {p.stdout[:900]!r}")
+    p = run("report", "-i", pf, "--folded")
+    total = sum(int(l.rpartition(" ")[2]) for l in p.stdout.splitlines())
+    check(p.returncode == 0 and m and total == int(m[1].replace(",", "")) and
+          "[off-cpu]" not in p.stdout and "offcpu-time" in p.stderr,
+          f"folded page-faults: its {m and m[1]} samples, no off-CPU ns: {total} "
+          f"{p.stdout[:600]!r} {p.stderr!r}")
+    ss = os.path.join(work, "pf.json")
+    p = run("report", "-i", pf, "--speedscope", ss)
+    with open(ss) as f:
+        units = {q["name"]: q["unit"] for q in json.load(f)["profiles"]}
+    check(units == {"page-faults": "none", "offcpu-time": "nanoseconds"},
+          f"speedscope: a profile of offcpu-time in ns: {units}")
+    p = run("report", "-i", pf, "--folded", "--event", "offcpu-time")
+    ns = sum(int(l.rpartition(" ")[2]) for l in p.stdout.splitlines()
+             if "rp_sleeper" in l and ";[off-cpu];" in l)
+    check(p.returncode == 0 and 180e6 <= ns <= 260e6,
+          f"--event offcpu-time folds the sleeper's ns: {ns} {p.stdout[:600]!r}")
 
 sys.exit(1 if failures else 0)

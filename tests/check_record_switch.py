@@ -26,10 +26,18 @@
           maps each file starts with are read again from /proc
   all     -a --switch-output=4K (root): the size counts the file's own bytes,
           not the maps of every process it starts with
+  merge   report -i A -i B of one recording written as two files (dkrec_dump
+          --split: each with its own stack nodes, B's events in another
+          order) equals report of one file of the same samples in every
+          output (--stdio, --folded, --speedscope, --html, --pprof) but for
+          the names of the files; lost and throttled counts add up
+  merge_errors  report -i A -i MISSING, and -i A -i B of other events: one
+          line naming the file (and the event), exit 1
 
 usage: check_record_switch.py DKPERF RECORD_PROG DKREC_DUMP WORKDIR CASE
 """
 import glob
+import gzip
 import os
 import re
 import shutil
@@ -106,6 +114,12 @@ def case_time():
                            text=True, timeout=120)
         check(r.returncode == 0 and "rp_hot" in r.stdout,
               f"report of {os.path.basename(n)} alone names rp_hot: {r.stdout[:600]}{r.stderr}")
+    # Every file at once: one report of all their samples.
+    args = [a for n in names for a in ("-i", n)]
+    r = subprocess.run([dkperf, "report", *args, "--stdio"], capture_output=True, text=True,
+                       timeout=120)
+    check(r.returncode == 0 and f": {total:,} samples of " in r.stdout and "rp_hot" in r.stdout,
+          f"report -i of the {len(names)} files: their {total} samples: {r.stdout[:600]}{r.stderr}")
     # The same program uninterrupted, in the same run: as many samples a
     # CPU second.
     one = os.path.join(work, "one.data")
@@ -118,6 +132,64 @@ def case_time():
         a, b = total / cpu, n1 / float(m[1])
         print(f"{total} samples for {cpu:.3f} s in {len(names)} files; {n1} for {m[1]} s in one")
         check(abs(a - b) <= 0.03 * b, f"{a:.1f} samples a CPU second in files, {b:.1f} in one")
+
+
+def report_out(inputs, *args):
+    r = subprocess.run([dkperf, "report", *[a for n in inputs for a in ("-i", n)], *args],
+                       capture_output=True, timeout=120)
+    check(r.returncode == 0, f"report {inputs} {args}: {r.stderr}")
+    return r.stdout
+
+
+def case_merge():
+    p, _ = record([], 1)
+    check(p.returncode == 0, f"record: {p.stderr}")
+    src, whole, a, b = (os.path.join(work, n) for n in ("r.data", "w.data", "a.data", "b.data"))
+    q = subprocess.run([dump, "--split", src, whole, a, b], capture_output=True, text=True)
+    check(q.returncode == 0, f"dkrec_dump --split: {q.stderr}")
+    rows = dumped([whole, a, b])
+    check(rows[1]["samples"] > 50 and rows[2]["samples"] > 50,
+          f"two halves of a recording: {rows}")
+    for args in (["--stdio"], ["--stdio", "--sort", "dso", "--children"], ["--folded"],
+                 ["--stdio", "--on-cpu"]):
+        one = report_out([whole], *args).decode()
+        two = report_out([a, b], *args).decode()
+        check(one.replace(whole, f"{a}, {b}") == two,
+              f"report {args} of A and B is that of the whole:\n{one[:1500]}\n---\n{two[:1500]}")
+    check(b"# lost 5, throttled 5 times" in report_out([a, b], "--stdio"),
+          "the lost and throttled counts of A and B add up")
+    for opt, ext in (("--speedscope", "ss"), ("--html", "html"), ("--pprof", "pb")):
+        outs = []
+        for inputs, tag in (([whole], "w"), ([a, b], "ab")):
+            out = os.path.join(work, f"{tag}.{ext}")
+            report_out(inputs, opt, out)
+            with open(out, "rb") as f:
+                data = f.read()
+            outs.append(gzip.decompress(data) if ext == "pb" else data)
+        check(outs[0].replace(whole.encode(), f"{a}, {b}".encode()) == outs[1],
+              f"report {opt} of A and B is that of the whole")
+
+
+def case_merge_errors():
+    p, _ = record([], 0.3)
+    check(p.returncode == 0, f"record: {p.stderr}")
+    a, missing = os.path.join(work, "r.data"), os.path.join(work, "missing.data")
+    r = subprocess.run([dkperf, "report", "-i", a, "-i", missing], capture_output=True,
+                       text=True, timeout=120)
+    lines = r.stderr.splitlines()
+    check(r.returncode == 1 and len(lines) == 1 and missing in lines[0] and
+          "No such file" in lines[0], f"a missing second file: one line, exit 1: {r.stderr}")
+    other = os.path.join(work, "t.data")
+    q = subprocess.run([dkperf, "record", "-e", "task-clock", "-F", "999", "-g", "-o", other,
+                        "--", prog, "--print-cpu", "0.3"], capture_output=True, text=True,
+                       timeout=300)
+    check(q.returncode == 0, f"record -e task-clock: {q.stderr}")
+    r = subprocess.run([dkperf, "report", "-i", a, "-i", other, "--folded"],
+                       capture_output=True, text=True, timeout=120)
+    lines = r.stderr.splitlines()
+    check(r.returncode == 1 and len(lines) == 1 and other in lines[0] and
+          "task-clock" in lines[0] and r.stdout == "",
+          f"other events: one line naming the file and the event, exit 1: {r.stderr}")
 
 
 def case_size():
@@ -253,7 +325,8 @@ def case_errors():
 
 
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
- "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all}[case]()
+ "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all,
+ "merge": case_merge, "merge_errors": case_merge_errors}[case]()
 for f in glob.glob(os.path.join(work, "*")):
     shutil.rmtree(f) if os.path.isdir(f) else os.unlink(f)
 sys.exit(1 if failures else 0)

@@ -16,7 +16,7 @@
 
 void help_report(FILE *out)
 {
-    fputs("usage: dkperf report [-i FILE] [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
+    fputs("usage: dkperf report [-i FILE]... [--stdio] [--sort sym|dso|comm|pid] [--children]\n"
           "                     [--folded] [--speedscope FILE] [--html FILE [--diff OLD]]\n"
           "                     [--pprof FILE] [--event EV] [--no-demangle]\n"
           "                     [--on-cpu | --off-cpu]\n"
@@ -24,7 +24,11 @@ void help_report(FILE *out)
           "Read a recording of dkperf record and report where its samples fell, by\n"
           "function, from the images on disk.\n"
           "\n"
-          "  -i, --input FILE     the recording (default: dkperf.data)\n"
+          "  -i, --input FILE     the recording (default: dkperf.data); once per file to\n"
+          "                       report several as one (the files of record\n"
+          "                       --switch-output): each symbolized from its own maps,\n"
+          "                       their samples merged, lost counts added up; they must\n"
+          "                       record the same events\n"
           "      --stdio          the table of functions by self and children (total)\n"
           "                       samples per event, on standard output (the default)\n"
           "  -s, --sort KEY       table rows by sym (function and image), dso (image),\n"
@@ -95,17 +99,67 @@ static int pprof_fn(FILE *f, const rprofile *p, int event)
     return report_pprof(f, p);
 }
 
-int cmd_report(int argc, char **argv)
+static void free_recs(dkrec **recs, size_t n)
 {
-    const char *input = "dkperf.data", *speedscope = NULL, *html = NULL, *pprof = NULL,
-               *event_arg = NULL, *diff = NULL;
+    for (size_t i = 0; i < n; i++)
+        dkrec_free(recs[i]);
+    free(recs);
+}
+
+/* Reads each of inputs into recs and feeds it to p (started); 0, or the
+ * exit status after an error line (p then freed). */
+static int report_inputs(rprofile *p, const char **inputs, size_t n, const rprofile_opts *opts,
+                         dkrec **recs, char *err, size_t errlen)
+{
+    uint64_t n_off_cpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        rraws raws;
+        int rrc = rprofile_read(inputs[i], opts, &recs[i], &raws, err, errlen);
+        if (rrc == -2) {
+            rprofile_free(p);
+            return EXIT_SETUP;
+        }
+        if (rrc != 0) {
+            if (errno == ENOENT && strstr(err, "No such file") != NULL)
+                cli_error("report", "%s (record one with dkperf record, or name it with -i)", err);
+            else
+                cli_error("report", "%s", err);
+            rprofile_free(p);
+            return EXIT_SETUP;
+        }
+        const dkrec *rec = recs[i];
+        if (!rec->complete)
+            cli_error("report",
+                      "warning: %s is incomplete: %s; reporting the %zu samples before it",
+                      inputs[i], rec->tail_note, rec->n_samples);
+        n_off_cpu += raws.n_off_cpu;
+        int frc = rprofile_feed(p, rec, &raws, inputs[i]);
+        rraws_free(&raws);
+        if (frc != 0)
+            return EXIT_SETUP;
+    }
+    rprofile_finish(p);
+    if (opts->off_cpu_only && n_off_cpu == 0)
+        cli_error("report",
+                  "warning: %s %s no off-CPU samples (record them with dkperf record "
+                  "--off-cpu)",
+                  p->path, n > 1 ? "have" : "has");
+    return 0;
+}
+
+/* report with the recordings' names in inputs (room for argc), one per
+ * -i. */
+static int report_run(int argc, char **argv, const char **inputs)
+{
+    size_t n_inputs = 0;
+    const char *speedscope = NULL, *html = NULL, *pprof = NULL, *event_arg = NULL, *diff = NULL;
     report_sort sort = SORT_SYM;
     bool stdio_table = false, folded = false, by_children = false;
     rprofile_opts opts = {false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (opt_takes("report", argc, argv, &i, "-i", "--input", &v)) {
-            if ((input = v) == NULL)
+            if ((inputs[n_inputs++] = v) == NULL)
                 return EXIT_USAGE;
         } else if (opt_takes("report", argc, argv, &i, "-s", "--sort", &v)) {
             if (v == NULL)
@@ -176,60 +230,55 @@ int cmd_report(int argc, char **argv)
         return EXIT_USAGE;
     }
 
+    if (n_inputs == 0)
+        inputs[n_inputs++] = "dkperf.data";
     char err[512];
-    dkrec *rec = NULL;
-    rraws raws;
-    /* One pass over the file: its samples counted as they are read. */
-    int rrc = rprofile_read(input, &opts, &rec, &raws, err, sizeof err);
-    if (rrc == -2)
-        return EXIT_SETUP;
-    if (rrc != 0) {
-        if (errno == ENOENT && strstr(err, "No such file") != NULL)
-            cli_error("report", "%s (record one with dkperf record, or name it with -i)", err);
-        else
-            cli_error("report", "%s", err);
+    /* Each recording read in one pass, its samples counted as they are
+     * read, then fed to the one model; their tables stay for the
+     * outputs. */
+    dkrec **recs = calloc(n_inputs, sizeof *recs);
+    rprofile p;
+    if (recs == NULL || rprofile_start(&p, &opts) != 0) {
+        if (recs == NULL)
+            cli_error("report", "out of memory");
+        free(recs);
         return EXIT_SETUP;
     }
-    if (!rec->complete)
-        cli_error("report", "warning: %s is incomplete: %s; reporting the %zu samples before it",
-                  input, rec->tail_note, rec->n_samples);
+    int rc = report_inputs(&p, inputs, n_inputs, &opts, recs, err, sizeof err);
+    if (rc != 0) {
+        rprofile_free(&p);
+        free_recs(recs, n_inputs);
+        return rc;
+    }
     int event = 0;
     if (event_arg != NULL) {
         long k;
         event = -1;
-        for (size_t e = 0; e < rec->n_events; e++)
-            if (strcmp(rec->events[e].name, event_arg) == 0)
+        for (size_t e = 0; e < p.n_events; e++)
+            if (strcmp(p.events[e].name, event_arg) == 0)
                 event = (int)e;
-        if (event < 0 && opt_number(event_arg, &k) && k >= 0 && (size_t)k < rec->n_events)
+        if (event < 0 && opt_number(event_arg, &k) && k >= 0 && (size_t)k < p.n_events)
             event = (int)k;
         if (event < 0) {
             cli_error("report",
                       "--event %s: %s has no such event (it has %zu; see dkperf report "
                       "--stdio)",
-                      event_arg, input, rec->n_events);
-            rraws_free(&raws);
-            dkrec_free(rec);
+                      event_arg, p.path, p.n_events);
+            rprofile_free(&p);
+            free_recs(recs, n_inputs);
             return EXIT_USAGE;
         }
     }
-    if (rec->n_events > 1 && event_arg == NULL && (folded || html != NULL))
+    /* Off-CPU ns of a count event are an event of their own: said, as
+     * they are not drawn with its counts. */
+    bool off_ev = p.n_events > 1 &&
+                  strcmp(p.events[p.n_events - 1].name, REPORT_OFF_CPU_EVENT) == 0;
+    if (p.n_events > 1 && event_arg == NULL && (folded || html != NULL))
         cli_error("report",
                   "note: %s holds %zu events; folded stacks and the flame graph show "
-                  "the first, %s (choose with --event)",
-                  input, rec->n_events, rec->events[0].name);
-
-    if (opts.off_cpu_only && raws.n_off_cpu == 0)
-        cli_error("report",
-                  "warning: %s has no off-CPU samples (record them with dkperf record "
-                  "--off-cpu)",
-                  input);
-    rprofile p;
-    int brc = rprofile_build_raws(&p, rec, &raws, input, &opts);
-    rraws_free(&raws);
-    if (brc != 0) {
-        dkrec_free(rec);
-        return EXIT_SETUP;
-    }
+                  "the first, %s (choose with --event%s)",
+                  p.path, p.n_events, p.events[0].name,
+                  off_ev ? "; the off-CPU ns, not counts, are --event " REPORT_OFF_CPU_EVENT : "");
     /* Once per report, whatever the output: a flame graph of addresses
      * says nothing of why. */
     if (p.missing_reader != NULL)
@@ -243,13 +292,15 @@ int cmd_report(int argc, char **argv)
     rprofile op;
     diff_old = NULL;
     if (diff != NULL) {
-        const char *ename = rec->n_events > 0 ? rec->events[event].name : "";
+        const char *ename = p.n_events > 0 ? p.events[event].name : "";
         bool has = false;
         rraws oraws = {0};
         int orc = rprofile_read(diff, &opts, &orec, &oraws, err, sizeof err);
         if (orc == -1) {
             cli_error("report", "--diff %s", err);
         } else if (orc == 0) {
+            /* Of a count event, offcpu-time is the model's own. */
+            has = strcmp(ename, REPORT_OFF_CPU_EVENT) == 0;
             for (size_t e = 0; e < orec->n_events; e++)
                 has = has || strcmp(orec->events[e].name, ename) == 0;
             if (!has)
@@ -263,12 +314,11 @@ int cmd_report(int argc, char **argv)
         if (!has) {
             dkrec_free(orec);
             rprofile_free(&p);
-            dkrec_free(rec);
+            free_recs(recs, n_inputs);
             return EXIT_SETUP;
         }
         diff_old = &op;
     }
-    int rc = 0;
     if (stdio_table && report_stdio(stdout, &p, sort, by_children) != 0)
         rc = EXIT_SETUP;
     if (rc == 0 && folded && report_folded(stdout, &p, event) != 0)
@@ -283,6 +333,18 @@ int cmd_report(int argc, char **argv)
         rprofile_free(&op);
     dkrec_free(orec);
     rprofile_free(&p);
-    dkrec_free(rec);
+    free_recs(recs, n_inputs);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    if (inputs == NULL) {
+        cli_error("report", "out of memory");
+        return EXIT_SETUP;
+    }
+    int rc = report_run(argc, argv, inputs);
+    free(inputs);
     return rc;
 }

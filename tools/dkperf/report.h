@@ -36,6 +36,22 @@ typedef struct rframe {
  * flame graph colours what is under it as off-CPU. */
 #define RFRAME_OFF_CPU "[off-cpu]"
 
+/* The event of the off-CPU samples of a recording of a count event
+ * (page-faults, cycles: its samples are no time), named as perf names
+ * it: their ns are reported apart, not added to the event's counts. */
+#define REPORT_OFF_CPU_EVENT "offcpu-time"
+
+/* Whether event name samples time, its periods ns (cpu-clock, task-clock,
+ * kperf's timer, with or without modifiers; offcpu-time): off-CPU ns then
+ * add up with them. */
+static inline bool report_time_event(const char *name)
+{
+    size_t len = strcspn(name, ":");
+    return (len == 9 && strncmp(name, "cpu-clock", 9) == 0) ||
+           (len == 10 && strncmp(name, "task-clock", 10) == 0) ||
+           (len == 5 && strncmp(name, "timer", 5) == 0) || strcmp(name, REPORT_OFF_CPU_EVENT) == 0;
+}
+
 static inline bool rframe_off_cpu(const rframe *f) { return strcmp(f->dso, RFRAME_OFF_CPU) == 0; }
 
 static inline bool rframe_kernel(const rframe *f) { return strcmp(f->dso, RFRAME_KERNEL_DSO) == 0; }
@@ -67,9 +83,21 @@ static inline bool rsample_off_cpu(const rsample *s)
     return (s->flags & DKREC_SAMPLE_OFF_CPU) != 0;
 }
 
+struct rbuilder;
+
 typedef struct rprofile {
-    const dkrec *rec;
-    const char *path;
+    const dkrec *rec; /* the first recording: its meta */
+    /* The events: the first recording's, then REPORT_OFF_CPU_EVENT when
+     * the recording is of off-CPU time and of a count event (its
+     * off-CPU samples then have that event). */
+    dkrec_event *events;
+    size_t n_events;
+    const char *path;   /* its name, or the recordings' joined, or "N recordings" */
+    const dkrec **recs; /* every recording fed, and their names */
+    const char **paths;
+    size_t n_recs;
+    uint64_t lost, throttled; /* the recordings' totals */
+    const dkrec *incomplete;  /* the first recording cut short, or NULL */
     rframe *frames;
     size_t n_frames;
     char **comms;
@@ -81,8 +109,10 @@ typedef struct rprofile {
     size_t n_entries;
     uint64_t n_samples;        /* the samples in all: the sum of the entries' counts */
     uint64_t time_lo, time_hi; /* the first and last sample's times (0, 0: none) */
-    /* Some samples are off-CPU: folded stacks and the flame graph then
-     * add up weights (ns off CPU, the period on CPU), not samples. */
+    /* The recording is of off-CPU time too (record --off-cpu: its meta
+     * key "off-cpu"; or it holds off-CPU samples), whatever the filter
+     * keeps: folded stacks and the flame graph then add up weights (ns
+     * off CPU, the period on CPU), not samples. */
     bool has_off_cpu;
     /* Images that gave no names, with why: one line each in the notes. */
     char **notes;
@@ -96,6 +126,8 @@ typedef struct rprofile {
     /* Set when a C++ or Rust name stayed mangled for want of a demangler
      * (demangle_missing): report says it on stderr. */
     const char *missing_demangler;
+    char *path_buf;         /* path, when it is made of several */
+    struct rbuilder *build; /* while it is built */
 } rprofile;
 
 /* A map from a pair of numbers to a number (open addressing). */
@@ -214,13 +246,27 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
  * filters are a's, applied as they were counted). */
 int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *a, const char *path,
                         const rprofile_opts *o);
+/* A model of several recordings (report -i A -i B ...): rprofile_start,
+ * then rprofile_feed once per recording (its tables, which must outlive
+ * p, and its samples as counted; o's filters applied as they were), then
+ * rprofile_finish. Each recording is symbolized against its own maps,
+ * comm records and stack nodes; frames, stacks and entries merge across
+ * them, events by name (a recording whose events differ from the
+ * first's is refused). Each returns -1 after an error line, p then
+ * freed. */
+int rprofile_start(rprofile *p, const rprofile_opts *o);
+int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *a, const char *path);
+void rprofile_finish(rprofile *p);
 void rprofile_free(rprofile *p);
 
 /* What entry s adds to folded stacks and the flame graph: its samples, or
- * their weight when p has off-CPU samples (see has_off_cpu). */
+ * their weight (ns) when p is of off-CPU time (see has_off_cpu) and s's
+ * event samples time: off-CPU ns are never added to counts. */
 static inline uint64_t report_entry_value(const rprofile *p, const rsample *s)
 {
-    return p->has_off_cpu ? s->weight : s->count;
+    return p->has_off_cpu && s->event < p->n_events && report_time_event(p->events[s->event].name)
+               ? s->weight
+               : s->count;
 }
 
 typedef enum { SORT_SYM, SORT_DSO, SORT_COMM, SORT_PID } report_sort;

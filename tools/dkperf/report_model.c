@@ -20,31 +20,36 @@ typedef struct fslot {
     uint32_t id1; /* frame id + 1; 0: empty */
 } fslot;
 
-typedef struct builder {
+/* What is built once for the model, whatever the recordings fed to it. */
+typedef struct rbuilder {
     rprofile *p;
     symbols *syms;
     fslot *fslots;
     size_t nfslots;
     rmap stacks;           /* (parent node, frame) -> node */
-    rmap memo;             /* (process key, recording node) -> node, as a return address */
-    rmap leaves;           /* (process key, recording node) -> node, as a sample's leaf */
-    rmaps maps;            /* the address ranges of each process's maps */
     size_t work, max_work; /* translations made, and the most allowed */
     uint32_t *chain;       /* a sample's recording nodes not yet in memo */
     size_t cap_chain;
-    size_t cap_frames, cap_nodes, cap_comms, cap_notes;
+    size_t cap_frames, cap_nodes, cap_comms, cap_notes, cap_entries, cap_recs;
     size_t max_nodes;
-    size_t max_memo;
-    rmap comm_ids;                  /* (hash of a comm name, probe) -> its index in comms */
-    rmap note_ids;                  /* (hash of a note, probe) -> its index in notes */
-    const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
-    kallsyms *ksyms;                /* the kernel's symbols, read at the first kernel chain */
+    rmap comm_ids;   /* (hash of a comm name, probe) -> its index in comms */
+    rmap note_ids;   /* (hash of a note, probe) -> its index in notes */
+    kallsyms *ksyms; /* the kernel's symbols, read at the first kernel chain */
     bool ksyms_tried;
-    rmap kframes;   /* (0, recording node) -> kernel frame */
-    rmap kleaves;   /* (report node of the user stack, kernel recording node) -> node */
     rmap entry_ids; /* (hash of an entry's key, probe) -> its index in entries */
     bool demangle;  /* C++ and Rust names made readable */
-} builder;
+    bool timed;     /* time_lo and time_hi hold a recording's samples */
+    /* What belongs to the recording being fed (its node ids, maps and
+     * comm records are its own): made anew for each. */
+    const dkrec *rec;
+    size_t max_memo;
+    rmap memo;                      /* (process key, recording node) -> node, as a return address */
+    rmap leaves;                    /* (process key, recording node) -> node, as a sample's leaf */
+    rmaps maps;                     /* the address ranges of each process's maps */
+    const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
+    rmap kframes;                   /* (0, recording node) -> kernel frame */
+    rmap kleaves; /* (report node of the user stack, kernel recording node) -> node */
+} rbuilder;
 
 /* A recording's stack nodes take 2 bytes or more each in the file, its
  * samples 3 or more: the stacks of the report (a node per recording node
@@ -83,7 +88,7 @@ static int grow(void **a, size_t n, size_t *cap, size_t size)
 }
 
 /* The id of frame (name, dso), made when new; -1 when out of memory. */
-static int64_t frame_id(builder *b, const char *name, const char *dso)
+static int64_t frame_id(rbuilder *b, const char *name, const char *dso)
 {
     rprofile *p = b->p;
     if ((p->n_frames + 1) * 2 >= b->nfslots) {
@@ -145,7 +150,7 @@ static int64_t intern(rmap *ids, char ***strs, size_t *n, size_t *cap, const cha
 }
 
 /* A note of the report, each once however many frames give it. */
-static int add_note(builder *b, const char *line)
+static int add_note(rbuilder *b, const char *line)
 {
     rprofile *p = b->p;
     return intern(&b->note_ids, &p->notes, &p->n_notes, &b->cap_notes, line) < 0 ? -1 : 0;
@@ -154,7 +159,7 @@ static int add_note(builder *b, const char *line)
 /* The frame of address addr in the process of key k (a return address
  * unless leaf). *bare: set when the address has no symbol, so that the
  * frame ("[image]" or "[unknown]") stands for any address of its image. */
-static int64_t resolve(builder *b, const rpidkey *k, uint64_t addr, bool leaf, bool *bare)
+static int64_t resolve(rbuilder *b, const rpidkey *k, uint64_t addr, bool leaf, bool *bare)
 {
     const dkrec_map *m = rmaps_find(&b->maps, k, addr);
     *bare = true;
@@ -212,7 +217,7 @@ static int64_t resolve(builder *b, const rpidkey *k, uint64_t addr, bool leaf, b
 
 /* The node of stack parent with frame inner to it, made when new; -1
  * when out of memory or past MAX_NODES (-2). */
-static int64_t stack_node(builder *b, uint32_t parent, uint32_t frame)
+static int64_t stack_node(rbuilder *b, uint32_t parent, uint32_t frame)
 {
     rprofile *p = b->p;
     int64_t id = rmap_get(&b->stacks, parent, frame);
@@ -234,9 +239,9 @@ static int64_t stack_node(builder *b, uint32_t parent, uint32_t frame)
 
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
  * memory, -2 too many nodes, -3 too many translations. */
-static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node, uint32_t root)
+static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32_t root)
 {
-    const dkrec *r = b->p->rec;
+    const dkrec *r = b->rec;
     const rpidkey *pk = rmaps_key(&b->maps, pid);
     uint64_t key = pk != NULL ? pk->key : UINT64_MAX;
     /* Stacks under another root are other nodes: another key. */
@@ -292,7 +297,7 @@ static int64_t sample_stack(builder *b, int32_t pid, uint32_t leaf_node, uint32_
 }
 
 /* The index of comm name s in p->comms. */
-static int64_t comm_id(builder *b, const char *s)
+static int64_t comm_id(rbuilder *b, const char *s)
 {
     rprofile *p = b->p;
     return intern(&b->comm_ids, &p->comms, &p->n_comms, &b->cap_comms, s);
@@ -337,7 +342,7 @@ static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int3
 
 /* The entry of o's key in p, o's counts added to it, made when new;
  * -1 when out of memory. */
-static int add_entry(builder *b, const rsample *o)
+static int add_entry(rbuilder *b, const rsample *o)
 {
     rprofile *p = b->p;
     uint64_t h = rmap_mix(rmap_mix((uint64_t)o->stack << 32 | o->event,
@@ -359,30 +364,41 @@ static int add_entry(builder *b, const rsample *o)
     return 0;
 }
 
-static void builder_free(builder *b)
+/* Frees what belongs to the recording fed last. */
+static void builder_free_rec(rbuilder *b)
 {
-    symbols_free(b->syms);
-    free(b->fslots);
-    rmap_free(&b->stacks);
     rmap_free(&b->memo);
     rmap_free(&b->leaves);
     rmaps_free(&b->maps);
-    rmap_free(&b->comm_ids);
-    rmap_free(&b->note_ids);
     free(b->comm_by_pid);
-    free(b->chain);
-    kallsyms_free(b->ksyms);
+    b->comm_by_pid = NULL;
     rmap_free(&b->kframes);
     rmap_free(&b->kleaves);
+    b->rec = NULL;
+}
+
+static void builder_free(rbuilder *b)
+{
+    if (b == NULL)
+        return;
+    builder_free_rec(b);
+    symbols_free(b->syms);
+    free(b->fslots);
+    rmap_free(&b->stacks);
+    rmap_free(&b->comm_ids);
+    rmap_free(&b->note_ids);
+    free(b->chain);
+    kallsyms_free(b->ksyms);
     rmap_free(&b->entry_ids);
+    free(b);
 }
 
 /* The node of user stack node with the kernel chain ending in recording
  * node kleaf inner to it; -1 out of memory, -2 too many nodes, -3 too
  * many translations. */
-static int64_t kernel_stack(builder *b, uint32_t node, uint32_t kleaf)
+static int64_t kernel_stack(rbuilder *b, uint32_t node, uint32_t kleaf)
 {
-    const dkrec *r = b->p->rec;
+    const dkrec *r = b->rec;
     int64_t hit = rmap_get(&b->kleaves, node, kleaf);
     if (hit >= 0)
         return hit;
@@ -434,38 +450,214 @@ int rprofile_build_opts(rprofile *p, const dkrec *rec, const char *path, const r
 int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *raws, const char *path,
                         const rprofile_opts *opts)
 {
+    if (rprofile_start(p, opts) != 0 || rprofile_feed(p, rec, raws, path) != 0)
+        return -1;
+    rprofile_finish(p);
+    return 0;
+}
+
+int rprofile_start(rprofile *p, const rprofile_opts *opts)
+{
     memset(p, 0, sizeof *p);
+    rbuilder *b = calloc(1, sizeof *b);
+    p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
+    if (b == NULL || p->nodes == NULL || (b->syms = symbols_new()) == NULL) {
+        free(b);
+        free(p->nodes);
+        p->nodes = NULL;
+        cli_error("report", "out of memory");
+        return -1;
+    }
+    p->build = b;
+    b->p = p;
+    b->demangle = opts == NULL || !opts->no_demangle;
+    b->cap_nodes = 1024;
+    p->n_nodes = 1;
+    b->max_nodes = NODES_FREE;
+    return 0;
+}
+
+void rprofile_finish(rprofile *p)
+{
+    builder_free(p->build);
+    p->build = NULL;
+}
+
+/* The model's index of each of rec's events (first: the model's first
+ * recording), matched by name; -1 after an error line when their lists
+ * differ. */
+static int match_events(const rprofile *p, const dkrec *rec, const char *path, uint32_t *to)
+{
+    const dkrec *first = p->recs[0];
+    for (size_t e = 0; e < rec->n_events; e++) {
+        size_t k = 0;
+        while (k < first->n_events && strcmp(first->events[k].name, rec->events[e].name) != 0)
+            k++;
+        if (k == first->n_events) {
+            cli_error("report",
+                      "%s records %s, which %s does not: merge recordings of the same "
+                      "events",
+                      path, rec->events[e].name, p->paths[0]);
+            return -1;
+        }
+        to[e] = (uint32_t)k;
+    }
+    for (size_t k = 0; k < first->n_events; k++) {
+        size_t e = 0;
+        while (e < rec->n_events && strcmp(first->events[k].name, rec->events[e].name) != 0)
+            e++;
+        if (e == rec->n_events) {
+            cli_error("report",
+                      "%s records no %s, which %s does: merge recordings of the same "
+                      "events",
+                      path, first->events[k].name, p->paths[0]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* p->events: the first recording's. */
+static int model_events(rprofile *p, const dkrec *rec)
+{
+    p->events = calloc(rec->n_events + 1, sizeof *p->events);
+    if (p->events == NULL)
+        return -1;
+    if (rec->n_events > 0) /* events is NULL in a file cut before them */
+        memcpy(p->events, rec->events, rec->n_events * sizeof *p->events);
+    p->n_events = rec->n_events;
+    return 0;
+}
+
+/* The index of REPORT_OFF_CPU_EVENT in p->events, added when one of them
+ * is a count event (else 0: no off-CPU sample takes it); UINT32_MAX when
+ * out of memory. */
+static uint32_t off_cpu_event(rprofile *p)
+{
+    bool counts = false;
+    for (size_t e = 0; e < p->n_events; e++) {
+        if (strcmp(p->events[e].name, REPORT_OFF_CPU_EVENT) == 0)
+            return (uint32_t)e;
+        counts = counts || !report_time_event(p->events[e].name);
+    }
+    if (!counts)
+        return 0;
+    /* Its name is the macro's string, not owned: the others' are the
+     * first recording's, which outlives p. */
+    dkrec_event *v = realloc(p->events, (p->n_events + 1) * sizeof *v);
+    if (v == NULL)
+        return UINT32_MAX;
+    p->events = v;
+    p->events[p->n_events] = (dkrec_event){.name = (char *)REPORT_OFF_CPU_EVENT};
+    return (uint32_t)p->n_events++;
+}
+
+/* p->path: the one recording's name, or theirs joined, or how many. */
+static int name_recordings(rprofile *p)
+{
+    free(p->path_buf);
+    p->path_buf = NULL;
+    if (p->n_recs == 1) {
+        p->path = p->paths[0];
+        return 0;
+    }
+    size_t len = 32;
+    for (size_t i = 0; i < p->n_recs; i++)
+        len += strlen(p->paths[i]) + 2;
+    if ((p->path_buf = malloc(len)) == NULL)
+        return -1;
+    if (p->n_recs > 4) {
+        snprintf(p->path_buf, len, "%zu recordings", p->n_recs);
+    } else {
+        p->path_buf[0] = '\0';
+        for (size_t i = 0; i < p->n_recs; i++) {
+            if (i > 0)
+                strcat(p->path_buf, ", ");
+            strcat(p->path_buf, p->paths[i]);
+        }
+    }
+    p->path = p->path_buf;
+    return 0;
+}
+
+int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *path)
+{
+    rbuilder *b = p->build;
+    uint32_t *ev_to = NULL;
+    if (grow((void **)&p->recs, p->n_recs, &b->cap_recs, sizeof *p->recs) != 0)
+        goto oom;
+    /* paths grows with recs: as many slots. */
+    const char **paths = realloc(p->paths, b->cap_recs * sizeof *paths);
+    if (paths == NULL)
+        goto oom;
+    p->paths = paths;
+    p->recs[p->n_recs] = rec;
+    p->paths[p->n_recs++] = path;
+    if (p->n_recs == 1)
+        p->rec = rec;
+    ev_to = calloc(rec->n_events ? rec->n_events : 1, sizeof *ev_to);
+    if (ev_to == NULL)
+        goto oom;
+    if (p->n_recs > 1 && match_events(p, rec, path, ev_to) != 0) {
+        free(ev_to);
+        rprofile_free(p);
+        return -1;
+    }
+    if (p->n_recs == 1)
+        for (size_t e = 0; e < rec->n_events; e++)
+            ev_to[e] = (uint32_t)e;
+    if (name_recordings(p) != 0)
+        goto oom;
     /* A recording of user mode only has no kernel frame to name: say why. */
     const char *kmode = dkrec_meta(rec, "kernel");
     if (kmode != NULL)
         snprintf(p->kernel_note, sizeof p->kernel_note, "no kernel frames: the recording is of %s",
                  kmode);
-    p->rec = rec;
-    p->path = path;
-    builder b;
-    memset(&b, 0, sizeof b);
-    b.p = p;
-    b.demangle = opts == NULL || !opts->no_demangle;
-    b.syms = symbols_new();
-    b.max_nodes = rec->file_size < NODES_MAX - NODES_FREE ? NODES_FREE + (size_t)rec->file_size
-                                                          : NODES_MAX;
+    p->lost += rec->lost;
+    p->throttled += rec->throttled;
+    if (!rec->complete && p->incomplete == NULL)
+        p->incomplete = rec;
+    /* Folded stacks add up ns when the recording is of off-CPU time,
+     * whichever samples the filter keeps. */
+    if (dkrec_meta(rec, "off-cpu") != NULL || raws->n_off_cpu > 0)
+        p->has_off_cpu = true;
+    if (p->n_recs == 1 && model_events(p, rec) != 0)
+        goto oom;
+    /* Off-CPU samples of a count event go to REPORT_OFF_CPU_EVENT. */
+    uint32_t off_event = UINT32_MAX;
+    if (p->has_off_cpu && (off_event = off_cpu_event(p)) == UINT32_MAX)
+        goto oom;
+    b->rec = rec;
+    /* A recording's nodes, translations and work are bounded by its size;
+     * the model's by the sum. */
+    b->max_nodes = rec->file_size < NODES_MAX - b->max_nodes ? b->max_nodes + (size_t)rec->file_size
+                                                             : NODES_MAX;
     /* A recording node takes 2 bytes or more, a sample 3 or more: one
      * process's translations come to fewer than the file has bytes. */
-    b.max_memo = b.max_nodes;
-    b.max_work = WORK_PER_NODE * b.max_nodes;
-    p->time_lo = raws->time_lo;
-    p->time_hi = raws->time_hi;
-    p->entries = calloc(raws->n ? raws->n : 1, sizeof *p->entries);
-    p->nodes = calloc(1024, sizeof *p->nodes); /* node 0: the empty stack */
-    b.cap_nodes = 1024;
-    b.comm_by_pid = calloc(rec->n_comms ? rec->n_comms : 1, sizeof *b.comm_by_pid);
-    if (b.syms == NULL || p->entries == NULL || p->nodes == NULL || b.comm_by_pid == NULL ||
-        rmaps_make(&b.maps, rec) != 0)
+    b->max_memo = b->max_nodes;
+    b->max_work = WORK_PER_NODE * b->max_nodes;
+    if (raws->n_read > 0 && !b->timed) {
+        p->time_lo = raws->time_lo;
+        p->time_hi = raws->time_hi;
+        b->timed = true;
+    } else if (raws->n_read > 0) {
+        p->time_lo = raws->time_lo < p->time_lo ? raws->time_lo : p->time_lo;
+        p->time_hi = raws->time_hi > p->time_hi ? raws->time_hi : p->time_hi;
+    }
+    if (p->n_entries + raws->n > b->cap_entries) {
+        size_t c = p->n_entries + raws->n;
+        rsample *v = realloc(p->entries, (c ? c : 1) * sizeof *v);
+        if (v == NULL)
+            goto oom;
+        p->entries = v;
+        b->cap_entries = c;
+    }
+    b->comm_by_pid = calloc(rec->n_comms ? rec->n_comms : 1, sizeof *b->comm_by_pid);
+    if (b->comm_by_pid == NULL || rmaps_make(&b->maps, rec) != 0)
         goto oom;
-    p->n_nodes = 1;
     for (size_t k = 0; k < rec->n_comms; k++)
-        b.comm_by_pid[k] = &rec->comms[k];
-    qsort(b.comm_by_pid, rec->n_comms, sizeof *b.comm_by_pid, comm_order);
+        b->comm_by_pid[k] = &rec->comms[k];
+    qsort(b->comm_by_pid, rec->n_comms, sizeof *b->comm_by_pid, comm_order);
     /* Comm lookups are per pid and comm record; cache the last one. */
     int32_t last_pid = 0;
     uint32_t last_rec = 0;
@@ -473,53 +665,54 @@ int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *raws, const 
     int64_t off_root = -1; /* the node of the [off-cpu] frame, made at its first sample */
     for (size_t i = 0; i < raws->n; i++) {
         const rraw *s = &raws->v[i];
-        rsample o = {.event = s->event,
+        rsample o = {.event = s->event < rec->n_events ? ev_to[s->event] : s->event,
                      .pid = s->pid,
                      .flags = s->flags,
                      .count = s->count,
                      .weight = s->weight};
         bool off_cpu = rsample_off_cpu(&o);
+        if (off_cpu && o.event < p->n_events && !report_time_event(p->events[o.event].name))
+            o.event = off_event;
         if (off_cpu && off_root < 0) {
-            int64_t f = frame_id(&b, RFRAME_OFF_CPU, RFRAME_OFF_CPU);
-            if (f < 0 || (off_root = stack_node(&b, 0, (uint32_t)f)) < 0)
+            int64_t f = frame_id(b, RFRAME_OFF_CPU, RFRAME_OFF_CPU);
+            if (f < 0 || (off_root = stack_node(b, 0, (uint32_t)f)) < 0)
                 goto oom;
         }
         uint32_t root = off_cpu ? (uint32_t)off_root : 0;
-        p->has_off_cpu = p->has_off_cpu || off_cpu;
         if (last_comm < 0 || s->pid != last_pid || s->comm_rec != last_rec) {
             char buf[32];
             last_comm =
-                comm_id(&b, comm_of(rec, b.comm_by_pid, s->pid, s->comm_rec, buf, sizeof buf));
+                comm_id(b, comm_of(rec, b->comm_by_pid, s->pid, s->comm_rec, buf, sizeof buf));
             if (last_comm < 0)
                 goto oom;
             last_pid = s->pid;
             last_rec = s->comm_rec;
         }
         o.comm = (uint32_t)last_comm;
-        int64_t node = s->node ? sample_stack(&b, s->pid, s->node, root) : root;
+        int64_t node = s->node ? sample_stack(b, s->pid, s->node, root) : root;
         /* A kernel sample gets its kernel chain, named from the kernel's
          * symbols, inner to its user stack, or one [kernel] frame where
          * they cannot name it; a sample with no frame at all, [unknown]. */
         bool kchain = node >= 0 && s->knode != 0 && (s->flags & DKREC_SAMPLE_KERNEL);
-        if (kchain && !b.ksyms_tried) {
-            b.ksyms_tried = true;
-            if (report_kernel_symbols(&b.ksyms, p->kernel_note, sizeof p->kernel_note) != 0)
+        if (kchain && !b->ksyms_tried) {
+            b->ksyms_tried = true;
+            if (report_kernel_symbols(&b->ksyms, p->kernel_note, sizeof p->kernel_note) != 0)
                 goto oom;
         }
-        if (kchain && b.ksyms != NULL) {
-            node = kernel_stack(&b, (uint32_t)node, s->knode);
+        if (kchain && b->ksyms != NULL) {
+            node = kernel_stack(b, (uint32_t)node, s->knode);
         } else if (node >= 0 && ((s->flags & DKREC_SAMPLE_KERNEL) || node == root)) {
-            int64_t f = (s->flags & DKREC_SAMPLE_KERNEL) ? frame_id(&b, "[kernel]", "[kernel]")
-                                                         : frame_id(&b, "[unknown]", "[unknown]");
-            node = f < 0 ? -1 : stack_node(&b, (uint32_t)node, (uint32_t)f);
+            int64_t f = (s->flags & DKREC_SAMPLE_KERNEL) ? frame_id(b, "[kernel]", "[kernel]")
+                                                         : frame_id(b, "[unknown]", "[unknown]");
+            node = f < 0 ? -1 : stack_node(b, (uint32_t)node, (uint32_t)f);
         }
         if (node == -2) {
             cli_error("report",
                       "%s: its stacks come to more than %zu distinct nodes, from a "
                       "file of %llu bytes: refused (a recording built to exhaust "
                       "memory?)",
-                      path, b.max_nodes, (unsigned long long)rec->file_size);
-            builder_free(&b);
+                      path, b->max_nodes, (unsigned long long)rec->file_size);
+            free(ev_to);
             rprofile_free(p);
             return -1;
         }
@@ -528,24 +721,25 @@ int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *raws, const 
                       "%s: its stacks, in processes whose maps differ, come to more "
                       "than %zu translations of an address, from a file of %llu "
                       "bytes: refused (a recording built to exhaust time?)",
-                      path, b.max_work, (unsigned long long)rec->file_size);
-            builder_free(&b);
+                      path, b->max_work, (unsigned long long)rec->file_size);
+            free(ev_to);
             rprofile_free(p);
             return -1;
         }
         if (node < 0)
             goto oom;
         o.stack = (uint32_t)node;
-        if (add_entry(&b, &o) != 0)
+        if (add_entry(b, &o) != 0)
             goto oom;
         p->n_samples += s->count;
     }
-    builder_free(&b);
+    free(ev_to);
+    builder_free_rec(b);
     return 0;
 oom:
     cli_error("report", "%s: out of memory while symbolizing %llu samples", path,
               (unsigned long long)raws->n_samples);
-    builder_free(&b);
+    free(ev_to);
     rprofile_free(p);
     return -1;
 }
@@ -565,5 +759,10 @@ void rprofile_free(rprofile *p)
     free(p->notes);
     free(p->nodes);
     free(p->entries);
+    free(p->recs);
+    free(p->paths);
+    free(p->events);
+    free(p->path_buf);
+    builder_free(p->build);
     memset(p, 0, sizeof *p);
 }

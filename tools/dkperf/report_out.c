@@ -224,9 +224,14 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
         fputc('\'', out);
     }
     fputc('\n', out);
-    fprintf(out, "# lost %s, throttled %s times%s", fmt_count(r->lost, b2, sizeof b2),
-            fmt_count(r->throttled, b3, sizeof b3), r->complete ? "" : "; INCOMPLETE: ");
-    dk__put_untrusted(out, r->complete ? "" : r->tail_note);
+    fprintf(out, "# lost %s, throttled %s times%s", fmt_count(p->lost, b2, sizeof b2),
+            fmt_count(p->throttled, b3, sizeof b3), p->incomplete == NULL ? "" : "; INCOMPLETE: ");
+    for (size_t i = 0; p->incomplete != NULL && p->n_recs > 1 && i < p->n_recs; i++)
+        if (p->recs[i] == p->incomplete) {
+            dk__put_untrusted(out, p->paths[i]);
+            fputs(": ", out);
+        }
+    dk__put_untrusted(out, p->incomplete == NULL ? "" : p->incomplete->tail_note);
     fprintf(out, "\n# symbols from the images on disk: %s\n", symbols_readers());
     for (size_t i = 0; i < p->n_notes; i++) {
         fputs("# ", out);
@@ -281,14 +286,14 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     /* Each event's samples and weight, counted once: a recording may
      * describe far more events than it has samples of, and an event
      * without samples costs only its header. */
-    evsum = calloc(r->n_events ? r->n_events : 1, sizeof *evsum);
+    evsum = calloc(p->n_events ? p->n_events : 1, sizeof *evsum);
     if (rows == NULL || evsum == NULL)
         goto oom;
     for (size_t i = 0; i < p->n_entries; i++) {
         evsum[p->entries[i].event].n += p->entries[i].count;
         evsum[p->entries[i].event].weight += p->entries[i].weight;
     }
-    for (uint32_t e = 0; e < r->n_events; e++) {
+    for (uint32_t e = 0; e < p->n_events; e++) {
         uint64_t total = evsum[e].weight, nsamples = evsum[e].n;
         if (nsamples > 0)
             memset(rows, 0, nkeys * sizeof *rows);
@@ -319,18 +324,22 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                 for (size_t d = 0; d < ndsos; d++)
                     rows[d].label = rows[d].dso = dsos[d];
         }
-        const dkrec_event *ev = &r->events[e];
+        const dkrec_event *ev = &p->events[e];
+        bool off_ev = strcmp(ev->name, REPORT_OFF_CPU_EVENT) == 0 && ev->freq == 0 &&
+                      ev->period == 0;
         fputs("#\n# Event: ", out);
         dk__put_untrusted(out, ev->name);
         fputs(" (", out);
-        if (ev->freq)
+        if (off_ev)
+            fputs("the time threads spent off CPU", out);
+        else if (ev->freq)
             fprintf(out, "%" PRIu64 " samples a second", ev->freq);
         else
             fprintf(out, "one sample every %" PRIu64, ev->period);
         /* A sample weighs its period: nanoseconds for the clocks, events
          * for the rest. */
         fprintf(out, "): %s samples, %s %s in all\n#\n", fmt_count(nsamples, b1, sizeof b1),
-                fmt_count(total, b2, sizeof b2), clock_event(ev->name) ? "ns" : "events");
+                fmt_count(total, b2, sizeof b2), clock_event(ev->name) || off_ev ? "ns" : "events");
         if (nsamples == 0)
             continue;
         by_children_order = by_children;
@@ -385,14 +394,8 @@ oom:
 /* speedscope                                                           */
 /* ------------------------------------------------------------------ */
 
-static bool time_event(const char *name)
-{
-    return strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0;
-}
-
 int report_speedscope(FILE *out, const rprofile *p)
 {
-    const dkrec *r = p->rec;
     /* A stack root first, from its innermost node up. */
     uint32_t *path = calloc((size_t)p->max_depth + 1, sizeof *path);
     if (path == NULL) {
@@ -425,7 +428,7 @@ int report_speedscope(FILE *out, const rprofile *p)
     fputs("]},\n\"profiles\":[", out);
     /* Each event's weight, summed once: an event without samples costs
      * only its empty profile, however many events the recording has. */
-    evtotal *evsum = calloc(r->n_events ? r->n_events : 1, sizeof *evsum);
+    evtotal *evsum = calloc(p->n_events ? p->n_events : 1, sizeof *evsum);
     if (evsum == NULL) {
         free(path);
         cli_error("report", "out of memory while writing speedscope");
@@ -450,7 +453,7 @@ int report_speedscope(FILE *out, const rprofile *p)
         cli_error("report", "out of memory while writing speedscope");
         return -1;
     }
-    for (uint32_t e = 0; e < r->n_events; e++) {
+    for (uint32_t e = 0; e < p->n_events; e++) {
         uint64_t total = evsum[e].weight;
         size_t ns = 0;
         for (size_t i = 0; evsum[e].n > 0 && i < p->n_entries; i++) {
@@ -464,9 +467,13 @@ int report_speedscope(FILE *out, const rprofile *p)
             sw[s->stack] += s->weight;
         }
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
-        dk__json_string(out, r->events[e].name);
+        dk__json_string(out, p->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
-                time_event(r->events[e].name) ? "nanoseconds" : "none", total);
+                clock_event(p->events[e].name) ||
+                        strcmp(p->events[e].name, REPORT_OFF_CPU_EVENT) == 0
+                    ? "nanoseconds"
+                    : "none",
+                total);
         for (size_t k = 0; k < ns; k++) {
             fputs(k ? ",\n[" : "[", out);
             size_t d = 0;

@@ -359,13 +359,19 @@ static int encode(pbuf *out, const rprofile *p)
     if (map_rec == NULL)
         goto done;
     memset(map_rec, 0, (n_mappings + 1) * sizeof *map_rec);
-    for (size_t i = 0; i < rec->n_maps; i++) {
-        uint64_t d = sid(&dsos, base_name(rec->maps[i].path));
-        if (d >= 1 && d <= n_mappings && map_rec[d] == 0)
-            map_rec[d] = i + 1;
-    }
+    /* The maps of every recording, in order: the first of each image. */
+    for (size_t r = 0, base = 0; r < p->n_recs; base += p->recs[r++]->n_maps)
+        for (size_t i = 0; i < p->recs[r]->n_maps; i++) {
+            uint64_t d = sid(&dsos, base_name(p->recs[r]->maps[i].path));
+            if (d >= 1 && d <= n_mappings && map_rec[d] == 0)
+                map_rec[d] = base + i + 1;
+        }
     for (size_t id = 1; id <= n_mappings && !dsos.oom; id++) {
-        const dkrec_map *m = map_rec[id] ? &rec->maps[map_rec[id] - 1] : NULL;
+        const dkrec_map *m = NULL;
+        for (size_t r = 0, base = 0; map_rec[id] != 0 && m == NULL && r < p->n_recs;
+             base += p->recs[r++]->n_maps)
+            if (map_rec[id] - 1 < base + p->recs[r]->n_maps)
+                m = &p->recs[r]->maps[map_rec[id] - 1 - base];
         const char *dso = dsos.s[id];
         field_u(&sub, 1, id);
         if (m != NULL) {

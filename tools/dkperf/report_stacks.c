@@ -334,8 +334,8 @@ static double *old_shares(const ntree *nt, const rprofile *old, const char *enam
     if (ntree_make(&ot, old) != 0)
         return NULL;
     uint32_t oe = UINT32_MAX;
-    for (size_t i = 0; i < old->rec->n_events; i++)
-        if (strcmp(old->rec->events[i].name, ename) == 0)
+    for (size_t i = 0; i < old->n_events; i++)
+        if (strcmp(old->events[i].name, ename) == 0)
             oe = (uint32_t)i;
     double *share = calloc(nt->n, sizeof *share);
     uint64_t *ow = calloc(ot.n, sizeof *ow);
@@ -433,7 +433,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
         if (t[k].weight > 0 && t[k].depth > maxdepth)
             maxdepth = t[k].depth;
     }
-    const char *ename = e < r->n_events ? r->events[e].name : "(no event)";
+    const char *ename = e < p->n_events ? p->events[e].name : "(no event)";
     if (old != NULL) {
         if ((was = old_shares(&nt, old, ename)) == NULL)
             goto oom;
@@ -459,7 +459,7 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
           out);
     fputs(old != NULL ? "Differential flame graph: " : "Flame graph: ", out);
     dk__put_html(out, ename);
-    const char *unit = p->has_off_cpu ? "ns" : "samples";
+    const char *unit = p->has_off_cpu && report_time_event(ename) ? "ns" : "samples";
     fprintf(out, ", %" PRIu64 " %s of ", t[0].weight, unit);
     dk__put_html(out, dkrec_meta(r, "command") ? dkrec_meta(r, "command") : p->path);
     if (old != NULL) {
@@ -480,9 +480,15 @@ int report_html_diff(FILE *out, const rprofile *p, const rprofile *old, int even
     fputs("<p><input id=\"search\" placeholder=\"search (regular expression)\" size=\"40\">"
           " <button id=\"reset\">reset zoom</button><span id=\"matched\"></span></p>\n",
           out);
-    if (!r->complete) {
+    if (p->incomplete != NULL) {
         fputs("<p><b>Incomplete recording:</b> ", out);
-        dk__put_html(out, r->tail_note);
+        if (p->n_recs > 1) {
+            for (size_t i = 0; i < p->n_recs; i++)
+                if (p->recs[i] == p->incomplete)
+                    dk__put_html(out, p->paths[i]);
+            fputs(": ", out);
+        }
+        dk__put_html(out, p->incomplete->tail_note);
         fputs("</p>\n", out);
     }
     fprintf(out,
