@@ -28,13 +28,6 @@ typedef struct row {
 
 /* Whether a recorded event is one of perf's clocks (cpu-clock, task-clock,
  * with or without modifiers), whose periods are nanoseconds. */
-static bool clock_event(const char *name)
-{
-    size_t len = strcspn(name, ":");
-    return (len == 9 && strncmp(name, "cpu-clock", 9) == 0) ||
-           (len == 10 && strncmp(name, "task-clock", 10) == 0);
-}
-
 static bool by_children_order;
 
 /* An event's samples and their weight. */
@@ -339,7 +332,8 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
         /* A sample weighs its period: nanoseconds for the clocks, events
          * for the rest. */
         fprintf(out, "): %s samples, %s %s in all\n#\n", fmt_count(nsamples, b1, sizeof b1),
-                fmt_count(total, b2, sizeof b2), clock_event(ev->name) || off_ev ? "ns" : "events");
+                fmt_count(total, b2, sizeof b2),
+                report_time_event(ev->name) || off_ev ? "ns" : "events");
         if (nsamples == 0)
             continue;
         by_children_order = by_children;
@@ -469,7 +463,7 @@ int report_speedscope(FILE *out, const rprofile *p)
         fputs(e ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":", out);
         dk__json_string(out, p->events[e].name);
         fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
-                clock_event(p->events[e].name) ||
+                report_time_event(p->events[e].name) ||
                         strcmp(p->events[e].name, REPORT_OFF_CPU_EVENT) == 0
                     ? "nanoseconds"
                     : "none",

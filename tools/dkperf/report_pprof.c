@@ -242,13 +242,6 @@ static int64_t meta_time(const dkrec *rec)
 }
 
 /* Whether an event's periods are nanoseconds (perf's clocks). */
-static bool clock_event(const char *name)
-{
-    size_t len = strcspn(name, ":");
-    return (len == 9 && strncmp(name, "cpu-clock", 9) == 0) ||
-           (len == 10 && strncmp(name, "task-clock", 10) == 0);
-}
-
 /* The profile, encoded in out; -1 when out of memory. */
 static int encode(pbuf *out, const rprofile *p)
 {
@@ -275,7 +268,7 @@ static int encode(pbuf *out, const rprofile *p)
         field_u(&sub, 2, sid(&st, "count"));
         field_m(out, 1, &sub);
         field_u(&sub, 1, sid(&st, ev));
-        field_u(&sub, 2, sid(&st, clock_event(ev) ? "nanoseconds" : "count"));
+        field_u(&sub, 2, sid(&st, report_time_event(ev) ? "nanoseconds" : "count"));
         field_m(out, 1, &sub);
     }
     if (p->has_off_cpu) {
@@ -420,7 +413,7 @@ static int encode(pbuf *out, const rprofile *p)
     /* The strings every other field names are all in the table by now. */
     uint64_t ptype = sid(&st, rec->n_events ? rec->events[0].name : "samples");
     uint64_t punit =
-        sid(&st, rec->n_events && clock_event(rec->events[0].name) ? "nanoseconds" : "count");
+        sid(&st, rec->n_events && report_time_event(rec->events[0].name) ? "nanoseconds" : "count");
     for (size_t i = 0; i < st.n && !st.oom; i++)
         field_s(out, 6, st.s[i], &sub);
     field_u(out, 9, (uint64_t)meta_time(rec) * 1000000000u);
@@ -431,10 +424,10 @@ static int encode(pbuf *out, const rprofile *p)
     /* A sampling frequency of a clock is a period of 1e9/freq ns. */
     const dkrec_event *e0 = rec->n_events ? &rec->events[0] : NULL;
     field_u(out, 12,
-            e0 == NULL                               ? 0
-            : e0->period != 0                        ? e0->period
-            : e0->freq != 0 && clock_event(e0->name) ? 1000000000u / e0->freq
-                                                     : 0);
+            e0 == NULL                                     ? 0
+            : e0->period != 0                              ? e0->period
+            : e0->freq != 0 && report_time_event(e0->name) ? 1000000000u / e0->freq
+                                                           : 0);
     field_u(out, 14, 1); /* default_sample_type: the first event's samples */
     rc = out->oom || sub.oom || sub2.oom || st.oom || dsos.oom ? -1 : 0;
 done:
