@@ -21,13 +21,7 @@ dkperf, prog, work = sys.argv[1:4]
 ncpu, seconds = int(sys.argv[4]), sys.argv[5]
 chips = sys.argv[6:]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
+from checks import check, failures
 
 
 def run(args, env):

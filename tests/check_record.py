@@ -26,14 +26,7 @@ import time
 
 dkperf, prog, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
-    return cond
+from checks import check, failures
 
 
 def run(*args, timeout=120):

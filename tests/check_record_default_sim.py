@@ -16,13 +16,7 @@ import sys
 
 dkperf, prog, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
+from checks import check, failures
 
 
 def disarmed(path, what):

@@ -20,14 +20,7 @@ import sys
 
 dkperf, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
-    return cond
+from checks import check, failures
 
 
 def run(*args, env=None):

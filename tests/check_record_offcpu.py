@@ -33,14 +33,7 @@ dkperf, prog, work = sys.argv[1:4]
 event = sys.argv[4] if len(sys.argv) > 4 else "cpu-clock"
 sim = bool(os.environ.get("DKPERF_FRAMEWORK_ROOT"))
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
-    return cond
+from checks import check, failures
 
 
 def run(*args):

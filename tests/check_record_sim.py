@@ -20,13 +20,7 @@ import sys
 dkperf, prog, work = sys.argv[1:4]
 fixture = sys.argv[4] if len(sys.argv) > 4 else None
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
+from checks import check, failures
 
 
 def state(path):
@@ -88,7 +82,6 @@ samples = sum(int(l.rsplit(" ", 1)[1]) for l in fold.stdout.splitlines() if " " 
 # unless Linux lowered perf_event_max_sample_rate (it does when sampling
 # interrupts take long on a loaded machine; the sim has no PMI of its own).
 check(samples >= 1500, f"{samples} samples for 0.5 s of CPU at 30,000 a second")
-
 
 
 def holds(path):

@@ -51,15 +51,8 @@ work = os.path.abspath(work)
 os.makedirs(work, exist_ok=True)
 for f in glob.glob(os.path.join(work, "*")):
     shutil.rmtree(f) if os.path.isdir(f) else os.unlink(f)
-failures = []
+from checks import check, failures
 STAMP = re.compile(r"\.\d{16}(-\d+)?$")
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
-    return cond
 
 
 def record(args, cpu_seconds):

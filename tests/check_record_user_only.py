@@ -18,14 +18,7 @@ import sys
 
 dkperf, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
-    return cond
+from checks import check, failures
 
 
 with open("/proc/sys/kernel/perf_event_paranoid") as f:

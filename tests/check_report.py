@@ -20,13 +20,7 @@ dkperf, fixture, work = sys.argv[1:4]
 only = sys.argv[4] if len(sys.argv) > 4 else None
 os.makedirs(work, exist_ok=True)
 ROUNDS = 10
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
+from checks import check, failures
 
 
 def run(*args, ok=True):

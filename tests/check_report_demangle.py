@@ -24,7 +24,7 @@ import sys
 dkperf, fixture, work = sys.argv[1:4]
 no_demangler = sys.argv[4:] == ["no-demangler"]
 os.makedirs(work, exist_ok=True)
-failures = []
+from checks import check, failures
 
 CXX = "ns::Box<double>::sum(int) const"
 LEGACY = "<alloc::string::String as core::fmt::Display>::fmt"
@@ -34,12 +34,6 @@ MANGLED = {CXX: "_ZNK2ns3BoxIdE3sumEi",
                    "17h0123456789abcdefE",
            V0: "_RNvNtCs1234_7mycrate3foo3bar"}
 COUNTS = {CXX: 5, LEGACY: 4, V0: 3}
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
 
 
 def run(*args):

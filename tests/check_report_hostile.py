@@ -37,17 +37,11 @@ from recording import (FAR, HEADER, chain_pairs, chunk, comm, deep, end, event, 
 dkperf, work = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else None
 os.makedirs(work, exist_ok=True)
-failures = []
+from checks import check, failures
 # The bound on report's peak memory for recordings built to exhaust it: far
 # below what following them would take. Sanitizer runtimes (shadow memory,
 # ASan's quarantine of freed blocks) about double a process's peak.
 PEAK_KIB = 64 * 1024 * (2 if os.environ.get("DK_SANITIZED") else 1)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
 
 
 def write(name, data):

@@ -31,13 +31,7 @@ from recording import HEADER, chunk, comm, end, event, map_, meta, nodes, sample
 
 dkperf, fixture, prog, work, case = sys.argv[1:6]
 os.makedirs(work, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAILED:", what)
+from checks import check, failures
 
 
 def run(*args, ok=True):
