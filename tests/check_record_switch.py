@@ -183,6 +183,30 @@ def case_merge_errors():
     check(r.returncode == 1 and len(lines) == 1 and other in lines[0] and
           "task-clock" in lines[0] and r.stdout == "",
           f"other events: one line naming the file and the event, exit 1: {r.stderr}")
+    # One file twice, or through a link: refused, it would count twice.
+    link = os.path.join(work, "link.data")
+    os.symlink(a, link)
+    for second in (a, link):
+        r = subprocess.run([dkperf, "report", "-i", a, "-i", second], capture_output=True,
+                           text=True, timeout=120)
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and "same file" in r.stderr,
+              f"-i {a} -i {second}: refused in one line, exit 2: {r.returncode} {r.stderr!r}")
+    # Two events of one name (cpu-clock at two rates) merge each with its
+    # own: every event's samples twice one file's.
+    two = os.path.join(work, "two.data")
+    q = subprocess.run([dkperf, "record", "-e", "cpu-clock/1000000,cpu-clock/3000000", "-o", two,
+                        "--", prog, "0.3"], capture_output=True, text=True, timeout=300)
+    check(q.returncode == 0, f"record two cpu-clocks: {q.stderr}")
+    copy = os.path.join(work, "copy.data")
+    shutil.copyfile(two, copy)
+    heads = []
+    for args in (["-i", two], ["-i", two, "-i", copy]):
+        r = subprocess.run([dkperf, "report", "--stdio"] + args, capture_output=True, text=True,
+                           timeout=120)
+        heads.append([int(m.replace(",", "")) for m in
+                      re.findall(r"^# Event: cpu-clock .*?: ([\d,]+) samples", r.stdout, re.M)])
+    check(len(heads[0]) == 2 and heads[1] == [2 * n for n in heads[0]],
+          f"two cpu-clock events merged each with its own: {heads}")
 
 
 def case_size():

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
 from wide_baseline import write_wide_baseline  # noqa: E402
-from recording import (HEADER, chunk, comm, deep, end, event, many_maps, map_, meta,  # noqa: E402
+from recording import (HEADER, chunk, chunked, comm, deep, end, event, many_maps, map_, meta,  # noqa: E402
                        nodes, sample, shared_chain)
 
 DEPTH, SAMPLES = 300000, 3000
@@ -72,6 +72,22 @@ def renamed(path):
     chunks = [chunk(body)] + [chunk(b"".join(recs[i:i + 4000])) for i in range(0, COMMS, 4000)]
     with open(path, "wb") as f:
         f.write(HEADER + b"".join(chunks) + chunk(end(COMMS)))
+
+
+METAS = 60000
+
+
+def metas(path):
+    """60,000 meta records, then 60,000 samples each of another process
+    that has no name of its own (about 1 MB): a reader that looks
+    through the meta records for each process's fallback name is quadratic
+    here."""
+    head = [meta("k%d" % i, "v") for i in range(METAS)] + [
+        meta("comm", "c"), event(0, "cpu-clock"),
+        map_(1, 0x400000, 0x1000, "/nonexistent/c.so"), nodes([(0, 0x400100)])]
+    recs = [sample(1, pid=i + 2) for i in range(METAS)]
+    with open(path, "wb") as f:
+        f.write(HEADER + b"".join(chunked(head) + chunked(recs)) + chunk(end(METAS)))
 
 
 MAPS = 200000
@@ -150,6 +166,7 @@ INPUTS = {
     "renamed.data": renamed,
     "events.data": events,
     "maps.data": maps,
+    "metas.data": metas,
     "images.data": images,
     "shared.data": shared,
     "shared-over.data": shared_over,
@@ -265,6 +282,8 @@ CASES = [
      every_event),
     ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
      2, every_name),
+    ("report --folded, 60,000 nameless processes after 60,000 metas", "metas.data",
+     REPORT + ["--folded"], 1, None),
     ("report --stdio, 200,000 maps", "maps.data", REPORT + ["--stdio"], 1,
      one_image_row(MAPS)),
     ("report --stdio, 100,000 unreadable images", "images.data", REPORT + ["--stdio"], 1,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "options.h"
@@ -232,6 +233,18 @@ static int report_run(int argc, char **argv, const char **inputs)
 
     if (n_inputs == 0)
         inputs[n_inputs++] = "dkperf.data";
+    /* One file named twice (or through a link) would count twice. */
+    for (size_t i = 1; i < n_inputs; i++)
+        for (size_t j = 0; j < i; j++) {
+            struct stat a, b;
+            if (stat(inputs[i], &a) == 0 && stat(inputs[j], &b) == 0 && a.st_dev == b.st_dev &&
+                a.st_ino == b.st_ino) {
+                cli_error("report",
+                          "-i %s and -i %s are the same file: its samples would count twice",
+                          inputs[j], inputs[i]);
+                return EXIT_USAGE;
+            }
+        }
     char err[512];
     /* Each recording read in one pass, its samples counted as they are
      * read, then fed to the one model; their tables stay for the

@@ -316,7 +316,7 @@ static int comm_order(const void *a, const void *b)
  * - 1 (0: none): that record's, else its first one, else the recorded
  * command's name. by_pid: the comm records in comm_order. */
 static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int32_t pid,
-                           uint32_t comm_rec, char *buf, size_t size)
+                           uint32_t comm_rec, const char *cmd, char *buf, size_t size)
 {
     if (comm_rec != 0)
         return r->comms[comm_rec - 1].comm;
@@ -333,8 +333,7 @@ static const char *comm_of(const dkrec *r, const dkrec_comm *const *by_pid, int3
         return by_pid[lo]->comm;
     if (pid == 0)
         return "swapper"; /* the idle task of a sampling of every CPU, as perf names it */
-    const char *cmd = dkrec_meta(r, "comm");
-    if (cmd != NULL && dkrec_meta(r, "all-cpus") == NULL)
+    if (cmd != NULL)
         return cmd;
     snprintf(buf, size, "pid %d", (int)pid);
     return buf;
@@ -483,38 +482,66 @@ void rprofile_finish(rprofile *p)
     p->build = NULL;
 }
 
+/* Events in name order, equal names in the recording's order: a sort
+ * key, so that matching two lists is O(n log n), never n * m. */
+typedef struct ev_key {
+    const char *name;
+    size_t at;
+} ev_key;
+
+static int ev_key_order(const void *a, const void *b)
+{
+    const ev_key *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static ev_key *ev_keys(const dkrec *r)
+{
+    ev_key *k = calloc(r->n_events ? r->n_events : 1, sizeof *k);
+    if (k == NULL)
+        return NULL;
+    for (size_t e = 0; e < r->n_events; e++)
+        k[e] = (ev_key){r->events[e].name, e};
+    qsort(k, r->n_events, sizeof *k, ev_key_order);
+    return k;
+}
+
 /* The model's index of each of rec's events (first: the model's first
- * recording), matched by name; -1 after an error line when their lists
- * differ. */
+ * recording), matched by name, two of one name (cpu-clock at two rates)
+ * in their order; -1 after an error line when the lists differ, -2 when
+ * out of memory. */
 static int match_events(const rprofile *p, const dkrec *rec, const char *path, uint32_t *to)
 {
     const dkrec *first = p->recs[0];
-    for (size_t e = 0; e < rec->n_events; e++) {
-        size_t k = 0;
-        while (k < first->n_events && strcmp(first->events[k].name, rec->events[e].name) != 0)
-            k++;
-        if (k == first->n_events) {
+    ev_key *a = ev_keys(first), *b = ev_keys(rec);
+    int rc = a == NULL || b == NULL ? -2 : 0;
+    for (size_t i = 0; rc == 0 && (i < first->n_events || i < rec->n_events); i++) {
+        int c = i == first->n_events ? 1 : i == rec->n_events ? -1 : strcmp(a[i].name, b[i].name);
+        if (c != 0 && i < first->n_events && i < rec->n_events) {
             cli_error("report",
-                      "%s records %s, which %s does not: merge recordings of the same "
-                      "events",
-                      path, rec->events[e].name, p->paths[0]);
-            return -1;
-        }
-        to[e] = (uint32_t)k;
-    }
-    for (size_t k = 0; k < first->n_events; k++) {
-        size_t e = 0;
-        while (e < rec->n_events && strcmp(first->events[k].name, rec->events[e].name) != 0)
-            e++;
-        if (e == rec->n_events) {
+                      "%s records %s where %s records %s: merge recordings of the same events",
+                      path, b[i].name, p->paths[0], a[i].name);
+            rc = -1;
+        } else if (c > 0) {
             cli_error("report",
-                      "%s records no %s, which %s does: merge recordings of the same "
-                      "events",
-                      path, first->events[k].name, p->paths[0]);
-            return -1;
+                      "%s records %s, which %s does not (as often): merge recordings of the "
+                      "same events",
+                      path, b[i].name, p->paths[0]);
+            rc = -1;
+        } else if (c < 0) {
+            cli_error("report",
+                      "%s records no %s, which %s does (or not as often): merge recordings of "
+                      "the same events",
+                      path, a[i].name, p->paths[0]);
+            rc = -1;
+        } else {
+            to[b[i].at] = (uint32_t)a[i].at;
         }
     }
-    return 0;
+    free(a);
+    free(b);
+    return rc;
 }
 
 /* p->events: the first recording's. */
@@ -598,7 +625,10 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
     ev_to = calloc(rec->n_events ? rec->n_events : 1, sizeof *ev_to);
     if (ev_to == NULL)
         goto oom;
-    if (p->n_recs > 1 && match_events(p, rec, path, ev_to) != 0) {
+    int mrc = p->n_recs > 1 ? match_events(p, rec, path, ev_to) : 0;
+    if (mrc == -2)
+        goto oom;
+    if (mrc != 0) {
         free(ev_to);
         rprofile_free(p);
         return -1;
@@ -658,6 +688,9 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
     for (size_t k = 0; k < rec->n_comms; k++)
         b->comm_by_pid[k] = &rec->comms[k];
     qsort(b->comm_by_pid, rec->n_comms, sizeof *b->comm_by_pid, comm_order);
+    /* The name of a process without one of its own: the command's, unless
+     * every CPU was sampled (read once: dkrec_meta scans every record). */
+    const char *cmd = dkrec_meta(rec, "all-cpus") == NULL ? dkrec_meta(rec, "comm") : NULL;
     /* Comm lookups are per pid and comm record; cache the last one. */
     int32_t last_pid = 0;
     uint32_t last_rec = 0;
@@ -682,7 +715,7 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
         if (last_comm < 0 || s->pid != last_pid || s->comm_rec != last_rec) {
             char buf[32];
             last_comm =
-                comm_id(b, comm_of(rec, b->comm_by_pid, s->pid, s->comm_rec, buf, sizeof buf));
+                comm_id(b, comm_of(rec, b->comm_by_pid, s->pid, s->comm_rec, cmd, buf, sizeof buf));
             if (last_comm < 0)
                 goto oom;
             last_pid = s->pid;
