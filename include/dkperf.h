@@ -696,6 +696,12 @@ typedef struct dk_sample {
     bool off_cpu; /* DK_SAMPLING_OFF_CPU: the thread was off CPU; period is
                      the ns it stayed off (perf_event) or the timer period
                      the sample stands for (kperf) */
+    /* DK_SAMPLE_KIND_EXIT: the process's wait status (as waitpid gives
+     * it: WIFEXITED, WEXITSTATUS, WTERMSIG), when has_exit_status says the
+     * backend knows it (kperf: BSD_PROC_EXIT's p_xstat; perf_event's
+     * exit records carry none) */
+    bool has_exit_status;
+    int exit_status;
 } dk_sample;
 
 /* Called for each record; the record and its arrays are valid during the

@@ -9,11 +9,17 @@
  * CPUs (DKPERF_SIM_NCPU) sampled through libdkperf. Part of
  * test_sampling_kperf. Simulated only: nothing here ran on Apple hardware.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +27,7 @@
 #include "dkperf/kperf.h"
 #include "sampling_kperf_helpers.h"
 #include "sim/sim_kdebug.h"
+#include "sys/libsystem.h"
 #include "util.h"
 
 /* Debug ids (osfmk/kperf/buffer.h, bsd/sys/kdebug.h). */
@@ -30,6 +37,11 @@
 #define ID_GEN_EVENT 0x25000000u
 #define ID_INTR 0x01050000u       /* MACHDBG_CODE(DBG_MACH_EXCP_INTR, 0) */
 #define ID_MACH_SCHED 0x01400000u /* MACHDBG_CODE(DBG_MACH_SCHED, MACH_SCHED) */
+#define ID_TM_HNDLR 0x25030008u
+#define ID_PROC_EXIT 0x04010004u       /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) */
+#define ID_PROC_EXEC 0x0401000cu       /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXEC) */
+#define ID_TRACE_DATA_EXEC 0x07000008u /* TRACEDBG_CODE(DBG_TRACE_DATA, 2) */
+#define ID_TRACE_STRING_EXEC 0x07010008u
 #define READ_MAX (1u << 16)
 
 /* sysctl({CTL_KERN, KERN_KDEBUG, op[, value]}): 0 or errno. */
@@ -55,8 +67,8 @@ static const dk_kperf_vtable *kperf(void)
  * then one kperf action with these samplers for this process and one timer
  * every period_ns, and sampling on.
  */
-static void raw_start(const sim_kernel *k, const dk_kperf_vtable *kp, kd_regtype *reg,
-                      unsigned char *tf, uint32_t samplers, uint64_t period_ns)
+static void raw_start_pid(const sim_kernel *k, const dk_kperf_vtable *kp, kd_regtype *reg,
+                          unsigned char *tf, uint32_t samplers, uint64_t period_ns, int pid)
 {
     CHECK_INT(kd(k, KERN_KDREMOVE, 0, 3, NULL, NULL), ==, 0);
     CHECK_INT(kd(k, KERN_KDSETBUF, 1 << 20, 4, NULL, NULL), ==, 0);
@@ -73,11 +85,17 @@ static void raw_start(const sim_kernel *k, const dk_kperf_vtable *kp, kd_regtype
     CHECK_INT(kp->kperf_reset(), ==, 0);
     CHECK_INT(kp->kperf_action_count_set(1), ==, 0);
     CHECK_INT(kp->kperf_action_samplers_set(1, samplers), ==, 0);
-    CHECK_INT(kp->kperf_action_filter_set_by_pid(1, getpid()), ==, 0);
+    CHECK_INT(kp->kperf_action_filter_set_by_pid(1, pid), ==, 0);
     CHECK_INT(kp->kperf_timer_count_set(1), ==, 0);
     CHECK_INT(kp->kperf_timer_period_set(0, kp->kperf_ns_to_ticks(period_ns)), ==, 0);
     CHECK_INT(kp->kperf_timer_action_set(0, 1), ==, 0);
     CHECK_INT(kp->kperf_sample_set(1), ==, 0);
+}
+
+static void raw_start(const sim_kernel *k, const dk_kperf_vtable *kp, kd_regtype *reg,
+                      unsigned char *tf, uint32_t samplers, uint64_t period_ns)
+{
+    raw_start_pid(k, kp, reg, tf, samplers, period_ns, getpid());
 }
 
 /* Everything in the buffer, up to cap records (KERN_KDREADTR until empty). */
@@ -278,6 +296,267 @@ TEST_CASE(ktrace_sysctls_follow_tracing)
     CHECK_INT(READ("ktrace.active_mask"), ==, 0);
 #undef READ
     check_disarmed(state_path());
+}
+
+/* A sampling stopped and tracing turned off with no read in between: what
+ * was sampled before is in the buffer, read after the stop (XNU logs each
+ * record as it samples). */
+TEST_CASE(records_sampled_before_a_stop_are_read_after_it)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    raw_start(&k, kp, NULL, NULL, KPERF_SAMPLER_TH_INFO, 1000000);
+    dkt_hot_caller(50000000);
+    CHECK_INT(kp->kperf_sample_set(0), ==, 0);
+    CHECK_INT(kd(&k, KERN_KDENABLE, 0, 4, NULL, NULL), ==, 0);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = raw_read(&k, r, READ_MAX), fires = 0;
+    for (size_t i = 0; i < n; i++)
+        fires += (r[i].debugid & ~3u) == ID_TM_HNDLR && (r[i].debugid & 3u) == 1u;
+    raw_stop(&k, kp);
+    fprintf(stderr, "%zu records, %zu timer handler starts, read after the stop\n", n, fires);
+    /* 50 ms of CPU at 1 ms: some 50 fires (a loaded machine: fewer). */
+    CHECK_U64(fires, >=, 5);
+    free(r);
+    check_disarmed(state_path());
+}
+
+/* Wait (at most 10 s) until pid is a zombie, not reaping it. */
+static void wait_zombie(pid_t pid)
+{
+    for (int i = 0; i < 1000; i++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+            return;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    DKT_FAIL("child %d did not exit", (int)pid);
+}
+
+static volatile pid_t worker_tid;
+
+static void *exit_later(void *arg)
+{
+    (void)arg;
+    worker_tid = (pid_t)syscall(SYS_gettid);
+    dkt_hot_loop(30000000);
+    exit(5);
+}
+
+/* A child whose main thread leaves first (pthread_exit) and whose other
+ * thread exits 5 later: one process exit (proc_exit, run by the last
+ * thread), when that thread exits, with its status and that thread. */
+TEST_CASE(a_process_exits_when_its_last_thread_does)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    int go[2], tid_pipe[2];
+    CHECK_INT(pipe(go), ==, 0);
+    CHECK_INT(pipe(tid_pipe), ==, 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char b;
+        if (read(go[0], &b, 1) != 1)
+            _exit(120);
+        pthread_t t;
+        if (pthread_create(&t, NULL, exit_later, NULL) != 0)
+            _exit(121);
+        while (worker_tid == 0)
+            usleep(1000);
+        pid_t w = worker_tid;
+        if (write(tid_pipe[1], &w, sizeof w) != (ssize_t)sizeof w)
+            _exit(122);
+        pthread_exit(NULL);
+    }
+    CHECK(pid > 0);
+    raw_start_pid(&k, kp, NULL, NULL, KPERF_SAMPLER_TH_INFO, 1000000, pid);
+    CHECK_INT((int)write(go[1], "x", 1), ==, 1);
+    pid_t worker = 0;
+    CHECK_INT((int)read(tid_pipe[0], &worker, sizeof worker), ==, (int)sizeof worker);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    /* Read while it runs, so that the main thread's exit is read before
+     * the process has ended. */
+    size_t n = 0;
+    for (int i = 0; i < 5; i++) {
+        usleep(5000);
+        n += raw_read(&k, r + n, READ_MAX - n);
+    }
+    wait_zombie(pid);
+    n += raw_read(&k, r + n, READ_MAX - n);
+    raw_stop(&k, kp);
+    int status = 0;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    size_t ends = 0;
+    uint64_t end_tid = 0, end_status = 0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i].debugid == (ID_PROC_EXIT | 2u) && r[i].arg1 == (uint64_t)pid) {
+            ends++;
+            end_tid = r[i].arg5;
+            end_status = r[i].arg2;
+        }
+    fprintf(stderr, "child %d (worker %d): %zu records, %zu exits, by %llu with 0x%llx\n", (int)pid,
+            (int)worker, n, ends, (unsigned long long)end_tid, (unsigned long long)end_status);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 5);
+    CHECK_U64(ends, ==, 1);
+    CHECK_U64(end_tid, ==, (uint64_t)worker);
+    CHECK_U64(end_status, ==, (uint64_t)status);
+    close(go[0]);
+    close(go[1]);
+    close(tid_pipe[0]);
+    close(tid_pipe[1]);
+    free(r);
+    check_disarmed(state_path());
+}
+
+/* A copy of cat under a name of 25 characters (Linux's comm keeps 15). */
+#define LONG_NAME "a_program_of_a_long_name_"
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    CHECK(in != NULL && out != NULL);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        CHECK_U64(fwrite(buf, 1, n, out), ==, n);
+    fclose(in);
+    CHECK_INT(fclose(out), ==, 0);
+    CHECK_INT(chmod(to, 0700), ==, 0);
+}
+
+/* A child sampled by pid that execs a program of a long name (cat, held
+ * on a pipe until the records are read): exec_mach_imgact's
+ * TRACE_DATA_EXEC (pid) and TRACE_STRING_EXEC (p_name, in 32 bytes), then
+ * BSD_PROC_EXEC (pid), all by the exec'ing thread, in an unfiltered
+ * trace. */
+TEST_CASE(an_exec_logs_xnus_exec_records)
+{
+    fresh_state();
+    sim_kernel k = sim_kernel_open();
+    const dk_kperf_vtable *kp = kperf();
+    const char *tmp = getenv("TMPDIR");
+    CHECK(tmp != NULL);
+    char dir[4096], prog[4200];
+    snprintf(dir, sizeof dir, "%s/exec.%d", tmp, (int)getpid());
+    CHECK_INT(mkdir(dir, 0700), ==, 0);
+    snprintf(prog, sizeof prog, "%s/" LONG_NAME, dir);
+    copy_file("/bin/cat", prog);
+    int go[2], in[2];
+    CHECK_INT(pipe(go), ==, 0);
+    CHECK_INT(pipe(in), ==, 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char b;
+        if (read(go[0], &b, 1) != 1 || dup2(in[0], 0) != 0)
+            _exit(120);
+        close(in[1]);
+        char *argv[] = {prog, NULL};
+        execv(prog, argv);
+        _exit(121);
+    }
+    CHECK(pid > 0);
+    close(in[0]);
+    raw_start_pid(&k, kp, NULL, NULL, KPERF_SAMPLER_TH_INFO, 1000000, pid);
+    CHECK_INT((int)write(go[1], "x", 1), ==, 1);
+    simk_kd_buf *r = calloc(READ_MAX, sizeof *r);
+    CHECK(r != NULL);
+    size_t n = 0, data = 0, strings = 0, execs = 0;
+    char name[33] = "";
+    for (int i = 0; i < 1000 && execs == 0; i++) {
+        size_t from = n;
+        n += raw_read(&k, r + n, READ_MAX - n);
+        for (size_t j = from; j < n; j++) {
+            if (r[j].arg5 != (uint64_t)pid)
+                continue;
+            if (r[j].debugid == ID_TRACE_DATA_EXEC && r[j].arg1 == (uint64_t)pid) {
+                data++;
+            } else if (r[j].debugid == ID_TRACE_STRING_EXEC && data == 1) {
+                strings++;
+                const uint64_t w[4] = {r[j].arg1, r[j].arg2, r[j].arg3, r[j].arg4};
+                memcpy(name, w, 32);
+            } else if (r[j].debugid == ID_PROC_EXEC && r[j].arg1 == (uint64_t)pid && strings == 1) {
+                execs++;
+            }
+        }
+        usleep(10000);
+    }
+    close(in[1]); /* cat ends */
+    wait_zombie(pid);
+    raw_stop(&k, kp);
+    int status = 0;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    unlink(prog);
+    rmdir(dir);
+    fprintf(stderr, "child %d: %zu records; exec data %zu, string %zu (%s), BSD_PROC_EXEC %zu\n",
+            (int)pid, n, data, strings, name, execs);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_U64(data, ==, 1);
+    CHECK_U64(strings, ==, 1);
+    CHECK_U64(execs, ==, 1);
+    CHECK_STR(name, LONG_NAME);
+    close(go[0]);
+    close(go[1]);
+    free(r);
+    check_disarmed(state_path());
+}
+
+/* proc_pidinfo(PROC_PIDTBSDINFO) on a zombie (findzomb): pbi_name is still
+ * p_name (proc_pidbsdinfo copies it whatever the state), the name seen
+ * while it ran; one never seen alive has comm's 15 characters. */
+TEST_CASE(a_zombie_keeps_its_name)
+{
+    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
+    CHECK(root != NULL);
+    char path[4096], self[4096];
+    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL);
+    int (*pidinfo)(int, int, uint64_t, void *, int);
+    *(void **)&pidinfo = dlsym(h, "proc_pidinfo");
+    CHECK(pidinfo != NULL);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(len > 0);
+    self[len] = '\0';
+    const char *base = strrchr(self, '/') + 1;
+    char comm[16];
+    snprintf(comm, sizeof comm, "%s", base);
+    for (int seen = 1; seen >= 0; seen--) {
+        int go[2];
+        CHECK_INT(pipe(go), ==, 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+            char b;
+            _exit(read(go[0], &b, 1) == 1 ? 0 : 1);
+        }
+        CHECK(pid > 0);
+        struct dk__proc_bsdinfo bi;
+        if (seen) {
+            memset(&bi, 0, sizeof bi);
+            CHECK_INT(pidinfo(pid, DK__PROC_PIDTBSDINFO, 0, &bi, (int)sizeof bi), ==,
+                      (int)sizeof bi);
+            CHECK_STR(bi.pbi_name, base);
+        }
+        CHECK_INT((int)write(go[1], "x", 1), ==, 1);
+        wait_zombie(pid);
+        memset(&bi, 0, sizeof bi);
+        CHECK_INT(pidinfo(pid, DK__PROC_PIDTBSDINFO, 1, &bi, (int)sizeof bi), ==, (int)sizeof bi);
+        fprintf(stderr, "zombie %d (%s alive): pbi_name \"%s\", pbi_comm \"%s\", status %u\n",
+                (int)pid, seen ? "seen" : "not seen", bi.pbi_name, bi.pbi_comm, bi.pbi_status);
+        CHECK_INT((int)bi.pbi_status, ==, 5); /* SZOMB */
+        CHECK_STR(bi.pbi_name, seen ? base : comm);
+        CHECK_STR(bi.pbi_comm, comm);
+        int status;
+        CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+        close(go[0]);
+        close(go[1]);
+    }
+    dlclose(h);
 }
 
 /* KDEBUG_ENABLE_PPT alone logs KDEBUG_COMMON records only: a timer's

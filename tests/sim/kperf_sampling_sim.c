@@ -26,6 +26,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "sim_kernel.h"
@@ -45,7 +46,10 @@
 #define ID_TM_HNDLR 0x25030008u
 #define ID_KPC_HNDLR 0x25060000u
 #define ID_KPC_DATA_THREAD 0x25060020u
-#define ID_PROC_EXIT 0x04010004u /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) */
+#define ID_PROC_EXIT 0x04010004u         /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXIT) */
+#define ID_PROC_EXEC 0x0401000cu         /* BSDDBG_CODE(DBG_BSD_PROC, BSD_PROC_EXEC) */
+#define ID_TRACE_DATA_EXEC 0x07000008u   /* TRACEDBG_CODE(DBG_TRACE_DATA, 2) */
+#define ID_TRACE_STRING_EXEC 0x07010008u /* TRACEDBG_CODE(DBG_TRACE_STRING, 2) */
 /* bsd/sys/kdebug.h: MACHDBG_CODE(DBG_MACH_EXCP_INTR, 0), MACHDBG_CODE(DBG_MACH_SCHED,
  * MACH_SCHED), DBG_INTR_TYPE_PMI / _OTHER; osfmk/i386/lapic.h: the PMI vector. */
 #define ID_INTR 0x01050000u
@@ -208,6 +212,10 @@ static void open_source(source *s)
     /* Thread exits (PERF_RECORD_EXIT, with TID, TIME and CPU after it):
      * a process's own is XNU's BSD_PROC_EXIT (see exit_batch). */
     a.task = 1;
+    /* Execs (PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC): XNU's
+     * exec records (see exec_batch). */
+    a.comm = 1;
+    a.comm_exec = 1;
     a.sample_id_all = 1;
     a.context_switch = s->spec.switches;
     if (s->spec.pid == -1) {
@@ -318,6 +326,8 @@ static size_t desired_sources(const sim_chip *c, src_spec *out)
     return n;
 }
 
+static void pull_locked(void);
+
 /* Arm what the state asks for, disarm the rest. Caller holds state_lock. */
 static void rearm(void)
 {
@@ -328,6 +338,10 @@ static void rearm(void)
         same = memcmp(&want[i], &sources[i].spec, sizeof want[i]) == 0;
     if (same)
         return;
+    /* What the sources caught is logged before they are closed: on XNU
+     * those records are in the buffer already. (Tracing going off pulls
+     * first too: kernel_sim.c.) */
+    pull_locked();
     for (size_t i = 0; i < source_count; i++)
         close_source(&sources[i]);
     source_count = 0;
@@ -356,6 +370,7 @@ typedef struct batch {
     size_t seq, n;
     simk_kd_buf *r;
     uint32_t exit_pid; /* a process exit's records; 0: a sample's */
+    uint32_t exec_pid; /* an exec's records */
     source *src;       /* a sample's */
     uint32_t tid;      /* the sampled thread */
     size_t skip;       /* leading records not logged (a fire already logged) */
@@ -772,62 +787,7 @@ static bool parse_sample(const uint64_t *p, size_t words, linux_sample *ls)
     return true;
 }
 
-/* The wait status a process exited with (p_xstat): /proc/<pid>/stat's
- * exit_code (field 52), readable while it is a zombie; 0 once reaped. */
-static uint64_t exit_status(uint32_t pid)
-{
-    char path[64], line[1024];
-    snprintf(path, sizeof path, "/proc/%u/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    bool ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    const char *p = ok ? strrchr(line, ')') : NULL;
-    if (p == NULL)
-        return 0;
-    /* Field 3 (state) follows ") "; exit_code is field 52. */
-    int field = 2;
-    for (; *p != '\0' && field < 52; p++)
-        if (*p == ' ')
-            field++;
-    return field == 52 ? strtoull(p, NULL, 10) : 0;
-}
-
-/*
- * A process's exit, from the PERF_RECORD_EXIT of its main thread (Linux
- * reports each thread; the process has ended when the thread whose tid is
- * its pid has, unless that thread left early with pthread_exit, which the
- * sim does not tell apart): proc_exit (bsd/kern/kern_exit.c) logs
- * BSD_PROC_EXIT START and END with (pid, p_xstat), arg5 the exiting
- * thread. body: pid, ppid, tid, ptid (u32), time, then the sample_id
- * trailer (pid/tid, time, cpu). The same exit seen by several sources is
- * logged once (pull_samples).
- */
-static int exit_batch(const uint64_t *body, size_t words, batch *b)
-{
-    if (words < 6)
-        return -1;
-    uint32_t pid = (uint32_t)body[0], tid = (uint32_t)body[1];
-    if (pid != tid || pid == 0)
-        return 1; /* a thread, not the process */
-    b->r = calloc(2, sizeof *b->r);
-    if (b->r == NULL)
-        return -1;
-    linux_sample ls;
-    memset(&ls, 0, sizeof ls);
-    ls.tid = tid;
-    ls.cpu = (uint32_t)body[5];
-    uint64_t ts = ticks_of(body[2]);
-    uint64_t xstat = exit_status(pid);
-    size_t w = 0;
-    put(b->r, &w, ts, ID_PROC_EXIT | FUNC_START, pid, xstat, 0, 0, &ls);
-    put(b->r, &w, ts, ID_PROC_EXIT | FUNC_END, pid, xstat, 0, 0, &ls);
-    b->time = body[2];
-    b->n = w;
-    b->exit_pid = pid;
-    return 0;
-}
+#include "kperf_procs_sim.c"
 
 /*
  * A thread switched off a CPU (PERF_RECORD_SWITCH or _CPU_WIDE with
@@ -882,6 +842,7 @@ static void drain_ring(source *s, void *ring, batches *out)
             simk_lost();
         } else if ((h.type == PERF_RECORD_SAMPLE && parse_sample(copy, body / 8, &ls)) ||
                    h.type == PERF_RECORD_EXIT ||
+                   (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC)) ||
                    ((h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
                     (h.misc & PERF_RECORD_MISC_SWITCH_OUT))) {
             batch *b = new_batch(out);
@@ -889,7 +850,8 @@ static void drain_ring(source *s, void *ring, batches *out)
                 simk_lost();
                 continue;
             }
-            int rc = h.type == PERF_RECORD_EXIT ? exit_batch(copy, body / 8, b)
+            int rc = h.type == PERF_RECORD_EXIT   ? exit_batch(copy, body / 8, b)
+                     : h.type == PERF_RECORD_COMM ? exec_batch(copy, body / 8, b)
                      : h.type == PERF_RECORD_SAMPLE
                          ? make_batch(s, &ls, b)
                          : switch_batch(copy, body / 8, h.type == PERF_RECORD_SWITCH_CPU_WIDE, b);
@@ -902,24 +864,11 @@ static void drain_ring(source *s, void *ring, batches *out)
     __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-/* simk pull hook: turn what the sources caught into records, waiting up to
- * timeout_ms for the first. */
-static void pull_samples(int timeout_ms)
+/* Turn what the sources caught into records, logged. Caller holds
+ * state_lock (simk_emit's lock is taken under it, as simk_kdebug_wants's
+ * is by desired_sources). */
+static void pull_locked(void)
 {
-    chip();
-    pthread_mutex_lock(&state_lock);
-    struct pollfd pfd[S_MAX_SOURCES * 4];
-    nfds_t np = 0;
-    for (size_t i = 0; i < source_count && np < sizeof pfd / sizeof pfd[0]; i++)
-        for (int j = 0; j < sources[i].nfds && np < sizeof pfd / sizeof pfd[0]; j++)
-            pfd[np++] = (struct pollfd){sources[i].fds[j], POLLIN, 0};
-    pthread_mutex_unlock(&state_lock);
-    if (timeout_ms > 0) {
-        /* Sleep in slices: sources may change meanwhile. */
-        int slice = timeout_ms < 50 ? timeout_ms : 50;
-        (void)poll(np > 0 ? pfd : NULL, np, slice);
-    }
-    pthread_mutex_lock(&state_lock);
     uint64_t now = monotonic_ns(); /* what the rings hold is from before */
     batches all = {NULL, 0, 0};
     for (size_t i = 0; i < source_count; i++)
@@ -957,16 +906,43 @@ static void pull_samples(int timeout_ms)
             s->next_fire_ns = deadline + s->spec.period_ns;
         }
     }
-    pthread_mutex_unlock(&state_lock);
     for (size_t i = 0; i < all.n; i++) {
-        bool again = false; /* the exit of a process that several sources watch */
-        for (size_t j = 0; j < i && all.v[i].exit_pid != 0 && !again; j++)
-            again = all.v[j].exit_pid == all.v[i].exit_pid;
+        /* An exit or exec that several sources saw is logged once: an
+         * exec at its time, an exit at its last sighting (the last
+         * thread's, when several threads' exits were read at once). */
+        bool again = false;
+        const batch *b = &all.v[i];
+        for (size_t j = i + 1; j < all.n && b->exit_pid != 0 && !again; j++)
+            again = all.v[j].exit_pid == b->exit_pid;
+        for (size_t j = 0; j < i && b->exec_pid != 0 && !again; j++)
+            again = all.v[j].exec_pid == b->exec_pid && all.v[j].time == b->time;
         if (!again)
-            simk_emit(all.v[i].r + all.v[i].skip, all.v[i].n - all.v[i].skip);
+            simk_emit(b->r + b->skip, b->n - b->skip);
         free(all.v[i].r);
     }
     free(all.v);
+}
+
+/* simk pull hook: turn what the sources caught into records, waiting up to
+ * timeout_ms for the first. */
+static void pull_samples(int timeout_ms)
+{
+    chip();
+    pthread_mutex_lock(&state_lock);
+    struct pollfd pfd[S_MAX_SOURCES * 4];
+    nfds_t np = 0;
+    for (size_t i = 0; i < source_count && np < sizeof pfd / sizeof pfd[0]; i++)
+        for (int j = 0; j < sources[i].nfds && np < sizeof pfd / sizeof pfd[0]; j++)
+            pfd[np++] = (struct pollfd){sources[i].fds[j], POLLIN, 0};
+    pthread_mutex_unlock(&state_lock);
+    if (timeout_ms > 0) {
+        /* Sleep in slices: sources may change meanwhile. */
+        int slice = timeout_ms < 50 ? timeout_ms : 50;
+        (void)poll(np > 0 ? pfd : NULL, np, slice);
+    }
+    pthread_mutex_lock(&state_lock);
+    pull_locked();
+    pthread_mutex_unlock(&state_lock);
 }
 
 /* simk changed hook: tracing went on or off. */

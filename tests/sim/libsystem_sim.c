@@ -14,6 +14,7 @@
  * CPU time at the level-0 rates.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,10 +269,13 @@ SIM_API int sysctl(int *name, unsigned namelen, void *oldp, size_t *oldlenp, voi
  * proc_pidinfo(pid, PROC_PIDTBSDINFO, arg, ...): struct proc_bsdinfo
  * (bsd/kern/proc_info.c proc_pidinfo_internal, proc_pidbsdinfo) from
  * /proc/<pid>: pbi_comm from comm (Linux keeps 15 characters, as
- * pbi_comm does), pbi_name from the basename of argv[0] (cmdline; a
- * zombie has none, so its pbi_name is empty), pid, ppid, status (SRUN 2,
- * SZOMB 5). A zombie is found only with a non-zero arg (findzomb), else
- * ESRCH, as is a pid that is gone; a buffer under 136 bytes is ENOMEM.
+ * pbi_comm does), pbi_name from the basename of argv[0] (cmdline), pid,
+ * ppid, status (SRUN 2, SZOMB 5). A zombie keeps p_name on XNU
+ * (proc_pidbsdinfo copies it whatever p_stat is), but Linux drops a
+ * zombie's cmdline: its pbi_name is the one this process saw while it ran
+ * (same pid and start time), else comm, which Linux keeps. A zombie is
+ * found only with a non-zero arg (findzomb), else ESRCH, as is a pid that
+ * is gone; a buffer under 136 bytes is ENOMEM.
  */
 static void put_name(char *dst, size_t size, const char *src)
 {
@@ -280,6 +284,25 @@ static void put_name(char *dst, size_t size, const char *src)
         n = size - 1;
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+/* Names seen alive, by pid and start time (a reused pid is another
+ * process), so that a zombie keeps its own. */
+#define SEEN_NAMES 64
+static struct seen_name {
+    int pid;
+    unsigned long long start;
+    char name[2 * 16 + 1]; /* MAXCOMLEN * 2 */
+} seen_names[SEEN_NAMES];
+static unsigned seen_next;
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct seen_name *seen_of(int pid, unsigned long long start)
+{
+    for (size_t i = 0; i < SEEN_NAMES; i++)
+        if (seen_names[i].pid == pid && seen_names[i].start == start)
+            return &seen_names[i];
+    return NULL;
 }
 
 static int bsdinfo(int pid, uint64_t arg, void *buffer, int buffersize)
@@ -301,7 +324,12 @@ static int bsdinfo(int pid, uint64_t arg, void *buffer, int buffersize)
     const char *close_paren = ok ? strrchr(line, ')') : NULL;
     char state = 0;
     int ppid = 0;
-    if (close_paren == NULL || sscanf(close_paren + 1, " %c %d", &state, &ppid) != 2) {
+    unsigned long long start = 0;
+    /* Fields 3 and 4 (state, ppid), then 22 (starttime). */
+    if (close_paren == NULL ||
+        sscanf(close_paren + 1,
+               " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+               &state, &ppid, &start) != 3) {
         errno = ESRCH;
         return 0;
     }
@@ -330,6 +358,18 @@ static int bsdinfo(int pid, uint64_t arg, void *buffer, int buffersize)
         base = base != NULL ? base + 1 : line;
         put_name(bi.pbi_name, sizeof bi.pbi_name, base);
     }
+    pthread_mutex_lock(&seen_lock);
+    struct seen_name *seen = seen_of(pid, start);
+    if (bi.pbi_status == 5u) {
+        put_name(bi.pbi_name, sizeof bi.pbi_name, seen != NULL ? seen->name : bi.pbi_comm);
+    } else if (bi.pbi_name[0] != '\0') {
+        if (seen == NULL)
+            seen = &seen_names[seen_next++ % SEEN_NAMES];
+        seen->pid = pid;
+        seen->start = start;
+        put_name(seen->name, sizeof seen->name, bi.pbi_name);
+    }
+    pthread_mutex_unlock(&seen_lock);
     memcpy(buffer, &bi, sizeof bi);
     return (int)sizeof bi;
 }

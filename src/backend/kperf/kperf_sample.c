@@ -17,8 +17,10 @@
  * action id names its event. Samplers: TH_INFO (pid, tid), USTACK for
  * call chains, PMC_THREAD for DK_SAMPLE_READ. A process is named (COMM,
  * proc_pidinfo PROC_PIDTBSDINFO) before its first sample, and its exit is
- * XNU's BSD_PROC_EXIT record (EXIT), let through by the typefilter with
- * kperf's class. Tracing is exclusive and
+ * XNU's BSD_PROC_EXIT record (EXIT, with its wait status), let through by
+ * the typefilter with kperf's class; an exec is TRACE_STRING_EXEC (a new
+ * COMM, the maps read again), and a pid that exited is named anew when a
+ * new process takes it. Tracing is exclusive and
  * system-wide: the sampling owns ktrace from open to close, and every step
  * taken is undone on every exit path (teardown).
  */
@@ -409,6 +411,9 @@ static int arm(dk_sampling *p, ksamp *k)
             tf[csc / 8] |= (unsigned char)(1u << (csc % 8));
         unsigned exit_csc = ID_PROC_EXIT >> 16;
         tf[exit_csc / 8] |= (unsigned char)(1u << (exit_csc % 8));
+        /* DBG_TRACE (the exec records, lost events): the kernel lets it
+         * through whatever the typefilter says; asked for all the same. */
+        memset(&tf[DBG_TRACE_CLASS * 32], 0xff, 32);
         size_t tflen = TYPEFILTER_BYTES;
         int e = dk__ks_kdebug(k, KERN_KDSET_TYPEFILTER, 0, false, tf, &tflen);
         free(tf);

@@ -10,6 +10,7 @@
  * kperf_sample.c for the set-up and tear-down.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,6 +151,68 @@ static void report_maps(drain_ctx *d, int pid)
     free(ri);
 }
 
+/* The entry of pid among the processes named, made (name "") when make;
+ * NULL when not there, or out of memory (a name is a convenience: the
+ * caller does without). */
+static named_pid *named_of(ksamp *k, int pid, bool make)
+{
+    for (size_t i = 0; i < k->nnamed; i++)
+        if (k->named[i].pid == pid)
+            return &k->named[i];
+    if (!make)
+        return NULL;
+    if (k->nnamed == k->named_cap) {
+        size_t cap = k->named_cap ? k->named_cap * 2 : 16;
+        named_pid *n = realloc(k->named, cap * sizeof *n);
+        if (n == NULL)
+            return NULL;
+        k->named = n;
+        k->named_cap = cap;
+    }
+    named_pid *e = &k->named[k->nnamed++];
+    memset(e, 0, sizeof *e);
+    e->pid = pid;
+    return e;
+}
+
+/* pid's process is gone, or is a new image: its name and maps are asked
+ * again at its next sample (a pid taken by a new process after the old
+ * one's exit, during a long system-wide recording, is named anew). */
+static void forget_pid(ksamp *k, int pid)
+{
+    named_pid *e = named_of(k, pid, false);
+    if (e != NULL)
+        *e = k->named[--k->nnamed];
+    size_t w = 0;
+    for (size_t i = 0; i < k->nmaps; i++)
+        if (k->maps[i].pid != pid)
+            k->maps[w++] = k->maps[i];
+    k->nmaps = w;
+    w = 0;
+    for (size_t i = 0; i < k->npids; i++)
+        if (k->pids[i] != pid)
+            k->pids[w++] = k->pids[i];
+    k->npids = w;
+}
+
+static void deliver_comm(drain_ctx *d, int pid, uint64_t time, const char *name)
+{
+    dk_sample c;
+    memset(&c, 0, sizeof c);
+    c.kind = DK_SAMPLE_KIND_COMM;
+    c.pid = pid;
+    c.tid = (uint64_t)pid;
+    if (d->p->opts.record & DK_SAMPLE_TIME)
+        c.time_ns = time;
+    c.comm = name;
+    if (pid == d->k->pid)
+        d->k->target_named = true;
+    int rc = d->fn(d->ctx, &c);
+    d->delivered++;
+    if (rc != 0)
+        d->stop = rc;
+}
+
 /* A COMM record for pid, the first time it is asked for: its name from
  * proc_pidinfo(PROC_PIDTBSDINFO), pbi_name (the executable's name, up to
  * 31 characters) or else pbi_comm (15). arg 1 finds a zombie too, so that
@@ -158,21 +221,10 @@ static void report_maps(drain_ctx *d, int pid)
 static void report_comm(drain_ctx *d, int pid, uint64_t time)
 {
     ksamp *k = d->k;
-    if (pid <= 0 || d->stop != 0)
+    if (pid <= 0 || d->stop != 0 || named_of(k, pid, false) != NULL)
         return;
-    for (size_t i = 0; i < k->nnamed; i++)
-        if (k->named[i] == pid)
-            return;
-    if (k->nnamed == k->named_cap) {
-        size_t cap = k->named_cap ? k->named_cap * 2 : 16;
-        int *n = realloc(k->named, cap * sizeof *n);
-        if (n == NULL)
-            return; /* a name is a convenience: do without */
-        k->named = n;
-        k->named_cap = cap;
-    }
-    k->named[k->nnamed++] = pid;
-    if (k->ls->proc_pidinfo == NULL)
+    named_pid *e = named_of(k, pid, true);
+    if (e == NULL || k->ls->proc_pidinfo == NULL)
         return;
     struct dk__proc_bsdinfo bi;
     memset(&bi, 0, sizeof bi);
@@ -184,18 +236,36 @@ static void report_comm(drain_ctx *d, int pid, uint64_t time)
     const char *name = bi.pbi_name[0] != '\0' ? bi.pbi_name : bi.pbi_comm;
     if (name[0] == '\0')
         return;
-    dk_sample c;
-    memset(&c, 0, sizeof c);
-    c.kind = DK_SAMPLE_KIND_COMM;
-    c.pid = pid;
-    c.tid = (uint64_t)pid;
-    if (d->p->opts.record & DK_SAMPLE_TIME)
-        c.time_ns = time;
-    c.comm = name;
-    int rc = d->fn(d->ctx, &c);
-    d->delivered++;
-    if (rc != 0)
-        d->stop = rc;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    deliver_comm(d, pid, time, e->name);
+}
+
+/* TRACE_STRING_EXEC after its TRACE_DATA_EXEC: the process took a new
+ * image, named in the record. Its maps are read anew; a new name is a
+ * COMM record (the same name again is none: nothing a reader would
+ * change). Only the target's, or every process's without a pid filter. */
+static void process_exec(drain_ctx *d, const kd_buf *r)
+{
+    ksamp *k = d->k;
+    int pid = k->exec_pid;
+    k->exec_pid = 0;
+    if (pid <= 0 || r->arg5 != k->exec_tid || (k->pid != -1 && pid != k->pid))
+        return;
+    char name[33];
+    const uint64_t w[4] = {r->arg1, r->arg2, r->arg3, r->arg4};
+    memcpy(name, w, 32);
+    name[32] = '\0';
+    named_pid *old = named_of(k, pid, false);
+    bool same = old != NULL && strcmp(old->name, name) == 0;
+    forget_pid(k, pid);
+    if (name[0] == '\0')
+        return; /* named from proc_pidinfo at its next sample */
+    named_pid *e = named_of(k, pid, true);
+    if (e == NULL)
+        return;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    if (!same)
+        deliver_comm(d, pid, k->kp->kperf_ticks_to_ns(r->timestamp), e->name);
 }
 
 static void deliver(drain_ctx *d, slot *sl)
@@ -337,10 +407,14 @@ static void process_exit(drain_ctx *d, const kd_buf *r)
     x.tid = r->arg5;
     if (d->p->opts.record & DK_SAMPLE_TIME)
         x.time_ns = k->kp->kperf_ticks_to_ns(r->timestamp);
+    x.has_exit_status = true;
+    x.exit_status = (int)r->arg2; /* p_xstat, the status wait4 reports */
     int rc = d->fn(d->ctx, &x);
     d->delivered++;
     if (rc != 0)
         d->stop = rc;
+    /* The pid is free again: a process that takes it is another one. */
+    forget_pid(k, pid);
 }
 
 static void decode(drain_ctx *d, const kd_buf *r)
@@ -350,6 +424,15 @@ static void decode(drain_ctx *d, const kd_buf *r)
     if (id == ID_PROC_EXIT) {
         if (q == FUNC_END)
             process_exit(d, r);
+        return;
+    }
+    if (id == ID_TRACE_DATA_EXEC) {
+        d->k->exec_pid = (int)r->arg1;
+        d->k->exec_tid = r->arg5;
+        return;
+    }
+    if (id == ID_TRACE_STRING_EXEC) {
+        process_exec(d, r);
         return;
     }
     if (id == ID_LOST) {
@@ -530,7 +613,7 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
                 k->slots[i].used = false;
             }
     /* The target is named even when none of its samples came. */
-    if (stopped && k->pid > 0 && d.stop == 0)
+    if (stopped && k->pid > 0 && !k->target_named && d.stop == 0)
         report_comm(&d, k->pid, 0);
     return d.stop != 0 ? d.stop : d.delivered;
 }

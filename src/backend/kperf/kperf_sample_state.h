@@ -50,6 +50,15 @@
  * and END when it becomes a zombie, both with (pid, p_xstat), arg5 the
  * exiting thread. */
 #define ID_PROC_EXIT 0x04010004u
+/* TRACEDBG_CODE(DBG_TRACE_DATA, 2) and (DBG_TRACE_STRING, 2) (bsd/sys/
+ * kdebug.h): exec_mach_imgact (bsd/kern/kern_exec.c) logs TRACE_DATA_EXEC
+ * (pid, fsid, fileid) then TRACE_STRING_EXEC, the new image's
+ * proc_best_name in arg1-4 (32 bytes, not NUL-terminated when full), both
+ * with the exec'ing thread in arg5. DBG_TRACE passes every typefilter
+ * (kdbg_copyin_typefilter) and ignores the pid filter. */
+#define ID_TRACE_DATA_EXEC 0x07000008u
+#define ID_TRACE_STRING_EXEC 0x07010008u
+#define DBG_TRACE_CLASS 0x07u
 #define FUNC_START 1u
 #define FUNC_END 2u
 #define KPC_KERNEL_PC 0x1u
@@ -120,6 +129,12 @@ typedef struct map_seen {
     uint64_t start, len;
 } map_seen;
 
+/* A process named: the name delivered ("" when none could be read). */
+typedef struct named_pid {
+    int pid;
+    char name[33]; /* proc_best_name: MAXCOMLEN * 2 */
+} named_pid;
+
 typedef struct ksamp {
     const dk_kperf_vtable *kp;
     const dk__libsystem *ls;
@@ -151,9 +166,12 @@ typedef struct ksamp {
     size_t nmaps, maps_cap;
     int pids[PIDS_MAX]; /* processes whose maps were read in this drain */
     size_t npids;
-    int *named; /* processes whose name was asked (COMM) */
+    named_pid *named; /* processes whose name was asked (COMM) */
     size_t nnamed, named_cap;
-    bool exits; /* the filter lets BSD_PROC_EXIT through */
+    int exec_pid;      /* the last TRACE_DATA_EXEC's, for its string; 0: none */
+    uint64_t exec_tid; /* its thread */
+    bool target_named; /* a COMM of the pid filter's process was delivered */
+    bool exits;        /* the filter lets BSD_PROC_EXIT through */
 } ksamp;
 
 /* A failed trace or kperf call as the caller should read it: EPERM and
