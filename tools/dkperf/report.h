@@ -254,6 +254,12 @@ int rprofile_build_raws(rprofile *p, const dkrec *rec, const rraws *a, const cha
  * them, events by name (a recording whose events differ from the
  * first's is refused). Each returns -1 after an error line, p then
  * freed. */
+/* report_raw.c: each of rec's events' index in first's (to[e]), matched
+ * by name, two of one name (cpu-clock at two rates) in their order; -1
+ * after an error line naming both files when the lists differ, -2 when
+ * out of memory. O(n log n). */
+int report_match_events(const dkrec *first, const char *first_path, const dkrec *rec,
+                        const char *path, uint32_t *to);
 int rprofile_start(rprofile *p, const rprofile_opts *o);
 int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *a, const char *path);
 void rprofile_finish(rprofile *p);

@@ -482,68 +482,6 @@ void rprofile_finish(rprofile *p)
     p->build = NULL;
 }
 
-/* Events in name order, equal names in the recording's order: a sort
- * key, so that matching two lists is O(n log n), never n * m. */
-typedef struct ev_key {
-    const char *name;
-    size_t at;
-} ev_key;
-
-static int ev_key_order(const void *a, const void *b)
-{
-    const ev_key *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c != 0 ? c : (x->at > y->at) - (x->at < y->at);
-}
-
-static ev_key *ev_keys(const dkrec *r)
-{
-    ev_key *k = calloc(r->n_events ? r->n_events : 1, sizeof *k);
-    if (k == NULL)
-        return NULL;
-    for (size_t e = 0; e < r->n_events; e++)
-        k[e] = (ev_key){r->events[e].name, e};
-    qsort(k, r->n_events, sizeof *k, ev_key_order);
-    return k;
-}
-
-/* The model's index of each of rec's events (first: the model's first
- * recording), matched by name, two of one name (cpu-clock at two rates)
- * in their order; -1 after an error line when the lists differ, -2 when
- * out of memory. */
-static int match_events(const rprofile *p, const dkrec *rec, const char *path, uint32_t *to)
-{
-    const dkrec *first = p->recs[0];
-    ev_key *a = ev_keys(first), *b = ev_keys(rec);
-    int rc = a == NULL || b == NULL ? -2 : 0;
-    for (size_t i = 0; rc == 0 && (i < first->n_events || i < rec->n_events); i++) {
-        int c = i == first->n_events ? 1 : i == rec->n_events ? -1 : strcmp(a[i].name, b[i].name);
-        if (c != 0 && i < first->n_events && i < rec->n_events) {
-            cli_error("report",
-                      "%s records %s where %s records %s: merge recordings of the same events",
-                      path, b[i].name, p->paths[0], a[i].name);
-            rc = -1;
-        } else if (c > 0) {
-            cli_error("report",
-                      "%s records %s, which %s does not (as often): merge recordings of the "
-                      "same events",
-                      path, b[i].name, p->paths[0]);
-            rc = -1;
-        } else if (c < 0) {
-            cli_error("report",
-                      "%s records no %s, which %s does (or not as often): merge recordings of "
-                      "the same events",
-                      path, a[i].name, p->paths[0]);
-            rc = -1;
-        } else {
-            to[b[i].at] = (uint32_t)a[i].at;
-        }
-    }
-    free(a);
-    free(b);
-    return rc;
-}
-
 /* p->events: the first recording's. */
 static int model_events(rprofile *p, const dkrec *rec)
 {
@@ -625,7 +563,7 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
     ev_to = calloc(rec->n_events ? rec->n_events : 1, sizeof *ev_to);
     if (ev_to == NULL)
         goto oom;
-    int mrc = p->n_recs > 1 ? match_events(p, rec, path, ev_to) : 0;
+    int mrc = p->n_recs > 1 ? report_match_events(p->recs[0], p->paths[0], rec, path, ev_to) : 0;
     if (mrc == -2)
         goto oom;
     if (mrc != 0) {
