@@ -21,6 +21,7 @@ usage: perf.py --dkperf BIN [--bench-example BIN --flood-baseline BIN] [--only '
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -31,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
 from wide_baseline import write_wide_baseline  # noqa: E402
 from recording import (HEADER, chunk, comm, deep, end, event, many_maps, map_, meta,  # noqa: E402
-                       nodes, sample, shared_chain)
+                       nodes, sample, shared_chain, svarint, varint)
 
 DEPTH, SAMPLES = 300000, 3000
 SLACK = 10  # the bound: ten times the target
@@ -56,6 +57,25 @@ def events(path):
     for each event is quadratic here."""
     with open(path, "wb") as f:
         f.write(deep(DEPTH, SAMPLES, 1, nevents=EVENTS))
+
+
+SAMPLED = 240000
+
+
+def events_sampled(path):
+    """240,000 events, a sample of each on a stack of its own (about 6 MB):
+    a report that goes through every entry or stack node for each event
+    that has samples is quadratic here."""
+    evs = [event(i, "e%d" % i) for i in range(SAMPLED)]
+    # A sample naming its event (change bit 0x01) on node i + 1.
+    smp = [b"s" + varint((i + 1) << 3 | 1) + b"\x01" + varint(i) + svarint(1000)
+           for i in range(SAMPLED)]
+    body = [chunk(meta("comm", "ev") + nodes([(0, 0x1000)] + [(0, 0x10)] * (SAMPLED - 1)))]
+    with open(path, "wb") as f:
+        f.write(HEADER + b"".join(body) + b"".join(chunk(b"".join(evs[i:i + 4000]))
+                                                   for i in range(0, SAMPLED, 4000))
+                + b"".join(chunk(b"".join(smp[i:i + 4000])) for i in range(0, SAMPLED, 4000))
+                + chunk(end(SAMPLED)))
 
 
 COMMS = 200000
@@ -149,6 +169,7 @@ INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
     "events.data": events,
+    "events-sampled.data": events_sampled,
     "maps.data": maps,
     "images.data": images,
     "shared.data": shared,
@@ -197,6 +218,17 @@ def every_event(r, _):
     heads = r.out.count("# Event: ")
     return leaf_row(r, _) + ([] if heads == EVENTS else ["%d events, wanted %d"
                                                           % (heads, EVENTS)])
+
+
+def every_event_sampled(r, _):
+    rows = len(re.findall(r"^ +100\.00% +100\.00% +1 ", r.out, re.M))
+    return [] if rows == SAMPLED else ["%d rows of events' samples, wanted %d" % (rows, SAMPLED)]
+
+
+def every_profile(_, work):
+    with open(os.path.join(work, "out.events.json"), encoding="utf-8") as f:
+        n = len(json.load(f)["profiles"])
+    return [] if n == SAMPLED else ["%d profiles, wanted %d" % (n, SAMPLED)]
 
 
 def every_name(r, _):
@@ -263,6 +295,10 @@ CASES = [
      flame_graph),
     ("report --stdio, deep chain, 20,000 events", "events.data", REPORT + ["--stdio"], 2,
      every_event),
+    ("report --stdio, 240,000 events with samples", "events-sampled.data", REPORT + ["--stdio"],
+     2, every_event_sampled),
+    ("report --speedscope, 240,000 events with samples", "events-sampled.data",
+     REPORT + ["--speedscope", "{work}/out.events.json"], 2, every_profile),
     ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
      2, every_name),
     ("report --stdio, 200,000 maps", "maps.data", REPORT + ["--stdio"], 1,
