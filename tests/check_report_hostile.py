@@ -18,7 +18,7 @@ printed), an image swapped for a FIFO or a device between its check and
 its open (never opened).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname, images, shrink, sparse,
+CASE: errors, memory, multiply, memo, names, longname, images, shrink, sparse,
 escapes, swap (default: all)
 """
 import os
@@ -198,6 +198,28 @@ def case_multiply():
         r"its stacks come to more than \d+ distinct nodes, from a file of \d+ bytes: refused", err),
         f"stacks multiplied by processes: {rc} {err!r}")
     check(rss < PEAK_KIB, f"refused after a peak of {rss} KiB (bound {PEAK_KIB})")
+
+
+def case_memo():
+    # 20,000 processes, each with an image of its own at the same address,
+    # all sampling one 100-frame stack there: each process translates the
+    # stack anew, and a memo of translations bounded by the nodes the file
+    # may make grew to many times the file's size.
+    npids, depth = 20000, 100
+    pairs = [(0, 0x10000)] + [(1, 0x10)] * (depth - 1)
+    recs = [map_(p, 0x10000, 0x10000, "/nonexistent/lib%d.so" % p) + sample(depth, pid=p)
+            for p in range(2, npids + 2)]
+    chunks = [chunk(meta("comm", "memo") + event(0, "cpu-clock") + nodes(pairs))]
+    chunks += [chunk(b"".join(recs[i:i + 1000])) for i in range(0, npids, 1000)]
+    data = HEADER + b"".join(chunks) + chunk(end(npids))
+    path = write("memo.data", data)
+    rc, out, err, rss = run("report", "-i", path, "--folded", timeout=120)
+    check(rc == 0 and out.count(b"\n") == npids, f"memo --folded: {rc} {err!r}")
+    # The model itself (a frame, an image and a node per process) takes
+    # some 1.3 KB a process; the memo must not add many times the file.
+    bound = 48 * 1024 * (2 if os.environ.get("DK_SANITIZED") else 1)
+    check(rss < bound, f"report --folded of a {len(data)}-byte recording of {npids} processes "
+          f"peaked at {rss} KiB (bound {bound})")
 
 
 def elf_symbol(path, name, where=None):
@@ -638,7 +660,7 @@ def case_swap():
               f"{out}")
 
 
-cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
+cases = {"memory": case_memory, "multiply": case_multiply, "memo": case_memo, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
          "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes,
          "swap": case_swap}

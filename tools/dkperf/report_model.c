@@ -68,6 +68,11 @@ typedef struct rbuilder {
  * translations per node allowed. */
 #define WORK_PER_NODE 4u
 
+/* The translations the memo holds before it starts again: this many,
+ * and one more for every MEMO_BYTES bytes of the file. */
+#define MEMO_FREE 65536u
+#define MEMO_BYTES 16u
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -632,9 +637,11 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
      * the model's by the sum. */
     b->max_nodes = rec->file_size < NODES_MAX - b->max_nodes ? b->max_nodes + (size_t)rec->file_size
                                                              : NODES_MAX;
-    /* A recording node takes 2 bytes or more, a sample 3 or more: one
-     * process's translations come to fewer than the file has bytes. */
-    b->max_memo = b->max_nodes;
+    /* The memo is a cache: bounded by a fraction of the file (an entry
+     * takes some 40 to 80 bytes), not by the nodes the file may make, so
+     * that processes each sampling the same addresses through maps of
+     * their own cannot make it many times the file's size. */
+    b->max_memo = MEMO_FREE + (size_t)(rec->file_size / MEMO_BYTES);
     b->max_work = WORK_PER_NODE * b->max_nodes;
     if (raws->n_read > 0 && !b->timed) {
         p->time_lo = raws->time_lo;
