@@ -18,7 +18,7 @@ printed), an image swapped for a FIFO or a device between its check and
 its open (never opened).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, memo, names, longname, images, shrink, sparse,
+CASE: errors, memory, multiply, memo, cut, names, longname, images, shrink, sparse,
 escapes, swap (default: all)
 """
 import os
@@ -31,8 +31,8 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recording import (FAR, HEADER, chain_pairs, chunk, comm, deep, end, event, map_, meta,  # noqa: E402
-                       nodes, sample, string, svarint, varint)
+from recording import (FAR, HEADER, chain_maps, chain_pairs, chunk, comm, deep, end, event,  # noqa: E402
+                       map_, meta, nodes, sample, string, svarint, varint)
 
 dkperf, work = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -220,6 +220,35 @@ def case_memo():
     bound = 48 * 1024 * (2 if os.environ.get("DK_SANITIZED") else 1)
     check(rss < bound, f"report --folded of a {len(data)}-byte recording of {npids} processes "
           f"peaked at {rss} KiB (bound {bound})")
+
+
+def case_cut():
+    # One chain with a sample at each of its depths: every stack printed
+    # whole is O(depth^2) frames. Past 1024 frames a chain keeps its
+    # innermost 1024, as perf report does, said once on stderr.
+    def chain(depth):
+        samples = b"".join(sample(d, pid=PID if d == 1 else None) for d in range(1, depth + 1))
+        body = meta("comm", "cut") + event(0, "cpu-clock") + comm(PID, "cut") \
+            + chain_maps(PID, depth) + nodes(chain_pairs(depth)[0])
+        return HEADER + chunk(body) + chunk(samples) + chunk(end(depth))
+    data = chain(1100)
+    rc, out, err, _ = run("report", "-i", write("cut.data", data), "--folded")
+    depths = [line.count(b";") for line in out.splitlines()]
+    check(rc == 0 and max(depths, default=0) == 1024 and sum(int(x.rsplit(b" ", 1)[1])
+                                                             for x in out.splitlines()) == 1100,
+          f"a 1100-frame chain: exit {rc}, deepest line {max(depths, default=0)} frames")
+    check(err == "dkperf report: note: 76 samples have a call chain deeper than 1024 frames: "
+          "cut to its innermost 1024, as perf report's --max-stack\n", f"the cut is said: {err!r}")
+    # 8000 frames (some 100 kB): 32 million frames printed whole. Every
+    # output is bounded by the file's size times a constant, or refused.
+    data = chain(8000)
+    path = write("cut-deep.data", data)
+    for args in (["--folded"], ["--speedscope", "/dev/stdout"], ["--stdio"]):
+        rc, out, err, _ = run("report", "-i", path, *args, timeout=120)
+        check((rc == 0 and len(out) <= 64 * len(data)) or
+              (rc == 1 and err.count("\n") == 1 and "refused" in err),
+              f"an 8000-frame chain {args}: exit {rc}, {len(out)} bytes out of a "
+              f"{len(data)}-byte file, {err[:300]!r}")
 
 
 def elf_symbol(path, name, where=None):
@@ -660,7 +689,7 @@ def case_swap():
               f"{out}")
 
 
-cases = {"memory": case_memory, "multiply": case_multiply, "memo": case_memo, "errors": case_errors,
+cases = {"memory": case_memory, "multiply": case_multiply, "memo": case_memo, "cut": case_cut, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
          "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes,
          "swap": case_swap}
