@@ -299,8 +299,7 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
             base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
-        if ((leaf || !cut) &&
-            rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
+        if ((leaf || !cut) && rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
             return -1;
     }
     return base;

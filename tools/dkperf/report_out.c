@@ -130,8 +130,8 @@ static int desc_order(const void *a, const void *b)
  * once. The rows touched are w's keys. Walks only the nodes the event's
  * stacks reach.
  */
-static void tree_rows(const rprofile *p, twalk *w, const uint32_t *ent, size_t n,
-                      const size_t *key, row *rows)
+static void tree_rows(const rprofile *p, twalk *w, const uint32_t *ent, size_t n, const size_t *key,
+                      row *rows)
 {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -213,8 +213,7 @@ int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t 
     uint32_t *ent = calloc(p->n_entries ? p->n_entries : 1, sizeof *ent);
     twalk w;
     int rc = -1;
-    if (twalk_make(&w, p->n_nodes, p->n_frames) != 0 || key == NULL || rows == NULL ||
-        ent == NULL)
+    if (twalk_make(&w, p->n_nodes, p->n_frames) != 0 || key == NULL || rows == NULL || ent == NULL)
         goto out;
     for (size_t f = 0; f < p->n_frames; f++)
         key[f] = f;
