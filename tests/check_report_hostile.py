@@ -18,7 +18,7 @@ printed), an image swapped for a FIFO or a device between its check and
 its open (never opened).
 
 usage: check_report_hostile.py DKPERF WORKDIR [CASE]
-CASE: errors, memory, multiply, names, longname, images, shrink, sparse,
+CASE: errors, memory, multiply, memo, cut, names, longname, images, shrink, sparse,
 escapes, swap (default: all)
 """
 import os
@@ -31,8 +31,8 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recording import (FAR, HEADER, chain_pairs, chunk, comm, deep, end, event, map_, meta,  # noqa: E402
-                       nodes, sample, string, svarint, varint)
+from recording import (FAR, HEADER, chain_maps, chain_pairs, chunk, comm, deep, end, event,  # noqa: E402
+                       map_, meta, nodes, sample, string, svarint, varint)
 
 dkperf, work = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -198,6 +198,57 @@ def case_multiply():
         r"its stacks come to more than \d+ distinct nodes, from a file of \d+ bytes: refused", err),
         f"stacks multiplied by processes: {rc} {err!r}")
     check(rss < PEAK_KIB, f"refused after a peak of {rss} KiB (bound {PEAK_KIB})")
+
+
+def case_memo():
+    # 20,000 processes, each with an image of its own at the same address,
+    # all sampling one 100-frame stack there: each process translates the
+    # stack anew, and a memo of translations bounded by the nodes the file
+    # may make grew to many times the file's size.
+    npids, depth = 20000, 100
+    pairs = [(0, 0x10000)] + [(1, 0x10)] * (depth - 1)
+    recs = [map_(p, 0x10000, 0x10000, "/nonexistent/lib%d.so" % p) + sample(depth, pid=p)
+            for p in range(2, npids + 2)]
+    chunks = [chunk(meta("comm", "memo") + event(0, "cpu-clock") + nodes(pairs))]
+    chunks += [chunk(b"".join(recs[i:i + 1000])) for i in range(0, npids, 1000)]
+    data = HEADER + b"".join(chunks) + chunk(end(npids))
+    path = write("memo.data", data)
+    rc, out, err, rss = run("report", "-i", path, "--folded", timeout=120)
+    check(rc == 0 and out.count(b"\n") == npids, f"memo --folded: {rc} {err!r}")
+    # The model itself (a frame, an image and a node per process) takes
+    # some 1.3 KB a process; the memo must not add many times the file.
+    bound = 48 * 1024 * (2 if os.environ.get("DK_SANITIZED") else 1)
+    check(rss < bound, f"report --folded of a {len(data)}-byte recording of {npids} processes "
+          f"peaked at {rss} KiB (bound {bound})")
+
+
+def case_cut():
+    # One chain with a sample at each of its depths: every stack printed
+    # whole is O(depth^2) frames. Past 1024 frames a chain keeps its
+    # innermost 1024, as perf report does, said once on stderr.
+    def chain(depth):
+        samples = b"".join(sample(d, pid=PID if d == 1 else None) for d in range(1, depth + 1))
+        body = meta("comm", "cut") + event(0, "cpu-clock") + comm(PID, "cut") \
+            + chain_maps(PID, depth) + nodes(chain_pairs(depth)[0])
+        return HEADER + chunk(body) + chunk(samples) + chunk(end(depth))
+    data = chain(1100)
+    rc, out, err, _ = run("report", "-i", write("cut.data", data), "--folded")
+    depths = [line.count(b";") for line in out.splitlines()]
+    check(rc == 0 and max(depths, default=0) == 1024 and sum(int(x.rsplit(b" ", 1)[1])
+                                                             for x in out.splitlines()) == 1100,
+          f"a 1100-frame chain: exit {rc}, deepest line {max(depths, default=0)} frames")
+    check(err == "dkperf report: note: 76 samples have a call chain deeper than 1024 frames: "
+          "cut to its innermost 1024, as perf report's --max-stack\n", f"the cut is said: {err!r}")
+    # 8000 frames (some 100 kB): 32 million frames printed whole. Every
+    # output is bounded by the file's size times a constant, or refused.
+    data = chain(8000)
+    path = write("cut-deep.data", data)
+    for args in (["--folded"], ["--speedscope", "/dev/stdout"], ["--stdio"]):
+        rc, out, err, _ = run("report", "-i", path, *args, timeout=120)
+        check((rc == 0 and len(out) <= 64 * len(data)) or
+              (rc == 1 and err.count("\n") == 1 and "refused" in err),
+              f"an 8000-frame chain {args}: exit {rc}, {len(out)} bytes out of a "
+              f"{len(data)}-byte file, {err[:300]!r}")
 
 
 def elf_symbol(path, name, where=None):
@@ -638,7 +689,7 @@ def case_swap():
               f"{out}")
 
 
-cases = {"memory": case_memory, "multiply": case_multiply, "errors": case_errors,
+cases = {"memory": case_memory, "multiply": case_multiply, "memo": case_memo, "cut": case_cut, "errors": case_errors,
          "names": case_names, "longname": case_longname, "images": case_images,
          "shrink": case_shrink, "sparse": case_sparse, "escapes": case_escapes,
          "swap": case_swap}

@@ -21,6 +21,7 @@ usage: perf.py --dkperf BIN [--bench-example BIN --flood-baseline BIN] [--only '
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -30,10 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
 from wide_baseline import write_wide_baseline  # noqa: E402
-from recording import (HEADER, chunk, chunked, comm, deep, end, event, many_maps, map_, meta,  # noqa: E402
-                       nodes, sample, shared_chain)
+from recording import (HEADER, chunk, chunked, comm, deep, end, event, many_maps, map_,  # noqa: E402
+                       meta, nodes, sample, shared_chain, svarint, varint)
 
 DEPTH, SAMPLES = 300000, 3000
+# The frames report keeps of a deeper chain: its innermost (REPORT_MAX_STACK).
+KEPT = 1024
 SLACK = 10  # the bound: ten times the target
 
 
@@ -56,6 +59,25 @@ def events(path):
     for each event is quadratic here."""
     with open(path, "wb") as f:
         f.write(deep(DEPTH, SAMPLES, 1, nevents=EVENTS))
+
+
+SAMPLED = 240000
+
+
+def events_sampled(path):
+    """240,000 events, a sample of each on a stack of its own (about 6 MB):
+    a report that goes through every entry or stack node for each event
+    that has samples is quadratic here."""
+    evs = [event(i, "e%d" % i) for i in range(SAMPLED)]
+    # A sample naming its event (change bit 0x01) on node i + 1.
+    smp = [b"s" + varint((i + 1) << 3 | 1) + b"\x01" + varint(i) + svarint(1000)
+           for i in range(SAMPLED)]
+    body = [chunk(meta("comm", "ev") + nodes([(0, 0x1000)] + [(0, 0x10)] * (SAMPLED - 1)))]
+    with open(path, "wb") as f:
+        f.write(HEADER + b"".join(body) + b"".join(chunk(b"".join(evs[i:i + 4000]))
+                                                   for i in range(0, SAMPLED, 4000))
+                + b"".join(chunk(b"".join(smp[i:i + 4000])) for i in range(0, SAMPLED, 4000))
+                + chunk(end(SAMPLED)))
 
 
 COMMS = 200000
@@ -119,7 +141,8 @@ def shared(path):
     """The deep chain in 64 processes whose lists of maps differ (each has
     an image of its own, away from the chain), 3000 samples on its leaf
     from them in turn (about 630 KB): a reader that translates the chain
-    once per list of maps is quadratic here, and report refuses it."""
+    once per list of maps is quadratic here; report keeps its innermost
+    1024 frames."""
     with open(path, "wb") as f:
         f.write(shared_chain(DEPTH, SAMPLES, PIDS))
 
@@ -165,6 +188,7 @@ INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
     "events.data": events,
+    "events-sampled.data": events_sampled,
     "maps.data": maps,
     "metas.data": metas,
     "images.data": images,
@@ -186,9 +210,9 @@ def leaf_row(r, _):
 
 def one_folded_line(r, _):
     lines = r.out.splitlines()
-    if len(lines) != 1 or not lines[0].endswith(" %d" % SAMPLES) or lines[0].count(";") != DEPTH:
+    if len(lines) != 1 or not lines[0].endswith(" %d" % SAMPLES) or lines[0].count(";") != KEPT:
         return ["wanted one line of %d frames and %d samples: %d lines, %r"
-                % (DEPTH, SAMPLES, len(lines), r.out[:100])]
+                % (KEPT, SAMPLES, len(lines), r.out[:100])]
     return []
 
 
@@ -196,9 +220,9 @@ def one_speedscope_run(_, work):
     with open(os.path.join(work, "out.speedscope.json"), encoding="utf-8") as f:
         doc = json.load(f)
     pr = doc["profiles"][0]
-    if pr["weights"] != [SAMPLES] or [len(s) for s in pr["samples"]] != [DEPTH]:
+    if pr["weights"] != [SAMPLES] or [len(s) for s in pr["samples"]] != [KEPT]:
         return ["wanted one entry of %d frames weighing %d: weights %r"
-                % (DEPTH, SAMPLES, pr["weights"][:5])]
+                % (KEPT, SAMPLES, pr["weights"][:5])]
     return []
 
 
@@ -207,13 +231,24 @@ def flame_graph(_, work):
         text = f.read()
     n = text.count('<g class="f"')
     # Every frame of the chain is drawn (each holds every sample), and the root.
-    return [] if n == DEPTH + 1 else ["%d boxes in the flame graph, wanted %d" % (n, DEPTH + 1)]
+    return [] if n == KEPT + 1 else ["%d boxes in the flame graph, wanted %d" % (n, KEPT + 1)]
 
 
 def every_event(r, _):
     heads = r.out.count("# Event: ")
     return leaf_row(r, _) + ([] if heads == EVENTS else ["%d events, wanted %d"
                                                           % (heads, EVENTS)])
+
+
+def every_event_sampled(r, _):
+    rows = len(re.findall(r"^ +100\.00% +100\.00% +1 ", r.out, re.M))
+    return [] if rows == SAMPLED else ["%d rows of events' samples, wanted %d" % (rows, SAMPLED)]
+
+
+def every_profile(_, work):
+    with open(os.path.join(work, "out.events.json"), encoding="utf-8") as f:
+        n = len(json.load(f)["profiles"])
+    return [] if n == SAMPLED else ["%d profiles, wanted %d" % (n, SAMPLED)]
 
 
 def every_name(r, _):
@@ -238,21 +273,19 @@ def every_note(r, _):
                                             % (len(notes), IMAGES)]
 
 
-def refused(r, _):
-    # Work that grows with processes times depth is refused, in one line.
-    ok = r.rc == 1 and r.err.count("\n") == 1 and "translations of an address" in r.err \
-        and "refused" in r.err
-    return [] if ok else ["wanted a refusal: exit %s, %r" % (r.rc, r.err[-300:])]
-
-
-refused.refusal = True
+def cut_chain(r, _):
+    # A chain deeper than report keeps is cut to KEPT frames: each process
+    # translates those, and the work no longer grows with the depth.
+    ok = r.rc == 0 and "call chain deeper than %d frames: cut" % KEPT in r.err \
+        and r.out.count("\n") >= 1
+    return [] if ok else ["wanted the chains cut: exit %s, %r" % (r.rc, r.err[-300:])]
 
 
 def one_chain(r, _):
     lines = r.out.splitlines()
-    if len(lines) != 1 or lines[0].count(";") != DEPTH or not lines[0].endswith(" %d" % SAMPLES):
+    if len(lines) != 1 or lines[0].count(";") != KEPT or not lines[0].endswith(" %d" % SAMPLES):
         return ["wanted one line of %d frames and %d samples: %d lines, %r"
-                % (DEPTH, SAMPLES, len(lines), r.out[:100])]
+                % (KEPT, SAMPLES, len(lines), r.out[:100])]
     return []
 
 
@@ -280,6 +313,10 @@ CASES = [
      flame_graph),
     ("report --stdio, deep chain, 20,000 events", "events.data", REPORT + ["--stdio"], 2,
      every_event),
+    ("report --stdio, 240,000 events with samples", "events-sampled.data", REPORT + ["--stdio"],
+     2, every_event_sampled),
+    ("report --speedscope, 240,000 events with samples", "events-sampled.data",
+     REPORT + ["--speedscope", "{work}/out.events.json"], 2, every_profile),
     ("report --sort comm, 200,000 renames", "renamed.data", ["report", "-i", "{in}", "--sort", "comm"],
      2, every_name),
     ("report --folded, 60,000 nameless processes after 60,000 metas", "metas.data",
@@ -291,9 +328,9 @@ CASES = [
     ("report --folded, deep chain in 8 processes", "shared8.data", REPORT + ["--folded"], 2,
      one_chain),
     ("report --folded, deep chain in 64 processes", "shared.data", REPORT + ["--folded"], 2,
-     refused),
+     cut_chain),
     ("report --folded, deep chain in 64 processes, leaves apart", "shared-over.data",
-     REPORT + ["--folded"], 2, refused),
+     REPORT + ["--folded"], 2, cut_chain),
     # The target holds the two short measurements of bench_example too.
     ("dkbench --baseline, 400,000 members", "baselines/wide.json",
      ["@bench_example", "--results-dir", "{work}/baselines", "--baseline", "wide",

@@ -300,6 +300,11 @@ static int report_run(int argc, char **argv, const char **inputs)
         cli_error("report", "note: %s", p.missing_demangler);
     if (p.kernel_note[0] != '\0')
         cli_error("report", "note: %s", p.kernel_note);
+    if (p.n_cut > 0)
+        cli_error("report",
+                  "note: %llu samples have a call chain deeper than %u frames: cut to its "
+                  "innermost %u, as perf report's --max-stack",
+                  (unsigned long long)p.n_cut, REPORT_MAX_STACK, REPORT_MAX_STACK);
     /* The recording to compare with, of the event drawn. */
     dkrec *orec = NULL;
     rprofile op;

@@ -56,6 +56,13 @@ static inline bool rframe_off_cpu(const rframe *f) { return strcmp(f->dso, RFRAM
 
 static inline bool rframe_kernel(const rframe *f) { return strcmp(f->dso, RFRAME_KERNEL_DSO) == 0; }
 
+/* The frames of a call chain (the user one, the kernel one) the model
+ * keeps: a deeper chain keeps its innermost ones, as perf report does
+ * past its --max-stack, so that every output is bounded by the input
+ * times a constant (a chain of N frames with a sample at each depth
+ * would print O(N^2) frames). */
+#define REPORT_MAX_STACK 1024u
+
 /* A stack, stored once: node 0 is the empty stack (the root); every other
  * node is its parent's stack with one more frame, inner to it. A node's
  * parent has a smaller id. */
@@ -126,6 +133,9 @@ typedef struct rprofile {
     /* Set when a C++ or Rust name stayed mangled for want of a demangler
      * (demangle_missing): report says it on stderr. */
     const char *missing_demangler;
+    /* The samples whose call chain was cut to REPORT_MAX_STACK frames
+     * (report says how many on stderr). */
+    uint64_t n_cut;
     char *path_buf;         /* path, when it is made of several */
     struct rbuilder *build; /* while it is built */
 } rprofile;

@@ -68,6 +68,11 @@ typedef struct rbuilder {
  * translations per node allowed. */
 #define WORK_PER_NODE 4u
 
+/* The translations the memo holds before it starts again: this many,
+ * and one more for every MEMO_BYTES bytes of the file. */
+#define MEMO_FREE 65536u
+#define MEMO_BYTES 16u
+
 static const char *base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -238,7 +243,8 @@ static int64_t stack_node(rbuilder *b, uint32_t parent, uint32_t frame)
 }
 
 /* The node of the stack ending in recording node leaf, in pid; -1 out of
- * memory, -2 too many nodes, -3 too many translations. */
+ * memory, -2 too many nodes, -3 too many translations (-4: of chains
+ * cut to REPORT_MAX_STACK frames). */
 static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32_t root)
 {
     const dkrec *r = b->rec;
@@ -252,10 +258,13 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
     if (base >= 0)
         return base;
     base = root;
-    /* Up from the leaf to the first recording node already translated. */
+    /* Up from the leaf to the first recording node already translated;
+     * a chain deeper than REPORT_MAX_STACK keeps its innermost frames, as
+     * perf does, and is made apart: its nodes are no prefix of others. */
+    bool cut = r->nodes[leaf_node].depth > REPORT_MAX_STACK;
     size_t n = 0;
-    for (uint32_t k = leaf_node; k != 0; k = r->nodes[k].parent) {
-        int64_t hit = k == leaf_node ? -1 : rmap_get(&b->memo, key, k);
+    for (uint32_t k = leaf_node; k != 0 && n < REPORT_MAX_STACK; k = r->nodes[k].parent) {
+        int64_t hit = k == leaf_node || cut ? -1 : rmap_get(&b->memo, key, k);
         if (hit >= 0) {
             base = hit;
             break;
@@ -267,7 +276,7 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
     /* Each recording node is translated once per key whose samples reach
      * it: processes whose maps differ each walk a stack they share. */
     if ((b->work += n) > b->max_work)
-        return -3;
+        return cut ? -4 : -3;
     /* The memo holds at most max_memo translations besides this sample's
      * own: past that it is a cache and starts again. One process's
      * translations (a recording node each) always fit, so each is made
@@ -290,7 +299,7 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
             base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
-        if (rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
+        if ((leaf || !cut) && rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
             return -1;
     }
     return base;
@@ -401,8 +410,8 @@ static int64_t kernel_stack(rbuilder *b, uint32_t node, uint32_t kleaf)
     int64_t hit = rmap_get(&b->kleaves, node, kleaf);
     if (hit >= 0)
         return hit;
-    size_t n = 0;
-    for (uint32_t k = kleaf; k != 0; k = r->nodes[k].parent) {
+    size_t n = 0; /* the innermost REPORT_MAX_STACK frames, as in sample_stack */
+    for (uint32_t k = kleaf; k != 0 && n < REPORT_MAX_STACK; k = r->nodes[k].parent) {
         if (grow((void **)&b->chain, n, &b->cap_chain, sizeof *b->chain) != 0)
             return -1;
         b->chain[n++] = k;
@@ -600,9 +609,11 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
      * the model's by the sum. */
     b->max_nodes = rec->file_size < NODES_MAX - b->max_nodes ? b->max_nodes + (size_t)rec->file_size
                                                              : NODES_MAX;
-    /* A recording node takes 2 bytes or more, a sample 3 or more: one
-     * process's translations come to fewer than the file has bytes. */
-    b->max_memo = b->max_nodes;
+    /* The memo is a cache: bounded by a fraction of the file (an entry
+     * takes some 40 to 80 bytes), not by the nodes the file may make, so
+     * that processes each sampling the same addresses through maps of
+     * their own cannot make it many times the file's size. */
+    b->max_memo = MEMO_FREE + (size_t)(rec->file_size / MEMO_BYTES);
     b->max_work = WORK_PER_NODE * b->max_nodes;
     if (raws->n_read > 0 && !b->timed) {
         p->time_lo = raws->time_lo;
@@ -687,6 +698,18 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
             rprofile_free(p);
             return -1;
         }
+        if (node == -4) {
+            cli_error("report",
+                      "%s: its call chains deeper than %u frames, each cut to its "
+                      "innermost %u, come to more than %zu translations of an address, "
+                      "from a file of %llu bytes: refused (a recording built to exhaust "
+                      "time?)",
+                      path, REPORT_MAX_STACK, REPORT_MAX_STACK, b->max_work,
+                      (unsigned long long)rec->file_size);
+            free(ev_to);
+            rprofile_free(p);
+            return -1;
+        }
         if (node == -3) {
             cli_error("report",
                       "%s: its stacks, in processes whose maps differ, come to more "
@@ -699,6 +722,9 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
         }
         if (node < 0)
             goto oom;
+        if ((s->node != 0 && rec->nodes[s->node].depth > REPORT_MAX_STACK) ||
+            (kchain && b->ksyms != NULL && rec->nodes[s->knode].depth > REPORT_MAX_STACK))
+            p->n_cut += s->count;
         o.stack = (uint32_t)node;
         if (add_entry(b, &o) != 0)
             goto oom;

@@ -52,88 +52,157 @@ static int row_order(const void *a, const void *b)
     return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* Children and first-child lists of the stack tree, for walks down it. */
-typedef struct kids {
-    uint32_t *first, *next; /* 0: none (node 0 is never a child) */
-} kids;
+/* What the walks of one event's stacks need, made once for every event:
+ * per node, the event's weights and its children among the nodes the
+ * event reaches; per row key, whether the event touched it. Each walk
+ * clears only what it used, so that all the events together cost the
+ * entries and the nodes they reach, not events times nodes. */
+typedef struct twalk {
+    uint64_t *self, *sub, *cnt;
+    uint32_t *first, *next; /* children among the reached; 0: none */
+    uint32_t *reached;      /* the nodes the event's stacks reach */
+    uint32_t *stack;
+    bool *mark;
+    uint32_t *active; /* per key: its nodes on the path walked */
+    bool *used;       /* per key: a row the event touched */
+    uint32_t *keys;   /* those keys, n_keys of them */
+    size_t n_keys;
+} twalk;
 
-static int kids_make(kids *k, const rnode *nodes, size_t n)
+static int twalk_make(twalk *w, size_t n, size_t nkeys)
 {
-    k->first = calloc(n ? n : 1, sizeof *k->first);
-    k->next = calloc(n ? n : 1, sizeof *k->next);
-    if (k->first == NULL || k->next == NULL)
-        return -1;
-    /* From the last: each list ends up in id order. */
-    for (size_t v = n; v-- > 1;) {
-        k->next[v] = k->first[nodes[v].parent];
-        k->first[nodes[v].parent] = (uint32_t)v;
-    }
-    return 0;
+    n = n ? n : 1;
+    nkeys = nkeys ? nkeys : 1;
+    w->self = calloc(n, sizeof *w->self);
+    w->sub = calloc(n, sizeof *w->sub);
+    w->cnt = calloc(n, sizeof *w->cnt);
+    w->first = calloc(n, sizeof *w->first);
+    w->next = calloc(n, sizeof *w->next);
+    w->reached = calloc(n, sizeof *w->reached);
+    w->stack = calloc(2 * n, sizeof *w->stack);
+    w->mark = calloc(n, sizeof *w->mark);
+    w->active = calloc(nkeys, sizeof *w->active);
+    w->used = calloc(nkeys, sizeof *w->used);
+    w->keys = calloc(nkeys, sizeof *w->keys);
+    w->n_keys = 0;
+    return w->self && w->sub && w->cnt && w->first && w->next && w->reached && w->stack &&
+                   w->mark && w->active && w->used && w->keys
+               ? 0
+               : -1;
 }
 
-static void kids_free(kids *k)
+static void twalk_free(twalk *w)
 {
-    free(k->first);
-    free(k->next);
+    free(w->self);
+    free(w->sub);
+    free(w->cnt);
+    free(w->first);
+    free(w->next);
+    free(w->reached);
+    free(w->stack);
+    free(w->mark);
+    free(w->active);
+    free(w->used);
+    free(w->keys);
+}
+
+/* Row kk, noted as touched by the event walked. */
+static row *twalk_row(twalk *w, row *rows, size_t kk)
+{
+    if (!w->used[kk]) {
+        w->used[kk] = true;
+        w->keys[w->n_keys++] = (uint32_t)kk;
+    }
+    return &rows[kk];
+}
+
+static int desc_order(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x > y ? -1 : x < y;
 }
 
 /*
- * The rows of one event keyed by stack frame (key[frame]): self and sample
- * count from each stack's own samples, children (total) from the weight
- * under the outermost node of each key on a path, so that a key that recurs
- * in a stack counts its samples once. Linear in the tree's size.
+ * The rows of one event (its entries: ent, n of them) keyed by stack frame
+ * (key[frame]): self and sample count from each stack's own samples,
+ * children (total) from the weight under the outermost node of each key
+ * on a path, so that a key that recurs in a stack counts its samples
+ * once. The rows touched are w's keys. Walks only the nodes the event's
+ * stacks reach.
  */
-static int tree_rows(const rprofile *p, const kids *k, uint32_t e, const size_t *key, row *rows,
-                     size_t nkeys)
+static void tree_rows(const rprofile *p, twalk *w, const uint32_t *ent, size_t n, const size_t *key,
+                      row *rows)
 {
-    size_t n = p->n_nodes;
-    uint64_t *self = calloc(n, sizeof *self), *sub = calloc(n, sizeof *sub);
-    uint64_t *cnt = calloc(n, sizeof *cnt);
-    uint32_t *active = calloc(nkeys ? nkeys : 1, sizeof *active);
-    uint32_t *stack = calloc(2 * n, sizeof *stack);
-    int rc = -1;
-    if (self == NULL || sub == NULL || cnt == NULL || active == NULL || stack == NULL)
-        goto out;
-    for (size_t i = 0; i < p->n_entries; i++) {
-        const rsample *s = &p->entries[i];
-        if (s->event == e) {
-            self[s->stack] += s->weight;
-            cnt[s->stack] += s->count;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rsample *s = &p->entries[ent[i]];
+        w->self[s->stack] += s->weight;
+        w->cnt[s->stack] += s->count;
+        for (uint32_t v = s->stack; v != 0 && !w->mark[v]; v = p->nodes[v].parent) {
+            w->mark[v] = true;
+            w->reached[m++] = v;
         }
     }
-    for (size_t v = n; v-- > 1;)
-        sub[v] += self[v], sub[p->nodes[v].parent] += sub[v];
+    /* Children before their parents (a parent has a smaller id); each
+     * list of children ends up in id order. */
+    qsort(w->reached, m, sizeof *w->reached, desc_order);
+    for (size_t i = 0; i < m; i++) {
+        uint32_t v = w->reached[i], up = p->nodes[v].parent;
+        w->sub[v] += w->self[v];
+        w->sub[up] += w->sub[v];
+        w->next[v] = w->first[up];
+        w->first[up] = v;
+    }
     /* Depth first; the top bit marks the way back up from a node. */
     size_t sp = 0;
-    for (uint32_t c = k->first[0]; c != 0; c = k->next[c])
-        stack[sp++] = c;
+    for (uint32_t c = w->first[0]; c != 0; c = w->next[c])
+        w->stack[sp++] = c;
     while (sp > 0) {
-        uint32_t v = stack[--sp];
+        uint32_t v = w->stack[--sp];
         if (v & 0x80000000u) {
-            active[key[p->nodes[v & 0x7fffffffu].frame]]--;
+            w->active[key[p->nodes[v & 0x7fffffffu].frame]]--;
             continue;
         }
-        if (sub[v] == 0)
+        if (w->sub[v] == 0)
             continue;
         size_t kk = key[p->nodes[v].frame];
-        if (active[kk]++ == 0)
-            rows[kk].children += sub[v];
-        rows[kk].self += self[v];
-        rows[kk].samples += cnt[v];
+        row *r = twalk_row(w, rows, kk);
+        if (w->active[kk]++ == 0)
+            r->children += w->sub[v];
+        r->self += w->self[v];
+        r->samples += w->cnt[v];
         /* The way back is pushed before the children: the stack holds at
          * most one entry per node plus one per node on the path. */
-        stack[sp++] = v | 0x80000000u;
-        for (uint32_t c = k->first[v]; c != 0; c = k->next[c])
-            stack[sp++] = c;
+        w->stack[sp++] = v | 0x80000000u;
+        for (uint32_t c = w->first[v]; c != 0; c = w->next[c])
+            w->stack[sp++] = c;
     }
-    rc = 0;
-out:
-    free(self);
-    free(sub);
-    free(cnt);
-    free(active);
-    free(stack);
-    return rc;
+    for (size_t i = 0; i < m; i++) {
+        uint32_t v = w->reached[i];
+        w->self[v] = w->sub[v] = w->cnt[v] = 0;
+        w->first[v] = w->next[v] = 0;
+        w->mark[v] = false;
+    }
+    w->sub[0] = 0;
+    w->first[0] = 0;
+}
+
+/* The entries of each event, in their order: those of event e are
+ * byev[start[e] .. start[e + 1]). -1 when out of memory. */
+static int by_event(const rprofile *p, uint32_t **start, uint32_t **byev)
+{
+    *start = calloc(p->n_events + 2, sizeof **start);
+    *byev = calloc(p->n_entries ? p->n_entries : 1, sizeof **byev);
+    if (*start == NULL || *byev == NULL)
+        return -1;
+    for (size_t i = 0; i < p->n_entries; i++)
+        (*start)[p->entries[i].event + 2]++;
+    for (size_t e = 0; e < p->n_events; e++)
+        (*start)[e + 2] += (*start)[e + 1];
+    /* start[e + 1]: where event e's next entry goes; then its end. */
+    for (size_t i = 0; i < p->n_entries; i++)
+        (*byev)[(*start)[p->entries[i].event + 1]++] = (uint32_t)i;
+    return 0;
 }
 
 int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t *children)
@@ -141,21 +210,26 @@ int report_frame_totals(const rprofile *p, uint32_t e, uint64_t *self, uint64_t 
     size_t nf = p->n_frames ? p->n_frames : 1;
     size_t *key = calloc(nf, sizeof *key);
     row *rows = calloc(nf, sizeof *rows);
-    kids tk = {NULL, NULL};
+    uint32_t *ent = calloc(p->n_entries ? p->n_entries : 1, sizeof *ent);
+    twalk w;
     int rc = -1;
-    if (key == NULL || rows == NULL || kids_make(&tk, p->nodes, p->n_nodes) != 0)
+    if (twalk_make(&w, p->n_nodes, p->n_frames) != 0 || key == NULL || rows == NULL || ent == NULL)
         goto out;
     for (size_t f = 0; f < p->n_frames; f++)
         key[f] = f;
-    if (tree_rows(p, &tk, e, key, rows, p->n_frames) != 0)
-        goto out;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_entries; i++)
+        if (p->entries[i].event == e)
+            ent[n++] = (uint32_t)i;
+    tree_rows(p, &w, ent, n, key, rows);
     for (size_t f = 0; f < p->n_frames; f++)
         self[f] = rows[f].self, children[f] = rows[f].children;
     rc = 0;
 out:
     free(key);
     free(rows);
-    kids_free(&tk);
+    free(ent);
+    twalk_free(&w);
     return rc;
 }
 
@@ -238,11 +312,12 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     size_t *order = calloc(p->n_frames ? p->n_frames : 1, sizeof *order);
     int32_t *pids = NULL;
     size_t ndsos = 0, npids = 0;
-    row *rows = NULL;
+    row *rows = NULL, *sorted = NULL;
     evtotal *evsum = NULL;
-    kids tk = {NULL, NULL};
+    uint32_t *start = NULL, *byev = NULL;
+    twalk w = {0};
     int rc = -1; /* out of memory until the table is printed */
-    if (key == NULL || dsos == NULL || order == NULL || kids_make(&tk, p->nodes, p->n_nodes) != 0)
+    if (key == NULL || dsos == NULL || order == NULL || by_event(p, &start, &byev) != 0)
         goto oom;
     for (size_t f = 0; f < p->n_frames; f++)
         key[f] = f;
@@ -276,6 +351,9 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
                    : sort == SORT_COMM ? p->n_comms
                                        : npids;
     rows = calloc(nkeys ? nkeys : 1, sizeof *rows);
+    sorted = calloc(nkeys ? nkeys : 1, sizeof *sorted);
+    if (rows == NULL || sorted == NULL || twalk_make(&w, p->n_nodes, nkeys) != 0)
+        goto oom;
     /* Each event's samples and weight, counted once: a recording may
      * describe far more events than it has samples of, and an event
      * without samples costs only its header. */
@@ -288,35 +366,41 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
     }
     for (uint32_t e = 0; e < p->n_events; e++) {
         uint64_t total = evsum[e].weight, nsamples = evsum[e].n;
-        if (nsamples > 0)
-            memset(rows, 0, nkeys * sizeof *rows);
-        for (size_t i = 0; nsamples > 0 && i < p->n_entries; i++) {
-            const rsample *s = &p->entries[i];
-            if (s->event != e)
-                continue;
-            if (sort == SORT_PID || sort == SORT_COMM) {
+        /* Only the rows and nodes this event's entries reach. */
+        const uint32_t *ent = byev + start[e];
+        size_t nent = start[e + 1] - start[e];
+        if (sort == SORT_PID || sort == SORT_COMM) {
+            for (size_t i = 0; i < nent; i++) {
+                const rsample *s = &p->entries[ent[i]];
                 size_t kk = s->comm;
                 if (sort == SORT_PID) {
                     const int32_t *hit = bsearch(&s->pid, pids, npids, sizeof *pids, pid_order);
                     kk = (size_t)(hit - pids);
                 }
-                rows[kk].self += s->weight;
-                rows[kk].children += s->weight;
-                rows[kk].samples += s->count;
-                rows[kk].pid = s->pid;
-                rows[kk].label = p->comms[s->comm];
+                row *rw = twalk_row(&w, rows, kk);
+                rw->self += s->weight;
+                rw->children += s->weight;
+                rw->samples += s->count;
+                rw->pid = s->pid;
+                rw->label = p->comms[s->comm];
             }
+        } else {
+            tree_rows(p, &w, ent, nent, key, rows);
         }
-        if (nsamples > 0 && (sort == SORT_SYM || sort == SORT_DSO)) {
-            if (tree_rows(p, &tk, e, key, rows, nkeys) != 0)
-                goto oom;
+        /* The rows touched, labelled, taken out and cleared for the next. */
+        size_t nrows = 0;
+        for (size_t i = 0; i < w.n_keys; i++) {
+            size_t kk = w.keys[i];
             if (sort == SORT_SYM)
-                for (size_t f = 0; f < p->n_frames; f++)
-                    rows[f].label = p->frames[f].name, rows[f].dso = p->frames[f].dso;
-            else
-                for (size_t d = 0; d < ndsos; d++)
-                    rows[d].label = rows[d].dso = dsos[d];
+                rows[kk].label = p->frames[kk].name, rows[kk].dso = p->frames[kk].dso;
+            else if (sort == SORT_DSO)
+                rows[kk].label = rows[kk].dso = dsos[kk];
+            if (rows[kk].children > 0)
+                sorted[nrows++] = rows[kk];
+            rows[kk] = (row){0};
+            w.used[kk] = false;
         }
+        w.n_keys = 0;
         const dkrec_event *ev = &p->events[e];
         bool off_ev = strcmp(ev->name, REPORT_OFF_CPU_EVENT) == 0 && ev->freq == 0 &&
                       ev->period == 0;
@@ -337,14 +421,10 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
         if (nsamples == 0)
             continue;
         by_children_order = by_children;
-        size_t nrows = 0;
-        for (size_t k = 0; k < nkeys; k++)
-            if (rows[k].children > 0)
-                rows[nrows++] = rows[k];
-        qsort(rows, nrows, sizeof *rows, row_order);
+        qsort(sorted, nrows, sizeof *sorted, row_order);
         size_t width = REPORT_DSO_COLUMN;
         for (size_t k = 0; sort == SORT_SYM && k < nrows; k++)
-            width = report_dso_width(width, rows[k].dso);
+            width = report_dso_width(width, sorted[k].dso);
         const char *what = sort == SORT_SYM    ? "Shared Object"
                            : sort == SORT_DSO  ? "Shared Object"
                            : sort == SORT_COMM ? "Command"
@@ -354,31 +434,34 @@ int report_stdio(FILE *out, const rprofile *p, report_sort sort, bool by_childre
             fprintf(out, "%*sSymbol", (int)(width + 2 - strlen(what)), "");
         fputc('\n', out);
         for (size_t k = 0; k < nrows; k++) {
-            const row *w = &rows[k];
+            const row *rw = &sorted[k];
             fprintf(out, "  %7.2f%%  %7.2f%%  %9" PRIu64 "  ",
-                    100.0 * (double)w->children / (double)total,
-                    100.0 * (double)w->self / (double)total, w->samples);
+                    100.0 * (double)rw->children / (double)total,
+                    100.0 * (double)rw->self / (double)total, rw->samples);
             if (sort == SORT_SYM) {
-                report_put_column(out, w->dso, width);
+                report_put_column(out, rw->dso, width);
                 fputs("  ", out);
-                if (strcmp(w->dso, RFRAME_KERNEL_DSO) == 0)
+                if (strcmp(rw->dso, RFRAME_KERNEL_DSO) == 0)
                     fputs("[k] ", out); /* as perf marks kernel symbols */
             } else if (sort == SORT_PID) {
-                fprintf(out, "%-7d ", (int)w->pid);
+                fprintf(out, "%-7d ", (int)rw->pid);
             }
-            dk__put_untrusted(out, w->label);
+            dk__put_untrusted(out, rw->label);
             fputc('\n', out);
         }
     }
     rc = 0;
 oom:
     free(rows);
+    free(sorted);
     free(evsum);
     free(pids);
     free(dsos);
     free(key);
     free(order);
-    kids_free(&tk);
+    free(start);
+    free(byev);
+    twalk_free(&w);
     if (rc != 0)
         cli_error("report", "out of memory while sorting the report");
     return rc;
@@ -438,10 +521,13 @@ int report_speedscope(FILE *out, const rprofile *p)
     uint64_t *sw = calloc(p->n_nodes ? p->n_nodes : 1, sizeof *sw);
     bool *seen = calloc(p->n_nodes ? p->n_nodes : 1, sizeof *seen);
     uint32_t *order = calloc(p->n_entries ? p->n_entries : 1, sizeof *order);
-    if (sw == NULL || seen == NULL || order == NULL) {
+    uint32_t *start = NULL, *byev = NULL; /* each event's entries */
+    if (sw == NULL || seen == NULL || order == NULL || by_event(p, &start, &byev) != 0) {
         free(sw);
         free(seen);
         free(order);
+        free(start);
+        free(byev);
         free(path);
         free(evsum);
         cli_error("report", "out of memory while writing speedscope");
@@ -450,10 +536,8 @@ int report_speedscope(FILE *out, const rprofile *p)
     for (uint32_t e = 0; e < p->n_events; e++) {
         uint64_t total = evsum[e].weight;
         size_t ns = 0;
-        for (size_t i = 0; evsum[e].n > 0 && i < p->n_entries; i++) {
-            const rsample *s = &p->entries[i];
-            if (s->event != e)
-                continue;
+        for (size_t i = start[e]; i < start[e + 1]; i++) {
+            const rsample *s = &p->entries[byev[i]];
             if (!seen[s->stack]) {
                 seen[s->stack] = true;
                 order[ns++] = s->stack;
@@ -488,6 +572,8 @@ int report_speedscope(FILE *out, const rprofile *p)
     free(sw);
     free(seen);
     free(order);
+    free(start);
+    free(byev);
     fputs("],\n\"name\":", out);
     dk__json_string(out, p->path);
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"dkperf report\"}\n", out);
