@@ -66,7 +66,10 @@ for chip in chips:
             per_cpu[row["level"]] = per_cpu.get(row["level"], 0) + 1
     except (ValueError, KeyError) as e:
         check(False, f"{what}: stat -a -A --json: {e}: {r.stderr[:400]}")
-    r = run(["stat", "-a", "--per-level", "--json", "-e", "cycles", "--", "sleep", "0.1"], env)
+    # A command that keeps a host CPU busy: the sim's CPUs count the host's
+    # busy time (/proc/stat, in ticks), which a quiet machine's sleep 0.1
+    # may leave at 0.
+    r = run(["stat", "-a", "--per-level", "--json", "-e", "cycles", "--", prog, "0.2"], env)
     try:
         rep = json.loads(r.stderr)
         got = {row["label"]: row["cpus"] for row in rep["rows"]}
