@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -124,7 +125,11 @@ TEST_CASE(off_cpu_samples_show_a_blocked_thread_in_its_blocking_call)
     CHECK_U64(c.busy_on, >, 0);
     CHECK_U64(c.reader_on, ==, 0);
     CHECK_U64(c.reader_off, >=, 10); /* ~40 periods of 10 ms */
-    CHECK_U64(c.reader_in_read, ==, c.reader_off);
+    /* Under valgrind the sim reads valgrind's registers and stack for the
+     * blocked thread, not this program's. */
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload == NULL || strstr(preload, "vgpreload") == NULL)
+        CHECK_U64(c.reader_in_read, ==, c.reader_off);
     CHECK_U64(c.bad_event, ==, 0);
     CHECK_U64(c.bad_period, ==, 0);
     dk_sampling_close(p);

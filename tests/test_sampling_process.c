@@ -330,7 +330,10 @@ TEST_CASE(off_cpu_samples_where_and_how_long_threads_block)
             (double)run.slept_ns / 1e6, w.on[1], w.off[1], (double)w.off_ns[1] / 1e6);
     CHECK_INT(w.bad, ==, 0);
     CHECK_INT(w.on[1], >=, 50);
-    CHECK_INT(w.off_in_sleep, >=, 9);
+    /* Under valgrind the kernel walks valgrind's stack, not this program's:
+     * the chains name none of its functions. */
+    if (!under_valgrind())
+        CHECK_INT(w.off_in_sleep, >=, 9);
     CHECK_INT(w.off_in_sleep, <=, 11);
     /* Off CPU for nearly all it slept (the loop's own CPU time is tiny). */
     CHECK_U64(w.off_ns[0], >=, run.slept_ns * 9 / 10);
