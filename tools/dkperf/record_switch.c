@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -113,14 +112,14 @@ bool record_switch_due(record_switch *sw, const dkrec_writer *w)
  * (two switches in one centisecond). */
 static char *ended_name(const char *output)
 {
-    struct timeval tv;
+    struct timespec ts = {0, 0};
     struct tm tm;
     char stamp[32] = "0";
-    gettimeofday(&tv, NULL);
-    time_t t = tv.tv_sec;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    time_t t = ts.tv_sec;
     if (localtime_r(&t, &tm) != NULL && strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm) > 0) {
         size_t n = strlen(stamp);
-        snprintf(stamp + n, sizeof stamp - n, "%02u", (unsigned)(tv.tv_usec / 10000));
+        snprintf(stamp + n, sizeof stamp - n, "%02u", (unsigned)(ts.tv_nsec / 10000000));
     }
     size_t len = strlen(output) + sizeof stamp + 16;
     char *name = malloc(len);
