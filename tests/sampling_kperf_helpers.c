@@ -141,3 +141,12 @@ sim_kernel sim_kernel_open(void)
     CHECK(k.sysctl != NULL && k.sysctlbyname != NULL && k.emit != NULL);
     return k;
 }
+
+bool dkt_is_busybox(const char *path)
+{
+    char *real = realpath(path, NULL);
+    const char *base = real != NULL ? strrchr(real, '/') : NULL;
+    bool bb = base != NULL && strcmp(base + 1, "busybox") == 0;
+    free(real);
+    return bb;
+}

@@ -54,5 +54,9 @@ void fresh_state(void);
  * counters' own: counting, forced). */
 void check_disarmed_but(const char *path, size_t skip);
 void check_disarmed(const char *path);
+/* Whether path is BusyBox (a system such as the arm64 test guest's),
+ * whose applets take their name from argv[0]: copied or run under another
+ * name, it is not the program its name says. */
+bool dkt_is_busybox(const char *path);
 
 #endif /* DKPERF_TEST_SAMPLING_KPERF_HELPERS_H */

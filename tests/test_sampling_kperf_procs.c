@@ -112,6 +112,8 @@ static void sample_execs(proc_records *r, int *wait_status)
 
 TEST_CASE(each_exec_names_the_new_image_and_the_exit_has_its_status)
 {
+    if (dkt_is_busybox("/bin/sh") || dkt_is_busybox("/usr/bin/env") || dkt_is_busybox("/bin/env"))
+        SKIP("sh and env are BusyBox here: an exec of env is named busybox, not env");
     fresh_state();
     proc_records r;
     int status = 0;

@@ -437,6 +437,8 @@ static void copy_file(const char *from, const char *to)
  * trace. */
 TEST_CASE(an_exec_logs_xnus_exec_records)
 {
+    if (dkt_is_busybox("/bin/cat"))
+        SKIP("/bin/cat is BusyBox here: copied under another name it is no cat");
     fresh_state();
     sim_kernel k = sim_kernel_open();
     const dk_kperf_vtable *kp = kperf();
