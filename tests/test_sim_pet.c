@@ -9,7 +9,6 @@
  * lightweight PET samples a thread as it goes on CPU, once a period; a
  * timer logs PERF_TM_FIRE once a period, is_pet 1 for the PET timer.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "dkperf/kperf.h"
+#include "sampling_kperf_helpers.h"
 #include "sim/sim_kdebug.h"
 #include "sim/sim_kernel.h"
 #include "util.h"
@@ -38,25 +38,16 @@
 #define TI_RUNNING 0x1u
 #define TI_WAIT 0x4u
 
-typedef int (*sysctl_fn)(int *, unsigned, void *, size_t *, void *, size_t);
-typedef int (*sysctlbyname_fn)(const char *, void *, size_t *, void *, size_t);
-
 static const dk_kperf_vtable *kp;
-static sysctl_fn sys;
-static sysctlbyname_fn sysbyname;
+static int (*sys)(int *, unsigned, void *, size_t *, void *, size_t);
+static int (*sysbyname)(const char *, void *, size_t *, void *, size_t);
 
 static void load(void)
 {
     CHECK_INT(dk_kperf_load(NULL, &kp, NULL), ==, 0);
-    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
-    CHECK(root != NULL);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL)
-        DKT_FAIL("dlopen %s: %s", path, dlerror());
-    sys = (sysctl_fn)dlsym(h, "sysctl");
-    sysbyname = (sysctlbyname_fn)dlsym(h, "sysctlbyname");
+    sim_kernel k = sim_kernel_open();
+    sys = k.sysctl;
+    sysbyname = k.sysctlbyname;
     CHECK(sys != NULL && sysbyname != NULL);
 }
 
