@@ -68,13 +68,6 @@ bool in_range(uint64_t ip, const char *start, const char *stop)
     return ip >= (uint64_t)(uintptr_t)start && ip < (uint64_t)(uintptr_t)stop;
 }
 
-/* Code runs under valgrind's translation, not at its own addresses. */
-bool under_valgrind(void)
-{
-    const char *pre = getenv("LD_PRELOAD");
-    return pre != NULL && strstr(pre, "vgpreload") != NULL;
-}
-
 /* ---- helpers ------------------------------------------------------------ */
 
 dk_sampler *perf_sampler(void)

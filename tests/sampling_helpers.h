@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "util.h"
 
 extern const char __start_dkt_busy[], __stop_dkt_busy[];
 extern const char __start_dkt_caller[], __stop_dkt_caller[];
@@ -31,8 +32,6 @@ void burn(double ms, void (*between)(void *), void *ctx);
 /* A loop of exactly 2 instructions per iteration (n >= 1), in dkt_loop. */
 void spin_loop(unsigned long n);
 bool in_range(uint64_t ip, const char *start, const char *stop);
-/* Code runs under valgrind's translation, not at its own addresses. */
-bool under_valgrind(void);
 
 /* The perf_event sampler, checked to be it. */
 dk_sampler *perf_sampler(void);

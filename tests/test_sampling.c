@@ -290,7 +290,7 @@ TEST_CASE(cpu_clock_period_follows_cpu_time)
     uint64_t ns1 = (uint64_t)t1.tv_sec * 1000000000u + (uint64_t)t1.tv_nsec;
     CHECK_U64(w.first_time, >=, ns0);
     CHECK_U64(w.last_time, <=, ns1);
-    if (!under_valgrind()) {
+    if (!dkt_under_valgrind()) {
         /* Most samples land in the busy function; the rest in its caller's
          * loop and the clock reads it makes between calls (seen: 85% on a
          * quiet machine), whose share grows as the machine gets faster. */
@@ -588,7 +588,7 @@ TEST_CASE(wrapping_ring_drained_often_loses_nothing)
           (double)(w.samples + st.lost) <= expected * 1.15 + 2);
     /* ...and none is lost, the chunks between drains being short (not
      * under valgrind, whose translation makes them 20 times longer). */
-    if (!under_valgrind())
+    if (!dkt_under_valgrind())
         CHECK_U64(st.lost, ==, 0);
     /* Each sample is at least 48 bytes: the ring went round many times. */
     CHECK(w.samples * 48 > 20 * o.buffer_bytes);

@@ -92,8 +92,7 @@ static void sample_hot(const char *ev, uint64_t period, double ms, collected *c)
 {
     /* Under valgrind the Linux kernel samples valgrind's translation of
      * this program: its stacks name none of these functions. */
-    const char *preload = getenv("LD_PRELOAD");
-    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+    if (dkt_under_valgrind())
         SKIP("under valgrind the sampled stacks are valgrind's, not this program's");
     dk_sampler *s = open_sampler();
     dk_sampling_event e = {ev, period, 0};

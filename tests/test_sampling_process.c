@@ -332,7 +332,7 @@ TEST_CASE(off_cpu_samples_where_and_how_long_threads_block)
     CHECK_INT(w.on[1], >=, 50);
     /* Under valgrind the kernel walks valgrind's stack, not this program's:
      * the chains name none of its functions. */
-    if (!under_valgrind())
+    if (!dkt_under_valgrind())
         CHECK_INT(w.off_in_sleep, >=, 9);
     CHECK_INT(w.off_in_sleep, <=, 11);
     /* Off CPU for nearly all it slept (the loop's own CPU time is tiny). */

@@ -6,7 +6,9 @@
 #define DKPERF_TEST_UTIL_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "check.h"
@@ -43,6 +45,16 @@ static inline const char *dkt_build_dir(void)
     if (b == NULL)
         DKT_FAIL("DKPERF_SIM_BUILD is not set: run this test through ctest");
     return b;
+}
+
+/* Whether this test runs under valgrind: its code runs translated, not at
+ * its own addresses, and other processes' /proc entries (exe, cmdline,
+ * comm, registers) show valgrind, which rewrites only the asking
+ * process's own. */
+static inline bool dkt_under_valgrind(void)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    return pre != NULL && strstr(pre, "vgpreload") != NULL;
 }
 
 #endif /* DKPERF_TEST_UTIL_H */
