@@ -353,6 +353,21 @@ check(rows and rows[0][5] == "rp_hot", "record -p: the hottest function first (m
 p = run("report", "-i", attached, "--sort", "comm")
 check(re.search(r"100.00%\s+\d+\s+record_prog$", p.stdout, re.M), f"record -p names the process: {p.stdout!r}")
 
+# -p of a process whose first thread has ended while another works on:
+# Linux shows the first thread as a zombie, but the process runs, and is
+# recorded until it ends (1.5 s of CPU, 0.2 s of it used before).
+target = subprocess.Popen([prog, "1.5", "--leader-exits"])
+time.sleep(0.2)
+leader = path("leader.data")
+t0 = time.monotonic()
+p = run("record", "-p", str(target.pid), "-o", leader, timeout=120)
+took = time.monotonic() - t0
+target.wait()
+check(p.returncode == 0 and took > 1.0, f"record -p of a process whose first thread ended: "
+      f"exit {p.returncode} after {took:.2f} s (the process ran 1.3 s more): {p.stderr!r}")
+p = run("report", "-i", leader)
+check("rp_hot" in p.stdout, f"record -p, first thread ended: rp_hot recorded: {p.stdout[:600]!r}")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("ok")

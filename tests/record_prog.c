@@ -20,7 +20,13 @@
  * works; the main thread waits for it at the end. dkperf record
  * --off-cpu's test finds it off CPU there for about MS ms.
  *
+ * With --leader-exits the work runs in a second thread and the first
+ * thread ends at once (pthread_exit): Linux then shows the first thread
+ * as a zombie while the process runs on. dkperf record -p's test records
+ * it to the end.
+ *
  * usage: record_prog [SECONDS] [--rounds N] [--print-cpu] [--slow-hot] [--sleeper MS]
+ *                    [--leader-exits]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -75,6 +81,11 @@ void *rp_sleeper(void *arg)
     return NULL;
 }
 
+static double secs = 1.0;
+static long rounds = 0;
+static int print = 0;
+static long sleep_ms = 0;
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -82,28 +93,13 @@ static double cpu_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
+static void *work(void *arg)
 {
-    double secs = 1.0;
-    long rounds = 0;
-    int print = 0;
-    long sleep_ms = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-            rounds = atol(argv[++i]);
-        else if (strcmp(argv[i], "--print-cpu") == 0)
-            print = 1;
-        else if (strcmp(argv[i], "--sleeper") == 0 && i + 1 < argc)
-            sleep_ms = atol(argv[++i]);
-        else if (strcmp(argv[i], "--slow-hot") == 0)
-            hot_work = 800000;
-        else
-            secs = atof(argv[i]);
-    }
+    (void)arg;
     pthread_t sleeper;
     if (sleep_ms > 0 && pthread_create(&sleeper, NULL, rp_sleeper, &sleep_ms) != 0) {
         fprintf(stderr, "record_prog: cannot start the sleeping thread\n");
-        return 1;
+        exit(1);
     }
     double t0 = cpu_seconds();
     if (rounds > 0)
@@ -116,5 +112,34 @@ int main(int argc, char **argv)
         pthread_join(sleeper, NULL);
     if (print)
         printf("cpu %.6f\n", cpu_seconds() - t0);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int leader_exits = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atol(argv[++i]);
+        else if (strcmp(argv[i], "--print-cpu") == 0)
+            print = 1;
+        else if (strcmp(argv[i], "--sleeper") == 0 && i + 1 < argc)
+            sleep_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--slow-hot") == 0)
+            hot_work = 800000;
+        else if (strcmp(argv[i], "--leader-exits") == 0)
+            leader_exits = 1;
+        else
+            secs = atof(argv[i]);
+    }
+    if (leader_exits) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, work, NULL) != 0) {
+            fprintf(stderr, "record_prog: cannot start the working thread\n");
+            return 1;
+        }
+        pthread_exit(NULL);
+    }
+    work(NULL);
     return 0;
 }

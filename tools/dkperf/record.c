@@ -182,9 +182,8 @@ static int on_record(void *ctx, const dk_sample *s)
  */
 static void synthesize_maps(recorder *r, int pid)
 {
-    char path[64], line[4096 + 256];
-    snprintf(path, sizeof path, "/proc/%d/maps", pid);
-    FILE *f = fopen(path, "re");
+    char line[4096 + 256];
+    FILE *f = proc_open_maps(pid);
     if (f == NULL)
         return;
     while (fgets(line, sizeof line, f) != NULL) {
@@ -282,11 +281,9 @@ static void maps_now(recorder *r, bool before)
 }
 #endif
 
-/* Whether pid has exited: gone, or a zombie nobody has reaped yet. */
-static bool process_gone(long pid)
-{
-    return (kill((pid_t)pid, 0) != 0 && errno == ESRCH) || proc_is_zombie(pid);
-}
+/* Whether pid has exited: gone, or a zombie nobody has reaped yet (not
+ * while a thread of it runs on after its first has ended). */
+static bool process_gone(long pid) { return !proc_alive((int)pid, false); }
 
 static void write_meta(recorder *r, const record_options *o, dk_sampler *s,
                        const dk_backend_caps *caps)

@@ -35,6 +35,7 @@
 #include "common/clock.h"
 #include "signals.h"
 #include "child.h"
+#include "proc.h"
 #include "stat.h"
 
 static uint64_t tv_ns(struct timeval tv)
@@ -75,42 +76,6 @@ static void fill_roles(dk_sampler *s, const dk_group *g, size_t n, report *rep)
  * noticed this late at most (nothing signals the end of a process that is
  * not dkperf's child). */
 #define POLL_NS 50000000u
-
-/* Whether thread or process id still runs (a zombie does not). */
-static bool alive(int id, bool thread)
-{
-#ifdef __linux__
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", id);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno != ENOENT && errno != ESRCH;
-    ssize_t got = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (got <= 0)
-        return false;
-    text[got] = '\0';
-    const char *paren = strrchr(text, ')'); /* the name may hold anything */
-    char state = paren != NULL && paren[1] == ' ' ? paren[2] : '?';
-    if (state != 'Z' && state != 'X')
-        return true;
-    if (thread)
-        return false;
-    /* A process whose first thread has ended lives on in its others. */
-    snprintf(path, sizeof path, "/proc/%d/status", id);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    got = read(fd, text, sizeof text - 1);
-    close(fd);
-    text[got > 0 ? got : 0] = '\0';
-    const char *threads = strstr(text, "\nThreads:");
-    return threads != NULL && strtol(threads + 10, NULL, 10) > 1;
-#else
-    (void)thread;
-    return kill((pid_t)id, 0) == 0 || errno != ESRCH;
-#endif
-}
 
 /* Something to wake pselect() when the command exits. */
 static void on_child(int sig) { (void)sig; }
@@ -217,7 +182,7 @@ static int wait_loop(watch *w)
         } else {
             size_t left = 0;
             for (size_t k = 0; k < w->nids; k++) {
-                if (!w->gone[k] && !alive(o->pids[k], o->threads)) {
+                if (!w->gone[k] && !proc_alive(o->pids[k], o->threads)) {
                     w->gone[k] = true;
                     add_note(w->rep, o->threads ? "thread" : "process", o->pids[k],
                              (double)now / 1e9);

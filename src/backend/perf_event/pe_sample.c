@@ -599,6 +599,37 @@ static uint64_t monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A running thread's /proc/PID/task/TID/maps, for a process whose first
+ * thread has ended: its /proc/PID/maps then read empty while the others
+ * run on in the same memory. NULL when there is none. */
+static FILE *thread_maps(int pid)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return NULL;
+    FILE *f = NULL;
+    struct dirent *de;
+    while (f == NULL && (de = readdir(d)) != NULL) {
+        char *end;
+        long t = strtol(de->d_name, &end, 10);
+        if (end == de->d_name || *end != '\0' || t <= 0 || t == pid || t > 0x7fffffffL)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%ld/maps", pid, t);
+        f = fopen(path, "re");
+        int c = f != NULL ? fgetc(f) : EOF;
+        if (c != EOF)
+            ungetc(c, f);
+        else if (f != NULL) {
+            fclose(f);
+            f = NULL;
+        }
+    }
+    closedir(d);
+    return f;
+}
+
 /* The executable mappings of pid now, for MAP records ahead of the ring's. */
 static int read_maps(ps_state *st, int pid)
 {
@@ -616,6 +647,14 @@ static int read_maps(ps_state *st, int pid)
                            "dk_sampling_start: reading %s, for the images already mapped, "
                            "failed",
                            path);
+    }
+    int c = fgetc(f);
+    if (c != EOF)
+        ungetc(c, f);
+    else {
+        fclose(f);
+        if ((f = thread_maps(pid)) == NULL)
+            return 0; /* no thread left, or none that maps anything */
     }
     /* Built aside and published by one store of nmaps: a drain from
      * another thread may look at them while this start runs. */
