@@ -684,6 +684,13 @@ TEST_CASE(sim_thread_scope_is_not_supported)
 static atomic_int spin_stop;
 static atomic_int spin_tid;
 
+static uint64_t cpu_clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    CHECK_INT(clock_gettime(c, &ts), ==, 0);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void *spin_thread(void *arg)
 {
     (void)arg;
@@ -709,19 +716,28 @@ TEST_CASE(linux_thread_scope_counts_one_thread)
     CHECK_OK(dk_group_open(s, DK_SCOPE_THREAD, spin_tid, names, 1, 0, &busy));
     CHECK_OK(dk_group_open(s, DK_SCOPE_THREAD, getpid(), names, 1, 0, &idle));
     CHECK_CONTAINS(dk_group_scope(busy), "thread");
+    /* The spinner's own CPU clock brackets what its group counts, however
+     * loaded the machine: no less than it ran between the start and the
+     * read, no more than from before the start to after the read. */
+    clockid_t spin_clock;
+    CHECK_INT(pthread_getcpuclockid(th, &spin_clock), ==, 0);
+    uint64_t c0 = cpu_clock_ns(spin_clock);
     CHECK_OK(dk_group_start(busy));
     CHECK_OK(dk_group_start(idle));
-    uint64_t t0 = dk__monotonic_ns();
+    uint64_t c1 = cpu_clock_ns(spin_clock);
     dkt_sleep_ms(300);
+    uint64_t c2 = cpu_clock_ns(spin_clock);
     uint64_t b, i;
     CHECK_OK(dk_group_read(busy, &b, NULL));
+    uint64_t c3 = cpu_clock_ns(spin_clock);
     CHECK_OK(dk_group_read(idle, &i, NULL));
-    uint64_t wall = dk__monotonic_ns() - t0;
     spin_stop = 1;
     pthread_join(th, NULL);
-    /* Loaded machine: the spinner gets at least a tenth of a CPU. */
-    CHECK_U64(b, >=, wall / 10);
-    CHECK_U64(b, <=, wall + 50000000);
+    fprintf(stderr, "spinner: counted %llu ns; its clock %llu..%llu ns\n", (unsigned long long)b,
+            (unsigned long long)(c2 - c1), (unsigned long long)(c3 - c0));
+    CHECK_U64(c2 - c1, >, 0);
+    CHECK_U64(b + 1000000, >=, c2 - c1); /* 1 ms: the two clocks' ticks */
+    CHECK_U64(b, <=, c3 - c0 + 1000000);
     CHECK_U64(i, <, 30000000);
     dk_group_close(busy);
     dk_group_close(idle);
