@@ -500,14 +500,8 @@ int cmd_record(int argc, char **argv)
     so.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_CPU | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
                 (o.callgraph ? DK_SAMPLE_CALLCHAIN | DK_SAMPLE_KERNEL_CALLCHAIN : 0u);
     if (o.cmd != NULL && !o.all_cpus) {
-        /* No signal may fall between fork and signals_child_pid. */
-        sigset_t hold;
-        signals_hold_set(&hold);
         child_options sp = CHILD_OPTIONS_INIT;
-        sp.hold = &hold;
-        sp.pid_out = &signals_child_pid;
-        sp.in_child = signals_restore;
-        rc = child_prepare(&c, o.cmd, &sp);
+        rc = signals_child_prepare(&c, o.cmd, &sp);
         if (rc != 0) {
             cli_error("record", "%s: %s", c.failed, strerror(-rc));
             exit_rc = EXIT_SETUP;
@@ -590,13 +584,8 @@ int cmd_record(int argc, char **argv)
     }
     if (o.cmd != NULL && o.all_cpus) {
         /* Every CPU while the command runs: started after the sampling. */
-        sigset_t hold;
-        signals_hold_set(&hold);
         child_options sp = CHILD_OPTIONS_INIT;
-        sp.hold = &hold;
-        sp.pid_out = &signals_child_pid;
-        sp.in_child = signals_restore;
-        rc = child_prepare(&c, o.cmd, &sp);
+        rc = signals_child_prepare(&c, o.cmd, &sp);
         if (rc != 0) {
             cli_error("record", "%s: %s", c.failed, strerror(-rc));
             exit_rc = EXIT_SETUP;
