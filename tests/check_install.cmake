@@ -8,6 +8,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install failed")
 endif()
 foreach(f include/dkperf/kperf.h include/dkperf/error.h include/dkperf/events.h
+          include/dkperf/sampling.h include/dkperf/types.h
           include/dkperf/benchmark.hpp)
   if(NOT EXISTS ${WORK}/prefix/${f})
     message(FATAL_ERROR "not installed: ${f}")

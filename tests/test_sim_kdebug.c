@@ -7,38 +7,26 @@
  * xnu-11417 and on xnu-8020, KERN_KDREADTR's sizes and errors,
  * KERN_KDREMOVE. Records are put in with the sim kernel's simk_emit.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampling_kperf_helpers.h"
 #include "sim/sim_kdebug.h"
 #include "sim/sim_kernel.h"
 #include "util.h"
 
-typedef int (*sysctl_fn)(int *, unsigned, void *, size_t *, void *, size_t);
-typedef int (*sysctlbyname_fn)(const char *, void *, size_t *, void *, size_t);
-typedef void (*emit_fn)(const simk_kd_buf *, size_t);
-
-static sysctl_fn sys;
-static sysctlbyname_fn sysbyname;
-static emit_fn emit;
+static int (*sys)(int *, unsigned, void *, size_t *, void *, size_t);
+static int (*sysbyname)(const char *, void *, size_t *, void *, size_t);
+static void (*emit)(const simk_kd_buf *, size_t);
 
 static void load(void)
 {
-    const char *root = getenv("DKPERF_FRAMEWORK_ROOT");
-    if (root == NULL)
-        DKT_FAIL("DKPERF_FRAMEWORK_ROOT is not set: run this test through ctest");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/usr/lib/system/libsystem_kernel.dylib", root);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL)
-        DKT_FAIL("dlopen %s: %s", path, dlerror());
-    sys = (sysctl_fn)dlsym(h, "sysctl");
-    sysbyname = (sysctlbyname_fn)dlsym(h, "sysctlbyname");
-    emit = (emit_fn)dlsym(h, "simk_emit");
-    CHECK(sys != NULL && sysbyname != NULL && emit != NULL);
+    sim_kernel k = sim_kernel_open();
+    sys = k.sysctl;
+    sysbyname = k.sysctlbyname;
+    emit = k.emit;
 }
 
 /* sysctl({CTL_KERN, KERN_KDEBUG, op[, value]}): 0 or errno. */

@@ -2,11 +2,14 @@
 /*
  * test_stats.c - the running moments of repeated runs and the median
  * (src/common/stats_moments.c), against a two-pass reference computed in
- * long double.
+ * long double; the bootstraps' refusal of more resamples than memory holds.
  */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "check.h"
+#include "common/error.h"
 #include "common/stats.h"
 
 typedef struct reference {
@@ -125,6 +128,33 @@ TEST_CASE(median)
     CHECK(isnan(dkb_median(NULL, 0)));
     CHECK(isnan(dkb_quantile_sorted(odd, 0, 0.5)));
     CHECK(odd[0] == 1 && odd[4] == 9); /* sorted in place */
+}
+
+/* A resample count past what memory can hold is refused by every bootstrap
+ * with one message naming the values and the resamples, not an overflowed
+ * allocation. */
+TEST_CASE(resamples_past_memory_are_refused_naming_both_counts)
+{
+    const double x[] = {1, 2, 3, 4}, y[] = {2, 4, 6, 9}, five[] = {1, 2, 3, 4, 5};
+    const size_t huge = SIZE_MAX / sizeof(double) - 3;
+    char want[128];
+    dkb_interval ci;
+    dkb_summary s;
+    dkb_change c;
+#define TOO_MANY(call, values)                                                           \
+    do {                                                                                 \
+        CHECK(!(call));                                                                  \
+        snprintf(want, sizeof want, "%zu values and %zu resamples do not fit in memory", \
+                 (size_t)(values), huge);                                                \
+        CHECK_CONTAINS(dkb_last_error(), want);                                          \
+    } while (0)
+    TOO_MANY(dkb_slope_ci(x, y, 4, huge, 1, 0.95, &ci), 8);
+    TOO_MANY(dkb_summarize(x, 4, huge, 1, 0.95, &s), 8);
+    TOO_MANY(dkb_median_ci(x, 4, huge, 1, 0.95, &ci), 4);
+    TOO_MANY(dkb_change_test(x, 4, y, 3, 0.01, 0.05, huge, 1, &c), 7);
+    TOO_MANY(dkb_change_test_median(five, 5, five, 5, 0.01, 0.05, huge, 1, &c), 10);
+    TOO_MANY(dkb_ratio(x, y, 4, huge, 1, 0.95, &ci), 4);
+#undef TOO_MANY
 }
 
 TEST_MAIN()

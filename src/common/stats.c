@@ -115,11 +115,7 @@ bool dkb_slope_ci(const double *x, const double *y, size_t n, size_t resamples, 
     dkb_fit fit;
     if (!dkb_ols(x, y, n, &fit))
         return false;
-    if (resamples > SIZE_MAX / sizeof(double) - 2 * n) {
-        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
-        return false;
-    }
-    double *buf = alloc_doubles(fn, 2 * n + resamples);
+    double *buf = alloc_bootstrap(fn, 2 * n, resamples); /* x and y are 2n doubles */
     if (buf == NULL)
         return false;
     bool ok = false;
@@ -288,11 +284,7 @@ bool dkb_summarize(const double *v, size_t n, size_t resamples, uint64_t seed, d
     memset(out, 0, sizeof *out);
     if (!values_args(fn, "values", v, n, 2) || !bootstrap_args(fn, resamples, confidence))
         return false;
-    if (resamples > SIZE_MAX / sizeof(double) - 2 * n) {
-        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
-        return false;
-    }
-    double *buf = alloc_doubles(fn, 2 * n + resamples);
+    double *buf = alloc_bootstrap(fn, 2 * n, resamples); /* sorted, deviations */
     if (buf == NULL)
         return false;
     double *sorted = buf, *dev = buf + n, *boot = buf + 2 * n;
@@ -352,14 +344,11 @@ bool dkb_median_ci(const double *v, size_t n, size_t resamples, uint64_t seed, d
             dkb_fail(DK_EINVAL, "%s: value %zu is not finite", fn, i);
             return false;
         }
-    if (resamples > SIZE_MAX / sizeof(double) - n) {
-        dkb_fail(DK_ENOMEM, "%s: %zu values and %zu resamples do not fit in memory", fn, n,
-                 resamples);
+    double *sorted = alloc_bootstrap(fn, n, resamples);
+    if (sorted == NULL)
         return false;
-    }
-    double *sorted = malloc((n + resamples) * sizeof *sorted);
     size_t *count = malloc(n * sizeof *count);
-    if (sorted == NULL || count == NULL) {
+    if (count == NULL) {
         dkb_fail(DK_ENOMEM, "%s: out of memory for %zu values", fn, n);
         free(sorted);
         free(count);

@@ -70,18 +70,6 @@ static bool change_args(const char *fn, const double *old_v, size_t n_old, const
     return true;
 }
 
-/* Room for both sides' values and the replicates (n_old + n_new +
- * resamples doubles), or NULL with the error set. */
-static double *change_buffer(const char *fn, size_t n_old, size_t n_new, size_t resamples)
-{
-    if (n_old > SIZE_MAX / sizeof(double) - n_new ||
-        resamples > SIZE_MAX / sizeof(double) - n_old - n_new) {
-        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
-        return NULL;
-    }
-    return alloc_doubles(fn, n_old + n_new + resamples);
-}
-
 /* The verdict of a change whose interval and p-value are set (§7 of
  * doc/BENCH-STATISTICS.md); false, *out cleared, when they are not finite. */
 static bool change_verdict(const char *fn, double noise, double significance, dkb_change *out)
@@ -111,7 +99,7 @@ bool dkb_change_test(const double *old_v, size_t n_old, const double *new_v, siz
                  fn, m_old);
         return false;
     }
-    double *buf = change_buffer(fn, n_old, n_new, resamples);
+    double *buf = alloc_bootstrap(fn, n_old + n_new, resamples); /* both sides are in memory */
     if (buf == NULL)
         return false;
     bool ok = false;
@@ -175,7 +163,7 @@ bool dkb_change_test_median(const double *old_v, size_t n_old, const double *new
     if (!change_args(fn, old_v, n_old, new_v, n_new, DKB_MEDIAN_CHANGE_MIN, noise, significance,
                      resamples, out))
         return false;
-    double *buf = change_buffer(fn, n_old, n_new, resamples);
+    double *buf = alloc_bootstrap(fn, n_old + n_new, resamples); /* both sides are in memory */
     if (buf == NULL)
         return false;
     size_t n_max = n_old > n_new ? n_old : n_new;
@@ -276,14 +264,12 @@ bool dkb_ratio(const double *a, const double *b, size_t n, size_t resamples, uin
             return false;
         }
     }
-    if (resamples > SIZE_MAX / sizeof(double) - n) {
-        dkb_fail(DK_ENOMEM, "%s: %zu resamples do not fit in memory", fn, resamples);
+    double *buf = alloc_bootstrap(fn, n, resamples);
+    if (buf == NULL)
         return false;
-    }
-    double *buf = alloc_doubles(fn, n + resamples);
     size_t *count = malloc(n * sizeof *count); /* n < SIZE_MAX / 8: buf holds n doubles */
     bool ok = false;
-    if (buf == NULL || count == NULL) {
+    if (count == NULL) {
         dkb_fail(DK_ENOMEM, "%s: out of memory for the bootstrap of %zu pairs", fn, n);
         goto out;
     }

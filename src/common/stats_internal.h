@@ -131,6 +131,19 @@ static inline double *alloc_doubles(const char *fn, size_t n)
     return p;
 }
 
+/* Room for a bootstrap: n values (the copies of its inputs) and the
+ * resamples replicates after them, or NULL with the error set. A count
+ * past what memory can hold is named, not wrapped into a small malloc. */
+static inline double *alloc_bootstrap(const char *fn, size_t n, size_t resamples)
+{
+    if (n > SIZE_MAX / sizeof(double) || resamples > SIZE_MAX / sizeof(double) - n) {
+        dkb_fail(DK_ENOMEM, "%s: %zu values and %zu resamples do not fit in memory", fn, n,
+                 resamples);
+        return NULL;
+    }
+    return alloc_doubles(fn, n + resamples);
+}
+
 /* Sort the bootstrap replicates and take the percentile interval. */
 static inline void percentile_ci(double *boot, size_t b, double confidence, double *lo, double *hi)
 {

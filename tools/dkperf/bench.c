@@ -378,17 +378,12 @@ static int run_once(runner *ru, bench_report *rep, bench_command *cmd, bench_run
         return run_spawned(ru, rep, cmd, out);
     if (ru->cpi)
         return run_rusage(ru, rep, cmd, out);
-    sigset_t hold;
-    signals_hold_set(&hold);
     child_options so = CHILD_OPTIONS_INIT;
     so.stdin_fd = ru->null_fd;
     if (!ru->o->show_output)
         so.stdout_fd = so.stderr_fd = ru->null_fd;
-    so.hold = &hold;
-    so.pid_out = &signals_child_pid;
-    so.in_child = signals_restore;
     child_process c;
-    int rc = child_prepare(&c, cmd->argv, &so);
+    int rc = signals_child_prepare(&c, cmd->argv, &so);
     if (rc != 0) {
         cli_error("bench", "%s: %s", c.failed, strerror(-rc));
         return EXIT_SETUP;

@@ -374,17 +374,12 @@ static bool target_done(const record_options *o, const child_process *c)
  * seen at once rather than at the wait's timeout. */
 static void child_exited(int sig) { (void)sig; }
 
-/* Fork the command, stopped before its exec; no signal may fall between
- * the fork and signals_child_pid. Says why on failure. */
+
+
 static int prepare_child(child_process *c, char **cmd)
 {
-    sigset_t hold;
-    signals_hold_set(&hold);
     child_options sp = CHILD_OPTIONS_INIT;
-    sp.hold = &hold;
-    sp.pid_out = &signals_child_pid;
-    sp.in_child = signals_restore;
-    int rc = child_prepare(c, cmd, &sp);
+    int rc = signals_child_prepare(c, cmd, &sp);
     if (rc != 0)
         cli_error("record", "%s: %s", c->failed, strerror(-rc));
     return rc;

@@ -100,6 +100,18 @@ void signals_hold_set(sigset_t *set)
         sigaddset(set, all_caught[k]);
 }
 
+int signals_child_prepare(child_process *c, char *const argv[], child_options *so)
+{
+    sigset_t hold;
+    signals_hold_set(&hold);
+    so->hold = &hold;
+    so->pid_out = &signals_child_pid;
+    so->in_child = signals_restore;
+    int rc = child_prepare(c, argv, so);
+    so->hold = NULL; /* child_prepare is done with it */
+    return rc;
+}
+
 void signals_default_set(sigset_t *set)
 {
     sigemptyset(set);

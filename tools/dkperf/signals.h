@@ -34,6 +34,8 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "child.h"
+
 /* At the very end of dkperf, with rc its exit status: when that is 128 +
  * a signal dkperf caught (passed on to a command that died of it, or acted
  * on itself), end by that signal instead, as perf does; otherwise return. */
@@ -60,6 +62,12 @@ int signals_pending(void);
 /* The caught signals, to hold from before a fork until signals_child_pid
  * names the child. */
 void signals_hold_set(sigset_t *set);
+
+/* child_prepare for a command the caught signals are passed on to: they
+ * are held from before the fork until signals_child_pid names the child,
+ * which gets signals_restore before its exec. so's other fields are the
+ * caller's; its hold, pid_out and in_child are set here. */
+int signals_child_prepare(child_process *c, char *const argv[], child_options *so);
 
 /* The signals dkperf ignores that it was not started ignoring: a command
  * started without signals_restore (posix_spawn) takes their default. */

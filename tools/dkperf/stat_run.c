@@ -273,14 +273,9 @@ int stat_run_once(dk_sampler *s, const stat_options *o, char **names, size_t n, 
     /* No signal may fall between fork and signals_child_pid: they are held
      * until it is set; the command's signals are its own again (a Ctrl-C
      * before exec kills it). */
-    sigset_t hold;
-    signals_hold_set(&hold);
     child_options so = CHILD_OPTIONS_INIT;
-    so.hold = &hold;
-    so.pid_out = &signals_child_pid;
-    so.in_child = signals_restore;
     child_process c;
-    int rc = child_prepare(&c, o->cmd, &so);
+    int rc = signals_child_prepare(&c, o->cmd, &so);
     if (rc != 0) {
         cli_error("stat", "%s: %s%s", c.failed, strerror(-rc),
                   rc == -EMFILE ? " (raise the open-file limit: ulimit -n)" : "");
