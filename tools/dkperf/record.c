@@ -374,8 +374,8 @@ static bool target_done(const record_options *o, const child_process *c)
  * seen at once rather than at the wait's timeout. */
 static void child_exited(int sig) { (void)sig; }
 
-
-
+/* Fork the command, stopped before its exec (signals_child_prepare); says
+ * why on failure. */
 static int prepare_child(child_process *c, char **cmd)
 {
     child_options sp = CHILD_OPTIONS_INIT;
