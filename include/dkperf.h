@@ -546,8 +546,9 @@ DK_EXPORT int dk_group_read_cpus(dk_group *g, uint64_t *values, size_t ncpus);
  *               other, and each time-shares its PMU on its own); the
  *               rows' times add up to dk_group_read's
  *   kperf       kpc counts every CPU over the same span and never
- *               time-shares: each CPU's reading is the group's, which has
- *               no times (time_enabled 0, counted for supported events)
+ *               time-shares: each CPU's reading is the group's, both
+ *               times the ns the group has been enabled (started, not
+ *               yet stopped), on the library's monotonic clock
  *   selfcounts  no system scope: DK_ENOTSUP, as dk_group_read_cpus
  *
  * Returns as dk_group_read_cpus; DK_EINVAL for a NULL info.

@@ -172,4 +172,17 @@ if not sim:
     check(p.returncode == 0 and 180e6 <= ns <= 260e6,
           f"--event offcpu-time folds the sleeper's ns: {ns} {p.stdout[:600]!r}")
 
+# sleep 0.3: ~300 ms off CPU, the one stretch it blocks for (its end is
+# what the sampling's stop finds, when the exit comes first).
+if not sim:
+    sl = os.path.join(work, "sleep.data")
+    t0 = time.monotonic()
+    p = run("record", "--off-cpu", "-e", event, "-o", sl, "--", "sleep", "0.3")
+    wall_sleep = (time.monotonic() - t0) * 1e9
+    check(p.returncode == 0, f"record sleep 0.3: {p.returncode} {p.stderr!r}")
+    p = run("report", "-i", sl, "--folded", "--off-cpu")
+    ns = sum(int(l.rpartition(" ")[2]) for l in p.stdout.splitlines() if "[off-cpu]" in l)
+    check(p.returncode == 0 and 280e6 <= ns <= wall_sleep,
+          f"sleep 0.3 is ~300 ms off CPU: {ns} ns of {wall_sleep:.0f} {p.stdout[:600]!r}")
+
 sys.exit(1 if failures else 0)

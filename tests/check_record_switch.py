@@ -14,6 +14,8 @@
           the program runs on undisturbed
   pprof   --pprof-dir DIR: one pprof file per ended file, no half-written
           one left, read by go tool pprof where it is installed
+  max_pprof  --switch-max-files 2 --pprof-dir DIR: the pprof files of the
+          removed recordings removed too, DIR's other files left alone
   errors  a mode that is no size or time, or past ten years, --switch-max-files
           or --pprof-dir without --switch-output: exit 2 and one line; a
           --pprof-dir that is no directory, a -o that is a link: exit 1, the
@@ -262,6 +264,25 @@ def case_pprof():
     shutil.rmtree(d)
 
 
+def case_max_pprof():
+    d = os.path.join(work, "pprof")
+    os.mkdir(d)
+    other = os.path.join(d, "other.pb.gz")
+    with open(other, "wb") as f:
+        f.write(b"not ours")
+    p, _ = record(["--switch-output=4K", "--switch-max-files", "2", "--pprof-dir", d], 3)
+    check(p.returncode == 0, f"record --switch-max-files --pprof-dir: {p.stderr}")
+    dumps = [l for l in p.stderr.splitlines() if l.startswith("[ dkperf record: dump ")]
+    names = files()
+    check(len(dumps) >= 3 and len(names) == 2, f"two files of {len(dumps)} kept: {names}")
+    got = sorted(os.listdir(d))
+    want = sorted([os.path.basename(n) + ".pb.gz" for n in names] + ["other.pb.gz"])
+    check(got == want, f"the pprof files of the kept recordings only: {got}, want {want}")
+    with open(other, "rb") as f:
+        check(f.read() == b"not ours", "a file record did not write is left alone")
+    shutil.rmtree(d)
+
+
 def case_failing():
     d = os.path.join(work, "pprof")
     os.mkdir(d)
@@ -351,6 +372,7 @@ def case_errors():
 
 
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
+ "max_pprof": case_max_pprof,
  "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all,
  "merge": case_merge, "merge_errors": case_merge_errors}[case]()
 for f in glob.glob(os.path.join(work, "*")):

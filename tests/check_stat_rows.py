@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """dkperf stat's breakdowns: -A, --per-core, --per-level and -C, in the human,
 CSV and JSON reports, on Linux (software events) and on every simulated chip
-(per-CPU counts, P and E totals that add up to the system total, a command's
-own P/E split without root), and their errors.
+(per-CPU counts, P and E totals that add up to the system total, -x's run
+times, a command's own P/E split without root), and their errors.
 
 usage: check_stat_rows.py DKPERF SIM_ROOT WORK_PROGRAM CHIP...
 """
@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 dkperf, sim_root, work = sys.argv[1:4]
 chips = sys.argv[4:]
@@ -335,6 +336,19 @@ for chip in chips:
         if len(set(cycles)) < 2 or max(cycles) == 0:
             fail("%s -A: per-CPU cycles do not differ: %r" % (what, cycles))
         check_rows_add_up(rep, what + " -A")
+
+    # -x, rows with perf's run time and percentage: kpc never time-shares,
+    # so every CPU ran the whole time the group was enabled (at least the
+    # command's 150 ms, at most the whole of dkperf's run).
+    t0 = time.monotonic()
+    rc, err = run(["-a", "-A", "-x", ",", "-e", "instructions,cycles", "--"] + burn, env, True)
+    wall_ns = (time.monotonic() - t0) * 1e9
+    lines = [l.split(",") for l in err.splitlines() if l]
+    runs = set(int(l[4]) for l in lines if len(l) > 5 and l[4].isdigit())
+    if rc != 0 or len(lines) != 2 * (p + e) or len(runs) != 1 or \
+            not 150e6 <= min(runs) <= wall_ns or any(l[5] != "100.00" for l in lines):
+        fail("%s -a -A -x,: one run time for every row, 150 ms to %.0f ns, 100.00%%: "
+             "exit %d: %r" % (what, wall_ns, rc, err))
 
     rc, err = run(["-a", "--per-level", "--json", "-e", "instructions,cycles", "--"] + burn,
                   env, True)

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "api.h"
 #include "child.h"
@@ -81,8 +82,8 @@ TEST_CASE(sim_system_group_reads_each_cpu_and_level)
     CHECK_OK(dk_group_read(g, total, NULL));
     CHECK_OK(dk_group_read_cpus(g, cpus, ncpu));
     CHECK_OK(dk_group_read_perf_levels(g, lv, levels));
-    /* With each CPU's reading: the same counts; kpc never time-shares and
-     * gives no times, so every CPU's reading is the group's (counted). */
+    /* With each CPU's reading: the same counts; kpc never time-shares, so
+     * every CPU's reading is the group's (counted, its times). */
     uint64_t *again = calloc(ncpu * 3, sizeof *again);
     dk_reading *info = calloc(ncpu * 3, sizeof *info), whole[3];
     CHECK(again != NULL && info != NULL);
@@ -181,3 +182,65 @@ TEST_CASE(sim_process_group_splits_by_level_without_root)
 TEST_CASE(sim_process_group_splits_by_level_with_root) { process_split(DK_BACKEND_KPERF); }
 
 TEST_MAIN()
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* kpc never time-shares: a system group's counters run whenever it is
+ * enabled, and its readings say for how long (perf stat -x's run time and
+ * percentage), the same for every CPU; the time stopped is not counted. */
+TEST_CASE(sim_system_group_times_its_enabled_spans)
+{
+    dk_sampler *s = open_sampler();
+    const char *names[] = {"instructions", "cycles"};
+    dk_group *g = NULL;
+    CHECK_OK(dk_group_open(s, DK_SCOPE_SYSTEM, 0, names, 2, 0, &g));
+    size_t ncpu = dk_group_cpu_count(g);
+    uint64_t v[2], *cv = calloc(ncpu * 2, sizeof *cv);
+    dk_reading r[2], *cr = calloc(ncpu * 2, sizeof *cr);
+    CHECK(cv != NULL && cr != NULL);
+    uint64_t t0 = now_ns();
+    CHECK_OK(dk_group_start(g));
+    uint64_t t1 = now_ns();
+    dkt_sleep_ms(100);
+    uint64_t t2 = now_ns();
+    CHECK_OK(dk_group_stop(g));
+    uint64_t t3 = now_ns();
+    dkt_sleep_ms(200); /* stopped: not counted */
+    uint64_t t4 = now_ns();
+    CHECK_OK(dk_group_start(g));
+    uint64_t t5 = now_ns();
+    dkt_sleep_ms(100);
+    uint64_t t6 = now_ns();
+    CHECK_OK(dk_group_read(g, v, r)); /* while running */
+    uint64_t t7 = now_ns();
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_U64(r[i].time_enabled, >=, (t2 - t1) + (t6 - t5));
+        CHECK_U64(r[i].time_enabled, <=, (t3 - t0) + (t7 - t4));
+        CHECK_U64(r[i].time_running, ==, r[i].time_enabled);
+        CHECK(r[i].counted && !r[i].multiplexed);
+    }
+    CHECK_OK(dk_group_stop(g));
+    uint64_t t8 = now_ns();
+    CHECK_OK(dk_group_read(g, v, r));
+    dkt_sleep_ms(50);
+    CHECK_OK(dk_group_read_cpus_info(g, cv, cr, ncpu));
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_U64(r[i].time_enabled, >=, (t2 - t1) + (t6 - t5));
+        CHECK_U64(r[i].time_enabled, <=, (t3 - t0) + (t8 - t4));
+        CHECK_U64(r[i].time_running, ==, r[i].time_enabled);
+    }
+    for (size_t j = 0; j < ncpu * 2; j++) {
+        CHECK_U64(cr[j].time_enabled, ==, r[j % 2].time_enabled); /* stopped: frozen */
+        CHECK_U64(cr[j].time_running, ==, r[j % 2].time_running);
+        CHECK(cr[j].counted && !cr[j].multiplexed);
+    }
+    free(cv);
+    free(cr);
+    dk_group_close(g);
+    dk_sampler_close(s);
+}

@@ -343,6 +343,156 @@ TEST_CASE(off_cpu_samples_where_and_how_long_threads_block)
     dk_sampler_close(s);
 }
 
+/* ---- a thread still blocked when sampling stops --------------------------- */
+
+typedef struct blocked_run {
+    pthread_barrier_t go;
+    int pipe[2];
+    uint64_t reader, quitter; /* tids */
+} blocked_run;
+
+/* One read() of the pipe, which stays empty while sampled; not a tail
+ * call, so that the chain finds its caller in dkt_sleep (libc's read may
+ * keep no frame of its own, and the chain skip read_pipe's). */
+__attribute__((noinline, section("dkt_sleep"))) static void read_pipe(int fd)
+{
+    char c;
+    (void)!read(fd, &c, 1);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, section("dkt_sleep"))) static void *reader_main(void *arg)
+{
+    blocked_run *r = arg;
+    r->reader = gettid_u64();
+    pthread_barrier_wait(&r->go);
+    pthread_barrier_wait(&r->go);
+    read_pipe(r->pipe[0]);
+    return NULL;
+}
+
+/* Blocks once, wakes and exits while sampled: its stretch ends at its
+ * switch-in, and nothing is added for it at the stop. */
+static void *quitter_main(void *arg)
+{
+    blocked_run *r = arg;
+    r->quitter = gettid_u64();
+    pthread_barrier_wait(&r->go);
+    pthread_barrier_wait(&r->go);
+    sleep_20ms();
+    return NULL;
+}
+
+typedef struct blocked_seen {
+    const blocked_run *run;
+    size_t reader_off, reader_in_read, quitter_off;
+    uint64_t reader_ns, quitter_last_ns;
+} blocked_seen;
+
+static int collect_blocked(void *ctx, const dk_sample *x)
+{
+    blocked_seen *w = ctx;
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE || !x->off_cpu)
+        return 0;
+    if (x->tid == w->run->quitter) {
+        w->quitter_off++;
+        if (x->time_ns > w->quitter_last_ns)
+            w->quitter_last_ns = x->time_ns;
+    }
+    if (x->tid != w->run->reader)
+        return 0;
+    w->reader_off++;
+    w->reader_ns += x->period;
+    for (size_t i = 0; i < x->n_frames; i++)
+        if (in_range(x->frames[i], __start_dkt_sleep, __stop_dkt_sleep)) {
+            w->reader_in_read++;
+            break;
+        }
+    return 0;
+}
+
+/* A thread that blocks in read() as sampling starts and is still blocked
+ * at the stop: the drain after the stop gives it one off-CPU sample, in
+ * read_pipe, for about the time sampled (as perf record --off-cpu counts
+ * the time blocked up to the end of the record), and the next drain none
+ * again. A thread that exited is given nothing at the stop. */
+TEST_CASE(off_cpu_thread_blocked_at_stop_gets_its_stretch)
+{
+    dk_sampler *s = perf_sampler();
+    blocked_run run;
+    memset(&run, 0, sizeof run);
+    CHECK_INT(pipe(run.pipe), ==, 0);
+    CHECK_INT(pthread_barrier_init(&run.go, NULL, 3), ==, 0);
+    pthread_t th[2];
+    CHECK_INT(pthread_create(&th[0], NULL, reader_main, &run), ==, 0);
+    CHECK_INT(pthread_create(&th[1], NULL, quitter_main, &run), ==, 0);
+    pthread_barrier_wait(&run.go); /* both exist: the open lists them */
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.flags = DK_SAMPLING_OFF_CPU;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP | DK_SAMPLE_PERIOD |
+               DK_SAMPLE_CALLCHAIN;
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    if (rc != 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", dk_last_error());
+        pthread_barrier_wait(&run.go);
+        CHECK_INT(write(run.pipe[1], "x", 1), ==, 1);
+        pthread_join(th[0], NULL);
+        pthread_join(th[1], NULL);
+        close(run.pipe[0]);
+        close(run.pipe[1]);
+        pthread_barrier_destroy(&run.go);
+        if (rc == DK_EPERM && geteuid() != 0) {
+            CHECK_CONTAINS(why, "kernel.perf_event_paranoid");
+            dk_sampler_close(s);
+            return;
+        }
+        DKT_FAIL("dk_sampling_open: %s: %s", dk_error_name(rc), why);
+    }
+    CHECK_OK(dk_sampling_start(p));
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    pthread_barrier_wait(&run.go);
+    CHECK_INT(pthread_join(th[1], NULL), ==, 0);
+    struct timespec joined;
+    clock_gettime(CLOCK_MONOTONIC, &joined);
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    CHECK_OK(dk_sampling_stop(p));
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    uint64_t sampled_ns = (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
+                          (uint64_t)a.tv_nsec;
+    uint64_t quitter_gone_ns = (uint64_t)joined.tv_sec * 1000000000u + (uint64_t)joined.tv_nsec;
+    blocked_seen w = {.run = &run};
+    CHECK_INT(dk_sampling_drain(p, collect_blocked, &w), >=, 0);
+    size_t first_off = w.reader_off;
+    CHECK_INT(dk_sampling_drain(p, collect_blocked, &w), >=, 0);
+    CHECK_INT(write(run.pipe[1], "x", 1), ==, 1);
+    CHECK_INT(pthread_join(th[0], NULL), ==, 0);
+    close(run.pipe[0]);
+    close(run.pipe[1]);
+    pthread_barrier_destroy(&run.go);
+    fprintf(stderr,
+            "reader: %zu off-CPU (%zu in dkt_sleep) %.1f ms of %.1f ms sampled; quitter: %zu "
+            "off-CPU\n",
+            w.reader_off, w.reader_in_read, (double)w.reader_ns / 1e6, (double)sampled_ns / 1e6,
+            w.quitter_off);
+    CHECK_INT(first_off, ==, 1);
+    CHECK_INT(w.reader_off, ==, 1); /* once */
+    if (!dkt_under_valgrind())
+        CHECK_INT(w.reader_in_read, ==, 1);
+    CHECK_U64(w.reader_ns, >=, sampled_ns / 2);
+    CHECK_U64(w.reader_ns, <=, sampled_ns);
+    /* The quitter's stretches all ended before it was joined: none at
+     * the stop. */
+    CHECK_INT(w.quitter_off, >=, 1);
+    CHECK_U64(w.quitter_last_ns, <, quitter_gone_ns);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 /* Every CPU has no threads to follow: a clear refusal. */
 TEST_CASE(off_cpu_refuses_the_system_scope)
 {

@@ -58,6 +58,7 @@ typedef struct record_switch {
     uint64_t samples;    /* in the files ended so far */
     size_t files;        /* ended so far */
     char **kept;         /* --switch-max-files: the ended files, oldest first */
+    char **kept_pprof;   /* the pprof file of each that record wrote, or NULL */
     size_t nkept;
     bool failed; /* something was said that makes the exit status 1 */
 } record_switch;

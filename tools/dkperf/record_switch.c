@@ -139,9 +139,11 @@ static char *ended_name(const char *output)
 }
 
 /* The ended file as pprof in --pprof-dir: written to a hidden name, then
- * renamed, so that an agent never picks up half a file. */
-static int write_pprof(const record_switch *sw, const char *ended)
+ * renamed, so that an agent never picks up half a file. *written: its
+ * name (the caller frees it), or NULL when none was written. */
+static int write_pprof(const record_switch *sw, const char *ended, char **written)
 {
+    *written = NULL;
     char err[512];
     dkrec *rec = NULL;
     if (dkrec_read_file(ended, &rec, err, sizeof err) != 0) {
@@ -180,6 +182,10 @@ static int write_pprof(const record_switch *sw, const char *ended)
         }
     }
     free(tmp);
+    if (rc == 0) {
+        *written = final;
+        final = NULL;
+    }
     free(final);
     rprofile_free(&p);
     dkrec_free(rec);
@@ -195,28 +201,41 @@ static void ended(record_switch *sw, char *name, uint64_t samples)
     sw->samples += samples;
     fprintf(stderr, "[ dkperf record: dump %s (%llu samples) ]\n", name,
             (unsigned long long)samples);
-    if (sw->o->pprof_dir != NULL && write_pprof(sw, name) != 0)
+    char *pprof = NULL;
+    if (sw->o->pprof_dir != NULL && write_pprof(sw, name, &pprof) != 0)
         sw->failed = true; /* said; the recording goes on */
     if (sw->o->switch_max_files > 0) {
         if (sw->nkept == (size_t)sw->o->switch_max_files) {
-            if (unlink(sw->kept[0]) != 0 && errno != ENOENT)
-                cli_error("record", "--switch-max-files: cannot remove %s: %s", sw->kept[0],
-                          strerror(errno));
+            /* The oldest goes, with the pprof file record wrote of it
+             * (the directory would grow without bound otherwise). */
+            for (int k = 0; k < 2; k++) {
+                const char *gone = k == 0 ? sw->kept[0] : sw->kept_pprof[0];
+                if (gone != NULL && unlink(gone) != 0 && errno != ENOENT)
+                    cli_error("record", "--switch-max-files: cannot remove %s: %s", gone,
+                              strerror(errno));
+            }
             free(sw->kept[0]);
+            free(sw->kept_pprof[0]);
             memmove(sw->kept, sw->kept + 1, (sw->nkept - 1) * sizeof *sw->kept);
+            memmove(sw->kept_pprof, sw->kept_pprof + 1, (sw->nkept - 1) * sizeof *sw->kept_pprof);
             sw->nkept--;
         }
         if (sw->kept == NULL)
             sw->kept = calloc((size_t)sw->o->switch_max_files, sizeof *sw->kept);
-        if (sw->kept == NULL) {
+        if (sw->kept_pprof == NULL)
+            sw->kept_pprof = calloc((size_t)sw->o->switch_max_files, sizeof *sw->kept_pprof);
+        if (sw->kept == NULL || sw->kept_pprof == NULL) {
             cli_error("record", "--switch-max-files: out of memory: %s is kept", name);
             sw->failed = true;
             free(name);
+            free(pprof);
             return;
         }
+        sw->kept_pprof[sw->nkept] = pprof;
         sw->kept[sw->nkept++] = name;
     } else {
         free(name);
+        free(pprof);
     }
 }
 
@@ -281,8 +300,11 @@ int record_switch_last(record_switch *sw, dkrec_writer *w)
 
 void record_switch_free(record_switch *sw)
 {
-    for (size_t i = 0; i < sw->nkept; i++)
+    for (size_t i = 0; i < sw->nkept; i++) {
         free(sw->kept[i]);
+        free(sw->kept_pprof[i]);
+    }
     free(sw->kept);
+    free(sw->kept_pprof);
     memset(sw, 0, sizeof *sw);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/darwin/darwin_group.h"
@@ -37,9 +38,11 @@ typedef struct kgroup {
     uint64_t *buf;
     uint64_t base[DK_MAX_EVENTS]; /* totals at start */
     uint64_t frozen[DK_MAX_EVENTS];
-    uint64_t *cbase;   /* per CPU: [c * n + i], as base */
-    uint64_t *cfrozen; /* per CPU, as frozen */
-    uint64_t *cnow;    /* per CPU, the last read */
+    uint64_t *cbase;     /* per CPU: [c * n + i], as base */
+    uint64_t *cfrozen;   /* per CPU, as frozen */
+    uint64_t *cnow;      /* per CPU, the last read */
+    uint64_t enabled_ns; /* ns enabled before the last start (while stopped: all of them) */
+    uint64_t started_ns; /* the last start, on clock_ns */
 } kgroup;
 
 /* ------------------------------------------------------------------------ */
@@ -467,6 +470,32 @@ static int kperf_group_open(dk_group *g)
     return 0;
 }
 
+static uint64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The ns the group has been enabled: kpc never time-shares its
+ * counters, so they ran all that time, on every CPU alike. */
+static uint64_t enabled_ns(const dk_group *g, const kgroup *kg)
+{
+    uint64_t t = kg->enabled_ns, now = g->running ? clock_ns() : 0;
+    return t + (now > kg->started_ns ? now - kg->started_ns : 0);
+}
+
+/* t as both times of each counted event's reading; 0 (never started)
+ * leaves info as it is, which the core marks counted. */
+static void group_times(const dk_group *g, const kgroup *kg, uint64_t t, dk_reading *info)
+{
+    for (size_t i = 0; t > 0 && i < g->n; i++)
+        if (kg->slot[i] != SIZE_MAX) {
+            info[i].time_enabled = info[i].time_running = t;
+            info[i].counted = true;
+        }
+}
+
 static int kperf_group_start(dk_group *g)
 {
     if (g->scope == DK_SCOPE_PROCESS)
@@ -486,6 +515,7 @@ static int kperf_group_start(dk_group *g)
             kg->base[i] = now[i] - kg->frozen[i];
         for (size_t j = 0; j < kg->ncpu * kg->n; j++)
             kg->cbase[j] = kg->cnow[j] - kg->cfrozen[j];
+        kg->started_ns = clock_ns();
     }
     return rc;
 }
@@ -505,6 +535,8 @@ static int kperf_group_stop(dk_group *g)
             kg->frozen[i] = now[i] - kg->base[i];
         for (size_t j = 0; j < kg->ncpu * kg->n; j++)
             kg->cfrozen[j] = kg->cnow[j] - kg->cbase[j];
+        uint64_t ns = clock_ns();
+        kg->enabled_ns += ns > kg->started_ns ? ns - kg->started_ns : 0;
     }
     dk__arbiter_lock(k->arb);
     int rc2 = stop_counting(k, &kg->cfg, false);
@@ -529,6 +561,8 @@ static int kperf_group_read(dk_group *g, uint64_t *values, dk_reading *info)
     }
     for (size_t i = 0; i < g->n; i++)
         values[i] = kg->slot[i] != SIZE_MAX ? counts[kg->slot[i]] : 0;
+    if (info != NULL && kg->n > 0)
+        group_times(g, kg, enabled_ns(g, kg), info);
     return 0;
 }
 
@@ -551,12 +585,10 @@ static void kperf_group_close(dk_group *g)
     free(kg);
 }
 
-/* kpc counts every CPU over the same span and never time-shares: like
- * kperf_group_read, no times (info stays zeroed: the core marks the rows
- * counted), so each CPU's reading is the group's. */
+/* kpc counts every CPU over the same span and never time-shares: each
+ * CPU's reading is the group's, its times kperf_group_read's. */
 static int kperf_group_read_cpus(dk_group *g, uint64_t *values, dk_reading *info)
 {
-    (void)info;
     session *k = g->sampler->impl;
     kgroup *kg = g->impl;
     uint64_t sums[DK_MAX_EVENTS];
@@ -575,6 +607,9 @@ static int kperf_group_read_cpus(dk_group *g, uint64_t *values, dk_reading *info
             else
                 values[c * g->n + i] = kg->cfrozen[c * kg->n + j];
         }
+    uint64_t t = info != NULL && kg->n > 0 ? enabled_ns(g, kg) : 0;
+    for (size_t c = 0; t > 0 && c < kg->ncpu; c++)
+        group_times(g, kg, t, &info[c * g->n]);
     return 0;
 }
 

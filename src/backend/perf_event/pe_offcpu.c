@@ -11,7 +11,11 @@
  * oldest first). A switch-out by preemption (PERF_RECORD_MISC_SWITCH_OUT_
  * PREEMPT) leaves a runnable thread waiting for a CPU, not blocked: as
  * perf record --off-cpu (which does the same in BPF, tools/perf/util/
- * bpf_off_cpu.c) counts only sleeping threads, it is dropped.
+ * bpf_off_cpu.c) counts only sleeping threads, it is dropped. A thread
+ * still blocked when sampling stops gets its stretch up to the stop, as
+ * perf's BPF gives the time blocked up to the end of the record: the
+ * first drain after the stop delivers it once the rings hold nothing
+ * older (no switch-in of it can come after the disable).
  *
  * The event counts in kernel mode (the switch happens there: with
  * exclude_kernel it never fires), which perf_event_paranoid 2 allows only
@@ -139,18 +143,9 @@ int dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x)
     return 0;
 }
 
-int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t time, dk_sample *out)
+/* The off-CPU sample of b's stretch, ended at time; b is freed. */
+static void deliver(ps_state *st, ps_blocked *b, uint64_t time, dk_sample *out)
 {
-    ps_blocked *b = slot(st, tid, false);
-    if (b == NULL)
-        return 0;
-    if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
-        /* Its own switch-out record after the sample: keep the sample
-         * unless the thread was only preempted. */
-        if (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
-            unslot(st, b);
-        return 0;
-    }
     *out = b->sample;
     memcpy(st->frames, b->frames, b->sample.n_frames * sizeof *st->frames);
     memcpy(st->kernel_frames, b->frames + b->sample.n_frames,
@@ -164,6 +159,39 @@ int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t tim
     out->period = time > b->sample.time_ns ? time - b->sample.time_ns : 0;
     out->time_ns = time;
     unslot(st, b);
+}
+
+int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t time, dk_sample *out)
+{
+    ps_blocked *b = slot(st, tid, false);
+    if (b == NULL)
+        return 0;
+    if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+        /* Its own switch-out record after the sample: keep the sample
+         * unless the thread was only preempted. */
+        if (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+            unslot(st, b);
+        return 0;
+    }
+    deliver(st, b, time, out);
+    return 1;
+}
+
+int dk__ps_offcpu_stopped(ps_state *st, uint64_t stop_ns, dk_sample *out)
+{
+    if (st->nblocked == 0)
+        return 0;
+    /* The oldest first, as the rings' records are delivered. */
+    ps_blocked *oldest = NULL;
+    for (size_t i = 0; i < st->blocked_cap; i++) {
+        ps_blocked *b = &st->blocked[i];
+        if (b->tid != 0 && b->sample.time_ns <= stop_ns &&
+            (oldest == NULL || b->sample.time_ns < oldest->sample.time_ns))
+            oldest = b;
+    }
+    if (oldest == NULL)
+        return 0;
+    deliver(st, oldest, stop_ns, out);
     return 1;
 }
 

@@ -741,7 +741,13 @@ int dk__pe_sampling_start(dk_sampling *p)
 
 int dk__pe_sampling_stop(dk_sampling *p)
 {
-    return ioctl_leaders(p->impl, PERF_EVENT_IOC_DISABLE, "disabling");
+    ps_state *st = p->impl;
+    int rc = ioctl_leaders(st, PERF_EVENT_IOC_DISABLE, "disabling");
+    /* After the disable: every switch before it is in the rings (for the
+     * off-CPU stretches still open; pe_offcpu.c). */
+    if (rc == 0)
+        __atomic_store_n(&st->stopped_ns, monotonic_ns(), __ATOMIC_RELEASE);
+    return rc;
 }
 
 void dk__pe_sampling_close(dk_sampling *p)

@@ -82,6 +82,7 @@ typedef struct ps_state {
     uint64_t maps_time;
     ps_blocked *blocked; /* open addressing by tid, a power of two */
     size_t nblocked, blocked_cap;
+    uint64_t stopped_ns; /* the last stop, until a drain ends its blocked stretches */
     pthread_mutex_t drain_lock;
     pthread_mutex_t wait_lock;
 } ps_state;
@@ -106,6 +107,9 @@ int dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x);
 int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t time, dk_sample *out);
 /* tid exited: forget its pending stretch. */
 void dk__ps_offcpu_exit(ps_state *st, uint32_t tid);
+/* Sampling stopped at stop_ns: the next pending stretch that began before
+ * it, as *out (period up to the stop), 1; 0 when none is left. */
+int dk__ps_offcpu_stopped(ps_state *st, uint64_t stop_ns, dk_sample *out);
 void dk__ps_offcpu_free(ps_state *st);
 
 #endif /* DKPERF_BACKEND_PE_SAMPLE_H */

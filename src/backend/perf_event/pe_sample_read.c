@@ -293,6 +293,8 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
 {
     ps_state *st = p->impl;
     pthread_mutex_lock(&st->drain_lock);
+    /* Read before the heads: a stop seen here has all it ends in them. */
+    uint64_t stopped = __atomic_load_n(&st->stopped_ns, __ATOMIC_ACQUIRE);
     for (size_t r = 0; r < st->nrings; r++) {
         ps_ring *ring = &st->rings[r];
         ring->head = load_head(ring);
@@ -344,6 +346,20 @@ int dk__pe_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
                 best_h = h;
                 best_t = t;
             }
+        }
+        if (stopped != 0 && (best == NULL || best_t > stopped)) {
+            /* Nothing older left: the threads still blocked at the stop. */
+            dk_sample sample;
+            if (dk__ps_offcpu_stopped(st, stopped, &sample)) {
+                dk__stat_add(&p->stats.samples, 1);
+                rc = fn(ctx, &sample);
+                if (delivered < INT_MAX)
+                    delivered++;
+                continue;
+            }
+            __atomic_compare_exchange_n(&st->stopped_ns, &stopped, 0, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE);
+            stopped = 0;
         }
         if (best == NULL)
             break;
