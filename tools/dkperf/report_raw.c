@@ -14,7 +14,8 @@
 static bool same_key(const rraw *x, const rraw *y)
 {
     return x->node == y->node && x->pid == y->pid && x->event == y->event &&
-           x->comm_rec == y->comm_rec && x->knode == y->knode && x->flags == y->flags;
+           x->comm_rec == y->comm_rec && x->map_rec == y->map_rec && x->knode == y->knode &&
+           x->flags == y->flags;
 }
 
 /* Inline and cheap: it runs once a sample. The stack node, what differs
@@ -24,6 +25,7 @@ static inline size_t key_hash(const rraw *k)
     uint64_t h = ((uint64_t)k->knode << 32 | k->node) * 0x9e3779b97f4a7c15ull;
     h ^= ((uint64_t)(uint32_t)k->pid << 32 | k->event) * 0xc2b2ae3d27d4eb4full;
     h ^= ((uint64_t)k->flags << 32 | k->comm_rec) * 0x165667b19e3779f9ull;
+    h ^= (uint64_t)k->map_rec * 0xd6e8feb86659fd93ull;
     return (size_t)(h ^ (h >> 32));
 }
 
@@ -69,6 +71,16 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         if (pid == a->last_pid)
             a->last_valid = false;
     }
+    /* And the map records: a sample resolves against its pid's maps as
+     * they stood (an image replaced later keeps its samples' names). */
+    for (; a->maps_seen < r->n_maps && r->maps[a->maps_seen].first_sample <= a->n_read;
+         a->maps_seen++) {
+        int32_t pid = r->maps[a->maps_seen].pid;
+        if (rmap_put(&a->pid_comm, (uint32_t)pid, 1, (uint32_t)a->maps_seen) != 0)
+            goto oom;
+        if (pid == a->last_pid)
+            a->last_valid = false;
+    }
     /* The recording's span, whichever samples the filter keeps. */
     if (a->n_read++ == 0 || s->time_ns < a->time_lo)
         a->time_lo = s->time_ns;
@@ -80,14 +92,17 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         return 0;
     if (!a->last_valid || s->pid != a->last_pid) {
         int64_t c = rmap_get(&a->pid_comm, (uint32_t)s->pid, 0);
+        int64_t m = rmap_get(&a->pid_comm, (uint32_t)s->pid, 1);
         a->last_pid = s->pid;
         a->last_comm = (uint32_t)(c + 1);
+        a->last_map = (uint32_t)(m + 1);
         a->last_valid = true;
     }
     a->n_samples++;
     rraw k = {.event = s->event,
               .pid = s->pid,
               .comm_rec = a->last_comm,
+              .map_rec = a->last_map,
               .node = s->node,
               .knode = s->knode,
               .flags = s->flags};
