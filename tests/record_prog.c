@@ -20,13 +20,19 @@
  * works; the main thread waits for it at the end. dkperf record
  * --off-cpu's test finds it off CPU there for about MS ms.
  *
+ * With --exec PROGRAM ARGS... it execs PROGRAM with ARGS once its work is
+ * done: one process that runs two programs in turn (dkperf report's maps
+ * in time are checked on it).
+ *
  * usage: record_prog [SECONDS] [--rounds N] [--print-cpu] [--slow-hot] [--sleeper MS]
+ *                    [--exec PROGRAM ARGS...]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 static unsigned long hot_work = 400000;
@@ -88,7 +94,8 @@ int main(int argc, char **argv)
     long rounds = 0;
     int print = 0;
     long sleep_ms = 0;
-    for (int i = 1; i < argc; i++) {
+    char **then = NULL;
+    for (int i = 1; i < argc && then == NULL; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atol(argv[++i]);
         else if (strcmp(argv[i], "--print-cpu") == 0)
@@ -97,6 +104,8 @@ int main(int argc, char **argv)
             sleep_ms = atol(argv[++i]);
         else if (strcmp(argv[i], "--slow-hot") == 0)
             hot_work = 800000;
+        else if (strcmp(argv[i], "--exec") == 0 && i + 1 < argc)
+            then = argv + i + 1;
         else
             secs = atof(argv[i]);
     }
@@ -116,5 +125,11 @@ int main(int argc, char **argv)
         pthread_join(sleeper, NULL);
     if (print)
         printf("cpu %.6f\n", cpu_seconds() - t0);
+    if (then != NULL) {
+        fflush(stdout);
+        execv(then[0], then);
+        perror(then[0]);
+        return 1;
+    }
     return 0;
 }
