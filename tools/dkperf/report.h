@@ -140,16 +140,43 @@ typedef struct rprofile {
     struct rbuilder *build; /* while it is built */
 } rprofile;
 
-/* A map from a pair of numbers to a number (open addressing). */
+/* An open-addressing index of items kept in an array of the caller's:
+ * slots of an item's index + 1, at most half full, probed linearly from
+ * the item's hash (report_rmap.c). The one table of rmap, the counted
+ * samples (report_raw.c) and pprof's strings. A lookup walks the probe:
+ *   for (size_t j = rslots_first(x, h); x->slot1[j] != 0; j = rslots_next(x, j))
+ * (with x->nslots > 0), and an item added takes the empty slot it ends at. */
+typedef struct rslots {
+    uint32_t *slot1; /* item index + 1; 0: empty */
+    size_t nslots;
+} rslots;
+
+/* Room for one more item beside n: the slots grown (each of the n items
+ * rehashed by hash(ctx, i)) when they would be half full; -1 when out of
+ * memory. */
+int rslots_room(rslots *x, size_t n, uint64_t (*hash)(const void *ctx, size_t i), const void *ctx);
+static inline size_t rslots_first(const rslots *x, uint64_t h)
+{
+    return (size_t)h & (x->nslots - 1);
+}
+static inline size_t rslots_next(const rslots *x, size_t j) { return (j + 1) & (x->nslots - 1); }
+void rslots_free(rslots *x);
+
+/* A map from a pair of numbers to a number. */
+typedef struct rmap_item {
+    uint64_t a, b;
+    uint32_t v;
+} rmap_item;
+
 typedef struct rmap {
-    uint64_t *ka, *kb;
-    uint32_t *val1; /* value + 1; 0: empty */
-    size_t cap, n;
+    rmap_item *items; /* in the order put */
+    size_t n, cap;
+    rslots idx;
 } rmap;
 
-/* The value of (a, b), or -1. */
 /* The hash of two keys (report_rmap.c), for the model's other tables. */
 uint64_t rmap_mix(uint64_t a, uint64_t b);
+/* The value of (a, b), or -1. */
 int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 /* Sets (a, b) to v; -1 when out of memory. */
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
@@ -247,9 +274,8 @@ typedef struct rraws {
     uint64_t n_read;                /* the samples read, kept or not */
     uint64_t n_off_cpu;             /* the off-CPU samples read, kept or not */
     bool on_cpu_only, off_cpu_only; /* rprofile_opts' filters, applied as they stream */
-    uint32_t *slots;                /* entry index + 1, by key hash; 0: empty */
-    size_t nslots;
-    size_t last;       /* the entry of the sample before */
+    rslots idx;                     /* the entries by key hash */
+    size_t last;                    /* the entry of the sample before */
     rmap pid_comm;     /* (pid, 0) -> its latest comm record, (pid, 1) its latest map record */
     size_t comms_seen; /* comm records taken into pid_comm */
     size_t maps_seen;  /* map records taken into pid_comm */

@@ -333,7 +333,7 @@ int rmaps_make(rmaps *b, const dkrec *r)
     b->segs = calloc(2 * nm, sizeof *b->segs);
     sweep w = {calloc(2 * nm, sizeof *w.edges), calloc(nm, sizeof *w.heap),
                calloc(nm, sizeof *w.closed)};
-    rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
+    rmap seen = {0}; /* hash of a list of maps -> its first pid's index */
     uint32_t *scratch = NULL;
     size_t scratch_cap = 0;
     uint32_t *order = b->order;

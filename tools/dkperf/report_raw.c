@@ -29,6 +29,8 @@ static inline size_t key_hash(const rraw *k)
     return (size_t)(h ^ (h >> 32));
 }
 
+static uint64_t entry_hash(const void *ctx, size_t i) { return key_hash((const rraw *)ctx + i); }
+
 /* Room for one more entry, the slots at most half full. */
 static int make_room(rraws *a)
 {
@@ -40,22 +42,7 @@ static int make_room(rraws *a)
         a->v = v;
         a->cap = c;
     }
-    if ((a->n + 1) * 2 < a->nslots)
-        return 0;
-    size_t n = a->nslots ? a->nslots * 2 : 1024;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (s == NULL)
-        return -1;
-    for (size_t i = 0; i < a->n; i++) {
-        size_t j = key_hash(&a->v[i]) & (n - 1);
-        while (s[j] != 0)
-            j = (j + 1) & (n - 1);
-        s[j] = (uint32_t)i + 1;
-    }
-    free(a->slots);
-    a->slots = s;
-    a->nslots = n;
-    return 0;
+    return rslots_room(&a->idx, a->n, entry_hash, a->v);
 }
 
 int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
@@ -113,27 +100,28 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         a->v[a->last].weight += w;
         return 0;
     }
-    if (a->nslots > 0) {
-        for (size_t j = key_hash(&k) & (a->nslots - 1); a->slots[j] != 0;
-             j = (j + 1) & (a->nslots - 1)) {
-            rraw *e = &a->v[a->slots[j] - 1];
+    size_t h = key_hash(&k);
+    if (a->idx.nslots > 0) {
+        for (size_t j = rslots_first(&a->idx, h); a->idx.slot1[j] != 0;
+             j = rslots_next(&a->idx, j)) {
+            rraw *e = &a->v[a->idx.slot1[j] - 1];
             if (same_key(e, &k)) {
                 e->count++;
                 e->weight += w;
-                a->last = a->slots[j] - 1;
+                a->last = a->idx.slot1[j] - 1;
                 return 0;
             }
         }
     }
     if (a->n >= UINT32_MAX - 1 || make_room(a) != 0)
         goto oom;
-    size_t j = key_hash(&k) & (a->nslots - 1);
-    while (a->slots[j] != 0)
-        j = (j + 1) & (a->nslots - 1);
+    size_t j = rslots_first(&a->idx, h);
+    while (a->idx.slot1[j] != 0)
+        j = rslots_next(&a->idx, j);
     k.count = 1;
     k.weight = w;
     a->v[a->n] = k;
-    a->slots[j] = (uint32_t)++a->n;
+    a->idx.slot1[j] = (uint32_t)++a->n;
     a->last = a->n - 1;
     return 0;
 oom:
@@ -175,7 +163,7 @@ int rprofile_read(const char *path, const rprofile_opts *o, dkrec **rec, rraws *
 void rraws_free(rraws *a)
 {
     free(a->v);
-    free(a->slots);
+    rslots_free(&a->idx);
     rmap_free(&a->pid_comm);
     memset(a, 0, sizeof *a);
 }
