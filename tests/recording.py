@@ -133,16 +133,17 @@ def many_maps(n, images=1, pid=7):
         + chunk(end(n))
 
 
-def remaps(n, images, nested=False, pid=7):
+def remaps(n, images, nested=False, depth=1, pid=7):
     """One process that maps an image over the same address n times (of
     images distinct images, /nonexistent/iK.so in turn), each map followed
-    by a sample there: each map replaces the one before from its sample on,
-    so the samples name every image. nested: the maps grow by 4 KiB each,
-    each covering all before it (one address range per map)."""
+    by a sample there (a stack of depth frames 16 bytes apart): each map
+    replaces the one before from its sample on, so the samples name every
+    image. nested: the maps grow by 4 KiB each, each covering all before
+    it (one address range per map)."""
     head = meta("comm", "remaps") + event(0, "cpu-clock") + comm(pid, "remaps") \
-        + nodes([(0, 0x10000100)])
+        + nodes([(0, 0x10000100)] + [(1, 0x10)] * (depth - 1))
     recs = [map_(pid, 0x10000000, 0x1000 * (i + 1 if nested else 1),
-                 "/nonexistent/i%d.so" % (i % images)) + sample(1, pid=pid) for i in range(n)]
+                 "/nonexistent/i%d.so" % (i % images)) + sample(depth, pid=pid) for i in range(n)]
     return HEADER + chunk(head) + b"".join(chunked(recs)) + chunk(end(n))
 
 

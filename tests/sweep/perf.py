@@ -142,6 +142,15 @@ def nested(path):
         f.write(remaps(REMAPS, REMAP_IMAGES, nested=True))
 
 
+def remapped_deep(path):
+    """20,000 maps over one address, each followed by a sample of a
+    200-frame stack there (about 800 KB): each generation of the maps
+    translates the stack anew, so report refuses it past its bound on
+    translations rather than following it."""
+    with open(path, "wb") as f:
+        f.write(remaps(20000, 100, depth=200))
+
+
 IMAGES = 100000
 
 
@@ -213,6 +222,7 @@ INPUTS = {
     "images.data": images,
     "remapped.data": remapped,
     "nested.data": nested,
+    "remapped-deep.data": remapped_deep,
     "shared.data": shared,
     "shared-over.data": shared_over,
     "shared8.data": shared8,
@@ -298,6 +308,16 @@ def every_remap(r, _):
             % (REMAP_IMAGES, n, len(rows), rows[:3])]
 
 
+def refused_translations(r, _):
+    lines = r.err.strip().splitlines()
+    if r.rc == 1 and len(lines) == 1 and "translations of an address" in lines[0]:
+        return []
+    return ["wanted one line refusing it: exit %s, %r" % (r.rc, r.err[-300:])]
+
+
+refused_translations.refusal = True
+
+
 def every_note(r, _):
     notes = [l for l in r.out.splitlines() if l.startswith("# /nonexistent/")]
     return [] if len(notes) == IMAGES else ["%d notes of images, wanted %d"
@@ -357,6 +377,8 @@ CASES = [
     ("report --stdio, 200,000 maps over one address", "remapped.data", REPORT + ["--stdio"], 1,
      every_remap),
     ("report --stdio, 200,000 nested maps", "nested.data", REPORT + ["--stdio"], 1, every_remap),
+    ("report --folded, 20,000 maps over a deep stack", "remapped-deep.data",
+     REPORT + ["--folded"], 2, refused_translations),
     ("report --stdio, 100,000 unreadable images", "images.data", REPORT + ["--stdio"], 1,
      every_note),
     ("report --folded, deep chain in 8 processes", "shared8.data", REPORT + ["--folded"], 2,

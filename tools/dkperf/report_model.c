@@ -63,7 +63,8 @@ typedef struct rbuilder {
 /* Each recording node is translated once for every key of the processes
  * whose samples reach it: once in most recordings (a process's stacks are
  * at its own addresses), more when processes whose maps differ sample the
- * same addresses. A file built to multiply that work (thousands of such
+ * same addresses, or a process samples them under images mapped over
+ * each other (once per generation of its maps). A file built to multiply that work (thousands of such
  * processes, each sampling one deep stack) is refused past this many
  * translations per node allowed. */
 #define WORK_PER_NODE 4u
@@ -279,7 +280,8 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t map_rec, uint32_t
         b->chain[n++] = k;
     }
     /* Each recording node is translated once per key whose samples reach
-     * it: processes whose maps differ each walk a stack they share. */
+     * it: processes whose maps differ each walk a stack they share, and
+     * a process each generation of its maps (an image mapped over). */
     if ((b->work += n) > b->max_work)
         return cut ? -4 : -3;
     /* The memo holds at most max_memo translations besides this sample's
@@ -718,9 +720,9 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
         }
         if (node == -3) {
             cli_error("report",
-                      "%s: its stacks, in processes whose maps differ, come to more "
-                      "than %zu translations of an address, from a file of %llu "
-                      "bytes: refused (a recording built to exhaust time?)",
+                      "%s: its stacks, in processes whose maps differ or are mapped "
+                      "over, come to more than %zu translations of an address, from a "
+                      "file of %llu bytes: refused (a recording built to exhaust time?)",
                       path, b->max_work, (unsigned long long)rec->file_size);
             free(ev_to);
             rprofile_free(p);
