@@ -256,6 +256,32 @@ p = run("record", "-p", "999999999", "-o", bad)
 check(p.returncode == 1 and p.stderr == "dkperf record: -p 999999999: there is no such process\n",
       f"-p of no process, alone: {p.returncode} {p.stderr!r}")
 check(not os.path.exists(bad), "no file for -p of no process")
+# One process that runs the program, then execs a copy of it at the same
+# address (address space randomization off): each run's samples are named
+# by the image mapped when they were taken, as perf report names them.
+if subprocess.run(["setarch", "-R", "true"], capture_output=True).returncode == 0:
+    second = path("record_prog_b")
+    with open(prog, "rb") as src, open(second, "wb") as dst:
+        dst.write(src.read())
+    os.chmod(second, 0o755)
+    ex = path("exec.data")
+    p = run("record", "-e", "cpu-clock", "-o", ex, "--", "setarch", "-R", prog, "0.3", "--exec",
+            second, "0.3")
+    check(p.returncode == 0, f"record of a program that execs another: {p.stderr!r}")
+    p = run("report", "-i", ex, "--stdio")
+    hot = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"^\s+[\d.]+%\s+[\d.]+%\s+(\d+)\s+(\S+)\s+rp_hot$", line)
+        if m:
+            hot[m[2]] = int(m[1])
+    base = os.path.basename(prog)
+    total = sum(hot.values())
+    check(set(hot) == {base, "record_prog_b"} and min(hot.values()) > total // 3,
+          f"rp_hot in each image, about half the samples each: {hot}\n{p.stdout[:1200]}")
+    os.unlink(ex)
+    os.unlink(second)
+else:
+    print("the exec check is skipped: setarch -R cannot turn off address randomization here")
 # Periods and frequencies out of range or not positive: said so, with the
 # event and the position of the rate (libdkperf's event grammar).
 for spec, want in (

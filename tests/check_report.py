@@ -21,6 +21,8 @@ only = sys.argv[4] if len(sys.argv) > 4 else None
 os.makedirs(work, exist_ok=True)
 ROUNDS = 10
 from checks import check, failures
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recording import elf_symbol  # noqa: E402
 
 
 def run(*args, ok=True):
@@ -333,7 +335,36 @@ def case_noelf():
                   "the addresses are unnamed [record_fixture]:\n" + p.stdout)
 
 
-cases = {"macho": case_macho, "noelf": case_noelf, "stdio": case_stdio, "folded": case_folded, "runs": case_runs, "speedscope": case_speedscope,
+def case_exec():
+    # A process samples fx_hot, then execs another image (this test's
+    # dkperf) at the same address, or maps it over it (--remap), and
+    # samples that address again: the samples before name fx_hot, those
+    # after the new image's function, in every output.
+    off = elf_symbol(dkperf, "cmd_report")
+    check(off is not None, "cmd_report in dkperf's symbol table")
+    for mode, comm in (("--exec", "execd"), ("--remap", "fixture")):
+        data = os.path.join(work, mode[2:] + ".data")
+        subprocess.run([fixture, data, mode, dkperf, str(off)], check=True)
+        folded = run("report", "-i", data, "--folded").stdout
+        want = {"fixture;fx_hot 6", f"{comm};cmd_report 4"}
+        check(set(folded.splitlines()) == want, f"{mode}: folded {folded!r}, expected {want}")
+        rows = {(r[2], r[3][-1], r[3][-2]) for r in rows_of(run("report", "-i", data).stdout)}
+        check(rows == {(6, "fx_hot", "record_fixture"), (4, "cmd_report", "dkperf")},
+              f"{mode}: the table's rows {rows}")
+        ss = os.path.join(work, mode[2:] + ".json")
+        run("report", "-i", data, "--speedscope", ss)
+        with open(ss) as f:
+            doc = json.load(f)
+        names = doc["shared"]["frames"]
+        weights = {names[s[-1]]["name"]: w for s, w in
+                   zip(doc["profiles"][0]["samples"], doc["profiles"][0]["weights"])}
+        check(weights == {"fx_hot": 6 * 1001001, "cmd_report": 4 * 1001001},
+              f"{mode}: speedscope {weights}")
+        os.unlink(ss)
+        os.unlink(data)
+
+
+cases = {"exec": case_exec, "macho": case_macho, "noelf": case_noelf, "stdio": case_stdio, "folded": case_folded, "runs": case_runs, "speedscope": case_speedscope,
          "html": case_html, "errors": case_errors}
 for name, fn in cases.items():
     if only == name or (only is None and name != "noelf"):

@@ -31,8 +31,8 @@ import sys
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from recording import (FAR, HEADER, chain_maps, chain_pairs, chunk, comm, deep, end, event,  # noqa: E402
-                       map_, meta, nodes, sample, string, svarint, varint)
+from recording import (FAR, HEADER, chain_maps, chain_pairs, chunk, comm, deep, elf_symbol,  # noqa: E402
+                       end, event, map_, meta, nodes, sample, string, svarint, varint)
 
 dkperf, work = sys.argv[1:3]
 only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -255,33 +255,6 @@ def case_cut():
               (rc == 1 and err.count("\n") == 1 and "refused" in err),
               f"an 8000-frame chain {args}: exit {rc}, {len(out)} bytes out of a "
               f"{len(data)}-byte file, {err[:300]!r}")
-
-
-def elf_symbol(path, name, where=None):
-    """The file offset of function name in ELF file path (64-bit, little-endian);
-    where (a list), when given, receives the file offset of its symbol entry."""
-    b = open(path, "rb").read()
-    if b[:4] != b"\x7fELF" or b[4] != 2 or b[5] != 1:
-        return None
-    phoff, shoff = struct.unpack_from("<QQ", b, 0x20)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", b, 0x36)
-    secs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
-    for s in secs:
-        if s[1] != 2:  # SHT_SYMTAB
-            continue
-        strtab = secs[s[6]]
-        for k in range(s[5] // 24):
-            st_name, st_info, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", b, s[4] + k * 24)
-            end_ = b.index(b"\0", strtab[4] + st_name)
-            if st_info & 0xF == 2 and b[strtab[4] + st_name:end_] == name.encode():
-                if where is not None:
-                    where.append(s[4] + k * 24)
-                for i in range(phnum):
-                    p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
-                        "<IIQQQQ", b, phoff + i * phentsize)
-                    if p_type == 1 and p_vaddr <= st_value < p_vaddr + p_filesz:
-                        return st_value - p_vaddr + p_offset
-    return None
 
 
 def case_names():

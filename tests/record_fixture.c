@@ -29,6 +29,13 @@
  * tests compare two such recordings); with --event NAME the event is NAME
  * instead of cpu-clock.
  *
+ * With --exec IMAGE OFFSET it writes instead 6 samples in fx_hot, then a
+ * comm record "execd" and a map of IMAGE over fx_hot's address, its
+ * function at file offset OFFSET there, then 4 samples at that same
+ * address: a process that ran this program, then exec'd IMAGE at the same
+ * address. --remap IMAGE OFFSET: the same without the comm record (an mmap
+ * over the range).
+ *
  * With --mangled it writes instead samples in functions of this program
  * named as C++ and Rust compilers name theirs (fx_cxx, fx_rust_legacy and
  * fx_rust_v0 below), each called from main, and 2 in an image of a long
@@ -37,6 +44,7 @@
  * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--deep] [--macho FILE]
  *                       [--hot N] [--event NAME]
  *        record_fixture OUT --mangled
+ *        record_fixture OUT --exec|--remap IMAGE OFFSET
  *        record_fixture --count RECORDING
  */
 #include <fcntl.h>
@@ -142,7 +150,9 @@ int main(int argc, char **argv)
     }
     int rounds = 10;
     int two = 0, no_end = 0, deep = 0, nhot = 70, mangled = 0;
-    const char *macho = NULL, *event = "cpu-clock";
+    const char *macho = NULL, *event = "cpu-clock", *exec_image = NULL;
+    int remap = 0;
+    uint64_t exec_off = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
@@ -160,6 +170,12 @@ int main(int argc, char **argv)
             nhot = atoi(argv[++i]);
         else if (strcmp(argv[i], "--event") == 0 && i + 1 < argc)
             event = argv[++i];
+        else if ((strcmp(argv[i], "--exec") == 0 || strcmp(argv[i], "--remap") == 0) &&
+                 i + 2 < argc) {
+            remap = strcmp(argv[i], "--remap") == 0;
+            exec_image = argv[++i];
+            exec_off = strtoull(argv[++i], NULL, 0);
+        }
     }
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
@@ -236,6 +252,29 @@ int main(int argc, char **argv)
     uint64_t far = (top + 0x100000000ull) & ~0xfffull;
     dkrec_write_map(w, (int32_t)getpid(), far, 0x10000, 0, self, DKREC_ID_ELF_BUILD_ID, wrong,
                     sizeof wrong);
+
+    if (exec_image != NULL) {
+        int32_t pid = (int32_t)getpid();
+        uint64_t x = (uintptr_t)fx_hot + 4, t = 1000;
+        for (int i = 0; i < 6; i++)
+            sample(w, 0, t += 1000, 0, &x, 1);
+        if (!remap)
+            dkrec_write_comm(w, pid, (uint64_t)pid, "execd");
+        uint8_t id[DKREC_ID_MAX];
+        unsigned kind;
+        size_t n = imageid_read(exec_image, &kind, id, sizeof id);
+        /* x is exec_off + 4 into the image: inside its function. */
+        rc = dkrec_write_map(w, pid, x - exec_off - 4, exec_off + 0x1000, 0, exec_image, kind, id,
+                             n);
+        if (rc != 0)
+            die("dkrec_write_map", rc);
+        for (int i = 0; i < 4; i++)
+            sample(w, 0, t += 1000, 0, &x, 1);
+        if ((rc = dkrec_finish(w)) != 0)
+            die("dkrec_finish", rc);
+        dkrec_writer_free(w);
+        return close(fd) == 0 ? 0 : 1;
+    }
 
     if (mangled) {
         static const char long_image[] = "/nonexistent/libsomething-with-a-long-name.so.1";

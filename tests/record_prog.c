@@ -25,14 +25,19 @@
  * as a zombie while the process runs on. dkperf record -p's test records
  * it to the end.
  *
+ * With --exec PROGRAM ARGS... it execs PROGRAM with ARGS once its work is
+ * done: one process that runs two programs in turn (dkperf report's maps
+ * in time are checked on it).
+ *
  * usage: record_prog [SECONDS] [--rounds N] [--print-cpu] [--slow-hot] [--sleeper MS]
- *                    [--leader-exits]
+ *                    [--leader-exits] [--exec PROGRAM ARGS...]
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile unsigned long sink;
 static unsigned long hot_work = 400000;
@@ -118,7 +123,8 @@ static void *work(void *arg)
 int main(int argc, char **argv)
 {
     int leader_exits = 0;
-    for (int i = 1; i < argc; i++) {
+    char **then = NULL;
+    for (int i = 1; i < argc && then == NULL; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atol(argv[++i]);
         else if (strcmp(argv[i], "--print-cpu") == 0)
@@ -129,6 +135,8 @@ int main(int argc, char **argv)
             hot_work = 800000;
         else if (strcmp(argv[i], "--leader-exits") == 0)
             leader_exits = 1;
+        else if (strcmp(argv[i], "--exec") == 0 && i + 1 < argc)
+            then = argv + i + 1;
         else
             secs = atof(argv[i]);
     }
@@ -141,5 +149,11 @@ int main(int argc, char **argv)
         pthread_exit(NULL);
     }
     work(NULL);
+    if (then != NULL) {
+        fflush(stdout);
+        execv(then[0], then);
+        perror(then[0]);
+        return 1;
+    }
     return 0;
 }

@@ -2,8 +2,9 @@
 """dkperf recordings written byte by byte (the format of
 doc/RECORD-FORMAT.md), for tests that need files the recorder would never
 write: hostile ones (bad lengths, absurd counts) and valid ones built to
-hurt (stacks hundreds of thousands of frames deep). Used by
-check_report_hostile.py and the performance sweep (sweep/perf.py)."""
+hurt (stacks hundreds of thousands of frames deep), and where a function
+lies in an ELF file. Used by check_report_hostile.py, check_report.py and
+the performance sweep (sweep/perf.py)."""
 import struct
 import zlib
 
@@ -132,6 +133,20 @@ def many_maps(n, images=1, pid=7):
         + chunk(end(n))
 
 
+def remaps(n, images, nested=False, depth=1, pid=7):
+    """One process that maps an image over the same address n times (of
+    images distinct images, /nonexistent/iK.so in turn), each map followed
+    by a sample there (a stack of depth frames 16 bytes apart): each map
+    replaces the one before from its sample on, so the samples name every
+    image. nested: the maps grow by 4 KiB each, each covering all before
+    it (one address range per map)."""
+    head = meta("comm", "remaps") + event(0, "cpu-clock") + comm(pid, "remaps") \
+        + nodes([(0, 0x10000100)] + [(1, 0x10)] * (depth - 1))
+    recs = [map_(pid, 0x10000000, 0x1000 * (i + 1 if nested else 1),
+                 "/nonexistent/i%d.so" % (i % images)) + sample(depth, pid=pid) for i in range(n)]
+    return HEADER + chunk(head) + b"".join(chunked(recs)) + chunk(end(n))
+
+
 def shared_chain(depth, nsamples, npids, overlap=False):
     """A chain of depth frames in two images (chain_pairs), mapped at the
     same addresses in npids processes, each with a third map of its own
@@ -147,3 +162,30 @@ def shared_chain(depth, nsamples, npids, overlap=False):
     body += nodes(pairs)
     samples = [sample(depth, pid=1 + i % npids) for i in range(nsamples)]
     return HEADER + chunk(body) + b"".join(chunked(samples)) + chunk(end(nsamples))
+
+
+def elf_symbol(path, name, where=None):
+    """The file offset of function name in ELF file path (64-bit, little-endian);
+    where (a list), when given, receives the file offset of its symbol entry."""
+    b = open(path, "rb").read()
+    if b[:4] != b"\x7fELF" or b[4] != 2 or b[5] != 1:
+        return None
+    phoff, shoff = struct.unpack_from("<QQ", b, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", b, 0x36)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+    for s in secs:
+        if s[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = secs[s[6]]
+        for k in range(s[5] // 24):
+            st_name, st_info, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", b, s[4] + k * 24)
+            end_ = b.index(b"\0", strtab[4] + st_name)
+            if st_info & 0xF == 2 and b[strtab[4] + st_name:end_] == name.encode():
+                if where is not None:
+                    where.append(s[4] + k * 24)
+                for i in range(phnum):
+                    p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(
+                        "<IIQQQQ", b, phoff + i * phentsize)
+                    if p_type == 1 and p_vaddr <= st_value < p_vaddr + p_filesz:
+                        return st_value - p_vaddr + p_offset
+    return None

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sweeplib  # noqa: E402
 from wide_baseline import write_wide_baseline  # noqa: E402
 from recording import (HEADER, chunk, chunked, comm, deep, end, event, many_maps, map_,  # noqa: E402
-                       meta, nodes, sample, shared_chain, svarint, varint)
+                       meta, nodes, remaps, sample, shared_chain, svarint, varint)
 
 DEPTH, SAMPLES = 300000, 3000
 # The frames report keeps of a deeper chain: its innermost (REPORT_MAX_STACK).
@@ -123,6 +123,34 @@ def maps(path):
         f.write(many_maps(MAPS))
 
 
+REMAPS, REMAP_IMAGES = 200000, 1000
+
+
+def remapped(path):
+    """One process that maps an image over one address 200,000 times, a
+    sample after each (about 7 MB): a reader that builds each map's view of
+    the process's maps anew is quadratic here."""
+    with open(path, "wb") as f:
+        f.write(remaps(REMAPS, REMAP_IMAGES))
+
+
+def nested(path):
+    """As remapped, each map 4 KiB longer than the one before, over all of
+    them: a reader that keeps every map that covers each range is
+    quadratic here."""
+    with open(path, "wb") as f:
+        f.write(remaps(REMAPS, REMAP_IMAGES, nested=True))
+
+
+def remapped_deep(path):
+    """20,000 maps over one address, each followed by a sample of a
+    200-frame stack there (about 800 KB): each generation of the maps
+    translates the stack anew, so report refuses it past its bound on
+    translations rather than following it."""
+    with open(path, "wb") as f:
+        f.write(remaps(20000, 100, depth=200))
+
+
 IMAGES = 100000
 
 
@@ -192,6 +220,9 @@ INPUTS = {
     "maps.data": maps,
     "metas.data": metas,
     "images.data": images,
+    "remapped.data": remapped,
+    "nested.data": nested,
+    "remapped-deep.data": remapped_deep,
     "shared.data": shared,
     "shared-over.data": shared_over,
     "shared8.data": shared8,
@@ -267,6 +298,26 @@ def one_image_row(n):
     return check
 
 
+def every_remap(r, _):
+    # Each sample named by the map it followed: every image, as often.
+    rows = [l.split() for l in r.out.splitlines() if l.startswith(" ") and "%" in l]
+    n = REMAPS // REMAP_IMAGES
+    if len(rows) == REMAP_IMAGES and all(x[2] == str(n) and x[-1].startswith("[i") for x in rows):
+        return []
+    return ["wanted %d rows of [iK.so], %d samples each: %d rows, %s"
+            % (REMAP_IMAGES, n, len(rows), rows[:3])]
+
+
+def refused_translations(r, _):
+    lines = r.err.strip().splitlines()
+    if r.rc == 1 and len(lines) == 1 and "translations of an address" in lines[0]:
+        return []
+    return ["wanted one line refusing it: exit %s, %r" % (r.rc, r.err[-300:])]
+
+
+refused_translations.refusal = True
+
+
 def every_note(r, _):
     notes = [l for l in r.out.splitlines() if l.startswith("# /nonexistent/")]
     return [] if len(notes) == IMAGES else ["%d notes of images, wanted %d"
@@ -323,6 +374,11 @@ CASES = [
      REPORT + ["--folded"], 1, None),
     ("report --stdio, 200,000 maps", "maps.data", REPORT + ["--stdio"], 1,
      one_image_row(MAPS)),
+    ("report --stdio, 200,000 maps over one address", "remapped.data", REPORT + ["--stdio"], 1,
+     every_remap),
+    ("report --stdio, 200,000 nested maps", "nested.data", REPORT + ["--stdio"], 1, every_remap),
+    ("report --folded, 20,000 maps over a deep stack", "remapped-deep.data",
+     REPORT + ["--folded"], 2, refused_translations),
     ("report --stdio, 100,000 unreadable images", "images.data", REPORT + ["--stdio"], 1,
      every_note),
     ("report --folded, deep chain in 8 processes", "shared8.data", REPORT + ["--folded"], 2,

@@ -140,16 +140,43 @@ typedef struct rprofile {
     struct rbuilder *build; /* while it is built */
 } rprofile;
 
-/* A map from a pair of numbers to a number (open addressing). */
+/* An open-addressing index of items kept in an array of the caller's:
+ * slots of an item's index + 1, at most half full, probed linearly from
+ * the item's hash (report_rmap.c). The one table of rmap, the counted
+ * samples (report_raw.c) and pprof's strings. A lookup walks the probe:
+ *   for (size_t j = rslots_first(x, h); x->slot1[j] != 0; j = rslots_next(x, j))
+ * (with x->nslots > 0), and an item added takes the empty slot it ends at. */
+typedef struct rslots {
+    uint32_t *slot1; /* item index + 1; 0: empty */
+    size_t nslots;
+} rslots;
+
+/* Room for one more item beside n: the slots grown (each of the n items
+ * rehashed by hash(ctx, i)) when they would be half full; -1 when out of
+ * memory. */
+int rslots_room(rslots *x, size_t n, uint64_t (*hash)(const void *ctx, size_t i), const void *ctx);
+static inline size_t rslots_first(const rslots *x, uint64_t h)
+{
+    return (size_t)h & (x->nslots - 1);
+}
+static inline size_t rslots_next(const rslots *x, size_t j) { return (j + 1) & (x->nslots - 1); }
+void rslots_free(rslots *x);
+
+/* A map from a pair of numbers to a number. */
+typedef struct rmap_item {
+    uint64_t a, b;
+    uint32_t v;
+} rmap_item;
+
 typedef struct rmap {
-    uint64_t *ka, *kb;
-    uint32_t *val1; /* value + 1; 0: empty */
-    size_t cap, n;
+    rmap_item *items; /* in the order put */
+    size_t n, cap;
+    rslots idx;
 } rmap;
 
-/* The value of (a, b), or -1. */
 /* The hash of two keys (report_rmap.c), for the model's other tables. */
 uint64_t rmap_mix(uint64_t a, uint64_t b);
+/* The value of (a, b), or -1. */
 int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 /* Sets (a, b) to v; -1 when out of memory. */
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
@@ -163,38 +190,60 @@ uint64_t rmap_hash_str(uint64_t h, const char *s);
  * same way. */
 typedef struct rpidkey {
     int32_t pid;
-    uint32_t first, n; /* its maps: order[first .. first + n) */
+    uint32_t first, n; /* its maps: order[first .. first + n), in the order recorded */
     uint64_t key;
-    uint32_t seg, n_segs; /* its address ranges: segs[seg .. seg + n_segs) */
+    /* Its maps' tree (report_maps.c): leaves between coords[coord ..
+     * coord + n_coords), size leaves, nodes' maps from off[off ..]. */
+    uint32_t coord, n_coords, size, off;
+    /* The places of its maps that replace part of an earlier one (an exec
+     * of another image at the same address, an mmap over a range):
+     * repl[repl .. repl + n_repl). Each starts a generation. */
+    uint32_t repl, n_repl;
 } rpidkey;
 
 /* An address range [lo, hi) and the map that holds it: of the maps that
- * cover it, the one recorded last. A process's ranges are sorted and
- * disjoint, so the map of an address is a binary search away. */
+ * cover it, the one recorded last. The ranges are sorted and disjoint, so
+ * the map of an address is a binary search away. */
 typedef struct rseg {
     uint64_t lo, hi;
     uint32_t map;
 } rseg;
 
-/* The address ranges of a recording's maps, per process. */
+/* The maps of a recording, per process and in time: a sample resolves
+ * against the maps of its generation, those in force when it was taken
+ * (as perf replays maps with the samples), so that the samples of an
+ * image a process replaced later keep its names. */
 typedef struct rmaps {
     const dkrec *rec;
     rpidkey *keys; /* the pids that have maps of their own, by pid */
     size_t n_keys;
-    rseg *segs; /* each key's ranges, then those of every map */
+    uint32_t *order;  /* the maps by pid, then in the order recorded */
+    uint32_t *gen_at; /* each of order's generation: its pid's maps before it that replace */
+    uint32_t *repl;   /* each key's replacing places */
+    size_t n_repl;
+    uint64_t *coords; /* each key's ends of maps, sorted */
+    size_t n_coords, cap_coords;
+    uint32_t *off, *items; /* each key's tree: a node's maps are items[off[v] .. off[v + 1]) */
+    size_t n_off, cap_off, n_items, cap_items;
+    rseg *segs; /* the ranges of every pid's maps */
     size_t n_segs;
-    uint32_t all_seg, n_all_segs; /* the ranges of every pid's maps */
+    uint32_t all_seg, n_all_segs;
 } rmaps;
 
-/* m made from r's maps; -1 when out of memory (m then for rmaps_free). */
+/* m made from r's maps; -1 when out of memory (m then for rmaps_free).
+ * O(n log^2 n) for n maps, whatever their overlaps. */
 int rmaps_make(rmaps *m, const dkrec *r);
 /* The key of pid: its maps', when it has maps of its own (NULL: it has
  * none, and takes other processes' maps, as every such process does). */
 const rpidkey *rmaps_key(const rmaps *m, int32_t pid);
+/* The generation of key k's maps of a sample after map record map_rec - 1
+ * of its pid, the latest before it (0: none). */
+uint32_t rmaps_gen(const rmaps *m, const rpidkey *k, uint32_t map_rec);
 /* The map of the process of key k (NULL: one with no maps of its own)
- * holding addr, the latest one; a process whose maps were not recorded (a
- * child forked by a recorded one) takes another's, the latest. */
-const dkrec_map *rmaps_find(const rmaps *m, const rpidkey *k, uint64_t addr);
+ * holding addr in generation gen: the latest in force, else the first
+ * recorded after; a process whose maps were not recorded (a child forked
+ * by a recorded one) takes another's, the latest. */
+const dkrec_map *rmaps_find(const rmaps *m, const rpidkey *k, uint32_t gen, uint64_t addr);
 void rmaps_free(rmaps *m);
 
 /* How the model is built; all false is the default. */
@@ -205,12 +254,13 @@ typedef struct rprofile_opts {
 } rprofile_opts;
 
 /* The samples of a recording as they are read (report_raw.c): one entry
- * per distinct (event, pid, comm record, recording stack, kernel stack,
- * flags), counted, before the stacks are symbolized. */
+ * per distinct (event, pid, comm record, map record, recording stack,
+ * kernel stack, flags), counted, before the stacks are symbolized. */
 typedef struct rraw {
     uint32_t event;
     int32_t pid;
     uint32_t comm_rec; /* the pid's latest comm record before it + 1; 0: none yet */
+    uint32_t map_rec;  /* the pid's latest map record before it + 1; 0: none yet */
     uint32_t node, knode;
     unsigned flags;
     uint64_t count, weight;
@@ -224,13 +274,13 @@ typedef struct rraws {
     uint64_t n_read;                /* the samples read, kept or not */
     uint64_t n_off_cpu;             /* the off-CPU samples read, kept or not */
     bool on_cpu_only, off_cpu_only; /* rprofile_opts' filters, applied as they stream */
-    uint32_t *slots;                /* entry index + 1, by key hash; 0: empty */
-    size_t nslots;
-    size_t last;       /* the entry of the sample before */
-    rmap pid_comm;     /* (pid, 0) -> its latest comm record */
+    rslots idx;                     /* the entries by key hash */
+    size_t last;                    /* the entry of the sample before */
+    rmap pid_comm;     /* (pid, 0) -> its latest comm record, (pid, 1) its latest map record */
     size_t comms_seen; /* comm records taken into pid_comm */
-    int32_t last_pid;  /* and the comm record + 1 of the sample before's pid */
-    uint32_t last_comm;
+    size_t maps_seen;  /* map records taken into pid_comm */
+    int32_t last_pid;  /* and the comm and map records + 1 of the sample before's pid */
+    uint32_t last_comm, last_map;
     bool last_valid;
     const char *path;
 } rraws;

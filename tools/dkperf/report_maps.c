@@ -27,15 +27,15 @@ static const dkrec_map *seg_map(const rmaps *b, uint32_t first, uint32_t n, uint
     return lo < n && s[lo].lo <= addr ? &b->rec->maps[s[lo].map] : NULL;
 }
 
-const dkrec_map *rmaps_find(const rmaps *b, const rpidkey *k, uint64_t addr)
-{
-    const dkrec_map *m = k != NULL ? seg_map(b, k->seg, k->n_segs, addr) : NULL;
-    return m != NULL ? m : seg_map(b, b->all_seg, b->n_all_segs, addr);
-}
-
 static int cmp_pid(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -154,24 +154,192 @@ static void make_segs(rmaps *b, sweep *w, const uint32_t *idx, size_t n, uint32_
     *count = (uint32_t)(b->n_segs - *first);
 }
 
+/* The elementary ranges [coords[j], coords[j + 1]) of the leaves of a
+ * tree of t->size leaves: node v's children are 2v and 2v + 1, leaf j is
+ * node size + j. */
+typedef struct tree {
+    const uint64_t *coords;
+    uint32_t n_coords, size;
+    const uint32_t *off; /* node v's maps: items[off[v] .. off[v + 1]), by place */
+    const uint32_t *items;
+} tree;
+
+/* The end of map m's range, the top of the address space when it wraps. */
+static uint64_t map_end(const dkrec_map *m)
+{
+    return m->start + m->len < m->start ? UINT64_MAX : m->start + m->len;
+}
+
+/* The first coordinate not below addr. */
+static uint32_t coord_at(const uint64_t *c, uint32_t n, uint64_t addr)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c[mid] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Runs body with v each of the O(log n) nodes that cover leaves [l, r)
+ * exactly (a tree of size leaves). */
+#define FOR_COVER(size, l, r, v, body)                                                 \
+    for (uint32_t l_ = (l) + (size), r_ = (r) + (size); l_ < r_; l_ >>= 1, r_ >>= 1) { \
+        if (l_ & 1) {                                                                  \
+            uint32_t v = l_++;                                                         \
+            body;                                                                      \
+        }                                                                              \
+        if (r_ & 1) {                                                                  \
+            uint32_t v = --r_;                                                         \
+            body;                                                                      \
+        }                                                                              \
+    }
+
+/* Room for n more elements of size bytes in *a (room for *cap, len used). */
+static int reserve(void **a, size_t len, size_t n, size_t *cap, size_t size)
+{
+    if (len + n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < len + n)
+        c *= 2;
+    void *q = realloc(*a, c * size);
+    if (q == NULL)
+        return -1;
+    *a = q;
+    *cap = c;
+    return 0;
+}
+
+/* Key k's tree of its maps (order[k->first ..], in the order recorded:
+ * their places), and which of them replace part of an earlier one: each
+ * such map starts a generation of the process's maps (gen_at, repl). A
+ * map is stored in the O(log n) nodes covering its range, so that the
+ * maps holding an address are on the path from its leaf to the root. */
+static int make_tree(rmaps *b, rpidkey *k, const uint32_t *order, uint32_t **scratch,
+                     size_t *scratch_cap)
+{
+    const dkrec_map *maps = b->rec->maps;
+    uint32_t n = k->n;
+    if (reserve((void **)&b->coords, b->n_coords, 2 * (size_t)n, &b->cap_coords,
+                sizeof *b->coords) != 0)
+        return -1;
+    uint64_t *c = b->coords + b->n_coords;
+    uint32_t nc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const dkrec_map *m = &maps[order[i]];
+        if (m->len == 0)
+            continue;
+        c[nc++] = m->start;
+        c[nc++] = map_end(m);
+    }
+    qsort(c, nc, sizeof *c, cmp_u64);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < nc; i++)
+        if (w == 0 || c[w - 1] != c[i])
+            c[w++] = c[i];
+    nc = w;
+    uint32_t leaves = nc > 1 ? nc - 1 : 1, size = 1;
+    while (size < leaves)
+        size *= 2;
+    k->coord = (uint32_t)b->n_coords;
+    k->n_coords = nc;
+    k->size = size;
+    b->n_coords += nc;
+    /* off: 2 * size + 1 entries; scratch: a cursor, then a minimum, per node. */
+    if (reserve((void **)&b->off, b->n_off, 2 * (size_t)size + 1, &b->cap_off, sizeof *b->off) !=
+            0 ||
+        reserve((void **)scratch, 0, 2 * (size_t)size, scratch_cap, sizeof **scratch) != 0)
+        return -1;
+    k->off = (uint32_t)b->n_off;
+    b->n_off += 2 * (size_t)size + 1;
+    uint32_t *off = b->off + k->off, *cur = *scratch;
+    memset(cur, 0, 2 * (size_t)size * sizeof *cur);
+    for (uint32_t i = 0; i < n; i++) {
+        const dkrec_map *m = &maps[order[i]];
+        if (m->len == 0)
+            continue;
+        FOR_COVER(size, coord_at(c, nc, m->start), coord_at(c, nc, map_end(m)), v, cur[v]++);
+    }
+    size_t base = b->n_items, total = 0;
+    for (uint32_t v = 0; v < 2 * size; v++) {
+        off[v] = (uint32_t)(base + total);
+        total += cur[v];
+        cur[v] = off[v];
+    }
+    off[2 * size] = (uint32_t)(base + total);
+    if (base + total > UINT32_MAX ||
+        reserve((void **)&b->items, b->n_items, total, &b->cap_items, sizeof *b->items) != 0)
+        return -1;
+    b->n_items += total;
+    for (uint32_t i = 0; i < n; i++) {
+        const dkrec_map *m = &maps[order[i]];
+        if (m->len == 0)
+            continue;
+        FOR_COVER(size, coord_at(c, nc, m->start), coord_at(c, nc, map_end(m)), v,
+                  b->items[cur[v]++] = i);
+    }
+    /* cur: the least place stored in each subtree. Map i replaces part of
+     * an earlier one when a map of a smaller place overlaps it: one stored
+     * under a node covering part of i's range, or above a leaf of it. */
+    for (uint32_t v = 2 * size; v-- > 1;) {
+        uint32_t least = off[v] < off[v + 1] ? b->items[off[v]] : UINT32_MAX;
+        if (v < size) {
+            least = cur[2 * v] < least ? cur[2 * v] : least;
+            least = cur[2 * v + 1] < least ? cur[2 * v + 1] : least;
+        }
+        cur[v] = least;
+    }
+    k->repl = (uint32_t)b->n_repl;
+    uint32_t gen = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const dkrec_map *m = &maps[order[i]];
+        uint32_t least = UINT32_MAX;
+        if (m->len > 0) {
+            uint32_t l = coord_at(c, nc, m->start), r = coord_at(c, nc, map_end(m));
+            FOR_COVER(size, l, r, v, least = cur[v] < least ? cur[v] : least);
+            for (uint32_t v = l + size; v >= 1 && least >= i; v >>= 1)
+                if (off[v] < off[v + 1] && b->items[off[v]] < least)
+                    least = b->items[off[v]];
+            for (uint32_t v = r - 1 + size; v >= 1 && least >= i; v >>= 1)
+                if (off[v] < off[v + 1] && b->items[off[v]] < least)
+                    least = b->items[off[v]];
+        }
+        if (least < i) {
+            b->repl[b->n_repl++] = i;
+            gen++;
+        }
+        b->gen_at[k->first + i] = gen;
+    }
+    k->n_repl = (uint32_t)(b->n_repl - k->repl);
+    return 0;
+}
+
 /* b->keys: each pid with maps, keyed by its own pid or by that of the first
- * pid with the same maps, and its ranges. */
+ * pid with the same maps, and its tree. */
 int rmaps_make(rmaps *b, const dkrec *r)
 {
     memset(b, 0, sizeof *b);
     b->rec = r;
     size_t nm = r->n_maps ? r->n_maps : 1;
-    uint32_t *order = calloc(nm, sizeof *order);
+    b->order = calloc(nm, sizeof *b->order);
     b->keys = calloc(nm, sizeof *b->keys);
-    /* A sweep of n maps makes at most 2n - 1 ranges: n for every pid's
-     * own, as many for all of them. */
-    b->segs = calloc(4 * nm, sizeof *b->segs);
+    b->gen_at = calloc(nm, sizeof *b->gen_at);
+    b->repl = calloc(nm, sizeof *b->repl);
+    /* A sweep of n maps makes at most 2n - 1 ranges. */
+    b->segs = calloc(2 * nm, sizeof *b->segs);
     sweep w = {calloc(2 * nm, sizeof *w.edges), calloc(nm, sizeof *w.heap),
                calloc(nm, sizeof *w.closed)};
-    rmap seen = {NULL, NULL, NULL, 0, 0}; /* hash of a list of maps -> its first pid's index */
+    rmap seen = {0}; /* hash of a list of maps -> its first pid's index */
+    uint32_t *scratch = NULL;
+    size_t scratch_cap = 0;
+    uint32_t *order = b->order;
     int rc = -1;
-    if (order == NULL || b->keys == NULL || b->segs == NULL || w.edges == NULL || w.heap == NULL ||
-        w.closed == NULL)
+    if (order == NULL || b->keys == NULL || b->segs == NULL || b->gen_at == NULL ||
+        b->repl == NULL || w.edges == NULL || w.heap == NULL || w.closed == NULL)
         goto out;
     for (size_t i = 0; i < r->n_maps; i++)
         order[i] = (uint32_t)i;
@@ -187,7 +355,8 @@ int rmaps_make(rmaps *b, const dkrec *r)
             h = map_hash(h, &r->maps[order[i]]);
         k->n = (uint32_t)(i - k->first);
         k->key = (uint64_t)(uint32_t)k->pid;
-        make_segs(b, &w, order + k->first, k->n, &k->seg, &k->n_segs);
+        if (make_tree(b, k, order + k->first, &scratch, &scratch_cap) != 0)
+            goto out;
         int64_t like = rmap_get(&seen, h, 0);
         if (like < 0) {
             if (rmap_put(&seen, h, 0, (uint32_t)b->n_keys) != 0)
@@ -204,12 +373,71 @@ int rmaps_make(rmaps *b, const dkrec *r)
     }
     rc = 0;
 out:
-    free(order);
+    free(scratch);
     free(w.edges);
     free(w.heap);
     free(w.closed);
     rmap_free(&seen);
     return rc;
+}
+
+uint32_t rmaps_gen(const rmaps *b, const rpidkey *k, uint32_t map_rec)
+{
+    if (k == NULL || map_rec == 0)
+        return 0;
+    /* Its place among k's maps, which are in the order recorded. */
+    const uint32_t *o = b->order + k->first;
+    uint32_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (o[mid] < map_rec - 1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == k->n || o[lo] != map_rec - 1)
+        return 0; /* not one of the pid's: none in force */
+    return b->gen_at[k->first + lo];
+}
+
+/* The map of generation gen of key k's maps holding addr: of those in
+ * force (recorded before the generation's end), the latest; else the
+ * first recorded after (a map the recorder wrote after a sample it
+ * covers); NULL when none holds it. */
+static const dkrec_map *tree_map(const rmaps *b, const rpidkey *k, uint32_t gen, uint64_t addr)
+{
+    const uint64_t *c = b->coords + k->coord;
+    uint32_t j = coord_at(c, k->n_coords, addr);
+    if (j < k->n_coords && c[j] == addr)
+        j++;
+    if (j == 0 || j >= k->n_coords)
+        return NULL; /* below the first map, or past the last */
+    uint32_t end = gen < k->n_repl ? b->repl[k->repl + gen] : k->n;
+    uint32_t before = UINT32_MAX, after = UINT32_MAX;
+    const uint32_t *off = b->off + k->off;
+    for (uint32_t v = j - 1 + k->size; v >= 1; v >>= 1) {
+        const uint32_t *it = b->items + off[v];
+        uint32_t lo = 0, hi = off[v + 1] - off[v];
+        while (lo < hi) { /* the first place at or past end */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (it[mid] < end)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && (before == UINT32_MAX || it[lo - 1] > before))
+            before = it[lo - 1];
+        if (lo < off[v + 1] - off[v] && it[lo] < after)
+            after = it[lo];
+    }
+    uint32_t pos = before != UINT32_MAX ? before : after;
+    return pos != UINT32_MAX ? &b->rec->maps[b->order[k->first + pos]] : NULL;
+}
+
+const dkrec_map *rmaps_find(const rmaps *b, const rpidkey *k, uint32_t gen, uint64_t addr)
+{
+    const dkrec_map *m = k != NULL ? tree_map(b, k, gen, addr) : NULL;
+    return m != NULL ? m : seg_map(b, b->all_seg, b->n_all_segs, addr);
 }
 
 const rpidkey *rmaps_key(const rmaps *b, int32_t pid)
@@ -221,5 +449,11 @@ void rmaps_free(rmaps *b)
 {
     free(b->keys);
     free(b->segs);
+    free(b->order);
+    free(b->coords);
+    free(b->off);
+    free(b->items);
+    free(b->gen_at);
+    free(b->repl);
     memset(b, 0, sizeof *b);
 }

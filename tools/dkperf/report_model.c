@@ -43,9 +43,9 @@ typedef struct rbuilder {
      * comm records are its own): made anew for each. */
     const dkrec *rec;
     size_t max_memo;
-    rmap memo;                      /* (process key, recording node) -> node, as a return address */
-    rmap leaves;                    /* (process key, recording node) -> node, as a sample's leaf */
-    rmaps maps;                     /* the address ranges of each process's maps */
+    rmap memo;   /* (process key, generation << 32 | recording node) -> node, as a return address */
+    rmap leaves; /* the same, as a sample's leaf */
+    rmaps maps;  /* each process's maps, in time */
     const dkrec_comm **comm_by_pid; /* the comm records in comm_order */
     rmap kframes;                   /* (0, recording node) -> kernel frame */
     rmap kleaves; /* (report node of the user stack, kernel recording node) -> node */
@@ -63,7 +63,8 @@ typedef struct rbuilder {
 /* Each recording node is translated once for every key of the processes
  * whose samples reach it: once in most recordings (a process's stacks are
  * at its own addresses), more when processes whose maps differ sample the
- * same addresses. A file built to multiply that work (thousands of such
+ * same addresses, or a process samples them under images mapped over
+ * each other (once per generation of its maps). A file built to multiply that work (thousands of such
  * processes, each sampling one deep stack) is refused past this many
  * translations per node allowed. */
 #define WORK_PER_NODE 4u
@@ -164,9 +165,10 @@ static int add_note(rbuilder *b, const char *line)
 /* The frame of address addr in the process of key k (a return address
  * unless leaf). *bare: set when the address has no symbol, so that the
  * frame ("[image]" or "[unknown]") stands for any address of its image. */
-static int64_t resolve(rbuilder *b, const rpidkey *k, uint64_t addr, bool leaf, bool *bare)
+static int64_t resolve(rbuilder *b, const rpidkey *k, uint32_t gen, uint64_t addr, bool leaf,
+                       bool *bare)
 {
-    const dkrec_map *m = rmaps_find(&b->maps, k, addr);
+    const dkrec_map *m = rmaps_find(&b->maps, k, gen, addr);
     *bare = true;
     if (m == NULL)
         return frame_id(b, "[unknown]", "[unknown]");
@@ -242,19 +244,23 @@ static int64_t stack_node(rbuilder *b, uint32_t parent, uint32_t frame)
     return (int64_t)p->n_nodes++;
 }
 
-/* The node of the stack ending in recording node leaf, in pid; -1 out of
- * memory, -2 too many nodes, -3 too many translations (-4: of chains
- * cut to REPORT_MAX_STACK frames). */
-static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32_t root)
+/* The node of the stack ending in recording node leaf, in pid after its
+ * map record map_rec - 1; -1 out of memory, -2 too many nodes, -3 too
+ * many translations (-4: of chains cut to REPORT_MAX_STACK frames). */
+static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t map_rec, uint32_t leaf_node,
+                            uint32_t root)
 {
     const dkrec *r = b->rec;
     const rpidkey *pk = rmaps_key(&b->maps, pid);
     uint64_t key = pk != NULL ? pk->key : UINT64_MAX;
     /* Stacks under another root are other nodes: another key. */
     key ^= (uint64_t)root << 40;
+    /* The generation of the pid's maps: the addresses of an image
+     * replaced later are translated apart (in the memo's second key). */
+    uint64_t gen = (uint64_t)rmaps_gen(&b->maps, pk, map_rec) << 32;
     /* A leaf seen before is known however deep its stack is: the leaves
      * are kept (fewer than the samples), the rest is a cache. */
-    int64_t base = rmap_get(&b->leaves, key, leaf_node);
+    int64_t base = rmap_get(&b->leaves, key, gen | leaf_node);
     if (base >= 0)
         return base;
     base = root;
@@ -264,7 +270,7 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
     bool cut = r->nodes[leaf_node].depth > REPORT_MAX_STACK;
     size_t n = 0;
     for (uint32_t k = leaf_node; k != 0 && n < REPORT_MAX_STACK; k = r->nodes[k].parent) {
-        int64_t hit = k == leaf_node || cut ? -1 : rmap_get(&b->memo, key, k);
+        int64_t hit = k == leaf_node || cut ? -1 : rmap_get(&b->memo, key, gen | k);
         if (hit >= 0) {
             base = hit;
             break;
@@ -274,7 +280,8 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
         b->chain[n++] = k;
     }
     /* Each recording node is translated once per key whose samples reach
-     * it: processes whose maps differ each walk a stack they share. */
+     * it: processes whose maps differ each walk a stack they share, and
+     * a process each generation of its maps (an image mapped over). */
     if ((b->work += n) > b->max_work)
         return cut ? -4 : -3;
     /* The memo holds at most max_memo translations besides this sample's
@@ -288,7 +295,7 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
         uint32_t k = b->chain[n];
         bool leaf = k == leaf_node;
         bool bare;
-        int64_t f = resolve(b, pk, r->nodes[k].addr, leaf, &bare);
+        int64_t f = resolve(b, pk, (uint32_t)(gen >> 32), r->nodes[k].addr, leaf, &bare);
         if (f < 0)
             return -1;
         /* A run of addresses without symbols in one image (or in none) is
@@ -299,7 +306,8 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t leaf_node, uint32
             base = stack_node(b, (uint32_t)base, (uint32_t)f);
         if (base < 0)
             return base;
-        if ((leaf || !cut) && rmap_put(leaf ? &b->leaves : &b->memo, key, k, (uint32_t)base) != 0)
+        if ((leaf || !cut) &&
+            rmap_put(leaf ? &b->leaves : &b->memo, key, gen | k, (uint32_t)base) != 0)
             return -1;
     }
     return base;
@@ -671,7 +679,7 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
             last_rec = s->comm_rec;
         }
         o.comm = (uint32_t)last_comm;
-        int64_t node = s->node ? sample_stack(b, s->pid, s->node, root) : root;
+        int64_t node = s->node ? sample_stack(b, s->pid, s->map_rec, s->node, root) : root;
         /* A kernel sample gets its kernel chain, named from the kernel's
          * symbols, inner to its user stack, or one [kernel] frame where
          * they cannot name it; a sample with no frame at all, [unknown]. */
@@ -712,9 +720,9 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
         }
         if (node == -3) {
             cli_error("report",
-                      "%s: its stacks, in processes whose maps differ, come to more "
-                      "than %zu translations of an address, from a file of %llu "
-                      "bytes: refused (a recording built to exhaust time?)",
+                      "%s: its stacks, in processes whose maps differ or are mapped "
+                      "over, come to more than %zu translations of an address, from a "
+                      "file of %llu bytes: refused (a recording built to exhaust time?)",
                       path, b->max_work, (unsigned long long)rec->file_size);
             free(ev_to);
             rprofile_free(p);

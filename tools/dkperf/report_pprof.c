@@ -117,44 +117,29 @@ static void field_s(pbuf *b, unsigned f, const char *s, pbuf *tmp)
 typedef struct strtab {
     const char **s;
     size_t n, cap;
-    uint32_t *slot1; /* index + 1; 0: empty */
-    size_t nslots;
+    rslots idx;
     char **owned; /* the strings made here (event type names, build ids) */
     size_t n_owned;
     bool oom;
 } strtab;
 
-static uint64_t hash_s(const char *s)
+static uint64_t hash_s(const char *s) { return rmap_hash_str(0xcbf29ce484222325ull, s); }
+
+static uint64_t str_hash(const void *ctx, size_t i)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
+    return hash_s(((const char *const *)ctx)[i]);
 }
 
 /* The index of s (kept by pointer: it must outlive the table); -1 when
  * out of memory. */
 static int64_t str_id(strtab *t, const char *s)
 {
-    if ((t->n + 1) * 2 >= t->nslots) {
-        size_t ns = t->nslots ? t->nslots * 2 : 1024;
-        uint32_t *sl = calloc(ns, sizeof *sl);
-        if (sl == NULL)
-            return -1;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t j = (size_t)hash_s(t->s[i]) & (ns - 1);
-            while (sl[j] != 0)
-                j = (j + 1) & (ns - 1);
-            sl[j] = (uint32_t)i + 1;
-        }
-        free(t->slot1);
-        t->slot1 = sl;
-        t->nslots = ns;
-    }
-    size_t j = (size_t)hash_s(s) & (t->nslots - 1);
-    for (; t->slot1[j] != 0; j = (j + 1) & (t->nslots - 1))
-        if (strcmp(t->s[t->slot1[j] - 1], s) == 0)
-            return t->slot1[j] - 1;
+    if (rslots_room(&t->idx, t->n, str_hash, t->s) != 0)
+        return -1;
+    size_t j = rslots_first(&t->idx, hash_s(s));
+    for (; t->idx.slot1[j] != 0; j = rslots_next(&t->idx, j))
+        if (strcmp(t->s[t->idx.slot1[j] - 1], s) == 0)
+            return t->idx.slot1[j] - 1;
     if (t->n == t->cap) {
         size_t c = t->cap ? t->cap * 2 : 256;
         const char **q = realloc(t->s, c * sizeof *q);
@@ -164,7 +149,7 @@ static int64_t str_id(strtab *t, const char *s)
         t->cap = c;
     }
     t->s[t->n] = s;
-    t->slot1[j] = (uint32_t)++t->n;
+    t->idx.slot1[j] = (uint32_t)++t->n;
     return (int64_t)t->n - 1;
 }
 
@@ -198,7 +183,7 @@ static void strtab_free(strtab *t)
         free(t->owned[i]);
     free(t->owned);
     free(t->s);
-    free(t->slot1);
+    rslots_free(&t->idx);
 }
 
 static const char *base_name(const char *path)

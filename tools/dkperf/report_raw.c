@@ -14,7 +14,8 @@
 static bool same_key(const rraw *x, const rraw *y)
 {
     return x->node == y->node && x->pid == y->pid && x->event == y->event &&
-           x->comm_rec == y->comm_rec && x->knode == y->knode && x->flags == y->flags;
+           x->comm_rec == y->comm_rec && x->map_rec == y->map_rec && x->knode == y->knode &&
+           x->flags == y->flags;
 }
 
 /* Inline and cheap: it runs once a sample. The stack node, what differs
@@ -24,8 +25,11 @@ static inline size_t key_hash(const rraw *k)
     uint64_t h = ((uint64_t)k->knode << 32 | k->node) * 0x9e3779b97f4a7c15ull;
     h ^= ((uint64_t)(uint32_t)k->pid << 32 | k->event) * 0xc2b2ae3d27d4eb4full;
     h ^= ((uint64_t)k->flags << 32 | k->comm_rec) * 0x165667b19e3779f9ull;
+    h ^= (uint64_t)k->map_rec * 0xd6e8feb86659fd93ull;
     return (size_t)(h ^ (h >> 32));
 }
+
+static uint64_t entry_hash(const void *ctx, size_t i) { return key_hash((const rraw *)ctx + i); }
 
 /* Room for one more entry, the slots at most half full. */
 static int make_room(rraws *a)
@@ -38,22 +42,7 @@ static int make_room(rraws *a)
         a->v = v;
         a->cap = c;
     }
-    if ((a->n + 1) * 2 < a->nslots)
-        return 0;
-    size_t n = a->nslots ? a->nslots * 2 : 1024;
-    uint32_t *s = calloc(n, sizeof *s);
-    if (s == NULL)
-        return -1;
-    for (size_t i = 0; i < a->n; i++) {
-        size_t j = key_hash(&a->v[i]) & (n - 1);
-        while (s[j] != 0)
-            j = (j + 1) & (n - 1);
-        s[j] = (uint32_t)i + 1;
-    }
-    free(a->slots);
-    a->slots = s;
-    a->nslots = n;
-    return 0;
+    return rslots_room(&a->idx, a->n, entry_hash, a->v);
 }
 
 int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
@@ -69,6 +58,16 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         if (pid == a->last_pid)
             a->last_valid = false;
     }
+    /* And the map records: a sample resolves against its pid's maps as
+     * they stood (an image replaced later keeps its samples' names). */
+    for (; a->maps_seen < r->n_maps && r->maps[a->maps_seen].first_sample <= a->n_read;
+         a->maps_seen++) {
+        int32_t pid = r->maps[a->maps_seen].pid;
+        if (rmap_put(&a->pid_comm, (uint32_t)pid, 1, (uint32_t)a->maps_seen) != 0)
+            goto oom;
+        if (pid == a->last_pid)
+            a->last_valid = false;
+    }
     /* The recording's span, whichever samples the filter keeps. */
     if (a->n_read++ == 0 || s->time_ns < a->time_lo)
         a->time_lo = s->time_ns;
@@ -80,14 +79,17 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         return 0;
     if (!a->last_valid || s->pid != a->last_pid) {
         int64_t c = rmap_get(&a->pid_comm, (uint32_t)s->pid, 0);
+        int64_t m = rmap_get(&a->pid_comm, (uint32_t)s->pid, 1);
         a->last_pid = s->pid;
         a->last_comm = (uint32_t)(c + 1);
+        a->last_map = (uint32_t)(m + 1);
         a->last_valid = true;
     }
     a->n_samples++;
     rraw k = {.event = s->event,
               .pid = s->pid,
               .comm_rec = a->last_comm,
+              .map_rec = a->last_map,
               .node = s->node,
               .knode = s->knode,
               .flags = s->flags};
@@ -98,27 +100,28 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         a->v[a->last].weight += w;
         return 0;
     }
-    if (a->nslots > 0) {
-        for (size_t j = key_hash(&k) & (a->nslots - 1); a->slots[j] != 0;
-             j = (j + 1) & (a->nslots - 1)) {
-            rraw *e = &a->v[a->slots[j] - 1];
+    size_t h = key_hash(&k);
+    if (a->idx.nslots > 0) {
+        for (size_t j = rslots_first(&a->idx, h); a->idx.slot1[j] != 0;
+             j = rslots_next(&a->idx, j)) {
+            rraw *e = &a->v[a->idx.slot1[j] - 1];
             if (same_key(e, &k)) {
                 e->count++;
                 e->weight += w;
-                a->last = a->slots[j] - 1;
+                a->last = a->idx.slot1[j] - 1;
                 return 0;
             }
         }
     }
     if (a->n >= UINT32_MAX - 1 || make_room(a) != 0)
         goto oom;
-    size_t j = key_hash(&k) & (a->nslots - 1);
-    while (a->slots[j] != 0)
-        j = (j + 1) & (a->nslots - 1);
+    size_t j = rslots_first(&a->idx, h);
+    while (a->idx.slot1[j] != 0)
+        j = rslots_next(&a->idx, j);
     k.count = 1;
     k.weight = w;
     a->v[a->n] = k;
-    a->slots[j] = (uint32_t)++a->n;
+    a->idx.slot1[j] = (uint32_t)++a->n;
     a->last = a->n - 1;
     return 0;
 oom:
@@ -160,7 +163,7 @@ int rprofile_read(const char *path, const rprofile_opts *o, dkrec **rec, rraws *
 void rraws_free(rraws *a)
 {
     free(a->v);
-    free(a->slots);
+    rslots_free(&a->idx);
     rmap_free(&a->pid_comm);
     memset(a, 0, sizeof *a);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * report_rmap.c - the report model's open-addressing hash map of two
- * 64-bit keys to a 32-bit value (report.h's rmap), and its hash.
+ * report_rmap.c - the report model's open-addressing index (report.h's
+ * rslots), its map of two 64-bit keys to a 32-bit value (rmap) on it, and
+ * their hashes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,62 +23,79 @@ uint64_t rmap_hash_str(uint64_t h, const char *s)
     return h;
 }
 
+int rslots_room(rslots *x, size_t n, uint64_t (*hash)(const void *ctx, size_t i), const void *ctx)
+{
+    if ((n + 1) * 2 < x->nslots)
+        return 0;
+    size_t ns = x->nslots ? x->nslots * 2 : 1024;
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (sl == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = (size_t)hash(ctx, i) & (ns - 1);
+        while (sl[j] != 0)
+            j = (j + 1) & (ns - 1);
+        sl[j] = (uint32_t)i + 1;
+    }
+    free(x->slot1);
+    x->slot1 = sl;
+    x->nslots = ns;
+    return 0;
+}
+
+void rslots_free(rslots *x)
+{
+    free(x->slot1);
+    memset(x, 0, sizeof *x);
+}
+
+static uint64_t item_hash(const void *ctx, size_t i)
+{
+    const rmap_item *it = (const rmap_item *)ctx + i;
+    return rmap_mix(it->a, it->b);
+}
+
 int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b)
 {
-    if (m->cap == 0)
+    if (m->n == 0)
         return -1;
-    size_t j = (size_t)rmap_mix(a, b) & (m->cap - 1);
-    while (m->val1[j] != 0) {
-        if (m->ka[j] == a && m->kb[j] == b)
-            return (int64_t)m->val1[j] - 1;
-        j = (j + 1) & (m->cap - 1);
+    for (size_t j = rslots_first(&m->idx, rmap_mix(a, b)); m->idx.slot1[j] != 0;
+         j = rslots_next(&m->idx, j)) {
+        const rmap_item *it = &m->items[m->idx.slot1[j] - 1];
+        if (it->a == a && it->b == b)
+            return it->v;
     }
     return -1;
 }
 
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v)
 {
-    if ((m->n + 1) * 2 >= m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 1024;
-        rmap g = {calloc(cap, sizeof *g.ka), calloc(cap, sizeof *g.kb), calloc(cap, sizeof *g.val1),
-                  cap, 0};
-        if (g.ka == NULL || g.kb == NULL || g.val1 == NULL) {
-            rmap_free(&g);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->val1[i] == 0)
-                continue;
-            size_t j = (size_t)rmap_mix(m->ka[i], m->kb[i]) & (cap - 1);
-            while (g.val1[j] != 0)
-                j = (j + 1) & (cap - 1);
-            g.ka[j] = m->ka[i];
-            g.kb[j] = m->kb[i];
-            g.val1[j] = m->val1[i];
-        }
-        g.n = m->n;
-        rmap_free(m);
-        *m = g;
-    }
-    size_t j = (size_t)rmap_mix(a, b) & (m->cap - 1);
-    while (m->val1[j] != 0) {
-        if (m->ka[j] == a && m->kb[j] == b) {
-            m->val1[j] = v + 1;
+    if (m->n >= UINT32_MAX - 1 || rslots_room(&m->idx, m->n, item_hash, m->items) != 0)
+        return -1;
+    size_t j = rslots_first(&m->idx, rmap_mix(a, b));
+    for (; m->idx.slot1[j] != 0; j = rslots_next(&m->idx, j)) {
+        rmap_item *it = &m->items[m->idx.slot1[j] - 1];
+        if (it->a == a && it->b == b) {
+            it->v = v;
             return 0;
         }
-        j = (j + 1) & (m->cap - 1);
     }
-    m->ka[j] = a;
-    m->kb[j] = b;
-    m->val1[j] = v + 1;
-    m->n++;
+    if (m->n == m->cap) {
+        size_t c = m->cap ? m->cap * 2 : 512;
+        rmap_item *q = realloc(m->items, c * sizeof *q);
+        if (q == NULL)
+            return -1;
+        m->items = q;
+        m->cap = c;
+    }
+    m->items[m->n] = (rmap_item){a, b, v};
+    m->idx.slot1[j] = (uint32_t)++m->n;
     return 0;
 }
 
 void rmap_free(rmap *m)
 {
-    free(m->ka);
-    free(m->kb);
-    free(m->val1);
+    free(m->items);
+    rslots_free(&m->idx);
     memset(m, 0, sizeof *m);
 }

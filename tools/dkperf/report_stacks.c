@@ -104,7 +104,7 @@ static int ntree_make(ntree *t, const rprofile *p)
     t->first = calloc(nn, sizeof *t->first);
     t->next = calloc(nn, sizeof *t->next);
     t->mixed = calloc(nn, sizeof *t->mixed);
-    rmap m = {NULL, NULL, NULL, 0, 0};
+    rmap m = {0};
     uint32_t *kid = NULL, *stack = NULL;
     char **printed = calloc(nf, sizeof *printed);
     int rc = -1; /* out of memory until the tree is made */
@@ -340,7 +340,7 @@ static double *old_shares(const ntree *nt, const rprofile *old, const char *enam
     double *share = calloc(nt->n, sizeof *share);
     uint64_t *ow = calloc(ot.n, sizeof *ow);
     int64_t *match = calloc(nt->n, sizeof *match);
-    rmap m = {NULL, NULL, NULL, 0, 0};
+    rmap m = {0};
     bool ok = share != NULL && ow != NULL && match != NULL;
     for (size_t v = 1; ok && v < ot.n; v++)
         ok = rmap_put(&m, ot.parent[v], ot.name[v], (uint32_t)v) == 0;
