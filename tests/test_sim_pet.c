@@ -421,6 +421,75 @@ TEST_CASE(kperf_sysctls_answer_as_xnu)
     CHECK_INT(v, ==, 15);
 }
 
+/*
+ * kptimer_pet_handler: PERF_TM_FIRE, then the broadcast's on-CPU samples
+ * (PERF_TM_HNDLR), then the PET thread wakes and samples every thread. A
+ * client reading the trace in order meets them so, each PET thread
+ * sample stamped after its period's fire.
+ */
+TEST_CASE(traditional_pet_orders_fire_broadcast_then_pet_thread)
+{
+    load();
+    uint64_t period = 10000000, run_ns = 300000000;
+    trace t = run(true, period, run_ns, false, 1);
+    size_t fires = 0, late_oncpu = 0, early_pet = 0, both = 0, pet_samples = 0;
+    uint64_t fire_ts = 0;
+    bool pet_seen = false, oncpu_seen = false;
+    for (size_t i = 0; i < t.n; i++) {
+        const simk_kd_buf *r = &t.r[i];
+        if (r->debugid == ID_TM_FIRE) {
+            both += pet_seen && oncpu_seen;
+            fires++;
+            fire_ts = r->timestamp;
+            pet_seen = oncpu_seen = false;
+        } else if (r->debugid == (ID_TM_HNDLR | 1u)) {
+            late_oncpu += pet_seen;
+            oncpu_seen = true;
+        } else if (r->debugid == (ID_GEN_EVENT | 1u) && (r->arg4 & SAMPLE_FLAG_THREAD_ONLY)) {
+            pet_samples++;
+            early_pet += fires == 0 || r->timestamp <= fire_ts;
+            pet_seen = true;
+        }
+    }
+    both += pet_seen && oncpu_seen;
+    fprintf(stderr, "%zu fires, %zu PET thread samples, %zu periods with both\n", fires,
+            pet_samples, both);
+    CHECK_U64(fires, >=, 5);
+    CHECK_U64(both, >=, 1);
+    CHECK_U64(late_oncpu, ==, 0);
+    CHECK_U64(early_pet, ==, 0);
+    free(t.r);
+}
+
+/*
+ * kptimer_pet_enter: the PET thread re-arms the timer after its pass, the
+ * period − the pass later, at least the minimum PET period: a pass longer
+ * than the period (DKPERF_SIM_PET_PASS_NS = 3 ms here, a 1 ms period)
+ * spaces the fires by the pass + the period, not by the period.
+ */
+TEST_CASE(pet_fires_after_a_slow_pass_as_xnu_rearms)
+{
+    load();
+    uint64_t period = 1000000, pass = 3000000, run_ns = 200000000;
+    const char *e = getenv("DKPERF_SIM_PET_PASS_NS");
+    CHECK(e != NULL && strtoull(e, NULL, 10) == pass);
+    trace t = run(true, period, run_ns, false, 0);
+    size_t fires = check_fires(&t, 1);
+    uint64_t gap = kp->kperf_ns_to_ticks(pass + period), last = 0, n = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.r[i].debugid != ID_TM_FIRE)
+            continue;
+        if (n++ > 0 && t.r[i].timestamp - last + 1 < gap)
+            DKT_FAIL("PET fires %llu ticks apart; the pass and period take %llu",
+                     (unsigned long long)(t.r[i].timestamp - last), (unsigned long long)gap);
+        last = t.r[i].timestamp;
+    }
+    fprintf(stderr, "%zu PET fires in %llu ns\n", fires, (unsigned long long)t.sampled_ns);
+    CHECK_U64(fires, >=, 5);
+    CHECK_U64(fires, <=, t.sampled_ns / (pass + period) + 1);
+    free(t.r);
+}
+
 /* sysctlbyname of a 64-bit node: 0 or errno; *len the size it answered. */
 static int get_u64(const char *name, uint64_t *v, size_t *len)
 {

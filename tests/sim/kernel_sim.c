@@ -581,7 +581,7 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
      * caught is logged first. XNU logs each record as it happens, so a
      * read after the stop finds everything from before it. */
     if ((op == KERN_KDENABLE && value == 0) || op == KERN_KDREMOVE || op == KERN_KDSETUP)
-        call_pull(0);
+        call_pull(-1);
 
     pthread_mutex_lock(&lock);
     e = configure_locked(SIMK_KTRACE_KDEBUG);

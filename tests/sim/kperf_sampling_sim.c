@@ -102,7 +102,11 @@ typedef struct source {
     uint64_t count;    /* PMI: the counter's running total */
     uint64_t start_ns; /* timers: when armed, the first period's start */
     uint64_t next_fire_ns;
-    uint64_t periods_done; /* traditional PET: periods logged */
+    /* Traditional PET: the next fire not yet logged, and the on-CPU
+     * samples of its period read before the period ended (logged with it). */
+    uint64_t pet_fire_ns;
+    struct batch *held;
+    size_t nheld, held_cap;
     int nfds;
     int fds[S_MAX_FDS];
     void *rings[S_MAX_FDS];
@@ -197,7 +201,7 @@ static void open_source(source *s)
     /* Lightweight PET: every switch of a thread (Linux samples it as the
      * thread leaves the CPU, with the stack it comes back on with). */
     a.sample_period = s->spec.kind == SRC_ONCPU ? 1 : s->spec.period_ns;
-    s->start_ns = s->next_fire_ns = monotonic_ns();
+    s->start_ns = s->next_fire_ns = s->pet_fire_ns = monotonic_ns();
     /* A new start: kppet_current_gen counts from it (kppet_lightweight_active_update). */
     for (size_t i = 0; s->spec.kind == SRC_ONCPU && i < TALLY_SLOTS; i++)
         tally[i].pet_gen = 0;
@@ -326,7 +330,7 @@ static size_t desired_sources(const sim_chip *c, src_spec *out)
     return n;
 }
 
-static void pull_locked(void);
+static void pull_locked(bool final);
 
 /* Arm what the state asks for, disarm the rest. Caller holds state_lock. */
 static void rearm(void)
@@ -341,7 +345,7 @@ static void rearm(void)
     /* What the sources caught is logged before they are closed: on XNU
      * those records are in the buffer already. (Tracing going off pulls
      * first too: kernel_sim.c.) */
-    pull_locked();
+    pull_locked(true);
     for (size_t i = 0; i < source_count; i++)
         close_source(&sources[i]);
     source_count = 0;
@@ -654,17 +658,39 @@ static int batch_cmp(const void *x, const void *y)
 /* Turn what the sources caught into records, logged. Caller holds
  * state_lock (simk_emit's lock is taken under it, as simk_kdebug_wants's
  * is by desired_sources). */
-static void pull_locked(void)
+static void pull_locked(bool final)
 {
     uint64_t now = monotonic_ns(); /* what the rings hold is from before */
     batches all = {NULL, 0, 0};
+    for (size_t i = 0; i < source_count; i++) {
+        /* What an earlier drain held back, first (its seq the earliest). */
+        source *s = &sources[i];
+        for (size_t j = 0; j < s->nheld; j++) {
+            batch *b = new_batch(&all);
+            if (b == NULL) {
+                free(s->held[j].r);
+                simk_lost();
+                continue;
+            }
+            size_t seq = b->seq;
+            *b = s->held[j];
+            b->seq = seq;
+            all.n++;
+        }
+        s->nheld = 0;
+        if (final) {
+            free(s->held);
+            s->held = NULL;
+            s->held_cap = 0;
+        }
+    }
     for (size_t i = 0; i < source_count; i++)
         for (int j = 0; j < sources[i].nfds; j++)
             drain_ring(&sources[i], sources[i].rings[j], &all);
     size_t drained = all.n;
     for (size_t i = 0; i < source_count; i++)
         if (sources[i].spec.kind == SRC_TIMER && sources[i].spec.pet == PET_TRADITIONAL)
-            pet_batches(&sources[i], now, &all, drained);
+            pet_batches(&sources[i], now, &all, drained, final);
     if (all.n > 1)
         qsort(all.v, all.n, sizeof *all.v, batch_cmp);
     /* kptimer_fire's `first` guard: one PERF_TM_FIRE a period, logged by
@@ -703,7 +729,7 @@ static void pull_locked(void)
             again = all.v[j].exit_pid == b->exit_pid;
         for (size_t j = 0; j < i && b->exec_pid != 0 && !again; j++)
             again = all.v[j].exec_pid == b->exec_pid && all.v[j].time == b->time;
-        if (!again)
+        if (!again && b->n > b->skip)
             simk_emit(b->r + b->skip, b->n - b->skip);
         free(all.v[i].r);
     }
@@ -711,7 +737,8 @@ static void pull_locked(void)
 }
 
 /* simk pull hook: turn what the sources caught into records, waiting up to
- * timeout_ms for the first. */
+ * timeout_ms for the first; below 0, the last pull before tracing stops
+ * (what waits for its period to end is logged now). */
 static void pull_samples(int timeout_ms)
 {
     chip();
@@ -728,7 +755,7 @@ static void pull_samples(int timeout_ms)
         (void)poll(np > 0 ? pfd : NULL, np, slice);
     }
     pthread_mutex_lock(&state_lock);
-    pull_locked();
+    pull_locked(timeout_ms < 0);
     pthread_mutex_unlock(&state_lock);
 }
 
