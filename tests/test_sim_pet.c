@@ -421,4 +421,173 @@ TEST_CASE(kperf_sysctls_answer_as_xnu)
     CHECK_INT(v, ==, 15);
 }
 
+/*
+ * kptimer_pet_handler: PERF_TM_FIRE, then the broadcast's on-CPU samples
+ * (PERF_TM_HNDLR), then the PET thread wakes and samples every thread. A
+ * client reading the trace in order meets them so, each PET thread
+ * sample stamped after its period's fire.
+ */
+TEST_CASE(traditional_pet_orders_fire_broadcast_then_pet_thread)
+{
+    load();
+    uint64_t period = 10000000, run_ns = 300000000;
+    trace t = run(true, period, run_ns, false, 1);
+    size_t fires = 0, late_oncpu = 0, early_pet = 0, both = 0, pet_samples = 0;
+    uint64_t fire_ts = 0;
+    bool pet_seen = false, oncpu_seen = false;
+    for (size_t i = 0; i < t.n; i++) {
+        const simk_kd_buf *r = &t.r[i];
+        if (r->debugid == ID_TM_FIRE) {
+            both += pet_seen && oncpu_seen;
+            fires++;
+            fire_ts = r->timestamp;
+            pet_seen = oncpu_seen = false;
+        } else if (r->debugid == (ID_TM_HNDLR | 1u)) {
+            late_oncpu += pet_seen;
+            oncpu_seen = true;
+        } else if (r->debugid == (ID_GEN_EVENT | 1u) && (r->arg4 & SAMPLE_FLAG_THREAD_ONLY)) {
+            pet_samples++;
+            early_pet += fires == 0 || r->timestamp <= fire_ts;
+            pet_seen = true;
+        }
+    }
+    both += pet_seen && oncpu_seen;
+    fprintf(stderr, "%zu fires, %zu PET thread samples, %zu periods with both\n", fires,
+            pet_samples, both);
+    CHECK_U64(fires, >=, 5);
+    CHECK_U64(both, >=, 1);
+    CHECK_U64(late_oncpu, ==, 0);
+    CHECK_U64(early_pet, ==, 0);
+    free(t.r);
+}
+
+/*
+ * kptimer_pet_enter: the PET thread re-arms the timer after its pass, the
+ * period − the pass later, at least the minimum PET period: a pass longer
+ * than the period (DKPERF_SIM_PET_PASS_NS = 3 ms here, a 1 ms period)
+ * spaces the fires by the pass + the period, not by the period.
+ */
+TEST_CASE(pet_fires_after_a_slow_pass_as_xnu_rearms)
+{
+    load();
+    uint64_t period = 1000000, pass = 3000000, run_ns = 200000000;
+    const char *e = getenv("DKPERF_SIM_PET_PASS_NS");
+    CHECK(e != NULL && strtoull(e, NULL, 10) == pass);
+    trace t = run(true, period, run_ns, false, 0);
+    size_t fires = check_fires(&t, 1);
+    uint64_t gap = kp->kperf_ns_to_ticks(pass + period), last = 0, n = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.r[i].debugid != ID_TM_FIRE)
+            continue;
+        if (n++ > 0 && t.r[i].timestamp - last + 1 < gap)
+            DKT_FAIL("PET fires %llu ticks apart; the pass and period take %llu",
+                     (unsigned long long)(t.r[i].timestamp - last), (unsigned long long)gap);
+        last = t.r[i].timestamp;
+    }
+    fprintf(stderr, "%zu PET fires in %llu ns\n", fires, (unsigned long long)t.sampled_ns);
+    CHECK_U64(fires, >=, 5);
+    CHECK_U64(fires, <=, t.sampled_ns / (pass + period) + 1);
+    free(t.r);
+}
+
+/* sysctlbyname of a 64-bit node: 0 or errno; *len the size it answered. */
+static int get_u64(const char *name, uint64_t *v, size_t *len)
+{
+    *len = sizeof *v;
+    errno = 0;
+    return sysbyname(name, v, len, NULL, 0) == 0 ? 0 : errno;
+}
+
+/*
+ * The nodes a client reads that no framework call answers: kperfbsd.c's
+ * kperf.limits.* (CTLTYPE_QUAD, read-only, kptimer.c kptimer_minperiods_ns)
+ * and max_action_count, kperf.kdbg_cswitch (cleared by kperf_reset),
+ * kperf.debug_level, kern_ktrace.c's ktrace.background_pid and
+ * ktrace.configured_by. Privileged here; the next case unprivileged.
+ */
+TEST_CASE(kernel_sysctl_nodes_read_as_xnu)
+{
+    load();
+    const char *cpu = getenv("DKPERF_SIM_CPU");
+    bool x86 = cpu != NULL && strcmp(cpu, "haswell") == 0;
+    static const char *const names[] = {"kperf.limits.timer_min_period_ns",
+                                        "kperf.limits.timer_min_bg_period_ns",
+                                        "kperf.limits.timer_min_pet_period_ns",
+                                        "kperf.limits.timer_min_bg_pet_period_ns"};
+    const uint64_t want[] = {x86 ? 20000u : 50000u, 1000000u, 1000000u, 1000000u};
+    for (size_t i = 0; i < 4; i++) {
+        uint64_t v = 0;
+        size_t len = 0;
+        CHECK_INT(get_u64(names[i], &v, &len), ==, 0);
+        CHECK_U64(len, ==, 8);
+        CHECK_U64(v, ==, want[i]);
+        /* Size query, short buffer, write. */
+        len = 0;
+        CHECK_INT(sysbyname(names[i], NULL, &len, NULL, 0), ==, 0);
+        CHECK_U64(len, ==, 8);
+        int small = 0;
+        len = sizeof small;
+        CHECK_INT(sysbyname(names[i], &small, &len, NULL, 0), ==, -1);
+        CHECK_INT(errno, ==, ENOMEM);
+        CHECK_INT(sysbyname(names[i], NULL, NULL, &v, sizeof v), ==, -1);
+        CHECK_INT(errno, ==, EPERM);
+    }
+    int v = 0;
+    CHECK_INT(get_int("kperf.limits.max_action_count", &v), ==, 0);
+    CHECK_INT(v, ==, 32);
+    CHECK_INT(set_int("kperf.limits.max_action_count", 64), ==, EPERM);
+    CHECK_INT(get_int("ktrace.background_pid", &v), ==, 0);
+    CHECK_INT(v, ==, 0);
+    CHECK_INT(set_int("ktrace.background_pid", 1), ==, EPERM);
+    CHECK_INT(set_int("kperf.debug_level", 1), ==, 0);
+    CHECK_INT(get_int("kperf.debug_level", &v), ==, 0);
+    CHECK_INT(v, ==, 1);
+    CHECK_INT(set_int("kperf.debug_level", 0), ==, 0);
+    /* kperf_kdbg_cswitch_set keeps any value; kperf_reset clears it. */
+    CHECK_INT(set_int("kperf.kdbg_cswitch", 3), ==, 0);
+    CHECK_INT(get_int("kperf.kdbg_cswitch", &v), ==, 0);
+    CHECK_INT(v, ==, 3);
+    CHECK_INT(kp->kperf_reset(), ==, 0);
+    CHECK_INT(get_int("kperf.kdbg_cswitch", &v), ==, 0);
+    CHECK_INT(v, ==, 0);
+    /* ktrace_last_owner_execname: this process took ownership above. */
+    char name[32] = "x", comm[32] = "";
+    size_t len = sizeof name;
+    CHECK_INT(sysbyname("ktrace.configured_by", name, &len, NULL, 0), ==, 0);
+    FILE *f = fopen("/proc/self/comm", "r");
+    CHECK(f != NULL && fgets(comm, sizeof comm, f) != NULL);
+    fclose(f);
+    comm[strcspn(comm, "\n")] = 0;
+    CHECK_STR(name, comm);
+    CHECK_U64(len, ==, strlen(comm) + 1);
+    CHECK_INT(sysbyname("ktrace.configured_by", NULL, NULL, comm, 2), ==, -1);
+    CHECK_INT(errno, ==, EPERM);
+    /* kperf.kdbg_callstacks is gone from xnu-11417's kperfbsd.c. */
+    CHECK_INT(get_int("kperf.kdbg_callstacks", &v), ==, ENOENT);
+}
+
+/* DKPERF_SIM_PRIVILEGED=0: the public nodes read, root's writes refused
+ * (sysctl_root without CTLFLAG_ANYBODY; kperf_sysctl's
+ * ktrace_read_check and ktrace_configure). */
+TEST_CASE(kernel_sysctl_nodes_unprivileged)
+{
+    load();
+    uint64_t q = 0;
+    size_t len = 0;
+    CHECK_INT(get_u64("kperf.limits.timer_min_pet_period_ns", &q, &len), ==, 0);
+    CHECK_U64(q, ==, 1000000);
+    int v = -1;
+    CHECK_INT(get_int("kperf.limits.max_action_count", &v), ==, 0);
+    CHECK_INT(get_int("ktrace.background_pid", &v), ==, 0);
+    CHECK_INT(get_int("ktrace.state", &v), ==, 0);
+    CHECK_INT(v, ==, 0);
+    CHECK_INT(get_int("ktrace.owning_pid", &v), ==, 0);
+    CHECK_INT(v, ==, 0);
+    CHECK_INT(get_int("kperf.debug_level", &v), ==, 0);
+    CHECK_INT(set_int("kperf.debug_level", 1), ==, EPERM);
+    CHECK_INT(get_int("kperf.kdbg_cswitch", &v), ==, EPERM);
+    CHECK_INT(set_int("kperf.kdbg_cswitch", 1), ==, EPERM);
+    CHECK_INT(get_int("kperf.sampling", &v), ==, EPERM);
+}
+
 TEST_MAIN()

@@ -28,7 +28,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pid_t owner = -1;
 static bool foreground; /* ktrace_state FG: set by an owner, cleared by its last reset */
 static unsigned active_mask;
-static bool other_owner; /* DKPERF_SIM_KTRACE_BUSY: Instruments or ktrace has it */
+static char configured_by[17]; /* ktrace_last_owner_execname[MAXCOMLEN + 1] */
+static bool other_owner;       /* DKPERF_SIM_KTRACE_BUSY: Instruments or ktrace has it */
 
 /* kdebug */
 static unsigned nkdbufs; /* kdb_event_count: KDSETBUF's, then KDSETUP's rounded */
@@ -116,6 +117,14 @@ static int configure_locked(unsigned mask)
      * background mode): the new owner inherits what the old one left. */
     owner = getpid();
     foreground = true; /* ktrace_set_owning_proc */
+    /* ktrace_set_owning_proc: ktrace_last_owner_execname, MAXCOMLEN. */
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f != NULL) {
+        if (fgets(configured_by, sizeof configured_by, f) == NULL)
+            configured_by[0] = 0;
+        configured_by[strcspn(configured_by, "\n")] = 0;
+        fclose(f);
+    }
     active_mask |= mask;
     return 0;
 }
@@ -310,6 +319,14 @@ bool simk_ktrace_value(const char *name, int *value)
         found = false;
     pthread_mutex_unlock(&lock);
     return found;
+}
+
+void simk_configured_by(char *name, size_t size)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    snprintf(name, size, "%s", configured_by);
+    pthread_mutex_unlock(&lock);
 }
 
 static size_t rounded_events(unsigned asked);
@@ -564,7 +581,7 @@ static int kdebug_sysctl(const int *mib, unsigned miblen, void *oldp, size_t *ol
      * caught is logged first. XNU logs each record as it happens, so a
      * read after the stop finds everything from before it. */
     if ((op == KERN_KDENABLE && value == 0) || op == KERN_KDREMOVE || op == KERN_KDSETUP)
-        call_pull(0);
+        call_pull(-1);
 
     pthread_mutex_lock(&lock);
     e = configure_locked(SIMK_KTRACE_KDEBUG);

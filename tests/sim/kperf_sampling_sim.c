@@ -16,11 +16,11 @@
  * being the one the sim's counters count at (rate_of: cycles at 3 GHz); a
  * timer source samples cpu-clock every timer period. Each Linux sample
  * becomes the records of one PMI or timer handler. PET: traditional PET's
- * PET thread samples every thread each period (pet_batches,
+ * PET thread samples every thread each period (kperf_petpass_sim.c,
  * kperf_pet_sim.c); lightweight PET samples threads as Linux's
  * context-switches event sees them switch (kppet_on_cpu). They are turned
  * into records when the trace buffer is read or waited on (KERN_KDREADTR,
- * KERN_KDBUFWAIT).
+ * KERN_KDBUFWAIT); the rings are read in kperf_linux_sim.c.
  */
 #include <dirent.h>
 #include <linux/perf_event.h>
@@ -102,7 +102,11 @@ typedef struct source {
     uint64_t count;    /* PMI: the counter's running total */
     uint64_t start_ns; /* timers: when armed, the first period's start */
     uint64_t next_fire_ns;
-    uint64_t periods_done; /* traditional PET: periods logged */
+    /* Traditional PET: the next fire not yet logged, and the on-CPU
+     * samples of its period read before the period ended (logged with it). */
+    uint64_t pet_fire_ns;
+    struct batch *held;
+    size_t nheld, held_cap;
     int nfds;
     int fds[S_MAX_FDS];
     void *rings[S_MAX_FDS];
@@ -197,7 +201,7 @@ static void open_source(source *s)
     /* Lightweight PET: every switch of a thread (Linux samples it as the
      * thread leaves the CPU, with the stack it comes back on with). */
     a.sample_period = s->spec.kind == SRC_ONCPU ? 1 : s->spec.period_ns;
-    s->start_ns = s->next_fire_ns = monotonic_ns();
+    s->start_ns = s->next_fire_ns = s->pet_fire_ns = monotonic_ns();
     /* A new start: kppet_current_gen counts from it (kppet_lightweight_active_update). */
     for (size_t i = 0; s->spec.kind == SRC_ONCPU && i < TALLY_SLOTS; i++)
         tally[i].pet_gen = 0;
@@ -326,7 +330,7 @@ static size_t desired_sources(const sim_chip *c, src_spec *out)
     return n;
 }
 
-static void pull_locked(void);
+static void pull_locked(bool final);
 
 /* Arm what the state asks for, disarm the rest. Caller holds state_lock. */
 static void rearm(void)
@@ -341,7 +345,7 @@ static void rearm(void)
     /* What the sources caught is logged before they are closed: on XNU
      * those records are in the buffer already. (Tracing going off pulls
      * first too: kernel_sim.c.) */
-    pull_locked();
+    pull_locked(true);
     for (size_t i = 0; i < source_count; i++)
         close_source(&sources[i]);
     source_count = 0;
@@ -623,24 +627,6 @@ static int make_batch(source *s, const linux_sample *ls, batch *b)
     return 0;
 }
 
-/* The user stack a batch logged (its first CS_UHDR's frames, the fixup
- * word left out): what the PET thread sees of a thread it found on CPU. */
-static size_t batch_stack(const batch *b, uint64_t *frames, size_t max)
-{
-    size_t i = 0, n = 0;
-    while (i < b->n && (b->r[i].debugid & ~3u) != ID_CS_UHDR)
-        i++;
-    if (i == b->n)
-        return 0;
-    size_t want = (size_t)b->r[i].arg2;
-    for (i++; i < b->n && (b->r[i].debugid & ~3u) == ID_CS_UDATA; i++) {
-        const uint64_t v[4] = {b->r[i].arg1, b->r[i].arg2, b->r[i].arg3, b->r[i].arg4};
-        for (size_t j = 0; j < 4 && n < want && n < max; j++)
-            frames[n++] = v[j];
-    }
-    return n > 0 ? n - 1 : 0;
-}
-
 static batch *new_batch(batches *out)
 {
     if (out->n == out->cap) {
@@ -657,86 +643,7 @@ static batch *new_batch(batches *out)
     return b;
 }
 
-/* Periods a drain catches up on at most; older ones are lost. */
-#define PET_CATCHUP_MAX 4096u
-
-/*
- * Traditional PET (kptimer_pet_handler, then the PET thread's
- * kppet_sample_task / kppet_sample_thread): for every period that ended
- * by now, PERF_TM_FIRE (timer, 1, period, action) at its start, then a
- * sample of every thread of the filtered process (every process without
- * a filter), blocked ones included. A thread with an on-CPU sample of the
- * PET timer in the period was running (its stack is that sample's); the
- * others are in the state /proc gives now, with the stack they wait on.
- * The on-CPU samples of the fire's broadcast are the timer source's own.
- * Caller holds state_lock.
- */
-static void pet_batches(source *s, uint64_t now, batches *out, size_t drained)
-{
-    uint64_t period = s->spec.period_ns;
-    if (period == 0 || now < s->start_ns + period)
-        return;
-    uint64_t upto = (now - s->start_ns) / period;
-    if (upto <= s->periods_done)
-        return;
-    if (upto - s->periods_done > PET_CATCHUP_MAX) {
-        s->periods_done = upto - PET_CATCHUP_MAX;
-        simk_lost();
-    }
-    pet_thread *th = malloc(PET_THREADS_MAX * sizeof *th);
-    uint64_t *frames = malloc(UCALLSTACK_MAX * sizeof *frames);
-    size_t nth = th != NULL && frames != NULL ? pet_threads(s->spec.pid, th) : 0;
-    for (; s->periods_done < upto && th != NULL && frames != NULL; s->periods_done++) {
-        uint64_t t0 = s->start_ns + s->periods_done * period, ts = ticks_of(t0);
-        batch *b = new_batch(out);
-        linux_sample pet;
-        memset(&pet, 0, sizeof pet);
-        pet.tid = (uint32_t)PET_THREAD_TID;
-        pet.emitter = PET_THREAD_TID;
-        pet.time = t0;
-        size_t max = 1 + nth * (16 + (UCALLSTACK_MAX + 4) / 4 + (KPC_MAX_COUNTERS + 3) / 4 + 4);
-        if (b == NULL || (b->r = calloc(max, sizeof *b->r)) == NULL) {
-            simk_lost();
-            break;
-        }
-        size_t w = 0;
-        put(b->r, &w, ts, ID_TM_FIRE, s->spec.index, 1, s->spec.period, s->spec.action, &pet);
-        for (size_t i = 0; i < nth; i++) {
-            linux_sample ls = pet;
-            ls.pid = th[i].pid;
-            ls.tid = th[i].tid;
-            uint32_t state = th[i].state;
-            ls.uchain = th[i].frames;
-            ls.nu = th[i].nu;
-            for (size_t j = 0; j < drained; j++) {
-                const batch *o = &out->v[j];
-                if (o->src == s && o->tid == th[i].tid && o->time >= t0 && o->time < t0 + period) {
-                    state = TI_RUNNING | TI_RUNNABLE;
-                    ls.nu = batch_stack(o, frames, UCALLSTACK_MAX);
-                    ls.uchain = frames;
-                    break;
-                }
-            }
-            /* kppet_sample_thread: a thread not switched since its last
-             * PET sample (kperf_thread_get_dirty) gets an empty callstack
-             * but every idle_rate-th time. */
-            tally_entry *te = tally_of(th[i].tid);
-            int how = HOW_PET_THREAD;
-            uint32_t rate = pet_idle_rate ? pet_idle_rate : 1;
-            if (th[i].cswitch != te->pet_cswitch)
-                te->pet_cswitch = th[i].cswitch;
-            else if (te->pet_cnt % rate != 0)
-                how |= HOW_EMPTY_STACK;
-            te->pet_cnt++;
-            put_sample(s, &ls, b->r, &w, ts, how, state, -1);
-        }
-        b->time = t0;
-        b->n = w;
-        out->n++;
-    }
-    free(frames);
-    free(th);
-}
+#include "kperf_petpass_sim.c"
 
 static int batch_cmp(const void *x, const void *y)
 {
@@ -746,138 +653,44 @@ static int batch_cmp(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* Parse one PERF_RECORD_SAMPLE body (IP, TID, TIME, CPU, CALLCHAIN). */
-static bool parse_sample(const uint64_t *p, size_t words, linux_sample *ls)
-{
-    if (words < 5)
-        return false;
-    ls->ip = p[0];
-    ls->pid = (uint32_t)p[1];
-    ls->tid = (uint32_t)(p[1] >> 32);
-    ls->time = p[2];
-    ls->cpu = (uint32_t)p[3];
-    uint64_t nr = p[4];
-    if (nr > words - 5)
-        return false;
-    const uint64_t *chain = p + 5;
-    ls->kchain = ls->uchain = NULL;
-    ls->emitter = 0;
-    ls->nk = ls->nu = 0;
-    /* The context the next frames are in: each chain is the frames right
-     * after its marker, and a later marker (hypervisor, guest: neither)
-     * ends it without taking back the frames it holds. */
-    enum { IN_NONE, IN_KERNEL, IN_USER } in = IN_NONE;
-    for (uint64_t i = 0; i < nr; i++) {
-        if (chain[i] == PERF_CONTEXT_KERNEL) {
-            ls->kchain = chain + i + 1;
-            ls->nk = 0;
-            in = IN_KERNEL;
-        } else if (chain[i] == PERF_CONTEXT_USER) {
-            ls->uchain = chain + i + 1;
-            ls->nu = 0;
-            in = IN_USER;
-        } else if (chain[i] >= PERF_CONTEXT_MAX) {
-            in = IN_NONE;
-        } else if (in == IN_USER) {
-            ls->nu++;
-        } else if (in == IN_KERNEL) {
-            ls->nk++;
-        }
-    }
-    return true;
-}
-
-#include "kperf_procs_sim.c"
-
-/*
- * A thread switched off a CPU (PERF_RECORD_SWITCH or _CPU_WIDE with
- * PERF_RECORD_MISC_SWITCH_OUT): sched_prim.c thread_invoke logs
- * MACH_SCHED (reason, the next thread, both priorities) on the old thread.
- * The next thread is known only from a CPU-wide record (else 0), the
- * reason and priorities not at all (0). body: [next pid, tid (u32)] for
- * _CPU_WIDE, then the sample_id trailer (pid/tid, time, cpu).
- */
-static int switch_batch(const uint64_t *body, size_t words, bool cpu_wide, batch *b)
-{
-    size_t at = cpu_wide ? 1 : 0;
-    if (words < at + 3)
-        return -1;
-    b->r = calloc(1, sizeof *b->r);
-    if (b->r == NULL)
-        return -1;
-    linux_sample ls;
-    memset(&ls, 0, sizeof ls);
-    ls.tid = (uint32_t)(body[at] >> 32);
-    ls.cpu = (uint32_t)body[at + 2];
-    size_t w = 0;
-    put(b->r, &w, ticks_of(body[at + 1]), ID_MACH_SCHED, 0, cpu_wide ? body[0] >> 32 : 0, 0, 0,
-        &ls);
-    b->time = body[at + 1];
-    b->n = w;
-    return 0;
-}
-
-/* Drain one ring into batches. Caller holds state_lock. */
-static void drain_ring(source *s, void *ring, batches *out)
-{
-    struct perf_event_mmap_page *pg = ring;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t size = (size_t)S_RING_PAGES * page;
-    unsigned char *data = (unsigned char *)ring + page;
-    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = pg->data_tail;
-    uint64_t copy[4096];
-    while (tail < head) {
-        struct perf_event_header h;
-        for (size_t i = 0; i < sizeof h; i++)
-            ((unsigned char *)&h)[i] = data[(tail + i) % size];
-        if (h.size < sizeof h || h.size > sizeof copy)
-            break;
-        size_t body = h.size - sizeof h;
-        for (size_t i = 0; i < body; i++)
-            ((unsigned char *)copy)[i] = data[(tail + sizeof h + i) % size];
-        tail += h.size;
-        linux_sample ls;
-        if (h.type == PERF_RECORD_LOST) {
-            simk_lost();
-        } else if ((h.type == PERF_RECORD_SAMPLE && parse_sample(copy, body / 8, &ls)) ||
-                   h.type == PERF_RECORD_EXIT ||
-                   (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC)) ||
-                   ((h.type == PERF_RECORD_SWITCH || h.type == PERF_RECORD_SWITCH_CPU_WIDE) &&
-                    (h.misc & PERF_RECORD_MISC_SWITCH_OUT))) {
-            batch *b = new_batch(out);
-            if (b == NULL) {
-                simk_lost();
-                continue;
-            }
-            int rc = h.type == PERF_RECORD_EXIT   ? exit_batch(copy, body / 8, b)
-                     : h.type == PERF_RECORD_COMM ? exec_batch(copy, body / 8, b)
-                     : h.type == PERF_RECORD_SAMPLE
-                         ? make_batch(s, &ls, b)
-                         : switch_batch(copy, body / 8, h.type == PERF_RECORD_SWITCH_CPU_WIDE, b);
-            if (rc == 0)
-                out->n++;
-            else if (rc < 0)
-                simk_lost();
-        }
-    }
-    __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
-}
+#include "kperf_linux_sim.c"
 
 /* Turn what the sources caught into records, logged. Caller holds
  * state_lock (simk_emit's lock is taken under it, as simk_kdebug_wants's
  * is by desired_sources). */
-static void pull_locked(void)
+static void pull_locked(bool final)
 {
     uint64_t now = monotonic_ns(); /* what the rings hold is from before */
     batches all = {NULL, 0, 0};
+    for (size_t i = 0; i < source_count; i++) {
+        /* What an earlier drain held back, first (its seq the earliest). */
+        source *s = &sources[i];
+        for (size_t j = 0; j < s->nheld; j++) {
+            batch *b = new_batch(&all);
+            if (b == NULL) {
+                free(s->held[j].r);
+                simk_lost();
+                continue;
+            }
+            size_t seq = b->seq;
+            *b = s->held[j];
+            b->seq = seq;
+            all.n++;
+        }
+        s->nheld = 0;
+        if (final) {
+            free(s->held);
+            s->held = NULL;
+            s->held_cap = 0;
+        }
+    }
     for (size_t i = 0; i < source_count; i++)
         for (int j = 0; j < sources[i].nfds; j++)
             drain_ring(&sources[i], sources[i].rings[j], &all);
     size_t drained = all.n;
     for (size_t i = 0; i < source_count; i++)
         if (sources[i].spec.kind == SRC_TIMER && sources[i].spec.pet == PET_TRADITIONAL)
-            pet_batches(&sources[i], now, &all, drained);
+            pet_batches(&sources[i], now, &all, drained, final);
     if (all.n > 1)
         qsort(all.v, all.n, sizeof *all.v, batch_cmp);
     /* kptimer_fire's `first` guard: one PERF_TM_FIRE a period, logged by
@@ -916,7 +729,7 @@ static void pull_locked(void)
             again = all.v[j].exit_pid == b->exit_pid;
         for (size_t j = 0; j < i && b->exec_pid != 0 && !again; j++)
             again = all.v[j].exec_pid == b->exec_pid && all.v[j].time == b->time;
-        if (!again)
+        if (!again && b->n > b->skip)
             simk_emit(b->r + b->skip, b->n - b->skip);
         free(all.v[i].r);
     }
@@ -924,7 +737,8 @@ static void pull_locked(void)
 }
 
 /* simk pull hook: turn what the sources caught into records, waiting up to
- * timeout_ms for the first. */
+ * timeout_ms for the first; below 0, the last pull before tracing stops
+ * (what waits for its period to end is logged now). */
 static void pull_samples(int timeout_ms)
 {
     chip();
@@ -941,7 +755,7 @@ static void pull_samples(int timeout_ms)
         (void)poll(np > 0 ? pfd : NULL, np, slice);
     }
     pthread_mutex_lock(&state_lock);
-    pull_locked();
+    pull_locked(timeout_ms < 0);
     pthread_mutex_unlock(&state_lock);
 }
 

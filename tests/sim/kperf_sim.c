@@ -69,6 +69,7 @@ static uint64_t timer_period[KPERF_TIMER_MAX];
 static uint32_t timer_action[KPERF_TIMER_MAX];
 static uint32_t pet_timer = 999;
 static uint32_t lightweight_pet; /* kperf.lightweight_pet (pet.c kppet.g_lightweight) */
+static uint32_t kdbg_cswitch;    /* kperf.kdbg_cswitch (action.c kperf_kdebug_cswitch) */
 /* kperf.pet_idle_rate (pet.c kppet.g_idle_rate, KPERF_PET_DEFAULT_IDLE_RATE) */
 #define PET_IDLE_RATE_DEFAULT 15u
 static uint32_t pet_idle_rate = PET_IDLE_RATE_DEFAULT;

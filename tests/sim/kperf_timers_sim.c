@@ -261,6 +261,7 @@ SIM_API int kperf_reset(void)
     sampling = 0;
     pet_timer = 999;
     lightweight_pet = 0;                   /* kppet_reset → kppet_set_lightweight_pet(0) */
+    kdbg_cswitch = 0;                      /* kperf_kdbg_cswitch_set(0) */
     pet_idle_rate = PET_IDLE_RATE_DEFAULT; /* and kppet_set_idle_rate(default) */
     memset(action_samplers, 0, sizeof action_samplers);
     memset(action_task, 0, sizeof action_task);
@@ -323,6 +324,24 @@ static int pet_idle_rate_set(uint32_t v)
     return 0;
 }
 
+/* kperf.kdbg_cswitch (action.c kperf_kdbg_cswitch_set): any value, kept
+ * as given; the context-switch records it asks for are not simulated. */
+static int kdbg_cswitch_get(uint32_t *v)
+{
+    pthread_mutex_lock(&state_lock);
+    *v = kdbg_cswitch;
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
+static int kdbg_cswitch_set(uint32_t v)
+{
+    pthread_mutex_lock(&state_lock);
+    kdbg_cswitch = v;
+    pthread_mutex_unlock(&state_lock);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*get)(uint32_t *);
@@ -330,6 +349,7 @@ static const struct {
 } kperf_nodes[] = {
     {"kperf.lightweight_pet", lightweight_pet_get, lightweight_pet_set},
     {"kperf.pet_idle_rate", pet_idle_rate_get, pet_idle_rate_set},
+    {"kperf.kdbg_cswitch", kdbg_cswitch_get, kdbg_cswitch_set},
     {"kperf.sampling", kperf_sample_get, kperf_sample_set},
     {"kperf.action.count", kperf_action_count_get, kperf_action_count_set},
     {"kperf.timer.count", kperf_timer_count_get, kperf_timer_count_set},

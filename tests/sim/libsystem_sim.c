@@ -159,12 +159,96 @@ SIM_API int proc_pid_rusage(int pid, int flavor, void *buffer)
     return 0;
 }
 
+/* sysctl_io_number / sysctl_handle_string: size with oldp NULL, ENOMEM
+ * for a short buffer. */
+static int copy_out(const void *v, size_t len, void *oldp, size_t *oldlenp)
+{
+    if (oldlenp == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (oldp == NULL || *oldlenp < len) {
+        *oldlenp = len;
+        return oldp == NULL ? 0 : (errno = ENOMEM, -1);
+    }
+    memcpy(oldp, v, len);
+    *oldlenp = len;
+    return 0;
+}
+
+/* kperf.debug_level (kperfbsd.c kperf_debug_level): stored, not acted on. */
+static int kperf_debug_level;
+
+/*
+ * The kernel's nodes that need no framework loaded: kperfbsd.c's
+ * kperf.limits.* (kperf_sysctl_limits: kptimer_minperiods_ns as a
+ * CTLTYPE_QUAD, CTLFLAG_RD|CTLFLAG_ANYBODY; max_action_count the
+ * SYSCTL_INT kperf_max_actions, ACTION_MAX 32) and kperf.debug_level (RW
+ * without CTLFLAG_ANYBODY: root to write), kern_ktrace.c's
+ * ktrace.background_pid (SYSCTL_INT ktrace_bg_pid: background mode is not
+ * modelled, 0) and ktrace.configured_by (SYSCTL_STRING
+ * ktrace_last_owner_execname). 1: not one of them.
+ */
+static int kernel_node(const char *name, void *oldp, size_t *oldlenp, const void *newp,
+                       size_t newlen)
+{
+    static const char *const limits[] = {"timer_min_period_ns", "timer_min_bg_period_ns",
+                                         "timer_min_pet_period_ns", "timer_min_bg_pet_period_ns"};
+    const sim_chip *c = sim_current_chip();
+    bool x86 = c != NULL && c->architecture == KPEP_ARCH_X86_64;
+    /* kptimer.c kptimer_minperiods_ns: FG, BG, FG_PET, BG_PET. */
+    const uint64_t min_ns[] = {x86 ? 20000u : 50000u, 1000000u, 1000000u, 1000000u};
+    bool write = newp != NULL || newlen != 0;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        if (strncmp(name, "kperf.limits.", 13) != 0 || strcmp(name + 13, limits[i]) != 0)
+            continue;
+        if (write) /* kern_newsysctl.c sysctl_root: no CTLFLAG_WR */
+            return errno = EPERM, -1;
+        return copy_out(&min_ns[i], sizeof min_ns[i], oldp, oldlenp);
+    }
+    if (strcmp(name, "kperf.limits.max_action_count") == 0 ||
+        strcmp(name, "ktrace.background_pid") == 0) {
+        if (write)
+            return errno = EPERM, -1;
+        int32_t v = name[0] == 'k' && name[1] == 'p' ? 32 : 0;
+        return copy_out(&v, sizeof v, oldp, oldlenp);
+    }
+    if (strcmp(name, "ktrace.configured_by") == 0) {
+        if (write)
+            return errno = EPERM, -1;
+        char comm[17];
+        simk_configured_by(comm, sizeof comm);
+        return copy_out(comm, strlen(comm) + 1, oldp, oldlenp);
+    }
+    if (strcmp(name, "kperf.debug_level") == 0) {
+        /* sysctl_root: a write to a node without CTLFLAG_ANYBODY needs root. */
+        if (write && !sim_privileged())
+            return errno = EPERM, -1;
+        if (write && newlen < sizeof(int))
+            return errno = EINVAL, -1;
+        int32_t v = __atomic_load_n(&kperf_debug_level, __ATOMIC_RELAXED);
+        if (oldp != NULL || oldlenp != NULL) {
+            if (copy_out(&v, sizeof v, oldp, oldlenp) != 0)
+                return -1;
+        }
+        if (write) {
+            memcpy(&v, newp, sizeof v);
+            __atomic_store_n(&kperf_debug_level, v, __ATOMIC_RELAXED);
+        }
+        return 0;
+    }
+    return 1;
+}
+
 SIM_API int sysctlbyname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
 {
     if (name == NULL) {
         errno = EINVAL;
         return -1;
     }
+    int k = kernel_node(name, oldp, oldlenp, newp, newlen);
+    if (k <= 0)
+        return k;
     /* kperf's nodes (kperf.*), readable and writable: the kperf sim's. */
     if (strncmp(name, "kperf.", 6) == 0) {
         int e = simk_kperf_sysctl(name, oldp, oldlenp, newp, newlen);

@@ -96,5 +96,8 @@ SIMK_API int simk_owning_pid(void);
 /* sysctl ktrace.state and ktrace.active_mask: true and *value when name is
  * one of them. */
 SIMK_API bool simk_ktrace_value(const char *name, int *value);
+/* sysctl ktrace.configured_by: the name of the process that last took
+ * ownership ("" before any did), at most size - 1 characters. */
+SIMK_API void simk_configured_by(char *name, size_t size);
 
 #endif /* DKPERF_SIM_KERNEL_H */
