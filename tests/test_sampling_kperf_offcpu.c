@@ -53,7 +53,7 @@ static void *off_busy(void *arg)
 
 typedef struct offcpu_seen {
     size_t busy_on, busy_off, reader_on, reader_off, reader_in_read, bad_event, bad_period;
-    uint64_t period;
+    uint64_t period, reader_off_ns;
 } offcpu_seen;
 
 static int collect_offcpu(void *ctx, const dk_sample *s)
@@ -72,6 +72,7 @@ static int collect_offcpu(void *ctx, const dk_sample *s)
     } else if (s->tid == atomic_load(&off_reader_tid)) {
         c->reader_on += !s->off_cpu;
         c->reader_off += s->off_cpu;
+        c->reader_off_ns += s->off_cpu ? s->period : 0;
         bool in = false;
         for (size_t i = 0; i < s->n_frames && !in; i++)
             in = s->frames[i] > lo && s->frames[i] < lo + 256;
@@ -131,6 +132,64 @@ TEST_CASE(off_cpu_samples_show_a_blocked_thread_in_its_blocking_call)
         CHECK_U64(c.reader_in_read, ==, c.reader_off);
     CHECK_U64(c.bad_event, ==, 0);
     CHECK_U64(c.bad_period, ==, 0);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Off-CPU time from PET samples is the time between PET fires, not the
+ * period asked for: XNU re-arms the PET timer after the PET thread's pass
+ * (kptimer_pet_enter), so a slow pass (DKPERF_SIM_PET_PASS_NS = 3 ms here,
+ * a 1 ms period) spaces fires 4 ms apart, and a thread blocked throughout
+ * is off CPU for the whole time sampled, not a quarter of it. */
+TEST_CASE(off_cpu_time_is_the_time_between_pet_fires)
+{
+    const char *slow = getenv("DKPERF_SIM_PET_PASS_NS");
+    CHECK(slow != NULL && strtoull(slow, NULL, 10) == 3000000);
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"timer", 1000000, 0};
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.record = DK_SAMPLE_TID | DK_SAMPLE_PERIOD | DK_SAMPLE_TIME;
+    o.flags = DK_SAMPLING_OFF_CPU;
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &e, 1, &o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    atomic_store(&off_reader_tid, 0);
+    CHECK_INT(pipe(off_pipe), ==, 0);
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, off_reader, NULL), ==, 0);
+    struct timespec ms = {0, 1000000};
+    while (atomic_load(&off_reader_tid) == 0)
+        nanosleep(&ms, NULL);
+    nanosleep(&ms, NULL); /* the reader is in read() by now */
+    offcpu_seen c;
+    memset(&c, 0, sizeof c);
+    c.period = 0; /* any: counted in bad_period, not checked here */
+    uint64_t t0 = monotonic_ns();
+    CHECK_INT(dk_sampling_start(p), ==, 0);
+    struct timespec slice = {0, 300000000};
+    nanosleep(&slice, NULL);
+    CHECK_INT(dk_sampling_stop(p), ==, 0);
+    uint64_t sampled = monotonic_ns() - t0;
+    CHECK_INT(dk_sampling_drain(p, collect_offcpu, &c), >=, 0);
+    CHECK_INT((int)write(off_pipe[1], "x", 1), ==, 1);
+    pthread_join(th, NULL);
+    close(off_pipe[0]);
+    close(off_pipe[1]);
+    fprintf(stderr, "reader: %zu off-CPU samples, %llu ns off CPU of %llu ns sampled\n",
+            c.reader_off, (unsigned long long)c.reader_off_ns, (unsigned long long)sampled);
+    CHECK_U64(c.reader_off, >=, 10);
+    CHECK_U64(c.reader_off_ns, >=, sampled / 2);
+    CHECK_U64(c.reader_off_ns, <=, sampled + 10000000);
     dk_sampling_close(p);
     dk_sampler_close(s);
     check_disarmed(state_path());

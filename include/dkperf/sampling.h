@@ -50,8 +50,11 @@ extern "C" {
  *               the target that was blocked (its TI_DATA runmode has
  *               neither KPERF_TI_RUNNING nor RUNNABLE alone: a preempted
  *               thread only waits for a CPU) gives a sample with off_cpu
- *               set, event 0, the timer period, and the user stack it
- *               waits on; it needs a timer event
+ *               set, event 0, period the ns since the PET timer's
+ *               previous fire (XNU re-arms it after each PET pass, so a
+ *               slow pass spaces fires more than a period apart; the
+ *               timer period for the first fire after a start), and the
+ *               user stack it waits on; it needs a timer event
  *               (DK_ENOTSUP otherwise) and a process (not system) scope.
  *               Tested on the simulated frameworks only (tests/sim).
  *   selfcounts  none: DK_ENOTSUP.
@@ -141,8 +144,8 @@ typedef struct dk_sample {
     const uint64_t *kernel_frames;
     size_t n_kernel_frames;
     bool off_cpu; /* DK_SAMPLING_OFF_CPU: the thread was off CPU; period is
-                     the ns it stayed off (perf_event) or the timer period
-                     the sample stands for (kperf) */
+                     the ns it stayed off (perf_event) or the ns between
+                     the PET fires the sample stands for (kperf) */
     /* DK_SAMPLE_KIND_EXIT: the process's wait status (as waitpid gives
      * it: WIFEXITED, WEXITSTATUS, WTERMSIG), when has_exit_status says the
      * backend knows it (kperf: BSD_PROC_EXIT's p_xstat; perf_event's

@@ -601,6 +601,8 @@ int dk__kperf_sampling_start(dk_sampling *p)
     pthread_mutex_unlock(&k->state_lock);
     if (rc != 0)
         return rc;
+    /* The time stopped is no PET period. */
+    __atomic_store_n(&k->pet_fresh, 1, __ATOMIC_RELEASE);
     rc = kperf_call("starting kperf sampling (kperf_sample_set(1))", k->kp->kperf_sample_set(1));
     if (rc == 0) {
         k->sampling = true;

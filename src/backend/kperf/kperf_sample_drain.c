@@ -317,7 +317,8 @@ static void deliver(drain_ctx *d, slot *sl)
     if (rec & DK_SAMPLE_CPU)
         out.cpu = s->cpu;
     if (rec & DK_SAMPLE_PERIOD)
-        out.period = k->period[off_cpu ? k->pet_event : s->event];
+        out.period = off_cpu && k->pet_span_ns != 0 ? k->pet_span_ns
+                                                    : k->period[off_cpu ? k->pet_event : s->event];
     /* The user stack's last word is callstack_fixup_user's (arm64 LR, or
      * the word at x86's SP), not a frame: it is left out. */
     size_t n = sl->have_stack && (sl->cs_flags & CS_VALID) && s->n_frames > 0 ? s->n_frames - 1 : 0;
@@ -503,6 +504,17 @@ static void decode(drain_ctx *d, const kd_buf *r)
         sl->used = false;
         return;
     }
+    case ID_TM_FIRE:
+        /* The PET timer's fire (is_pet): the span its samples stand for. */
+        if (r->arg2 == 0)
+            return;
+        if (__atomic_exchange_n(&k->pet_fresh, 0, __ATOMIC_ACQ_REL) != 0)
+            k->pet_fire = k->pet_span_ns = 0;
+        if (k->pet_fire != 0 && r->timestamp > k->pet_fire)
+            k->pet_span_ns = k->kp->kperf_ticks_to_ns(r->timestamp) -
+                             k->kp->kperf_ticks_to_ns(k->pet_fire);
+        k->pet_fire = r->timestamp;
+        return;
     default:
         break;
     }

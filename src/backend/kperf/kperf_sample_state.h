@@ -42,6 +42,7 @@
 #define ID_TI_DATA 0x25010004u
 #define ID_CS_UDATA 0x25020010u
 #define ID_CS_UHDR 0x25020018u
+#define ID_TM_FIRE 0x25030000u
 #define ID_TM_HNDLR 0x25030008u
 #define ID_KPC_HNDLR 0x25060000u
 #define ID_KPC_DATA_THREAD 0x25060020u
@@ -148,6 +149,13 @@ typedef struct ksamp {
     uint64_t tid; /* DK_SCOPE_THREAD: the one thread; 0: any */
     size_t npmi, ntimers;
     size_t pet_event; /* DK_SAMPLING_OFF_CPU: the event on the PET timer */
+    /* Off-CPU PET samples stand for the time since the PET timer's last
+     * fire: XNU re-arms it after the PET thread's pass (kptimer_pet_enter),
+     * so fires are a period apart or more. The last fire decoded (ticks;
+     * 0: none since the start), the ns from the one before it (0: not
+     * known), and start's mark that the next fire is the first. */
+    uint64_t pet_fire, pet_span_ns;
+    int pet_fresh;
     /* What open did, for teardown. */
     bool kdebug, kperf, periods, counting, sampling;
     /* The trace buffer is enabled (start to stop). Under state_lock, which
