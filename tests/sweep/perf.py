@@ -13,9 +13,9 @@ and a check of the output (a check marked refusal wants the input refused,
 in bounded time, with one error line). Add a case by adding a row (and its
 input).
 
-usage: perf.py --dkperf BIN [--bench-example BIN --flood-baseline BIN] [--only 'NAME|...']
-               [--keep DIR]
-(the libdkbench cases run with --bench-example only)
+usage: perf.py --dkperf BIN [--bench-example BIN --flood-baseline BIN] [--flood-pids BIN]
+               [--only 'NAME|...'] [--keep DIR]
+(the libdkbench cases run with --bench-example only, the pids case with --flood-pids)
 """
 
 import argparse
@@ -212,6 +212,31 @@ def flood(path):
     subprocess.run([FLOOD_TOOL, str(FLOOD), path], check=True)
 
 
+FLOOD_PIDS = 200000
+PIDS_TOOL = None  # tests/sweep/flood_pids.c, from --flood-pids
+
+
+def flooded_pids(path):
+    """200,000 processes, a map and a sample each, their pids chosen to
+    share 256 slots of the fixed hash report's tables once took slots from
+    (about 9 MB): a report whose tables a file can aim at is quadratic
+    here."""
+    pids = subprocess.run([PIDS_TOOL, str(FLOOD_PIDS)], check=True, capture_output=True,
+                          text=True).stdout.split()
+    head = meta("comm", "flood") + event(0, "cpu-clock") + nodes([(0, 0x10000100)])
+    recs = [map_(int(p), 0x10000000, 0x1000, "/nonexistent/flood.so") + sample(1, pid=int(p))
+            for p in pids]
+    with open(path, "wb") as f:
+        f.write(HEADER + chunk(head) + b"".join(chunked(recs)) + chunk(end(len(recs))))
+
+
+def every_flooded_pid(r, _):
+    rows = [l.split() for l in r.out.splitlines() if l.startswith(" ") and "%" in l]
+    if len(rows) == 1 and rows[0][2] == str(FLOOD_PIDS) and rows[0][-1] == "flood.so":
+        return []
+    return ["wanted one row of flood.so with %d samples: %s" % (FLOOD_PIDS, rows[:3])]
+
+
 INPUTS = {
     "deep-chain.data": deep_chain,
     "renamed.data": renamed,
@@ -228,6 +253,7 @@ INPUTS = {
     "shared8.data": shared8,
     "baselines/wide.json": wide,
     "baselines/flood.json": flood,
+    "flooded-pids.data": flooded_pids,
 }
 
 
@@ -387,6 +413,8 @@ CASES = [
      cut_chain),
     ("report --folded, deep chain in 64 processes, leaves apart", "shared-over.data",
      REPORT + ["--folded"], 2, cut_chain),
+    ("report --stdio, 200,000 pids in few hash slots", "flooded-pids.data",
+     REPORT + ["--stdio", "--sort", "dso"], 1, every_flooded_pid),
     # The target holds the two short measurements of bench_example too.
     ("dkbench --baseline, 400,000 members", "baselines/wide.json",
      ["@bench_example", "--results-dir", "{work}/baselines", "--baseline", "wide",
@@ -402,6 +430,7 @@ def main():
     ap.add_argument("--dkperf", required=True)
     ap.add_argument("--bench-example", help="a libdkbench program (examples/bench_example)")
     ap.add_argument("--flood-baseline", help="tests/sweep/flood_baseline (with --bench-example)")
+    ap.add_argument("--flood-pids", help="tests/sweep/flood_pids (for the pids case)")
     ap.add_argument("--only", help="case names, separated by |")
     ap.add_argument("--keep", help="write the inputs and outputs here and keep them")
     args = ap.parse_args()
@@ -415,6 +444,11 @@ def main():
         tools["bench_example"] = os.path.abspath(args.bench_example)
     else:
         cases = [c for c in CASES if not c[2][0].startswith("@")]
+    if args.flood_pids:
+        global PIDS_TOOL
+        PIDS_TOOL = os.path.abspath(args.flood_pids)
+    else:
+        cases = [c for c in cases if c[1] != "flooded-pids.data"]
     if args.only:
         names = args.only.split("|")
         cases = [c for c in cases if c[0] in names]

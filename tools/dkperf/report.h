@@ -155,12 +155,20 @@ typedef struct rslots {
  * rehashed by hash(ctx, i)) when they would be half full; -1 when out of
  * memory. */
 int rslots_room(rslots *x, size_t n, uint64_t (*hash)(const void *ctx, size_t i), const void *ctx);
-static inline size_t rslots_first(const rslots *x, uint64_t h)
+/* The slot of hash h among nslots (a power of two, 1024 or more): the
+ * high bits of h keyed and multiplied by a secret drawn once a run
+ * (rslots_room), so that no recording can choose keys whose hashes share
+ * their low bits and make every probe walk them all. */
+extern uint64_t rslots_key, rslots_mul;
+static inline size_t rslots_slot(uint64_t h, size_t nslots)
 {
-    return (size_t)h & (x->nslots - 1);
+    return (size_t)(((h ^ rslots_key) * rslots_mul) >> (64 - __builtin_ctzll((uint64_t)nslots)));
 }
+static inline size_t rslots_first(const rslots *x, uint64_t h) { return rslots_slot(h, x->nslots); }
 static inline size_t rslots_next(const rslots *x, size_t j) { return (j + 1) & (x->nslots - 1); }
 void rslots_free(rslots *x);
+/* Draws rslots_slot's secret; rslots_room does, before the first slots. */
+void rslots_seed(void);
 
 /* A map from a pair of numbers to a number. */
 typedef struct rmap_item {

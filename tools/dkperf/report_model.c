@@ -99,13 +99,15 @@ static int64_t frame_id(rbuilder *b, const char *name, const char *dso)
     rprofile *p = b->p;
     if ((p->n_frames + 1) * 2 >= b->nfslots) {
         size_t n = b->nfslots ? b->nfslots * 2 : 1024;
+        if (rslots_mul == 0)
+            rslots_seed();
         fslot *s = calloc(n, sizeof *s);
         if (s == NULL)
             return -1;
         for (size_t i = 0; i < b->nfslots; i++) {
             if (b->fslots[i].id1 == 0)
                 continue;
-            size_t j = (size_t)b->fslots[i].hash & (n - 1);
+            size_t j = rslots_slot(b->fslots[i].hash, n);
             while (s[j].id1 != 0)
                 j = (j + 1) & (n - 1);
             s[j] = b->fslots[i];
@@ -115,7 +117,7 @@ static int64_t frame_id(rbuilder *b, const char *name, const char *dso)
         b->nfslots = n;
     }
     uint64_t h = rmap_hash_str(rmap_hash_str(0xcbf29ce484222325ull, dso) * 31, name);
-    size_t j = (size_t)h & (b->nfslots - 1);
+    size_t j = rslots_slot(h, b->nfslots);
     while (b->fslots[j].id1 != 0) {
         const rframe *f = &p->frames[b->fslots[j].id1 - 1];
         if (b->fslots[j].hash == h && strcmp(f->name, name) == 0 && strcmp(f->dso, dso) == 0)

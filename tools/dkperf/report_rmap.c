@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "report.h"
 
@@ -23,16 +25,40 @@ uint64_t rmap_hash_str(uint64_t h, const char *s)
     return h;
 }
 
+uint64_t rslots_key, rslots_mul;
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The secret of rslots_slot: from the clock, the pid and where the stack
+ * and this code lie (address-space randomization); not a recording's. */
+void rslots_seed(void)
+{
+    struct timespec ts = {0, 0};
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t s = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    s ^= (uint64_t)(uintptr_t)&ts ^ (uint64_t)(uintptr_t)&splitmix << 7 ^ (uint64_t)getpid() << 40;
+    rslots_key = splitmix(&s);
+    rslots_mul = splitmix(&s) | 1u;
+}
+
 int rslots_room(rslots *x, size_t n, uint64_t (*hash)(const void *ctx, size_t i), const void *ctx)
 {
     if ((n + 1) * 2 < x->nslots)
         return 0;
+    if (rslots_mul == 0)
+        rslots_seed();
     size_t ns = x->nslots ? x->nslots * 2 : 1024;
     uint32_t *sl = calloc(ns, sizeof *sl);
     if (sl == NULL)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        size_t j = (size_t)hash(ctx, i) & (ns - 1);
+        size_t j = rslots_slot(hash(ctx, i), ns);
         while (sl[j] != 0)
             j = (j + 1) & (ns - 1);
         sl[j] = (uint32_t)i + 1;
