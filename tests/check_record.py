@@ -394,6 +394,21 @@ check(p.returncode == 0 and took > 1.0, f"record -p of a process whose first thr
 p = run("report", "-i", leader)
 check("rp_hot" in p.stdout, f"record -p, first thread ended: rp_hot recorded: {p.stdout[:600]!r}")
 
+# The same, its user in 60 supplementary groups (as on a machine with a
+# directory service): its /proc/PID/status then holds "Threads:" some 680
+# bytes in, past the first 512.
+if os.geteuid() == 0:
+    target = subprocess.Popen([prog, "1.5", "--leader-exits"],
+                              extra_groups=list(range(1000000, 1000060)))
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    p = run("record", "-p", str(target.pid), "-o", leader, timeout=120)
+    took = time.monotonic() - t0
+    target.wait()
+    check(p.returncode == 0 and took > 1.0, f"record -p of a process in 60 groups whose first "
+          f"thread ended: exit {p.returncode} after {took:.2f} s (the process ran 1.3 s more): "
+          f"{p.stderr!r}")
+
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
 print("ok")

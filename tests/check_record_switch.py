@@ -16,6 +16,8 @@
           one left, read by go tool pprof where it is installed
   max_pprof  --switch-max-files 2 --pprof-dir DIR: the pprof files of the
           removed recordings removed too, DIR's other files left alone
+  pprof_taken  --pprof-dir DIR holding files under the names record would
+          give: each recording named so that its pprof file replaces none
   errors  a mode that is no size or time, or past ten years, --switch-max-files
           or --pprof-dir without --switch-output: exit 2 and one line; a
           --pprof-dir that is no directory, a -o that is a link: exit 1, the
@@ -283,6 +285,31 @@ def case_max_pprof():
     shutil.rmtree(d)
 
 
+def case_pprof_taken():
+    # Files of someone else's in DIR under every name record could give a
+    # pprof file over the next minute: none replaced, none removed.
+    d = os.path.join(work, "pprof")
+    os.mkdir(d)
+    now = time.time()
+    theirs = []
+    for k in range(-100, 6000):
+        t = now + k / 100
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(t)) + "%02d" % int(t * 100 % 100)
+        theirs.append(os.path.join(d, "r.data." + stamp + ".pb.gz"))
+    for name in theirs:
+        with open(name, "wb") as f:
+            f.write(b"not ours")
+    p, _ = record(["--switch-output=4K", "--switch-max-files", "2", "--pprof-dir", d], 1)
+    check(p.returncode == 0, f"record --pprof-dir over others' names: {p.stderr}")
+    left = [n for n in theirs if os.path.exists(n) and open(n, "rb").read() == b"not ours"]
+    check(len(left) == len(theirs), f"{len(theirs) - len(left)} of others' files replaced or "
+          f"removed: {sorted(set(theirs) - set(left))[:3]}")
+    ours = sorted(set(os.listdir(d)) - set(os.path.basename(n) for n in theirs))
+    want = sorted(os.path.basename(n) + ".pb.gz" for n in files())
+    check(ours == want, f"the kept recordings' pprof files: {ours}, want {want}")
+    shutil.rmtree(d)
+
+
 def case_failing():
     d = os.path.join(work, "pprof")
     os.mkdir(d)
@@ -372,7 +399,7 @@ def case_errors():
 
 
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
- "max_pprof": case_max_pprof,
+ "max_pprof": case_max_pprof, "pprof_taken": case_pprof_taken,
  "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all,
  "merge": case_merge, "merge_errors": case_merge_errors}[case]()
 for f in glob.glob(os.path.join(work, "*")):

@@ -108,10 +108,33 @@ bool record_switch_due(record_switch *sw, const dkrec_writer *w)
     }
 }
 
-/* OUTPUT.YYYYMMDDhhmmsscc, or with -2, -3, ... when that name is taken
- * (two switches in one centisecond). */
-static char *ended_name(const char *output)
+/* Whether the ended file name, or its pprof file in --pprof-dir, exists
+ * (a file record did not write, which it must neither replace nor, with
+ * --switch-max-files, remove later). */
+static bool taken(const record_switch *sw, const char *name)
 {
+    struct stat st;
+    if (lstat(name, &st) == 0)
+        return true;
+    if (sw->o->pprof_dir == NULL)
+        return false;
+    const char *base = strrchr(name, '/');
+    base = base != NULL ? base + 1 : name;
+    size_t len = strlen(sw->o->pprof_dir) + strlen(base) + 16;
+    char *pprof = malloc(len);
+    if (pprof == NULL)
+        return false; /* write_pprof says so */
+    snprintf(pprof, len, "%s/%s.pb.gz", sw->o->pprof_dir, base);
+    bool there = lstat(pprof, &st) == 0;
+    free(pprof);
+    return there;
+}
+
+/* OUTPUT.YYYYMMDDhhmmsscc, or with -2, -3, ... when that name is taken
+ * (two switches in one centisecond, or its pprof name in --pprof-dir). */
+static char *ended_name(const record_switch *sw)
+{
+    const char *output = sw->o->output;
     struct timespec ts = {0, 0};
     struct tm tm;
     char stamp[32] = "0";
@@ -126,8 +149,7 @@ static char *ended_name(const char *output)
     if (name == NULL)
         return NULL;
     snprintf(name, len, "%s.%s", output, stamp);
-    struct stat st;
-    for (unsigned k = 2; lstat(name, &st) == 0; k++) {
+    for (unsigned k = 2; taken(sw, name); k++) {
         if (k == 1000) { /* never over an existing file */
             free(name);
             errno = EEXIST;
@@ -241,7 +263,7 @@ static void ended(record_switch *sw, char *name, uint64_t samples)
 
 int record_switch_now(record_switch *sw, dkrec_writer *w, int *fd)
 {
-    char *name = ended_name(sw->o->output);
+    char *name = ended_name(sw);
     if (name == NULL) {
         cli_error("record", "--switch-output: no name for the file ending: %s; it goes on",
                   strerror(errno));
@@ -286,7 +308,7 @@ int record_switch_now(record_switch *sw, dkrec_writer *w, int *fd)
 
 int record_switch_last(record_switch *sw, dkrec_writer *w)
 {
-    char *name = ended_name(sw->o->output);
+    char *name = ended_name(sw);
     if (name == NULL || rename(sw->o->output, name) != 0) {
         cli_error("record", "--switch-output: the last file is left as %s: %s", sw->o->output,
                   strerror(errno));

@@ -86,11 +86,14 @@ bool proc_alive(int id, bool thread)
         return true;
     if (thread)
         return false;
-    /* A process whose first thread has ended lives on in its others. */
-    if (read_proc(id, "status", text, sizeof text) < 0)
-        return false;
-    const char *threads = strstr(text, "\nThreads:");
-    return threads != NULL && strtol(threads + 10, NULL, 10) > 1;
+    /* A process whose first thread has ended lives on in its others: its
+     * num_threads, stat's 20th field, the 17th after the state (status's
+     * "Threads:" comes after the groups, which may run to kilobytes). */
+    const char *at = paren + 2;
+    for (int field = 3; field < 20 && at != NULL; field++)
+        if ((at = strchr(at, ' ')) != NULL)
+            at++;
+    return at != NULL && strtol(at, NULL, 10) > 1;
 #else
     (void)thread;
     return kill((pid_t)id, 0) == 0 || errno != ESRCH;
