@@ -493,6 +493,140 @@ TEST_CASE(off_cpu_thread_blocked_at_stop_gets_its_stretch)
     dk_sampler_close(s);
 }
 
+/* ---- several threads blocked at the stop --------------------------------- */
+
+enum { STOP_READERS = 6 };
+
+typedef struct stop_run {
+    pthread_barrier_t go;
+    int pipe[2];
+    uint64_t tid[STOP_READERS];
+    int index[STOP_READERS];
+} stop_run;
+
+static stop_run *stop_of_reader[STOP_READERS];
+
+static void *staggered_reader(void *arg)
+{
+    int *i = arg;
+    stop_run *r = stop_of_reader[*i];
+    r->tid[*i] = gettid_u64();
+    pthread_barrier_wait(&r->go);
+    pthread_barrier_wait(&r->go);
+    /* Blocked one after the other, 10 ms apart. */
+    struct timespec ts = {0, 10000000L * (*i + 1)};
+    nanosleep(&ts, NULL);
+    read_pipe(r->pipe[0]);
+    return NULL;
+}
+
+typedef struct stop_seen {
+    const stop_run *run;
+    uint64_t last_time;
+    size_t n, taken, limit;
+    uint64_t period[64], time[64];
+} stop_seen;
+
+/* The readers' off-CPU samples at the stop, at most limit a drain. */
+static int collect_stop(void *ctx, const dk_sample *x)
+{
+    stop_seen *w = ctx;
+    if (x->kind != DK_SAMPLE_KIND_SAMPLE || !x->off_cpu || x->time_ns < w->last_time)
+        return 0;
+    bool reader = false;
+    for (int i = 0; i < STOP_READERS; i++)
+        reader |= x->tid == w->run->tid[i];
+    if (!reader)
+        return 0;
+    if (w->n < 64) {
+        w->period[w->n] = x->period;
+        w->time[w->n] = x->time_ns;
+    }
+    w->n++;
+    return ++w->taken >= w->limit ? 1 : 0;
+}
+
+/* Six threads blocked 10 ms apart and still blocked at the stop: each gets
+ * its stretch once, all stamped at the stop, the longest (the first to
+ * block) first; a drain whose callback stops it after two goes on with
+ * the others at the next. */
+TEST_CASE(off_cpu_threads_blocked_at_stop_come_oldest_first)
+{
+    dk_sampler *s = perf_sampler();
+    stop_run run;
+    memset(&run, 0, sizeof run);
+    CHECK_INT(pipe(run.pipe), ==, 0);
+    CHECK_INT(pthread_barrier_init(&run.go, NULL, STOP_READERS + 1), ==, 0);
+    pthread_t th[STOP_READERS];
+    for (int i = 0; i < STOP_READERS; i++) {
+        run.index[i] = i;
+        stop_of_reader[i] = &run;
+        CHECK_INT(pthread_create(&th[i], NULL, staggered_reader, &run.index[i]), ==, 0);
+    }
+    pthread_barrier_wait(&run.go); /* all exist: the open lists them */
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.flags = DK_SAMPLING_OFF_CPU;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_PERIOD;
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    if (rc == 0)
+        rc = dk_sampling_start(p);
+    pthread_barrier_wait(&run.go);
+    if (rc != 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", dk_last_error());
+        for (int i = 0; i < STOP_READERS; i++)
+            CHECK_INT(write(run.pipe[1], "x", 1), ==, 1);
+        for (int i = 0; i < STOP_READERS; i++)
+            pthread_join(th[i], NULL);
+        close(run.pipe[0]);
+        close(run.pipe[1]);
+        pthread_barrier_destroy(&run.go);
+        dk_sampling_close(p);
+        if (rc == DK_EPERM && geteuid() != 0) {
+            CHECK_CONTAINS(why, "kernel.perf_event_paranoid");
+            dk_sampler_close(s);
+            return;
+        }
+        DKT_FAIL("sampling: %s: %s", dk_error_name(rc), why);
+    }
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    struct timespec stop;
+    clock_gettime(CLOCK_MONOTONIC, &stop);
+    CHECK_OK(dk_sampling_stop(p));
+    /* Only samples from the stop on are the stop's stretches (the naps'
+     * stretches end at their switch-in, before it). */
+    stop_seen w = {.run = &run, .limit = 2};
+    w.last_time = (uint64_t)stop.tv_sec * 1000000000u + (uint64_t)stop.tv_nsec;
+    size_t drains = 0;
+    for (size_t before = (size_t)-1; before != w.n && drains < 20; drains++) {
+        before = w.n;
+        w.taken = 0;
+        CHECK_INT(dk_sampling_drain(p, collect_stop, &w), >=, 0);
+    }
+    for (int i = 0; i < STOP_READERS; i++)
+        CHECK_INT(write(run.pipe[1], "x", 1), ==, 1);
+    for (int i = 0; i < STOP_READERS; i++)
+        CHECK_INT(pthread_join(th[i], NULL), ==, 0);
+    close(run.pipe[0]);
+    close(run.pipe[1]);
+    pthread_barrier_destroy(&run.go);
+    fprintf(stderr, "%zu stretches at the stop in %zu drains:", w.n, drains);
+    for (size_t i = 0; i < w.n && i < 64; i++)
+        fprintf(stderr, " %.1f", (double)w.period[i] / 1e6);
+    fprintf(stderr, " ms\n");
+    CHECK_INT(w.n, ==, STOP_READERS);
+    CHECK_INT(drains, >=, STOP_READERS / 2);
+    for (size_t i = 1; i < w.n && i < 64; i++) {
+        CHECK_U64(w.time[i], ==, w.time[0]);
+        CHECK_U64(w.period[i], <=, w.period[i - 1]);
+    }
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
 /* Every CPU has no threads to follow: a clear refusal. */
 TEST_CASE(off_cpu_refuses_the_system_scope)
 {

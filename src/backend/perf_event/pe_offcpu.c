@@ -177,22 +177,69 @@ int dk__ps_offcpu_switch(ps_state *st, uint16_t misc, uint32_t tid, uint64_t tim
     return 1;
 }
 
+struct ps_stopped {
+    uint64_t time; /* the switch-out */
+    uint32_t tid;
+};
+
+static int by_switch_out(const void *x, const void *y)
+{
+    const struct ps_stopped *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static void forget_stop_order(ps_state *st)
+{
+    free(st->stop_order);
+    st->stop_order = NULL;
+    st->stop_n = st->stop_next = 0;
+    st->stop_order_ns = 0;
+}
+
 int dk__ps_offcpu_stopped(ps_state *st, uint64_t stop_ns, dk_sample *out)
 {
-    if (st->nblocked == 0)
-        return 0;
-    /* The oldest first, as the rings' records are delivered. */
-    ps_blocked *oldest = NULL;
-    for (size_t i = 0; i < st->blocked_cap; i++) {
-        ps_blocked *b = &st->blocked[i];
-        if (b->tid != 0 && b->sample.time_ns <= stop_ns &&
-            (oldest == NULL || b->sample.time_ns < oldest->sample.time_ns))
-            oldest = b;
+    if (st->stop_order_ns != stop_ns) {
+        /* The threads blocked at this stop, sorted once (oldest first, as
+         * the rings' records are delivered). */
+        forget_stop_order(st);
+        if (st->nblocked == 0)
+            return 0;
+        struct ps_stopped *order = malloc(st->nblocked * sizeof *order);
+        size_t n = 0;
+        for (size_t i = 0; order != NULL && i < st->blocked_cap; i++)
+            if (st->blocked[i].tid != 0 && st->blocked[i].sample.time_ns <= stop_ns)
+                order[n++] = (struct ps_stopped){st->blocked[i].sample.time_ns, st->blocked[i].tid};
+        if (order != NULL)
+            qsort(order, n, sizeof *order, by_switch_out);
+        st->stop_order = order;
+        st->stop_n = n;
+        st->stop_order_ns = stop_ns;
     }
-    if (oldest == NULL)
-        return 0;
-    deliver(st, oldest, stop_ns, out);
-    return 1;
+    if (st->stop_order == NULL) {
+        /* Out of memory for the order: the oldest by a search each. */
+        ps_blocked *oldest = NULL;
+        for (size_t i = 0; i < st->blocked_cap; i++) {
+            ps_blocked *b = &st->blocked[i];
+            if (b->tid != 0 && b->sample.time_ns <= stop_ns &&
+                (oldest == NULL || b->sample.time_ns < oldest->sample.time_ns))
+                oldest = b;
+        }
+        if (oldest == NULL)
+            return 0;
+        deliver(st, oldest, stop_ns, out);
+        return 1;
+    }
+    while (st->stop_next < st->stop_n) {
+        ps_blocked *b = slot(st, st->stop_order[st->stop_next++].tid, false);
+        if (b != NULL && b->sample.time_ns <= stop_ns) {
+            deliver(st, b, stop_ns, out);
+            return 1;
+        }
+    }
+    forget_stop_order(st);
+    return 0;
 }
 
 void dk__ps_offcpu_exit(ps_state *st, uint32_t tid)
@@ -204,6 +251,7 @@ void dk__ps_offcpu_exit(ps_state *st, uint32_t tid)
 
 void dk__ps_offcpu_free(ps_state *st)
 {
+    forget_stop_order(st);
     for (size_t i = 0; i < st->blocked_cap; i++)
         free(st->blocked[i].frames);
     free(st->blocked);

@@ -83,6 +83,11 @@ typedef struct ps_state {
     ps_blocked *blocked; /* open addressing by tid, a power of two */
     size_t nblocked, blocked_cap;
     uint64_t stopped_ns; /* the last stop, until a drain ends its blocked stretches */
+    /* The threads blocked at stop_order_ns, oldest switch-out first, and
+     * the next to deliver: sorted once a stop, not searched for each. */
+    struct ps_stopped *stop_order;
+    size_t stop_n, stop_next;
+    uint64_t stop_order_ns;
     pthread_mutex_t drain_lock;
     pthread_mutex_t wait_lock;
 } ps_state;
