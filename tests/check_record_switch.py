@@ -310,6 +310,30 @@ def case_pprof_taken():
     shutil.rmtree(d)
 
 
+def case_pprof_link():
+    # Links at the hidden names a pprof file was once written under before
+    # its rename (".NAME.pb.gz", every NAME of the next minute), to a file
+    # outside DIR: never followed, so that file keeps its text.
+    d = os.path.join(work, "pprof")
+    os.mkdir(d)
+    victim = os.path.join(work, "victim")
+    with open(victim, "wb") as f:
+        f.write(b"keep me")
+    now = time.time()
+    for k in range(-100, 6000):
+        t = now + k / 100
+        stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(t)) + "%02d" % int(t * 100 % 100)
+        os.symlink(victim, os.path.join(d, ".r.data." + stamp + ".pb.gz"))
+    p, _ = record(["--switch-output=4K", "--switch-max-files", "2", "--pprof-dir", d], 1)
+    check(p.returncode == 0, f"record --pprof-dir beside links: {p.stderr}")
+    with open(victim, "rb") as f:
+        check(f.read() == b"keep me", "a link at a hidden pprof name was followed")
+    ours = sorted(n for n in os.listdir(d) if not n.startswith("."))
+    want = sorted(os.path.basename(n) + ".pb.gz" for n in files())
+    check(ours == want, f"the kept recordings' pprof files: {ours}, want {want}")
+    shutil.rmtree(d)
+
+
 def case_failing():
     d = os.path.join(work, "pprof")
     os.mkdir(d)
@@ -400,6 +424,7 @@ def case_errors():
 
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
  "max_pprof": case_max_pprof, "pprof_taken": case_pprof_taken,
+ "pprof_link": case_pprof_link,
  "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all,
  "merge": case_merge, "merge_errors": case_merge_errors}[case]()
 for f in glob.glob(os.path.join(work, "*")):

@@ -120,7 +120,7 @@ static bool taken(const record_switch *sw, const char *name)
         return false;
     const char *base = strrchr(name, '/');
     base = base != NULL ? base + 1 : name;
-    size_t len = strlen(sw->o->pprof_dir) + strlen(base) + 16;
+    size_t len = strlen(sw->o->pprof_dir) + strlen(base) + 24;
     char *pprof = malloc(len);
     if (pprof == NULL)
         return false; /* write_pprof says so */
@@ -179,16 +179,24 @@ static int write_pprof(const record_switch *sw, const char *ended, char **writte
     }
     const char *base = strrchr(ended, '/');
     base = base != NULL ? base + 1 : ended;
-    size_t len = strlen(sw->o->pprof_dir) + strlen(base) + 16;
+    size_t len = strlen(sw->o->pprof_dir) + strlen(base) + 24;
     char *tmp = malloc(len), *final = malloc(len);
     int rc = -1;
     if (tmp != NULL && final != NULL) {
-        snprintf(tmp, len, "%s/.%s.pb.gz", sw->o->pprof_dir, base);
+        snprintf(tmp, len, "%s/.%s.pb.gz.XXXXXX", sw->o->pprof_dir, base);
         snprintf(final, len, "%s/%s.pb.gz", sw->o->pprof_dir, base);
-        FILE *f = fopen(tmp, "we");
+        /* A name of its own, made here (O_EXCL): not a file or link that
+         * another program put at a fixed name in a shared directory. */
+        int fd = mkstemp(tmp);
+        FILE *f = fd >= 0 && fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
         if (f == NULL) {
             cli_error("record", "--pprof-dir: %s: %s", tmp, strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                unlink(tmp);
+            }
         } else {
+            (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
             rc = report_pprof(f, &p);
             bool bad = ferror(f) != 0;
             if (fclose(f) != 0 || bad) {
