@@ -334,6 +334,24 @@ def case_pprof_link():
     shutil.rmtree(d)
 
 
+def case_pprof_mode():
+    # Under umask 077 the pprof files are as private as the recordings
+    # they are made of: made as any file (0666 less the umask).
+    d = os.path.join(work, "pprof")
+    os.mkdir(d)
+    old = os.umask(0o077)
+    try:
+        p, _ = record(["--switch-output=4K", "--pprof-dir", d], 1)
+    finally:
+        os.umask(old)
+    check(p.returncode == 0, f"record --pprof-dir under umask 077: {p.stderr}")
+    modes = {n: os.stat(os.path.join(d, n)).st_mode & 0o777 for n in os.listdir(d)}
+    check(len(modes) > 0, "no pprof file written")
+    wide = {n: oct(m) for n, m in modes.items() if m != 0o600}
+    check(not wide, f"pprof files not 0600 under umask 077: {wide}")
+    shutil.rmtree(d)
+
+
 def case_failing():
     d = os.path.join(work, "pprof")
     os.mkdir(d)
@@ -424,7 +442,7 @@ def case_errors():
 
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
  "max_pprof": case_max_pprof, "pprof_taken": case_pprof_taken,
- "pprof_link": case_pprof_link,
+ "pprof_link": case_pprof_link, "pprof_mode": case_pprof_mode,
  "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all,
  "merge": case_merge, "merge_errors": case_merge_errors}[case]()
 for f in glob.glob(os.path.join(work, "*")):

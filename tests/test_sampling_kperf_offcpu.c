@@ -195,6 +195,57 @@ TEST_CASE(off_cpu_time_is_the_time_between_pet_fires)
     check_disarmed(state_path());
 }
 
+/* A restart whose stopped time was not drained before it: the stopped
+ * time is no span between PET fires (the first fire after the start
+ * stands for a period), so a thread blocked throughout is off CPU for no
+ * more than the time sampled. */
+TEST_CASE(off_cpu_time_leaves_out_a_stop_drained_after_the_restart)
+{
+    fresh_state();
+    dk_sampler *s = open_sampler();
+    dk_sampling_event e = {"timer", 1000000, 0};
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.record = DK_SAMPLE_TID | DK_SAMPLE_PERIOD | DK_SAMPLE_TIME;
+    o.flags = DK_SAMPLING_OFF_CPU;
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &e, 1, &o, &p);
+    if (rc != 0)
+        DKT_FAIL("dk_sampling_open: %d %s", rc, dk_last_error());
+    atomic_store(&off_reader_tid, 0);
+    CHECK_INT(pipe(off_pipe), ==, 0);
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, off_reader, NULL), ==, 0);
+    struct timespec ms = {0, 1000000};
+    while (atomic_load(&off_reader_tid) == 0)
+        nanosleep(&ms, NULL);
+    nanosleep(&ms, NULL); /* the reader is in read() by now */
+    offcpu_seen c;
+    memset(&c, 0, sizeof c);
+    uint64_t sampled = 0;
+    struct timespec slice = {0, 100000000}, stopped = {0, 500000000};
+    for (int i = 0; i < 2; i++) {
+        uint64_t t0 = monotonic_ns();
+        CHECK_INT(dk_sampling_start(p), ==, 0);
+        nanosleep(&slice, NULL);
+        CHECK_INT(dk_sampling_stop(p), ==, 0);
+        sampled += monotonic_ns() - t0;
+        if (i == 0)
+            nanosleep(&stopped, NULL);
+    }
+    CHECK_INT(dk_sampling_drain(p, collect_offcpu, &c), >=, 0);
+    CHECK_INT((int)write(off_pipe[1], "x", 1), ==, 1);
+    pthread_join(th, NULL);
+    close(off_pipe[0]);
+    close(off_pipe[1]);
+    fprintf(stderr, "reader: %zu off-CPU samples, %llu ns off CPU of %llu ns sampled\n",
+            c.reader_off, (unsigned long long)c.reader_off_ns, (unsigned long long)sampled);
+    CHECK_U64(c.reader_off, >=, 10);
+    CHECK_U64(c.reader_off_ns, <=, sampled + 10000000);
+    dk_sampling_close(p);
+    dk_sampler_close(s);
+    check_disarmed(state_path());
+}
+
 TEST_CASE(off_cpu_without_a_timer_says_it_needs_one)
 {
     fresh_state();

@@ -183,12 +183,20 @@ static int write_pprof(const record_switch *sw, const char *ended, char **writte
     char *tmp = malloc(len), *final = malloc(len);
     int rc = -1;
     if (tmp != NULL && final != NULL) {
-        snprintf(tmp, len, "%s/.%s.pb.gz.XXXXXX", sw->o->pprof_dir, base);
         snprintf(final, len, "%s/%s.pb.gz", sw->o->pprof_dir, base);
         /* A name of its own, made here (O_EXCL): not a file or link that
-         * another program put at a fixed name in a shared directory. */
-        int fd = mkstemp(tmp);
-        FILE *f = fd >= 0 && fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
+         * another program put at a fixed name in a shared directory. Its
+         * mode is any file's (0666 less the umask, as the recording's):
+         * mkstemp's 0600 and a chmod after would not be. */
+        uint64_t r = dk__monotonic_ns() ^ (uint64_t)getpid() << 32;
+        int fd = -1;
+        errno = EEXIST;
+        for (unsigned k = 0; k < 100 && fd < 0 && errno == EEXIST; k++) {
+            r = (r + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+            snprintf(tmp, len, "%s/.%s.pb.gz.%08x", sw->o->pprof_dir, base, (unsigned)(r >> 32));
+            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        }
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
         if (f == NULL) {
             cli_error("record", "--pprof-dir: %s: %s", tmp, strerror(errno));
             if (fd >= 0) {
@@ -196,7 +204,6 @@ static int write_pprof(const record_switch *sw, const char *ended, char **writte
                 unlink(tmp);
             }
         } else {
-            (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
             rc = report_pprof(f, &p);
             bool bad = ferror(f) != 0;
             if (fclose(f) != 0 || bad) {

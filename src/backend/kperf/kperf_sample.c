@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __APPLE__
 #include <pthread.h>
@@ -591,6 +592,19 @@ fail:
     return rc;
 }
 
+/* Now on the trace records' clock, in ns: mach_absolute_time's
+ * (CLOCK_UPTIME_RAW); the simulated frameworks' is CLOCK_MONOTONIC. */
+static uint64_t records_now_ns(void)
+{
+#ifdef CLOCK_UPTIME_RAW
+    return clock_gettime_nsec_np(CLOCK_UPTIME_RAW);
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
 int dk__kperf_sampling_start(dk_sampling *p)
 {
     ksamp *k = p->impl;
@@ -598,11 +612,19 @@ int dk__kperf_sampling_start(dk_sampling *p)
     int rc = kdebug_call(k, "enabling the trace buffer (KERN_KDENABLE)", KERN_KDENABLE,
                          KDEBUG_ENABLE_TRACE, true, NULL, NULL);
     k->enabled = rc == 0;
+    /* The time stopped is no PET period: every fire of this start comes
+     * after now (kptimer_start arms the PET timer a period on). */
+    if (rc == 0) {
+        uint64_t now = records_now_ns();
+        if (k->pet_nstarts == PET_STARTS) {
+            k->pet_blind_ns = now;
+            k->pet_nstarts = 0;
+        }
+        k->pet_starts[k->pet_nstarts++] = now;
+    }
     pthread_mutex_unlock(&k->state_lock);
     if (rc != 0)
         return rc;
-    /* The time stopped is no PET period. */
-    __atomic_store_n(&k->pet_fresh, 1, __ATOMIC_RELEASE);
     rc = kperf_call("starting kperf sampling (kperf_sample_set(1))", k->kp->kperf_sample_set(1));
     if (rc == 0) {
         k->sampling = true;

@@ -504,17 +504,27 @@ static void decode(drain_ctx *d, const kd_buf *r)
         sl->used = false;
         return;
     }
-    case ID_TM_FIRE:
-        /* The PET timer's fire (is_pet): the span its samples stand for. */
+    case ID_TM_FIRE: {
+        /* The PET timer's fire (is_pet): the span its samples stand for;
+         * the first of a start's keeps the period. */
         if (r->arg2 == 0)
             return;
-        if (__atomic_exchange_n(&k->pet_fresh, 0, __ATOMIC_ACQ_REL) != 0)
-            k->pet_fire = k->pet_span_ns = 0;
-        if (k->pet_fire != 0 && r->timestamp > k->pet_fire)
-            k->pet_span_ns = k->kp->kperf_ticks_to_ns(r->timestamp) -
-                             k->kp->kperf_ticks_to_ns(k->pet_fire);
+        uint64_t ns = k->kp->kperf_ticks_to_ns(r->timestamp);
+        bool first = k->pet_fire == 0 || r->timestamp <= k->pet_fire;
+        pthread_mutex_lock(&k->state_lock);
+        size_t n = 0;
+        while (n < k->pet_nstarts && k->pet_starts[n] <= ns)
+            n++;
+        if (n > 0) {
+            k->pet_nstarts -= n;
+            memmove(k->pet_starts, k->pet_starts + n, k->pet_nstarts * sizeof *k->pet_starts);
+        }
+        first = first || n > 0 || ns <= k->pet_blind_ns;
+        pthread_mutex_unlock(&k->state_lock);
+        k->pet_span_ns = first ? 0 : ns - k->kp->kperf_ticks_to_ns(k->pet_fire);
         k->pet_fire = r->timestamp;
         return;
+    }
     default:
         break;
     }

@@ -152,10 +152,16 @@ typedef struct ksamp {
     /* Off-CPU PET samples stand for the time since the PET timer's last
      * fire: XNU re-arms it after the PET thread's pass (kptimer_pet_enter),
      * so fires are a period apart or more. The last fire decoded (ticks;
-     * 0: none since the start), the ns from the one before it (0: not
-     * known), and start's mark that the next fire is the first. */
+     * 0: none yet), the ns from the one before it (0: not known). */
     uint64_t pet_fire, pet_span_ns;
-    int pet_fresh;
+    /* The starts (ns on the records' clock) no fire decoded is later
+     * than: a fire after one is the first of its start, whatever was
+     * drained before it (records of a stopped run are read after a
+     * restart). More starts than fit: fires before the last, spans not
+     * known (pet_blind_ns). Under state_lock. */
+#define PET_STARTS 8
+    uint64_t pet_starts[PET_STARTS], pet_blind_ns;
+    size_t pet_nstarts;
     /* What open did, for teardown. */
     bool kdebug, kperf, periods, counting, sampling;
     /* The trace buffer is enabled (start to stop). Under state_lock, which
