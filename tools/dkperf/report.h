@@ -189,7 +189,7 @@ int64_t rmap_get(const rmap *m, uint64_t a, uint64_t b);
 /* Sets (a, b) to v; -1 when out of memory. */
 int rmap_put(rmap *m, uint64_t a, uint64_t b, uint32_t v);
 void rmap_free(rmap *m);
-/* FNV-1a of string s, on from h. */
+/* FNV-1a of string s, on from h keyed by the run's secret (rslots_seed). */
 uint64_t rmap_hash_str(uint64_t h, const char *s);
 
 /* The key of a pid with maps of its own (report_maps.c): processes whose

@@ -20,6 +20,11 @@ uint64_t rmap_mix(uint64_t a, uint64_t b)
 
 uint64_t rmap_hash_str(uint64_t h, const char *s)
 {
+    /* Keyed too: strings with one FNV hash from the basis (a recording's
+     * names can be made so) differ from a secret start. */
+    if (rslots_mul == 0)
+        rslots_seed();
+    h ^= rslots_key;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
