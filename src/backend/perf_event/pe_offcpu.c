@@ -147,9 +147,13 @@ int dk__ps_offcpu_blocked(ps_state *st, const dk_sample *x)
 static void deliver(ps_state *st, ps_blocked *b, uint64_t time, dk_sample *out)
 {
     *out = b->sample;
-    memcpy(st->frames, b->frames, b->sample.n_frames * sizeof *st->frames);
-    memcpy(st->kernel_frames, b->frames + b->sample.n_frames,
-           b->sample.n_kernel_frames * sizeof *st->kernel_frames);
+    /* No frames kept (no call chain asked for): nothing to copy, and no
+     * buffer to copy from. */
+    if (b->frames != NULL) {
+        memcpy(st->frames, b->frames, b->sample.n_frames * sizeof *st->frames);
+        memcpy(st->kernel_frames, b->frames + b->sample.n_frames,
+               b->sample.n_kernel_frames * sizeof *st->kernel_frames);
+    }
     out->frames = st->frames;
     out->kernel_frames = st->kernel_frames;
     out->values = NULL;
