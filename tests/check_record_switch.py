@@ -28,6 +28,10 @@
   fork    a child forked (no exec) by a parent that exits at once: its
           samples in the files after the first are still named, as the
           maps each file starts with are read again from /proc
+  exec    a shell that execs the program: the exec is recorded as one (the
+          shell's maps end there) in the file it happened in, each later
+          file starts with the program's name as a plain one, and report
+          names the program's functions
   all     -a --switch-output=4K (root): the size counts the file's own bytes,
           not the maps of every process it starts with
   merge   report -i A -i B of one recording written as two files (dkrec_dump
@@ -440,11 +444,28 @@ def case_errors():
               f"{args}: exit {p.returncode} (want {rc}), {p.stderr!r}")
 
 
+def case_exec():
+    p = subprocess.run([dkperf, "record", "-e", "cpu-clock", "-F", "999", "-o",
+                        os.path.join(work, "r.data"), "--switch-output=1s", "--", "/bin/sh", "-c",
+                        'exec "$0" --print-cpu 2.5', prog],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"record: {p.returncode} {p.stderr}")
+    names = files()
+    rows = dumped(names)
+    check(len(rows) >= 2 and all(r["complete"] == 1 for r in rows), f"every file complete: {rows}")
+    check(rows[0]["execs"] == 1 and all(r["execs"] == 0 and r["comms"] >= 1 for r in rows[1:]),
+          f"one exec, in the first file; the name in every later one: {rows}")
+    for f in names:
+        r = subprocess.run([dkperf, "report", "-i", f, "--stdio"], capture_output=True, text=True,
+                           timeout=120)
+        check(r.returncode == 0 and "rp_hot" in r.stdout, f"report of {f}: {r.stderr}")
+
+
 {"time": case_time, "size": case_size, "signal": case_signal, "pprof": case_pprof,
  "max_pprof": case_max_pprof, "pprof_taken": case_pprof_taken,
  "pprof_link": case_pprof_link, "pprof_mode": case_pprof_mode,
  "errors": case_errors, "failing": case_failing, "fork": case_fork, "all": case_all,
- "merge": case_merge, "merge_errors": case_merge_errors}[case]()
+ "merge": case_merge, "exec": case_exec, "merge_errors": case_merge_errors}[case]()
 for f in glob.glob(os.path.join(work, "*")):
     shutil.rmtree(f) if os.path.isdir(f) else os.unlink(f)
 sys.exit(1 if failures else 0)

@@ -362,6 +362,27 @@ def case_exec():
               f"{mode}: speedscope {weights}")
         os.unlink(ss)
         os.unlink(data)
+    # The new image maps nothing where fx_hot was: an exec ends the old
+    # image's maps, so the samples there after it are named by none.
+    data = os.path.join(work, "exec-away.data")
+    subprocess.run([fixture, data, "--exec-away", dkperf, str(off)], check=True)
+    folded = run("report", "-i", data, "--folded").stdout
+    want = {"fixture;fx_hot 6", "execd;[unknown] 4", "execd;cmd_report 3"}
+    check(set(folded.splitlines()) == want, f"--exec-away: folded {folded!r}, expected {want}")
+    rows = {(r[2], r[3][-1]) for r in rows_of(run("report", "-i", data).stdout)}
+    check(rows == {(6, "fx_hot"), (4, "[unknown]"), (3, "cmd_report")},
+          f"--exec-away: the table's rows {rows}")
+    ss = os.path.join(work, "exec-away.json")
+    run("report", "-i", data, "--speedscope", ss)
+    with open(ss) as f:
+        doc = json.load(f)
+    names = doc["shared"]["frames"]
+    weights = {names[s[-1]]["name"]: w for s, w in
+               zip(doc["profiles"][0]["samples"], doc["profiles"][0]["weights"])}
+    check(weights == {"fx_hot": 6 * 1001001, "[unknown]": 4 * 1001001,
+                      "cmd_report": 3 * 1001001}, f"--exec-away: speedscope {weights}")
+    os.unlink(ss)
+    os.unlink(data)
 
 
 cases = {"exec": case_exec, "macho": case_macho, "noelf": case_noelf, "stdio": case_stdio, "folded": case_folded, "runs": case_runs, "speedscope": case_speedscope,

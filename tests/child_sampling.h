@@ -22,7 +22,9 @@
 /* A child's records: its name, its samples, its exit. */
 typedef struct dkt_child_records {
     pid_t pid;
-    size_t samples, comms, exits, samples_after_exit, comm_after_sample, other;
+    size_t samples, comms, exits, samples_after_exit, other;
+    size_t comm_after_sample;  /* names after a sample, not at an exec */
+    size_t execs_after_sample; /* execs after a sample (of the forked image) */
     char comm[64];
     uint64_t exit_tid;
     int status;     /* waitpid's, once reaped */
@@ -41,7 +43,9 @@ static __attribute__((unused)) int dkt_collect_child(void *ctx, const dk_sample 
     switch (s->kind) {
     case DK_SAMPLE_KIND_COMM:
         c->comms++;
-        if (c->samples > 0)
+        if (c->samples > 0 && s->exec)
+            c->execs_after_sample++;
+        else if (c->samples > 0)
             c->comm_after_sample++;
         snprintf(c->comm, sizeof c->comm, "%s", s->comm != NULL ? s->comm : "(null)");
         break;

@@ -4,7 +4,7 @@
  * file, read by the recording's one reader (tools/common/dkrec): one line
  * per file given,
  *
- *   PATH samples N first FIRST_NS last LAST_NS maxgap GAP_NS lost L complete C
+ *   PATH samples N first FIRST_NS last LAST_NS maxgap GAP_NS lost L complete C comms N execs E
  *
  * GAP_NS being the longest time between two samples in a row of the file.
  *
@@ -62,13 +62,21 @@ static int write_part(const dkrec *r, const char *path, size_t lo, size_t hi, bo
     }
     size_t m = 0, c = 0;
     for (size_t i = lo; i <= hi; i++) {
-        for (; m < r->n_maps && (r->maps[m].first_sample <= i || i == hi); m++) {
-            const dkrec_map *x = &r->maps[m];
-            bad |= dkrec_write_map(w, x->pid, x->start, x->len, x->pgoff, x->path, x->id_kind,
-                                   x->id, x->id_len);
+        /* Maps and names in the order read: an exec ends the maps before it. */
+        for (;;) {
+            bool mm = m < r->n_maps && (r->maps[m].first_sample <= i || i == hi);
+            bool cm = c < r->n_comms && (r->comms[c].first_sample <= i || i == hi);
+            if (cm && (!mm || r->comms[c].first_map <= m)) {
+                const dkrec_comm *x = &r->comms[c++];
+                bad |= (x->exec ? dkrec_write_exec : dkrec_write_comm)(w, x->pid, x->tid, x->comm);
+            } else if (mm) {
+                const dkrec_map *x = &r->maps[m++];
+                bad |= dkrec_write_map(w, x->pid, x->start, x->len, x->pgoff, x->path, x->id_kind,
+                                       x->id, x->id_len);
+            } else {
+                break;
+            }
         }
-        for (; c < r->n_comms && (r->comms[c].first_sample <= i || i == hi); c++)
-            bad |= dkrec_write_comm(w, r->comms[c].pid, r->comms[c].tid, r->comms[c].comm);
         if (i == hi)
             break;
         const dkrec_rsample *s = &r->samples[i];
@@ -132,9 +140,13 @@ int main(int argc, char **argv)
                 gap = t - last;
             last = t;
         }
+        size_t execs = 0;
+        for (size_t k = 0; k < r->n_comms; k++)
+            execs += r->comms[k].exec;
         printf("%s samples %zu first %" PRIu64 " last %" PRIu64 " maxgap %" PRIu64 " lost %" PRIu64
-               " complete %d\n",
-               argv[i], r->n_samples, first, last, gap, r->lost, r->complete ? 1 : 0);
+               " complete %d comms %zu execs %zu\n",
+               argv[i], r->n_samples, first, last, gap, r->lost, r->complete ? 1 : 0, r->n_comms,
+               execs);
         dkrec_free(r);
     }
     return rc;

@@ -33,8 +33,10 @@
  * comm record "execd" and a map of IMAGE over fx_hot's address, its
  * function at file offset OFFSET there, then 4 samples at that same
  * address: a process that ran this program, then exec'd IMAGE at the same
- * address. --remap IMAGE OFFSET: the same without the comm record (an mmap
- * over the range).
+ * address (an exec record). --remap IMAGE OFFSET: the same without the
+ * exec record (an mmap over the range). --exec-away IMAGE OFFSET: the exec,
+ * but IMAGE mapped far from fx_hot, then 4 samples at fx_hot's address
+ * (now in no map) and 3 in IMAGE's function.
  *
  * With --mangled it writes instead samples in functions of this program
  * named as C++ and Rust compilers name theirs (fx_cxx, fx_rust_legacy and
@@ -44,7 +46,7 @@
  * usage: record_fixture OUT [--rounds N] [--two-events] [--no-end] [--deep] [--macho FILE]
  *                       [--hot N] [--event NAME]
  *        record_fixture OUT --mangled
- *        record_fixture OUT --exec|--remap IMAGE OFFSET
+ *        record_fixture OUT --exec|--remap|--exec-away IMAGE OFFSET
  *        record_fixture --count RECORDING
  */
 #include <fcntl.h>
@@ -151,7 +153,7 @@ int main(int argc, char **argv)
     int rounds = 10;
     int two = 0, no_end = 0, deep = 0, nhot = 70, mangled = 0;
     const char *macho = NULL, *event = "cpu-clock", *exec_image = NULL;
-    int remap = 0;
+    int remap = 0, away = 0;
     uint64_t exec_off = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
@@ -170,9 +172,11 @@ int main(int argc, char **argv)
             nhot = atoi(argv[++i]);
         else if (strcmp(argv[i], "--event") == 0 && i + 1 < argc)
             event = argv[++i];
-        else if ((strcmp(argv[i], "--exec") == 0 || strcmp(argv[i], "--remap") == 0) &&
+        else if ((strcmp(argv[i], "--exec") == 0 || strcmp(argv[i], "--remap") == 0 ||
+                  strcmp(argv[i], "--exec-away") == 0) &&
                  i + 2 < argc) {
             remap = strcmp(argv[i], "--remap") == 0;
+            away = strcmp(argv[i], "--exec-away") == 0;
             exec_image = argv[++i];
             exec_off = strtoull(argv[++i], NULL, 0);
         }
@@ -259,17 +263,21 @@ int main(int argc, char **argv)
         for (int i = 0; i < 6; i++)
             sample(w, 0, t += 1000, 0, &x, 1);
         if (!remap)
-            dkrec_write_comm(w, pid, (uint64_t)pid, "execd");
+            dkrec_write_exec(w, pid, (uint64_t)pid, "execd");
         uint8_t id[DKREC_ID_MAX];
         unsigned kind;
         size_t n = imageid_read(exec_image, &kind, id, sizeof id);
-        /* x is exec_off + 4 into the image: inside its function. */
-        rc = dkrec_write_map(w, pid, x - exec_off - 4, exec_off + 0x1000, 0, exec_image, kind, id,
+        /* x is exec_off + 4 into the image: inside its function (with
+         * --exec-away, y is, and x is in no map of the new image). */
+        uint64_t y = away ? far + 0x200000 + exec_off + 4 : x;
+        rc = dkrec_write_map(w, pid, y - exec_off - 4, exec_off + 0x1000, 0, exec_image, kind, id,
                              n);
         if (rc != 0)
             die("dkrec_write_map", rc);
         for (int i = 0; i < 4; i++)
             sample(w, 0, t += 1000, 0, &x, 1);
+        for (int i = 0; away && i < 3; i++)
+            sample(w, 0, t += 1000, 0, &y, 1);
         if ((rc = dkrec_finish(w)) != 0)
             die("dkrec_finish", rc);
         dkrec_writer_free(w);

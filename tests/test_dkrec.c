@@ -580,7 +580,7 @@ TEST_CASE(kernel_stacks_round_trip_and_bad_ones_are_refused)
     char err[512];
     CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
     unlink(path);
-    CHECK_INT(r->version_minor, ==, 2);
+    CHECK_INT(r->version_minor, ==, DKREC_VERSION_MINOR);
     CHECK_INT(r->n_samples, ==, 2);
     uint32_t k = r->samples[0].knode;
     CHECK(k != 0);
@@ -653,7 +653,7 @@ TEST_CASE(off_cpu_marks_round_trip_and_bad_ones_are_refused)
     char err[512];
     CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
     unlink(path);
-    CHECK_INT(r->version_minor, ==, 2);
+    CHECK_INT(r->version_minor, ==, DKREC_VERSION_MINOR);
     CHECK_INT(r->n_samples, ==, 3);
     CHECK_INT(r->samples[0].flags, ==, 0);
     CHECK_INT(r->samples[1].flags, ==, DKREC_SAMPLE_OFF_CPU | DKREC_SAMPLE_KERNEL);
@@ -676,7 +676,110 @@ TEST_CASE(off_cpu_marks_round_trip_and_bad_ones_are_refused)
     size_t n = one_chunk(file, newer, sizeof newer);
     file[10] = 9;
     CHECK_INT(dkrec_parse(file, n, "newer", &r, err, sizeof err), ==, -1);
-    CHECK_CONTAINS(err, "unknown record type 0x71 of format 1.9 (this dkperf reads up to 1.2");
+    CHECK_CONTAINS(err, "unknown record type 0x71 of format 1.9 (this dkperf reads up to 1.3");
+}
+
+/* A name taken at an exec is a record of its own (format 1.3), read back
+ * as a comm marked exec, placed among the maps; a rename stays a comm. A
+ * file of an older version reads as before: its names are no execs. */
+TEST_CASE(exec_records_round_trip_and_older_files_read_as_before)
+{
+    const char *path = tmp_path("exec");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 1000000, 0), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 7, 7, "a"), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 7, 0x1000, 0x1000, 0, "/bin/a", DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_exec(w, 7, 7, "b"), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 7, 0x8000, 0x1000, 0, "/bin/b", DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 7, 9, "b-worker"), ==, 0);
+    /* An exec of a pid without maps in the file ends none: a comm, which a
+     * reader of 1.2 reads; so is the exec of a pid taken again after an
+     * exit. */
+    CHECK_INT(dkrec_write_exec(w, 8, 8, "fresh"), ==, 0);
+    CHECK_INT(dkrec_write_exec(w, 7, 7, "c"), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 7, 0x1000, 0x1000, 0, "/bin/c", DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_exit(w, 7, 7), ==, 0);
+    CHECK_INT(dkrec_write_exec(w, 7, 7, "d"), ==, 0);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    dkrec_writer_free(w);
+    close(fd);
+    dkrec *r;
+    char err[512];
+    CHECK_INT(dkrec_read_file(path, &r, err, sizeof err), ==, 0);
+    unlink(path);
+    CHECK_INT(r->version_minor, ==, 3);
+    CHECK_INT(r->n_comms, ==, 6);
+    CHECK_STR(r->comms[0].comm, "a");
+    CHECK(!r->comms[0].exec);
+    CHECK_U64(r->comms[0].first_map, ==, 0);
+    CHECK_STR(r->comms[1].comm, "b");
+    CHECK(r->comms[1].exec);
+    CHECK_U64(r->comms[1].first_map, ==, 1);
+    CHECK_INT(r->comms[1].pid, ==, 7);
+    CHECK_U64(r->comms[1].tid, ==, 7);
+    CHECK(!r->comms[2].exec);
+    CHECK_U64(r->comms[2].first_map, ==, 2);
+    CHECK_STR(r->comms[3].comm, "fresh");
+    CHECK(!r->comms[3].exec);
+    CHECK(r->comms[4].exec);  /* b mapped /bin/b */
+    CHECK(!r->comms[5].exec); /* 7 exited: a new process */
+    dkrec_free(r);
+
+    /* A 1.1 file (one_chunk's header): comm records are no execs. */
+    uint8_t file[256];
+    static const uint8_t old[] = {'e', 0, 1, 'e', 1, 0, 'c', 14, 7, 1, 'a', 'z', 0};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, old, sizeof old), "old", &r, err, sizeof err), ==,
+              0);
+    CHECK_INT(r->version_minor, ==, 1);
+    CHECK_INT(r->n_comms, ==, 1);
+    CHECK_STR(r->comms[0].comm, "a");
+    CHECK(!r->comms[0].exec);
+    CHECK(r->complete);
+    dkrec_free(r);
+    /* An exec record cut short is refused like a comm. */
+    static const uint8_t cut[] = {'e', 0, 1, 'e', 1, 0, 'i', 14, 7, 5, 'a'};
+    CHECK_INT(dkrec_parse(file, one_chunk(file, cut, sizeof cut), "cut", &r, err, sizeof err), ==,
+              -1);
+    CHECK_CONTAINS(err, "corrupt recording at byte offset");
+}
+
+/* With switching, the next file starts with a process's names and maps
+ * since its last exec only: the image it left is gone. */
+TEST_CASE(a_switch_after_an_exec_keeps_only_the_new_image)
+{
+    char first[4096], second[4096];
+    snprintf(first, sizeof first, "%s", tmp_path("exec-switch-1.data"));
+    snprintf(second, sizeof second, "%s", tmp_path("exec-switch-2.data"));
+    int fd = open(first, O_RDWR | O_CREAT | O_TRUNC, 0600), fd2;
+    CHECK(fd >= 0);
+    dkrec_writer *w;
+    CHECK_INT(dkrec_writer_open(fd, &w), ==, 0);
+    dkrec_writer_keep(w);
+    CHECK_INT(dkrec_write_event(w, 0, "cpu-clock", 0, 999), ==, 0);
+    CHECK_INT(dkrec_write_comm(w, 5, 5, "a"), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 5, 0x1000, 0x1000, 0, "/lib/l", DKREC_ID_NONE, NULL, 0), ==, 0);
+    CHECK_INT(dkrec_write_exec(w, 5, 5, "b"), ==, 0);
+    CHECK_INT(dkrec_write_map(w, 5, 0x8000, 0x1000, 0, "/bin/b", DKREC_ID_NONE, NULL, 0), ==, 0);
+    fd2 = open(second, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd2 >= 0);
+    CHECK_INT(dkrec_writer_switch(w, fd2), ==, 0);
+    close(fd);
+    CHECK_INT(dkrec_finish(w), ==, 0);
+    dkrec_writer_free(w);
+    close(fd2);
+    dkrec *b;
+    char err[512];
+    CHECK_INT(dkrec_read_file(second, &b, err, sizeof err), ==, 0);
+    unlink(first);
+    unlink(second);
+    CHECK_INT(b->n_comms, ==, 1);
+    CHECK_STR(b->comms[0].comm, "b");
+    CHECK_INT(b->n_maps, ==, 1);
+    CHECK_STR(b->maps[0].path, "/bin/b");
+    dkrec_free(b);
 }
 
 TEST_MAIN()

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -99,6 +100,83 @@ TEST_CASE(process_scope_follows_a_child_from_exec)
     CHECK_INT(w.time_backwards, ==, 0); /* merged oldest first across the CPUs' rings */
     CHECK_U64(st.lost, ==, 0);
     dk_sampling_close(p);
+    dk_sampler_close(s);
+}
+
+/* The names a child took, and whether each came with an exec. */
+typedef struct named_child {
+    int pid;
+    size_t renames, execs, other_comms;
+} named_child;
+
+static int collect_names(void *ctx, const dk_sample *x)
+{
+    named_child *n = ctx;
+    if (x->kind != DK_SAMPLE_KIND_COMM || x->pid != n->pid)
+        return 0;
+    if (strcmp(x->comm, "dkt-renamed") == 0 && !x->exec)
+        n->renames++;
+    else if (strcmp(x->comm, "touch_pages") == 0 && x->exec)
+        n->execs++;
+    else
+        n->other_comms++;
+    return 0;
+}
+
+/* A forked child, sampled by pid, renames itself (PR_SET_NAME), then
+ * execs: the exec's COMM record is marked exec, the rename's is not. */
+TEST_CASE(an_exec_comm_is_marked_and_a_rename_is_not)
+{
+    dk_sampler *s = perf_sampler();
+    const char *touch = touch_program();
+    int go[2];
+    CHECK_INT(pipe(go), ==, 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char b;
+        close(go[1]);
+        if (read(go[0], &b, 1) != 1)
+            _exit(120);
+        prctl(PR_SET_NAME, "dkt-renamed", 0, 0, 0);
+        execl(touch, touch, "--work-only", "--pages", "1", "--burn-ms", "20", (char *)NULL);
+        _exit(121);
+    }
+    CHECK(pid > 0);
+    close(go[0]);
+    dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
+    o.scope = DK_SCOPE_PROCESS;
+    o.pid = pid;
+    o.record = DK_SAMPLE_TIME | DK_SAMPLE_TID | DK_SAMPLE_IP;
+    dk_sampling_event ev = {"cpu-clock", 1000000, 0};
+    dk_sampling *p = NULL;
+    int rc = dk_sampling_open(s, &ev, 1, &o, &p);
+    if (rc == 0)
+        rc = dk_sampling_start(p);
+    CHECK_INT((int)write(go[1], "x", 1), ==, 1);
+    close(go[1]);
+    named_child n = {.pid = pid};
+    for (int i = 0; i < 200 && rc == 0; i++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        bool gone = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                    si.si_pid == pid;
+        (void)dk_sampling_wait(p, 50);
+        CHECK_INT(dk_sampling_drain(p, collect_names, &n), >=, 0);
+        if (gone)
+            break;
+    }
+    if (rc == 0)
+        CHECK_INT(dk_sampling_drain(p, collect_names, &n), >=, 0);
+    dk_sampling_close(p);
+    int status = 0;
+    CHECK_INT(waitpid(pid, &status, 0), ==, pid);
+    if (rc != 0)
+        DKT_FAIL("sampling pid %d: %s: %s", (int)pid, dk_error_name(rc), dk_last_error());
+    fprintf(stderr, "%zu renames, %zu execs, %zu other names\n", n.renames, n.execs, n.other_comms);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_U64(n.renames, ==, 1);
+    CHECK_U64(n.execs, ==, 1);
+    CHECK_U64(n.other_comms, ==, 0);
     dk_sampler_close(s);
 }
 

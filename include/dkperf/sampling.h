@@ -114,7 +114,7 @@ typedef struct dk_sampling_options {
 typedef enum dk_sample_kind {
     DK_SAMPLE_KIND_SAMPLE = 1, /* a sample: every field below as the record bits ask */
     DK_SAMPLE_KIND_MAP = 2,    /* an image mapped in pid: map_* fields */
-    DK_SAMPLE_KIND_COMM = 3,   /* pid/tid took the name in comm (exec) */
+    DK_SAMPLE_KIND_COMM = 3,   /* pid/tid took the name in comm (exec: see exec) */
     DK_SAMPLE_KIND_EXIT = 4    /* pid/tid exited */
 } dk_sample_kind;
 
@@ -152,6 +152,12 @@ typedef struct dk_sample {
      * exit records carry none) */
     bool has_exit_status;
     int exit_status;
+    /* DK_SAMPLE_KIND_COMM: the name came with an exec, so the process's
+     * earlier maps are gone and its later samples are in the new image's
+     * (perf_event: PERF_RECORD_MISC_COMM_EXEC; kperf: TRACE_STRING_EXEC).
+     * false for a rename (prctl PR_SET_NAME, pthread_setname_np) and for
+     * the name a process is first reported with. */
+    bool exec;
 } dk_sample;
 
 /* Called for each record; the record and its arrays are valid during the

@@ -161,7 +161,9 @@ static int on_record(void *ctx, const dk_sample *s)
     }
     case DK_SAMPLE_KIND_COMM:
         (void)named(r, s->pid);
-        rc = dkrec_write_comm(r->w, s->pid, s->tid, s->comm != NULL ? s->comm : "");
+        /* An exec's name ends the old image: the report drops its maps. */
+        rc = (s->exec ? dkrec_write_exec : dkrec_write_comm)(r->w, s->pid, s->tid,
+                                                             s->comm != NULL ? s->comm : "");
         break;
     case DK_SAMPLE_KIND_EXIT:
         rc = dkrec_write_exit(r->w, s->pid, s->tid);

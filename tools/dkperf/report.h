@@ -207,7 +207,21 @@ typedef struct rpidkey {
      * of another image at the same address, an mmap over a range):
      * repl[repl .. repl + n_repl). Each starts a generation. */
     uint32_t repl, n_repl;
+    /* Its exec records (comm indices, in file order), execs[exec ..
+     * exec + n_exec), and its generations, gens[gen .. gen + n_repl +
+     * n_exec]: the replacing maps and the execs in file order, each
+     * starting one. */
+    uint32_t exec, n_exec, gen;
 } rpidkey;
+
+/* The maps in force in a generation of a process: the places [lo, hi)
+ * hold a sample's image (the latest that holds its address), else the
+ * first of [hi, ceil) that does; after an exec (execd), none but those
+ * (an exec ends every earlier map, as perf flushes a thread's maps). */
+typedef struct rgen {
+    uint32_t lo, hi, ceil;
+    bool execd;
+} rgen;
 
 /* An address range [lo, hi) and the map that holds it: of the maps that
  * cover it, the one recorded last. The ranges are sorted and disjoint, so
@@ -233,6 +247,10 @@ typedef struct rmaps {
     size_t n_coords, cap_coords;
     uint32_t *off, *items; /* each key's tree: a node's maps are items[off[v] .. off[v + 1]) */
     size_t n_off, cap_off, n_items, cap_items;
+    uint32_t *execs; /* the exec records of the pids with maps, by pid, then in file order */
+    size_t n_execs;
+    rgen *gens; /* each key's generations */
+    size_t n_gens;
     rseg *segs; /* the ranges of every pid's maps */
     size_t n_segs;
     uint32_t all_seg, n_all_segs;
@@ -245,8 +263,9 @@ int rmaps_make(rmaps *m, const dkrec *r);
  * none, and takes other processes' maps, as every such process does). */
 const rpidkey *rmaps_key(const rmaps *m, int32_t pid);
 /* The generation of key k's maps of a sample after map record map_rec - 1
- * of its pid, the latest before it (0: none). */
-uint32_t rmaps_gen(const rmaps *m, const rpidkey *k, uint32_t map_rec);
+ * and exec record (comm) exec_rec - 1 of its pid, the latest of each
+ * before it (0: none). */
+uint32_t rmaps_gen(const rmaps *m, const rpidkey *k, uint32_t map_rec, uint32_t exec_rec);
 /* The map of the process of key k (NULL: one with no maps of its own)
  * holding addr in generation gen: the latest in force, else the first
  * recorded after; a process whose maps were not recorded (a child forked
@@ -269,6 +288,7 @@ typedef struct rraw {
     int32_t pid;
     uint32_t comm_rec; /* the pid's latest comm record before it + 1; 0: none yet */
     uint32_t map_rec;  /* the pid's latest map record before it + 1; 0: none yet */
+    uint32_t exec_rec; /* the pid's latest exec (a comm record) before it + 1; 0: none */
     uint32_t node, knode;
     unsigned flags;
     uint64_t count, weight;
@@ -284,11 +304,13 @@ typedef struct rraws {
     bool on_cpu_only, off_cpu_only; /* rprofile_opts' filters, applied as they stream */
     rslots idx;                     /* the entries by key hash */
     size_t last;                    /* the entry of the sample before */
-    rmap pid_comm;     /* (pid, 0) -> its latest comm record, (pid, 1) its latest map record */
+    /* (pid, 0) -> its latest comm record, (pid, 1) its latest map record,
+     * (pid, 2) its latest exec */
+    rmap pid_comm;
     size_t comms_seen; /* comm records taken into pid_comm */
     size_t maps_seen;  /* map records taken into pid_comm */
-    int32_t last_pid;  /* and the comm and map records + 1 of the sample before's pid */
-    uint32_t last_comm, last_map;
+    int32_t last_pid;  /* and the comm, map and exec records + 1 of the sample before's pid */
+    uint32_t last_comm, last_map, last_exec;
     bool last_valid;
     const char *path;
 } rraws;

@@ -49,6 +49,16 @@ static int map_order(const void *a, const void *b)
     return c != 0 ? c : (x < y ? -1 : x > y);
 }
 
+static const dkrec_comm *order_comms;
+
+/* Exec records by pid, then in file order. */
+static int exec_order(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = cmp_pid(&order_comms[x].pid, &order_comms[y].pid);
+    return c != 0 ? c : (x < y ? -1 : x > y);
+}
+
 static uint64_t map_hash(uint64_t h, const dkrec_map *m)
 {
     h = rmap_mix(rmap_mix(rmap_mix(h, m->start), m->len), m->pgoff);
@@ -318,8 +328,63 @@ static int make_tree(rmaps *b, rpidkey *k, const uint32_t *order, uint32_t **scr
     return 0;
 }
 
+/* The first place of key k's maps recorded at or after map record at. */
+static uint32_t place_at(const rmaps *b, const rpidkey *k, size_t at)
+{
+    const uint32_t *o = b->order + k->first;
+    uint32_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (o[mid] < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Key k's exec records, and its generations: its replacing maps and its
+ * execs merged in file order (an exec before a map recorded after it),
+ * each starting one. An exec ends the maps before it: from there on, a
+ * sample's image is one recorded after the exec, and before the next. */
+static void make_gens(rmaps *b, rpidkey *k)
+{
+    const dkrec *r = b->rec;
+    size_t lo = 0, hi = b->n_execs;
+    while (lo < hi) { /* the pid's first exec */
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->comms[b->execs[mid]].pid < k->pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    k->exec = (uint32_t)lo;
+    while (hi < b->n_execs && r->comms[b->execs[hi]].pid == k->pid)
+        hi++;
+    k->n_exec = (uint32_t)(hi - lo);
+    k->gen = (uint32_t)b->n_gens;
+    const uint32_t *repl = b->repl + k->repl;
+    uint32_t i = 0, j = 0, floor = 0;
+    bool execd = false;
+    for (;;) {
+        uint32_t next_exec =
+            j < k->n_exec ? place_at(b, k, r->comms[b->execs[k->exec + j]].first_map) : k->n;
+        uint32_t next_repl = i < k->n_repl ? repl[i] : k->n;
+        b->gens[b->n_gens++] = (rgen){floor, next_repl, next_exec, execd};
+        if (j < k->n_exec && (i == k->n_repl || next_exec <= next_repl)) {
+            floor = next_exec;
+            execd = true;
+            j++;
+        } else if (i < k->n_repl) {
+            i++;
+        } else {
+            break;
+        }
+    }
+}
+
 /* b->keys: each pid with maps, keyed by its own pid or by that of the first
- * pid with the same maps, and its tree. */
+ * pid with the same maps (and no exec), its tree and its generations. */
 int rmaps_make(rmaps *b, const dkrec *r)
 {
     memset(b, 0, sizeof *b);
@@ -331,6 +396,12 @@ int rmaps_make(rmaps *b, const dkrec *r)
     b->repl = calloc(nm, sizeof *b->repl);
     /* A sweep of n maps makes at most 2n - 1 ranges. */
     b->segs = calloc(2 * nm, sizeof *b->segs);
+    size_t ne = 0;
+    for (size_t c = 0; c < r->n_comms; c++)
+        ne += r->comms[c].exec;
+    b->execs = calloc(ne ? ne : 1, sizeof *b->execs);
+    /* A generation per replacing map and exec, and one per key. */
+    b->gens = calloc(2 * nm + ne, sizeof *b->gens);
     sweep w = {calloc(2 * nm, sizeof *w.edges), calloc(nm, sizeof *w.heap),
                calloc(nm, sizeof *w.closed)};
     rmap seen = {0}; /* hash of a list of maps -> its first pid's index */
@@ -339,8 +410,14 @@ int rmaps_make(rmaps *b, const dkrec *r)
     uint32_t *order = b->order;
     int rc = -1;
     if (order == NULL || b->keys == NULL || b->segs == NULL || b->gen_at == NULL ||
-        b->repl == NULL || w.edges == NULL || w.heap == NULL || w.closed == NULL)
+        b->repl == NULL || w.edges == NULL || w.heap == NULL || w.closed == NULL ||
+        b->execs == NULL || b->gens == NULL)
         goto out;
+    for (size_t c = 0; c < r->n_comms; c++)
+        if (r->comms[c].exec)
+            b->execs[b->n_execs++] = (uint32_t)c;
+    order_comms = r->comms;
+    qsort(b->execs, b->n_execs, sizeof *b->execs, exec_order);
     for (size_t i = 0; i < r->n_maps; i++)
         order[i] = (uint32_t)i;
     make_segs(b, &w, order, r->n_maps, &b->all_seg, &b->n_all_segs);
@@ -357,11 +434,13 @@ int rmaps_make(rmaps *b, const dkrec *r)
         k->key = (uint64_t)(uint32_t)k->pid;
         if (make_tree(b, k, order + k->first, &scratch, &scratch_cap) != 0)
             goto out;
-        int64_t like = rmap_get(&seen, h, 0);
+        make_gens(b, k);
+        /* A pid that execs has generations of its own: a key of its own. */
+        int64_t like = k->n_exec > 0 ? INT64_MAX : rmap_get(&seen, h, 0);
         if (like < 0) {
             if (rmap_put(&seen, h, 0, (uint32_t)b->n_keys) != 0)
                 goto out;
-        } else if (b->keys[like].n == k->n) {
+        } else if (like != INT64_MAX && b->keys[like].n == k->n) {
             const rpidkey *o = &b->keys[like];
             bool same = true;
             for (uint32_t j = 0; same && j < k->n; j++)
@@ -381,9 +460,10 @@ out:
     return rc;
 }
 
-uint32_t rmaps_gen(const rmaps *b, const rpidkey *k, uint32_t map_rec)
+/* The generation of key k after its maps up to map record map_rec - 1. */
+static uint32_t map_gen(const rmaps *b, const rpidkey *k, uint32_t map_rec)
 {
-    if (k == NULL || map_rec == 0)
+    if (map_rec == 0)
         return 0;
     /* Its place among k's maps, which are in the order recorded. */
     const uint32_t *o = b->order + k->first;
@@ -400,10 +480,28 @@ uint32_t rmaps_gen(const rmaps *b, const rpidkey *k, uint32_t map_rec)
     return b->gen_at[k->first + lo];
 }
 
+uint32_t rmaps_gen(const rmaps *b, const rpidkey *k, uint32_t map_rec, uint32_t exec_rec)
+{
+    if (k == NULL)
+        return 0;
+    /* Its replacing maps passed, and its execs: in file order, so that
+     * both counted are the generations before the sample's. */
+    const uint32_t *x = b->execs + k->exec;
+    uint32_t lo = 0, hi = k->n_exec;
+    while (exec_rec > 0 && lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (x[mid] <= exec_rec - 1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return map_gen(b, k, map_rec) + lo;
+}
+
 /* The map of generation gen of key k's maps holding addr: of those in
- * force (recorded before the generation's end), the latest; else the
- * first recorded after (a map the recorder wrote after a sample it
- * covers); NULL when none holds it. */
+ * force (recorded before the generation's end, and since its exec), the
+ * latest; else the first recorded after (a map the recorder wrote after a
+ * sample it covers), before the next exec; NULL when none holds it. */
 static const dkrec_map *tree_map(const rmaps *b, const rpidkey *k, uint32_t gen, uint64_t addr)
 {
     const uint64_t *c = b->coords + k->coord;
@@ -412,7 +510,8 @@ static const dkrec_map *tree_map(const rmaps *b, const rpidkey *k, uint32_t gen,
         j++;
     if (j == 0 || j >= k->n_coords)
         return NULL; /* below the first map, or past the last */
-    uint32_t end = gen < k->n_repl ? b->repl[k->repl + gen] : k->n;
+    const rgen *g = &b->gens[k->gen + gen];
+    uint32_t end = g->hi < g->ceil ? g->hi : g->ceil;
     uint32_t before = UINT32_MAX, after = UINT32_MAX;
     const uint32_t *off = b->off + k->off;
     for (uint32_t v = j - 1 + k->size; v >= 1; v >>= 1) {
@@ -425,9 +524,9 @@ static const dkrec_map *tree_map(const rmaps *b, const rpidkey *k, uint32_t gen,
             else
                 hi = mid;
         }
-        if (lo > 0 && (before == UINT32_MAX || it[lo - 1] > before))
+        if (lo > 0 && it[lo - 1] >= g->lo && (before == UINT32_MAX || it[lo - 1] > before))
             before = it[lo - 1];
-        if (lo < off[v + 1] - off[v] && it[lo] < after)
+        if (lo < off[v + 1] - off[v] && it[lo] < after && it[lo] < g->ceil)
             after = it[lo];
     }
     uint32_t pos = before != UINT32_MAX ? before : after;
@@ -437,6 +536,8 @@ static const dkrec_map *tree_map(const rmaps *b, const rpidkey *k, uint32_t gen,
 const dkrec_map *rmaps_find(const rmaps *b, const rpidkey *k, uint32_t gen, uint64_t addr)
 {
     const dkrec_map *m = k != NULL ? tree_map(b, k, gen, addr) : NULL;
+    if (m == NULL && k != NULL && b->gens[k->gen + gen].execd)
+        return NULL; /* after an exec, the pid's own maps only */
     return m != NULL ? m : seg_map(b, b->all_seg, b->n_all_segs, addr);
 }
 
@@ -455,5 +556,7 @@ void rmaps_free(rmaps *b)
     free(b->items);
     free(b->gen_at);
     free(b->repl);
+    free(b->execs);
+    free(b->gens);
     memset(b, 0, sizeof *b);
 }

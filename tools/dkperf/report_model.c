@@ -247,10 +247,11 @@ static int64_t stack_node(rbuilder *b, uint32_t parent, uint32_t frame)
 }
 
 /* The node of the stack ending in recording node leaf, in pid after its
- * map record map_rec - 1; -1 out of memory, -2 too many nodes, -3 too
- * many translations (-4: of chains cut to REPORT_MAX_STACK frames). */
-static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t map_rec, uint32_t leaf_node,
-                            uint32_t root)
+ * map record map_rec - 1 and exec record exec_rec - 1; -1 out of memory,
+ * -2 too many nodes, -3 too many translations (-4: of chains cut to
+ * REPORT_MAX_STACK frames). */
+static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t map_rec, uint32_t exec_rec,
+                            uint32_t leaf_node, uint32_t root)
 {
     const dkrec *r = b->rec;
     const rpidkey *pk = rmaps_key(&b->maps, pid);
@@ -259,7 +260,7 @@ static int64_t sample_stack(rbuilder *b, int32_t pid, uint32_t map_rec, uint32_t
     key ^= (uint64_t)root << 40;
     /* The generation of the pid's maps: the addresses of an image
      * replaced later are translated apart (in the memo's second key). */
-    uint64_t gen = (uint64_t)rmaps_gen(&b->maps, pk, map_rec) << 32;
+    uint64_t gen = (uint64_t)rmaps_gen(&b->maps, pk, map_rec, exec_rec) << 32;
     /* A leaf seen before is known however deep its stack is: the leaves
      * are kept (fewer than the samples), the rest is a cache. */
     int64_t base = rmap_get(&b->leaves, key, gen | leaf_node);
@@ -681,7 +682,8 @@ int rprofile_feed(rprofile *p, const dkrec *rec, const rraws *raws, const char *
             last_rec = s->comm_rec;
         }
         o.comm = (uint32_t)last_comm;
-        int64_t node = s->node ? sample_stack(b, s->pid, s->map_rec, s->node, root) : root;
+        int64_t node = s->node ? sample_stack(b, s->pid, s->map_rec, s->exec_rec, s->node, root)
+                               : root;
         /* A kernel sample gets its kernel chain, named from the kernel's
          * symbols, inner to its user stack, or one [kernel] frame where
          * they cannot name it; a sample with no frame at all, [unknown]. */

@@ -14,8 +14,8 @@
 static bool same_key(const rraw *x, const rraw *y)
 {
     return x->node == y->node && x->pid == y->pid && x->event == y->event &&
-           x->comm_rec == y->comm_rec && x->map_rec == y->map_rec && x->knode == y->knode &&
-           x->flags == y->flags;
+           x->comm_rec == y->comm_rec && x->map_rec == y->map_rec && x->exec_rec == y->exec_rec &&
+           x->knode == y->knode && x->flags == y->flags;
 }
 
 /* Inline and cheap: it runs once a sample. The stack node, what differs
@@ -25,7 +25,7 @@ static inline size_t key_hash(const rraw *k)
     uint64_t h = ((uint64_t)k->knode << 32 | k->node) * 0x9e3779b97f4a7c15ull;
     h ^= ((uint64_t)(uint32_t)k->pid << 32 | k->event) * 0xc2b2ae3d27d4eb4full;
     h ^= ((uint64_t)k->flags << 32 | k->comm_rec) * 0x165667b19e3779f9ull;
-    h ^= (uint64_t)k->map_rec * 0xd6e8feb86659fd93ull;
+    h ^= ((uint64_t)k->exec_rec << 32 | k->map_rec) * 0xd6e8feb86659fd93ull;
     return (size_t)(h ^ (h >> 32));
 }
 
@@ -55,6 +55,11 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
         int32_t pid = r->comms[a->comms_seen].pid;
         if (rmap_put(&a->pid_comm, (uint32_t)pid, 0, (uint32_t)a->comms_seen) != 0)
             goto oom;
+        /* An exec ends the pid's maps before it: its later samples are
+         * of another generation of them. */
+        if (r->comms[a->comms_seen].exec &&
+            rmap_put(&a->pid_comm, (uint32_t)pid, 2, (uint32_t)a->comms_seen) != 0)
+            goto oom;
         if (pid == a->last_pid)
             a->last_valid = false;
     }
@@ -80,9 +85,11 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
     if (!a->last_valid || s->pid != a->last_pid) {
         int64_t c = rmap_get(&a->pid_comm, (uint32_t)s->pid, 0);
         int64_t m = rmap_get(&a->pid_comm, (uint32_t)s->pid, 1);
+        int64_t x = rmap_get(&a->pid_comm, (uint32_t)s->pid, 2);
         a->last_pid = s->pid;
         a->last_comm = (uint32_t)(c + 1);
         a->last_map = (uint32_t)(m + 1);
+        a->last_exec = (uint32_t)(x + 1);
         a->last_valid = true;
     }
     a->n_samples++;
@@ -90,6 +97,7 @@ int rraws_add(void *ctx, const dkrec *r, const dkrec_rsample *s)
               .pid = s->pid,
               .comm_rec = a->last_comm,
               .map_rec = a->last_map,
+              .exec_rec = a->last_exec,
               .node = s->node,
               .knode = s->knode,
               .flags = s->flags};

@@ -195,7 +195,7 @@ static void forget_pid(ksamp *k, int pid)
     k->npids = w;
 }
 
-static void deliver_comm(drain_ctx *d, int pid, uint64_t time, const char *name)
+static void deliver_comm(drain_ctx *d, int pid, uint64_t time, const char *name, bool exec)
 {
     dk_sample c;
     memset(&c, 0, sizeof c);
@@ -205,6 +205,7 @@ static void deliver_comm(drain_ctx *d, int pid, uint64_t time, const char *name)
     if (d->p->opts.record & DK_SAMPLE_TIME)
         c.time_ns = time;
     c.comm = name;
+    c.exec = exec;
     if (pid == d->k->pid)
         d->k->target_named = true;
     int rc = d->fn(d->ctx, &c);
@@ -217,8 +218,9 @@ static void deliver_comm(drain_ctx *d, int pid, uint64_t time, const char *name)
  * proc_pidinfo(PROC_PIDTBSDINFO), pbi_name (the executable's name, up to
  * 31 characters) or else pbi_comm (15). arg 1 finds a zombie too, so that
  * a short command drained after its exit is still named; a process
- * already reaped, or one the caller may not look at, gets no record. */
-static void report_comm(drain_ctx *d, int pid, uint64_t time)
+ * already reaped, or one the caller may not look at, gets no record.
+ * exec: the name is looked up for an exec whose trace record had none. */
+static void report_comm(drain_ctx *d, int pid, uint64_t time, bool exec)
 {
     ksamp *k = d->k;
     if (pid <= 0 || d->stop != 0 || named_of(k, pid, false) != NULL)
@@ -237,13 +239,14 @@ static void report_comm(drain_ctx *d, int pid, uint64_t time)
     if (name[0] == '\0')
         return;
     snprintf(e->name, sizeof e->name, "%s", name);
-    deliver_comm(d, pid, time, e->name);
+    deliver_comm(d, pid, time, e->name, exec);
 }
 
 /* TRACE_STRING_EXEC after its TRACE_DATA_EXEC: the process took a new
- * image, named in the record. Its maps are read anew; a new name is a
- * COMM record (the same name again is none: nothing a reader would
- * change). Only the target's, or every process's without a pid filter. */
+ * image, named in the record. Its maps are read anew, and the exec is a
+ * COMM record marked exec even when the name stays (an exec of sh by sh):
+ * a reader drops the old image's maps there. Only the target's, or every
+ * process's without a pid filter. */
 static void process_exec(drain_ctx *d, const kd_buf *r)
 {
     ksamp *k = d->k;
@@ -255,17 +258,16 @@ static void process_exec(drain_ctx *d, const kd_buf *r)
     const uint64_t w[4] = {r->arg1, r->arg2, r->arg3, r->arg4};
     memcpy(name, w, 32);
     name[32] = '\0';
-    named_pid *old = named_of(k, pid, false);
-    bool same = old != NULL && strcmp(old->name, name) == 0;
     forget_pid(k, pid);
-    if (name[0] == '\0')
-        return; /* named from proc_pidinfo at its next sample */
-    named_pid *e = named_of(k, pid, true);
-    if (e == NULL)
+    uint64_t time = k->kp->kperf_ticks_to_ns(r->timestamp);
+    if (name[0] == '\0') {
+        report_comm(d, pid, time, true); /* named from proc_pidinfo */
         return;
-    snprintf(e->name, sizeof e->name, "%s", name);
-    if (!same)
-        deliver_comm(d, pid, k->kp->kperf_ticks_to_ns(r->timestamp), e->name);
+    }
+    named_pid *e = named_of(k, pid, true);
+    if (e != NULL)
+        snprintf(e->name, sizeof e->name, "%s", name);
+    deliver_comm(d, pid, time, e != NULL ? e->name : name, true);
 }
 
 static void deliver(drain_ctx *d, slot *sl)
@@ -285,7 +287,7 @@ static void deliver(drain_ctx *d, slot *sl)
     if (sl->pet && (!off_cpu || (sl->runmode & KPERF_TI_RUNNING) || waits_for_cpu))
         return;
     /* The process's name before its first sample. */
-    report_comm(d, s->pid, k->kp->kperf_ticks_to_ns(s->time_ns));
+    report_comm(d, s->pid, k->kp->kperf_ticks_to_ns(s->time_ns), false);
     if (d->stop != 0)
         return;
     /* Maps of a process before its samples: read again (at most once a
@@ -398,7 +400,8 @@ static void process_exit(drain_ctx *d, const kd_buf *r)
             sl->used = false;
         }
     }
-    report_comm(d, pid, k->kp->kperf_ticks_to_ns(r->timestamp)); /* a zombie still has its name */
+    /* A zombie still has its name. */
+    report_comm(d, pid, k->kp->kperf_ticks_to_ns(r->timestamp), false);
     if (d->stop != 0)
         return;
     dk_sample x;
@@ -636,6 +639,6 @@ int dk__kperf_sampling_drain(dk_sampling *p, dk_sample_fn fn, void *ctx)
             }
     /* The target is named even when none of its samples came. */
     if (stopped && k->pid > 0 && !k->target_named && d.stop == 0)
-        report_comm(&d, k->pid, 0);
+        report_comm(&d, k->pid, 0, false);
     return d.stop != 0 ? d.stop : d.delivered;
 }

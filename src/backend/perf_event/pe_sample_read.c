@@ -221,6 +221,7 @@ static int decode(dk_sampling *p, ps_state *st, const unsigned char *rec, size_t
         out->pid = (int)pid;
         out->tid = tid;
         out->comm = take_string(&c);
+        out->exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
         out->time_ns = trailer_time(st, rec, size);
         return c.bad ? 0 : 1;
     }

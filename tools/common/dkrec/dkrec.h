@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define DKREC_VERSION_MAJOR 1
-#define DKREC_VERSION_MINOR 2
+#define DKREC_VERSION_MINOR 3
 
 /* Image identity kinds of a map. */
 #define DKREC_ID_NONE 0
@@ -62,6 +62,9 @@ int dkrec_write_event(dkrec_writer *w, uint32_t index, const char *name, uint64_
 int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
                     const char *path, unsigned id_kind, const uint8_t *id, size_t id_len);
 int dkrec_write_comm(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm);
+/* A name taken at an exec (format 1.3): the pid's maps before it are not
+ * in force for its samples after it. */
+int dkrec_write_exec(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm);
 int dkrec_write_exit(dkrec_writer *w, int32_t pid, uint64_t tid);
 int dkrec_write_sample(dkrec_writer *w, const dkrec_sample *s);
 /* Running totals of what the kernel dropped (the last one written counts). */
@@ -109,6 +112,8 @@ typedef struct dkrec_comm {
     uint64_t tid;
     char *comm;
     size_t first_sample;
+    size_t first_map; /* maps before this index came before the comm */
+    bool exec;        /* taken at an exec (an exec record) */
 } dkrec_comm;
 
 typedef struct dkrec_node {

@@ -29,6 +29,7 @@ enum {
     R_SAMPLE = 's',
     R_KSTACK = 'k', /* since 1.1 */
     R_OFFCPU = 'o', /* since 1.2 */
+    R_EXEC = 'i',   /* since 1.3 */
     R_STATS = 'l',
     R_END = 'z'
 };

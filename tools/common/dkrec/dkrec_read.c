@@ -282,12 +282,15 @@ static int read_record(reader *rd)
             return fail(rd, at, "a map wraps around the address space");
         return 0;
     }
-    case R_COMM: {
+    case R_COMM:
+    case R_EXEC: {
         if (grow(rd, (void **)&r->comms, r->n_comms, &rd->cap_comms, sizeof *r->comms) != 0)
             return -1;
         dkrec_comm *c = &r->comms[r->n_comms];
         memset(c, 0, sizeof *c);
         c->first_sample = r->n_samples;
+        c->first_map = r->n_maps;
+        c->exec = type == R_EXEC;
         if (get_pid(rd, &c->pid) != 0 || get_varint(rd, &c->tid) != 0 ||
             get_string(rd, &c->comm) != 0)
             return -1;

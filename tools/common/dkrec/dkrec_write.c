@@ -53,6 +53,13 @@ struct dkrec_writer {
     size_t nkept, capkept, dead;
     uint8_t *pool;
     size_t npool, cappool;
+    /* The pids with a map in the file since their last exec, sorted: an
+     * exec of another has no map to end and is written as a comm record,
+     * which a reader of 1.2 reads. all_mapped: out of memory, take every
+     * pid as mapped. */
+    int32_t *mapped;
+    size_t nmapped, capmapped;
+    bool all_mapped;
     /* The kernel's running loss totals at the last switch: a file counts
      * its own. */
     uint64_t base_lost, base_throttled, base_unthrottled;
@@ -249,6 +256,53 @@ void dkrec_writer_forget_maps(dkrec_writer *w, int32_t pid)
     compact_kept(w);
 }
 
+/* Where pid is or would go in w->mapped. */
+static size_t mapped_at(const dkrec_writer *w, int32_t pid)
+{
+    size_t lo = 0, hi = w->nmapped;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->mapped[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool has_maps(const dkrec_writer *w, int32_t pid)
+{
+    size_t i = mapped_at(w, pid);
+    return w->all_mapped || (i < w->nmapped && w->mapped[i] == pid);
+}
+
+static void note_mapped(dkrec_writer *w, int32_t pid)
+{
+    size_t i = mapped_at(w, pid);
+    if (i < w->nmapped && w->mapped[i] == pid)
+        return;
+    if (w->nmapped == w->capmapped) {
+        size_t cap = w->capmapped ? w->capmapped * 2 : 64;
+        int32_t *m = realloc(w->mapped, cap * sizeof *m);
+        if (m == NULL) {
+            w->all_mapped = true;
+            return;
+        }
+        w->mapped = m;
+        w->capmapped = cap;
+    }
+    memmove(w->mapped + i + 1, w->mapped + i, (w->nmapped - i) * sizeof *w->mapped);
+    w->mapped[i] = pid;
+    w->nmapped++;
+}
+
+static void forget_mapped(dkrec_writer *w, int32_t pid)
+{
+    size_t i = mapped_at(w, pid);
+    if (i < w->nmapped && w->mapped[i] == pid)
+        memmove(w->mapped + i, w->mapped + i + 1, (--w->nmapped - i) * sizeof *w->mapped);
+}
+
 static int write_header(int fd)
 {
     uint8_t head[HEADER_BYTES] = {0};
@@ -274,15 +328,20 @@ int dkrec_writer_switch(dkrec_writer *w, int fd)
     w->bytes = HEADER_BYTES;
     w->samples = 0;
     /* Stacks are interned again: a file's node ids are its own. */
-    memset(w->slots, 0, w->nslots * sizeof *w->slots);
+    if (w->nslots > 0) /* none before the first sample */
+        memset(w->slots, 0, w->nslots * sizeof *w->slots);
     w->nnodes = 0;
     w->base_lost = w->last_lost;
     w->base_throttled = w->last_throttled;
     w->base_unthrottled = w->last_unthrottled;
+    w->nmapped = 0; /* the maps of the new file: those kept */
+    w->all_mapped = false;
     for (size_t i = 0; i < w->nkept; i++) {
         const kept_rec *k = &w->kept[i];
         if (k->dead)
             continue;
+        if (w->pool[k->off] == R_MAP)
+            note_mapped(w, k->pid);
         rc = begin(w, k->len);
         if (rc != 0)
             return rc;
@@ -361,21 +420,44 @@ int dkrec_write_map(dkrec_writer *w, int32_t pid, uint64_t start, uint64_t len, 
     if (id_len)
         memcpy(w->buf + w->len, id, id_len);
     w->len += id_len;
+    note_mapped(w, pid);
     return keep(w, at, pid);
 }
 
-int dkrec_write_comm(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm)
+static int write_comm(dkrec_writer *w, bool exec, int32_t pid, uint64_t tid, const char *comm)
 {
     size_t n = capped(comm);
     int rc = begin(w, 1 + 30 + n);
     if (rc != 0)
         return rc;
     size_t start = w->len;
-    put_byte(w, R_COMM);
+    /* An exec with no map of the pid before it ends nothing: a comm. */
+    put_byte(w, exec && has_maps(w, pid) ? R_EXEC : R_COMM);
     put_varint(w, dkrec__zigzag(pid));
     put_varint(w, tid);
     put_string(w, comm, n);
-    return keep(w, start, pid);
+    if (!exec)
+        return keep(w, start, pid);
+    forget_mapped(w, pid);
+    if (!w->keep)
+        return 0;
+    /* The next file needs nothing of the image the exec replaced, and
+     * holds no map of the pid before the name: a comm there. */
+    drop_kept(w, pid);
+    rc = keep(w, start, pid);
+    if (rc == 0)
+        w->pool[w->kept[w->nkept - 1].off] = R_COMM;
+    return rc;
+}
+
+int dkrec_write_comm(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm)
+{
+    return write_comm(w, false, pid, tid, comm);
+}
+
+int dkrec_write_exec(dkrec_writer *w, int32_t pid, uint64_t tid, const char *comm)
+{
+    return write_comm(w, true, pid, tid, comm);
 }
 
 int dkrec_write_exit(dkrec_writer *w, int32_t pid, uint64_t tid)
@@ -386,6 +468,8 @@ int dkrec_write_exit(dkrec_writer *w, int32_t pid, uint64_t tid)
     put_byte(w, R_EXIT);
     put_varint(w, dkrec__zigzag(pid));
     put_varint(w, tid);
+    if (tid == (uint64_t)(uint32_t)pid)
+        forget_mapped(w, pid);
     if (w->keep && tid == (uint64_t)(uint32_t)pid)
         drop_kept(w, pid); /* the process is gone: the next file needs none of it */
     return 0;
@@ -598,5 +682,6 @@ void dkrec_writer_free(dkrec_writer *w)
     free(w->path);
     free(w->kept);
     free(w->pool);
+    free(w->mapped);
     free(w);
 }
