@@ -329,7 +329,7 @@ static void *busy_main(void *arg)
 typedef struct offcpu_seen {
     const offcpu_run *run;
     size_t on[2], off[2], off_in_sleep, bad;
-    uint64_t off_ns[2];
+    uint64_t off_ns[2], off_sleep_ns;
 } offcpu_seen;
 
 static int collect_offcpu(void *ctx, const dk_sample *x)
@@ -351,6 +351,7 @@ static int collect_offcpu(void *ctx, const dk_sample *x)
     for (size_t i = 0; who == 0 && i < x->n_frames; i++)
         if (in_range(x->frames[i], __start_dkt_sleep, __stop_dkt_sleep)) {
             w->off_in_sleep++;
+            w->off_sleep_ns += x->period;
             break;
         }
     return 0;
@@ -413,9 +414,13 @@ TEST_CASE(off_cpu_samples_where_and_how_long_threads_block)
     if (!dkt_under_valgrind())
         CHECK_INT(w.off_in_sleep, >=, 9);
     CHECK_INT(w.off_in_sleep, <=, 11);
-    /* Off CPU for nearly all it slept (the loop's own CPU time is tiny). */
+    /* Off CPU for nearly all it slept (the loop's own CPU time is tiny),
+     * and no more in its sleeps; outside them (a lock at its exit, 1.4 ms
+     * once under ASan) little. */
     CHECK_U64(w.off_ns[0], >=, run.slept_ns * 9 / 10);
-    CHECK_U64(w.off_ns[0], <=, run.slept_ns);
+    if (!dkt_under_valgrind())
+        CHECK_U64(w.off_sleep_ns, <=, run.slept_ns);
+    CHECK_U64(w.off_ns[0], <=, run.slept_ns + 10000000);
     CHECK_U64(w.off_ns[1], <, run.slept_ns / 4);
     dk_sampling_close(p);
     dk_sampler_close(s);
