@@ -594,23 +594,33 @@ typedef struct stop_run {
     pthread_barrier_t go;
     int pipe[2];
     uint64_t tid[STOP_READERS];
-    int index[STOP_READERS];
 } stop_run;
 
-static stop_run *stop_of_reader[STOP_READERS];
+static stop_run *stop_current;
 
 static void *staggered_reader(void *arg)
 {
-    int *i = arg;
-    stop_run *r = stop_of_reader[*i];
-    r->tid[*i] = gettid_u64();
+    int i = (int)(intptr_t)arg;
+    stop_run *r = stop_current;
+    r->tid[i] = gettid_u64();
     pthread_barrier_wait(&r->go);
     pthread_barrier_wait(&r->go);
-    /* Blocked one after the other, 10 ms apart. */
-    struct timespec ts = {0, 10000000L * (*i + 1)};
+    struct timespec ts = {0, 10000000L * (i + 1)}; /* blocked one after another */
     nanosleep(&ts, NULL);
     read_pipe(r->pipe[0]);
     return NULL;
+}
+
+/* Each reader's read() ends; the readers joined, the pipe closed. */
+static void stop_readers_end(stop_run *r, const pthread_t *th)
+{
+    for (int i = 0; i < STOP_READERS; i++)
+        CHECK_INT(write(r->pipe[1], "x", 1), ==, 1);
+    for (int i = 0; i < STOP_READERS; i++)
+        CHECK_INT(pthread_join(th[i], NULL), ==, 0);
+    close(r->pipe[0]);
+    close(r->pipe[1]);
+    pthread_barrier_destroy(&r->go);
 }
 
 typedef struct stop_seen {
@@ -651,11 +661,9 @@ TEST_CASE(off_cpu_threads_blocked_at_stop_come_oldest_first)
     CHECK_INT(pipe(run.pipe), ==, 0);
     CHECK_INT(pthread_barrier_init(&run.go, NULL, STOP_READERS + 1), ==, 0);
     pthread_t th[STOP_READERS];
-    for (int i = 0; i < STOP_READERS; i++) {
-        run.index[i] = i;
-        stop_of_reader[i] = &run;
-        CHECK_INT(pthread_create(&th[i], NULL, staggered_reader, &run.index[i]), ==, 0);
-    }
+    stop_current = &run;
+    for (int i = 0; i < STOP_READERS; i++)
+        CHECK_INT(pthread_create(&th[i], NULL, staggered_reader, (void *)(intptr_t)i), ==, 0);
     pthread_barrier_wait(&run.go); /* all exist: the open lists them */
     dk_sampling_options o = DK_SAMPLING_OPTIONS_INIT;
     o.flags = DK_SAMPLING_OFF_CPU;
@@ -669,13 +677,7 @@ TEST_CASE(off_cpu_threads_blocked_at_stop_come_oldest_first)
     if (rc != 0) {
         char why[1024];
         snprintf(why, sizeof why, "%s", dk_last_error());
-        for (int i = 0; i < STOP_READERS; i++)
-            CHECK_INT(write(run.pipe[1], "x", 1), ==, 1);
-        for (int i = 0; i < STOP_READERS; i++)
-            pthread_join(th[i], NULL);
-        close(run.pipe[0]);
-        close(run.pipe[1]);
-        pthread_barrier_destroy(&run.go);
+        stop_readers_end(&run, th);
         dk_sampling_close(p);
         if (rc == DK_EPERM && geteuid() != 0) {
             CHECK_CONTAINS(why, "kernel.perf_event_paranoid");
@@ -699,13 +701,7 @@ TEST_CASE(off_cpu_threads_blocked_at_stop_come_oldest_first)
         w.taken = 0;
         CHECK_INT(dk_sampling_drain(p, collect_stop, &w), >=, 0);
     }
-    for (int i = 0; i < STOP_READERS; i++)
-        CHECK_INT(write(run.pipe[1], "x", 1), ==, 1);
-    for (int i = 0; i < STOP_READERS; i++)
-        CHECK_INT(pthread_join(th[i], NULL), ==, 0);
-    close(run.pipe[0]);
-    close(run.pipe[1]);
-    pthread_barrier_destroy(&run.go);
+    stop_readers_end(&run, th);
     fprintf(stderr, "%zu stretches at the stop in %zu drains:", w.n, drains);
     for (size_t i = 0; i < w.n && i < 64; i++)
         fprintf(stderr, " %.1f", (double)w.period[i] / 1e6);
