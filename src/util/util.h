@@ -62,6 +62,10 @@ void dk__error_restore(const dk__error_state *st);
  * zombie, state Z or X); false when it runs, is gone or /proc cannot tell. */
 bool dk__proc_is_zombie(long pid);
 
+/* Nanoseconds on CLOCK_MONOTONIC (util/clock.c; the tools have theirs in
+ * src/common/clock.c, a layer libdkperf is not built on). */
+uint64_t dk__now_ns(void);
+
 /* Copy src into dst (size bytes), always terminated; returns strlen(src). */
 size_t dk__strlcpy(char *dst, const char *src, size_t size);
 

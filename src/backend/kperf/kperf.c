@@ -42,7 +42,7 @@ typedef struct kgroup {
     uint64_t *cfrozen;   /* per CPU, as frozen */
     uint64_t *cnow;      /* per CPU, the last read */
     uint64_t enabled_ns; /* ns enabled before the last start (while stopped: all of them) */
-    uint64_t started_ns; /* the last start, on clock_ns */
+    uint64_t started_ns; /* the last start, on dk__now_ns */
 } kgroup;
 
 /* ------------------------------------------------------------------------ */
@@ -470,18 +470,11 @@ static int kperf_group_open(dk_group *g)
     return 0;
 }
 
-static uint64_t clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The ns the group has been enabled: kpc never time-shares its
  * counters, so they ran all that time, on every CPU alike. */
 static uint64_t enabled_ns(const dk_group *g, const kgroup *kg)
 {
-    uint64_t t = kg->enabled_ns, now = g->running ? clock_ns() : 0;
+    uint64_t t = kg->enabled_ns, now = g->running ? dk__now_ns() : 0;
     return t + (now > kg->started_ns ? now - kg->started_ns : 0);
 }
 
@@ -515,7 +508,7 @@ static int kperf_group_start(dk_group *g)
             kg->base[i] = now[i] - kg->frozen[i];
         for (size_t j = 0; j < kg->ncpu * kg->n; j++)
             kg->cbase[j] = kg->cnow[j] - kg->cfrozen[j];
-        kg->started_ns = clock_ns();
+        kg->started_ns = dk__now_ns();
     }
     return rc;
 }
@@ -535,7 +528,7 @@ static int kperf_group_stop(dk_group *g)
             kg->frozen[i] = now[i] - kg->base[i];
         for (size_t j = 0; j < kg->ncpu * kg->n; j++)
             kg->cfrozen[j] = kg->cnow[j] - kg->cbase[j];
-        uint64_t ns = clock_ns();
+        uint64_t ns = dk__now_ns();
         kg->enabled_ns += ns > kg->started_ns ? ns - kg->started_ns : 0;
     }
     dk__arbiter_lock(k->arb);

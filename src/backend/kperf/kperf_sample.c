@@ -599,9 +599,7 @@ static uint64_t records_now_ns(void)
 #ifdef CLOCK_UPTIME_RAW
     return clock_gettime_nsec_np(CLOCK_UPTIME_RAW);
 #else
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return dk__now_ns();
 #endif
 }
 

@@ -592,13 +592,6 @@ static int process_of(int tid)
     return pid > 0 ? pid : tid;
 }
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A running thread's /proc/PID/task/TID/maps, for a process whose first
  * thread has ended: its /proc/PID/maps then read empty while the others
  * run on in the same memory. NULL when there is none. */
@@ -658,7 +651,7 @@ static int read_maps(ps_state *st, int pid)
     }
     /* Built aside and published by one store of nmaps: a drain from
      * another thread may look at them while this start runs. */
-    uint64_t when = monotonic_ns();
+    uint64_t when = dk__now_ns();
     ps_map *maps = NULL;
     size_t nmaps = 0, cap = 0;
     char line[4352];
@@ -746,7 +739,7 @@ int dk__pe_sampling_stop(dk_sampling *p)
     /* After the disable: every switch before it is in the rings (for the
      * off-CPU stretches still open; pe_offcpu.c). */
     if (rc == 0)
-        __atomic_store_n(&st->stopped_ns, monotonic_ns(), __ATOMIC_RELEASE);
+        __atomic_store_n(&st->stopped_ns, dk__now_ns(), __ATOMIC_RELEASE);
     return rc;
 }
 
